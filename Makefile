@@ -1,0 +1,51 @@
+# Curfew: `make run` serves the product on SQLite; `make test` runs every check.
+# Both set up everything they need on a fresh machine (virtualenv, pinned deps).
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+LOCAL := .local
+
+.PHONY: run test lint typecheck pytest bench clean
+
+$(VENV)/.base: requirements/base.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/base.txt
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.base requirements/dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt
+	touch $@
+
+# A local secret key, made once and kept out of git.
+$(LOCAL)/secret_key:
+	mkdir -p $(LOCAL)
+	$(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+	chmod 600 $@
+
+run: $(VENV)/.base $(LOCAL)/secret_key
+	export SECRET_KEY="$$(cat $(LOCAL)/secret_key)" CURFEW_DEBUG=1 && \
+	$(PY) manage.py migrate --no-input && \
+	$(PY) manage.py curfew demo --user demo && \
+	echo "Curfew is at http://$(HOST):$(PORT)/ (API: http://$(HOST):$(PORT)/api/v1/openapi.json)" && \
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(VENV)/.dev
+	$(VENV)/bin/mypy curfew_core curfew_site
+
+pytest: $(VENV)/.dev
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+bench: $(VENV)/.dev
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) staticfiles .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,49 @@
+"""Bearer-token authentication for the JSON API."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, Concatenate, ParamSpec
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from curfew_core.api.errors import ApiError
+from curfew_core.selectors.tokens import TokenIdentity, identify
+
+P = ParamSpec("P")
+View = Callable[Concatenate[HttpRequest, TokenIdentity, P], HttpResponse]
+
+
+def bearer(request: HttpRequest) -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        return None
+    return value.strip()
+
+
+def token_required(view: View[P]) -> Callable[..., HttpResponse]:
+    """Authenticate by ``Authorization: Bearer <API token>``; errors become JSON.
+
+    CSRF does not apply: a bearer header is never sent by a browser on its own.
+    """
+
+    @csrf_exempt
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        raw = bearer(request)
+        identity = identify(raw, kind="api") if raw else None
+        try:
+            if identity is None:
+                raise ApiError(
+                    401,
+                    "unauthorized",
+                    "missing bearer token" if raw is None else "unknown or revoked token",
+                )
+            return view(request, identity, *args, **kwargs)
+        except ApiError as exc:
+            return exc.response()
+
+    return wrapper

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from curfew_core.api import views
+
+urlpatterns = [
+    path("verdict", views.verdict, name="api-verdict"),
+    path("schedule", views.schedule, name="api-schedule"),
+    path("overrides", views.overrides, name="api-overrides"),
+    path("state", views.state, name="api-state"),
+    path("openapi.json", views.openapi, name="api-openapi"),
+]

@@ -1,0 +1,152 @@
+"""The JSON API doors: parse, call one selector or service, answer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from curfew_core import config as schedule_config
+from curfew_core import override_commands
+from curfew_core.api.auth import token_required
+from curfew_core.api.errors import ApiError, invalid, json_object
+from curfew_core.api.openapi import document
+from curfew_core.engine import OverrideError, RequestContext
+from curfew_core.selectors.bundles import bundle_for
+from curfew_core.selectors.tokens import TokenIdentity
+from curfew_core.selectors.verdicts import state_payload, verdict_for, verdict_payload
+from curfew_core.services.overrides import override_apply
+from curfew_core.services.schedules import StaleVersion, schedule_update
+
+VERDICT_FIELDS = ("session_id", "purpose", "subagent", "max_tokens", "at")
+
+
+def _methods(request: HttpRequest, *allowed: str) -> None:
+    if request.method not in allowed:
+        raise ApiError(405, "method_not_allowed", f"use {' or '.join(allowed)}")
+
+
+def _optional_text(body: dict[str, Any], key: str, errors: dict[str, str]) -> str | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 200:
+        errors[key] = f"must be text of at most 200 characters, not {value!r}"
+        return None
+    return value or None
+
+
+def parse_instant(value: Any) -> datetime:
+    """An ISO-8601 instant with its UTC offset (``Z`` allowed)."""
+    if not isinstance(value, str):
+        raise ValueError(f"must be an ISO-8601 instant text, not {value!r}")
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO-8601 instant") from None
+    if parsed.tzinfo is None:
+        raise ValueError(f"{value!r} has no UTC offset; add one, e.g. +08:00 or Z")
+    return parsed
+
+
+def parse_verdict_request(body: dict[str, Any]) -> tuple[RequestContext, datetime | None]:
+    errors: dict[str, str] = {
+        key: f"is not a verdict field; use {', '.join(VERDICT_FIELDS)}"
+        for key in body
+        if key not in VERDICT_FIELDS
+    }
+    session_id = _optional_text(body, "session_id", errors)
+    purpose = _optional_text(body, "purpose", errors)
+    subagent = body.get("subagent", False)
+    if not isinstance(subagent, bool):
+        errors["subagent"] = f"must be true or false, not {subagent!r}"
+    max_tokens = body.get("max_tokens")
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+    ):
+        errors["max_tokens"] = f"must be a positive whole number or null, not {max_tokens!r}"
+    at = None
+    if body.get("at") is not None:
+        try:
+            at = parse_instant(body["at"])
+        except ValueError as exc:
+            errors["at"] = str(exc)
+    if errors:
+        raise invalid(errors)
+    return (
+        RequestContext(
+            session_id=session_id,
+            purpose=purpose,
+            subagent=bool(subagent),
+            max_tokens=max_tokens,
+        ),
+        at,
+    )
+
+
+@token_required
+def verdict(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    _methods(request, "POST")
+    context, at = parse_verdict_request(json_object(request, allow_empty=True))
+    now = timezone.now()
+    result, _ = verdict_for(user_id=identity.user_id, now=now, request=context, at=at)
+    return JsonResponse(
+        verdict_payload(result, now=at or now), json_dumps_params={"ensure_ascii": False}
+    )
+
+
+def _schedule_body(user_id: int) -> dict[str, Any]:
+    bundle = bundle_for(user_id)
+    return {**bundle.config, "version": bundle.version}
+
+
+@token_required
+def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    _methods(request, "GET", "PATCH")
+    if request.method == "PATCH":
+        changes = json_object(request)
+        version = changes.pop("version", None)
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise invalid({"version": f"must be a whole number, not {version!r}"})
+        user = get_user_model().objects.get(pk=identity.user_id)
+        try:
+            schedule_update(user=user, changes=changes, expected_version=version, source="api")
+        except schedule_config.ConfigError as exc:
+            raise invalid(exc.errors) from None
+        except StaleVersion as exc:
+            raise ApiError(409, "stale_version", str(exc), {"version": str(exc)}) from None
+    return JsonResponse(_schedule_body(identity.user_id), json_dumps_params={"ensure_ascii": False})
+
+
+@token_required
+def overrides(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    _methods(request, "POST")
+    body = json_object(request)
+    try:
+        command = override_commands.from_json(body)
+        user = get_user_model().objects.get(pk=identity.user_id)
+        override_apply(user=user, command=command, now=timezone.now())
+    except OverrideError as exc:
+        raise invalid({next(iter(body), "body"): str(exc)}) from None
+    return JsonResponse(
+        state_payload(user_id=identity.user_id, now=timezone.now()),
+        json_dumps_params={"ensure_ascii": False},
+    )
+
+
+@token_required
+def state(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    _methods(request, "GET")
+    return JsonResponse(
+        state_payload(user_id=identity.user_id, now=timezone.now()),
+        json_dumps_params={"ensure_ascii": False},
+    )
+
+
+@require_GET
+def openapi(request: HttpRequest) -> HttpResponse:
+    return JsonResponse(document(), json_dumps_params={"ensure_ascii": False})

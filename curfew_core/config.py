@@ -1,0 +1,436 @@
+"""The one validation layer for schedules.
+
+The API, the settings form and the management commands all hand a mapping of
+API-shaped values (snake_case keys, ``"HH:MM"`` strings, JSON types) to
+``apply_changes``; it answers the complete canonical config or raises
+``ConfigError`` naming every bad field, and it never half-applies. ``build``
+turns a canonical config into the engine's ``Schedule``.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import zoneinfo
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from curfew_core import calendars
+from curfew_core.engine import Anchor, Curve, NightTimes, Schedule, format_wall, parse_wall
+from curfew_core.engine.clock import MINUTES_PER_DAY, cyclic_span
+from curfew_core.engine.schedule import (
+    DEFAULT_PERSONA_EN,
+    DEFAULT_PERSONA_ZH,
+    DEFAULT_TIER_TEXTS_EN,
+    DEFAULT_TIER_TEXTS_ZH,
+)
+
+Config = dict[str, Any]
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+NIGHT_KEYS = ("curfew_start", "lights_out", "wake_up")
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+MAX_TOKENS_LIMIT = 1_000_000
+#: A cap below this fails reasoning models outright (they spend it thinking),
+#: which is worse than no cap at all.
+MIN_SAFETY_MAX_TOKENS = 256
+MAX_ANCHORS = 48
+MAX_TIERS = 12
+MAX_TEXT = 2000
+MAX_EXEMPT_SESSIONS = 1000
+MAX_EXTRA_HOLIDAYS = 1000
+
+PERSONA_PRESETS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "en": (DEFAULT_PERSONA_EN, DEFAULT_TIER_TEXTS_EN),
+    "zh": (DEFAULT_PERSONA_ZH, DEFAULT_TIER_TEXTS_ZH),
+}
+
+DEFAULTS: Config = {
+    "enabled": True,
+    "timezone": "Asia/Shanghai",
+    "wake_up": "09:00",
+    "curfew_start": "23:00",
+    "lights_out": "03:00",
+    "weekdays": {},
+    "anchors": [["23:00", 2048], ["00:00", 1600], ["01:00", 800], ["02:00", 320], ["03:00", 64]],
+    "curve": "linear",
+    "peak_shift": True,
+    "peak_windows": [["09:00", "12:00"], ["14:00", "18:00"]],
+    "weekend_valley": True,
+    "holiday_calendar": "CN",
+    "extra_holidays": [],
+    "off_duty_reply": "。",
+    "lights_out_reply": "明天再说。",
+    "tired_persona": DEFAULT_PERSONA_ZH,
+    "tier_texts": list(DEFAULT_TIER_TEXTS_ZH),
+    "deny_tools_when_off_duty": True,
+    "apply_to_subagents": True,
+    "winding_reasoning_effort": None,
+    "dry_run": False,
+    "safety_max_tokens": None,
+    "exempt_sessions": [],
+}
+FIELDS = tuple(DEFAULTS)
+
+
+class ConfigError(ValueError):
+    """Bad input: ``errors`` maps each offending field to what is wrong with it."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        self.errors = dict(errors)
+        super().__init__("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
+
+
+class _Invalid(ValueError):
+    pass
+
+
+def default_config() -> Config:
+    return copy.deepcopy(DEFAULTS)
+
+
+def with_defaults(stored: Mapping[str, Any]) -> Config:
+    """A stored config with settings added since it was saved filled in."""
+    config = default_config()
+    config.update(copy.deepcopy({k: v for k, v in stored.items() if k in DEFAULTS}))
+    return config
+
+
+# -- field parsers: JSON value in, canonical JSON value out ------------------
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Invalid(f"must be true or false, not {value!r}")
+    return value
+
+
+def _time(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Invalid(f'must be a time of day as "HH:MM", not {value!r}')
+    try:
+        return format_wall(parse_wall(value))
+    except ValueError as exc:
+        raise _Invalid(str(exc)) from None
+
+
+def _text(*, allow_empty: bool, limit: int = MAX_TEXT) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        if not isinstance(value, str):
+            raise _Invalid(f"must be text, not {value!r}")
+        if not allow_empty and not value.strip():
+            raise _Invalid("must not be empty")
+        if len(value) > limit:
+            raise _Invalid(f"is {len(value)} characters long; at most {limit}")
+        return value
+
+    return parse
+
+
+def _positive_int(value: Any, *, floor: int = 1, what: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise _Invalid(f"{what}must be a whole number of tokens, not {value!r}")
+    number = int(value)
+    if number < floor or number > MAX_TOKENS_LIMIT:
+        raise _Invalid(f"{what}must be between {floor} and {MAX_TOKENS_LIMIT}, not {number}")
+    return number
+
+
+def _timezone(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise _Invalid(f'must be an IANA timezone name like "Asia/Shanghai", not {value!r}')
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise _Invalid(f"{value!r} is not a known IANA timezone") from None
+    return value
+
+
+def _curve(value: Any) -> str:
+    options = [c.value for c in Curve]
+    if value not in options:
+        raise _Invalid(f"must be one of {', '.join(options)}, not {value!r}")
+    return str(value)
+
+
+def _anchors(value: Any) -> list[list[Any]]:
+    if not isinstance(value, list) or not value:
+        raise _Invalid('must be a non-empty list of ["HH:MM", tokens] rows')
+    if len(value) > MAX_ANCHORS:
+        raise _Invalid(f"has {len(value)} rows; at most {MAX_ANCHORS}")
+    rows: list[list[Any]] = []
+    for number, row in enumerate(value, start=1):
+        if not isinstance(row, list | tuple) or len(row) != 2:
+            raise _Invalid(f'row {number} must be ["HH:MM", tokens], not {row!r}')
+        try:
+            rows.append([_time(row[0]), _positive_int(row[1])])
+        except _Invalid as exc:
+            raise _Invalid(f"row {number}: {exc}") from None
+    return rows
+
+
+def _windows(value: Any) -> list[list[str]]:
+    if not isinstance(value, list):
+        raise _Invalid('must be a list of ["HH:MM", "HH:MM"] pairs')
+    if len(value) > 24:
+        raise _Invalid(f"has {len(value)} windows; at most 24")
+    out: list[list[str]] = []
+    for number, row in enumerate(value, start=1):
+        if not isinstance(row, list | tuple) or len(row) != 2:
+            raise _Invalid(f'window {number} must be ["HH:MM", "HH:MM"], not {row!r}')
+        try:
+            out.append([_time(row[0]), _time(row[1])])
+        except _Invalid as exc:
+            raise _Invalid(f"window {number}: {exc}") from None
+    return out
+
+
+def _weekdays(value: Any) -> dict[str, dict[str, str]]:
+    if not isinstance(value, dict):
+        raise _Invalid('must be an object like {"fri": {"curfew_start": "00:30"}}')
+    out: dict[str, dict[str, str]] = {}
+    for day, times in value.items():
+        if day not in WEEKDAYS:
+            raise _Invalid(f"{day!r} is not a weekday; use {', '.join(WEEKDAYS)}")
+        if not isinstance(times, dict):
+            raise _Invalid(f"{day}: must be an object of curfew_start / lights_out / wake_up")
+        unknown = sorted(set(times) - set(NIGHT_KEYS))
+        if unknown:
+            raise _Invalid(f"{day}: unknown key {unknown[0]!r}; use {', '.join(NIGHT_KEYS)}")
+        try:
+            parsed = {key: _time(times[key]) for key in NIGHT_KEYS if key in times}
+        except _Invalid as exc:
+            raise _Invalid(f"{day}: {exc}") from None
+        if parsed:
+            out[day] = parsed
+    return {day: out[day] for day in WEEKDAYS if day in out}
+
+
+def _holiday_calendar(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _Invalid(f'must be a calendar code like "CN" or "US-CA", or null; not {value!r}')
+    code = value.strip().upper()
+    if not calendars.is_known(code):
+        raise _Invalid(f"{value!r} is not a holiday calendar the holidays package knows")
+    return code
+
+
+def _dates(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        raise _Invalid('must be a list of "YYYY-MM-DD" dates')
+    if len(value) > MAX_EXTRA_HOLIDAYS:
+        raise _Invalid(f"has {len(value)} dates; at most {MAX_EXTRA_HOLIDAYS}")
+    out: set[str] = set()
+    for item in value:
+        try:
+            if not isinstance(item, str) or len(item) != 10:
+                raise ValueError
+            out.add(dt.date.fromisoformat(item).isoformat())
+        except ValueError:
+            raise _Invalid(f"{item!r} is not a date as YYYY-MM-DD") from None
+    return sorted(out)
+
+
+def _tier_texts(value: Any) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise _Invalid("must be a non-empty list of texts")
+    if len(value) > MAX_TIERS:
+        raise _Invalid(f"has {len(value)} tiers; at most {MAX_TIERS}")
+    parse = _text(allow_empty=False, limit=500)
+    out = []
+    for number, item in enumerate(value, start=1):
+        try:
+            out.append(parse(item))
+        except _Invalid as exc:
+            raise _Invalid(f"tier {number} {exc}") from None
+    return out
+
+
+def _reasoning_effort(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if value not in REASONING_EFFORTS:
+        raise _Invalid(f"must be one of {', '.join(REASONING_EFFORTS)} or null, not {value!r}")
+    return str(value)
+
+
+def _safety_max_tokens(value: Any) -> int | None:
+    if value is None:
+        return None
+    return _positive_int(
+        value, floor=MIN_SAFETY_MAX_TOKENS, what="must be null (no cap, the default) or "
+    )
+
+
+def _sessions(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        raise _Invalid("must be a list of session ids")
+    if len(value) > MAX_EXEMPT_SESSIONS:
+        raise _Invalid(f"has {len(value)} sessions; at most {MAX_EXEMPT_SESSIONS}")
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not item.strip() or len(item) > 200:
+            raise _Invalid(f"{item!r} is not a session id (1-200 characters of text)")
+        if item.strip() not in out:
+            out.append(item.strip())
+    return out
+
+
+PARSERS: dict[str, Callable[[Any], Any]] = {
+    "enabled": _bool,
+    "timezone": _timezone,
+    "wake_up": _time,
+    "curfew_start": _time,
+    "lights_out": _time,
+    "weekdays": _weekdays,
+    "anchors": _anchors,
+    "curve": _curve,
+    "peak_shift": _bool,
+    "peak_windows": _windows,
+    "weekend_valley": _bool,
+    "holiday_calendar": _holiday_calendar,
+    "extra_holidays": _dates,
+    "off_duty_reply": _text(allow_empty=False),
+    "lights_out_reply": _text(allow_empty=False),
+    "tired_persona": _text(allow_empty=True),
+    "tier_texts": _tier_texts,
+    "deny_tools_when_off_duty": _bool,
+    "apply_to_subagents": _bool,
+    "winding_reasoning_effort": _reasoning_effort,
+    "dry_run": _bool,
+    "safety_max_tokens": _safety_max_tokens,
+    "exempt_sessions": _sessions,
+}
+assert set(PARSERS) == set(DEFAULTS)
+
+
+# -- whole-config checks ------------------------------------------------------
+
+
+def _night(config: Config, day: str | None = None) -> tuple[int, int, int]:
+    times = {key: config[key] for key in NIGHT_KEYS}
+    if day is not None:
+        times.update(config["weekdays"].get(day, {}))
+    return (
+        parse_wall(times["curfew_start"]),
+        parse_wall(times["lights_out"]),
+        parse_wall(times["wake_up"]),
+    )
+
+
+def _night_problem(start: int, lights: int, wake: int) -> str | None:
+    """The three times must come in order around the dial within one day."""
+    if cyclic_span(start, lights) + cyclic_span(lights, wake) > MINUTES_PER_DAY:
+        return (
+            f"curfew start {format_wall(start)}, lights-out {format_wall(lights)} and "
+            f"wake-up {format_wall(wake)} overlap: the night would last over 24 hours"
+        )
+    return None
+
+
+def _check_whole(config: Config, errors: dict[str, str]) -> None:
+    if not any(key in errors for key in NIGHT_KEYS):
+        problem = _night_problem(*_night(config))
+        if problem:
+            errors["lights_out"] = problem
+    if "weekdays" not in errors and not any(key in errors for key in NIGHT_KEYS):
+        for day in config["weekdays"]:
+            problem = _night_problem(*_night(config, day))
+            if problem:
+                errors["weekdays"] = f"{day}: {problem}"
+                break
+    if "anchors" in errors or any(key in errors for key in NIGHT_KEYS):
+        return
+    start, lights, _ = _night(config)
+    window = cyclic_span(start, lights)
+    offsets: list[int] = []
+    for time_text, _tokens in config["anchors"]:
+        at = parse_wall(time_text)
+        offset = cyclic_span(start, at)
+        if window and offset > window:
+            errors["anchors"] = (
+                f"{time_text} is outside the curfew window "
+                f"{format_wall(start)}–{format_wall(lights)}"
+            )
+            return
+        if offset in offsets:
+            errors["anchors"] = f"{time_text} appears twice"
+            return
+        offsets.append(offset)
+    # Canonical order: by time through the window (23:00 before 00:00).
+    config["anchors"] = [
+        row for _, row in sorted(zip(offsets, config["anchors"], strict=True), key=lambda p: p[0])
+    ]
+
+
+def apply_changes(current: Mapping[str, Any], changes: Mapping[str, Any]) -> Config:
+    """Validate ``changes`` on top of ``current``; the full new config or ``ConfigError``.
+
+    Unknown keys are errors (a typo must not be silently dropped). Nothing is
+    half-applied: the caller saves the result or nothing.
+    """
+    if not isinstance(changes, Mapping):
+        raise ConfigError({"body": "must be a JSON object of settings"})
+    config = with_defaults(current)
+    errors: dict[str, str] = {}
+    for key, value in changes.items():
+        parser = PARSERS.get(key)
+        if parser is None:
+            errors[key] = "is not a setting"
+            continue
+        try:
+            config[key] = parser(value)
+        except _Invalid as exc:
+            errors[key] = str(exc)
+    if not errors:
+        _check_whole(config, errors)
+    if errors:
+        raise ConfigError(errors)
+    return config
+
+
+# -- into the engine ----------------------------------------------------------
+
+
+def _night_times(start: str, lights: str, wake: str) -> NightTimes:
+    return NightTimes(parse_wall(start), parse_wall(lights), parse_wall(wake))
+
+
+def build(config: Mapping[str, Any]) -> Schedule:
+    """The engine's ``Schedule`` for a canonical (already validated) config."""
+    default_night = _night_times(config["curfew_start"], config["lights_out"], config["wake_up"])
+    weekdays = {}
+    for index, day in enumerate(WEEKDAYS):
+        times = config["weekdays"].get(day)
+        if times:
+            merged = {key: times.get(key, config[key]) for key in NIGHT_KEYS}
+            weekdays[index] = _night_times(
+                merged["curfew_start"], merged["lights_out"], merged["wake_up"]
+            )
+    return Schedule(
+        timezone=zoneinfo.ZoneInfo(config["timezone"]),
+        night=default_night,
+        weekdays=weekdays,
+        anchors=tuple(Anchor(parse_wall(at), int(tokens)) for at, tokens in config["anchors"]),
+        curve=Curve(config["curve"]),
+        peak_shift=config["peak_shift"],
+        peak_windows=tuple((parse_wall(a), parse_wall(b)) for a, b in config["peak_windows"]),
+        weekend_valley=config["weekend_valley"],
+        holidays=calendars.lookup(config["holiday_calendar"], tuple(config["extra_holidays"])),
+        off_duty_reply=config["off_duty_reply"],
+        lights_out_reply=config["lights_out_reply"],
+        tired_persona=config["tired_persona"],
+        tier_texts=tuple(config["tier_texts"]),
+        deny_tools_when_off_duty=config["deny_tools_when_off_duty"],
+        apply_to_subagents=config["apply_to_subagents"],
+        winding_reasoning_effort=config["winding_reasoning_effort"],
+        dry_run=config["dry_run"],
+        safety_max_tokens=config["safety_max_tokens"],
+        exempt_sessions=frozenset(config["exempt_sessions"]),
+        enabled=config["enabled"],
+    )

@@ -1,0 +1,84 @@
+"""The winding budget: the anchor curve over the curfew window, and when its
+whole-token value next changes (so ``valid_until`` is exact, not polled)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from curfew_core.engine.schedule import Curve
+
+Points = Sequence[tuple[float, int]]
+
+
+def round_half_away(value: float) -> int:
+    """Whole tokens, half away from zero (Python's ``round`` is banker's)."""
+    return int(math.floor(abs(value) + 0.5)) * (1 if value >= 0 else -1)
+
+
+def _segment(points: Points, p: float) -> int:
+    """Index ``i`` such that ``points[i][0] <= p < points[i+1][0]``."""
+    index = 0
+    for i in range(len(points) - 1):
+        if points[i][0] <= p:
+            index = i
+    return index
+
+
+def curve_value(points: Points, curve: Curve, p: float) -> float:
+    """The unrounded budget at progress ``p`` (0..1 through the window)."""
+    first_at, first = points[0]
+    last_at, last = points[-1]
+    if p <= first_at or len(points) == 1:
+        return float(first)
+    if p >= last_at:
+        return float(last)
+    if curve is Curve.EASE_IN:
+        ratio = (p - first_at) / (last_at - first_at)
+        return first + (last - first) * ratio * ratio
+    i = _segment(points, p)
+    (a_at, a_val), (b_at, b_val) = points[i], points[i + 1]
+    if curve is Curve.STEP:
+        return float(a_val)
+    if b_at == a_at:
+        return float(b_val)
+    return a_val + (b_val - a_val) * (p - a_at) / (b_at - a_at)
+
+
+def budget_at(points: Points, curve: Curve, p: float) -> int:
+    return round_half_away(curve_value(points, curve, p))
+
+
+def next_budget_change(points: Points, curve: Curve, p: float) -> float | None:
+    """Smallest progress ``> p`` at which the whole-token budget may change.
+
+    Early is safe (a gateway just asks again), late is not; float error only
+    ever moves the answer by a hair either way.
+    """
+    first_at, first = points[0]
+    last_at, last = points[-1]
+    if len(points) == 1 or p >= last_at:
+        return None
+    if p < first_at:
+        return first_at
+    current = budget_at(points, curve, p)
+    if curve is Curve.STEP:
+        i = _segment(points, p)
+        return points[i + 1][0]
+    if curve is Curve.EASE_IN:
+        lo_at, lo_val, hi_at, hi_val = first_at, first, last_at, last
+    else:
+        i = _segment(points, p)
+        (lo_at, lo_val), (hi_at, hi_val) = points[i], points[i + 1]
+    if hi_val == lo_val or hi_at == lo_at:
+        return hi_at
+    # The rounded value steps when the raw value crosses current -/+ 0.5.
+    target = current - 0.5 if hi_val < lo_val else current + 0.5
+    fraction = (target - lo_val) / (hi_val - lo_val)
+    if curve is Curve.EASE_IN:
+        fraction = math.sqrt(fraction) if fraction > 0 else 0.0
+    crossing = lo_at + fraction * (hi_at - lo_at)
+    if crossing <= p:
+        # ``p`` sits exactly on a half-token line: the step is immediate.
+        return math.nextafter(p, math.inf)
+    return min(crossing, hi_at)

@@ -1,0 +1,330 @@
+"""The decision: ``decide(now, schedule, request, overrides) -> Verdict``.
+
+Two gates read the same wall-clock moment: the peak/valley shift and the
+curfew curve. Harsher wins (``SEVERITY``). Overrides then say what will
+actually happen, and the request's scope and the dry-run switch say whether
+this call is acted on at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from curfew_core.engine.clock import (
+    format_wall,
+    next_transition,
+    to_wall,
+    wall_to_instant,
+)
+from curfew_core.engine.curve import budget_at, next_budget_change
+from curfew_core.engine.overrides import Overrides
+from curfew_core.engine.schedule import RequestContext, Schedule
+from curfew_core.engine.verdict import SEVERITY, Action, Segment, State, Verdict
+
+#: How far ahead ``valid_until`` looks when nothing is scheduled to change.
+HORIZON = timedelta(hours=24)
+_DAY = timedelta(days=1)
+_DEFAULT_REQUEST = RequestContext()
+_NO_OVERRIDES = Overrides()
+
+
+@dataclass(frozen=True, slots=True)
+class _Winding:
+    start: datetime
+    end: datetime
+    progress: float
+    budget: int
+    tier: int
+    #: Wall time of the next budget or persona-tier step inside this window.
+    next_step: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What the schedule alone says at one wall-clock moment."""
+
+    state: State
+    peak: bool
+    winding: _Winding | None
+    wake_up: datetime | None
+    valley: str | None
+    #: Next wall time at which the schedule state or the peak flag may change.
+    next_edge: datetime | None
+
+
+def _midnight(wall: datetime) -> datetime:
+    return wall.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _winding(schedule: Schedule, start: datetime, end: datetime, wall: datetime) -> _Winding:
+    length = (end - start).total_seconds()
+    progress = (wall - start).total_seconds() / length
+    points = schedule.fractions
+    tiers = max(len(schedule.tier_texts), 1)
+    tier = min(int(progress * tiers), tiers - 1)
+    steps = [start + timedelta(seconds=(tier + 1) / tiers * length)] if tier + 1 < tiers else []
+    if points:
+        budget = budget_at(points, schedule.curve, progress)
+        change = next_budget_change(points, schedule.curve, progress)
+        if change is not None:
+            steps.append(start + timedelta(seconds=change * length))
+    else:
+        budget = 0
+    return _Winding(start, end, progress, budget, tier, min(steps) if steps else None)
+
+
+def _valley(schedule: Schedule, day: datetime) -> str | None:
+    """Why ``day`` (a naive local midnight) is valley all day, or ``None``."""
+    name = schedule.holidays.holiday_name(day.date())
+    if name is not None:
+        return f"holiday: {name}"
+    if schedule.weekend_valley and day.weekday() >= 5:
+        return "weekend"
+    return None
+
+
+def _read(schedule: Schedule, wall: datetime) -> _Reading:
+    today = _midnight(wall)
+    edges: list[datetime] = []
+    state = State.ON_DUTY
+    winding: _Winding | None = None
+    wake_up: datetime | None = None
+
+    # A night starts at most a day after its evening and spans at most 24h, so
+    # the nights of the two evenings before today, today's and tomorrow's are
+    # every night that can cover ``wall`` or start next.
+    for offset in (-2, -1, 0, 1):
+        evening = today + offset * _DAY
+        night = schedule.night_for(evening.weekday())
+        start = evening + timedelta(
+            days=1 if night.starts_next_day else 0, minutes=night.curfew_start
+        )
+        lights_out = start + timedelta(minutes=night.winding_minutes)
+        wake = lights_out + timedelta(minutes=night.dark_minutes)
+        edges.extend(edge for edge in (start, lights_out, wake) if edge > wall)
+        if start <= wall < lights_out:
+            candidate = _winding(schedule, start, lights_out, wall)
+            # Overlapping windows (odd per-weekday times): the tighter budget wins.
+            if winding is None or candidate.budget < winding.budget:
+                winding = candidate
+            if SEVERITY[State.WINDING] > SEVERITY[state]:
+                state = State.WINDING
+        elif lights_out <= wall < wake:
+            state = State.LIGHTS_OUT
+            wake_up = wake if wake_up is None else max(wake_up, wake)
+
+    peak = False
+    valley_today = _valley(schedule, today) if schedule.peak_shift else None
+    if schedule.peak_shift:
+        for offset in (-1, 0, 1):
+            day = today + offset * _DAY
+            if (valley_today if offset == 0 else _valley(schedule, day)) is not None:
+                continue
+            for window_start, window_end in schedule.peak_windows:
+                start = day + timedelta(minutes=window_start)
+                end = start + timedelta(minutes=(window_end - window_start) % (24 * 60))
+                if start == end:
+                    continue
+                edges.extend(edge for edge in (start, end) if edge > wall)
+                if start <= wall < end:
+                    peak = True
+    if peak and SEVERITY[State.OFF_DUTY] > SEVERITY[state]:
+        state = State.OFF_DUTY
+
+    return _Reading(
+        state=state,
+        peak=peak,
+        winding=winding if state is State.WINDING else None,
+        wake_up=wake_up,
+        valley=valley_today,
+        next_edge=min(edges) if edges else None,
+    )
+
+
+def _describe(reading: _Reading) -> str:
+    if reading.state is State.OFF_DUTY:
+        return "peak hours"
+    if reading.state is State.LIGHTS_OUT:
+        until = f" until {format_wall(reading.wake_up.hour * 60 + reading.wake_up.minute)}" if reading.wake_up else ""
+        return f"lights out{until}"
+    if reading.state is State.WINDING and reading.winding is not None:
+        pct = int(reading.winding.progress * 100)
+        return f"winding {pct}% · budget {reading.winding.budget}"
+    if reading.valley is not None:
+        return f"on duty · valley day ({reading.valley})"
+    return "on duty"
+
+
+def _local_hhmm(instant: datetime, schedule: Schedule) -> str:
+    return to_wall(instant, schedule.timezone).strftime("%H:%M")
+
+
+def decide(
+    now: datetime,
+    schedule: Schedule,
+    request: RequestContext = _DEFAULT_REQUEST,
+    overrides: Overrides = _NO_OVERRIDES,
+) -> Verdict:
+    """Decide what the gateway does with one model call at the real instant ``now``.
+
+    Pure: ``now`` is the only clock. ``overrides.debug_at`` (the time machine)
+    replaces the moment the schedule is read at; overtime and force-off are
+    measured against the real ``now``.
+    """
+    if now.tzinfo is None:
+        raise ValueError("decide() needs an aware instant; naive datetimes are ambiguous")
+    tz = schedule.timezone
+    at = overrides.debug_at or now
+    wall = to_wall(at, tz)
+    reading = _read(schedule, wall)
+    reasons = [f"{wall:%Y-%m-%d %H:%M}"]
+
+    # -- valid_until: the first moment any decision field may change ----------
+    limits: list[datetime] = [now + HORIZON]
+    if overrides.debug_at is None:
+        steps = [reading.next_edge]
+        if reading.winding is not None:
+            steps.append(reading.winding.next_step)
+        next_wall = min((s for s in steps if s is not None), default=None)
+        if next_wall is not None:
+            boundary = wall_to_instant(next_wall, tz, after=now)
+            transition = next_transition(now, boundary, tz)
+            limits.append(transition or boundary)
+        else:
+            transition = next_transition(now, now + HORIZON, tz)
+            if transition is not None:
+                limits.append(transition)
+
+    # -- overrides: what will actually happen ---------------------------------
+    state = reading.state
+    override: str | None = None
+    override_until: datetime | None = None
+    if overrides.forced_off_until is not None and overrides.forced_off_until > now:
+        state, override, override_until = State.LIGHTS_OUT, "off", overrides.forced_off_until
+        reasons.append(f"forced off until {_local_hhmm(override_until, schedule)}")
+    elif overrides.overtime_until is not None and overrides.overtime_until > now:
+        state, override, override_until = State.ON_DUTY, "overtime", overrides.overtime_until
+        reasons.append(f"overtime until {_local_hhmm(override_until, schedule)}")
+    if override_until is not None:
+        limits.append(override_until)
+    if overrides.debug_at is not None:
+        reasons.append("time machine")
+
+    schedule_state = reading.state
+    if not schedule.enabled:
+        state = schedule_state = State.ON_DUTY
+        override = override_until = None
+        reasons = [reasons[0], "curfew disabled"]
+    elif override is None or reading.state is not State.ON_DUTY:
+        reasons.insert(1, _describe(reading))
+
+    valid_until = min(limits)
+    winding = reading.winding if state is State.WINDING else None
+    peak = reading.peak and schedule.enabled
+
+    # -- scope: is this call acted on at all? ---------------------------------
+    exempt = False
+    if schedule.enabled and state is not State.ON_DUTY:
+        if request.purpose:
+            exempt = True
+            reasons.append(f"purpose {request.purpose!r} always passes")
+        elif request.session_id is not None and request.session_id in schedule.exempt_sessions:
+            exempt = True
+            reasons.append("exempt session")
+        elif request.subagent and not schedule.apply_to_subagents:
+            exempt = True
+            reasons.append("subagents spared")
+
+    action = Action.PASS
+    reply: str | None = None
+    max_tokens: int | None = None
+    persona: str | None = None
+    tools = "allow"
+    reasoning_effort: str | None = None
+    if not exempt:
+        if state is State.WINDING and winding is not None:
+            action = Action.CLAMP
+            max_tokens = _clamp(request.max_tokens, winding.budget)
+            tier_text = schedule.tier_texts[winding.tier] if schedule.tier_texts else ""
+            persona = " ".join(part for part in (schedule.tired_persona, tier_text) if part) or None
+            reasoning_effort = schedule.winding_reasoning_effort
+        elif state in (State.OFF_DUTY, State.LIGHTS_OUT):
+            action = Action.SHORT_CIRCUIT
+            reply = schedule.off_duty_reply if state is State.OFF_DUTY else schedule.lights_out_reply
+            if schedule.safety_max_tokens is not None:
+                max_tokens = _clamp(request.max_tokens, schedule.safety_max_tokens)
+            if schedule.deny_tools_when_off_duty:
+                tools = "deny"
+
+    would: dict[str, object] | None = None
+    if schedule.dry_run and schedule.enabled:
+        # A dry run decides and reports, and never acts.
+        would = {
+            "action": action.value,
+            "reply": reply,
+            "max_tokens": max_tokens,
+            "persona": persona,
+            "tools": tools,
+            "reasoning_effort": reasoning_effort,
+        }
+        if action is not Action.PASS:
+            reasons.append(f"dry run: would {action.value}")
+        action, reply, max_tokens, persona, tools, reasoning_effort = (
+            Action.PASS, None, None, None, "allow", None,
+        )
+
+    return Verdict(
+        state=state,
+        schedule_state=schedule_state,
+        action=action,
+        reply=reply,
+        max_tokens=max_tokens,
+        persona=persona,
+        tools=tools,
+        reasoning_effort=reasoning_effort,
+        progress=winding.progress if winding is not None else None,
+        peak=peak,
+        reason=" · ".join(reasons),
+        exempt=exempt,
+        dry_run=schedule.dry_run and schedule.enabled,
+        valid_until=valid_until,
+        at=at,
+        budget=winding.budget if winding is not None else None,
+        override=override,
+        override_until=override_until,
+        debug_at=overrides.debug_at,
+        would=would,
+    )
+
+
+def _clamp(current: int | None, budget: int) -> int:
+    """``min``, never a raise; an unknown (default) budget is set explicitly."""
+    return budget if current is None else min(current, budget)
+
+
+def segments(start: datetime, end: datetime, schedule: Schedule) -> list[Segment]:
+    """The schedule's states from ``start`` to ``end`` as contiguous segments.
+
+    Walks state edges only (not every budget step), so a day is a handful of
+    evaluations. Overrides are not applied: this is what the schedule says.
+    """
+    tz = schedule.timezone
+    out: list[Segment] = []
+    cursor = start
+    while cursor < end:
+        wall = to_wall(cursor, tz)
+        reading = _read(schedule, wall)
+        state = reading.state if schedule.enabled else State.ON_DUTY
+        peak = reading.peak and schedule.enabled
+        if reading.next_edge is None:
+            upto = end
+        else:
+            boundary = wall_to_instant(reading.next_edge, tz, after=cursor)
+            upto = min(next_transition(cursor, boundary, tz) or boundary, end)
+        if out and out[-1].state is state and out[-1].peak == peak:
+            out[-1] = Segment(out[-1].start, upto, state, peak)
+        else:
+            out.append(Segment(cursor, upto, state, peak))
+        cursor = upto
+    return out

@@ -1,0 +1,84 @@
+"""Overrides a person sets by hand, and the parsing of their arguments.
+
+Every override is bounded in time (none is silently permanent): overtime has
+its duration, "off" lasts until the next wake-up, the time machine until it is
+cleared, and every verdict names the one in force.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+
+from curfew_core.engine.clock import parse_wall, to_wall
+
+MAX_OVERTIME = timedelta(hours=24)
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+class OverrideError(ValueError):
+    """An override argument that cannot be understood; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    #: Real instant until which the curfew is suspended (overtime).
+    overtime_until: datetime | None = None
+    #: Real instant until which the AI is forced to lights-out ("off").
+    forced_off_until: datetime | None = None
+    #: The time machine: read the schedule at this instant instead of now.
+    debug_at: datetime | None = None
+
+
+def parse_duration(text: str) -> timedelta:
+    """``30m``, ``2h``, ``90s``, ``1h30m``; a bare number is minutes. 1s..24h."""
+    cleaned = text.strip().lower().replace(" ", "")
+    if cleaned.isdigit():
+        duration = timedelta(minutes=int(cleaned))
+    else:
+        match = _DURATION.match(cleaned)
+        if not cleaned or match is None or not any(match.groups()):
+            raise OverrideError(
+                f"{text!r} is not a duration; use e.g. 30m, 2h, 90s, 1h30m or a number of minutes"
+            )
+        hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
+        duration = timedelta(hours=hours, minutes=minutes, seconds=seconds)
+    if duration <= timedelta(0):
+        raise OverrideError(f"{text!r} is not a positive duration")
+    if duration > MAX_OVERTIME:
+        raise OverrideError(f"{text!r} is longer than the 24h an overtime may last")
+    return duration
+
+
+def parse_debug_moment(text: str, *, now: datetime, tz: tzinfo) -> datetime:
+    """The time machine's target instant.
+
+    ``HH:MM`` is the next time the clock in ``tz`` reads that (from ``now``),
+    so ``debug 01:30`` in the evening means tonight. ``YYYY-MM-DD HH:MM`` (or
+    ``T`` between) is that wall time in ``tz``; a full ISO instant with an
+    offset is taken as it is.
+    """
+    cleaned = text.strip()
+    try:
+        minutes = parse_wall(cleaned)
+    except ValueError:
+        pass
+    else:
+        wall_now = to_wall(now, tz)
+        midnight = wall_now.replace(hour=0, minute=0, second=0, microsecond=0)
+        target = midnight + timedelta(minutes=minutes)
+        if target < wall_now.replace(second=0, microsecond=0):
+            target += timedelta(days=1)
+        return target.replace(tzinfo=tz)
+    if re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", cleaned) is None:
+        raise OverrideError(
+            f"{text!r} is not a moment; use HH:MM or YYYY-MM-DD HH:MM (or 'clear')"
+        )
+    try:
+        parsed = datetime.fromisoformat(cleaned)
+    except ValueError as exc:
+        raise OverrideError(f"{text!r} is not a valid date and time: {exc}") from None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=tz)
+    return parsed

@@ -1,0 +1,156 @@
+"""The schedule the engine decides from, already validated and resolved.
+
+These are plain frozen values. Parsing and validating user input into them is
+``curfew_core.config``'s job; the engine trusts what it is given.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, tzinfo
+from typing import Protocol
+from zoneinfo import ZoneInfo
+
+from curfew_core.engine.clock import WallTime, cyclic_span
+
+
+class Curve(enum.StrEnum):
+    LINEAR = "linear"
+    STEP = "step"
+    EASE_IN = "ease_in"
+
+
+class HolidayLookup(Protocol):
+    """Answers "is this local date a holiday, and which?" (``None``: not one).
+
+    The engine needs only this; the app wraps the ``holidays`` package and the
+    user's extra dates behind it, so no holiday table lives in the engine.
+    """
+
+    def holiday_name(self, day: date) -> str | None: ...
+
+
+class NoHolidays:
+    def holiday_name(self, day: date) -> str | None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    at: WallTime
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class NightTimes:
+    """One night: winding from ``curfew_start``, lights-out from ``lights_out``
+    until ``wake_up``. A night belongs to the evening it starts on."""
+
+    curfew_start: WallTime
+    lights_out: WallTime
+    wake_up: WallTime
+
+    @property
+    def winding_minutes(self) -> int:
+        return cyclic_span(self.curfew_start, self.lights_out)
+
+    @property
+    def dark_minutes(self) -> int:
+        return cyclic_span(self.lights_out, self.wake_up)
+
+    @property
+    def starts_next_day(self) -> bool:
+        """The wake-up time marks where a day begins: a curfew start earlier on
+        the dial than wake-up (``00:30`` with wake-up ``09:00``) is after
+        midnight, still the same evening's night."""
+        return self.curfew_start < self.wake_up
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """What the gateway says about the model call it is about to make."""
+
+    session_id: str | None = None
+    purpose: str | None = None
+    subagent: bool = False
+    max_tokens: int | None = None
+
+
+DEFAULT_TIER_TEXTS_EN: tuple[str, ...] = (
+    "Answer normally, but do not expand beyond what was asked.",
+    "Keep it brief: a few sentences, no lists, no digressions.",
+    "Very short now: one or two sentences at most.",
+    "Barely awake: 20 characters at most.",
+)
+DEFAULT_TIER_TEXTS_ZH: tuple[str, ...] = (
+    "正常回答，但不要展开。",
+    "简短一点：几句话，不列清单，不跑题。",
+    "很短：最多一两句话。",
+    "快睡着了：最多 20 个字。",
+)
+DEFAULT_PERSONA_EN = (
+    "It is late at night and you are getting tired. Keep answers short because "
+    "you are sleepy, not because you were cut off."
+)
+DEFAULT_PERSONA_ZH = "夜深了，你有些困了。回答简短是因为困，而不是被打断。"
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    timezone: tzinfo = field(default_factory=lambda: ZoneInfo("Asia/Shanghai"))
+    night: NightTimes = NightTimes(23 * 60, 3 * 60, 9 * 60)
+    #: Per-weekday nights (0 = Monday); a missing weekday uses ``night``.
+    weekdays: Mapping[int, NightTimes] = field(default_factory=dict)
+    anchors: tuple[Anchor, ...] = (
+        Anchor(23 * 60, 2048),
+        Anchor(0, 1600),
+        Anchor(1 * 60, 800),
+        Anchor(2 * 60, 320),
+        Anchor(3 * 60, 64),
+    )
+    curve: Curve = Curve.LINEAR
+    peak_shift: bool = True
+    peak_windows: tuple[tuple[WallTime, WallTime], ...] = ((9 * 60, 12 * 60), (14 * 60, 18 * 60))
+    weekend_valley: bool = True
+    holidays: HolidayLookup = field(default_factory=NoHolidays)
+    off_duty_reply: str = "。"
+    lights_out_reply: str = "明天再说。"
+    tired_persona: str = DEFAULT_PERSONA_ZH
+    tier_texts: tuple[str, ...] = DEFAULT_TIER_TEXTS_ZH
+    deny_tools_when_off_duty: bool = True
+    apply_to_subagents: bool = True
+    winding_reasoning_effort: str | None = None
+    dry_run: bool = False
+    safety_max_tokens: int | None = None
+    exempt_sessions: frozenset[str] = frozenset()
+    enabled: bool = True
+    #: Derived once from ``anchors`` and ``night`` (see ``anchor_fractions``).
+    fractions: tuple[tuple[float, int], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fractions", self.anchor_fractions())
+
+    def night_for(self, weekday: int) -> NightTimes:
+        return self.weekdays.get(weekday, self.night)
+
+    def anchor_fractions(self) -> tuple[tuple[float, int], ...]:
+        """Anchors placed on the winding window as fractions 0..1.
+
+        Anchors are written as clock times on the default night's window. A
+        weekday with its own times gets the same shape stretched to its own
+        window, so every night starts at the top of the curve and lands on the
+        last anchor at lights-out. With an empty default window the anchors'
+        own span stands in for it.
+        """
+        if not self.anchors:
+            return ()
+        origin = self.night.curfew_start
+        span = self.night.winding_minutes
+        if span == 0:
+            origin = self.anchors[0].at
+            span = cyclic_span(origin, self.anchors[-1].at)
+        if span == 0:
+            return tuple((0.0, a.tokens) for a in self.anchors)
+        return tuple((cyclic_span(origin, a.at) / span, a.tokens) for a in self.anchors)

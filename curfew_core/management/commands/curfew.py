@@ -1,0 +1,147 @@
+"""``python manage.py curfew <action> --user NAME``: the curfew from a terminal.
+
+Thin: each action parses its words, calls one service or selector, prints.
+Errors name what is wrong and change nothing (``CommandError``, exit 1).
+"""
+
+from __future__ import annotations
+
+import json
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.utils import timezone
+
+from curfew_core import override_commands
+from curfew_core.config import ConfigError
+from curfew_core.engine import OverrideError
+from curfew_core.models import ApiToken
+from curfew_core.plugin_import import translate
+from curfew_core.selectors.verdicts import state_payload
+from curfew_core.services.overrides import override_apply
+from curfew_core.services.schedules import schedule_update
+from curfew_core.services.tokens import token_create, token_revoke
+
+DEMO_TOKEN_NAME = "demo (make run)"  # noqa: S105 - a label, not a secret
+
+
+class Command(BaseCommand):
+    help = "Curfew tokens, overrides, status and config import for one user."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+        def action(name: str, help_text: str) -> ArgumentParser:
+            sub = actions.add_parser(name, help=help_text)
+            sub.add_argument("--user", required=True, help="username")
+            return sub
+
+        token = action("token", "print a new API token on the last line")
+        token.add_argument("--create-user", action="store_true", help="create the user if missing")
+        token.add_argument("--name", default="", help="a label for the token")
+        action("embed-token", "print a new read-only embed token on the last line")
+        action("status", "print the current state")
+        overtime = action("overtime", "suspend the curfew for a while (30m, 2h, 90s)")
+        overtime.add_argument("duration")
+        action("off", "force lights-out now, until the next wake-up")
+        action("auto", "cancel every override and follow the schedule")
+        debug = action("debug", "time machine: HH:MM, YYYY-MM-DD HH:MM, or clear")
+        debug.add_argument("moment", nargs="+")
+        importer = action("import-config", "import the earlier plugin's JSON config file")
+        importer.add_argument("file", type=Path)
+        demo = action("demo", "make sure the demo user exists and print a fresh demo token")
+        demo.add_argument("--password", default="demo")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        name = options["action"]
+        if name == "demo":
+            self._demo(options["user"], options["password"])
+            return
+        user = self._user(options["user"], create=bool(options.get("create_user")))
+        if name in ("token", "embed-token"):
+            kind = ApiToken.Kind.API if name == "token" else ApiToken.Kind.EMBED
+            _, raw = token_create(user=user, name=options.get("name") or "", kind=kind)
+            self.stdout.write(f"{kind.label} token for {user.get_username()} (shown once):")
+            self.stdout.write(raw)
+        elif name == "status":
+            self._print_state(user)
+        elif name == "import-config":
+            self._import(user, options["file"])
+        else:
+            words = {
+                "overtime": ["overtime", options.get("duration", "")],
+                "debug": ["debug", " ".join(options.get("moment") or [])],
+            }.get(name, [name])
+            try:
+                command = override_commands.from_words(words)
+                override_apply(user=user, command=command, now=timezone.now())
+            except OverrideError as exc:
+                raise CommandError(str(exc)) from None
+            self._print_state(user)
+
+    def _user(self, username: str, *, create: bool) -> User:
+        try:
+            return User.objects.get(username=username)
+        except User.DoesNotExist:
+            if not create:
+                raise CommandError(
+                    f"no user {username!r}; create one (or pass --create-user to `curfew token`)"
+                ) from None
+            user = User.objects.create_user(username=username)
+            user.set_unusable_password()
+            user.save()
+            return user
+
+    def _print_state(self, user: User) -> None:
+        state = state_payload(user_id=user.pk, now=timezone.now())
+        self.stdout.write(f"{state['state']} — {state['reason']}")
+        if state["schedule_state"] != state["state"]:
+            self.stdout.write(f"the schedule alone says: {state['schedule_state']}")
+
+    def _import(self, user: User, path: Path) -> None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{path} is not valid JSON: {exc}") from None
+        try:
+            settings, overrides, unknown = translate(data)
+            with transaction.atomic():
+                schedule = schedule_update(user=user, changes=settings, source="import")
+                if overrides:
+                    command = override_commands.from_json(overrides)
+                    override_apply(user=user, command=command, now=timezone.now())
+        except ConfigError as exc:
+            lines = "\n".join(f"  {field}: {problem}" for field, problem in exc.errors.items())
+            raise CommandError(f"{path} was not imported; nothing changed:\n{lines}") from None
+        except OverrideError as exc:
+            raise CommandError(
+                f"{path} was not imported; nothing changed: debugNow: {exc}"
+            ) from None
+        for key in unknown:
+            self.stderr.write(f"not imported: unknown key {key!r}")
+        self.stdout.write(
+            f"imported {len(settings)} setting(s) into {user.get_username()}'s schedule "
+            f"(version {schedule.version})"
+        )
+
+    def _demo(self, username: str, password: str) -> None:
+        user, created = User.objects.get_or_create(username=username)
+        if created or not user.has_usable_password():
+            user.set_password(password)
+            user.save()
+            login = f"{username} / {password}"
+        else:
+            login = f"{username} (password unchanged)"
+        for old in ApiToken.objects.filter(
+            user=user, name=DEMO_TOKEN_NAME, revoked_at__isnull=True
+        ):
+            token_revoke(user=user, token_id=old.pk)
+        _, raw = token_create(user=user, name=DEMO_TOKEN_NAME)
+        self.stdout.write(f"demo login: {login}")
+        self.stdout.write(f"demo API token: {raw}")

@@ -1,0 +1,85 @@
+"""What Curfew stores per user. Reads go through ``selectors``, writes through
+``services``; nothing else touches these models directly."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Schedule(models.Model):
+    """A user's schedule as canonical JSON (validated by ``curfew_core.config``).
+
+    One JSON document rather than thirty columns: the shape is owned by the
+    validation layer, and the API, the form and the commands all speak it.
+    ``version`` counts saves, for optimistic concurrency.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_schedule"
+    )
+    config = models.JSONField(default=dict)
+    version = models.PositiveIntegerField(default=1)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"schedule of {self.user} (v{self.version})"
+
+
+class ScheduleRevision(models.Model):
+    """Every version a user ever saved: nothing a user saved is ever lost."""
+
+    schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    config = models.JSONField()
+    source = models.CharField(max_length=32)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["schedule", "version"], name="unique_revision_version")
+        ]
+        ordering = ["-version"]
+
+    def __str__(self) -> str:
+        return f"{self.schedule} revision {self.version}"
+
+
+class Override(models.Model):
+    """Hand-set overrides; every one is bounded in time or cleared by ``auto``."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_override"
+    )
+    overtime_until = models.DateTimeField(null=True, blank=True)
+    forced_off_until = models.DateTimeField(null=True, blank=True)
+    debug_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"overrides of {self.user}"
+
+
+class ApiToken(models.Model):
+    """A bearer token. Only its SHA-256 digest is stored; the raw token is shown once."""
+
+    class Kind(models.TextChoices):
+        API = "api", "API"
+        EMBED = "embed", "Embed (read-only)"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_tokens"
+    )
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.API)
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16)
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} token {self.prefix}… of {self.user}"

@@ -1,0 +1,70 @@
+"""Parsing override requests, for the API and the management command alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from curfew_core.engine import OverrideError, parse_duration
+
+Verb = Literal["overtime", "off", "auto", "debug", "debug-clear"]
+VERBS = ("overtime", "off", "auto", "debug")
+
+
+@dataclass(frozen=True, slots=True)
+class OverrideCommand:
+    verb: Verb
+    duration: timedelta | None = None
+    moment: str | None = None
+
+
+def from_words(words: list[str]) -> OverrideCommand:
+    """Words as typed: ``overtime 30m``, ``off``, ``auto``, ``debug 01:30``, ``debug clear``."""
+    if not words:
+        raise OverrideError(f"name an override: {', '.join(VERBS)}")
+    verb, args = words[0], words[1:]
+    if verb == "overtime":
+        if len(args) != 1:
+            raise OverrideError("overtime takes one duration, e.g. 30m, 2h, 90s")
+        return OverrideCommand("overtime", duration=parse_duration(args[0]))
+    if verb in ("off", "auto"):
+        if args:
+            raise OverrideError(f"{verb} takes no argument")
+        return OverrideCommand(verb)  # type: ignore[arg-type]
+    if verb == "debug":
+        moment = " ".join(args).strip()
+        if not moment:
+            raise OverrideError("debug takes HH:MM, YYYY-MM-DD HH:MM or clear")
+        if moment == "clear":
+            return OverrideCommand("debug-clear")
+        return OverrideCommand("debug", moment=moment)
+    raise OverrideError(f"{verb!r} is not an override; use {', '.join(VERBS)}")
+
+
+def from_json(body: Mapping[str, Any]) -> OverrideCommand:
+    """One key: ``{"overtime": "30m"}``, ``{"off": true}``, ``{"auto": true}``,
+    ``{"debug": "01:30" | "clear"}``."""
+    keys = [key for key in body]
+    if len(keys) != 1:
+        raise OverrideError(
+            f"send exactly one of {', '.join(VERBS)}; got {', '.join(keys) or 'nothing'}"
+        )
+    verb = keys[0]
+    value = body[verb]
+    if verb == "overtime":
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            raise OverrideError('overtime takes a duration text like "30m"')
+        return from_words(["overtime", value])
+    if verb in ("off", "auto"):
+        if value is not True:
+            raise OverrideError(f"{verb} takes true")
+        return from_words([verb])
+    if verb == "debug":
+        if not isinstance(value, str):
+            raise OverrideError('debug takes "HH:MM", "YYYY-MM-DD HH:MM" or "clear"')
+        return from_words(["debug", value])
+    raise OverrideError(f"{verb!r} is not an override; use {', '.join(VERBS)}")

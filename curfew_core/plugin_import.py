@@ -1,0 +1,92 @@
+"""Translating the earlier single-user plugin's camelCase config file into
+the schedule's own settings (validated by ``curfew_core.config`` as usual)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from curfew_core.config import ConfigError
+
+_RENAMES = {
+    "enabled": "enabled",
+    "timezone": "timezone",
+    "wakeUp": "wake_up",
+    "curfewStart": "curfew_start",
+    "lightsOut": "lights_out",
+    "curve": "curve",
+    "anchors": "anchors",
+    "offDutyReply": "off_duty_reply",
+    "lightsOutReply": "lights_out_reply",
+    "peakShift": "peak_shift",
+    "peakWindows": "peak_windows",
+    "weekendValley": "weekend_valley",
+    "holidays": "extra_holidays",
+    "tiredPersona": "tired_persona",
+    "tierTexts": "tier_texts",
+    "denyToolsWhenOffDuty": "deny_tools_when_off_duty",
+    "applyToSubagents": "apply_to_subagents",
+    "windingReasoningEffort": "winding_reasoning_effort",
+    "dryRun": "dry_run",
+    "exemptSessions": "exempt_sessions",
+    "safetyMaxTokens": "safety_max_tokens",
+}
+#: Keys that are not schedule settings but overrides.
+OVERRIDE_KEYS = {"debugNow"}
+
+
+def _hour(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 24:
+        return f"{value % 24:02d}:00"
+    if isinstance(value, float) and 0 <= value <= 24 and (value * 60).is_integer():
+        minutes = int(value * 60) % (24 * 60)
+        return f"{minutes // 60:02d}:{minutes % 60:02d}"
+    return value  # left for the validation layer to name as wrong
+
+
+def _anchor_row(row: Any) -> Any:
+    """``["23:00", 2048]``, ``[23, 2048]`` or ``{"time": "23:00", "maxTokens": 2048}``."""
+    if isinstance(row, Mapping):
+        time = row.get("time", row.get("at"))
+        tokens = row.get("maxTokens", row.get("tokens", row.get("max_tokens")))
+        return [_hour(time), tokens]
+    if isinstance(row, list) and len(row) == 2:
+        return [_hour(row[0]), row[1]]
+    return row
+
+
+def translate(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """``(settings, overrides, unknown_keys)`` from a plugin config object.
+
+    Only keys present are translated. Shapes that differ are converted
+    (``easeIn`` → ``ease_in``, hour pairs → ``HH:MM`` pairs, the holiday map →
+    a date list); anything else passes through for the validation layer.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError({"file": "must hold a JSON object"})
+    settings: dict[str, Any] = {}
+    overrides: dict[str, Any] = {}
+    unknown: list[str] = []
+    for key, value in data.items():
+        if key in OVERRIDE_KEYS:
+            overrides["debug"] = value if value else "clear"
+            continue
+        target = _RENAMES.get(key)
+        if target is None:
+            unknown.append(key)
+            continue
+        if key == "curve" and value == "easeIn":
+            value = "ease_in"
+        elif key == "peakWindows" and isinstance(value, list):
+            value = [
+                [_hour(pair[0]), _hour(pair[1])]
+                if isinstance(pair, list) and len(pair) == 2
+                else pair
+                for pair in value
+            ]
+        elif key == "anchors" and isinstance(value, list):
+            value = [_anchor_row(row) for row in value]
+        elif key == "holidays" and isinstance(value, Mapping):
+            value = sorted(day for day, on in value.items() if on)
+        settings[target] = value
+    return settings, overrides, unknown

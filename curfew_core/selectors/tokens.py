@@ -1,0 +1,54 @@
+"""Bearer-token lookup, cached so the hot path skips the database."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.utils import timezone
+
+from curfew_core.cache import token_key, token_used_key
+from curfew_core.models import ApiToken
+
+#: Unknown tokens are remembered briefly too, so garbage cannot hammer the database.
+_MISSING = "missing"
+_MISSING_SECONDS = 30
+_FOUND_SECONDS = 3600
+#: ``last_used_at`` is bookkeeping: stamped at most once a minute per token.
+_USED_STAMP_SECONDS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class TokenIdentity:
+    token_id: int
+    user_id: int
+    kind: str
+
+
+def digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def identify(raw: str, *, kind: str) -> TokenIdentity | None:
+    """The live token of ``kind`` behind ``raw``, or ``None``."""
+    if not raw or len(raw) > 200:
+        return None
+    key = token_key(digest(raw))
+    cached = cache.get(key)
+    if cached is None:
+        row = (
+            ApiToken.objects.filter(digest=digest(raw), revoked_at__isnull=True)
+            .values_list("id", "user_id", "kind")
+            .first()
+        )
+        cached = _MISSING if row is None else row
+        cache.set(key, cached, timeout=_MISSING_SECONDS if row is None else _FOUND_SECONDS)
+    if cached == _MISSING:
+        return None
+    token_id, user_id, token_kind = cached
+    if token_kind != kind:
+        return None
+    if cache.add(token_used_key(token_id), 1, timeout=_USED_STAMP_SECONDS):
+        ApiToken.objects.filter(id=token_id).update(last_used_at=timezone.now())
+    return TokenIdentity(token_id, user_id, token_kind)

@@ -1,0 +1,1 @@
+"""Writes. Keyword-only, typed, atomic; events and cache drops after commit."""

@@ -1,0 +1,63 @@
+"""Overtime, force-off, back to schedule and the time machine."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from curfew_core import events
+from curfew_core.cache import drop_bundle_on_commit
+from curfew_core.engine import OverrideError, Schedule, State, parse_debug_moment, segments
+from curfew_core.models import Override
+from curfew_core.override_commands import OverrideCommand
+from curfew_core.selectors.bundles import bundle_for
+
+_NIGHT = (State.WINDING, State.LIGHTS_OUT)
+#: Force-off lasts until the next wake-up; a schedule with no night at all
+#: still gets an end, so no override is silently permanent.
+_FORCE_OFF_FALLBACK = timedelta(hours=12)
+
+
+def next_wake_up(now: datetime, schedule: Schedule) -> datetime:
+    """When the coming (or current) night ends, by the schedule alone."""
+    in_night = False
+    for segment in segments(now, now + timedelta(hours=48), schedule):
+        if segment.state in _NIGHT:
+            in_night = True
+        elif in_night:
+            return segment.start
+    return now + _FORCE_OFF_FALLBACK
+
+
+@transaction.atomic
+def override_apply(*, user: User, command: OverrideCommand, now: datetime) -> Override:
+    """Apply one override command as of the real instant ``now``.
+
+    Overtime and force-off replace each other (the latest word wins); ``auto``
+    clears every override including the time machine.
+    """
+    override, _ = Override.objects.select_for_update().get_or_create(user=user)
+    schedule = bundle_for(user.pk).schedule
+    if command.verb == "overtime":
+        assert command.duration is not None
+        override.overtime_until = now + command.duration
+        override.forced_off_until = None
+    elif command.verb == "off":
+        # Measured on the real clock even while the time machine is set.
+        override.forced_off_until = next_wake_up(now, schedule)
+        override.overtime_until = None
+    elif command.verb == "auto":
+        override.overtime_until = override.forced_off_until = override.debug_at = None
+    elif command.verb == "debug":
+        assert command.moment is not None
+        override.debug_at = parse_debug_moment(command.moment, now=now, tz=schedule.timezone)
+    elif command.verb == "debug-clear":
+        override.debug_at = None
+    else:  # pragma: no cover - OverrideCommand only carries the verbs above
+        raise OverrideError(f"unknown override {command.verb!r}")
+    override.save()
+    drop_bundle_on_commit(user.pk)
+    events.user_changed(user.pk)
+    return override

@@ -1,0 +1,9 @@
+"""Test settings: the real settings with a throwaway key and fast hashing."""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production-use-0123456789")
+
+from curfew_site.settings import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
