@@ -57,6 +57,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "curfew_core.web.csp.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "curfew_site.urls"
@@ -125,7 +126,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("CURFEW_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -137,6 +138,10 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage",
     },
 }
+
+# Debug serving (``make run``) finds files in place; production serves collectstatic's output.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 
 LOGGING = {
     "version": 1,
@@ -151,3 +156,9 @@ LOGGING = {
 CURFEW_VERDICT_MAX_AGE = env_int("CURFEW_VERDICT_MAX_AGE", 60)
 #: How long a looked-up schedule stays in the cache (it is also dropped on save).
 CURFEW_SCHEDULE_CACHE_SECONDS = env_int("CURFEW_SCHEDULE_CACHE_SECONDS", 3600)
+
+#: The OpenAI-compatible provider the proxy forwards to (operator-set; the key
+#: never reaches clients or logs).
+CURFEW_UPSTREAM_BASE_URL = env_str("CURFEW_UPSTREAM_BASE_URL", "https://api.deepseek.com/v1")
+CURFEW_UPSTREAM_API_KEY = env_str("CURFEW_UPSTREAM_API_KEY")
+CURFEW_UPSTREAM_TIMEOUT = env_int("CURFEW_UPSTREAM_TIMEOUT", 600)

@@ -1,0 +1,143 @@
+"""Shared fixtures: users and API tokens, a real served app, and the browser.
+
+Outside CI a missing browser or service skips with the reason; with CI=true
+(``.ci/run``) it fails instead, so CI can never pass by not testing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from curfew_core.services.tokens import token_create
+from tests.support.server import ServedApp
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+CHROMIUM = os.environ.get("CURFEW_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip when something the test needs is missing; fail instead in CI."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Each test starts with empty caches (schedules and tokens are cached)."""
+    from django.core.cache import cache
+
+    from curfew_core.selectors import bundles
+
+    cache.clear()
+    bundles._built.clear()
+    yield
+    cache.clear()
+    bundles._built.clear()
+
+
+class ApiClient:
+    """Django's test client with a bearer token and JSON helpers."""
+
+    def __init__(self, user: User, token: str) -> None:
+        self.user = user
+        self.token = token
+        self.client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def get(self, path: str, **extra: Any) -> Any:
+        return self.client.get(path, **extra)
+
+    def post(self, path: str, data: Any = None, *, raw: str | bytes | None = None) -> Any:
+        import json
+
+        body = raw if raw is not None else json.dumps(data if data is not None else {})
+        return self.client.post(path, body, content_type="application/json")
+
+    def patch(self, path: str, data: Any = None, *, raw: str | bytes | None = None) -> Any:
+        import json
+
+        body = raw if raw is not None else json.dumps(data)
+        return self.client.patch(path, body, content_type="application/json")
+
+
+@pytest.fixture
+def user(db: None) -> User:
+    return User.objects.create_user("ada", password="correct horse battery")
+
+
+@pytest.fixture
+def other_user(db: None) -> User:
+    return User.objects.create_user("grace", password="correct horse battery")
+
+
+@pytest.fixture
+def api(user: User) -> ApiClient:
+    _, raw = token_create(user=user, name="test")
+    return ApiClient(user, raw)
+
+
+@pytest.fixture
+def other_api(other_user: User) -> ApiClient:
+    _, raw = token_create(user=other_user, name="test")
+    return ApiClient(other_user, raw)
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    found = shutil.which(CHROMIUM) or (CHROMIUM if os.path.exists(CHROMIUM) else None)
+    require(found is not None, f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    assert found is not None
+    return found
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str) -> Iterator[Any]:
+    """One headless Chromium for the session (Debian's, driven by Playwright)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
+    """The real app in its own ASGI server process, on its own SQLite file.
+
+    Production-like: debug off, collectstatic's hashed and compressed files
+    served by whitenoise. Tests reach it only as a client would.
+    """
+    app = ServedApp(tmp_path_factory.mktemp("served"))
+    app.prepare()
+    app.start()
+    yield app
+    app.stop()
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> str:
+    """Where browser tests save screenshots (kept as CI artifacts)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "test-artifacts")
+    os.makedirs(path, exist_ok=True)
+    return path

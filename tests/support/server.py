@@ -1,0 +1,121 @@
+"""Run the real app as a separate ASGI server process for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServedApp:
+    """One server process over one database file; start, stop and restart it."""
+
+    def __init__(
+        self, workdir: Path, *, port: int | None = None, env: dict[str, str] | None = None
+    ):
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = workdir / f"server-{self.port}.log"
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "curfew_site.settings",
+            "SECRET_KEY": "served-app-test-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+            "CURFEW_DEBUG": "0",
+            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
+            "CURFEW_STATIC_ROOT": str(workdir / "static"),
+            "CURFEW_MANIFEST_STATIC": "1",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            **(env or {}),
+        }
+
+    def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=300,
+        )
+
+    def prepare(self) -> None:
+        """Migrate the database and collect static files (hashed, compressed)."""
+        self.manage("migrate", "--no-input", "-v0")
+        self.manage("collectstatic", "--no-input", "-v0")
+
+    def create_user(self, username: str, password: str = "correct horse battery") -> str:
+        """Make a user with a password; returns a fresh API token for them."""
+        self.manage(
+            "shell",
+            "-c",
+            "from django.contrib.auth.models import User; "
+            f"u, _ = User.objects.get_or_create(username={username!r}); "
+            f"u.set_password({password!r}); u.save()",
+        )
+        return self.manage("curfew", "token", "--user", username).stdout.strip().splitlines()[-1]
+
+    def start(self, timeout: float = 30.0) -> None:
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child for its lifetime
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "curfew_site.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--lifespan",
+                "off",
+                "--no-access-log",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        self.wait_ready(timeout)
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log_path.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/api/v1/openapi.json", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"server not ready in {timeout}s: {self.log_path.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
