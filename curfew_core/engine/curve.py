@@ -13,7 +13,7 @@ Points = Sequence[tuple[float, int]]
 
 def round_half_away(value: float) -> int:
     """Whole tokens, half away from zero (Python's ``round`` is banker's)."""
-    return int(math.floor(abs(value) + 0.5)) * (1 if value >= 0 else -1)
+    return math.floor(abs(value) + 0.5) * (1 if value >= 0 else -1)
 
 
 def _segment(points: Points, p: float) -> int:

@@ -146,8 +146,9 @@ def _describe(reading: _Reading) -> str:
     if reading.state is State.OFF_DUTY:
         return "peak hours"
     if reading.state is State.LIGHTS_OUT:
-        until = f" until {format_wall(reading.wake_up.hour * 60 + reading.wake_up.minute)}" if reading.wake_up else ""
-        return f"lights out{until}"
+        if reading.wake_up is None:
+            return "lights out"
+        return f"lights out until {format_wall(reading.wake_up.hour * 60 + reading.wake_up.minute)}"
     if reading.state is State.WINDING and reading.winding is not None:
         pct = int(reading.winding.progress * 100)
         return f"winding {pct}% · budget {reading.winding.budget}"
@@ -251,7 +252,9 @@ def decide(
             reasoning_effort = schedule.winding_reasoning_effort
         elif state in (State.OFF_DUTY, State.LIGHTS_OUT):
             action = Action.SHORT_CIRCUIT
-            reply = schedule.off_duty_reply if state is State.OFF_DUTY else schedule.lights_out_reply
+            reply = (
+                schedule.off_duty_reply if state is State.OFF_DUTY else schedule.lights_out_reply
+            )
             if schedule.safety_max_tokens is not None:
                 max_tokens = _clamp(request.max_tokens, schedule.safety_max_tokens)
             if schedule.deny_tools_when_off_duty:
@@ -271,7 +274,12 @@ def decide(
         if action is not Action.PASS:
             reasons.append(f"dry run: would {action.value}")
         action, reply, max_tokens, persona, tools, reasoning_effort = (
-            Action.PASS, None, None, None, "allow", None,
+            Action.PASS,
+            None,
+            None,
+            None,
+            "allow",
+            None,
         )
 
     return Verdict(

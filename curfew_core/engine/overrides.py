@@ -72,9 +72,7 @@ def parse_debug_moment(text: str, *, now: datetime, tz: tzinfo) -> datetime:
             target += timedelta(days=1)
         return target.replace(tzinfo=tz)
     if re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", cleaned) is None:
-        raise OverrideError(
-            f"{text!r} is not a moment; use HH:MM or YYYY-MM-DD HH:MM (or 'clear')"
-        )
+        raise OverrideError(f"{text!r} is not a moment; use HH:MM or YYYY-MM-DD HH:MM (or 'clear')")
     try:
         parsed = datetime.fromisoformat(cleaned)
     except ValueError as exc:

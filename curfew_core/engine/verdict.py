@@ -25,7 +25,7 @@ SEVERITY: dict[State, int] = {
 
 
 class Action(enum.StrEnum):
-    PASS = "pass"
+    PASS = "pass"  # noqa: S105 (an action, not a password)
     CLAMP = "clamp"
     SHORT_CIRCUIT = "short-circuit"
 
@@ -97,7 +97,9 @@ class Verdict:
             "at": self.at.isoformat(),
             "budget": self.budget,
             "override": self.override,
-            "override_until": None if self.override_until is None else self.override_until.isoformat(),
+            "override_until": (
+                None if self.override_until is None else self.override_until.isoformat()
+            ),
             "debug_at": None if self.debug_at is None else self.debug_at.isoformat(),
             "would": self.would,
         }
