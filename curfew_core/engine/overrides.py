@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, tzinfo
 from curfew_core.engine.clock import parse_wall, to_wall
 
 MAX_OVERTIME = timedelta(hours=24)
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$", re.ASCII)
 
 
 class OverrideError(ValueError):
@@ -34,8 +34,9 @@ class Overrides:
 def parse_duration(text: str) -> timedelta:
     """``30m``, ``2h``, ``90s``, ``1h30m``; a bare number is minutes. 1s..24h."""
     cleaned = text.strip().lower().replace(" ", "")
-    if cleaned.isdigit():
-        duration = timedelta(minutes=int(cleaned))
+    # ``isdigit`` alone also admits "²" and friends, which ``int`` refuses.
+    if cleaned.isascii() and cleaned.isdigit():
+        hours, minutes, seconds = 0, int(cleaned), 0
     else:
         match = _DURATION.match(cleaned)
         if not cleaned or match is None or not any(match.groups()):
@@ -43,7 +44,10 @@ def parse_duration(text: str) -> timedelta:
                 f"{text!r} is not a duration; use e.g. 30m, 2h, 90s, 1h30m or a number of minutes"
             )
         hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
+    try:
         duration = timedelta(hours=hours, minutes=minutes, seconds=seconds)
+    except OverflowError:
+        raise OverrideError(f"{text!r} is longer than the 24h an overtime may last") from None
     if duration <= timedelta(0):
         raise OverrideError(f"{text!r} is not a positive duration")
     if duration > MAX_OVERTIME:
