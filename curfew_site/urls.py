@@ -1,7 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from curfew_core.health import views as health
+
 urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("curfew_core.api.urls")),
     path("v1/", include("curfew_core.proxy.urls")),

@@ -1,0 +1,103 @@
+"""Verdicts per second: the engine alone, and the API against a trivial JSON
+view (``/healthz``) on the same server, side by side in one run.
+
+    python bench/verdict_throughput.py [--seconds 8] [--concurrency 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _load import load  # noqa: E402
+
+from curfew_core.engine import RequestContext, decide  # noqa: E402
+
+
+def engine_rate(seconds: float) -> list[tuple[str, float]]:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curfew_site.settings_test")
+    import django
+
+    django.setup()
+    from curfew_core import config
+
+    schedule = config.build(config.default_config())  # with the CN holiday calendar
+    tz = ZoneInfo("Asia/Shanghai")
+    rows = []
+    for label, moment in [
+        ("on duty (Tue 20:00)", datetime(2026, 9, 29, 20, 0, tzinfo=tz)),
+        ("winding (Tue 23:30)", datetime(2026, 9, 29, 23, 30, tzinfo=tz)),
+        ("peak (Tue 10:00)", datetime(2026, 9, 29, 10, 0, tzinfo=tz)),
+    ]:
+        request = RequestContext(max_tokens=4096)
+        decide(moment, schedule, request)
+        count = 0
+        deadline = time.perf_counter() + seconds / 3
+        started = time.perf_counter()
+        while time.perf_counter() < deadline:
+            for _ in range(200):
+                decide(moment, schedule, request)
+            count += 200
+        elapsed = time.perf_counter() - started
+        rows.append((label, count / elapsed))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--concurrency", type=int, default=32)
+    args, _ = parser.parse_known_args()
+
+    print("engine alone (one core, in-process):")
+    print(f"  {'scenario':<22} {'verdicts/s':>12} {'µs/verdict':>11}")
+    for label, rate in engine_rate(6.0):
+        print(f"  {label:<22} {rate:>12,.0f} {1e6 / rate:>11.1f}")
+
+    from tests.support.server import ServedApp
+
+    app = ServedApp(Path(tempfile.mkdtemp(prefix="curfew-bench-")))
+    app.manage("migrate", "--no-input", "-v0")
+    app.start()
+    try:
+        token = app.create_user("bench")
+        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        runs = [
+            ("GET /healthz (trivial JSON)", "GET", "/healthz", None, None),
+            ("POST /api/v1/verdict", "POST", "/api/v1/verdict", auth, b'{"max_tokens": 4096}'),
+        ]
+        print(
+            f"\none server process (uvicorn, SQLite, in-memory cache), "
+            f"{args.concurrency} concurrent clients, {args.seconds:.0f}s each:"
+        )
+        print(f"  {'endpoint':<30} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+        for label, method, path, headers, body in runs:
+            load(method, app.base_url + path, concurrency=4, seconds=1, headers=headers, body=body)
+            result = load(
+                method,
+                app.base_url + path,
+                concurrency=args.concurrency,
+                seconds=args.seconds,
+                headers=headers,
+                body=body,
+            )
+            print(
+                f"  {label:<30} {result.rate:>8,.0f} {result.p50:>8.1f} "
+                f"{result.percentile(0.99):>8.1f} {result.errors:>7}"
+            )
+    finally:
+        app.stop()
+
+
+if __name__ == "__main__":
+    main()

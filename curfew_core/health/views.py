@@ -1,0 +1,46 @@
+"""Health endpoints for load balancers: alive, and ready to serve."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+log = logging.getLogger("curfew.health")
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """The process answers. Touches nothing else (also the benchmarks' baseline)."""
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    """The database and, when configured, Redis are reachable."""
+    checks: dict[str, str] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = "ok"
+    except Exception as exc:  # any driver error means "not ready"
+        log.warning("readyz: database unreachable: %s", exc)
+        checks["database"] = "unreachable"
+    if settings.REDIS_URL:
+        try:
+            cache.set("readyz", "1", timeout=5)
+            checks["redis"] = "ok" if cache.get("readyz") == "1" else "unreachable"
+        except Exception as exc:
+            log.warning("readyz: redis unreachable: %s", exc)
+            checks["redis"] = "unreachable"
+    ready = all(value == "ok" for value in checks.values())
+    return JsonResponse(
+        {"status": "ok" if ready else "unavailable", **checks}, status=200 if ready else 503
+    )
