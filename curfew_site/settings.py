@@ -29,6 +29,19 @@ if not SECRET_KEY:
         )
     SECRET_KEY = "insecure-dev-only-key-for-curfew-debug-mode-never-in-production"  # noqa: S105 - debug only
 
+# Behind TLS (the production default) cookies are secure and HTTP redirects to
+# HTTPS; health checks stay reachable over plain HTTP for load balancers.
+HTTPS = env_bool("CURFEW_HTTPS", default=not DEBUG)
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env_int("CURFEW_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+if env_bool("CURFEW_BEHIND_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 

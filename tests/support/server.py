@@ -36,6 +36,8 @@ class ServedApp:
             "DJANGO_SETTINGS_MODULE": "curfew_site.settings",
             "SECRET_KEY": "served-app-test-key-0123456789-abcdefghijklmnopqrstuvwxyz",
             "CURFEW_DEBUG": "0",
+            # Production settings, but plain HTTP on loopback (no TLS here).
+            "CURFEW_HTTPS": "0",
             "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
             "CURFEW_STATIC_ROOT": str(workdir / "static"),
             "CURFEW_MANIFEST_STATIC": "1",
