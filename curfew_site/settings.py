@@ -103,18 +103,20 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
+#: Namespaces keys and channels, so deployments (or test servers) can share one Redis.
+REDIS_PREFIX = env_str("CURFEW_REDIS_PREFIX", "curfew")
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "curfew",
+            "KEY_PREFIX": REDIS_PREFIX,
         }
     }
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{REDIS_PREFIX}:asgi"},
         }
     }
 else:

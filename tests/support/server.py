@@ -42,6 +42,8 @@ class ServedApp:
             "CURFEW_STATIC_ROOT": str(workdir / "static"),
             "CURFEW_MANIFEST_STATIC": "1",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            # Its own Redis namespace when REDIS_URL is set: its user ids are its own.
+            "CURFEW_REDIS_PREFIX": f"curfew-test-{workdir.name}",
             **(env or {}),
         }
 
