@@ -25,6 +25,7 @@ from curfew_core.engine.verdict import SEVERITY, Action, Segment, State, Verdict
 #: How far ahead ``valid_until`` looks when nothing is scheduled to change.
 HORIZON = timedelta(hours=24)
 _DAY = timedelta(days=1)
+_TICK = timedelta(microseconds=1)
 _DEFAULT_REQUEST = RequestContext()
 _NO_OVERRIDES = Overrides()
 
@@ -68,7 +69,20 @@ def _winding(schedule: Schedule, start: datetime, end: datetime, wall: datetime)
         budget = budget_at(points, schedule.curve, progress)
         change = next_budget_change(points, schedule.curve, progress)
         if change is not None:
-            steps.append(start + timedelta(seconds=change * length))
+            step = max(start + timedelta(seconds=change * length), wall + _TICK)
+            # ``change`` is where the raw curve meets a half-token line, rounded
+            # to the microsecond; going down, x.5 still rounds up, so the budget
+            # only changes just after it. Settle on the first microsecond whose
+            # budget really differs: a boundary that is early by a hair would
+            # otherwise be answered by ``wall_to_instant``'s one-second fallback.
+            for _ in range(3):
+                if step >= end:
+                    break
+                ahead = (step - start).total_seconds() / length
+                if budget_at(points, schedule.curve, ahead) != budget:
+                    break
+                step += _TICK
+            steps.append(step)
     else:
         budget = 0
     return _Winding(start, end, progress, budget, tier, min(steps) if steps else None)
