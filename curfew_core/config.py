@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import zoneinfo
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from curfew_core import calendars
@@ -333,11 +333,13 @@ def _night_problem(start: int, lights: int, wake: int) -> str | None:
     return None
 
 
-def _check_whole(config: Config, errors: dict[str, str]) -> None:
+def _check_whole(config: Config, errors: dict[str, str], changed: Iterable[str]) -> None:
     if not any(key in errors for key in NIGHT_KEYS):
         problem = _night_problem(*_night(config))
         if problem:
-            errors["lights_out"] = problem
+            # Name the time(s) this change moved; the others were already fine.
+            for key in [key for key in NIGHT_KEYS if key in changed] or ["lights_out"]:
+                errors[key] = problem
     if "weekdays" not in errors and not any(key in errors for key in NIGHT_KEYS):
         for day in config["weekdays"]:
             problem = _night_problem(*_night(config, day))
@@ -377,6 +379,7 @@ def apply_changes(current: Mapping[str, Any], changes: Mapping[str, Any]) -> Con
     if not isinstance(changes, Mapping):
         raise ConfigError({"body": "must be a JSON object of settings"})
     config = with_defaults(current)
+    before = with_defaults(current)
     errors: dict[str, str] = {}
     for key, value in changes.items():
         parser = PARSERS.get(key)
@@ -388,7 +391,7 @@ def apply_changes(current: Mapping[str, Any], changes: Mapping[str, Any]) -> Con
         except _Invalid as exc:
             errors[key] = str(exc)
     if not errors:
-        _check_whole(config, errors)
+        _check_whole(config, errors, [key for key in changes if config[key] != before[key]])
     if errors:
         raise ConfigError(errors)
     return config

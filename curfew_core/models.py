@@ -3,8 +3,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from curfew_core.cache import drop_token_on_commit
+
+#: The version of a schedule nobody has saved yet (defaults, with or without a
+#: row): ``version`` counts saves, so readers and the writer's stale check agree.
+UNSAVED_VERSION = 0
 
 
 class Schedule(models.Model):
@@ -83,3 +93,11 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} token {self.prefix}… of {self.user}"
+
+
+@receiver(post_save, sender=ApiToken)
+@receiver(post_delete, sender=ApiToken)
+def _forget_cached_token(sender: type[ApiToken], instance: ApiToken, **kwargs: Any) -> None:
+    """A token revoked or deleted by any door (the admin, a deleted user's
+    cascade) must stop working now, not when its cache entry expires."""
+    drop_token_on_commit(instance.digest)

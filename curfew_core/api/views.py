@@ -114,12 +114,19 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
             raise invalid({"version": f"must be a whole number, not {version!r}"})
         user = get_user_model().objects.get(pk=identity.user_id)
         try:
-            schedule_update(user=user, changes=changes, expected_version=version, source="api")
+            saved = schedule_update(
+                user=user, changes=changes, expected_version=version, source="api"
+            )
         except schedule_config.ConfigError as exc:
             raise invalid(exc.errors) from None
         except StaleVersion as exc:
             raise ApiError(409, "stale_version", str(exc), {"version": str(exc)}) from None
-    return JsonResponse(_schedule_body(identity.user_id), json_dumps_params={"ensure_ascii": False})
+        # Answer with the row just saved, not the cache: the cache is dropped
+        # on commit, and an outer transaction would leave it stale here.
+        body = {**schedule_config.with_defaults(saved.config), "version": saved.version}
+    else:
+        body = _schedule_body(identity.user_id)
+    return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
 
 
 @token_required

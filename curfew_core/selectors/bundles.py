@@ -18,7 +18,7 @@ from django.core.cache import cache
 from curfew_core import config as schedule_config
 from curfew_core.cache import bundle_key
 from curfew_core.engine import Overrides, Schedule
-from curfew_core.models import Override
+from curfew_core.models import UNSAVED_VERSION, Override
 from curfew_core.models import Schedule as ScheduleRow
 
 
@@ -41,7 +41,7 @@ def _load_raw(user_id: int) -> dict[str, Any]:
     row = ScheduleRow.objects.filter(user_id=user_id).only("config", "version").first()
     override = Override.objects.filter(user_id=user_id).first()
     return {
-        "version": row.version if row else 0,
+        "version": row.version if row else UNSAVED_VERSION,
         "config": schedule_config.with_defaults(row.config if row else {}),
         "overtime_until": override.overtime_until if override else None,
         "forced_off_until": override.forced_off_until if override else None,

@@ -11,7 +11,7 @@ from django.db import transaction
 from curfew_core import config as schedule_config
 from curfew_core import events
 from curfew_core.cache import drop_bundle_on_commit
-from curfew_core.models import Schedule, ScheduleRevision
+from curfew_core.models import UNSAVED_VERSION, Schedule, ScheduleRevision
 
 
 class StaleVersion(Exception):
@@ -27,8 +27,11 @@ class StaleVersion(Exception):
 
 
 def schedule_get_or_create(*, user: User) -> Schedule:
+    # Unsaved until the first save: the version readers hand out for a user
+    # with no row must still match, or that first save would be refused as stale.
     schedule, _ = Schedule.objects.get_or_create(
-        user=user, defaults={"config": schedule_config.default_config(), "version": 1}
+        user=user,
+        defaults={"config": schedule_config.default_config(), "version": UNSAVED_VERSION},
     )
     return schedule
 
