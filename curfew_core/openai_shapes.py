@@ -1,0 +1,268 @@
+"""OpenAI chat-completions shapes: apply a verdict to a request body, and the
+short-circuit answer (a ``chat.completion`` or its SSE ``chat.completion.chunk``
+stream).
+
+Shared by the gateway client (any Python gateway) and the proxy, so both act on
+a verdict in exactly one way. Standard library only and no Django: the client
+must be importable in a gateway that has never heard of Django.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, Protocol
+
+#: The two names a chat request's reply budget goes by.
+BUDGET_KEYS = ("max_tokens", "max_completion_tokens")
+#: Older function-calling keys are tools too: drop them all when tools are denied.
+TOOL_KEYS = ("tools", "tool_choice", "functions", "function_call", "parallel_tool_calls")
+#: Roles that carry the system prompt (``developer`` is its name for newer OpenAI models).
+SYSTEM_ROLES = ("system", "developer")
+#: Cheapest first: a winding effort only ever lowers the client's choice.
+REASONING_ORDER = ("none", "minimal", "low", "medium", "high", "xhigh")
+
+BudgetKey = Literal["max_tokens", "max_completion_tokens"]
+
+#: When the client set no budget the clamp has to be set explicitly, under one
+#: name. ``max_completion_tokens`` is the modern chat-completions name (OpenAI's
+#: reasoning models refuse ``max_tokens``), but the proxy's upstream is "any
+#: OpenAI-compatible API": DeepSeek, vLLM, llama.cpp, Ollama and most others
+#: know only ``max_tokens`` and silently ignore the other name, which would make
+#: the clamp a no-op exactly where it matters. A clamp that is ignored is worse
+#: than one that is refused loudly, so the default is ``max_tokens``; a gateway
+#: in front of OpenAI's reasoning models passes ``default_budget_key``.
+DEFAULT_BUDGET_KEY: BudgetKey = "max_tokens"
+
+
+class VerdictLike(Protocol):
+    """What acting on a verdict reads: the engine's ``Verdict`` and the client's
+    ``CurfewVerdict`` both fit."""
+
+    @property
+    def max_tokens(self) -> int | None: ...
+    @property
+    def persona(self) -> str | None: ...
+    @property
+    def tools(self) -> str: ...
+    @property
+    def reasoning_effort(self) -> str | None: ...
+
+
+def zero_usage() -> dict[str, Any]:
+    """A fresh all-zero ``usage``: explicit zeros, with the detail objects cost
+    ledgers read, because a ledger must see a real zero, not a missing turn."""
+    return {
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "total_tokens": 0,
+        "prompt_tokens_details": {"cached_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
+
+
+# -- the request --------------------------------------------------------------
+
+
+def requested_budget(body: Mapping[str, Any]) -> int | None:
+    """The tightest budget the client asked for under either name, if any."""
+    values = [
+        value
+        for key in BUDGET_KEYS
+        if isinstance(value := body.get(key), int) and not isinstance(value, bool) and value > 0
+    ]
+    return min(values) if values else None
+
+
+def wants_stream(body: Mapping[str, Any]) -> bool:
+    return body.get("stream") is True
+
+
+def wants_usage_chunk(body: Mapping[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, Mapping) and options.get("include_usage") is True
+
+
+def _with_persona(messages: list[Any], persona: str) -> list[Any]:
+    """The messages with ``persona`` appended to the (first) system message,
+    or a system message of its own in front when there is none."""
+    out = list(messages)
+    for index, message in enumerate(out):
+        if not isinstance(message, Mapping) or message.get("role") not in SYSTEM_ROLES:
+            continue
+        content = message.get("content")
+        if isinstance(content, str) and content.strip():
+            new_content: Any = f"{content}\n\n{persona}"
+        elif isinstance(content, list):
+            new_content = [*content, {"type": "text", "text": persona}]
+        else:
+            new_content = persona
+        out[index] = {**message, "content": new_content}
+        return out
+    return [{"role": "system", "content": persona}, *out]
+
+
+def apply_verdict(
+    body: Mapping[str, Any],
+    verdict: VerdictLike,
+    *,
+    default_budget_key: BudgetKey = DEFAULT_BUDGET_KEY,
+) -> dict[str, Any]:
+    """A new request body that obeys ``verdict`` (``body`` is not modified).
+
+    Acts only on what the verdict sets, so an on-duty, exempt or dry-run verdict
+    (every field null, tools allowed) gives back an equal body.
+
+    - budget: ``min`` of each budget the client gave and the verdict's, never a
+      raise; set explicitly under ``default_budget_key`` when it gave none;
+    - persona: appended to the system message (one is added when there is none);
+    - tools denied: every tool and function-calling key dropped;
+    - reasoning effort: lowered to the verdict's, never raised.
+    """
+    out = dict(body)
+    if verdict.max_tokens is not None:
+        present = [key for key in BUDGET_KEYS if key in out and out[key] is not None]
+        for key in present:
+            current = out[key]
+            if isinstance(current, int) and not isinstance(current, bool) and current > 0:
+                out[key] = min(current, verdict.max_tokens)
+            else:
+                # Not a budget we can compare with: ours is the only sane one.
+                out[key] = verdict.max_tokens
+        if not present:
+            out[default_budget_key] = verdict.max_tokens
+    messages = out.get("messages")
+    if verdict.persona and isinstance(messages, list):
+        # No messages list at all is the upstream's error to report, not ours to invent.
+        out["messages"] = _with_persona(messages, verdict.persona)
+    if verdict.tools == "deny":
+        for key in TOOL_KEYS:
+            out.pop(key, None)
+    if verdict.reasoning_effort is not None:
+        current = out.get("reasoning_effort")
+        if current not in REASONING_ORDER or verdict.reasoning_effort not in REASONING_ORDER:
+            out["reasoning_effort"] = verdict.reasoning_effort
+        else:
+            out["reasoning_effort"] = min(
+                current, verdict.reasoning_effort, key=REASONING_ORDER.index
+            )
+    return out
+
+
+# -- the short-circuit answer -------------------------------------------------
+
+
+def completion_id() -> str:
+    return f"chatcmpl-curfew-{secrets.token_hex(12)}"
+
+
+def _model(model: Any) -> str:
+    return model if isinstance(model, str) and model else "curfew"
+
+
+def short_circuit_completion(
+    text: str, *, model: Any = None, created: int | None = None, id: str | None = None
+) -> dict[str, Any]:
+    """The non-streaming answer: a complete ``chat.completion``, zero usage."""
+    return {
+        "id": id or completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()) if created is None else created,
+        "model": _model(model),
+        "system_fingerprint": None,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": None},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": zero_usage(),
+    }
+
+
+def short_circuit_chunks(
+    text: str,
+    *,
+    model: Any = None,
+    include_usage: bool = False,
+    created: int | None = None,
+    id: str | None = None,
+) -> list[dict[str, Any]]:
+    """The streaming answer as ``chat.completion.chunk`` objects, in order.
+
+    Usage is never absent. When the client asked for it
+    (``stream_options.include_usage``) it gets OpenAI's exact protocol: ``usage:
+    null`` on every chunk, then a last chunk with no choices and the zero usage.
+    When it did not ask, a chunk with empty ``choices`` could trip a client that
+    reads ``choices[0]`` of every chunk, so the zero usage rides on the final
+    (``finish_reason``) chunk instead, as DeepSeek sends it: present, and
+    harmless to every client.
+    """
+    base = {
+        "id": id or completion_id(),
+        "object": "chat.completion.chunk",
+        "created": int(time.time()) if created is None else created,
+        "model": _model(model),
+        "system_fingerprint": None,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+        out = {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        if include_usage:
+            out["usage"] = None
+        return out
+
+    chunks = [
+        chunk({"role": "assistant", "content": ""}, None),
+        chunk({"content": text}, None),
+        chunk({}, "stop"),
+    ]
+    if include_usage:
+        chunks.append({**base, "choices": [], "usage": zero_usage()})
+    else:
+        chunks[-1]["usage"] = zero_usage()
+    return chunks
+
+
+def sse_event(data: Mapping[str, Any]) -> bytes:
+    """One server-sent event carrying a JSON object."""
+    return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+
+
+SSE_DONE = b"data: [DONE]\n\n"
+
+
+def sse_stream(chunks: Iterable[Mapping[str, Any]]) -> bytes:
+    """The whole SSE body for ``chunks``, ending with ``data: [DONE]``."""
+    return b"".join(sse_event(chunk) for chunk in chunks) + SSE_DONE
+
+
+def short_circuit_body(request_body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
+    """The answer to ``request_body`` with ``text``, streamed or not as it asked:
+    ``(payload, content_type)``."""
+    model = request_body.get("model")
+    if wants_stream(request_body):
+        chunks = short_circuit_chunks(
+            text, model=model, include_usage=wants_usage_chunk(request_body)
+        )
+        return sse_stream(chunks), "text/event-stream; charset=utf-8"
+    payload = json.dumps(short_circuit_completion(text, model=model), ensure_ascii=False)
+    return payload.encode(), "application/json"
+
+
+def error_body(
+    message: str,
+    *,
+    type: str = "invalid_request_error",
+    code: str | None = None,
+    param: str | None = None,
+) -> dict[str, Any]:
+    """OpenAI's error shape, so SDKs raise their usual exception with our message."""
+    return {"error": {"message": message, "type": type, "param": param, "code": code}}

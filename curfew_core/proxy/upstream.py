@@ -1,0 +1,191 @@
+"""Talking to the upstream provider: one pooled client per event loop, and the
+relay of its answer, chunk by chunk.
+
+Settings are read on every request, never captured at import or start-up: the
+operator's upstream (and a test's ``override_settings``) is whatever is set when
+the request is served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from urllib.parse import urlsplit
+
+import httpx
+from django.conf import settings
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+
+from curfew_core.openai_shapes import error_body, sse_event
+
+log = logging.getLogger("curfew.proxy")
+
+#: Upstream response headers worth passing on (ids for support tickets, rate
+#: limits for well-behaved retries). Everything else is the proxy's own.
+RELAYED_HEADERS = ("x-request-id", "retry-after", "openai-processing-ms", "openai-version")
+RELAYED_PREFIXES = ("x-ratelimit-",)
+#: Connecting is quick or broken; the read timeout (between chunks) is the operator's.
+CONNECT_TIMEOUT = 10.0
+
+# An httpx.AsyncClient's pool belongs to the loop that opened its connections,
+# so there is one per running loop (one in a server process), made on first use.
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_client() -> httpx.AsyncClient:
+    """The pooled client for the running loop (created lazily, reused after)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        # No base URL, key or timeout here: those are read per request.
+        client = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            follow_redirects=False,
+        )
+        _clients[loop] = client
+    return client
+
+
+async def close_clients() -> None:
+    """Close the running loop's client (tests and shutdown hooks)."""
+    client = _clients.pop(asyncio.get_running_loop(), None)
+    if client is not None:
+        await client.aclose()
+
+
+def _upstream_url(path: str) -> str:
+    return f"{settings.CURFEW_UPSTREAM_BASE_URL.rstrip('/')}/{path.lstrip('/')}"
+
+
+def _where(url: str) -> str:
+    """Scheme, host and path for logs: never a query or userinfo."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+def _upstream_headers(content: bytes | None) -> dict[str, str]:
+    headers = {"Accept": "application/json, text/event-stream"}
+    if content is not None:
+        headers["Content-Type"] = "application/json"
+    key = settings.CURFEW_UPSTREAM_API_KEY
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
+def _scrub(content: bytes) -> bytes:
+    """An upstream error body with the upstream key cut out, should it echo it."""
+    key = settings.CURFEW_UPSTREAM_API_KEY
+    return content.replace(key.encode(), b"[redacted]") if key else content
+
+
+def _relay_headers(response: HttpResponseBase, upstream: Mapping[str, str]) -> None:
+    for name, value in upstream.items():
+        lower = name.lower()
+        if lower in RELAYED_HEADERS or lower.startswith(RELAYED_PREFIXES):
+            response[name] = value
+
+
+def gateway_error(status: int, message: str, code: str) -> HttpResponse:
+    return HttpResponse(
+        _json(error_body(message, type="upstream_error", code=code)),
+        status=status,
+        content_type="application/json",
+    )
+
+
+def _json(payload: object) -> bytes:
+    return json.dumps(payload, ensure_ascii=False).encode()
+
+
+async def forward(method: str, path: str, content: bytes | None = None) -> HttpResponseBase:
+    """Send one request upstream and answer with what comes back.
+
+    Success is streamed through as it arrives (SSE chunk by chunk, nothing
+    buffered). An upstream error is relayed with its status and body; when the
+    upstream refuses the proxy's own credentials (401/403) the body is replaced,
+    because providers echo part of the key in that message and the key must
+    never reach a client.
+    """
+    url = _upstream_url(path)
+    client = shared_client()
+    timeout = float(settings.CURFEW_UPSTREAM_TIMEOUT)
+    request = client.build_request(
+        method,
+        url,
+        content=content,
+        headers=_upstream_headers(content),
+        timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
+    )
+    try:
+        response = await client.send(request, stream=True)
+    except httpx.TimeoutException as exc:
+        log.warning("upstream %s timed out (%s)", _where(url), type(exc).__name__)
+        return gateway_error(
+            504, "the upstream provider did not answer in time", "upstream_timeout"
+        )
+    except httpx.HTTPError as exc:
+        log.warning("upstream %s unreachable (%s)", _where(url), type(exc).__name__)
+        return gateway_error(502, "the upstream provider is unreachable", "upstream_unreachable")
+
+    if response.status_code >= 400:
+        try:
+            body = await response.aread()
+        except httpx.HTTPError:
+            body = b""
+        finally:
+            await response.aclose()
+        log.info("upstream %s answered %s", _where(url), response.status_code)
+        if response.status_code in (401, 403):
+            message = (
+                f"the upstream provider refused the proxy's own credentials "
+                f"(HTTP {response.status_code}); the operator must check CURFEW_UPSTREAM_API_KEY"
+            )
+            body = _json(error_body(message, type="upstream_error", code="upstream_auth"))
+            content_type = "application/json"
+        else:
+            body = _scrub(body)
+            content_type = response.headers.get("content-type", "application/json")
+        relayed = HttpResponse(body, status=response.status_code, content_type=content_type)
+        _relay_headers(relayed, response.headers)
+        return relayed
+
+    content_type = response.headers.get("content-type", "application/json")
+    streaming = StreamingHttpResponse(
+        _relay(response, url, sse="text/event-stream" in content_type),
+        status=response.status_code,
+        content_type=content_type,
+    )
+    _relay_headers(streaming, response.headers)
+    streaming["Cache-Control"] = "no-cache"
+    # Reverse proxies (nginx) must not hold the stream back either.
+    streaming["X-Accel-Buffering"] = "no"
+    return streaming
+
+
+async def _relay(response: httpx.Response, url: str, *, sse: bool) -> AsyncIterator[bytes]:
+    """The upstream body as it arrives; the upstream connection is released when
+    the body ends, fails or the client goes away (the server cancels us)."""
+    try:
+        async for chunk in response.aiter_bytes():
+            yield chunk
+    except httpx.HTTPError as exc:
+        log.warning("upstream %s broke off mid-answer (%s)", _where(url), type(exc).__name__)
+        if sse:
+            # SDKs raise on an SSE error event, instead of taking a cut-off
+            # answer for a complete one.
+            yield sse_event(
+                error_body(
+                    "the upstream provider broke off the answer",
+                    type="upstream_error",
+                    code="upstream_broken",
+                )
+            )
+    finally:
+        await response.aclose()

@@ -1,0 +1,89 @@
+"""The proxy served for real, in front of a recording fake upstream."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.proxy.fake_upstream import FakeUpstream
+from tests.support.server import ServedApp
+
+UPSTREAM_KEY = "sk-upstream-secret"
+EXEMPT_SESSION = "exempt-session"
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Iterator[FakeUpstream]:
+    fake = FakeUpstream().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(autouse=True)
+def _clean_upstream(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test starts with an empty recorder and a well-behaved upstream."""
+    if "upstream" in request.fixturenames:
+        fake = request.getfixturevalue("upstream")
+        fake.reset()
+        yield
+        if fake.gate is not None:
+            fake.gate.set()
+    else:
+        yield
+
+
+@dataclass
+class Proxy:
+    app: ServedApp
+    token: str
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.app.base_url}/v1"
+
+    def api(self, method: str, path: str, body: object) -> httpx.Response:
+        response = httpx.request(
+            method,
+            f"{self.app.base_url}/api/v1/{path}",
+            json=body,
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=10,
+        )
+        assert response.status_code == 200, response.text
+        return response
+
+    def travel(self, moment: str) -> None:
+        """The user's time machine (through the API, so the server's cache drops it)."""
+        self.api("POST", "overrides", {"debug": moment})
+
+
+@pytest.fixture(scope="session")
+def proxy_app(
+    tmp_path_factory: pytest.TempPathFactory, upstream: FakeUpstream
+) -> Iterator[ServedApp]:
+    app = ServedApp(
+        Path(tmp_path_factory.mktemp("proxy")),
+        env={
+            "CURFEW_UPSTREAM_BASE_URL": f"{upstream.base_url}/v1",
+            "CURFEW_UPSTREAM_API_KEY": UPSTREAM_KEY,
+            "CURFEW_UPSTREAM_TIMEOUT": "30",
+            # Everything the proxy and httpx log, so the key test sees it all.
+            "CURFEW_LOG_LEVEL": "DEBUG",
+            "CURFEW_MANIFEST_STATIC": "0",
+        },
+    )
+    app.manage("migrate", "--no-input", "-v0")
+    app.start()
+    yield app
+    app.stop()
+
+
+@pytest.fixture(scope="session")
+def proxy(proxy_app: ServedApp) -> Proxy:
+    served = Proxy(proxy_app, proxy_app.create_user("proxy-ada"))
+    served.api("PATCH", "schedule", {"exempt_sessions": [EXEMPT_SESSION]})
+    return served

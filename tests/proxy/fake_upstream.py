@@ -1,0 +1,188 @@
+"""A recording fake of an OpenAI-compatible provider, on a real local port.
+
+It records every request it receives (method, path, headers, body) and answers
+like a provider would: a ``chat.completion`` or an SSE stream of chunks, the
+model list, or a scripted error. A gate can hold a stream after its first chunk,
+which is how the tests prove the proxy relays without buffering.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+REPLY_WORDS = ["Hello", " from", " the", " fake", " upstream."]
+REPLY_TEXT = "".join(REPLY_WORDS)
+USAGE = {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class FakeUpstream:
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        #: ``(status, body)`` to answer every chat request with, instead of a completion.
+        self.fail: tuple[int, bytes] | None = None
+        #: When set, a stream waits on it after its first chunk (up to 10s).
+        self.gate: threading.Event | None = None
+        #: Set when a stream's last byte has been written.
+        self.finished = threading.Event()
+        self.chunk_delay = 0.0
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.port = int(self.server.server_address[1])
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def start(self) -> FakeUpstream:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+        self.fail = None
+        self.gate = None
+        self.chunk_delay = 0.0
+        self.finished.clear()
+
+    @property
+    def chat_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def _record(self, recorded: Recorded) -> None:
+        with self._lock:
+            self.requests.append(recorded)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _send_json(self, status: int, payload: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("X-Request-Id", "req-fake-1")
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _read(self) -> bytes:
+                length = int(self.headers.get("Content-Length") or 0)
+                return self.rfile.read(length) if length else b""
+
+            def do_GET(self) -> None:
+                fake._record(Recorded("GET", self.path, dict(self.headers.items()), b""))
+                if self.path.rstrip("/").endswith("/models"):
+                    payload = {
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": "fake-model",
+                                "object": "model",
+                                "created": 0,
+                                "owned_by": "fake",
+                            }
+                        ],
+                    }
+                    self._send_json(200, json.dumps(payload).encode())
+                else:
+                    self._send_json(404, b'{"error": {"message": "no such thing"}}')
+
+            def do_POST(self) -> None:
+                body = self._read()
+                fake._record(Recorded("POST", self.path, dict(self.headers.items()), body))
+                if fake.fail is not None:
+                    self._send_json(*fake.fail)
+                    return
+                request = json.loads(body)
+                if request.get("stream"):
+                    self._stream(request)
+                else:
+                    self._send_json(200, json.dumps(completion(request)).encode())
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+            def _stream(self, request: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("X-Request-Id", "req-fake-stream")
+                self.end_headers()
+                events = stream_events(request)
+                for index, event in enumerate(events):
+                    self._chunk(event)
+                    if index == 0 and fake.gate is not None:
+                        fake.gate.wait(10)
+                    elif fake.chunk_delay:
+                        time.sleep(fake.chunk_delay)
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                fake.finished.set()
+
+        return Handler
+
+
+def completion(request: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": request.get("model", "fake-model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": REPLY_TEXT},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": USAGE,
+    }
+
+
+def stream_events(request: dict[str, Any]) -> list[bytes]:
+    base = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": request.get("model", "fake-model"),
+    }
+
+    def event(choices: list[Any], **extra: Any) -> bytes:
+        return b"data: " + json.dumps({**base, "choices": choices, **extra}).encode() + b"\n\n"
+
+    events = [event([{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}])]
+    events += [
+        event([{"index": 0, "delta": {"content": word}, "finish_reason": None}])
+        for word in REPLY_WORDS
+    ]
+    events.append(event([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+    if (request.get("stream_options") or {}).get("include_usage"):
+        events.append(event([], usage=USAGE))
+    events.append(b"data: [DONE]\n\n")
+    return events

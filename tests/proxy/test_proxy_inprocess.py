@@ -1,0 +1,143 @@
+"""The proxy in-process (Django's async test client): settings read per request,
+one pooled upstream client per loop, and no upstream key in any log record."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import AsyncClient, override_settings
+from django.utils import timezone
+
+from curfew_core import override_commands
+from curfew_core.proxy import upstream as upstream_module
+from curfew_core.services.overrides import override_apply
+from curfew_core.services.tokens import token_create
+from tests.proxy.fake_upstream import REPLY_TEXT, FakeUpstream
+from tests.support.server import free_port
+
+SECRET = "sk-inprocess-secret-4242"
+CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def token(transactional_db: None) -> str:
+    user = User.objects.create_user("lin")
+    _, raw = token_create(user=user, name="proxy")
+    # 20:00 on a Tuesday: on duty, so requests go upstream.
+    moment = datetime(2026, 9, 29, 20, 0, tzinfo=ZoneInfo("Asia/Shanghai")).isoformat()
+    override_apply(
+        user=user, command=override_commands.from_json({"debug": moment}), now=timezone.now()
+    )
+    return raw
+
+
+@pytest.fixture
+async def closing() -> AsyncIterator[None]:
+    yield
+    await upstream_module.close_clients()
+
+
+class Client:
+    """The async test client with the bearer header on every request (headers
+    given to AsyncClient's constructor do not reach an ASGI request)."""
+
+    def __init__(self, token: str) -> None:
+        self.auth = {"Authorization": f"Bearer {token}"}
+        self.client = AsyncClient()
+
+    async def post(self, path: str, data: object, **headers: str) -> Any:
+        return await self.client.post(
+            path, data, content_type="application/json", headers={**self.auth, **headers}
+        )
+
+    async def get(self, path: str) -> Any:
+        return await self.client.get(path, headers=self.auth)
+
+
+def client(token: str) -> Client:
+    return Client(token)
+
+
+async def body_of(response: object) -> bytes:
+    if getattr(response, "streaming", False):
+        return b"".join([chunk async for chunk in response.streaming_content])  # type: ignore[attr-defined]
+    return response.content  # type: ignore[attr-defined,no-any-return]
+
+
+async def test_settings_are_read_per_request_and_the_pool_is_reused(
+    token: str, upstream: FakeUpstream, closing: None
+) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    with override_settings(CURFEW_UPSTREAM_BASE_URL=dead, CURFEW_UPSTREAM_API_KEY=SECRET):
+        down = await client(token).post("/v1/chat/completions", CHAT)
+    assert down.status_code == 502
+    assert down.json()["error"]["code"] == "upstream_unreachable"
+    assert down["X-Curfew-State"] == "on-duty"
+    assert down["X-Curfew-Action"] == "pass"
+    pool = upstream_module.shared_client()
+
+    live = f"{upstream.base_url}/v1"
+    with override_settings(CURFEW_UPSTREAM_BASE_URL=live, CURFEW_UPSTREAM_API_KEY=SECRET):
+        up = await client(token).post("/v1/chat/completions", CHAT)
+        assert up.status_code == 200
+        assert json.loads(await body_of(up))["choices"][0]["message"]["content"] == REPLY_TEXT
+    [sent] = upstream.chat_requests
+    assert sent.headers["Authorization"] == f"Bearer {SECRET}"
+    assert upstream_module.shared_client() is pool, "one pooled client per event loop"
+
+
+async def test_the_upstream_key_appears_in_no_log_record(
+    token: str, upstream: FakeUpstream, closing: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # every logger, httpx and httpcore included
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    live = f"{upstream.base_url}/v1"
+    with override_settings(CURFEW_UPSTREAM_API_KEY=SECRET):
+        with override_settings(CURFEW_UPSTREAM_BASE_URL=live):
+            ok = await client(token).post("/v1/chat/completions", {**CHAT, "stream": True})
+            streamed = await body_of(ok)
+            upstream.fail = (500, f'{{"error": {{"message": "bad key {SECRET}"}}}}'.encode())
+            failed = await client(token).post("/v1/chat/completions", CHAT)
+        with override_settings(CURFEW_UPSTREAM_BASE_URL=dead):
+            await client(token).post("/v1/chat/completions", CHAT)
+    assert b"data: [DONE]" in streamed
+    assert failed.status_code == 500
+    assert SECRET not in failed.content.decode()  # scrubbed from a relayed error body
+    assert "[redacted]" in failed.content.decode()
+    records = [r.getMessage() + str(r.args) for r in caplog.records]
+    assert any("unreachable" in r for r in records), "the outage was logged (the log is live)"
+    assert any(r.name.startswith("httpcore") for r in caplog.records), "transport debug is on"
+    assert not [r for r in records if SECRET in r]
+
+
+async def test_non_post_and_unknown_paths_answer_in_openai_shape(token: str) -> None:
+    wrong_method = await client(token).get("/v1/chat/completions")
+    assert wrong_method.status_code == 405
+    assert wrong_method["X-Curfew-Action"] == "none"
+    elsewhere = await client(token).post("/v1/embeddings", {})
+    assert elsewhere.status_code == 404
+    assert "chat/completions" in elsewhere.json()["error"]["message"]
+    assert elsewhere["X-Curfew-State"] == "unknown"
+
+
+async def test_bad_scope_headers_are_named(token: str, upstream: FakeUpstream) -> None:
+    response = await client(token).post(
+        "/v1/chat/completions", CHAT, **{"X-Curfew-Subagent": "maybe"}
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "X-Curfew-Subagent"
+    too_long = await client(token).post(
+        "/v1/chat/completions", CHAT, **{"X-Curfew-Session": "x" * 201}
+    )
+    assert too_long.status_code == 400
+    assert "X-Curfew-Session" in too_long.json()["error"]["message"]
+    assert upstream.requests == []
