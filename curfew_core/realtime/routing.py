@@ -1,5 +1,9 @@
-"""WebSocket routes. Filled in by the live-capsule work."""
+"""WebSocket routes (behind ``CapsuleGuard`` in ``curfew_site.asgi``)."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-websocket_urlpatterns: list[URLPattern | URLResolver] = []
+from curfew_core.realtime.consumers import CapsuleConsumer
+
+websocket_urlpatterns: list[URLPattern | URLResolver] = [
+    path("ws/capsule/", CapsuleConsumer.as_asgi(), name="ws-capsule"),
+]

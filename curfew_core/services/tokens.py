@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from curfew_core import events
 from curfew_core.cache import drop_token_on_commit
 from curfew_core.models import ApiToken
 from curfew_core.selectors.tokens import digest
@@ -41,4 +42,6 @@ def token_revoke(*, user: User, token_id: int) -> bool:
     token.revoked_at = timezone.now()
     token.save(update_fields=["revoked_at"])
     drop_token_on_commit(token.digest)
+    # Open capsules re-check their embed token on every push: a revoked one is closed now.
+    events.user_changed(user.pk)
     return True

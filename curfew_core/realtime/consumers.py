@@ -1,0 +1,153 @@
+"""The live status capsule: one socket, one user's state, pushed when it changes.
+
+Every message is the ``GET /api/v1/state`` object. It is sent on connect, when
+the user's group hears ``user.changed`` (a save or an override, published after
+the commit), and when the one timer per socket fires at the verdict's
+``valid_until``: no loop wakes up to ask whether anything changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import datetime
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from curfew_core.events import user_group
+from curfew_core.realtime import clock, timers
+from curfew_core.realtime.codes import CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
+from curfew_core.realtime.guard import CREDENTIAL, TOKEN
+from curfew_core.selectors.tokens import identify
+from curfew_core.selectors.verdicts import state_payload
+
+log = logging.getLogger("curfew.realtime")
+
+
+def _embed_user_sync(raw: str) -> int | None:
+    identity = identify(raw, kind="embed")
+    return None if identity is None else identity.user_id
+
+
+async def _embed_user(raw: str) -> int | None:
+    user_id: int | None = await database_sync_to_async(_embed_user_sync)(raw)
+    return user_id
+
+
+async def _state(user_id: int, now: datetime) -> dict[str, Any]:
+    payload: dict[str, Any] = await database_sync_to_async(state_payload)(user_id=user_id, now=now)
+    return payload
+
+
+class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user_id: int | None = None
+        self.token: str | None = None
+        self.group: str | None = None
+        self.closed = False
+        self.wake_at: datetime | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.tick: asyncio.Task[None] | None = None
+        # A timer tick and a group message may both want to push; one at a time.
+        self.lock = asyncio.Lock()
+
+    # -- lifecycle ----------------------------------------------------------------
+    async def connect(self) -> None:
+        credential = self.scope.get(CREDENTIAL)
+        if credential == "token":
+            raw = self.scope.get(TOKEN) or ""
+            user_id = await _embed_user(raw) if raw else None
+            if user_id is None:
+                reason = "unknown or revoked embed token" if raw else "missing embed token"
+                await self.refuse(CLOSE_UNAUTHORIZED, reason)
+                return
+            self.token = raw
+        elif credential == "session":
+            user = self.scope.get("user")
+            if user is None or not user.is_authenticated:
+                await self.refuse(CLOSE_UNAUTHORIZED, "sign in, or connect with ?token=")
+                return
+            user_id = user.pk
+        else:
+            # Reached without CapsuleGuard in front: refuse rather than guess.
+            await self.refuse(CLOSE_UNAUTHORIZED, "no credential")
+            return
+        self.user_id = user_id
+        self.group = user_group(user_id)
+        # Join before the first read, so a change committed in between is not missed.
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self.push()
+
+    async def disconnect(self, code: int) -> None:
+        self.closed = True
+        self.disarm()
+        if self.tick is not None and not self.tick.done():
+            self.tick.cancel()
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def refuse(self, code: int, reason: str) -> None:
+        # Accepted first: a browser sees a refused handshake only as 1006.
+        await self.accept()
+        await self.close(code=code, reason=reason)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """The capsule only listens; anything it is sent is ignored."""
+
+    # -- events -------------------------------------------------------------------
+    async def user_changed(self, event: dict[str, Any]) -> None:
+        """A save or override of this user was committed: re-read and send."""
+        await self.push()
+
+    # -- the one timer ------------------------------------------------------------
+    def arm(self, wake_at: datetime, now: datetime) -> None:
+        self.disarm()
+        self.wake_at = wake_at
+        delay = max(0.0, (wake_at - now).total_seconds()) + timers.LATE.total_seconds()
+        self.timer = asyncio.get_running_loop().call_later(delay, self.on_timer)
+
+    def disarm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def on_timer(self) -> None:
+        self.timer = None
+        if not self.closed:
+            self.tick = asyncio.ensure_future(self.on_tick())
+
+    async def on_tick(self) -> None:
+        now = clock.now()
+        if self.wake_at is not None and now < self.wake_at:
+            # The loop's monotonic timer ran ahead of the wall clock: wait the rest.
+            self.arm(self.wake_at, now)
+            return
+        await self.push()
+
+    # -- sending ------------------------------------------------------------------
+    async def push(self) -> None:
+        """Read the state as of now, send it, and set the timer for its next change."""
+        async with self.lock:
+            if self.closed or self.user_id is None:
+                return
+            if self.token is not None and await _embed_user(self.token) != self.user_id:
+                self.closed = True
+                self.disarm()
+                await self.close(code=CLOSE_UNAUTHORIZED, reason="embed token revoked")
+                return
+            now = clock.now()
+            try:
+                payload = await _state(self.user_id, now)
+            except Exception:
+                log.exception("capsule state for user %s could not be read", self.user_id)
+                self.closed = True
+                self.disarm()
+                await self.close(code=CLOSE_UNAVAILABLE, reason="state unavailable; retry")
+                return
+            await self.send(text_data=json.dumps(payload, ensure_ascii=False))
+            self.arm(timers.next_wake(payload, now), now)

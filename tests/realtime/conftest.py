@@ -1,0 +1,108 @@
+"""Capsule test helpers: sockets on the real ASGI app, a clock the test sets."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.test import Client
+
+from curfew_core.models import ApiToken
+from curfew_core.realtime import clock
+from curfew_core.services.tokens import token_create
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+ALLOWED_ORIGIN = "http://127.0.0.1:8000"
+FOREIGN_ORIGIN = "https://evil.example"
+
+
+def local(text: str) -> datetime:
+    """``"2026-09-29 10:00"`` as an aware instant in the default zone (Asia/Shanghai)."""
+    return datetime.fromisoformat(text).replace(tzinfo=SHANGHAI)
+
+
+class RunningClock:
+    """A wall clock that starts where the test puts it and then runs in real time,
+    so the consumer's real event-loop timer meets a boundary the test chose."""
+
+    def __init__(self, start: datetime) -> None:
+        self.start = start
+        self.t0 = time.monotonic()
+
+    def __call__(self) -> datetime:
+        return self.start + timedelta(seconds=time.monotonic() - self.t0)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    """The in-memory layer's queues belong to one event loop; each test has its own."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+@pytest.fixture
+def set_clock(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Callable[[], datetime]]:
+    """``set_clock(instant)`` freezes the capsule clock; ``running=True`` lets it run."""
+
+    def setter(start: datetime, *, running: bool = False) -> Callable[[], datetime]:
+        fake: Callable[[], datetime] = RunningClock(start) if running else (lambda: start)
+        monkeypatch.setattr(clock, "now", fake)
+        return fake
+
+    return setter
+
+
+def embed_token(user: User) -> str:
+    return token_create(user=user, name="capsule test", kind=ApiToken.Kind.EMBED)[1]
+
+
+def session_cookie(user: User) -> str:
+    client = Client()
+    client.force_login(user)
+    name = settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}"
+
+
+def socket(
+    *, token: str | None = None, cookie: str | None = None, origin: str | None = ALLOWED_ORIGIN
+) -> WebsocketCommunicator:
+    from curfew_site.asgi import application
+
+    headers: list[tuple[bytes, bytes]] = []
+    if origin is not None:
+        headers.append((b"origin", origin.encode()))
+    if cookie is not None:
+        headers.append((b"cookie", cookie.encode()))
+    path = "/ws/capsule/" if token is None else f"/ws/capsule/?token={token}"
+    return WebsocketCommunicator(application, path, headers=headers)
+
+
+async def open_live(comm: WebsocketCommunicator) -> dict[str, Any]:
+    """Connect and return the first state (fails if the socket was refused)."""
+    connected, _ = await comm.connect(timeout=5)
+    assert connected
+    message = await comm.receive_output(timeout=5)
+    assert message["type"] == "websocket.send", message
+    import json
+
+    payload: dict[str, Any] = json.loads(message["text"])
+    return payload
+
+
+async def refusal(comm: WebsocketCommunicator) -> tuple[int, str]:
+    """Connect and return the close code and reason; no state may come first."""
+    connected, _ = await comm.connect(timeout=5)
+    assert connected, "refusals are accepted first so the browser can read the code"
+    message = await comm.receive_output(timeout=5)
+    assert message["type"] == "websocket.close", f"expected a close, got {message}"
+    return message["code"], message.get("reason", "")

@@ -1,0 +1,258 @@
+"""The capsule socket on the real ASGI app: auth, origin, pushes, timers, isolation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import User
+
+from curfew_core.models import ApiToken
+from curfew_core.override_commands import from_json
+from curfew_core.realtime import clock, consumers
+from curfew_core.realtime.codes import CLOSE_FORBIDDEN_ORIGIN, CLOSE_UNAUTHORIZED
+from curfew_core.selectors.verdicts import state_payload
+from curfew_core.services.overrides import override_apply
+from curfew_core.services.schedules import schedule_update
+from curfew_core.services.tokens import token_create, token_revoke
+from tests.realtime.conftest import (
+    FOREIGN_ORIGIN,
+    embed_token,
+    local,
+    open_live,
+    refusal,
+    session_cookie,
+    socket,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+db = sync_to_async
+
+
+async def next_state(comm: Any, timeout: float = 3) -> dict[str, Any]:
+    message = await comm.receive_output(timeout=timeout)
+    assert message["type"] == "websocket.send", message
+    payload: dict[str, Any] = json.loads(message["text"])
+    return payload
+
+
+def save(user: User, **changes: Any) -> None:
+    schedule_update(user=user, changes=changes, source="test")
+
+
+def override(user: User, body: dict[str, Any]) -> None:
+    override_apply(user=user, command=from_json(body), now=clock.now())
+
+
+# -- state on connect ---------------------------------------------------------------
+
+
+async def test_session_socket_sends_the_api_state_on_connect(user, api, set_clock):
+    now = set_clock(local("2026-09-29 10:00"))()  # a Tuesday in peak hours
+    cookie = await db(session_cookie)(user)
+    comm = socket(cookie=cookie)
+    payload = await open_live(comm)
+    assert payload == await db(lambda: state_payload(user_id=user.pk, now=now))()
+    assert payload["state"] == "off-duty"
+    api_state = (await db(api.get)("/api/v1/state")).json()
+    assert set(payload) == set(api_state), "the socket speaks exactly the API's state fields"
+    await comm.disconnect()
+
+
+async def test_embed_token_socket_gets_its_users_state_from_any_origin(user, set_clock):
+    set_clock(local("2026-09-29 20:00"))
+    await db(save)(user, timezone="Europe/Berlin")
+    raw = await db(embed_token)(user)
+    for origin in (FOREIGN_ORIGIN, "null", None):  # another site, a sandboxed frame, no browser
+        comm = socket(token=raw, origin=origin)
+        payload = await open_live(comm)
+        assert payload["timezone"] == "Europe/Berlin"
+        await comm.disconnect()
+
+
+# -- refusals -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("origin", [FOREIGN_ORIGIN, "null", "http://127.0.0.1.evil.example", None])
+async def test_session_socket_from_a_foreign_origin_is_refused_4403(user, origin):
+    cookie = await db(session_cookie)(user)
+    code, reason = await refusal(socket(cookie=cookie, origin=origin))
+    assert code == CLOSE_FORBIDDEN_ORIGIN
+    assert "origin" in reason
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:8000", "https://127.0.0.1"])
+async def test_session_socket_from_an_allowed_host_is_accepted(user, origin):
+    cookie = await db(session_cookie)(user)
+    comm = socket(cookie=cookie, origin=origin)
+    assert (await open_live(comm))["state"]
+    await comm.disconnect()
+
+
+async def test_a_token_parameter_never_lets_a_session_skip_the_origin_check(user):
+    """A hostile page adding ?token=junk must not ride on the victim's cookie."""
+    cookie = await db(session_cookie)(user)
+    code, _ = await refusal(socket(token="junk", cookie=cookie, origin=FOREIGN_ORIGIN))
+    assert code == CLOSE_UNAUTHORIZED
+
+
+async def test_no_credential_is_refused_4401(db):
+    code, reason = await refusal(socket())
+    assert code == CLOSE_UNAUTHORIZED
+    assert "sign in" in reason
+
+
+@pytest.mark.parametrize("case", ["missing", "unknown", "revoked", "api-kind"])
+async def test_bad_embed_tokens_are_refused_4401(user, case):
+    def make() -> str:
+        if case == "missing":
+            return ""
+        if case == "unknown":
+            return "cfe_not-a-real-token"
+        if case == "api-kind":
+            return token_create(user=user, name="api", kind=ApiToken.Kind.API)[1]
+        token, raw = token_create(user=user, name="old", kind=ApiToken.Kind.EMBED)
+        token_revoke(user=user, token_id=token.pk)
+        return raw
+
+    raw = await db(make)()
+    code, reason = await refusal(socket(token=raw, origin=FOREIGN_ORIGIN))
+    assert code == CLOSE_UNAUTHORIZED
+    expected = "missing embed token" if case == "missing" else "unknown or revoked embed token"
+    assert reason == expected
+
+
+async def test_revoking_the_embed_token_closes_its_open_capsule(user):
+    token, raw = await db(token_create)(user=user, name="dash", kind=ApiToken.Kind.EMBED)
+    comm = socket(token=raw)
+    await open_live(comm)
+    await db(token_revoke)(user=user, token_id=token.pk)
+    message = await comm.receive_output(timeout=3)
+    assert message["type"] == "websocket.close"
+    assert message["code"] == CLOSE_UNAUTHORIZED
+
+
+# -- pushes ---------------------------------------------------------------------------
+
+
+async def test_schedule_save_is_pushed(user, set_clock):
+    set_clock(local("2026-09-29 20:00"))
+    comm = socket(token=await db(embed_token)(user))
+    assert (await open_live(comm))["timezone"] == "Asia/Shanghai"
+    await db(save)(user, timezone="Europe/Berlin")
+    assert (await next_state(comm))["timezone"] == "Europe/Berlin"
+    await comm.disconnect()
+
+
+async def test_override_start_is_pushed_to_session_and_token_capsules(user, set_clock):
+    set_clock(local("2026-09-29 23:30"))  # winding
+    by_session = socket(cookie=await db(session_cookie)(user))
+    by_token = socket(token=await db(embed_token)(user), origin=FOREIGN_ORIGIN)
+    for comm in (by_session, by_token):
+        assert (await open_live(comm))["state"] == "winding"
+    await db(override)(user, {"overtime": "30m"})
+    for comm in (by_session, by_token):
+        pushed = await next_state(comm)
+        assert (pushed["state"], pushed["override"]) == ("on-duty", "overtime")
+        assert pushed["schedule_state"] == "winding"
+        await comm.disconnect()
+
+
+async def test_override_expiry_is_pushed_within_a_second(user, set_clock):
+    start = local("2026-09-29 23:30")
+    set_clock(start)
+    await db(override)(user, {"overtime": "30m"})
+    expiry = start + timedelta(minutes=30)
+    # Time now runs from 1.5 s before the overtime ends; nobody sends anything.
+    running = set_clock(expiry - timedelta(seconds=1.5), running=True)
+    comm = socket(token=await db(embed_token)(user))
+    first = await open_live(comm)
+    assert first["override"] == "overtime"
+    assert first["valid_until"] == expiry.isoformat()
+    pushed = await next_state(comm, timeout=4)
+    late = running() - expiry
+    assert pushed["override"] is None
+    assert pushed["state"] == "winding"
+    assert timedelta(0) <= late < timedelta(seconds=1), late
+    await comm.disconnect()
+
+
+async def test_schedule_boundary_is_pushed_by_the_timer_not_a_poll(user, set_clock, monkeypatch):
+    reads = 0
+    real_state = consumers._state
+
+    async def counting_state(user_id: int, now: Any) -> dict[str, Any]:
+        nonlocal reads
+        reads += 1
+        return await real_state(user_id, now)
+
+    monkeypatch.setattr(consumers, "_state", counting_state)
+    boundary = local("2026-09-29 12:00")  # Tuesday: the morning peak ends
+    running = set_clock(boundary - timedelta(seconds=1.5), running=True)
+    comm = socket(token=await db(embed_token)(user))
+    first = await open_live(comm)
+    assert first["state"] == "off-duty"
+    assert first["valid_until"] == boundary.isoformat()
+    # Control: nothing is sent (or read) before the boundary.
+    assert await comm.receive_nothing(timeout=0.5)
+    assert reads == 1
+    pushed = await next_state(comm, timeout=4)
+    late = running() - boundary
+    assert pushed["state"] == "on-duty"
+    assert timedelta(0) <= late < timedelta(seconds=1), late
+    assert reads == 2, "one read on connect, one at the boundary: no polling loop"
+    await comm.disconnect()
+
+
+async def test_a_far_boundary_sets_one_timer_and_nothing_wakes_meanwhile(user, set_clock):
+    set_clock(local("2026-09-29 19:00"), running=True)  # next change: 23:00
+    comm = socket(token=await db(embed_token)(user))
+    first = await open_live(comm)
+    assert first["valid_until"] == local("2026-09-29 23:00").isoformat()
+    assert await comm.receive_nothing(timeout=1.5)
+    await comm.disconnect()
+
+
+# -- isolation --------------------------------------------------------------------------
+
+
+async def test_one_users_changes_never_reach_another_users_capsule(user, other_user, set_clock):
+    set_clock(local("2026-09-29 20:00"))
+    ada = socket(token=await db(embed_token)(user), origin=FOREIGN_ORIGIN)
+    grace = socket(token=await db(embed_token)(other_user), origin=FOREIGN_ORIGIN)
+    await open_live(ada)
+    await open_live(grace)
+
+    await db(save)(user, timezone="Europe/Berlin")
+    assert (await next_state(ada))["timezone"] == "Europe/Berlin"  # control: the event fired
+    assert await grace.receive_nothing(timeout=0.5)
+
+    await db(override)(other_user, {"off": True})
+    assert (await next_state(grace))["forced"] is True
+    assert await ada.receive_nothing(timeout=0.5)
+    for comm in (ada, grace):
+        await comm.disconnect()
+
+
+async def test_disconnect_leaves_the_group_and_cancels_the_timer(user, set_clock):
+    set_clock(local("2026-09-29 11:59"), running=True)
+    comm = socket(token=await db(embed_token)(user))
+    await open_live(comm)
+    await comm.disconnect()
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    assert not layer.groups.get(f"curfew-user-{user.pk}")
+    # The loop holds no pending capsule timer once the socket is gone.
+    await asyncio.sleep(0)
+    pending = [
+        h
+        for h in asyncio.get_running_loop()._scheduled  # type: ignore[attr-defined]
+        if not h.cancelled() and "on_timer" in repr(h)
+    ]
+    assert pending == []
