@@ -9,5 +9,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("curfew_core.api.urls")),
     path("v1/", include("curfew_core.proxy.urls")),
+    path("embed/", include("curfew_core.realtime.urls")),
     path("", include("curfew_core.web.urls")),
 ]

@@ -1,0 +1,147 @@
+"""HTTP doors of the capsule: the iframe page, the polling fallback, embed tokens.
+
+Thin: parse, call one selector or service, answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from curfew_core.models import ApiToken
+from curfew_core.realtime import clock
+from curfew_core.selectors.tokens import identify
+from curfew_core.selectors.verdicts import state_payload
+from curfew_core.services.tokens import token_create, token_revoke
+
+#: The iframe page may be framed by any site (that is its point); everything it
+#: loads is still its own. ``frame-ancestors *`` admits every http(s) page.
+EMBED_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors *"
+)
+MODES = ("wide", "narrow")
+
+
+def _private(response: HttpResponse) -> HttpResponse:
+    # The token rides in the URL: keep it out of caches and Referer headers.
+    response["Cache-Control"] = "no-store"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+def _unauthorized(message: str) -> JsonResponse:
+    return JsonResponse({"error": "unauthorized", "message": message}, status=401)
+
+
+@require_GET
+def state(request: HttpRequest) -> HttpResponse:
+    """The state for a capsule that cannot hold a socket (fallback polling, boot race).
+
+    ``?token=`` authenticates by embed token only (readable from any origin, like
+    the socket); without it the signed-in session (same origin only: no CORS
+    header is sent, so other sites cannot read it).
+    """
+    raw = request.GET.get("token")
+    if raw is not None:
+        identity = identify(raw, kind="embed") if raw else None
+        response: HttpResponse
+        if identity is None:
+            response = _unauthorized(
+                "unknown or revoked embed token" if raw else "missing embed token"
+            )
+        else:
+            response = JsonResponse(state_payload(user_id=identity.user_id, now=clock.now()))
+        response["Access-Control-Allow-Origin"] = "*"
+        return _private(response)
+    if not request.user.is_authenticated:
+        return _private(_unauthorized("sign in, or pass ?token=<embed token>"))
+    response = JsonResponse(state_payload(user_id=request.user.pk, now=clock.now()))
+    response["Vary"] = "Cookie"
+    return _private(response)
+
+
+@xframe_options_exempt
+@require_GET
+def embed_page(request: HttpRequest) -> HttpResponse:
+    """``/embed/capsule/?token=…[&mode=narrow]``: the capsule alone, for an iframe."""
+    raw = request.GET.get("token", "")
+    mode = request.GET.get("mode", "wide")
+    error = ""
+    if mode not in MODES:
+        error, status = f"mode must be one of {', '.join(MODES)}, not {mode!r}", 400
+    elif not raw:
+        error, status = "missing embed token: add ?token=<embed token>", 401
+    elif identify(raw, kind="embed") is None:
+        error, status = "unknown or revoked embed token", 401
+    else:
+        status = 200
+    response = render(
+        request,
+        "curfew/capsule/embed.html",
+        {"token": raw if status == 200 else "", "mode": mode, "error": error},
+        status=status,
+    )
+    response["Content-Security-Policy"] = EMBED_POLICY
+    return _private(response)
+
+
+def _user(request: HttpRequest) -> User:
+    assert isinstance(request.user, User), "login_required lets only signed-in users here"
+    return request.user
+
+
+def _panel(request: HttpRequest, *, new_token: str | None = None) -> dict[str, Any]:
+    tokens = ApiToken.objects.filter(
+        user=_user(request), kind=ApiToken.Kind.EMBED, revoked_at__isnull=True
+    ).order_by("-created_at")
+    return {"capsule_new_token": new_token, "capsule_tokens": list(tokens)}
+
+
+def _answer(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+    # htmx swaps just the snippet block; a plain form post gets the whole page.
+    template = (
+        "curfew/capsule/snippet.html"
+        if request.headers.get("HX-Request") == "true"
+        else "curfew/capsule/manage.html"
+    )
+    response = render(request, template, context)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_GET
+def manage(request: HttpRequest) -> HttpResponse:
+    """The capsule, its snippet and the user's embed tokens."""
+    return _answer(request, _panel(request))
+
+
+@login_required
+@require_POST
+def create_token(request: HttpRequest) -> HttpResponse:
+    """A fresh embed token, shown once inside the snippet (never in a URL we redirect to)."""
+    name = request.POST.get("name", "").strip() or "capsule embed"
+    _, raw = token_create(user=_user(request), name=name, kind=ApiToken.Kind.EMBED)
+    return _answer(request, _panel(request, new_token=raw))
+
+
+@login_required
+@require_POST
+def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
+    """Revoke one of the user's embed tokens; open capsules using it are closed (4401)."""
+    if not ApiToken.objects.filter(
+        id=token_id, user=_user(request), kind=ApiToken.Kind.EMBED, revoked_at__isnull=True
+    ).exists():
+        raise Http404("no such live embed token")
+    token_revoke(user=_user(request), token_id=token_id)
+    if request.headers.get("HX-Request") == "true":
+        return _answer(request, _panel(request))
+    return redirect("capsule-manage")

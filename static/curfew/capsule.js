@@ -1,0 +1,435 @@
+/*
+ * Curfew status capsule: a small live pill saying what the AI is doing right now.
+ *
+ *   <script src="https://HOST/static/curfew/capsule.js" data-token="EMBED_TOKEN"></script>
+ *
+ * Renders into a shadow root next to the script tag (or into data-target), with
+ * its own stylesheet loaded from the script's own origin, so the host page's CSS
+ * cannot break it and it cannot break the host page. The server origin is taken
+ * from the script's own src. Options (data-*): token (omit on the Curfew site
+ * itself: the session is used), mode ("wide": face and words, "narrow": face
+ * only), lang ("en" | "zh"), css (stylesheet URL), target (CSS selector),
+ * poll (longest seconds between fallback polls, default 30).
+ *
+ * Transport: one WebSocket (/ws/capsule/); the server pushes the state on
+ * connect and on every change. When the socket drops it reconnects with
+ * exponential backoff and jitter (first retry within 1 s, capped at 30 s) and
+ * meanwhile shows "reconnecting" instead of a state it can no longer vouch for.
+ * While sockets fail but HTTP works (a proxy that refuses WebSockets, a browser
+ * without them) it polls /embed/state. Close codes 4401 (unknown or revoked
+ * token, not signed in) and 4403 (origin refused) stop it: retrying cannot help.
+ */
+(function () {
+  "use strict";
+
+  var script = document.currentScript;
+  if (!script || !script.src) {
+    return;
+  }
+  var scriptUrl = new URL(script.src, document.baseURI);
+  var ORIGIN = scriptUrl.origin;
+  var data = function (name) {
+    return script.getAttribute("data-" + name) || "";
+  };
+  var token = data("token");
+  var mode = data("mode") === "narrow" ? "narrow" : "wide";
+  var cssHref = new URL(data("css") || "capsule.css", scriptUrl).href;
+  var pollMax = Math.max(1, parseFloat(data("poll")) || 30) * 1000;
+  var langGuess = data("lang") || document.documentElement.lang || navigator.language || "en";
+  var lang = /^zh/i.test(langGuess) ? "zh" : "en";
+
+  var CLOSE_UNAUTHORIZED = 4401;
+  var CLOSE_FORBIDDEN_ORIGIN = 4403;
+  var BACKOFF_CAP = 30; // seconds
+
+  var TEXT = {
+    en: {
+      "on-duty": "on duty",
+      winding: "winding",
+      "off-duty": "off duty",
+      "lights-out": "lights out",
+      overtime: "on overtime",
+      disabled: "curfew off",
+      connecting: "connecting…",
+      reconnecting: "reconnecting…",
+      unauthorized: "embed token refused",
+      forbidden: "origin refused",
+      budget: "budget",
+      until: "until",
+      forced: "forced",
+      dryRun: "dry run",
+      replies: "replies",
+      announce: "AI status: ",
+      unknown: "AI status unknown: ",
+      staleNote: "Connection lost; retrying. The last state is not shown: it may no longer be true.",
+      pollNote: "Live connection unavailable; checking every few seconds.",
+      refusedNote: "The server refused this capsule: ",
+    },
+    zh: {
+      "on-duty": "上班中",
+      winding: "收工中",
+      "off-duty": "下班（高峰）",
+      "lights-out": "熄灯",
+      overtime: "加班中",
+      disabled: "宵禁已关闭",
+      connecting: "连接中…",
+      reconnecting: "重新连接中…",
+      unauthorized: "嵌入令牌被拒绝",
+      forbidden: "来源被拒绝",
+      budget: "预算",
+      until: "至",
+      forced: "强制",
+      dryRun: "演练",
+      replies: "回复",
+      announce: "AI 状态：",
+      unknown: "AI 状态未知：",
+      staleNote: "连接已断开，正在重试。不显示上次的状态：它可能已经不对了。",
+      pollNote: "实时连接不可用；每隔几秒查询一次。",
+      refusedNote: "服务器拒绝了这个胶囊：",
+    },
+  }[lang];
+
+  // Faces are plain text (no emoji font needed), so narrow mode still reads.
+  var FACES = {
+    "on-duty": "(•‿•)",
+    winding: "(-‿-)",
+    "off-duty": "(¬_¬)",
+    "lights-out": "(-_-) zz",
+    overtime: "(ò_ó)",
+    disabled: "(•_•)",
+    unknown: "(?_?)",
+    refused: "(x_x)",
+  };
+
+  // -- DOM ------------------------------------------------------------------
+  function el(tag, cls) {
+    var node = document.createElement(tag);
+    if (cls) {
+      node.className = cls;
+    }
+    return node;
+  }
+
+  var host = el("curfew-capsule");
+  host.hidden = true; // shown once its stylesheet has loaded (or failed: never invisible)
+  var root = host.attachShadow({ mode: "open" });
+  var link = el("link");
+  link.rel = "stylesheet";
+  link.href = cssHref;
+  link.addEventListener("load", function () {
+    host.setAttribute("data-css", "loaded");
+    host.hidden = false;
+  });
+  link.addEventListener("error", function () {
+    host.setAttribute("data-css", "failed");
+    host.hidden = false;
+  });
+  var pill = el("span", "capsule");
+  pill.setAttribute("part", "capsule");
+  pill.setAttribute("data-mode", mode);
+  var face = el("span", "face");
+  face.setAttribute("aria-hidden", "true");
+  var words = el("span", "words");
+  var label = el("span", "label");
+  var detail = el("span", "detail");
+  var meter = el("span", "meter");
+  meter.setAttribute("aria-hidden", "true");
+  var fill = el("span", "fill");
+  meter.appendChild(fill);
+  words.appendChild(label);
+  words.appendChild(detail);
+  pill.appendChild(face);
+  pill.appendChild(words);
+  pill.appendChild(meter);
+  var live = el("span", "announce");
+  live.setAttribute("role", "status");
+  live.setAttribute("aria-live", "polite");
+  root.appendChild(link);
+  root.appendChild(pill);
+  root.appendChild(live);
+
+  // -- rendering ------------------------------------------------------------
+  function hhmm(iso, zone) {
+    if (!iso) {
+      return "";
+    }
+    try {
+      return new Date(iso).toLocaleTimeString(lang === "zh" ? "zh-CN" : "en-GB", {
+        timeZone: zone || undefined,
+        hour: "2-digit",
+        minute: "2-digit",
+        hour12: false,
+      });
+    } catch (e) {
+      return iso.slice(11, 16);
+    }
+  }
+
+  function describe(s) {
+    var key = s.enabled === false ? "disabled" : s.override === "overtime" ? "overtime" : s.state;
+    var text = TEXT[key] || s.state;
+    var parts = [];
+    var progress = null;
+    if (key === "winding") {
+      progress = Math.round((s.progress || 0) * 100);
+      text += " " + progress + " %";
+      if (s.max_tokens !== null && s.max_tokens !== undefined) {
+        parts.push(TEXT.budget + " " + s.max_tokens);
+      }
+    } else if (key === "overtime") {
+      parts.push(TEXT.until + " " + hhmm(s.override_until, s.timezone));
+    } else if (key === "lights-out" && s.forced) {
+      parts.push(TEXT.forced + " · " + TEXT.until + " " + hhmm(s.override_until, s.timezone));
+    } else if ((key === "off-duty" || key === "lights-out") && s.reply) {
+      parts.push(TEXT.replies + " “" + s.reply + "”");
+    }
+    if (s.dry_run) {
+      parts.push(TEXT.dryRun);
+    }
+    return { key: key, label: text, detail: parts.join(" · "), progress: progress };
+  }
+
+  var lastAnnounced = "";
+  function announce(sentence) {
+    // Only real changes are spoken, not every identical push.
+    if (sentence !== lastAnnounced) {
+      lastAnnounced = sentence;
+      live.textContent = sentence;
+    }
+  }
+
+  function paint(stateKey, linkState, faceKey, labelText, detailText, title) {
+    pill.setAttribute("data-state", stateKey);
+    pill.setAttribute("data-link", linkState);
+    host.setAttribute("data-state", stateKey);
+    host.setAttribute("data-link", linkState);
+    face.textContent = FACES[faceKey] || FACES.unknown;
+    label.textContent = labelText;
+    detail.textContent = detailText;
+    detail.hidden = !detailText;
+    pill.title = title;
+  }
+
+  function showState(s, linkState) {
+    var d = describe(s);
+    var title = s.reason || d.label;
+    if (linkState === "polling") {
+      title += "\n" + TEXT.pollNote;
+    }
+    paint(d.key, linkState, d.key, d.label, d.detail, title);
+    meter.hidden = d.progress === null;
+    // CSSOM, not a style attribute: allowed under a strict style-src.
+    fill.style.width = (d.progress === null ? 0 : d.progress) + "%";
+    announce(TEXT.announce + d.label + (d.detail ? ", " + d.detail : ""));
+  }
+
+  function showUnknown(linkState) {
+    var word = TEXT[linkState] || TEXT.reconnecting;
+    paint("unknown", linkState, "unknown", word, "", TEXT.staleNote);
+    meter.hidden = true;
+    if (linkState !== "connecting") {
+      announce(TEXT.unknown + word);
+    }
+  }
+
+  function showRefused(code) {
+    var word = code === CLOSE_FORBIDDEN_ORIGIN ? TEXT.forbidden : TEXT.unauthorized;
+    paint("refused", "refused", "refused", word, "", TEXT.refusedNote + word + " (" + code + ")");
+    meter.hidden = true;
+    announce(TEXT.unknown + word);
+  }
+
+  // -- transport ------------------------------------------------------------
+  var socket = null;
+  var socketLive = false; // the open socket has delivered a state
+  var attempt = 0;
+  var retryTimer = null;
+  var pollTimer = null;
+  var polling = false; // a poll request is in flight
+  var stopped = false;
+
+  function endpoint(path, scheme) {
+    var url = new URL(path, ORIGIN);
+    if (scheme) {
+      url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    }
+    if (token) {
+      url.searchParams.set("token", token);
+    }
+    return url.href;
+  }
+
+  function attached() {
+    // A capsule removed from the page (an htmx swap, an SPA route) lets go of the server.
+    if (!stopped && !host.isConnected) {
+      stop();
+    }
+    return !stopped;
+  }
+
+  function stop() {
+    stopped = true;
+    clearTimeout(retryTimer);
+    clearTimeout(pollTimer);
+    if (socket) {
+      socket.onclose = null;
+      socket.close();
+      socket = null;
+    }
+  }
+
+  function connect() {
+    retryTimer = null;
+    if (!attached()) {
+      return;
+    }
+    if (typeof WebSocket === "undefined") {
+      poll();
+      return;
+    }
+    var ws;
+    try {
+      ws = new WebSocket(endpoint("/ws/capsule/", true));
+    } catch (e) {
+      dropped();
+      return;
+    }
+    socket = ws;
+    socketLive = false;
+    ws.onmessage = function (event) {
+      var state;
+      try {
+        state = JSON.parse(event.data);
+      } catch (e) {
+        return;
+      }
+      if (!attached()) {
+        return;
+      }
+      attempt = 0;
+      socketLive = true;
+      clearTimeout(pollTimer);
+      pollTimer = null;
+      showState(state, "live");
+    };
+    ws.onclose = function (event) {
+      if (socket === ws) {
+        socket = null;
+      }
+      socketLive = false;
+      if (!attached()) {
+        return;
+      }
+      if (event.code === CLOSE_UNAUTHORIZED || event.code === CLOSE_FORBIDDEN_ORIGIN) {
+        stopped = true;
+        clearTimeout(pollTimer);
+        showRefused(event.code);
+        return;
+      }
+      dropped();
+    };
+  }
+
+  function dropped() {
+    if (pollTimer === null) {
+      // Not already showing a polled state: do not pretend to know it.
+      showUnknown("reconnecting");
+    }
+    scheduleRetry();
+    if (pollTimer === null) {
+      poll();
+    }
+  }
+
+  function scheduleRetry() {
+    if (retryTimer !== null || stopped) {
+      return;
+    }
+    // 1, 2, 4, 8, 16, 30, 30 … seconds, each drawn from its upper half (jitter),
+    // so a restarted server is not hit by every capsule in the same instant.
+    var cap = Math.min(BACKOFF_CAP, Math.pow(2, attempt));
+    attempt += 1;
+    var delay = (cap / 2 + (Math.random() * cap) / 2) * 1000;
+    host.setAttribute("data-retry-ms", String(Math.round(delay)));
+    retryTimer = setTimeout(connect, delay);
+  }
+
+  function poll() {
+    pollTimer = null;
+    if (polling || !attached() || socketLive) {
+      return;
+    }
+    polling = true;
+    fetch(endpoint("/embed/state", false), {
+      credentials: token ? "omit" : "same-origin",
+      cache: "no-store",
+    })
+      .then(function (response) {
+        if (response.status === 401) {
+          var refused = new Error("unauthorized");
+          refused.refused = true;
+          throw refused;
+        }
+        if (!response.ok) {
+          throw new Error("HTTP " + response.status);
+        }
+        return response.json();
+      })
+      .then(function (state) {
+        polling = false;
+        if (!attached() || socketLive) {
+          return;
+        }
+        showState(state, "polling");
+        var untilChange = Date.parse(state.valid_until) - Date.now();
+        var wait = Math.min(pollMax, Math.max(1000, isNaN(untilChange) ? pollMax : untilChange + 50));
+        pollTimer = setTimeout(poll, wait);
+      })
+      .catch(function (error) {
+        polling = false;
+        if (!attached() || socketLive) {
+          return;
+        }
+        if (error && error.refused) {
+          stop();
+          showRefused(CLOSE_UNAUTHORIZED);
+          return;
+        }
+        showUnknown("reconnecting");
+        if (typeof WebSocket === "undefined") {
+          // No socket to retry: the poll itself backs off.
+          scheduleRetry();
+        }
+      });
+  }
+
+  window.addEventListener("online", function () {
+    // The network is back: do not sit out the rest of a long backoff.
+    if (retryTimer !== null && !stopped) {
+      clearTimeout(retryTimer);
+      retryTimer = null;
+      connect();
+    }
+  });
+
+  // -- mount ----------------------------------------------------------------
+  function mount() {
+    var selector = data("target");
+    var target = selector ? document.querySelector(selector) : null;
+    if (target) {
+      target.appendChild(host);
+    } else if (script.parentNode && script.parentNode !== document.head) {
+      script.parentNode.insertBefore(host, script.nextSibling);
+    } else {
+      document.body.appendChild(host);
+    }
+    showUnknown("connecting");
+    connect();
+  }
+
+  if (document.body && (!data("target") || document.readyState !== "loading")) {
+    mount();
+  } else {
+    document.addEventListener("DOMContentLoaded", mount);
+  }
+})();
