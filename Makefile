@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 LOCAL := .local
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest bench clean serve
 
 $(VENV)/.base: requirements/base.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,3 +49,7 @@ bench: $(VENV)/.dev
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .mypy_cache .ruff_cache
+
+# Production: see bin/serve (needs SECRET_KEY, and DATABASE_URL/REDIS_URL for more than one process).
+serve: $(VENV)/.base
+	bin/serve
