@@ -1,0 +1,49 @@
+"""What both flavours say to the server and how they read its answer."""
+
+from __future__ import annotations
+
+import json
+
+from curfew_core.client.verdict import CurfewVerdict
+
+#: Well under a second: the verdict sits in front of every model call.
+DEFAULT_TIMEOUT = 0.5
+#: A dead server is retried this often (one timeout per interval, not per call).
+DEFAULT_RETRY_INTERVAL = 2.0
+#: How old a verdict ``last_known`` may still serve.
+DEFAULT_LAST_KNOWN_LIMIT = 3600.0
+USER_AGENT = "curfew-client/1"
+
+
+class BadAnswer(Exception):
+    """The server answered, but not with a verdict (wrong token, bad input, a 5xx)."""
+
+
+def verdict_url(base_url: str) -> str:
+    """``POST`` target from the server's root URL (``/api/v1`` may be included)."""
+    root = base_url.rstrip("/")
+    if not root.endswith("/api/v1"):
+        root += "/api/v1"
+    return f"{root}/verdict"
+
+
+def ask_headers(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", "User-Agent": USER_AGENT}
+
+
+def parse_response(status: int, content: bytes) -> CurfewVerdict:
+    if status != 200:
+        message = ""
+        try:
+            body = json.loads(content)
+            message = f": {body.get('error')}: {body.get('message')}"
+        except (ValueError, AttributeError):
+            pass
+        raise BadAnswer(f"HTTP {status}{message}")
+    try:
+        payload = json.loads(content)
+    except ValueError as exc:
+        raise BadAnswer(f"not JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise BadAnswer("not a JSON object")
+    return CurfewVerdict.from_payload(payload)
