@@ -127,15 +127,17 @@ def _text(*, allow_empty: bool, limit: int = MAX_TEXT) -> Callable[[Any], str]:
     return parse
 
 
-def _positive_int(value: Any, *, floor: int = 1, what: str = "") -> int:
+def _positive_int(value: Any, *, floor: int = 1, alternative: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise _Invalid(f"{what}must be a whole number of tokens, not {value!r}")
+            raise _Invalid(f"must be {alternative}a whole number of tokens, not {value!r}")
     number = int(value)
     if number < floor or number > MAX_TOKENS_LIMIT:
-        raise _Invalid(f"{what}must be between {floor} and {MAX_TOKENS_LIMIT}, not {number}")
+        raise _Invalid(
+            f"must be {alternative}between {floor} and {MAX_TOKENS_LIMIT} tokens, not {number}"
+        )
     return number
 
 
@@ -263,7 +265,7 @@ def _safety_max_tokens(value: Any) -> int | None:
     if value is None:
         return None
     return _positive_int(
-        value, floor=MIN_SAFETY_MAX_TOKENS, what="must be null (no cap, the default) or "
+        value, floor=MIN_SAFETY_MAX_TOKENS, alternative="null (no cap, the default) or "
     )
 
 

@@ -33,6 +33,12 @@ _RENAMES = {
 }
 #: Keys that are not schedule settings but overrides.
 OVERRIDE_KEYS = {"debugNow"}
+_SOURCES = {setting: key for key, setting in _RENAMES.items()}
+
+
+def source_key(setting: str) -> str:
+    """The plugin's own name for a setting, so an error points into the file."""
+    return _SOURCES.get(setting, setting)
 
 
 def _hour(value: Any) -> Any:

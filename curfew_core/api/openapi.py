@@ -80,7 +80,7 @@ _ERROR = {
     },
 }
 
-_VERDICT = {
+_VERDICT: dict[str, Any] = {
     "type": "object",
     "properties": {
         "state": {"enum": _STATES},
@@ -107,8 +107,11 @@ _VERDICT = {
         "would": {"type": ["object", "null"]},
     },
 }
+# Every field is always present (null when it does not apply): a gateway or a
+# ledger may read any of them without checking.
+_VERDICT["required"] = list(_VERDICT["properties"])
 
-_STATE = {
+_STATE: dict[str, Any] = {
     "type": "object",
     "properties": {
         "state": {"enum": _STATES},
@@ -117,8 +120,17 @@ _STATE = {
         "progress": {"type": ["number", "null"]},
         "max_tokens": {"type": ["integer", "null"]},
         "reply": {"type": ["string", "null"]},
+        "peak": {"type": "boolean"},
+        "override": {"enum": ["overtime", "off", None]},
+        "override_until": {"type": ["string", "null"], "format": "date-time"},
         "overtime_left": {"type": ["integer", "null"], "description": "seconds"},
         "forced": {"type": "boolean"},
+        "debug_at": {"type": ["string", "null"], "format": "date-time"},
+        "at": _INSTANT,
+        "valid_until": _INSTANT,
+        "timezone": {"type": "string"},
+        "enabled": {"type": "boolean"},
+        "dry_run": {"type": "boolean"},
         "day": {
             "type": "array",
             "items": {
@@ -129,10 +141,12 @@ _STATE = {
                     "state": {"enum": _STATES},
                     "peak": {"type": "boolean"},
                 },
+                "required": ["start", "end", "state", "peak"],
             },
         },
     },
 }
+_STATE["required"] = list(_STATE["properties"])
 
 
 def _json(schema: dict[str, Any]) -> dict[str, Any]:

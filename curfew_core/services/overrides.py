@@ -7,12 +7,13 @@ from datetime import datetime, timedelta
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from curfew_core import config as schedule_config
 from curfew_core import events
 from curfew_core.cache import drop_bundle_on_commit
 from curfew_core.engine import OverrideError, Schedule, State, parse_debug_moment, segments
 from curfew_core.models import Override
+from curfew_core.models import Schedule as ScheduleRow
 from curfew_core.override_commands import OverrideCommand
-from curfew_core.selectors.bundles import bundle_for
 
 _NIGHT = (State.WINDING, State.LIGHTS_OUT)
 #: Force-off lasts until the next wake-up; a schedule with no night at all
@@ -31,6 +32,17 @@ def next_wake_up(now: datetime, schedule: Schedule) -> datetime:
     return now + _FORCE_OFF_FALLBACK
 
 
+def _schedule_in_transaction(user: User) -> Schedule:
+    """The user's schedule as this transaction sees it, read from the row.
+
+    Not the cache: inside a larger transaction (the config import saves the
+    schedule first) the cache may hold the old schedule, and filling it from
+    here would cache a row that may yet roll back.
+    """
+    row = ScheduleRow.objects.filter(user=user).only("config").first()
+    return schedule_config.build(schedule_config.with_defaults(row.config if row else {}))
+
+
 @transaction.atomic
 def override_apply(*, user: User, command: OverrideCommand, now: datetime) -> Override:
     """Apply one override command as of the real instant ``now``.
@@ -39,7 +51,7 @@ def override_apply(*, user: User, command: OverrideCommand, now: datetime) -> Ov
     clears every override including the time machine.
     """
     override, _ = Override.objects.select_for_update().get_or_create(user=user)
-    schedule = bundle_for(user.pk).schedule
+    schedule = _schedule_in_transaction(user)
     if command.verb == "overtime":
         assert command.duration is not None
         override.overtime_until = now + command.duration

@@ -20,7 +20,7 @@ from curfew_core import override_commands
 from curfew_core.config import ConfigError
 from curfew_core.engine import OverrideError
 from curfew_core.models import ApiToken
-from curfew_core.plugin_import import translate
+from curfew_core.plugin_import import source_key, translate
 from curfew_core.selectors.verdicts import state_payload
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
@@ -111,20 +111,26 @@ class Command(BaseCommand):
             raise CommandError(f"{path} is not valid JSON: {exc}") from None
         try:
             settings, overrides, unknown = translate(data)
+        except ConfigError as exc:
+            raise CommandError(f"{path} was not imported; nothing changed: {exc}") from None
+        # Reported whether or not the rest imports: nothing is dropped silently.
+        for key in unknown:
+            self.stderr.write(f"not imported: unknown key {key!r}")
+        try:
             with transaction.atomic():
                 schedule = schedule_update(user=user, changes=settings, source="import")
                 if overrides:
                     command = override_commands.from_json(overrides)
                     override_apply(user=user, command=command, now=timezone.now())
         except ConfigError as exc:
-            lines = "\n".join(f"  {field}: {problem}" for field, problem in exc.errors.items())
+            lines = "\n".join(
+                f"  {source_key(field)}: {problem}" for field, problem in exc.errors.items()
+            )
             raise CommandError(f"{path} was not imported; nothing changed:\n{lines}") from None
         except OverrideError as exc:
             raise CommandError(
                 f"{path} was not imported; nothing changed: debugNow: {exc}"
             ) from None
-        for key in unknown:
-            self.stderr.write(f"not imported: unknown key {key!r}")
         self.stdout.write(
             f"imported {len(settings)} setting(s) into {user.get_username()}'s schedule "
             f"(version {schedule.version})"
