@@ -9,7 +9,7 @@ this call is acted on at all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from curfew_core.engine.clock import (
     format_wall,
@@ -189,8 +189,13 @@ def decide(
     """
     if now.tzinfo is None:
         raise ValueError("decide() needs an aware instant; naive datetimes are ambiguous")
-    tz = schedule.timezone
+    caller_tz = now.tzinfo
     at = overrides.debug_at or now
+    # Work on UTC instants: aware datetimes sharing one tzinfo (``now`` written
+    # in the schedule's own zone) compare and subtract as wall readings, which
+    # ignores ``fold`` and every DST jump between them.
+    now = now.astimezone(UTC)
+    tz = schedule.timezone
     wall = to_wall(at, tz)
     reading = _read(schedule, wall)
     reasons = [f"{wall:%Y-%m-%d %H:%M}"]
@@ -234,7 +239,7 @@ def decide(
     elif override is None or reading.state is not State.ON_DUTY:
         reasons.insert(1, _describe(reading))
 
-    valid_until = min(limits)
+    valid_until = min(limits).astimezone(caller_tz)
     winding = reading.winding if state is State.WINDING else None
     peak = reading.peak and schedule.enabled
 
@@ -331,9 +336,13 @@ def segments(start: datetime, end: datetime, schedule: Schedule) -> list[Segment
     Walks state edges only (not every budget step), so a day is a handful of
     evaluations. Overrides are not applied: this is what the schedule says.
     """
+    if start.tzinfo is None or end.tzinfo is None:
+        raise ValueError("segments() needs aware instants; naive datetimes are ambiguous")
     tz = schedule.timezone
+    caller_tz = start.tzinfo
+    # UTC instants, as in ``decide``: the caller may well pass local midnights.
+    cursor, end = start.astimezone(UTC), end.astimezone(UTC)
     out: list[Segment] = []
-    cursor = start
     while cursor < end:
         wall = to_wall(cursor, tz)
         reading = _read(schedule, wall)
@@ -349,4 +358,9 @@ def segments(start: datetime, end: datetime, schedule: Schedule) -> list[Segment
         else:
             out.append(Segment(cursor, upto, state, peak))
         cursor = upto
-    return out
+    return [
+        Segment(
+            part.start.astimezone(caller_tz), part.end.astimezone(caller_tz), part.state, part.peak
+        )
+        for part in out
+    ]
