@@ -8,7 +8,7 @@ this call is acted on at all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from curfew_core.engine.clock import (
@@ -119,8 +119,13 @@ def _read(schedule: Schedule, wall: datetime) -> _Reading:
         edges.extend(edge for edge in (start, lights_out, wake) if edge > wall)
         if start <= wall < lights_out:
             candidate = _winding(schedule, start, lights_out, wall)
-            # Overlapping windows (odd per-weekday times): the tighter budget wins.
-            if winding is None or candidate.budget < winding.budget:
+            # Overlapping windows (odd per-weekday times): the tighter budget wins,
+            # and a step of either window may change which one that is.
+            if winding is not None:
+                steps = [s for s in (winding.next_step, candidate.next_step) if s is not None]
+                tighter = candidate if candidate.budget < winding.budget else winding
+                winding = replace(tighter, next_step=min(steps, default=None))
+            else:
                 winding = candidate
             if SEVERITY[State.WINDING] > SEVERITY[state]:
                 state = State.WINDING

@@ -10,7 +10,7 @@ from fractions import Fraction
 import pytest
 from engine_support import SHANGHAI, TICK, cn_schedule, decision, hm, local
 
-from curfew_core.engine import Curve, NightTimes, Schedule, State, decide
+from curfew_core.engine import Anchor, Curve, NightTimes, Schedule, State, decide
 
 STATE_EDGES = [
     # (now, valid_until): the next state edge, exactly.
@@ -157,3 +157,22 @@ def test_valid_until_never_in_the_past_across_a_dense_day() -> None:
         if verdict.state is State.WINDING:
             # A budget step is at most 1 token away in this curve (>= 3.5 s apart).
             assert verdict.valid_until - now <= timedelta(seconds=15)
+
+
+def test_overlapping_windows_bound_valid_until_by_either_window() -> None:
+    # V-shaped anchors: 500 at 23:00, 100 at 01:00, 500 at 03:00. Sunday's night
+    # (the default) runs 23:00-03:00; Monday evening's own night starts 02:00 the
+    # same Monday and spans 02:00-04:00, the same V stretched onto two hours.
+    # They overlap 02:00-03:00, where the tighter budget wins: Sunday's (rising
+    # 300 -> 500) until Monday's (falling 500 -> 100) drops below it at 02:20.
+    schedule = cn_schedule(
+        night=NightTimes(hm("23:00"), hm("03:00"), hm("03:00")),
+        weekdays={0: NightTimes(hm("02:00"), hm("04:00"), hm("01:00"))},
+        anchors=(Anchor(hm("23:00"), 500), Anchor(hm("01:00"), 100), Anchor(hm("03:00"), 500)),
+        peak_shift=False,
+    )
+    assert decide(local(2026, 9, 28, 2, 0), schedule).budget == 300  # Sunday's
+    assert decide(local(2026, 9, 28, 2, 40), schedule).budget == 233  # Monday's: 500 - 400 * 2/3
+    # The hidden window's steps end a verdict early (safe); missing them is not.
+    steps = walk(schedule, local(2026, 9, 28, 2, 0), local(2026, 9, 28, 2, 59), exact=False)
+    assert steps > 100

@@ -1,0 +1,237 @@
+"""Properties over any valid configuration, any IANA zone and any instant 1970-2100."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
+
+from engine_support import PROPERTY, TICK, decision
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from curfew_core.engine import (
+    Action,
+    Anchor,
+    Curve,
+    NightTimes,
+    NoHolidays,
+    Overrides,
+    RequestContext,
+    Schedule,
+    Segment,
+    State,
+    decide,
+    segments,
+)
+
+
+@functools.cache
+def zone_names() -> list[str]:
+    names = []
+    for name in sorted(available_timezones()):
+        try:
+            ZoneInfo(name)
+        except (ValueError, OSError):  # pragma: no cover - depends on the tz database
+            continue
+        names.append(name)
+    return names
+
+
+ZONES = st.sampled_from(zone_names()).map(ZoneInfo)
+MINUTE = st.integers(0, 24 * 60 - 1)
+INSTANTS = st.datetimes(
+    min_value=datetime(1970, 1, 2),  # noqa: DTZ001 - bounds of an aware strategy
+    max_value=datetime(2100, 12, 30),  # noqa: DTZ001
+    timezones=st.just(UTC),
+)
+
+
+class EveryNth:
+    """A holiday every ``n``-th day: enough to exercise the valley rule anywhere."""
+
+    def __init__(self, n: int, r: int) -> None:
+        self.n, self.r = n, r
+
+    def holiday_name(self, day: date) -> str | None:
+        return "holiday" if day.toordinal() % self.n == self.r else None
+
+
+@st.composite
+def nights(draw: st.DrawFn) -> NightTimes:
+    """Valid nights: curfew -> lights-out -> wake-up in dial order, at most 24 h."""
+    start = draw(MINUTE)
+    winding = draw(st.integers(0, 24 * 60 - 1))
+    dark = draw(st.integers(0, 24 * 60 - winding))
+    lights = (start + winding) % (24 * 60)
+    return NightTimes(start, lights, (lights + dark) % (24 * 60))
+
+
+@st.composite
+def schedules(draw: st.DrawFn) -> Schedule:
+    night = draw(nights())
+    window = night.winding_minutes
+    if window:
+        origin, span = night.curfew_start, window
+    else:  # no default window: the anchors' own span stands in
+        origin, span = draw(MINUTE), 24 * 60 - 1
+    offsets = sorted(draw(st.lists(st.integers(0, span), min_size=1, max_size=6, unique=True)))
+    anchors = tuple(
+        Anchor((origin + offset) % (24 * 60), draw(st.integers(1, 65536))) for offset in offsets
+    )
+    holidays = draw(
+        st.one_of(
+            st.just(NoHolidays()),
+            st.builds(EveryNth, st.integers(2, 30), st.integers(0, 1)),
+        )
+    )
+    return Schedule(
+        timezone=draw(ZONES),
+        night=night,
+        weekdays=draw(st.dictionaries(st.integers(0, 6), nights(), max_size=7)),
+        anchors=anchors,
+        curve=draw(st.sampled_from(list(Curve))),
+        peak_shift=draw(st.booleans()),
+        peak_windows=tuple(draw(st.lists(st.tuples(MINUTE, MINUTE), max_size=3))),
+        weekend_valley=draw(st.booleans()),
+        holidays=holidays,
+        tier_texts=tuple(draw(st.lists(st.text(max_size=4), min_size=1, max_size=6))),
+        deny_tools_when_off_duty=draw(st.booleans()),
+        apply_to_subagents=draw(st.booleans()),
+        winding_reasoning_effort=draw(st.sampled_from([None, "low"])),
+        dry_run=draw(st.booleans()),
+        safety_max_tokens=draw(st.one_of(st.none(), st.integers(1, 10_000))),
+        exempt_sessions=frozenset(draw(st.sets(st.sampled_from(["a", "b"])))),
+        enabled=draw(st.booleans()),
+    )
+
+
+REQUESTS = st.builds(
+    RequestContext,
+    session_id=st.sampled_from([None, "a", "c"]),
+    purpose=st.sampled_from([None, "", "title"]),
+    subagent=st.booleans(),
+    max_tokens=st.one_of(st.none(), st.integers(1, 100_000)),
+)
+
+
+@st.composite
+def overrides_for(draw: st.DrawFn, now: datetime) -> Overrides:
+    offset = st.timedeltas(min_value=timedelta(hours=-2), max_value=timedelta(hours=26))
+    return Overrides(
+        overtime_until=draw(st.one_of(st.none(), offset.map(lambda d: now + d))),
+        forced_off_until=draw(st.one_of(st.none(), offset.map(lambda d: now + d))),
+        debug_at=draw(st.one_of(st.none(), INSTANTS)),
+    )
+
+
+def representations(now: datetime, schedule: Schedule, other: tzinfo) -> list[datetime]:
+    """The same instant written in UTC, in the schedule's own zone and elsewhere."""
+    return [now, now.astimezone(schedule.timezone), now.astimezone(other)]
+
+
+def budget_bounds(schedule: Schedule) -> tuple[int, int]:
+    tokens = [anchor.tokens for anchor in schedule.anchors]
+    return min(tokens), max(tokens)
+
+
+def check_verdict(now: datetime, schedule: Schedule, request: RequestContext, verdict: Any) -> None:
+    assert verdict.valid_until > now
+    if request.max_tokens is not None and verdict.max_tokens is not None:
+        assert verdict.max_tokens <= request.max_tokens
+    if verdict.budget is not None:
+        low, high = budget_bounds(schedule)
+        assert low <= verdict.budget <= high
+    if verdict.progress is not None:
+        assert 0.0 <= verdict.progress <= 1.0
+        assert verdict.state is State.WINDING
+    if verdict.state is State.WINDING:
+        assert verdict.progress is not None
+        assert verdict.budget is not None
+    assert (verdict.reply is not None) == (verdict.action is Action.SHORT_CIRCUIT)
+    assert (verdict.stream is None) == (verdict.reply is None)
+    if verdict.action is Action.CLAMP:
+        assert verdict.max_tokens is not None
+        assert verdict.max_tokens <= verdict.budget
+    if verdict.dry_run:
+        assert verdict.action is Action.PASS
+        assert verdict.reply is None
+        assert verdict.max_tokens is None
+        assert verdict.would is not None
+    if not schedule.enabled:
+        assert verdict.state is State.ON_DUTY
+        assert verdict.action is Action.PASS
+
+
+@PROPERTY
+@given(schedule=schedules(), now=INSTANTS, request=REQUESTS, other=ZONES, data=st.data())
+def test_decide_never_raises_and_keeps_its_promises(
+    schedule: Schedule, now: datetime, request: RequestContext, other: tzinfo, data: st.DataObject
+) -> None:
+    overrides = data.draw(overrides_for(now))
+    verdicts = [
+        decide(t, schedule, request, overrides) for t in representations(now, schedule, other)
+    ]
+    first = verdicts[0]
+    check_verdict(now, schedule, request, first)
+    # The instant's spelling does not matter: same decision, same expiry instant.
+    for verdict in verdicts[1:]:
+        assert decision(verdict) == decision(first)
+        assert verdict.valid_until.timestamp() == first.valid_until.timestamp()
+        assert verdict.budget == first.budget
+    # The decision holds up to the last microsecond before valid_until.
+    last = first.valid_until - TICK
+    assert decision(decide(last, schedule, request, overrides)) == decision(first)
+
+
+@PROPERTY
+@given(schedule=schedules(), now=INSTANTS, other=ZONES)
+def test_walking_valid_until_always_moves_forward(
+    schedule: Schedule, now: datetime, other: tzinfo
+) -> None:
+    moment = now
+    for _ in range(40):
+        verdict = decide(moment.astimezone(other), schedule)
+        until = verdict.valid_until.astimezone(UTC)
+        assert until > moment
+        assert decision(decide(until - TICK, schedule)) == decision(verdict)
+        moment = until
+
+
+@PROPERTY
+@given(
+    schedule=schedules(),
+    start=INSTANTS,
+    length=st.timedeltas(min_value=timedelta(0), max_value=timedelta(hours=72)),
+    other=ZONES,
+    spelling=st.integers(0, 2),
+)
+def test_segments_cover_the_range_exactly(
+    schedule: Schedule, start: datetime, length: timedelta, other: tzinfo, spelling: int
+) -> None:
+    end = start + length
+    assume(end.year <= 2100)
+    first = representations(start, schedule, other)[spelling]
+    last = representations(end, schedule, other)[spelling]
+    # Compare in UTC: ``==`` across zones is False inside a repeated hour, and
+    # ``-`` on a zone-local datetime is wall-clock arithmetic.
+    parts = [
+        Segment(p.start.astimezone(UTC), p.end.astimezone(UTC), p.state, p.peak)
+        for p in segments(first, last, schedule)
+    ]
+    if length == timedelta(0):
+        assert parts == []
+        return
+    assert parts[0].start == start
+    assert parts[-1].end == end
+    for part, following in itertools.pairwise(parts):
+        assert part.end == following.start
+        assert (part.state, part.peak) != (following.state, following.peak)
+    for part in parts:
+        assert part.start < part.end
+        for probe in (part.start, part.end - TICK):
+            verdict = decide(probe, schedule)
+            assert verdict.schedule_state is part.state, (probe, part)
+            assert verdict.peak == part.peak, (probe, part)
