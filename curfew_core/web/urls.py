@@ -1,5 +1,25 @@
-"""Pages for people (settings page, sign-in). Filled in by the settings-page work."""
+"""Pages for people: sign-in and sign-out, the settings page and its parts."""
 
-from django.urls import URLPattern, URLResolver
+from django.contrib.auth import views as auth_views
+from django.urls import URLPattern, URLResolver, include, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from curfew_core.web import views
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path(
+        "login/",
+        auth_views.LoginView.as_view(
+            template_name="curfew/login.html", redirect_authenticated_user=True
+        ),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("", views.settings_page, name="settings-page"),
+    path("schedule/", views.schedule_save, name="settings-save"),
+    path("schedule/preview/", views.schedule_preview, name="settings-preview"),
+    path("overrides/", views.override, name="settings-override"),
+    path("tokens/", views.token_new, name="settings-token-create"),
+    path("tokens/<int:token_id>/revoke/", views.token_remove, name="settings-token-revoke"),
+    path("decision/", views.decision, name="settings-decision"),
+]

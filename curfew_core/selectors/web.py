@@ -1,0 +1,195 @@
+"""Reads for the settings page: the saved row, the day band and week, tokens.
+
+The band is drawn from ``engine.segments`` on whatever schedule it is given
+(saved or candidate), so the page never has a second copy of a rule: what the
+band shows is what gateways get.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from curfew_core import config as schedule_config
+from curfew_core.engine import Schedule, Segment, segments
+from curfew_core.engine.clock import to_wall
+from curfew_core.models import ApiToken, ScheduleRevision
+from curfew_core.models import Schedule as ScheduleRow
+
+#: The band's resolution: 96 cells of 15 minutes of wall-clock time.
+CELL_MINUTES = 15
+CELLS_PER_DAY = 24 * 60 // CELL_MINUTES
+
+
+@dataclass(frozen=True, slots=True)
+class SavedSchedule:
+    config: dict[str, Any]
+    version: int
+
+
+def saved_schedule(user: User) -> SavedSchedule:
+    """The user's schedule as stored right now (not the cache: the form's
+    version must be the row's, or the stale check would be a guess)."""
+    row = ScheduleRow.objects.filter(user=user).only("config", "version").first()
+    if row is None:
+        # Version 1 is what the first save will find once it creates the row.
+        return SavedSchedule(schedule_config.default_config(), 1)
+    return SavedSchedule(schedule_config.with_defaults(row.config), row.version)
+
+
+def fields_changed_since(user: User, version: int) -> list[str]:
+    """Settings that differ between ``version`` and the current row (for the
+    stale-form message); empty when that version is not on record."""
+    row = ScheduleRow.objects.filter(user=user).first()
+    if row is None:
+        return []
+    old = ScheduleRevision.objects.filter(schedule=row, version=version).first()
+    if old is None:
+        return []
+    before = schedule_config.with_defaults(old.config)
+    after = schedule_config.with_defaults(row.config)
+    return [key for key in schedule_config.FIELDS if before.get(key) != after.get(key)]
+
+
+@dataclass(frozen=True, slots=True)
+class BandCell:
+    index: int
+    start: str
+    end: str
+    state: str
+    peak: bool
+    now: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow:
+    start: str
+    end: str
+    state: str
+    peak: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BandDay:
+    day: dt.date
+    cells: tuple[BandCell, ...]
+    plan: tuple[PlanRow, ...]
+    #: ``"weekend"`` or ``"holiday: <name>"`` when peak hours are off all day.
+    valley: str | None
+    holiday: str | None
+    weekend: bool
+    today: bool
+
+
+def _hhmm(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _local_midnight(day: dt.date, schedule: Schedule) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(0, 0)).replace(tzinfo=schedule.timezone)
+
+
+def _state_at(found: list[Segment], instant: dt.datetime) -> Segment:
+    for segment in found:
+        if segment.start <= instant < segment.end:
+            return segment
+    return found[-1]
+
+
+def band_day(schedule: Schedule, day: dt.date, *, now: dt.datetime | None = None) -> BandDay:
+    """One local day as 96 quarter-hour cells plus its exact segment plan.
+
+    A cell takes the state at its midpoint, so an edge off the quarter hour
+    lands in the cell it covers most; the plan lists the exact edges.
+    """
+    tz = schedule.timezone
+    start = _local_midnight(day, schedule)
+    end = _local_midnight(day + dt.timedelta(days=1), schedule)
+    found = segments(start, end, schedule)
+    now_cell = None
+    if now is not None:
+        wall_now = to_wall(now, tz)
+        if wall_now.date() == day:
+            now_cell = (wall_now.hour * 60 + wall_now.minute) // CELL_MINUTES
+    cells = []
+    naive_midnight = dt.datetime.combine(day, dt.time(0, 0))
+    for index in range(CELLS_PER_DAY):
+        middle = naive_midnight + dt.timedelta(minutes=index * CELL_MINUTES + CELL_MINUTES / 2)
+        segment = _state_at(found, middle.replace(tzinfo=tz))
+        cells.append(
+            BandCell(
+                index=index,
+                start=_hhmm(index * CELL_MINUTES),
+                end=_hhmm((index + 1) * CELL_MINUTES) if index < CELLS_PER_DAY - 1 else "24:00",
+                state=segment.state.value,
+                peak=segment.peak,
+                now=index == now_cell,
+            )
+        )
+    plan = tuple(
+        PlanRow(
+            start=to_wall(seg.start, tz).strftime("%H:%M"),
+            end="24:00" if seg.end >= end else to_wall(seg.end, tz).strftime("%H:%M"),
+            state=seg.state.value,
+            peak=seg.peak,
+        )
+        for seg in found
+    )
+    holiday = schedule.holidays.holiday_name(day)
+    weekend = day.weekday() >= 5
+    valley = None
+    if schedule.peak_shift and schedule.enabled:
+        if holiday is not None:
+            valley = f"holiday: {holiday}"
+        elif schedule.weekend_valley and weekend:
+            valley = "weekend"
+    return BandDay(
+        day=day,
+        cells=tuple(cells),
+        plan=plan,
+        valley=valley,
+        holiday=holiday,
+        weekend=weekend,
+        today=now_cell is not None,
+    )
+
+
+def week_of(day: dt.date) -> list[dt.date]:
+    """Monday to Sunday of the week holding ``day``."""
+    monday = day - dt.timedelta(days=day.weekday())
+    return [monday + dt.timedelta(days=offset) for offset in range(7)]
+
+
+def band_week(schedule: Schedule, day: dt.date, *, now: dt.datetime | None = None) -> list[BandDay]:
+    return [band_day(schedule, each, now=now) for each in week_of(day)]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRow:
+    id: int
+    kind: str
+    name: str
+    prefix: str
+    created_at: dt.datetime
+    last_used_at: dt.datetime | None
+
+
+def live_tokens(user: User) -> dict[str, list[TokenRow]]:
+    """The user's unrevoked tokens by kind; never the digest, never a raw value."""
+    rows: dict[str, list[TokenRow]] = {kind: [] for kind in ApiToken.Kind.values}
+    query = ApiToken.objects.filter(user=user, revoked_at__isnull=True).order_by("-created_at")
+    for token in query:
+        rows[token.kind].append(
+            TokenRow(
+                id=token.id,
+                kind=token.kind,
+                name=token.name,
+                prefix=token.prefix,
+                created_at=token.created_at,
+                last_used_at=token.last_used_at,
+            )
+        )
+    return rows

@@ -1,0 +1,244 @@
+"""The curve editor's chart: a Plotly figure as plain JSON.
+
+Every plotted budget comes from the engine's own curve function on the
+schedule's own anchor fractions (``Schedule.fractions``), the very numbers
+``decide`` uses, so the chart is exactly what gateways get, not a drawing of it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from curfew_core.engine import Curve, Schedule
+from curfew_core.engine.clock import to_wall
+from curfew_core.engine.curve import budget_at
+
+
+@dataclass(frozen=True, slots=True)
+class Night:
+    """The winding window of the night that starts on one evening (wall time)."""
+
+    start: dt.datetime
+    lights_out: dt.datetime
+    wake_up: dt.datetime
+
+    @property
+    def minutes(self) -> int:
+        return int((self.lights_out - self.start).total_seconds() // 60)
+
+
+@dataclass(frozen=True, slots=True)
+class ChartText:
+    """Words on the chart, translated by the caller."""
+
+    budget: str
+    anchor: str
+    now: str
+    lights_out: str
+    on_duty: str
+    tokens: str
+    empty_window: str
+
+
+def night_of(schedule: Schedule, evening: dt.date) -> Night:
+    night = schedule.night_for(evening.weekday())
+    midnight = dt.datetime.combine(evening, dt.time(0, 0))
+    start = midnight + dt.timedelta(
+        days=1 if night.starts_next_day else 0, minutes=night.curfew_start
+    )
+    lights_out = start + dt.timedelta(minutes=night.winding_minutes)
+    return Night(start, lights_out, lights_out + dt.timedelta(minutes=night.dark_minutes))
+
+
+def budget_at_offset(schedule: Schedule, night: Night, minutes: float) -> int | None:
+    """The engine's budget ``minutes`` into the window (``None`` outside it)."""
+    if night.minutes == 0 or not schedule.fractions or not 0 <= minutes < night.minutes:
+        return None
+    return budget_at(schedule.fractions, schedule.curve, minutes / night.minutes)
+
+
+def _label(night: Night, minutes: float) -> str:
+    return (night.start + dt.timedelta(minutes=minutes)).strftime("%H:%M")
+
+
+def budget_table(schedule: Schedule, night: Night) -> list[tuple[str, int | None]]:
+    """The budget at each anchor and each whole hour of the window, in order;
+    the accessible (and script-free) twin of the chart."""
+    if night.minutes == 0:
+        return []
+    offsets = {round(fraction * night.minutes, 6) for fraction, _ in schedule.fractions}
+    first_hour = 60 - night.start.minute if night.start.minute else 0
+    offsets.update(range(first_hour, night.minutes, 60))
+    rows = [
+        (_label(night, offset), budget_at_offset(schedule, night, offset))
+        for offset in sorted(o for o in offsets if 0 <= o < night.minutes)
+    ]
+    rows.append((_label(night, night.minutes), None))
+    return rows
+
+
+def _samples(night: Night) -> list[int]:
+    """Whole minutes through the window (every minute up to a 12-hour night)."""
+    step = 1 if night.minutes <= 12 * 60 else 2
+    return list(range(0, night.minutes, step))
+
+
+def curve_figure(
+    schedule: Schedule,
+    night: Night,
+    *,
+    now: dt.datetime | None,
+    text: ChartText,
+) -> dict[str, Any]:
+    """A Plotly figure (``{"data", "layout"}``) of the budget across ``night``.
+
+    The x axis is minutes since curfew start, labelled with wall-clock times;
+    the window is padded a little on both sides so on-duty before it and
+    lights-out after it are visible. ``now`` is marked when it falls inside.
+    """
+    window = night.minutes
+    pad = max(20, round(window * 0.08)) if window else 60
+    lo, hi = -pad, window + pad
+    ticks = [m for m in range(lo, hi + 1) if (night.start + dt.timedelta(minutes=m)).minute == 0]
+    if len(ticks) > 10:
+        ticks = ticks[:: -(-len(ticks) // 10)]
+    layout: dict[str, Any] = {
+        "margin": {"l": 56, "r": 16, "t": 28, "b": 44},
+        "height": 320,
+        "showlegend": False,
+        "hovermode": "closest",
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "xaxis": {
+            "range": [lo, hi],
+            "tickvals": ticks,
+            "ticktext": [_label(night, m) for m in ticks],
+            "fixedrange": True,
+            "zeroline": False,
+            "showgrid": True,
+        },
+        "yaxis": {
+            "title": {"text": text.tokens},
+            "rangemode": "tozero",
+            "fixedrange": True,
+            "zeroline": True,
+        },
+        "shapes": [
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "paper",
+                "x0": window,
+                "x1": hi,
+                "y0": 0,
+                "y1": 1,
+                "line": {"width": 0},
+                "fillcolor": "rgba(40,40,90,0.22)",
+                "layer": "below",
+                "name": "lights-out",
+            },
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": window,
+                "x1": window,
+                "y0": 0,
+                "y1": 1,
+                "line": {"width": 2, "dash": "dash", "color": "#332288"},
+                "name": "lights-out-line",
+            },
+        ],
+        "annotations": [
+            {
+                "x": window,
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "yanchor": "bottom",
+                "xanchor": "center",
+                "showarrow": False,
+                "text": f"{text.lights_out} {_label(night, window)}",
+            },
+        ],
+    }
+    data: list[dict[str, Any]] = []
+    if window == 0 or not schedule.fractions:
+        layout["annotations"].append(
+            {
+                "x": 0.5,
+                "y": 0.5,
+                "xref": "paper",
+                "yref": "paper",
+                "showarrow": False,
+                "text": text.empty_window,
+            }
+        )
+        return {"data": data, "layout": layout}
+
+    xs = _samples(night)
+    ys = [budget_at_offset(schedule, night, x) for x in xs]
+    # The budget holds its last value until lights-out, where it stops.
+    xs.append(window)
+    ys.append(ys[-1])
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": text.budget,
+            "x": xs,
+            "y": ys,
+            "line": {"width": 3, "shape": "hv" if schedule.curve is Curve.STEP else "linear"},
+            "fill": "tozeroy",
+            "customdata": [_label(night, x) for x in xs],
+            "hovertemplate": f"%{{customdata}} · %{{y}} {text.tokens}<extra></extra>",
+        }
+    )
+    anchor_x = [round(fraction * window, 3) for fraction, _ in schedule.fractions]
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": text.anchor,
+            "x": anchor_x,
+            "y": [tokens for _, tokens in schedule.fractions],
+            "marker": {"size": 11, "symbol": "diamond", "line": {"width": 2}},
+            "customdata": [_label(night, x) for x in anchor_x],
+            "hovertemplate": f"{text.anchor} %{{customdata}} → %{{y}} {text.tokens}<extra></extra>",
+        }
+    )
+    if now is not None:
+        wall = to_wall(now, schedule.timezone)
+        offset = (wall - night.start).total_seconds() / 60
+        budget = budget_at_offset(schedule, night, offset)
+        if budget is not None:
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers+text",
+                    "name": text.now,
+                    "x": [round(offset, 3)],
+                    "y": [budget],
+                    "text": [f"{text.now} {wall:%H:%M} · {budget}"],
+                    "textposition": "top right",
+                    "marker": {"size": 14, "symbol": "circle-open", "line": {"width": 3}},
+                    "hovertemplate": f"{text.now} {wall:%H:%M} · %{{y}} {text.tokens}"
+                    "<extra></extra>",
+                }
+            )
+            layout["shapes"].append(
+                {
+                    "type": "line",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": offset,
+                    "x1": offset,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"width": 1, "dash": "dot"},
+                    "name": "now-line",
+                }
+            )
+    return {"data": data, "layout": layout}

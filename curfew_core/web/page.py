@@ -1,0 +1,179 @@
+"""Assembling what the settings page shows. Reads only; the views write."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import zoneinfo
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import QueryDict
+from django.utils.translation import gettext as _
+
+from curfew_core import calendars
+from curfew_core import config as schedule_config
+from curfew_core.api.errors import ApiError
+from curfew_core.api.views import parse_verdict_request
+from curfew_core.engine.clock import to_wall
+from curfew_core.selectors import web as web_selectors
+from curfew_core.selectors.bundles import overrides_active
+from curfew_core.selectors.verdicts import verdict_for, verdict_payload
+from curfew_core.web import charts, words
+from curfew_core.web.schedule_form import Candidate, ScheduleForm, candidate
+
+BAND_VIEWS = ("day", "week")
+
+
+@functools.cache
+def timezone_groups() -> list[tuple[str, list[str]]]:
+    """Every IANA zone this machine knows, grouped by region for the picker."""
+    groups: dict[str, list[str]] = {}
+    for name in sorted(zoneinfo.available_timezones()):
+        region = name.split("/", 1)[0] if "/" in name else "Other"
+        groups.setdefault(region, []).append(name)
+    return sorted(groups.items())
+
+
+@functools.cache
+def calendar_choices() -> list[tuple[str, str]]:
+    """``(code, "CN — China")`` for every calendar the holidays package knows."""
+    from holidays.registry import COUNTRIES
+
+    names = {codes[1]: module.replace("_", " ").title() for module, codes in COUNTRIES.items()}
+    return [(code, f"{code} — {names.get(code, code)}") for code in calendars.known_calendars()]
+
+
+def chart_text() -> charts.ChartText:
+    return charts.ChartText(
+        budget=_("Budget"),
+        anchor=_("Anchor"),
+        now=_("Now"),
+        lights_out=_("Lights out"),
+        on_duty=_("On duty"),
+        tokens=_("tokens"),
+        empty_window=_("No winding: the night goes straight to lights-out."),
+    )
+
+
+def now_context(user: User, now: dt.datetime) -> dict[str, Any]:
+    verdict, bundle = verdict_for(user_id=user.pk, now=now)
+    active = overrides_active(bundle, now)
+    debug_local = ""
+    if active["debug_at"] is not None:
+        debug_local = to_wall(active["debug_at"], bundle.schedule.timezone).strftime(
+            "%Y-%m-%dT%H:%M"
+        )
+    return {
+        # The moment the page is about: now, or the time machine's moment.
+        "as_of": verdict.at,
+        "now": words.describe(verdict, bundle.schedule, now=now),
+        "active": active,
+        "debug_local": debug_local,
+        "timezone": bundle.config["timezone"],
+        "enabled": bundle.config["enabled"],
+    }
+
+
+def parse_band(params: QueryDict, default: dt.date) -> tuple[dt.date, str, str]:
+    """The band's date and view from the query or form; a bad date says so."""
+    view = params.get("band_view", "day")
+    view = view if view in BAND_VIEWS else "day"
+    text = params.get("band_date", "").strip()
+    if not text:
+        return default, view, ""
+    try:
+        return dt.date.fromisoformat(text), view, ""
+    except ValueError:
+        return (
+            default,
+            view,
+            _("“%(text)s” is not a date; showing %(day)s.")
+            % {
+                "text": text,
+                "day": default.isoformat(),
+            },
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    candidate: Candidate
+    figure: dict[str, Any]
+    table: list[tuple[str, int | None]]
+    night_start: str
+    night_end: str
+    band: list[web_selectors.BandDay]
+    band_date: dt.date
+    band_view: str
+    band_error: str
+
+
+def preview(
+    saved: dict[str, Any],
+    form: ScheduleForm,
+    *,
+    at: dt.datetime,
+    params: QueryDict,
+) -> Preview:
+    """The chart and band for what the form says (saved or not)."""
+    result = candidate(saved, form)
+    schedule = schedule_config.build(result.config)
+    day, view, band_error = parse_band(params, to_wall(at, schedule.timezone).date())
+    night = charts.night_of(schedule, day)
+    figure = charts.curve_figure(schedule, night, now=at, text=chart_text())
+    if view == "week":
+        band = web_selectors.band_week(schedule, day, now=at)
+    else:
+        band = [web_selectors.band_day(schedule, day, now=at)]
+    return Preview(
+        candidate=result,
+        figure=figure,
+        table=charts.budget_table(schedule, night),
+        night_start=night.start.strftime("%a %H:%M"),
+        night_end=night.lights_out.strftime("%a %H:%M"),
+        band=band,
+        band_date=day,
+        band_view=view,
+        band_error=band_error,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    values: dict[str, str]
+    payload: str
+    errors: dict[str, str]
+
+
+def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -> Decision:
+    """What a gateway would get for the chosen moment and request, as JSON."""
+    values = {
+        key: params.get(key, "").strip()
+        for key in ("at", "session_id", "purpose", "max_tokens", "subagent")
+    }
+    body: dict[str, Any] = {"subagent": bool(values["subagent"])}
+    for key in ("session_id", "purpose"):
+        if values[key]:
+            body[key] = values[key]
+    if values["max_tokens"]:
+        text = values["max_tokens"]
+        body["max_tokens"] = int(text) if text.isdigit() else text
+    if values["at"]:
+        try:
+            local = dt.datetime.fromisoformat(values["at"])
+        except ValueError:
+            body["at"] = values["at"]
+        else:
+            if local.tzinfo is None:
+                local = local.replace(tzinfo=zoneinfo.ZoneInfo(tz_name))
+            body["at"] = local.isoformat()
+    try:
+        request, at = parse_verdict_request(body)
+    except ApiError as exc:
+        return Decision(values, "", exc.fields)
+    verdict, _bundle = verdict_for(user_id=user.pk, now=now, request=request, at=at)
+    payload = verdict_payload(verdict, now=at or now)
+    return Decision(values, json.dumps(payload, ensure_ascii=False, indent=2), {})

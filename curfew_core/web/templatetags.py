@@ -1,0 +1,18 @@
+"""Template filters for the settings page (registered as the ``curfew`` library)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def lookup(mapping: Mapping[Any, Any] | None, key: Any) -> Any:
+    """``{{ names|lookup:cell.state }}``: a dict entry by a key held in a variable."""
+    if not mapping:
+        return ""
+    return mapping.get(key, "")

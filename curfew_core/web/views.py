@@ -1,0 +1,316 @@
+"""The settings page's doors: parse the form, call one service, answer.
+
+Full pages work without script; with htmx the same doors answer partials
+(``HX-Request: true``) so the page updates in place.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render, resolve_url
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
+
+from curfew_core import config as schedule_config
+from curfew_core import override_commands
+from curfew_core.engine import OverrideError
+from curfew_core.models import ApiToken
+from curfew_core.selectors import web as web_selectors
+from curfew_core.services.overrides import override_apply
+from curfew_core.services.schedules import StaleVersion, schedule_update
+from curfew_core.services.tokens import token_create, token_revoke
+from curfew_core.web import page, schedule_form, words
+from curfew_core.web.schedule_form import ScheduleForm
+
+View = Callable[..., HttpResponse]
+TEMPLATE = "curfew/settings.html"
+FIELD_LABELS = {
+    "enabled": gettext_lazy("Curfew enabled"),
+    "timezone": gettext_lazy("Timezone"),
+    "wake_up": gettext_lazy("Wake-up"),
+    "curfew_start": gettext_lazy("Curfew start"),
+    "lights_out": gettext_lazy("Lights-out"),
+    "weekdays": gettext_lazy("Per-weekday times"),
+    "anchors": gettext_lazy("Anchors"),
+    "curve": gettext_lazy("Curve shape"),
+    "peak_shift": gettext_lazy("Peak shift"),
+    "peak_windows": gettext_lazy("Peak windows"),
+    "weekend_valley": gettext_lazy("Weekend valley"),
+    "holiday_calendar": gettext_lazy("Holiday calendar"),
+    "extra_holidays": gettext_lazy("Extra holidays"),
+    "off_duty_reply": gettext_lazy("Off-duty reply"),
+    "lights_out_reply": gettext_lazy("Lights-out reply"),
+    "tired_persona": gettext_lazy("Tired persona"),
+    "tier_texts": gettext_lazy("Tier texts"),
+    "deny_tools_when_off_duty": gettext_lazy("Deny tools when off duty"),
+    "apply_to_subagents": gettext_lazy("Apply to subagents"),
+    "winding_reasoning_effort": gettext_lazy("Winding reasoning effort"),
+    "dry_run": gettext_lazy("Dry run"),
+    "safety_max_tokens": gettext_lazy("Safety cap"),
+    "exempt_sessions": gettext_lazy("Exempt sessions"),
+}
+
+
+def login_required_page(view: View) -> View:
+    """Sign-in required; an htmx request is sent to the sign-in page whole
+    instead of having the form swapped into a corner of the page."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            if getattr(request, "htmx", False):
+                login = resolve_url(settings.LOGIN_URL)
+                return HttpResponseClientRedirect(f"{login}?next={reverse('settings-page')}")
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _user(request: HttpRequest) -> Any:
+    return request.user
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return bool(getattr(request, "htmx", False))
+
+
+def _no_store(response: HttpResponse) -> HttpResponse:
+    # The page holds schedule details and, once, a raw token.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _labelled(errors: dict[str, str]) -> list[tuple[str, str]]:
+    return [(str(FIELD_LABELS.get(key, key)), message) for key, message in errors.items()]
+
+
+def _page_context(
+    request: HttpRequest,
+    *,
+    form: ScheduleForm,
+    params: Any = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    user = _user(request)
+    now = timezone.now()
+    saved = web_selectors.saved_schedule(user)
+    status = page.now_context(user, now)
+    query = request.GET if params is None else params
+    preview = page.preview(saved.config, form, at=status["as_of"], params=query)
+    for index, message in preview.candidate.row_problems.items():
+        if form.errors:
+            form.anchors[index].error = message
+    form.with_spare_rows()
+    return {
+        **status,
+        "form": form,
+        "errors": form.errors,
+        "error_list": _labelled(form.errors),
+        "preview": preview,
+        "live_errors": form.errors,
+        "decision": page.decision(user, request.GET, now=now, tz_name=status["timezone"]),
+        "tokens": web_selectors.live_tokens(user),
+        "timezone_groups": page.timezone_groups(),
+        "calendar_choices": page.calendar_choices(),
+        "curves": [curve for curve in ("linear", "step", "ease_in")],
+        "efforts": schedule_config.REASONING_EFFORTS,
+        "weekdays": schedule_config.WEEKDAYS,
+        "presets": {
+            code: {"persona": persona, "tiers": "\n".join(tiers)}
+            for code, (persona, tiers) in schedule_config.PERSONA_PRESETS.items()
+        },
+        "state_order": words.STATE_ORDER,
+        "state_names": words.STATE_NAMES,
+        "state_hints": words.STATE_HINTS,
+        "hours": range(25),
+        **extra,
+    }
+
+
+def _render_page(
+    request: HttpRequest, *, form: ScheduleForm, status: int = 200, **extra: Any
+) -> HttpResponse:
+    context = _page_context(request, form=form, **extra)
+    return _no_store(render(request, TEMPLATE, context, status=status))
+
+
+def _saved_form(request: HttpRequest) -> ScheduleForm:
+    saved = web_selectors.saved_schedule(_user(request))
+    return schedule_form.form_from_config(saved.config, saved.version)
+
+
+@login_required_page
+@require_GET
+def settings_page(request: HttpRequest) -> HttpResponse:
+    return _render_page(request, form=_saved_form(request))
+
+
+@login_required_page
+@require_POST
+def schedule_save(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    form = schedule_form.form_from_post(request.POST)
+    preset = request.POST.get("persona_preset")
+    if preset is not None:
+        # Without script the preset buttons land here: fill in, do not save.
+        if preset not in schedule_config.PERSONA_PRESETS:
+            raise Http404("no such preset")
+        persona, tiers = schedule_config.PERSONA_PRESETS[preset]
+        form.values["tired_persona"] = persona
+        form.values["tier_texts"] = "\n".join(tiers)
+        return _render_page(
+            request,
+            form=form,
+            notice=_("Preset filled in. Nothing is saved until you press Save."),
+        )
+    changes = schedule_form.changes_from_form(form)
+    try:
+        row = schedule_update(
+            user=user, changes=changes, expected_version=form.version, source="form"
+        )
+    except schedule_config.ConfigError as exc:
+        form.errors = exc.errors
+        return _render_page(request, form=form, status=400)
+    except StaleVersion as exc:
+        changed = web_selectors.fields_changed_since(user, exc.expected)
+        # Keep what they typed; the next Save is a deliberate overwrite of
+        # the version they have now been shown.
+        form.version = exc.current
+        return _render_page(
+            request,
+            form=form,
+            status=409,
+            stale={
+                "version": exc.current,
+                "changed": [str(FIELD_LABELS.get(key, key)) for key in changed],
+            },
+        )
+    if row.version == form.version:
+        messages.info(request, _("Nothing changed, so nothing was saved."))
+    else:
+        messages.success(
+            request, _("Saved. The schedule is now at version %(v)s.") % {"v": row.version}
+        )
+    return HttpResponseRedirect(reverse("settings-page"))
+
+
+@login_required_page
+@require_POST
+def schedule_preview(request: HttpRequest) -> HttpResponse:
+    """The chart, band and live field errors for the form as typed (unsaved)."""
+    user = _user(request)
+    form = schedule_form.form_from_post(request.POST)
+    saved = web_selectors.saved_schedule(user)
+    status = page.now_context(user, timezone.now())
+    preview = page.preview(saved.config, form, at=status["as_of"], params=request.POST)
+    context = {
+        "preview": preview,
+        "form": form,
+        "live_errors": preview.candidate.errors,
+        "row_problems": preview.candidate.row_problems,
+        "field_errors": [
+            (key, preview.candidate.errors.get(key, "")) for key in schedule_config.FIELDS
+        ],
+        "oob": True,
+        "state_order": words.STATE_ORDER,
+        "state_names": words.STATE_NAMES,
+        "hours": range(25),
+    }
+    return _no_store(render(request, f"{TEMPLATE}#preview-response", context))
+
+
+def _status_response(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
+    context = page.now_context(_user(request), timezone.now())
+    context["override_error"] = error
+    return _no_store(render(request, f"{TEMPLATE}#status", context, status=status))
+
+
+def _override_words(post: Any) -> list[str]:
+    verb = post.get("verb", "")
+    if verb == "overtime":
+        duration = (post.get("duration") or post.get("custom_duration") or "").strip()
+        return ["overtime", duration] if duration else ["overtime"]
+    if verb == "debug":
+        moment = post.get("moment", "").strip().replace("T", " ")
+        return ["debug", moment] if moment else ["debug"]
+    if verb == "debug-clear":
+        return ["debug", "clear"]
+    return [verb] if verb else []
+
+
+@login_required_page
+@require_POST
+def override(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    words_typed = _override_words(request.POST)
+    try:
+        command = override_commands.from_words(words_typed)
+        override_apply(user=user, command=command, now=timezone.now())
+    except OverrideError as exc:
+        if _is_htmx(request):
+            return _status_response(request, str(exc), status=400)
+        return _render_page(request, form=_saved_form(request), status=400, override_error=str(exc))
+    if _is_htmx(request):
+        if command.verb in ("debug", "debug-clear", "auto"):
+            # The time machine moves the whole page (band, chart, preview).
+            return HttpResponseClientRefresh()
+        return _status_response(request)
+    return HttpResponseRedirect(reverse("settings-page"))
+
+
+def _tokens_response(
+    request: HttpRequest, *, new_token: dict[str, str] | None = None, status: int = 200
+) -> HttpResponse:
+    context = {"tokens": web_selectors.live_tokens(_user(request)), "new_token": new_token}
+    return _no_store(render(request, f"{TEMPLATE}#tokens", context, status=status))
+
+
+@login_required_page
+@require_POST
+def token_new(request: HttpRequest) -> HttpResponse:
+    kind = request.POST.get("kind", ApiToken.Kind.API)
+    if kind not in ApiToken.Kind.values:
+        raise Http404("no such token kind")
+    name = request.POST.get("name", "").strip()[:100]
+    token, raw = token_create(user=_user(request), name=name, kind=kind)
+    new_token = {"raw": raw, "kind": token.kind, "name": token.name, "prefix": token.prefix}
+    if _is_htmx(request):
+        return _tokens_response(request, new_token=new_token, status=201)
+    # Rendered, not redirected: the raw token is shown once and stored nowhere.
+    return _render_page(request, form=_saved_form(request), new_token=new_token, status=201)
+
+
+@login_required_page
+@require_POST
+def token_remove(request: HttpRequest, token_id: int) -> HttpResponse:
+    if not token_revoke(user=_user(request), token_id=token_id):
+        raise Http404("no such live token of yours")
+    if _is_htmx(request):
+        return _tokens_response(request)
+    messages.success(request, _("Token revoked. Anything using it is refused from now on."))
+    return HttpResponseRedirect(reverse("settings-page"))
+
+
+@login_required_page
+@require_GET
+def decision(request: HttpRequest) -> HttpResponse:
+    """What a gateway would get, for a chosen moment and request."""
+    if not _is_htmx(request):
+        return _render_page(request, form=_saved_form(request))
+    user = _user(request)
+    now = timezone.now()
+    status = page.now_context(user, now)
+    context = {"decision": page.decision(user, request.GET, now=now, tz_name=status["timezone"])}
+    return _no_store(render(request, f"{TEMPLATE}#decision-result", context))

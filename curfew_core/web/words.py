@@ -1,0 +1,104 @@
+"""The verdict in words, for people (translated; the API keeps its codes)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
+
+from curfew_core.engine import State, Verdict
+from curfew_core.engine.clock import to_wall
+from curfew_core.engine.schedule import Schedule
+
+STATE_NAMES = {
+    State.ON_DUTY.value: gettext_lazy("On duty"),
+    State.WINDING.value: gettext_lazy("Winding down"),
+    State.OFF_DUTY.value: gettext_lazy("Off duty"),
+    State.LIGHTS_OUT.value: gettext_lazy("Lights out"),
+}
+STATE_HINTS = {
+    State.ON_DUTY.value: gettext_lazy("requests pass untouched"),
+    State.WINDING.value: gettext_lazy("replies get a shrinking token budget"),
+    State.OFF_DUTY.value: gettext_lazy("peak hours: a canned reply, no model call"),
+    State.LIGHTS_OUT.value: gettext_lazy("no model call until wake-up"),
+}
+#: The order of the legend: least to most severe.
+STATE_ORDER = [state.value for state in State]
+
+
+@dataclass(frozen=True, slots=True)
+class NowWords:
+    state: str
+    state_name: str
+    headline: str
+    detail: str
+    override: str
+    schedule_state: str
+    schedule_name: str
+    overridden: bool
+    reason: str
+    valid_until: str
+    as_of: str
+    time_machine: bool
+
+
+def local_time(instant: dt.datetime, schedule: Schedule, *, today: dt.date | None = None) -> str:
+    wall = to_wall(instant, schedule.timezone)
+    if today is not None and wall.date() != today:
+        return wall.strftime("%Y-%m-%d %H:%M")
+    return wall.strftime("%H:%M")
+
+
+def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWords:
+    """What is happening, what the schedule alone says, and why."""
+    today = to_wall(verdict.at, schedule.timezone).date()
+    state = verdict.state.value
+    if verdict.state is State.WINDING and verdict.budget is not None:
+        pct = round((verdict.progress or 0) * 100)
+        headline = _("Replies are capped at %(budget)s tokens.") % {"budget": verdict.budget}
+        detail = _("%(pct)s%% of the way through the night.") % {"pct": pct}
+    elif verdict.state is State.OFF_DUTY:
+        headline = _("Gateways answer “%(reply)s” without calling the model.") % {
+            "reply": schedule.off_duty_reply
+        }
+        detail = _("Peak billing hours.")
+    elif verdict.state is State.LIGHTS_OUT:
+        headline = _("Gateways answer “%(reply)s” without calling the model.") % {
+            "reply": schedule.lights_out_reply
+        }
+        detail = _("Lights out until wake-up.")
+    else:
+        headline = _("Requests pass untouched.")
+        detail = ""
+    if verdict.dry_run:
+        detail = " ".join(
+            part for part in (detail, _("Dry run: decided and reported, never acted on.")) if part
+        )
+    override = ""
+    if verdict.override == "overtime" and verdict.override_until is not None:
+        minutes = max(0, round((verdict.override_until - now).total_seconds() / 60))
+        override = ngettext(
+            "Overtime until %(until)s (%(minutes)s minute left).",
+            "Overtime until %(until)s (%(minutes)s minutes left).",
+            minutes,
+        ) % {"until": local_time(verdict.override_until, schedule, today=today), "minutes": minutes}
+    elif verdict.override == "off" and verdict.override_until is not None:
+        override = _("Forced off until %(until)s.") % {
+            "until": local_time(verdict.override_until, schedule, today=today)
+        }
+    return NowWords(
+        state=state,
+        state_name=str(STATE_NAMES[state]),
+        headline=headline,
+        detail=detail,
+        override=override,
+        schedule_state=verdict.schedule_state.value,
+        schedule_name=str(STATE_NAMES[verdict.schedule_state.value]),
+        overridden=verdict.state is not verdict.schedule_state,
+        reason=verdict.reason,
+        valid_until=local_time(verdict.valid_until, schedule, today=today),
+        as_of=to_wall(verdict.at, schedule.timezone).strftime("%Y-%m-%d %H:%M"),
+        time_machine=verdict.debug_at is not None,
+    )

@@ -1,0 +1,191 @@
+/* The settings page's script: draws the Plotly chart from its JSON data block,
+   adds/removes/sorts editable rows and fills persona presets. The page works
+   without it (server-rendered first); this only makes it live. No inline
+   script anywhere: data arrives in <script type="application/json"> blocks. */
+(function () {
+  "use strict";
+
+  document.documentElement.classList.add("js");
+
+  var drawCount = 0;
+
+  function cssVar(name) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  }
+
+  /* Colours come from the stylesheet, so the chart follows light/dark mode. */
+  function theme(figure) {
+    var fg = cssVar("--fg");
+    var muted = cssVar("--fg-muted");
+    var grid = cssVar("--chart-grid");
+    var now = cssVar("--chart-now");
+    var layout = figure.layout;
+    layout.font = { family: cssVar("--font"), color: fg, size: 12 };
+    ["xaxis", "yaxis"].forEach(function (axis) {
+      layout[axis].gridcolor = grid;
+      layout[axis].linecolor = grid;
+      layout[axis].zerolinecolor = grid;
+      layout[axis].tickfont = { color: muted };
+    });
+    (layout.annotations || []).forEach(function (note) {
+      note.font = { color: fg, size: 12 };
+    });
+    (layout.shapes || []).forEach(function (shape) {
+      if (shape.name === "lights-out") {
+        shape.fillcolor = cssVar("--c-lights-out");
+        shape.opacity = 0.22;
+      } else if (shape.name === "lights-out-line") {
+        shape.line.color = cssVar("--c-lights-out");
+      } else if (shape.name === "now-line") {
+        shape.line.color = now;
+      }
+    });
+    figure.data.forEach(function (trace, index) {
+      if (index === 0) {
+        trace.line.color = cssVar("--chart-line");
+        trace.fillcolor = cssVar("--chart-fill");
+      } else if (trace.mode === "markers") {
+        trace.marker.color = cssVar("--c-winding");
+        trace.marker.line.color = fg;
+      } else {
+        trace.marker.color = now;
+        trace.marker.line.color = now;
+        trace.textfont = { color: now, size: 12 };
+      }
+    });
+    layout.hoverlabel = { bgcolor: cssVar("--bg-raised"), bordercolor: grid, font: { color: fg } };
+    return figure;
+  }
+
+  function draw(root) {
+    if (!window.Plotly) return;
+    var charts = [];
+    if (root.matches && root.matches("[data-figure]")) charts.push(root);
+    root.querySelectorAll("[data-figure]").forEach(function (el) { charts.push(el); });
+    charts.forEach(function (el) {
+      var source = document.getElementById(el.getAttribute("data-figure"));
+      if (!source) return;
+      var figure = theme(JSON.parse(source.textContent));
+      window.Plotly.react(el, figure.data, figure.layout, {
+        displayModeBar: false,
+        responsive: true,
+      }).then(function () {
+        drawCount += 1;
+        el.setAttribute("data-drawn", String(drawCount));
+      });
+    });
+  }
+
+  function redrawAll() { draw(document); }
+
+  if (window.htmx) {
+    window.htmx.onLoad(draw);
+  } else {
+    document.addEventListener("DOMContentLoaded", redrawAll);
+  }
+  if (window.matchMedia) {
+    var scheme = window.matchMedia("(prefers-color-scheme: dark)");
+    if (scheme.addEventListener) scheme.addEventListener("change", redrawAll);
+  }
+
+  /* ---- editable rows ---------------------------------------------------- */
+  function changed(el) {
+    var form = el.closest("form");
+    if (form && window.htmx) window.htmx.trigger(form, "rows-changed");
+  }
+
+  function renumber(rows) {
+    if (rows.getAttribute("data-rows") !== "anchor") return;
+    rows.querySelectorAll("[data-row]").forEach(function (row, index) {
+      var message = row.querySelector(".row-msg");
+      if (message) message.id = "anchor-msg-" + index;
+    });
+  }
+
+  function minutes(text) {
+    var match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec((text || "").trim());
+    return match ? Number(match[1]) * 60 + Number(match[2]) : null;
+  }
+
+  /* Order anchors by time through the night (23:00 before 00:00); the server
+     stores them in that order too. Blank or unreadable rows go last. */
+  function sortRows(rows) {
+    var start = minutes((document.getElementById("f-curfew_start") || {}).value) || 0;
+    var items = Array.prototype.slice.call(rows.querySelectorAll("[data-row]"));
+    items.sort(function (a, b) {
+      var ma = minutes(a.querySelector("input").value);
+      var mb = minutes(b.querySelector("input").value);
+      var ka = ma === null ? Infinity : (ma - start + 1440) % 1440;
+      var kb = mb === null ? Infinity : (mb - start + 1440) % 1440;
+      return ka - kb;
+    });
+    items.forEach(function (row) { rows.appendChild(row); });
+    renumber(rows);
+  }
+
+  function fillPreset(code) {
+    var source = document.getElementById("persona-presets");
+    if (!source) return false;
+    var preset = JSON.parse(source.textContent)[code];
+    if (!preset) return false;
+    document.getElementById("f-tired_persona").value = preset.persona;
+    document.getElementById("f-tier_texts").value = preset.tiers;
+    return true;
+  }
+
+  document.addEventListener("click", function (event) {
+    var target = event.target;
+    if (!(target instanceof Element)) return;
+    var add = target.closest("[data-add-row]");
+    if (add) {
+      var kind = add.getAttribute("data-add-row");
+      var rows = document.querySelector('[data-rows="' + kind + '"]');
+      var template = document.getElementById(kind + "-row-template");
+      if (!rows || !template) return;
+      var row = template.content.firstElementChild.cloneNode(true);
+      rows.appendChild(row);
+      renumber(rows);
+      row.querySelector("input").focus();
+      changed(rows);
+      return;
+    }
+    var remove = target.closest("[data-remove-row]");
+    if (remove) {
+      var container = remove.closest("[data-rows]");
+      var next = remove.closest("[data-row]").nextElementSibling;
+      remove.closest("[data-row]").remove();
+      renumber(container);
+      var focusable = (next || container).querySelector("input");
+      if (focusable) focusable.focus();
+      changed(container);
+      return;
+    }
+    var sort = target.closest("[data-sort-rows]");
+    if (sort) {
+      var sortable = document.querySelector('[data-rows="' + sort.getAttribute("data-sort-rows") + '"]');
+      if (sortable) {
+        sortRows(sortable);
+        changed(sortable);
+      }
+      return;
+    }
+    var preset = target.closest("[data-preset]");
+    if (preset && fillPreset(preset.getAttribute("data-preset"))) {
+      /* Filled in, not saved: the form's Save button does that. */
+      event.preventDefault();
+      changed(preset);
+      return;
+    }
+    var copy = target.closest("[data-copy]");
+    if (copy) {
+      var input = document.querySelector(copy.getAttribute("data-copy"));
+      if (!input) return;
+      input.select();
+      if (navigator.clipboard) {
+        navigator.clipboard.writeText(input.value).then(function () {
+          copy.textContent = "✓";
+        }, function () { /* selected; the person can copy it by hand */ });
+      }
+    }
+  });
+})();
