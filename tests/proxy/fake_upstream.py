@@ -42,6 +42,8 @@ class FakeUpstream:
         self.gate: threading.Event | None = None
         #: Set when a stream's last byte has been written.
         self.finished = threading.Event()
+        #: Set when the proxy hung up on a stream before its end.
+        self.aborted = threading.Event()
         self.chunk_delay = 0.0
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -64,6 +66,7 @@ class FakeUpstream:
         self.gate = None
         self.chunk_delay = 0.0
         self.finished.clear()
+        self.aborted.clear()
 
     @property
     def chat_requests(self) -> list[Recorded]:
@@ -78,6 +81,9 @@ class FakeUpstream:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body are separate writes: without this, Nagle and the
+            # peer's delayed ACK add ~40ms to every answer.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -135,14 +141,19 @@ class FakeUpstream:
                 self.send_header("X-Request-Id", "req-fake-stream")
                 self.end_headers()
                 events = stream_events(request)
-                for index, event in enumerate(events):
-                    self._chunk(event)
-                    if index == 0 and fake.gate is not None:
-                        fake.gate.wait(10)
-                    elif fake.chunk_delay:
-                        time.sleep(fake.chunk_delay)
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
+                try:
+                    for index, event in enumerate(events):
+                        self._chunk(event)
+                        if index == 0 and fake.gate is not None:
+                            fake.gate.wait(10)
+                        elif fake.chunk_delay:
+                            time.sleep(fake.chunk_delay)
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+                    fake.aborted.set()
+                    return
                 fake.finished.set()
 
         return Handler

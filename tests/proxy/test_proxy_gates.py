@@ -394,3 +394,17 @@ def test_a_bad_body_is_a_clear_openai_error(proxy: Proxy, upstream: FakeUpstream
     assert response.headers["X-Curfew-State"] == "on-duty"
     assert response.headers["X-Curfew-Action"] == "none"
     assert upstream.requests == []
+
+
+def test_a_client_that_hangs_up_releases_the_upstream_stream(
+    proxy: Proxy, upstream: FakeUpstream
+) -> None:
+    """The relay holds an upstream connection per stream; when the client goes
+    away mid-answer, the proxy must hang up on the upstream too, not drain it."""
+    proxy.travel(ON_DUTY)
+    upstream.chunk_delay = 0.3
+    stream = sdk(proxy).chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    next(iter(stream))
+    stream.close()
+    assert upstream.aborted.wait(5), "the upstream kept streaming to nobody"
+    assert not upstream.finished.is_set()

@@ -1,0 +1,183 @@
+"""What the curfew costs a model call, side by side in one run:
+
+- a short-circuited request through the proxy (the whole answer; no upstream);
+- the proxy's added latency on a passed request, against calling the same
+  fake upstream directly (JSON and SSE);
+- the gateway client's cached ``verdict()`` against an uncached one.
+
+    python bench/proxy_latency.py [--requests 400]
+
+One uvicorn process (SQLite, in-memory cache) on loopback, sequential requests
+over a kept-alive connection, so the numbers are latency, not throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+
+from curfew_core.client import AsyncCurfewClient, CurfewClient  # noqa: E402
+from tests.proxy.fake_upstream import FakeUpstream  # noqa: E402
+from tests.support.server import ServedApp  # noqa: E402
+
+CHAT = {"model": "deepseek-chat", "messages": [{"role": "user", "content": "hello"}]}
+STREAM = {**CHAT, "stream": True}
+
+
+def timed(call: Callable[[], object], count: int) -> list[float]:
+    """Milliseconds per call, after a short warm-up."""
+    for _ in range(max(5, count // 20)):
+        call()
+    out = []
+    for _ in range(count):
+        started = time.perf_counter()
+        call()
+        out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def row(label: str, values: list[float], extra: str = "") -> None:
+    print(
+        f"  {label:<44} {statistics.median(values):>8.2f} {p(values, 0.95):>8.2f} "
+        f"{statistics.fmean(values):>8.2f}  {extra}"
+    )
+
+
+def post(http: httpx.Client, url: str, body: dict[str, object], headers: dict[str, str]) -> None:
+    response = http.post(url, json=body, headers=headers)
+    if response.status_code != 200:
+        raise SystemExit(f"{url} answered {response.status_code}: {response.text[:200]}")
+
+
+def cached_cost(count: int, call: Callable[[], object]) -> float:
+    """Microseconds per cached call (tight loop, best of three)."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        for _ in range(count):
+            call()
+        best = min(best, (time.perf_counter() - started) / count * 1e6)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=400)
+    args, _ = parser.parse_known_args()
+    n = args.requests
+
+    upstream = FakeUpstream().start()
+    app = ServedApp(
+        Path(tempfile.mkdtemp(prefix="curfew-bench-proxy-")),
+        env={
+            "CURFEW_UPSTREAM_BASE_URL": f"{upstream.base_url}/v1",
+            "CURFEW_UPSTREAM_API_KEY": "sk-bench",
+            "CURFEW_MANIFEST_STATIC": "0",
+            "CURFEW_LOG_LEVEL": "WARNING",
+        },
+    )
+    app.manage("migrate", "--no-input", "-v0")
+    app.start()
+    try:
+        token = app.create_user("bench-proxy")
+        auth = {"Authorization": f"Bearer {token}"}
+        proxy = f"{app.base_url}/v1/chat/completions"
+        direct = f"{upstream.base_url}/v1/chat/completions"
+
+        with httpx.Client(timeout=10) as http:
+
+            def travel(moment: str) -> None:
+                response = http.post(
+                    f"{app.base_url}/api/v1/overrides", json={"debug": moment}, headers=auth
+                )
+                response.raise_for_status()
+
+            print(f"proxy latency, {n} sequential requests each (ms):")
+            print(f"  {'request':<44} {'p50':>8} {'p95':>8} {'mean':>8}")
+
+            floor = timed(lambda: http.get(f"{app.base_url}/healthz").raise_for_status(), n)
+            row("GET /healthz (the server's floor)", floor)
+
+            travel("2026-09-29 10:00")  # peak hours: off duty
+            before = len(upstream.requests)
+            short = timed(lambda: post(http, proxy, CHAT, auth), n)
+            short_sse = timed(lambda: post(http, proxy, STREAM, auth), n)
+            if len(upstream.requests) != before:
+                raise SystemExit("a short-circuited request reached the upstream")
+            row("short-circuit through the proxy (JSON)", short, "upstream calls: 0")
+            row("short-circuit through the proxy (SSE)", short_sse, "upstream calls: 0")
+
+            travel("2026-09-29 20:00")  # on duty: passed untouched
+            pairs = []
+            for label, body in (("JSON", CHAT), ("SSE", STREAM)):
+                # Interleaved, so drift on a busy machine hits both sides alike.
+                to_upstream: list[float] = []
+                via_proxy: list[float] = []
+                for _ in range(n // 50):
+                    to_upstream += timed(lambda body=body: post(http, direct, body, {}), 50)
+                    via_proxy += timed(lambda body=body: post(http, proxy, body, auth), 50)
+                row(f"fake upstream called directly ({label})", to_upstream)
+                row(f"passed through the proxy ({label})", via_proxy)
+                pairs.append((label, to_upstream, via_proxy))
+
+            travel("2026-09-29 23:30")  # winding: clamped and re-encoded
+            clamped = timed(lambda: post(http, proxy, CHAT, auth), n)
+            row("clamped through the proxy (JSON)", clamped)
+
+            print("\n  proxy's added latency on a passed request (p50 via proxy - p50 direct):")
+            for label, to_upstream, via_proxy in pairs:
+                added = statistics.median(via_proxy) - statistics.median(to_upstream)
+                print(f"    {label:<6} {added:>7.2f} ms")
+
+        sync_client = CurfewClient(app.base_url, token, timeout=2)
+        sync_client.verdict(session_id="bench", max_tokens=4096)
+        sync_us = cached_cost(
+            200_000, lambda: sync_client.verdict(session_id="bench", max_tokens=4096)
+        )
+        counter = iter(range(10**9))
+        uncached = timed(lambda: sync_client.verdict(session_id=f"cold-{next(counter)}"), n // 2)
+
+        async def async_cost() -> float:
+            async with AsyncCurfewClient(app.base_url, token, timeout=2) as client:
+                await client.verdict(session_id="bench")
+                best = float("inf")
+                for _ in range(3):
+                    started = time.perf_counter()
+                    for _ in range(100_000):
+                        await client.verdict(session_id="bench")
+                    best = min(best, (time.perf_counter() - started) / 100_000 * 1e6)
+                return best
+
+        async_us = asyncio.run(async_cost())
+        sync_client.close()
+        print("\ngateway client verdict():")
+        print(f"  {'call':<44} {'cost':>12}")
+        print(f"  {'CurfewClient, cached':<44} {sync_us:>9.2f} µs")
+        print(f"  {'AsyncCurfewClient, cached (awaited)':<44} {async_us:>9.2f} µs")
+        print(
+            f"  {'CurfewClient, uncached (HTTP round trip)':<44} "
+            f"{statistics.median(uncached) * 1000:>9.0f} µs  (p50)"
+        )
+    finally:
+        app.stop()
+        upstream.stop()
+
+
+if __name__ == "__main__":
+    main()
