@@ -12,7 +12,10 @@ and ``X-Curfew-Action`` (``unknown`` / ``none`` when it could not decide).
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from functools import wraps
 from typing import Any
 from urllib.parse import quote
 
@@ -27,12 +30,14 @@ from curfew_core.engine import Action, RequestContext, Verdict
 from curfew_core.openai_shapes import (
     apply_verdict,
     error_body,
-    requested_budget,
     short_circuit_body,
 )
 from curfew_core.proxy import upstream
 from curfew_core.selectors.tokens import identify
 from curfew_core.selectors.verdicts import verdict_for
+
+log = logging.getLogger("curfew.proxy")
+ProxyView = Callable[..., Coroutine[Any, Any, HttpResponseBase]]
 
 MAX_HEADER_TEXT = 200
 #: Chat bodies carry whole conversations and images; Django's 2.5 MB form limit
@@ -150,7 +155,30 @@ def _not_allowed(allowed: str) -> HttpResponseBase:
     return _labelled(response, None)
 
 
+def labelled_always(view: ProxyView) -> ProxyView:
+    """An unexpected failure still answers in OpenAI's shape, with the headers."""
+
+    @wraps(view)
+    async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        try:
+            return await view(request, *args, **kwargs)
+        except Exception:
+            log.exception("proxy failed on %s %s", request.method, request.path)
+            return _labelled(
+                _error(
+                    500,
+                    "the curfew proxy failed; see its log",
+                    code="internal_error",
+                    type="server_error",
+                ),
+                None,
+            )
+
+    return guarded
+
+
 @csrf_exempt
+@labelled_always
 async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     if request.method != "POST":
         return _not_allowed("POST")
@@ -165,11 +193,11 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         body = parse_chat_body(raw)
     except BadRequest as exc:
         problem = exc
+    # The budget is left out on purpose: the verdict then carries the curve's
+    # ceiling, and apply_verdict clamps each budget the client named against it
+    # on its own (a client may send both names with different values).
     context = RequestContext(
-        session_id=scope.session_id,
-        purpose=scope.purpose,
-        subagent=scope.subagent,
-        max_tokens=requested_budget(body),
+        session_id=scope.session_id, purpose=scope.purpose, subagent=scope.subagent
     )
     verdict = await judge(raw_token, context)
     if verdict is None:
@@ -194,6 +222,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
 
 
 @csrf_exempt
+@labelled_always
 async def models(request: HttpRequest, model: str | None = None) -> HttpResponseBase:
     """``GET /v1/models[/<id>]``, forwarded: listing models is not a model call."""
     if request.method != "GET":

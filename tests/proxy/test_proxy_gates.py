@@ -187,10 +187,19 @@ def test_winding_clamps_max_completion_tokens_under_its_own_name(
     proxy: Proxy, upstream: FakeUpstream
 ) -> None:
     proxy.travel(WINDING)
-    sdk(proxy).chat.completions.create(model="m", messages=MESSAGES, max_completion_tokens=9000)
-    [sent] = upstream.chat_requests
-    assert sent.json["max_completion_tokens"] == expected(WINDING).max_tokens
-    assert "max_tokens" not in sent.json
+    client = sdk(proxy)
+    client.chat.completions.create(model="m", messages=MESSAGES, max_completion_tokens=9000)
+    client.chat.completions.create(
+        model="m", messages=MESSAGES, max_tokens=4000, max_completion_tokens=300
+    )
+    modern, both = upstream.chat_requests
+    assert modern.json["max_completion_tokens"] == expected(WINDING).max_tokens
+    assert "max_tokens" not in modern.json
+    # Each name is clamped on its own: the smaller one is not dragged onto the other.
+    assert (both.json["max_tokens"], both.json["max_completion_tokens"]) == (
+        expected(WINDING).max_tokens,
+        300,
+    )
 
 
 def test_winding_stream_is_clamped_and_relayed(proxy: Proxy, upstream: FakeUpstream) -> None:

@@ -141,3 +141,21 @@ async def test_bad_scope_headers_are_named(token: str, upstream: FakeUpstream) -
     assert too_long.status_code == 400
     assert "X-Curfew-Session" in too_long.json()["error"]["message"]
     assert upstream.requests == []
+
+
+async def test_an_unexpected_failure_still_answers_in_openai_shape(
+    token: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from curfew_core.proxy import views
+
+    async def broken(*args: object) -> None:
+        raise RuntimeError("database on fire")
+
+    monkeypatch.setattr(views, "judge", broken)
+    with caplog.at_level(logging.ERROR, logger="curfew.proxy"):
+        response = await client(token).post("/v1/chat/completions", CHAT)
+    assert response.status_code == 500
+    assert response.json()["error"]["type"] == "server_error"
+    assert response["X-Curfew-State"] == "unknown"
+    assert response["X-Curfew-Action"] == "none"
+    assert "database on fire" in caplog.text
