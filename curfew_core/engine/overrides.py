@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from curfew_core.engine.clock import parse_wall, to_wall
 
@@ -71,10 +71,23 @@ def parse_debug_moment(text: str, *, now: datetime, tz: tzinfo) -> datetime:
     else:
         wall_now = to_wall(now, tz)
         midnight = wall_now.replace(hour=0, minute=0, second=0, microsecond=0)
-        target = midnight + timedelta(minutes=minutes)
-        if target < wall_now.replace(second=0, microsecond=0):
-            target += timedelta(days=1)
-        return target.replace(tzinfo=tz)
+        # The clock reading HH:MM right now still counts: from the current minute.
+        since = now.astimezone(UTC) - timedelta(
+            seconds=wall_now.second, microseconds=wall_now.microsecond
+        )
+        # Compared as UTC instants: a repeated hour shows HH:MM twice (``fold``),
+        # a DST gap not at all, and same-zone comparisons would ignore both.
+        readings: list[datetime] = []
+        for days in (0, 1, 2):
+            wall = midnight + timedelta(days=days, minutes=minutes)
+            for fold in (0, 1):
+                instant = wall.replace(tzinfo=tz, fold=fold)
+                real = instant.astimezone(UTC)
+                # Only a reading the clock really shows (not a wall time in a gap).
+                if to_wall(real, tz) == wall and real >= since:
+                    readings.append(instant)
+        fallback = (midnight + timedelta(days=1, minutes=minutes)).replace(tzinfo=tz)
+        return min(readings, key=lambda instant: instant.astimezone(UTC), default=fallback)
     if re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", cleaned) is None:
         raise OverrideError(f"{text!r} is not a moment; use HH:MM or YYYY-MM-DD HH:MM (or 'clear')")
     try:

@@ -20,11 +20,13 @@ from engine_support import TICK, decision, hm
 from curfew_core.engine import (
     Anchor,
     NightTimes,
+    Overrides,
     Schedule,
     Segment,
     State,
     Verdict,
     decide,
+    parse_debug_moment,
     segments,
 )
 
@@ -283,3 +285,45 @@ def test_repeated_hour_in_the_zone_itself_is_the_real_instant() -> None:
     second = decide(ny(2026, 11, 1, 1, 45, fold=1), schedule)
     assert second.state is State.LIGHTS_OUT
     assert second.valid_until.astimezone(UTC) == datetime(2026, 11, 1, 14, 0, tzinfo=UTC)
+
+
+# -- the time machine's HH:MM on DST days -----------------------------------------------
+
+
+def test_debug_hh_mm_in_the_repeated_hour_is_the_next_reading() -> None:
+    # 01:10 EDT (first pass): the clock reads 01:05 again at 01:05 EST, 55 minutes on.
+    first_pass = ny(2026, 11, 1, 1, 10)
+    got = parse_debug_moment("01:05", now=first_pass, tz=NY)
+    assert got.astimezone(UTC) == datetime(2026, 11, 1, 6, 5, tzinfo=UTC)
+    # 01:10 EST (second pass): 01:30 next reads at 01:30 EST, not the EDT one behind us.
+    second_pass = ny(2026, 11, 1, 1, 10, fold=1)
+    got = parse_debug_moment("01:30", now=second_pass, tz=NY)
+    assert got.astimezone(UTC) == datetime(2026, 11, 1, 6, 30, tzinfo=UTC)
+    # Same minute still counts as "now", in either pass.
+    got = parse_debug_moment("01:10", now=second_pass.replace(second=30), tz=NY)
+    assert got.astimezone(UTC) == datetime(2026, 11, 1, 6, 10, tzinfo=UTC)
+
+
+def test_debug_hh_mm_in_a_gap_is_the_next_day_that_shows_it() -> None:
+    # 2026-03-08 02:30 never shows in New York; the next 02:30 is on the 9th.
+    got = parse_debug_moment("02:30", now=ny(2026, 3, 8, 0, 30), tz=NY)
+    assert got.astimezone(UTC) == datetime(2026, 3, 9, 6, 30, tzinfo=UTC)
+    assert got.replace(tzinfo=None) == datetime(2026, 3, 9, 2, 30)  # noqa: DTZ001
+    # The time machine reads the schedule there: Sunday night's 02:30, winding.
+    overrides = Overrides(debug_at=got)
+    verdict = decide(ny(2026, 3, 8, 0, 30), Schedule(timezone=NY), overrides=overrides)
+    assert verdict.state is State.WINDING
+    assert verdict.budget == 192  # half-way from 320 (02:00) to 64 (03:00)
+
+
+def test_debug_hh_mm_is_never_in_the_past() -> None:
+    zone = ZoneInfo("Australia/Lord_Howe")
+    for t in transitions("Australia/Lord_Howe", 2026):
+        for minutes in range(-180, 180, 7):
+            now = t.instant + timedelta(minutes=minutes, seconds=13)
+            for text in ("01:00", "01:40", "01:59", "02:00", "02:15", "02:30", "03:00"):
+                got = parse_debug_moment(text, now=now, tz=zone)
+                # Never before the current minute, and it reads as asked.
+                minute_start = now - timedelta(seconds=13)
+                assert got.astimezone(UTC) >= minute_start, (now, text)
+                assert got.astimezone(UTC).astimezone(zone).strftime("%H:%M") == text, (now, text)

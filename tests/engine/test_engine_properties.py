@@ -24,6 +24,7 @@ from curfew_core.engine import (
     Segment,
     State,
     decide,
+    parse_debug_moment,
     segments,
 )
 
@@ -235,3 +236,26 @@ def test_segments_cover_the_range_exactly(
             verdict = decide(probe, schedule)
             assert verdict.schedule_state is part.state, (probe, part)
             assert verdict.peak == part.peak, (probe, part)
+
+
+@PROPERTY
+@given(now=INSTANTS, zone=ZONES, minute=MINUTE, spelled_in_zone=st.booleans())
+def test_debug_hh_mm_is_the_next_reading_of_the_clock(
+    now: datetime, zone: tzinfo, minute: int, spelled_in_zone: bool
+) -> None:
+    text = f"{minute // 60:02d}:{minute % 60:02d}"
+    got = parse_debug_moment(text, now=now.astimezone(zone) if spelled_in_zone else now, tz=zone)
+    real = got.astimezone(UTC)
+    # It reads HH:MM on the clock of the zone ...
+    assert real.astimezone(zone).strftime("%H:%M") == text
+    # ... from the current minute on ...
+    wall = now.astimezone(zone)
+    since = now - timedelta(seconds=wall.second, microseconds=wall.microsecond)
+    assert real >= since
+    # ... and it is the first such reading: an earlier one would be a day
+    # earlier, or the other pass of a repeated hour (DST shifts are <= 2 h).
+    assert real - since <= timedelta(hours=48)
+    for back in range(15, 26 * 60 + 1, 15):
+        earlier = real - timedelta(minutes=back)
+        if earlier >= since:
+            assert earlier.astimezone(zone).strftime("%H:%M") != text, earlier
