@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from collections.abc import Iterable
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -78,3 +80,55 @@ def decision(verdict: Verdict) -> tuple[Any, ...]:
         verdict.tools,
         verdict.peak,
     )
+
+
+# -- DST transitions ---------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Transition:
+    zone: str
+    instant: datetime  # first instant (UTC) with the new offset
+    start_wall: datetime  # naive wall range of the gap or of the repeated stretch
+    end_wall: datetime
+    gap: bool
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.zone)
+
+    @property
+    def middle(self) -> int:
+        """A wall minute strictly inside the gap / repeated stretch."""
+        wall = self.start_wall + (self.end_wall - self.start_wall) / 2
+        return wall.hour * 60 + wall.minute
+
+
+@functools.cache
+def transitions(zone: str, year: int) -> tuple[Transition, ...]:
+    """Every UTC offset change of ``zone`` in ``year``, found by scanning hourly."""
+    tz = ZoneInfo(zone)
+    found = []
+    moment = datetime(year, 1, 1, tzinfo=UTC)
+    end = datetime(year + 1, 1, 1, tzinfo=UTC)
+    before = moment.astimezone(tz).utcoffset()
+    while moment < end:
+        following = moment + timedelta(hours=1)
+        after = following.astimezone(tz).utcoffset()
+        if after != before:
+            lo, hi = moment, following
+            while hi - lo > TICK:
+                mid = lo + (hi - lo) / 2
+                if mid.astimezone(tz).utcoffset() == before:
+                    lo = mid
+                else:
+                    hi = mid
+            old_wall = (hi - TICK).astimezone(tz).replace(tzinfo=None) + TICK
+            new_wall = hi.astimezone(tz).replace(tzinfo=None)
+            gap = new_wall > old_wall
+            found.append(
+                Transition(zone, hi, *(old_wall, new_wall) if gap else (new_wall, old_wall), gap)
+            )
+        before = after
+        moment = following
+    return tuple(found)

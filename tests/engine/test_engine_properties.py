@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, available_timezones
 
-from engine_support import PROPERTY, TICK, decision
+from engine_support import PROPERTY, TICK, decision, transitions
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -61,18 +61,26 @@ class EveryNth:
 
 
 @st.composite
-def nights(draw: st.DrawFn) -> NightTimes:
-    """Valid nights: curfew -> lights-out -> wake-up in dial order, at most 24 h."""
-    start = draw(MINUTE)
-    winding = draw(st.integers(0, 24 * 60 - 1))
-    dark = draw(st.integers(0, 24 * 60 - winding))
+def nights(draw: st.DrawFn, near: int | None = None) -> NightTimes:
+    """Valid nights: curfew -> lights-out -> wake-up in dial order, at most 24 h.
+
+    With ``near`` (a wall minute) every edge may fall within two hours of it.
+    """
+    if near is None:
+        start = draw(MINUTE)
+        winding = draw(st.integers(0, 24 * 60 - 1))
+        dark = draw(st.integers(0, 24 * 60 - winding))
+    else:
+        start = (near + draw(st.integers(-120, 120))) % (24 * 60)
+        winding = draw(st.integers(0, 240))
+        dark = draw(st.integers(0, 240))
     lights = (start + winding) % (24 * 60)
     return NightTimes(start, lights, (lights + dark) % (24 * 60))
 
 
 @st.composite
-def schedules(draw: st.DrawFn) -> Schedule:
-    night = draw(nights())
+def schedules(draw: st.DrawFn, zone: tzinfo | None = None, near: int | None = None) -> Schedule:
+    night = draw(nights(near))
     window = night.winding_minutes
     if window:
         origin, span = night.curfew_start, window
@@ -82,6 +90,7 @@ def schedules(draw: st.DrawFn) -> Schedule:
     anchors = tuple(
         Anchor((origin + offset) % (24 * 60), draw(st.integers(1, 65536))) for offset in offsets
     )
+    edge = MINUTE if near is None else st.integers(near - 90, near + 90).map(lambda m: m % 1440)
     holidays = draw(
         st.one_of(
             st.just(NoHolidays()),
@@ -89,13 +98,13 @@ def schedules(draw: st.DrawFn) -> Schedule:
         )
     )
     return Schedule(
-        timezone=draw(ZONES),
+        timezone=zone or draw(ZONES),
         night=night,
-        weekdays=draw(st.dictionaries(st.integers(0, 6), nights(), max_size=7)),
+        weekdays=draw(st.dictionaries(st.integers(0, 6), nights(near), max_size=7)),
         anchors=anchors,
         curve=draw(st.sampled_from(list(Curve))),
         peak_shift=draw(st.booleans()),
-        peak_windows=tuple(draw(st.lists(st.tuples(MINUTE, MINUTE), max_size=3))),
+        peak_windows=tuple(draw(st.lists(st.tuples(edge, edge), max_size=3))),
         weekend_valley=draw(st.booleans()),
         holidays=holidays,
         tier_texts=tuple(draw(st.lists(st.text(max_size=4), min_size=1, max_size=6))),
@@ -171,7 +180,49 @@ def check_verdict(now: datetime, schedule: Schedule, request: RequestContext, ve
 def test_decide_never_raises_and_keeps_its_promises(
     schedule: Schedule, now: datetime, request: RequestContext, other: tzinfo, data: st.DataObject
 ) -> None:
-    overrides = data.draw(overrides_for(now))
+    check_everything(schedule, now, request, other, data.draw(overrides_for(now)))
+
+
+@st.composite
+def near_an_offset_change(draw: st.DrawFn) -> tuple[Schedule, datetime]:
+    """A schedule whose edges sit around one of its zone's offset changes, and
+    an instant near it (uniform instants almost never meet a DST jump)."""
+    name = draw(st.sampled_from(zone_names()))
+    year = draw(st.integers(1971, 2099))
+    found = transitions(name, year)
+    if not found:  # a zone without changes that year: any instant of the year
+        schedule = draw(schedules(zone=ZoneInfo(name)))
+        start = datetime(year, 1, 1, tzinfo=UTC)
+        return schedule, start + draw(st.timedeltas(timedelta(0), timedelta(days=364)))
+    change = draw(st.sampled_from(found))
+    schedule = draw(schedules(zone=change.tz, near=change.middle))
+    offset = draw(st.timedeltas(min_value=timedelta(hours=-6), max_value=timedelta(hours=6)))
+    return schedule, change.instant + offset
+
+
+@PROPERTY
+@given(case=near_an_offset_change(), request=REQUESTS, other=ZONES, data=st.data())
+def test_decide_around_offset_changes(
+    case: tuple[Schedule, datetime], request: RequestContext, other: tzinfo, data: st.DataObject
+) -> None:
+    schedule, now = case
+    check_everything(schedule, now, request, other, data.draw(overrides_for(now)))
+    # Stepping on from there stays safe through the change.
+    moment = now
+    for _ in range(10):
+        verdict = decide(moment, schedule)
+        assert verdict.valid_until > moment
+        assert decision(decide(verdict.valid_until - TICK, schedule)) == decision(verdict)
+        moment = verdict.valid_until
+
+
+def check_everything(
+    schedule: Schedule,
+    now: datetime,
+    request: RequestContext,
+    other: tzinfo,
+    overrides: Overrides,
+) -> None:
     verdicts = [
         decide(t, schedule, request, overrides) for t in representations(now, schedule, other)
     ]
