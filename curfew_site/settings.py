@@ -155,7 +155,7 @@ STORAGES = {
     "staticfiles": {
         # Hashed, compressed names in production; plain names where no
         # collectstatic has run (debug, tests).
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "curfew_core.web.storage.ManifestStaticFilesStorage"
         if env_bool("CURFEW_MANIFEST_STATIC", default=not DEBUG and bool(env_str("DATABASE_URL")))
         else "django.contrib.staticfiles.storage.StaticFilesStorage",
     },

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from curfew_core import config as schedule_config
 from curfew_core.engine import Schedule, Segment, segments
 from curfew_core.engine.clock import to_wall
-from curfew_core.models import ApiToken, ScheduleRevision
+from curfew_core.models import UNSAVED_VERSION, ApiToken, ScheduleRevision
 from curfew_core.models import Schedule as ScheduleRow
 
 #: The band's resolution: 96 cells of 15 minutes of wall-clock time.
@@ -35,8 +35,7 @@ def saved_schedule(user: User) -> SavedSchedule:
     version must be the row's, or the stale check would be a guess)."""
     row = ScheduleRow.objects.filter(user=user).only("config", "version").first()
     if row is None:
-        # Version 1 is what the first save will find once it creates the row.
-        return SavedSchedule(schedule_config.default_config(), 1)
+        return SavedSchedule(schedule_config.default_config(), UNSAVED_VERSION)
     return SavedSchedule(schedule_config.with_defaults(row.config), row.version)
 
 

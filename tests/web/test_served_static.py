@@ -1,0 +1,62 @@
+"""The real server (whitenoise, hashed manifest names, debug off) serves the
+page's own stylesheet and scripts: a missing or empty file fails here."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from tests.support.server import ServedApp
+
+USER = "web-static"
+
+
+def _signed_in(app: ServedApp) -> httpx.Client:
+    app.create_user(USER)
+    client = httpx.Client(base_url=app.base_url, timeout=30)
+    login = client.get("/login/")
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text)
+    assert csrf
+    response = client.post(
+        "/login/",
+        data={
+            "username": USER,
+            "password": "correct horse battery",
+            "next": "/",
+            "csrfmiddlewaretoken": csrf.group(1),
+        },
+        headers={"Referer": f"{app.base_url}/login/"},
+    )
+    assert response.status_code == 302, response.text[:500]
+    return client
+
+
+def test_stylesheet_and_scripts_are_served_hashed_and_whole(served_app: ServedApp) -> None:
+    client = _signed_in(served_app)
+    page = client.get("/")
+    assert page.status_code == 200
+    assert "Content-Security-Policy" in page.headers
+    css = re.search(
+        r'<link rel="stylesheet"[^>]*href="(/static/curfew/curfew\.[0-9a-f]{12}\.css)"', page.text
+    )
+    assert css, "the page does not link its own (hashed) stylesheet"
+    sheet = client.get(css.group(1), headers={"Accept-Encoding": "gzip, br"})
+    assert sheet.status_code == 200
+    assert sheet.headers["content-type"].startswith("text/css")
+    assert sheet.headers.get("content-encoding") in ("gzip", "br")
+    assert "immutable" in sheet.headers.get("cache-control", "")
+    assert len(sheet.text) > 5000
+    assert ".band" in sheet.text
+    assert "--c-winding" in sheet.text
+    scripts = re.findall(r'<script src="([^"]+)"', page.text)
+    names = " ".join(scripts)
+    for wanted in ("plotly/plotly.min.", "curfew/settings.", "django_htmx/htmx-2.min."):
+        assert wanted in names, f"{wanted} not linked: {scripts}"
+    for src in scripts:
+        response = client.get(src)
+        assert response.status_code == 200, src
+        assert "javascript" in response.headers["content-type"], src
+        assert len(response.content) > 500, src
+    plotly = next(s for s in scripts if "plotly" in s)
+    assert "plotly.js v" in client.get(plotly).text[:400]
