@@ -4,13 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from curfew_core.engine import OverrideError, parse_duration
 
 Verb = Literal["overtime", "off", "auto", "debug", "debug-clear"]
 VERBS = ("overtime", "off", "auto", "debug")
+
+
+#: Moments a verdict may be asked about (``at``, the time machine). The engine
+#: looks days around a moment; near the ends of ``datetime`` that overflows,
+#: and a time machine stuck there would fail every verdict of its user.
+EARLIEST_MOMENT = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST_MOMENT = datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def check_moment(instant: datetime) -> datetime:
+    """``instant`` if a verdict can be given for it, else ``OverrideError``."""
+    if not EARLIEST_MOMENT <= instant < LATEST_MOMENT:
+        raise OverrideError(
+            f"{instant.isoformat()} is out of range; use a moment between the years "
+            f"{EARLIEST_MOMENT.year} and {LATEST_MOMENT.year - 1}"
+        )
+    return instant
 
 
 @dataclass(frozen=True, slots=True)

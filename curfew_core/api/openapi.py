@@ -198,7 +198,7 @@ def document() -> dict[str, Any]:
                                 "properties": {
                                     "session_id": {"type": ["string", "null"]},
                                     "purpose": {"type": ["string", "null"]},
-                                    "subagent": {"type": "boolean"},
+                                    "subagent": {"type": ["boolean", "null"]},
                                     "max_tokens": {"type": ["integer", "null"], "minimum": 1},
                                     "at": {**_INSTANT, "description": "what-if instant"},
                                 },

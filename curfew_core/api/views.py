@@ -50,7 +50,10 @@ def parse_instant(value: Any) -> datetime:
         raise ValueError(f"{value!r} is not an ISO-8601 instant") from None
     if parsed.tzinfo is None:
         raise ValueError(f"{value!r} has no UTC offset; add one, e.g. +08:00 or Z")
-    return parsed
+    try:
+        return override_commands.check_moment(parsed)
+    except OverrideError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def parse_verdict_request(body: dict[str, Any]) -> tuple[RequestContext, datetime | None]:
@@ -61,8 +64,11 @@ def parse_verdict_request(body: dict[str, Any]) -> tuple[RequestContext, datetim
     }
     session_id = _optional_text(body, "session_id", errors)
     purpose = _optional_text(body, "purpose", errors)
-    subagent = body.get("subagent", False)
-    if not isinstance(subagent, bool):
+    # null is "not given", as for every other optional field.
+    subagent = body.get("subagent")
+    if subagent is None:
+        subagent = False
+    elif not isinstance(subagent, bool):
         errors["subagent"] = f"must be true or false, not {subagent!r}"
     max_tokens = body.get("max_tokens")
     if max_tokens is not None and (

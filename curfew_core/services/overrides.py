@@ -13,7 +13,7 @@ from curfew_core.cache import drop_bundle_on_commit
 from curfew_core.engine import OverrideError, Schedule, State, parse_debug_moment, segments
 from curfew_core.models import Override
 from curfew_core.models import Schedule as ScheduleRow
-from curfew_core.override_commands import OverrideCommand
+from curfew_core.override_commands import OverrideCommand, check_moment
 
 _NIGHT = (State.WINDING, State.LIGHTS_OUT)
 #: Force-off lasts until the next wake-up; a schedule with no night at all
@@ -64,7 +64,9 @@ def override_apply(*, user: User, command: OverrideCommand, now: datetime) -> Ov
         override.overtime_until = override.forced_off_until = override.debug_at = None
     elif command.verb == "debug":
         assert command.moment is not None
-        override.debug_at = parse_debug_moment(command.moment, now=now, tz=schedule.timezone)
+        override.debug_at = check_moment(
+            parse_debug_moment(command.moment, now=now, tz=schedule.timezone)
+        )
     elif command.verb == "debug-clear":
         override.debug_at = None
     else:  # pragma: no cover - OverrideCommand only carries the verbs above

@@ -128,6 +128,7 @@ def test_overrides_from_the_terminal_match_the_api(user: User, clock: FrozenCloc
         (("overtime", "abc"), "not a duration"),
         (("overtime", "25h"), "24h"),
         (("debug", "25:00"), "not a moment"),
+        (("debug", "9999-12-31", "23:00"), "out of range"),
     ],
 )
 def test_bad_override_words_change_nothing(

@@ -204,6 +204,10 @@ BAD_OVERRIDES = [
     ({"debug": "2026-02-30 10:00"}, "debug"),
     ({"debug": 130}, "debug"),
     ({"debug": ""}, "debug"),
+    # A time machine parked where the calendar ends would break every verdict.
+    ({"debug": "9999-12-31 23:00"}, "debug"),
+    ({"debug": "0001-01-01 00:30"}, "debug"),
+    ({"debug": "9999-12-31T23:00:00-12:00"}, "debug"),
 ]
 
 

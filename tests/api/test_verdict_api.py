@@ -185,6 +185,23 @@ def test_max_age_bounds_hold_everywhere(api: Any, at: str) -> None:
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("at", "state"),
+    [("1900-01-02T10:00:00+08:00", "off-duty"), ("8999-12-29T10:00:00+08:00", "on-duty")],
+)
+def test_far_but_supported_instants_are_answered(api: Any, at: str, state: str) -> None:
+    # 1900-01-02 was a Tuesday, 8999-12-29 is a Sunday.
+    assert ask(api, at)["state"] == state
+
+
+@pytest.mark.django_db
+def test_null_optional_fields_mean_not_given(api: Any) -> None:
+    verdict = ask(api, PEAK, session_id=None, purpose=None, subagent=None, max_tokens=None)
+    assert verdict == ask(api, PEAK)
+    assert verdict["action"] == "short-circuit"
+
+
+@pytest.mark.django_db
 def test_an_empty_body_means_now(api: Any) -> None:
     response = api.post(VERDICT, raw="")
     assert response.status_code == 200
@@ -344,6 +361,11 @@ def test_weekday_override_gives_friday_its_own_night(api: Any) -> None:
         ({"at": "2026-09-29"}, "at"),
         ({"at": 1790000000}, "at"),
         ({"at": "2026-13-01T10:00:00+08:00"}, "at"),
+        # Valid ISO, but where the calendar runs out: an answer, never a 500.
+        ({"at": "9999-12-31T23:59:59+00:00"}, "at"),
+        ({"at": "9999-12-31T23:59:59-12:00"}, "at"),
+        ({"at": "0001-01-01T00:00:00+00:00"}, "at"),
+        ({"at": "0001-01-01T00:00:00+14:00"}, "at"),
         ({"max_tokens": 0}, "max_tokens"),
         ({"max_tokens": -5}, "max_tokens"),
         ({"max_tokens": 12.5}, "max_tokens"),
