@@ -3,12 +3,31 @@
 The verdict hot path reads a user's schedule and overrides from the cache;
 every write drops the entry after its transaction commits, so no reader can
 repopulate the cache with the pre-commit row.
+
+A drop only reaches the processes that share the cache. Without Redis the
+cache is each process's own memory, and a write made elsewhere (``manage.py
+curfew off`` while the server runs, another worker) cannot drop it there, so
+entries then live only briefly: that bounds how long such a write goes unseen.
 """
 
 from __future__ import annotations
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.db import transaction
+
+#: Longest a process-local entry may stand in for the database.
+LOCAL_CACHE_SECONDS = 5
+
+
+def shared_cache() -> bool:
+    """Whether every process (server workers, management commands) sees one cache."""
+    return not isinstance(caches["default"], LocMemCache)
+
+
+def lifetime(seconds: int) -> int:
+    """How long to keep an entry the writers drop on change."""
+    return seconds if shared_cache() else min(seconds, LOCAL_CACHE_SECONDS)
 
 
 def bundle_key(user_id: int) -> str:

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from curfew_core import config as schedule_config
-from curfew_core.cache import bundle_key
+from curfew_core.cache import bundle_key, lifetime
 from curfew_core.engine import Overrides, Schedule
 from curfew_core.models import UNSAVED_VERSION, Override
 from curfew_core.models import Schedule as ScheduleRow
@@ -55,7 +55,7 @@ def bundle_for(user_id: int) -> UserBundle:
     raw = cache.get(key)
     if raw is None:
         raw = _load_raw(user_id)
-        cache.set(key, raw, timeout=settings.CURFEW_SCHEDULE_CACHE_SECONDS)
+        cache.set(key, raw, timeout=lifetime(settings.CURFEW_SCHEDULE_CACHE_SECONDS))
     stamp = (
         raw["version"],
         raw["overtime_until"],

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.utils import timezone
 
-from curfew_core.cache import token_key, token_used_key
+from curfew_core.cache import lifetime, token_key, token_used_key
 from curfew_core.models import ApiToken
 
 #: Unknown tokens are remembered briefly too, so garbage cannot hammer the database.
@@ -43,7 +43,9 @@ def identify(raw: str, *, kind: str) -> TokenIdentity | None:
             .first()
         )
         cached = _MISSING if row is None else row
-        cache.set(key, cached, timeout=_MISSING_SECONDS if row is None else _FOUND_SECONDS)
+        cache.set(
+            key, cached, timeout=_MISSING_SECONDS if row is None else lifetime(_FOUND_SECONDS)
+        )
     if cached == _MISSING:
         return None
     token_id, user_id, token_kind = cached
