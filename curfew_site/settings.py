@@ -101,6 +101,10 @@ DATABASES = {
         conn_max_age=env_int("CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Take SQLite's write lock when a transaction begins, so concurrent saves
+    # queue and meet the stale-version check (409) instead of "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
