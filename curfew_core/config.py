@@ -216,8 +216,8 @@ def _holiday_calendar(value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise _Invalid(f'must be a calendar code like "CN" or "US-CA", or null; not {value!r}')
-    code = value.strip().upper()
-    if not calendars.is_known(code):
+    code = calendars.canonical(value)
+    if code is None:
         raise _Invalid(f"{value!r} is not a holiday calendar the holidays package knows")
     return code
 

@@ -320,3 +320,21 @@ def test_refused_saves_leave_no_revision(api: Any) -> None:
     api.patch(SCHEDULE, {"curve": "cubic"})
     api.patch(SCHEDULE, {"curve": "ease_in", "version": 1_000})
     assert ScheduleRevision.objects.count() == count
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("sent", "stored_as"),
+    [
+        ("cn", "CN"),
+        ("us-ca", "US-CA"),
+        ("BE-flemish", "BE-Flemish"),
+        ("de-Augsburg", "DE-Augsburg"),
+    ],
+)
+def test_holiday_calendars_are_stored_in_the_packages_spelling(
+    api: Any, sent: str, stored_as: str
+) -> None:
+    """Subdivisions are codes or names; both are found whatever their case."""
+    assert patch_ok(api, {"holiday_calendar": sent})["holiday_calendar"] == stored_as
+    assert api.post("/api/v1/verdict", {"at": "2026-09-29T10:00:00+08:00"}).status_code == 200
