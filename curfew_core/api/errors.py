@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 
 
@@ -36,12 +37,16 @@ def invalid(fields: Mapping[str, str]) -> ApiError:
 
 def json_object(request: HttpRequest, *, allow_empty: bool = False) -> dict[str, Any]:
     """The request body as a JSON object, or a 400 that says what is wrong."""
-    if not request.body.strip():
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise invalid({"body": "is too large for a settings or verdict request"}) from None
+    if not raw.strip():
         if allow_empty:
             return {}
         raise invalid({"body": "is empty; send a JSON object"})
     try:
-        body = json.loads(request.body)
+        body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise invalid({"body": f"is not valid JSON ({exc})"}) from None
     if not isinstance(body, dict):

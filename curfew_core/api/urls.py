@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from curfew_core.api import views
 
@@ -8,4 +8,6 @@ urlpatterns = [
     path("overrides", views.overrides, name="api-overrides"),
     path("state", views.state, name="api-state"),
     path("openapi.json", views.openapi, name="api-openapi"),
+    # Anything else under the API answers in the API's own JSON error shape.
+    re_path(r"^.*$", views.not_found, name="api-not-found"),
 ]

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from curfew_core import config as schedule_config
@@ -158,6 +159,13 @@ def state(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         state_payload(user_id=identity.user_id, now=timezone.now()),
         json_dumps_params={"ensure_ascii": False},
     )
+
+
+@csrf_exempt  # a POST to a mistyped route should hear "no such route", not "CSRF"
+def not_found(request: HttpRequest) -> HttpResponse:
+    return ApiError(
+        404, "not_found", f"no such API route: {request.path}; see /api/v1/openapi.json"
+    ).response()
 
 
 @require_GET

@@ -68,6 +68,14 @@ def test_wrong_token_is_401(user: User, header: str, method: str, path: str, bod
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(("method", "path", "body"), ENDPOINTS)
+def test_bearer_requests_need_no_csrf_token(api: Any, method: str, path: str, body: Any) -> None:
+    """A gateway is not a browser: the bearer header is the proof, not a cookie."""
+    strict = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Bearer {api.token}")
+    assert call(strict, method, path, body).status_code == 200
+
+
+@pytest.mark.django_db
 def test_a_session_login_is_not_an_api_token(user: User) -> None:
     client = Client()
     client.force_login(user)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.test import Client
 
 from curfew_core.config import DEFAULTS
 
@@ -392,6 +393,23 @@ def test_verdict_body_must_be_a_json_object(api: Any, raw: str, problem: str) ->
     response = api.post(VERDICT, raw=raw)
     assert response.status_code == 400
     assert problem in response.json()["fields"]["body"]
+
+
+@pytest.mark.django_db
+def test_an_oversized_body_is_a_json_400(api: Any) -> None:
+    response = api.post(VERDICT, raw='{"session_id": "' + "x" * 3_000_000 + '"}')
+    assert response.status_code == 400
+    assert "too large" in response.json()["fields"]["body"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/v1/verdicts", "/api/v1/verdict/", "/api/v1/"])
+def test_unknown_api_routes_answer_json(api: Any, path: str) -> None:
+    strict = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Bearer {api.token}")
+    for response in (api.get(path), strict.post(path, "{}", content_type="application/json")):
+        assert response.status_code == 404
+        assert response.json()["error"] == "not_found"
+        assert "openapi.json" in response.json()["message"]
 
 
 @pytest.mark.django_db
