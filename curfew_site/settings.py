@@ -121,7 +121,12 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{REDIS_PREFIX}:asgi"},
+            # redis-py's default 5 s read timeout equals channels_redis' 5 s blocking
+            # receive, so every idle socket's consumer died at 5 s: give reads room.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                "prefix": f"{REDIS_PREFIX}:asgi",
+            },
         }
     }
 else:
