@@ -11,6 +11,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.http import QueryDict
+from django.utils import dateformat
 from django.utils.translation import gettext as _
 
 from curfew_core import calendars
@@ -132,8 +133,9 @@ def preview(
         candidate=result,
         figure=figure,
         table=charts.budget_table(schedule, night),
-        night_start=night.start.strftime("%a %H:%M"),
-        night_end=night.lights_out.strftime("%a %H:%M"),
+        # Localised weekday names (Django's, so Chinese pages say 星期二).
+        night_start=dateformat.format(night.start, "D H:i"),
+        night_end=dateformat.format(night.lights_out, "D H:i"),
         band=band,
         band_date=day,
         band_view=view,
