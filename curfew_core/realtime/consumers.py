@@ -9,7 +9,6 @@ the commit), and when the one timer per socket fires at the verdict's
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from datetime import datetime
 from typing import Any
@@ -21,10 +20,15 @@ from curfew_core.events import user_group
 from curfew_core.realtime import clock, timers
 from curfew_core.realtime.codes import CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN
+from curfew_core.realtime.states import capsule_state
 from curfew_core.selectors.tokens import identify
-from curfew_core.selectors.verdicts import state_payload
 
 log = logging.getLogger("curfew.realtime")
+
+#: Channel layers drop group members after ``group_expiry`` (a day by default),
+#: which would silently deafen a capsule left open for days. The timer wakes at
+#: least hourly (``timers.MAX_SLEEP``) and renews the membership this often.
+REJOIN_SECONDS = 3600.0
 
 
 def _embed_user_sync(raw: str) -> int | None:
@@ -37,11 +41,6 @@ async def _embed_user(raw: str) -> int | None:
     return user_id
 
 
-async def _state(user_id: int, now: datetime) -> dict[str, Any]:
-    payload: dict[str, Any] = await database_sync_to_async(state_payload)(user_id=user_id, now=now)
-    return payload
-
-
 class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -49,6 +48,7 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.token: str | None = None
         self.group: str | None = None
         self.closed = False
+        self.joined_at = 0.0  # event-loop time of the last group_add
         self.wake_at: datetime | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.tick: asyncio.Task[None] | None = None
@@ -79,7 +79,7 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.user_id = user_id
         self.group = user_group(user_id)
         # Join before the first read, so a change committed in between is not missed.
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.join()
         await self.accept()
         await self.push()
 
@@ -90,6 +90,11 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             self.tick.cancel()
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def join(self) -> None:
+        assert self.group is not None
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.joined_at = asyncio.get_running_loop().time()
 
     async def refuse(self, code: int, reason: str) -> None:
         # Accepted first: a browser sees a refused handshake only as 1006.
@@ -127,6 +132,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             # The loop's monotonic timer ran ahead of the wall clock: wait the rest.
             self.arm(self.wake_at, now)
             return
+        if asyncio.get_running_loop().time() - self.joined_at >= REJOIN_SECONDS:
+            await self.join()
         await self.push()
 
     # -- sending ------------------------------------------------------------------
@@ -135,19 +142,20 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         async with self.lock:
             if self.closed or self.user_id is None:
                 return
-            if self.token is not None and await _embed_user(self.token) != self.user_id:
-                self.closed = True
-                self.disarm()
-                await self.close(code=CLOSE_UNAUTHORIZED, reason="embed token revoked")
-                return
-            now = clock.now()
             try:
-                payload = await _state(self.user_id, now)
+                state = await capsule_state(user_id=self.user_id, token=self.token)
             except Exception:
                 log.exception("capsule state for user %s could not be read", self.user_id)
-                self.closed = True
-                self.disarm()
-                await self.close(code=CLOSE_UNAVAILABLE, reason="state unavailable; retry")
+                await self.shut(CLOSE_UNAVAILABLE, "state unavailable; retry")
                 return
-            await self.send(text_data=json.dumps(payload, ensure_ascii=False))
-            self.arm(timers.next_wake(payload, now), now)
+            if state is None:
+                await self.shut(CLOSE_UNAUTHORIZED, "embed token revoked")
+                return
+            await self.send(text_data=state.text)
+            now = clock.now()
+            self.arm(timers.next_wake(state.payload, now), now)
+
+    async def shut(self, code: int, reason: str) -> None:
+        self.closed = True
+        self.disarm()
+        await self.close(code=code, reason=reason)

@@ -14,7 +14,11 @@ from django.contrib.auth.models import User
 from curfew_core.models import ApiToken
 from curfew_core.override_commands import from_json
 from curfew_core.realtime import clock, consumers
-from curfew_core.realtime.codes import CLOSE_FORBIDDEN_ORIGIN, CLOSE_UNAUTHORIZED
+from curfew_core.realtime.codes import (
+    CLOSE_FORBIDDEN_ORIGIN,
+    CLOSE_UNAUTHORIZED,
+    CLOSE_UNAVAILABLE,
+)
 from curfew_core.selectors.verdicts import state_payload
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
@@ -184,14 +188,14 @@ async def test_override_expiry_is_pushed_within_a_second(user, set_clock):
 
 async def test_schedule_boundary_is_pushed_by_the_timer_not_a_poll(user, set_clock, monkeypatch):
     reads = 0
-    real_state = consumers._state
+    real_read = consumers.capsule_state
 
-    async def counting_state(user_id: int, now: Any) -> dict[str, Any]:
+    async def counting_read(**kwargs: Any) -> Any:
         nonlocal reads
         reads += 1
-        return await real_state(user_id, now)
+        return await real_read(**kwargs)
 
-    monkeypatch.setattr(consumers, "_state", counting_state)
+    monkeypatch.setattr(consumers, "capsule_state", counting_read)
     boundary = local("2026-09-29 12:00")  # Tuesday: the morning peak ends
     running = set_clock(boundary - timedelta(seconds=1.5), running=True)
     comm = socket(token=await db(embed_token)(user))
@@ -215,6 +219,37 @@ async def test_a_far_boundary_sets_one_timer_and_nothing_wakes_meanwhile(user, s
     first = await open_live(comm)
     assert first["valid_until"] == local("2026-09-29 23:00").isoformat()
     assert await comm.receive_nothing(timeout=1.5)
+    await comm.disconnect()
+
+
+async def test_a_state_that_cannot_be_read_closes_1011_so_the_capsule_retries(user, monkeypatch):
+    from curfew_core.realtime import states
+
+    raw = await db(embed_token)(user)
+
+    def broken(**kwargs: Any) -> Any:
+        raise RuntimeError("database is down")
+
+    monkeypatch.setattr(states, "read_state", broken)
+    code, reason = await refusal(socket(token=raw))
+    assert code == CLOSE_UNAVAILABLE
+    assert "retry" in reason
+
+
+async def test_a_long_open_capsule_renews_its_group_membership(user, set_clock, monkeypatch):
+    """Channel layers expire group members after a day; the timer renews them."""
+    from channels.layers import get_channel_layer
+
+    monkeypatch.setattr(consumers, "REJOIN_SECONDS", 0.5)
+    boundary = local("2026-09-29 12:00")
+    set_clock(boundary - timedelta(seconds=1), running=True)
+    comm = socket(token=await db(embed_token)(user))
+    await open_live(comm)
+    members = get_channel_layer().groups[f"curfew-user-{user.pk}"]
+    (joined,) = members.values()
+    await next_state(comm, timeout=4)  # the boundary tick
+    (renewed,) = members.values()
+    assert renewed > joined
     await comm.disconnect()
 
 
