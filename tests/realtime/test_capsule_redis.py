@@ -1,0 +1,102 @@
+"""Two server processes on one database and one Redis: a change made through one
+reaches a capsule connected to the other (the in-memory layer could not do this)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import require
+from tests.support.server import ServedApp
+
+pytestmark = pytest.mark.redis
+
+REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+IDLE_SECONDS = 6.5
+
+
+def redis_answers(url: str) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_timeout=1).ping())
+    except (redis.RedisError, OSError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServedApp, ServedApp]]:
+    require(redis_answers(REDIS_URL), f"no Redis answering at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
+    workdir: Path = tmp_path_factory.mktemp("capsule-redis")
+    # Own key/channel namespace: shares the Redis with anything else, sees none of it.
+    env = {"REDIS_URL": REDIS_URL, "CURFEW_REDIS_PREFIX": f"capsule-test-{uuid.uuid4().hex[:12]}"}
+    first, second = ServedApp(workdir, env=env), ServedApp(workdir, env=env)
+    first.manage("migrate", "--no-input", "-v0")  # one SQLite file for both
+    first.start()
+    try:
+        second.start()
+    except BaseException:
+        first.stop()
+        raise
+    yield first, second
+    second.stop()
+    first.stop()
+
+
+def post(app: ServedApp, token: str, path: str, body: dict[str, Any], method: str = "POST") -> Any:
+    request = urllib.request.Request(
+        f"{app.base_url}{path}",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method=method,
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_a_change_through_one_process_reaches_a_capsule_on_the_other(two_servers):
+    from websockets.sync.client import connect
+
+    first, second = two_servers
+    api = first.create_user("redis-ada")
+    embed = first.manage("curfew", "embed-token", "--user", "redis-ada").stdout.split()[-1]
+
+    with connect(f"ws://127.0.0.1:{second.port}/ws/capsule/?token={embed}") as on_second:
+        before = json.loads(on_second.recv(timeout=5))
+        assert before["override"] is None
+        # Idle longer than the layer's blocking read (5 s): a capsule must outlive it
+        # (a client read timeout equal to it used to drop every quiet socket).
+        time.sleep(IDLE_SECONDS)
+
+        started = time.monotonic()
+        post(first, api, "/api/v1/overrides", {"overtime": "30m"})
+        pushed = json.loads(on_second.recv(timeout=5))
+        elapsed = time.monotonic() - started
+        assert pushed["override"] == "overtime"
+        assert elapsed < 1.0, f"took {elapsed:.3f}s through Redis"
+
+        # A schedule save through the first process: the second re-reads the new
+        # schedule (shared cache dropped on commit), not a stale copy.
+        version = post(first, api, "/api/v1/schedule", {}, method="GET")["version"]
+        post(
+            first,
+            api,
+            "/api/v1/schedule",
+            {"timezone": "Europe/Berlin", "version": version},
+            method="PATCH",
+        )
+        assert json.loads(on_second.recv(timeout=5))["timezone"] == "Europe/Berlin"
+
+    # And the other way round, onto a capsule on the first process.
+    with connect(f"ws://127.0.0.1:{first.port}/ws/capsule/?token={embed}") as on_first:
+        assert json.loads(on_first.recv(timeout=5))["override"] == "overtime"
+        post(second, api, "/api/v1/overrides", {"auto": True})
+        assert json.loads(on_first.recv(timeout=5))["override"] is None
