@@ -13,6 +13,7 @@ import threading
 import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -249,6 +250,34 @@ def test_embedded_capsules_follow_overrides_and_heal_after_a_restart(
     assert first_retry <= 30_000
     assert not [e for e in errors if "Content Security Policy" in e], errors
     api_post(served_app, tokens["api"], "/api/v1/overrides", {"auto": True})
+    context.close()
+
+
+def test_a_boot_race_heals_without_a_reload(
+    browser: Any, served_app: ServedApp, host: HostPages, tokens: dict[str, str], artifacts_dir: str
+) -> None:
+    """The page and its (cached) script are there before the server is: the capsule
+    waits honestly and goes live when the server comes up, with no reload."""
+    static = Path(__file__).resolve().parents[2] / "static" / "curfew"
+    context = browser.new_context(viewport={"width": 900, "height": 420})
+    for name, kind in (("capsule.js", "text/javascript"), ("capsule.css", "text/css")):
+        body = (static / name).read_bytes()
+        context.route(
+            f"{served_app.base_url}/static/curfew/{name}",
+            lambda route, _request, body=body, kind=kind: route.fulfill(
+                body=body, content_type=kind
+            ),
+        )
+    page = context.new_page()
+    served_app.stop()
+    try:
+        page.goto(host.base_url + "/")
+        wait_capsules(page, "h.dataset.link === 'reconnecting' && h.dataset.state === 'unknown'")
+        shot(page, artifacts_dir, "capsule-boot-race-waiting.png")
+    finally:
+        served_app.start()
+    wait_capsules(page, "h.dataset.link === 'live' && h.dataset.state !== 'unknown'", timeout=40)
+    shot(page, artifacts_dir, "capsule-boot-race-live.png")
     context.close()
 
 
