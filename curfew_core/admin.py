@@ -8,7 +8,9 @@ from curfew_core.models import ApiToken, Override, Schedule, ScheduleRevision
 @admin.register(Schedule)
 class ScheduleAdmin(admin.ModelAdmin[Any]):
     list_display = ("user", "version", "updated_at")
-    readonly_fields = ("version", "updated_at")
+    # The config is edited through the product (one validation layer, versioned
+    # saves, revisions); an unchecked admin edit could break every verdict.
+    readonly_fields = ("user", "config", "version", "updated_at")
 
 
 @admin.register(ScheduleRevision)

@@ -101,3 +101,11 @@ def _forget_cached_token(sender: type[ApiToken], instance: ApiToken, **kwargs: A
     """A token revoked or deleted by any door (the admin, a deleted user's
     cascade) must stop working now, not when its cache entry expires."""
     drop_token_on_commit(instance.digest)
+
+
+@receiver(post_save, sender=settings.AUTH_USER_MODEL)
+def _forget_tokens_of_changed_user(sender: type[Any], instance: Any, **kwargs: Any) -> None:
+    """A deactivated user's tokens stop working now (and a reactivated user's
+    work again), not when the cache entry expires."""
+    for token_digest in ApiToken.objects.filter(user=instance).values_list("digest", flat=True):
+        drop_token_on_commit(token_digest)

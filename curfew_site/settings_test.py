@@ -9,3 +9,8 @@ os.environ.setdefault("CURFEW_HTTPS", "0")
 from curfew_site.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Whitenoise warns on every request when the collectstatic folder is missing;
+# tests serve through the finders instead.
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
+WHITENOISE_USE_FINDERS = True

@@ -40,17 +40,37 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser tests run last: Playwright's sync API keeps an event loop in the
+    main thread for the session, which async tests after it would trip over."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+def _clear_cache() -> None:
+    """Empty this process's cache. On Redis only our own prefix goes (never
+    FLUSHDB): served test servers keep their namespaces in the same database."""
+    from django.conf import settings
+    from django.core.cache import cache
+
+    if settings.REDIS_URL:
+        client = cache._cache.get_client(write=True)  # type: ignore[attr-defined]
+        prefix = settings.CACHES["default"]["KEY_PREFIX"]
+        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    else:
+        cache.clear()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
     """Each test starts with empty caches (schedules and tokens are cached)."""
-    from django.core.cache import cache
-
     from curfew_core.selectors import bundles
 
-    cache.clear()
+    _clear_cache()
     bundles._built.clear()
     yield
-    cache.clear()
+    _clear_cache()
     bundles._built.clear()
 
 

@@ -38,7 +38,9 @@ def identify(raw: str, *, kind: str) -> TokenIdentity | None:
     cached = cache.get(key)
     if cached is None:
         row = (
-            ApiToken.objects.filter(digest=digest(raw), revoked_at__isnull=True)
+            ApiToken.objects.filter(
+                digest=digest(raw), revoked_at__isnull=True, user__is_active=True
+            )
             .values_list("id", "user_id", "kind")
             .first()
         )

@@ -119,6 +119,18 @@ def test_a_deleted_users_cached_token_stops_working(user: User) -> None:
     assert_unauthorized(bearer(raw).patch("/api/v1/schedule", "{}", "application/json"))
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_deactivated_users_cached_token_stops_working(user: User) -> None:
+    _, raw = token_create(user=user)
+    assert bearer(raw).get("/api/v1/state").status_code == 200  # cached now
+    user.is_active = False
+    user.save()
+    assert_unauthorized(bearer(raw).get("/api/v1/state"))
+    user.is_active = True
+    user.save()
+    assert bearer(raw).get("/api/v1/state").status_code == 200
+
+
 @pytest.mark.django_db
 def test_one_user_cannot_revoke_anothers_token(user: User, other_user: User) -> None:
     token, raw = token_create(user=other_user)
