@@ -1,8 +1,9 @@
 """Cache keys and invalidation shared by selectors (readers) and services (writers).
 
-The verdict hot path reads a user's schedule and overrides from the cache;
-every write drops the entry after its transaction commits, so no reader can
-repopulate the cache with the pre-commit row.
+The verdict hot path reads a user's schedule and overrides from the cache.
+Writers *replace* the entry with the committed rows after commit, and readers
+only ever *add* (never overwrite): a reader that loaded the old rows just
+before a commit cannot put them back over the writer's fresh entry.
 
 A drop only reaches the processes that share the cache. Without Redis the
 cache is each process's own memory, and a write made elsewhere (``manage.py
@@ -40,10 +41,6 @@ def token_key(digest: str) -> str:
 
 def token_used_key(token_id: int) -> str:
     return f"token-used:{token_id}"
-
-
-def drop_bundle_on_commit(user_id: int) -> None:
-    transaction.on_commit(lambda: cache.delete(bundle_key(user_id)))
 
 
 def drop_token_on_commit(digest: str) -> None:

@@ -1,8 +1,9 @@
 """A user's schedule and overrides as the engine needs them, cached.
 
 The verdict hot path must not touch the database once warm: the raw rows live
-in Django's cache (dropped after every committed write), and the built engine
-``Schedule`` is kept per process, keyed by the row versions it was built from.
+in Django's cache (replaced after every committed write, see ``curfew_core.cache``),
+and the built engine ``Schedule`` is kept per process, keyed by the row versions
+it was built from.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 
 from curfew_core import config as schedule_config
 from curfew_core.cache import bundle_key, lifetime
@@ -55,7 +57,8 @@ def bundle_for(user_id: int) -> UserBundle:
     raw = cache.get(key)
     if raw is None:
         raw = _load_raw(user_id)
-        cache.set(key, raw, timeout=lifetime(settings.CURFEW_SCHEDULE_CACHE_SECONDS))
+        # ``add``, not ``set``: a writer's fresher entry must win the race.
+        cache.add(key, raw, timeout=lifetime(settings.CURFEW_SCHEDULE_CACHE_SECONDS))
     stamp = (
         raw["version"],
         raw["overtime_until"],
@@ -81,6 +84,23 @@ def bundle_for(user_id: int) -> UserBundle:
             _built.clear()
         _built[user_id] = (stamp, built)
     return built
+
+
+def refresh_bundle_on_commit(user_id: int) -> None:
+    """After the caller's commit, put the committed rows in the shared cache.
+
+    Every process sharing the cache then sees the change on its next verdict;
+    the per-process memo follows because the rows' stamp changed.
+    """
+
+    def refresh() -> None:
+        cache.set(
+            bundle_key(user_id),
+            _load_raw(user_id),
+            timeout=lifetime(settings.CURFEW_SCHEDULE_CACHE_SECONDS),
+        )
+
+    transaction.on_commit(refresh)
 
 
 def overrides_active(bundle: UserBundle, now: datetime) -> dict[str, Any]:

@@ -9,11 +9,11 @@ from django.db import transaction
 
 from curfew_core import config as schedule_config
 from curfew_core import events
-from curfew_core.cache import drop_bundle_on_commit
 from curfew_core.engine import OverrideError, Schedule, State, parse_debug_moment, segments
 from curfew_core.models import Override
 from curfew_core.models import Schedule as ScheduleRow
 from curfew_core.override_commands import OverrideCommand, check_moment
+from curfew_core.selectors.bundles import refresh_bundle_on_commit
 
 _NIGHT = (State.WINDING, State.LIGHTS_OUT)
 #: Force-off lasts until the next wake-up; a schedule with no night at all
@@ -72,6 +72,6 @@ def override_apply(*, user: User, command: OverrideCommand, now: datetime) -> Ov
     else:  # pragma: no cover - OverrideCommand only carries the verbs above
         raise OverrideError(f"unknown override {command.verb!r}")
     override.save()
-    drop_bundle_on_commit(user.pk)
+    refresh_bundle_on_commit(user.pk)
     events.user_changed(user.pk)
     return override

@@ -10,8 +10,8 @@ from django.db import transaction
 
 from curfew_core import config as schedule_config
 from curfew_core import events
-from curfew_core.cache import drop_bundle_on_commit
 from curfew_core.models import UNSAVED_VERSION, Schedule, ScheduleRevision
+from curfew_core.selectors.bundles import refresh_bundle_on_commit
 
 
 class StaleVersion(Exception):
@@ -68,6 +68,6 @@ def schedule_update(
     ScheduleRevision.objects.create(
         schedule=schedule, version=schedule.version, config=new_config, source=source
     )
-    drop_bundle_on_commit(schedule.user_id)
+    refresh_bundle_on_commit(schedule.user_id)
     events.user_changed(schedule.user_id)
     return schedule
