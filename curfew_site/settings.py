@@ -162,10 +162,10 @@ STATICFILES_FINDERS = [
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        # Hashed, compressed names in production; plain names where no
-        # collectstatic has run (debug, tests).
+        # Hashed, compressed names in production (bin/serve runs collectstatic);
+        # plain names where none has run (debug, the test client).
         "BACKEND": "curfew_core.web.storage.ManifestStaticFilesStorage"
-        if env_bool("CURFEW_MANIFEST_STATIC", default=not DEBUG and bool(env_str("DATABASE_URL")))
+        if env_bool("CURFEW_MANIFEST_STATIC", default=not DEBUG)
         else "django.contrib.staticfiles.storage.StaticFilesStorage",
     },
 }

@@ -5,6 +5,8 @@ import os
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production-use-0123456789")
 # The test client speaks plain HTTP; production's HTTPS redirect would 301 every request.
 os.environ.setdefault("CURFEW_HTTPS", "0")
+# No collectstatic runs for the test client; the served-app tests check the manifest.
+os.environ.setdefault("CURFEW_MANIFEST_STATIC", "0")
 
 from curfew_site.settings import *  # noqa: F403
 
