@@ -132,9 +132,13 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             # The loop's monotonic timer ran ahead of the wall clock: wait the rest.
             self.arm(self.wake_at, now)
             return
-        if asyncio.get_running_loop().time() - self.joined_at >= REJOIN_SECONDS:
-            await self.join()
-        await self.push()
+        try:
+            if asyncio.get_running_loop().time() - self.joined_at >= REJOIN_SECONDS:
+                await self.join()
+            await self.push()
+        except Exception:
+            # Nobody awaits a timer's task: say what went wrong instead of losing it.
+            log.exception("capsule timer for user %s failed", self.user_id)
 
     # -- sending ------------------------------------------------------------------
     async def push(self) -> None:
