@@ -21,16 +21,47 @@ def free_port() -> int:
 
 
 class ServedApp:
-    """One server process over one database file; start, stop and restart it."""
+    """One server process over one database file; start, stop and restart it.
+
+    ``workers=N`` runs the production command instead (``bin/serve``: deploy
+    check, collectstatic, migrate, N uvicorn workers on one port). Its settings
+    are production's, behind a TLS-terminating proxy: clients send
+    ``client_headers`` (``X-Forwarded-Proto: https``) as that proxy would.
+    ``graceful_seconds`` bounds how long a stop waits for in-flight requests
+    (uvicorn's ``--timeout-graceful-shutdown``, as ``bin/serve`` sets it).
+    """
 
     def __init__(
-        self, workdir: Path, *, port: int | None = None, env: dict[str, str] | None = None
+        self,
+        workdir: Path,
+        *,
+        port: int | None = None,
+        env: dict[str, str] | None = None,
+        workers: int | None = None,
+        graceful_seconds: float | None = None,
     ):
         self.workdir = workdir
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = workdir / f"server-{self.port}.log"
+        self.workers = workers
+        self.graceful_seconds = graceful_seconds
+        #: Headers every client of this server sends (the proxy's, in ``workers`` mode).
+        self.client_headers: dict[str, str] = {}
+        production: dict[str, str] = {}
+        if workers is not None:
+            self.client_headers = {"X-Forwarded-Proto": "https"}
+            production = {
+                "CURFEW_HTTPS": "1",
+                "CURFEW_BEHIND_PROXY": "1",
+                "CURFEW_WORKERS": str(workers),
+                "HOST": "127.0.0.1",
+                "PORT": str(self.port),
+                "PYTHON": sys.executable,
+            }
+            if graceful_seconds is not None:
+                production["CURFEW_GRACEFUL_SECONDS"] = str(int(graceful_seconds))
         self.env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "curfew_site.settings",
@@ -44,6 +75,7 @@ class ServedApp:
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             # Its own Redis namespace when REDIS_URL is set: its user ids are its own.
             "CURFEW_REDIS_PREFIX": f"curfew-test-{workdir.name}",
+            **production,
             **(env or {}),
         }
 
@@ -74,51 +106,83 @@ class ServedApp:
         )
         return self.manage("curfew", "token", "--user", username).stdout.strip().splitlines()[-1]
 
+    def command(self) -> list[str]:
+        if self.workers is not None:
+            return [str(ROOT / "bin" / "serve")]
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "curfew_site.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--lifespan",
+            "off",
+            "--no-access-log",
+        ]
+        if self.graceful_seconds is not None:
+            command += ["--timeout-graceful-shutdown", str(int(self.graceful_seconds))]
+        return command
+
     def start(self, timeout: float = 30.0) -> None:
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child for its lifetime
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "curfew_site.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--lifespan",
-                "off",
-                "--no-access-log",
-            ],
+            self.command(),
             cwd=ROOT,
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
+            # bin/serve's workers are its children: its own group, so a stop
+            # that has to force can end all of them (and nothing else).
+            start_new_session=self.workers is not None,
         )
-        self.wait_ready(timeout)
+        # bin/serve collects static files (brotli on plotly.js) before it listens.
+        self.wait_ready(timeout if self.workers is None else max(timeout, 180.0))
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
+        # Health checks are exempt from the HTTPS redirect of production mode.
+        path = "/api/v1/openapi.json" if self.workers is None else "/healthz"
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()[-2000:]}")
             try:
-                with urllib.request.urlopen(f"{self.base_url}/api/v1/openapi.json", timeout=1):
+                with urllib.request.urlopen(f"{self.base_url}{path}", timeout=1):
                     return
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError(f"server not ready in {timeout}s: {self.log_path.read_text()[-2000:]}")
 
+    def terminate(self) -> None:
+        """SIGTERM, as a process manager stops a server; returns at once."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGTERM)
+
+    def wait_stopped(self, timeout: float = 10.0) -> int:
+        """Wait for the server to exit (force it after ``timeout``); its exit code."""
+        if self.process is None:
+            return 0
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            if self.workers is not None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            else:
+                self.process.kill()
+            code = self.process.wait()
+        self.process = None
+        return code
+
     def stop(self) -> None:
         if self.process is None:
             return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.process = None
+        self.terminate()
+        timeout = 10.0
+        if self.graceful_seconds is not None:
+            timeout = max(timeout, self.graceful_seconds + 5)
+        self.wait_stopped(timeout)
 
     def restart(self) -> None:
         self.stop()
