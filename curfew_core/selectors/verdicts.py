@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 
-from curfew_core.engine import Overrides, RequestContext, Verdict, decide, segments
+from curfew_core.engine import Overrides, RequestContext, Schedule, Verdict, decide, segments
 from curfew_core.engine.clock import to_wall
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 
@@ -40,22 +40,40 @@ def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
     return payload
 
 
+#: Day plans per (built schedule, local date): a plan only changes with the
+#: schedule, and every capsule of a user asks for the same one at each push.
+#: Keyed by the identity of the built ``Schedule`` (a new one per saved
+#: version); the entry keeps the object, so an ``id`` is never reused under it.
+_PLAN_MEMO_SIZE = 4096
+_plans: dict[tuple[int, date], tuple[Schedule, list[dict[str, Any]]]] = {}
+
+
 def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
     """The schedule's segments for the local day containing ``at``."""
     tz = bundle.schedule.timezone
     wall = to_wall(at, tz)
-    midnight = wall.replace(hour=0, minute=0, second=0, microsecond=0)
-    start = midnight.replace(tzinfo=tz)
-    end = (midnight + timedelta(days=1)).replace(tzinfo=tz)
-    return [
-        {
-            "start": to_wall(seg.start, tz).strftime("%H:%M"),
-            "end": "24:00" if seg.end >= end else to_wall(seg.end, tz).strftime("%H:%M"),
-            "state": seg.state.value,
-            "peak": seg.peak,
-        }
-        for seg in segments(start, end, bundle.schedule)
-    ]
+    key = (id(bundle.schedule), wall.date())
+    hit = _plans.get(key)
+    if hit is not None and hit[0] is bundle.schedule:
+        plan = hit[1]
+    else:
+        midnight = wall.replace(hour=0, minute=0, second=0, microsecond=0)
+        start = midnight.replace(tzinfo=tz)
+        end = (midnight + timedelta(days=1)).replace(tzinfo=tz)
+        plan = [
+            {
+                "start": to_wall(seg.start, tz).strftime("%H:%M"),
+                "end": "24:00" if seg.end >= end else to_wall(seg.end, tz).strftime("%H:%M"),
+                "state": seg.state.value,
+                "peak": seg.peak,
+            }
+            for seg in segments(start, end, bundle.schedule)
+        ]
+        if len(_plans) >= _PLAN_MEMO_SIZE:
+            _plans.clear()
+        _plans[key] = (bundle.schedule, plan)
+    # Callers get their own lists: a payload may be mutated before it is sent.
+    return [dict(segment) for segment in plan]
 
 
 def state_payload(*, user_id: int, now: datetime) -> dict[str, Any]:
