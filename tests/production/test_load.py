@@ -1,0 +1,93 @@
+"""The verdict API holds 200 concurrent clients for 60 seconds, with zero errors,
+on the production command (``bin/serve``: two uvicorn workers on one port,
+PostgreSQL and Redis). Loopback only, bounded in time.
+
+Throughput and latency are reported (``-s`` prints them; test-artifacts/load.json
+keeps them), not asserted: this 2-core machine runs the clients too. What is
+asserted is that every single answer is a complete verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.production.conftest import new_user, ok, shared_env
+from tests.production.loadgen import build_request, is_verdict, load
+from tests.support.server import ServedApp
+
+pytestmark = [pytest.mark.load, pytest.mark.postgres, pytest.mark.redis]
+
+CLIENTS = int(os.environ.get("CURFEW_LOAD_CLIENTS", "200"))
+SECONDS = float(os.environ.get("CURFEW_LOAD_SECONDS", "60"))
+WORKERS = 2
+
+
+@pytest.fixture(scope="module")
+def production(
+    tmp_path_factory: pytest.TempPathFactory, postgres_url: str, redis_url: str
+) -> Iterator[ServedApp]:
+    app = ServedApp(
+        tmp_path_factory.mktemp("load"), env=shared_env(postgres_url, redis_url), workers=WORKERS
+    )
+    app.start()
+    yield app
+    app.stop()
+
+
+def worker_pids(app: ServedApp) -> set[int]:
+    assert app.process is not None
+    pid = app.process.pid
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    # uvicorn spawns its workers; multiprocessing's resource tracker is a child too.
+    return {
+        int(child)
+        for child in children
+        if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()
+    }
+
+
+def test_the_verdict_api_holds_200_clients_for_60_seconds_without_an_error(
+    production: ServedApp, artifacts_dir: str
+) -> None:
+    api, _ = new_user(production, "load")
+    workers = worker_pids(production)
+    assert len(workers) == WORKERS
+    headers = {
+        **production.client_headers,
+        "Authorization": f"Bearer {api}",
+        "Content-Type": "application/json",
+    }
+    body = b'{"max_tokens": 4096}'
+    # Warm both workers (token and schedule into Redis, the built schedule into each).
+    for _ in range(20):
+        ok(production, "POST", "/api/v1/verdict", token=api, body={"max_tokens": 4096})
+    request = build_request(
+        "POST", f"{production.base_url}/api/v1/verdict", headers=headers, body=body
+    )
+
+    report = load(request, clients=CLIENTS, seconds=SECONDS, check=is_verdict)
+
+    result = {
+        "server": f"bin/serve: uvicorn --workers {WORKERS}, PostgreSQL, Redis",
+        "endpoint": "POST /api/v1/verdict",
+        **report.as_dict(),
+    }
+    Path(artifacts_dir, "load.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(
+        f"\nload: {CLIENTS} clients x {report.seconds:.0f}s on {WORKERS} workers: "
+        f"{report.requests} requests, {report.errors} errors, {report.rate:,.0f} req/s, "
+        f"p50 {report.percentile(0.5):.1f} ms, p99 {report.percentile(0.99):.1f} ms, "
+        f"max {max(report.latencies_ms, default=0):.1f} ms "
+        f"(client used {report.client_cpu_seconds:.0f} CPU-s)"
+    )
+    assert report.errors == 0, report.error_samples
+    # Every client was answered again and again (at least every 6 s on average),
+    # not only a lucky few.
+    assert report.fewest_per_client >= SECONDS / 6, report.as_dict()
+    # No worker died and was replaced under the load.
+    assert worker_pids(production) == workers
