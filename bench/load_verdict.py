@@ -1,0 +1,193 @@
+"""The verdict API under many concurrent clients, on PostgreSQL and Redis, per
+ASGI server: the production load test as a benchmark, and the measurement
+behind the choice of server.
+
+    python bench/load_verdict.py [--seconds 20] [--clients 200] [--workers 2]
+                                 [--servers uvicorn:1,uvicorn:2,gunicorn:2,daphne]
+
+``--workers`` sets the count for every server given without one. Loopback
+only; each run is bounded by ``--seconds``. The load generator shares this
+machine's cores with the servers: its own CPU use is printed beside each row.
+Servers that are not installed (gunicorn, uvicorn-worker) are listed as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from servers import RunningServer, ServerSpec, parse_specs  # noqa: E402
+
+from tests.production.loadgen import LoadReport, build_request, is_verdict, load  # noqa: E402
+from tests.support.server import free_port  # noqa: E402
+
+POSTGRES_URL = os.environ.get(
+    "CURFEW_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
+)
+REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def services_up() -> str | None:
+    import psycopg
+    import redis
+
+    try:
+        psycopg.connect(POSTGRES_URL, connect_timeout=2).close()
+    except psycopg.Error:
+        return f"no PostgreSQL at {POSTGRES_URL}"
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_timeout=1).ping()
+    except (redis.RedisError, OSError):
+        return f"no Redis at {REDIS_URL}"
+    return None
+
+
+def admin(statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(statement)  # type: ignore[arg-type]
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    return done.stdout
+
+
+def measure(
+    spec: ServerSpec, env: dict[str, str], token: str, args: argparse.Namespace, workdir: Path
+) -> LoadReport:
+    port = free_port()
+    server = RunningServer(spec, port=port, env=env, log_path=workdir / f"{spec.kind}-{port}.log")
+    try:
+        server.wait_ready()
+        request = build_request(
+            "POST",
+            f"{server.base_url}/api/v1/verdict",
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                # As the TLS-terminating proxy in front of production sends it.
+                "X-Forwarded-Proto": "https",
+            },
+            body=b'{"max_tokens": 4096}',
+        )
+        # Warm every worker's caches and connections before measuring.
+        load(request, clients=spec.workers * 8, seconds=2, check=is_verdict)
+        return load(request, clients=args.clients, seconds=args.seconds, check=is_verdict)
+    finally:
+        server.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--servers", default="uvicorn:1,uvicorn,gunicorn,daphne:1")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument(
+        "--settings",
+        default="curfew_site.settings",
+        help="Django settings module for the servers (to measure a proposed change)",
+    )
+    args, _ = parser.parse_known_args()
+    specs = [
+        spec if ":" in item else ServerSpec(spec.kind, 1 if spec.kind == "daphne" else args.workers)
+        for item, spec in zip(args.servers.split(","), parse_specs(args.servers), strict=True)
+    ]
+
+    problem = services_up()
+    if problem:
+        print(f"load_verdict: skipped, {problem} (start them, or set CURFEW_TEST_*_URL)")
+        return 0
+
+    name = f"curfew_bench_{secrets.token_hex(6)}"
+    admin(f'CREATE DATABASE "{name}"')
+    workdir = Path(tempfile.mkdtemp(prefix="curfew-load-"))
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": args.settings,
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "CURFEW_DEBUG": "0",
+        "CURFEW_BEHIND_PROXY": "1",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DATABASE_URL": urlunsplit(urlsplit(POSTGRES_URL)._replace(path=f"/{name}")),
+        "REDIS_URL": REDIS_URL,
+        "CURFEW_REDIS_PREFIX": name,
+        "CURFEW_STATIC_ROOT": str(workdir / "static"),
+        "CURFEW_MANIFEST_STATIC": "1",
+    }
+    env.pop("CURFEW_HTTPS", None)
+    rows: list[tuple[ServerSpec, LoadReport | str]] = []
+    try:
+        manage(env, "migrate", "--no-input", "-v0")
+        script = (
+            "from django.contrib.auth.models import User\n"
+            "from curfew_core.services.tokens import token_create\n"
+            "print(token_create(user=User.objects.create_user('bench'), name='load')[1])\n"
+        )
+        token = manage(env, "shell", "-c", script).split()[-1]
+        print(
+            f"POST /api/v1/verdict, {args.clients} concurrent keep-alive clients, "
+            f"{args.seconds:.0f}s per server, PostgreSQL + Redis, {os.cpu_count()} cores shared "
+            "with the load generator:",
+            flush=True,
+        )
+        for spec in specs:
+            why = spec.missing()
+            rows.append((spec, why if why else measure(spec, env, token, args, workdir)))
+    finally:
+        admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    print(
+        f"  {'server':<32} {'req/s':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} "
+        f"{'errors':>7} {'client CPU':>10}"
+    )
+    for spec, result in rows:
+        if isinstance(result, str):
+            print(f"  {spec.label:<32} {result}")
+            continue
+        share = result.client_cpu_seconds / result.seconds * 100
+        print(
+            f"  {spec.label:<32} {result.rate:>7,.0f} {result.percentile(0.5):>8.1f} "
+            f"{result.percentile(0.99):>8.1f} {max(result.latencies_ms, default=0):>8.1f} "
+            f"{result.errors:>7} {share:>9.0f}%"
+        )
+        if result.errors:
+            print(f"    first errors: {result.error_samples[:3]}")
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                [
+                    {"server": spec.label, **(r.as_dict() if isinstance(r, LoadReport) else {})}
+                    for spec, r in rows
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
