@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -74,7 +75,9 @@ class ServedApp:
             "CURFEW_MANIFEST_STATIC": "1",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             # Its own Redis namespace when REDIS_URL is set: its user ids are its own.
-            "CURFEW_REDIS_PREFIX": f"curfew-test-{workdir.name}",
+            # Unique per instance: Redis outlives test runs, and a reused temp
+            # folder name would otherwise read the last run's cached users.
+            "CURFEW_REDIS_PREFIX": f"curfew-test-{workdir.name}-{secrets.token_hex(4)}",
             **production,
             **(env or {}),
         }
