@@ -127,6 +127,16 @@ def new_user(app: ServedApp, username: str) -> tuple[str, str]:
     return api, embed
 
 
+def forget_namespace(env: dict[str, str]) -> None:
+    """Delete what a deployment left in Redis (its keys expire anyway; this is tidiness)."""
+    import redis
+
+    client = redis.Redis.from_url(env["REDIS_URL"], socket_timeout=5)
+    keys = list(client.scan_iter(match=f"{env['CURFEW_REDIS_PREFIX']}:*", count=1000))
+    if keys:
+        client.delete(*keys)
+
+
 def call(
     app: ServedApp,
     method: str,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.production.conftest import call, shared_env
+from tests.production.conftest import call, forget_namespace, shared_env
 from tests.support.server import ROOT, ServedApp, free_port
 
 #: Everything an operator could set; the tests start from none of it.
@@ -215,11 +215,11 @@ def served(workdir: Path, env: dict[str, str], *, migrate: bool) -> ServedApp:
 def healthy(
     tmp_path_factory: pytest.TempPathFactory, postgres_url: str, redis_url: str
 ) -> Iterator[ServedApp]:
-    app = served(
-        tmp_path_factory.mktemp("healthy"), shared_env(postgres_url, redis_url), migrate=True
-    )
+    env = shared_env(postgres_url, redis_url)
+    app = served(tmp_path_factory.mktemp("healthy"), env, migrate=True)
     yield app
     app.stop()
+    forget_namespace(env)
 
 
 def test_health_and_readiness_with_postgresql_and_redis_up(healthy: ServedApp) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.production.conftest import new_user, ok, shared_env
+from tests.production.conftest import forget_namespace, new_user, ok, shared_env
 from tests.production.loadgen import build_request, is_verdict, load
 from tests.support.server import ServedApp
 
@@ -31,12 +31,12 @@ WORKERS = 2
 def production(
     tmp_path_factory: pytest.TempPathFactory, postgres_url: str, redis_url: str
 ) -> Iterator[ServedApp]:
-    app = ServedApp(
-        tmp_path_factory.mktemp("load"), env=shared_env(postgres_url, redis_url), workers=WORKERS
-    )
+    env = shared_env(postgres_url, redis_url)
+    app = ServedApp(tmp_path_factory.mktemp("load"), env=env, workers=WORKERS)
     app.start()
     yield app
     app.stop()
+    forget_namespace(env)
 
 
 def worker_pids(app: ServedApp) -> set[int]:

@@ -21,7 +21,14 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-from tests.production.conftest import call, cut_off_database, new_user, ok, shared_env
+from tests.production.conftest import (
+    call,
+    cut_off_database,
+    forget_namespace,
+    new_user,
+    ok,
+    shared_env,
+)
 from tests.production.slow_upstream import WORDS, SlowUpstream
 from tests.support.server import ServedApp
 
@@ -68,6 +75,7 @@ def pair(
     yield a, b
     b.stop()
     a.stop()
+    forget_namespace(env)
 
 
 @pytest.fixture
