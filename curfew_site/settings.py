@@ -113,9 +113,17 @@ REDIS_PREFIX = env_str("CURFEW_REDIS_PREFIX", "curfew")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # One client and pool per process (the stock backend opens a new
+            # connection per request under ASGI); blocking, so a burst waits
+            # for a connection instead of failing with "too many connections".
+            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": REDIS_PREFIX,
+            "OPTIONS": {
+                "pool_class": "redis.BlockingConnectionPool",
+                "max_connections": env_int("CURFEW_REDIS_MAX_CONNECTIONS", 50),
+                "timeout": 10,
+            },
         }
     }
     CHANNEL_LAYERS = {
@@ -178,7 +186,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"curfew": {"handlers": ["console"], "level": env_str("CURFEW_LOG_LEVEL", "INFO")}},
+    "loggers": {
+        "curfew": {"handlers": ["console"], "level": env_str("CURFEW_LOG_LEVEL", "INFO")},
+        # Outside debug Django logs nothing to the console: a 500 needs its traceback.
+        "django": {"handlers": ["console"], "level": "INFO" if DEBUG else "ERROR"},
+    },
 }
 
 # -- Curfew ------------------------------------------------------------------

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, Concatenate, ParamSpec
 
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
+from redis.exceptions import RedisError
 
 from curfew_core.api.errors import ApiError
 from curfew_core.selectors.tokens import TokenIdentity, identify
 
+log = logging.getLogger("curfew.api")
 P = ParamSpec("P")
 View = Callable[Concatenate[HttpRequest, TokenIdentity, P], HttpResponse]
 
@@ -34,8 +38,8 @@ def token_required(view: View[P]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         raw = bearer(request)
-        identity = identify(raw, kind="api") if raw else None
         try:
+            identity = identify(raw, kind="api") if raw else None
             if identity is None:
                 raise ApiError(
                     401,
@@ -45,5 +49,12 @@ def token_required(view: View[P]) -> Callable[..., HttpResponse]:
             return view(request, identity, *args, **kwargs)
         except ApiError as exc:
             return exc.response()
+        except (DatabaseError, RedisError):
+            # The cache or the database is down: say so in the API's shape, so
+            # a gateway's outage policy (fail open/closed/last known) can act.
+            log.exception("API: storage unavailable")
+            response = ApiError(503, "unavailable", "storage unavailable; retry shortly").response()
+            response["Retry-After"] = "5"
+            return response
 
     return wrapper

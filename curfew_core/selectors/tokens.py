@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 
 from django.core.cache import cache
+from django.db import DatabaseError
 from django.utils import timezone
 
 from curfew_core.cache import lifetime, token_key, token_used_key
 from curfew_core.models import ApiToken
+
+log = logging.getLogger("curfew.tokens")
 
 #: Unknown tokens are remembered briefly too, so garbage cannot hammer the database.
 _MISSING = "missing"
@@ -54,5 +58,9 @@ def identify(raw: str, *, kind: str) -> TokenIdentity | None:
     if token_kind != kind:
         return None
     if cache.add(token_used_key(token_id), 1, timeout=_USED_STAMP_SECONDS):
-        ApiToken.objects.filter(id=token_id).update(last_used_at=timezone.now())
+        try:
+            ApiToken.objects.filter(id=token_id).update(last_used_at=timezone.now())
+        except DatabaseError:
+            # Bookkeeping only: a warm verdict must not fail with the database.
+            log.warning("could not stamp last use of token %s", token_id)
     return TokenIdentity(token_id, user_id, token_kind)

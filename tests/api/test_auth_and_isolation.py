@@ -230,3 +230,35 @@ def test_versions_are_per_user(api: Any, other_api: Any) -> None:
     response = other_api.patch("/api/v1/schedule", {"curve": "step", "version": version})
     assert response.status_code == 409
     assert other_api.get("/api/v1/schedule").json()["curve"] == "linear"
+
+
+@pytest.mark.django_db
+def test_storage_down_is_a_json_503_not_an_html_500(
+    api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gateway's outage policy needs a machine-readable answer."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    def down(user_id: int) -> Any:
+        raise RedisConnectionError("connection refused")
+
+    assert api.post("/api/v1/verdict", {}).status_code == 200  # control
+    monkeypatch.setattr("curfew_core.selectors.verdicts.bundle_for", down)
+    response = api.post("/api/v1/verdict", {})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json()["error"] == "unavailable"
+
+
+@pytest.mark.django_db
+def test_a_failed_last_use_stamp_does_not_fail_the_verdict(
+    api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import DatabaseError
+    from django.db.models import QuerySet
+
+    def broken_update(self: Any, **kwargs: Any) -> int:
+        raise DatabaseError("database is down")
+
+    monkeypatch.setattr(QuerySet, "update", broken_update)
+    assert api.post("/api/v1/verdict", {}).status_code == 200
