@@ -17,11 +17,9 @@ from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from _load import load  # noqa: E402
 
 from curfew_core.engine import RequestContext, decide  # noqa: E402
+from tests.production.loadgen import build_request, is_verdict, load  # noqa: E402
 
 
 def engine_rate(seconds: float) -> list[tuple[str, float]]:
@@ -72,27 +70,26 @@ def main() -> None:
     try:
         token = app.create_user("bench")
         auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        body = b'{"max_tokens": 4096}'
         runs = [
-            ("GET /healthz (trivial JSON)", "GET", "/healthz", None, None),
-            ("POST /api/v1/verdict", "POST", "/api/v1/verdict", auth, b'{"max_tokens": 4096}'),
+            ("GET /healthz (trivial JSON)", build_request("GET", app.base_url + "/healthz"), None),
+            (
+                "POST /api/v1/verdict",
+                build_request("POST", app.base_url + "/api/v1/verdict", headers=auth, body=body),
+                is_verdict,
+            ),
         ]
         print(
             f"\none server process (uvicorn, SQLite, in-memory cache), "
             f"{args.concurrency} concurrent clients, {args.seconds:.0f}s each:"
         )
         print(f"  {'endpoint':<30} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
-        for label, method, path, headers, body in runs:
-            load(method, app.base_url + path, concurrency=4, seconds=1, headers=headers, body=body)
-            result = load(
-                method,
-                app.base_url + path,
-                concurrency=args.concurrency,
-                seconds=args.seconds,
-                headers=headers,
-                body=body,
-            )
+        for label, request, check in runs:
+            kwargs = {"check": check} if check else {}
+            load(request, clients=4, seconds=1, **kwargs)  # warm-up
+            result = load(request, clients=args.concurrency, seconds=args.seconds, **kwargs)
             print(
-                f"  {label:<30} {result.rate:>8,.0f} {result.p50:>8.1f} "
+                f"  {label:<30} {result.rate:>8,.0f} {result.percentile(0.5):>8.1f} "
                 f"{result.percentile(0.99):>8.1f} {result.errors:>7}"
             )
     finally:
