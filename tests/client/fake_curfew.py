@@ -8,15 +8,16 @@ import json
 import threading
 import time
 from datetime import datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from curfew_core.engine import RequestContext, Schedule, decide
+from tests.support.local_http import LocalHttpServer, QuietHandler
 
 TOKEN = "cfw_fake-token"
 
 
-class FakeCurfew:
+class FakeCurfew(LocalHttpServer):
     def __init__(self, moment: datetime, schedule: Schedule, *, port: int = 0) -> None:
         self.moment = moment
         self.schedule = schedule
@@ -26,25 +27,11 @@ class FakeCurfew:
         self.max_age: int | None = 60
         self.delay = 0.0
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self.server.daemon_threads = True
-        self.port = int(self.server.server_address[1])
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        super().__init__(self._handler(), port=port)
 
     @property
     def count(self) -> int:
         return len(self.bodies)
-
-    def start(self) -> FakeCurfew:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def payload(self, body: dict[str, Any]) -> dict[str, Any]:
         verdict = decide(self.moment, self.schedule, RequestContext(**body))
@@ -57,15 +44,7 @@ class FakeCurfew:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body are separate writes: without this, Nagle and the
-            # peer's delayed ACK add ~40ms to every answer.
-            disable_nagle_algorithm = True
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with fake._lock:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support.local_http import LocalHttpServer, QuietHandler
 
 WORDS = [f"word{i} " for i in range(12)]
 
@@ -33,25 +35,14 @@ def events(model: str) -> list[bytes]:
     return out
 
 
-class SlowUpstream:
+class SlowUpstream(LocalHttpServer):
     def __init__(self, delay: float = 0.25) -> None:
         #: Seconds between two events of a stream.
         self.delay = delay
         self.started = threading.Event()
         self.finished = threading.Event()
         self.aborted = threading.Event()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def start(self) -> SlowUpstream:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(self._handler())
 
     def reset(self) -> None:
         for flag in (self.started, self.finished, self.aborted):
@@ -60,13 +51,7 @@ class SlowUpstream:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         upstream = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 self.send_response(200)

@@ -12,8 +12,10 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support.local_http import LocalHttpServer, QuietHandler
 
 REPLY_WORDS = ["Hello", " from", " the", " fake", " upstream."]
 REPLY_TEXT = "".join(REPLY_WORDS)
@@ -32,7 +34,7 @@ class Recorded:
         return json.loads(self.body)
 
 
-class FakeUpstream:
+class FakeUpstream(LocalHttpServer):
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
@@ -45,19 +47,7 @@ class FakeUpstream:
         #: Set when the proxy hung up on a stream before its end.
         self.aborted = threading.Event()
         self.chunk_delay = 0.0
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.port = int(self.server.server_address[1])
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def start(self) -> FakeUpstream:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(self._handler())
 
     def reset(self) -> None:
         with self._lock:
@@ -79,15 +69,7 @@ class FakeUpstream:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body are separate writes: without this, Nagle and the
-            # peer's delayed ACK add ~40ms to every answer.
-            disable_nagle_algorithm = True
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _send_json(self, status: int, payload: bytes) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
