@@ -18,10 +18,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.support.server import wait_for_http
 
 ROOT = Path(__file__).resolve().parents[1]
 GRACE_SECONDS = 30
@@ -111,16 +111,14 @@ class RunningServer:
             )
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.spec.label} exited: {self.log_path.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/healthz", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError(f"{self.spec.label} not ready in {timeout}s")
+        wait_for_http(
+            f"{self.base_url}/healthz",
+            self.process,
+            self.log_path,
+            timeout=timeout,
+            label=self.spec.label,
+            interval=0.2,
+        )
 
     def stop(self) -> None:
         if self.process.poll() is not None:

@@ -38,12 +38,13 @@ def identify(raw: str, *, kind: str) -> TokenIdentity | None:
     """The live token of ``kind`` behind ``raw``, or ``None``."""
     if not raw or len(raw) > 200:
         return None
-    key = token_key(digest(raw))
+    token_digest = digest(raw)
+    key = token_key(token_digest)
     cached = cache.get(key)
     if cached is None:
         row = (
             ApiToken.objects.filter(
-                digest=digest(raw), revoked_at__isnull=True, user__is_active=True
+                digest=token_digest, revoked_at__isnull=True, user__is_active=True
             )
             .values_list("id", "user_id", "kind")
             .first()

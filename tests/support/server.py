@@ -15,6 +15,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def wait_for_http(
+    url: str,
+    process: subprocess.Popen[bytes] | None,
+    log_path: Path,
+    *,
+    timeout: float,
+    label: str,
+    interval: float = 0.1,
+) -> None:
+    """Return once ``url`` answers; fail with the log tail if the process dies or time is up."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"{label} exited: {log_path.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except OSError:
+            time.sleep(interval)
+    raise RuntimeError(f"{label} not ready in {timeout}s: {log_path.read_text()[-2000:]}")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -145,18 +167,11 @@ class ServedApp:
         self.wait_ready(timeout if self.workers is None else max(timeout, 180.0))
 
     def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
         # Health checks are exempt from the HTTPS redirect of production mode.
         path = "/api/v1/openapi.json" if self.workers is None else "/healthz"
-        while time.monotonic() < deadline:
-            if self.process is not None and self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log_path.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.base_url}{path}", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"server not ready in {timeout}s: {self.log_path.read_text()[-2000:]}")
+        wait_for_http(
+            f"{self.base_url}{path}", self.process, self.log_path, timeout=timeout, label="server"
+        )
 
     def terminate(self) -> None:
         """SIGTERM, as a process manager stops a server; returns at once."""
