@@ -1,0 +1,350 @@
+"""Who may do what: every route × every kind of caller, from one table.
+
+Each row names a route and the callers allowed through it; every other caller
+must be refused in that door's way (401/403, a redirect to sign-in, a 404 for
+someone else's object, or close code 4401/4403 for the socket). An allowed
+caller must get past authentication (a 2xx, or a door-specific answer that is
+not a refusal, such as a 400 for the empty body the matrix sends, or a 502
+because the matrix points the proxy at no upstream) and must act on its *own*
+user only. The cells are derived from the table, so adding a route to the
+project without a row here fails ``test_every_route_is_in_the_matrix``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.test import Client, override_settings
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from curfew_core.models import ApiToken, Schedule
+from curfew_core.services.tokens import token_create, token_revoke
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ANONYMOUS = "anonymous"
+GARBAGE = "garbage token"
+OWN_API = "own API token"
+OWN_EMBED = "own embed token"
+OTHER_API = "other user's API token"
+REVOKED = "revoked token"
+DEACTIVATED = "deactivated user's token"
+OWN_SESSION = "own session"
+OTHER_SESSION = "other session"
+STAFF = "staff session"
+PRINCIPALS = (
+    ANONYMOUS,
+    GARBAGE,
+    OWN_API,
+    OWN_EMBED,
+    OTHER_API,
+    REVOKED,
+    DEACTIVATED,
+    OWN_SESSION,
+    OTHER_SESSION,
+    STAFF,
+)
+TOKENS = {GARBAGE, OWN_API, OWN_EMBED, OTHER_API, REVOKED, DEACTIVATED}
+SESSIONS = {OWN_SESSION, OTHER_SESSION, STAFF}
+#: Any signed-in person may use the pages; they act on their own account.
+ANY_SESSION = frozenset(SESSIONS)
+#: A live API token of an active user (it acts on its own user).
+LIVE_API = frozenset({OWN_API, OTHER_API})
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str
+    allowed: frozenset[str]
+    #: Token principals send the token in ``?token=`` instead of a header.
+    token_in_query: bool = False
+    body: dict[str, Any] | None = None
+    #: The path names one of ada's own objects: only ada (and nobody else) may act.
+    owned_by_ada: bool = False
+    form: bool = False
+    tags: tuple[str, ...] = field(default=())
+
+
+# ``{own_token_id}`` / ``{own_embed_id}`` are filled with ada's objects' ids.
+ROUTES: tuple[Route, ...] = (
+    # The JSON API: API tokens only.
+    Route("POST", "/api/v1/verdict", LIVE_API, body={}),
+    Route("GET", "/api/v1/schedule", LIVE_API),
+    Route("PATCH", "/api/v1/schedule", LIVE_API, body={"dry_run": True}),
+    Route("POST", "/api/v1/overrides", LIVE_API, body={"overtime": "30m"}),
+    Route("GET", "/api/v1/state", LIVE_API),
+    Route("GET", "/api/v1/openapi.json", frozenset(PRINCIPALS)),
+    # The proxy: API tokens only.
+    Route("POST", "/v1/chat/completions", LIVE_API, body={"model": "m", "messages": []}),
+    Route("GET", "/v1/models", LIVE_API),
+    Route("GET", "/v1/models/deepseek-chat", LIVE_API),
+    # The settings page and its forms: a signed-in person, acting on their own account.
+    Route("GET", "/", ANY_SESSION),
+    Route("POST", "/schedule/", ANY_SESSION, form=True),
+    Route("POST", "/schedule/preview/", ANY_SESSION, form=True),
+    Route("POST", "/overrides/", ANY_SESSION, body={"action": "auto"}, form=True),
+    Route("POST", "/tokens/", ANY_SESSION, body={"name": "m", "kind": "api"}, form=True),
+    Route(
+        "POST",
+        "/tokens/{own_token_id}/revoke/",
+        frozenset({OWN_SESSION}),
+        form=True,
+        owned_by_ada=True,
+    ),
+    Route("GET", "/decision/", ANY_SESSION),
+    # The capsule's HTTP side.
+    Route("GET", "/embed/", ANY_SESSION),
+    Route("GET", "/embed/state", frozenset({OWN_EMBED, *SESSIONS}), token_in_query=True),
+    Route("GET", "/embed/capsule/", frozenset({OWN_EMBED}), token_in_query=True),
+    Route("POST", "/embed/tokens/", ANY_SESSION, body={"name": "m"}, form=True),
+    Route(
+        "POST",
+        "/embed/tokens/{own_embed_id}/revoke",
+        frozenset({OWN_SESSION}),
+        form=True,
+        owned_by_ada=True,
+    ),
+    # The admin: staff only.
+    Route("GET", "/admin/", frozenset({STAFF})),
+    Route("GET", "/admin/curfew_core/schedule/", frozenset({STAFF})),
+    Route("GET", "/admin/auth/user/", frozenset({STAFF})),
+)
+
+#: Route patterns the matrix covers by the rows above (or that are public by design).
+COVERED_PATTERNS = {
+    "api/v1/verdict",
+    "api/v1/schedule",
+    "api/v1/overrides",
+    "api/v1/state",
+    "api/v1/openapi.json",
+    "api/v1/^.*$",  # the API's JSON 404
+    "v1/chat/completions",
+    "v1/models",
+    "v1/models/<path:model>",
+    "v1/<path:rest>",  # the proxy's OpenAI-shaped 404
+    "",
+    "schedule/",
+    "schedule/preview/",
+    "overrides/",
+    "tokens/",
+    "tokens/<int:token_id>/revoke/",
+    "decision/",
+    "login/",  # public by design
+    "logout/",  # POST, ends one's own session
+    "i18n/",  # language switch, public by design
+    "embed/",
+    "embed/capsule/",
+    "embed/state",
+    "embed/tokens/",
+    "embed/tokens/<int:token_id>/revoke",
+    "healthz",  # public probes
+    "readyz",
+    "admin/",
+}
+
+
+def _patterns(resolver: URLResolver, prefix: str = "") -> Iterator[str]:
+    for entry in resolver.url_patterns:
+        text = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            if text in {"admin/", "i18n/"}:
+                yield text
+                continue
+            yield from _patterns(entry, text)
+        elif isinstance(entry, URLPattern):
+            yield text
+
+
+def test_every_route_is_in_the_matrix() -> None:
+    found = set(_patterns(get_resolver()))
+    # Static files under debug are served by whitenoise, not a URL pattern.
+    missing = found - COVERED_PATTERNS
+    assert not missing, f"routes without a row in the authorization matrix: {sorted(missing)}"
+
+
+@dataclass
+class World:
+    ada: User
+    grace: User
+    staff: User
+    tokens: dict[str, str]
+    own_token_id: int
+    own_embed_id: int
+
+
+@pytest.fixture
+def world(transactional_db: None) -> World:
+    ada = User.objects.create_user("ada", password="correct horse battery")
+    grace = User.objects.create_user("grace", password="correct horse battery")
+    ivy = User.objects.create_user("ivy", password="correct horse battery")
+    staff = User.objects.create_superuser("root", password="correct horse battery")
+    own_api_row, own_api = token_create(user=ada, name="own")
+    own_embed_row, own_embed = token_create(user=ada, name="embed", kind=ApiToken.Kind.EMBED)
+    _, other_api = token_create(user=grace, name="other")
+    revoked_row, revoked = token_create(user=ada, name="revoked")
+    token_revoke(user=ada, token_id=revoked_row.pk)
+    _, deactivated = token_create(user=ivy, name="ivy")
+    ivy.is_active = False
+    ivy.save()
+    # A token whose revoke route the matrix exercises (not the one it authenticates with).
+    target_row, _ = token_create(user=ada, name="target")
+    return World(
+        ada=ada,
+        grace=grace,
+        staff=staff,
+        tokens={
+            GARBAGE: "cfw_" + "x" * 40,
+            OWN_API: own_api,
+            OWN_EMBED: own_embed,
+            OTHER_API: other_api,
+            REVOKED: revoked,
+            DEACTIVATED: deactivated,
+        },
+        own_token_id=target_row.pk,
+        own_embed_id=own_embed_row.pk,
+    )
+
+
+def _client(world: World, principal: str) -> Client:
+    client = Client()
+    if principal == OWN_SESSION:
+        client.force_login(world.ada)
+    elif principal == OTHER_SESSION:
+        client.force_login(world.grace)
+    elif principal == STAFF:
+        client.force_login(world.staff)
+    return client
+
+
+def _call(world: World, route: Route, principal: str) -> Any:
+    client = _client(world, principal)
+    path = route.path.format(own_token_id=world.own_token_id, own_embed_id=world.own_embed_id)
+    headers: dict[str, str] = {}
+    if principal in TOKENS:
+        token = world.tokens[principal]
+        if route.token_in_query:
+            path = f"{path}?{urlencode({'token': token})}"
+        else:
+            headers["Authorization"] = f"Bearer {token}"
+    if route.method == "GET":
+        return client.get(path, headers=headers)
+    if route.form:
+        return client.post(path, route.body or {}, headers=headers)
+    data = json.dumps(route.body or {})
+    return client.generic(
+        route.method, path, data, content_type="application/json", headers=headers
+    )
+
+
+def _refused(response: Any) -> bool:
+    if response.status_code in (401, 403, 404):
+        return True
+    location = response.get("Location", "") if response.status_code == 302 else ""
+    return "/login/" in location
+
+
+def _state_of_ada(world: World) -> tuple[Any, ...]:
+    row = Schedule.objects.filter(user=world.ada).values_list("config", "version").first()
+    tokens = tuple(
+        ApiToken.objects.filter(user=world.ada)
+        .order_by("pk")
+        .values_list("pk", "name", "revoked_at")
+    )
+    return (row, tokens)
+
+
+CELLS = [
+    pytest.param(route, principal, id=f"{route.method} {route.path} × {principal}")
+    for route in ROUTES
+    for principal in PRINCIPALS
+]
+
+
+@override_settings(
+    # No upstream listens here: a proxied call that passes authentication gets a
+    # 502, never a real provider.
+    CURFEW_UPSTREAM_BASE_URL="http://127.0.0.1:9/v1",
+    CURFEW_UPSTREAM_TIMEOUT=2,
+)
+@pytest.mark.parametrize(("route", "principal"), CELLS)
+def test_only_allowed_callers_get_through(world: World, route: Route, principal: str) -> None:
+    before = _state_of_ada(world)
+    response = _call(world, route, principal)
+    allowed = principal in route.allowed
+    assert response.status_code < 500 or response.status_code == 502, (
+        f"{principal} on {route.method} {route.path}: {response.status_code}"
+    )
+    if allowed:
+        assert not _refused(response), (
+            f"{principal} should get through {route.method} {route.path}, "
+            f"got {response.status_code}"
+        )
+    else:
+        assert _refused(response), (
+            f"{principal} must be refused on {route.method} {route.path}, "
+            f"got {response.status_code}"
+        )
+    # Nobody but ada herself changes ada's schedule or tokens.
+    if principal not in {OWN_API, OWN_SESSION}:
+        assert _state_of_ada(world) == before, f"{principal} changed ada's data"
+
+
+# -- the WebSocket ---------------------------------------------------------------
+
+ALLOWED_ORIGIN = "http://127.0.0.1:8000"
+SOCKET_ALLOWED = frozenset({OWN_EMBED, *SESSIONS})
+
+
+def _socket(world: World, principal: str) -> WebsocketCommunicator:
+    from curfew_site.asgi import application
+
+    headers: list[tuple[bytes, bytes]] = [
+        (b"origin", ALLOWED_ORIGIN.encode()),
+        (b"host", b"127.0.0.1:8000"),
+    ]
+    path = "/ws/capsule/"
+    if principal in TOKENS:
+        path = f"{path}?{urlencode({'token': world.tokens[principal]})}"
+    elif principal in SESSIONS:
+        client = _client(world, principal)
+        name = settings.SESSION_COOKIE_NAME
+        headers.append((b"cookie", f"{name}={client.cookies[name].value}".encode()))
+    return WebsocketCommunicator(application, path, headers=headers)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+@pytest.mark.parametrize("principal", PRINCIPALS)
+async def test_only_allowed_callers_open_the_capsule_socket(
+    world: World, principal: str
+) -> None:
+    from asgiref.sync import sync_to_async
+
+    comm = await sync_to_async(_socket)(world, principal)
+    connected, _ = await comm.connect(timeout=5)
+    assert connected, "refusals are accepted first so the browser can read the close code"
+    message = await comm.receive_output(timeout=5)
+    if principal in SOCKET_ALLOWED:
+        assert message["type"] == "websocket.send", message
+        state = json.loads(message["text"])
+        assert "state" in state
+    else:
+        assert message["type"] == "websocket.close", message
+        assert message["code"] in (4401, 4403), message
+    await comm.disconnect()
