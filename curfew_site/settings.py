@@ -13,7 +13,7 @@ import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from curfew_site.env import env_bool, env_int, env_list, env_str
+from curfew_site.env import env_bool, env_float, env_int, env_list, env_str
 
 # Lets admin classes and querysets be subscripted for the type checker.
 django_stubs_ext.monkeypatch()
@@ -108,6 +108,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
+#: Every Redis call has a deadline: a stalled or black-holed Redis must turn into
+#: a prompt 503 (the API's outage shape), never a request that hangs. A verdict's
+#: cache reads take well under a millisecond, so seconds are generous.
+REDIS_TIMEOUT = env_float("CURFEW_REDIS_TIMEOUT", 2.0)
 #: Namespaces keys and channels, so deployments (or test servers) can share one Redis.
 REDIS_PREFIX = env_str("CURFEW_REDIS_PREFIX", "curfew")
 if REDIS_URL:
@@ -123,6 +127,8 @@ if REDIS_URL:
                 "pool_class": "redis.BlockingConnectionPool",
                 "max_connections": env_int("CURFEW_REDIS_MAX_CONNECTIONS", 50),
                 "timeout": 10,
+                "socket_timeout": REDIS_TIMEOUT,
+                "socket_connect_timeout": REDIS_TIMEOUT,
             },
         }
     }
