@@ -59,6 +59,7 @@ DEFAULTS: Config = {
     "weekend_valley": True,
     "holiday_calendar": "CN",
     "extra_holidays": [],
+    "extra_workdays": [],
     "off_duty_reply": "。",
     "lights_out_reply": "明天再说。",
     "tired_persona": DEFAULT_PERSONA_ZH,
@@ -297,6 +298,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "weekend_valley": _bool,
     "holiday_calendar": _holiday_calendar,
     "extra_holidays": _dates,
+    "extra_workdays": _dates,
     "off_duty_reply": _text(allow_empty=False),
     "lights_out_reply": _text(allow_empty=False),
     "tired_persona": _text(allow_empty=True),
@@ -336,6 +338,17 @@ def _night_problem(start: int, lights: int, wake: int) -> str | None:
 
 
 def _check_whole(config: Config, errors: dict[str, str], changed: Iterable[str]) -> None:
+    changed = list(changed)
+    if "extra_holidays" not in errors and "extra_workdays" not in errors:
+        both = sorted(set(config["extra_holidays"]) & set(config["extra_workdays"]))
+        if both:
+            # Name the list this change touched; the other was already saved.
+            only_holidays = "extra_holidays" in changed and "extra_workdays" not in changed
+            key = "extra_holidays" if only_holidays else "extra_workdays"
+            errors[key] = (
+                f"{', '.join(both)} cannot be both one of your holidays and one of your "
+                "workdays; keep it in one list"
+            )
     if not any(key in errors for key in NIGHT_KEYS):
         problem = _night_problem(*_night(config))
         if problem:
@@ -426,7 +439,11 @@ def build(config: Mapping[str, Any]) -> Schedule:
         peak_shift=config["peak_shift"],
         peak_windows=tuple((parse_wall(a), parse_wall(b)) for a, b in config["peak_windows"]),
         weekend_valley=config["weekend_valley"],
-        holidays=calendars.lookup(config["holiday_calendar"], tuple(config["extra_holidays"])),
+        holidays=calendars.lookup(
+            config["holiday_calendar"],
+            tuple(config["extra_holidays"]),
+            tuple(config["extra_workdays"]),
+        ),
         off_duty_reply=config["off_duty_reply"],
         lights_out_reply=config["lights_out_reply"],
         tired_persona=config["tired_persona"],

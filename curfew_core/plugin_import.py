@@ -34,6 +34,8 @@ _RENAMES = {
 #: Keys that are not schedule settings but overrides.
 OVERRIDE_KEYS = {"debugNow"}
 _SOURCES = {setting: key for key, setting in _RENAMES.items()}
+#: The plugin's holiday map also held the workdays (a date set to ``false``).
+_SOURCES["extra_workdays"] = "holidays"
 
 
 def source_key(setting: str) -> str:
@@ -66,7 +68,8 @@ def translate(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
 
     Only keys present are translated. Shapes that differ are converted
     (``easeIn`` → ``ease_in``, hour pairs → ``HH:MM`` pairs, the holiday map →
-    a date list); anything else passes through for the validation layer.
+    date lists: ``true`` a day off, ``false`` a day worked, which is what a
+    make-up workday is); anything else passes through for the validation layer.
     """
     if not isinstance(data, Mapping):
         raise ConfigError({"file": "must hold a JSON object"})
@@ -93,6 +96,7 @@ def translate(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
         elif key == "anchors" and isinstance(value, list):
             value = [_anchor_row(row) for row in value]
         elif key == "holidays" and isinstance(value, Mapping):
+            settings["extra_workdays"] = sorted(day for day, on in value.items() if not on)
             value = sorted(day for day, on in value.items() if on)
         settings[target] = value
     return settings, overrides, unknown

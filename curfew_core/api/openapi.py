@@ -54,6 +54,12 @@ _SETTINGS: dict[str, Any] = {
         "description": "a calendar of the holidays package, e.g. CN or US-CA; null for none",
     },
     "extra_holidays": {"type": "array", "items": {"type": "string", "format": "date"}},
+    "extra_workdays": {
+        "type": "array",
+        "items": {"type": "string", "format": "date"},
+        "description": "dates worked although a weekend or holiday; yours win over the "
+        "calendar's make-up workdays and holidays, and none may be in extra_holidays",
+    },
     "off_duty_reply": {"type": "string", "minLength": 1},
     "lights_out_reply": {"type": "string", "minLength": 1},
     "tired_persona": {"type": "string"},

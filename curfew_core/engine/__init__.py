@@ -6,7 +6,7 @@ server (tests/engine enforces the import rule).
 """
 
 from curfew_core.engine.clock import WallTime, format_wall, parse_wall
-from curfew_core.engine.decide import decide, segments
+from curfew_core.engine.decide import day_kind, decide, segments
 from curfew_core.engine.overrides import (
     OverrideError,
     Overrides,
@@ -47,6 +47,7 @@ __all__ = [
     "State",
     "Verdict",
     "WallTime",
+    "day_kind",
     "decide",
     "format_wall",
     "parse_debug_moment",

@@ -9,7 +9,7 @@ this call is acted on at all.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from curfew_core.engine.clock import (
     format_wall,
@@ -50,6 +50,8 @@ class _Reading:
     winding: _Winding | None
     wake_up: datetime | None
     valley: str | None
+    #: The workday (``"make-up workday"``) that cancels today's valley, if any.
+    workday: str | None
     #: Next wall time at which the schedule state or the peak flag may change.
     next_edge: datetime | None
 
@@ -88,14 +90,28 @@ def _winding(schedule: Schedule, start: datetime, end: datetime, wall: datetime)
     return _Winding(start, end, progress, budget, tier, min(steps) if steps else None)
 
 
+def day_kind(schedule: Schedule, day: date) -> tuple[str | None, str | None]:
+    """``(valley, workday)`` for a local date, whatever ``peak_shift`` says.
+
+    ``valley`` is why peak hours are off all day (``"weekend"``,
+    ``"holiday: <name>"``). ``workday`` names the workday (``"make-up
+    workday"``) that keeps them on although the date is a weekend or holiday:
+    a date is valley if it is a weekend or a holiday and not a workday.
+    """
+    lookup = schedule.holidays
+    holiday = lookup.holiday_name(day)
+    weekend = schedule.weekend_valley and day.weekday() >= 5
+    if holiday is None and not weekend:
+        return None, None
+    workday = lookup.workday_name(day)
+    if workday is not None:
+        return None, workday
+    return (f"holiday: {holiday}" if holiday is not None else "weekend"), None
+
+
 def _valley(schedule: Schedule, day: datetime) -> str | None:
     """Why ``day`` (a naive local midnight) is valley all day, or ``None``."""
-    name = schedule.holidays.holiday_name(day.date())
-    if name is not None:
-        return f"holiday: {name}"
-    if schedule.weekend_valley and day.weekday() >= 5:
-        return "weekend"
-    return None
+    return day_kind(schedule, day.date())[0]
 
 
 def _read(schedule: Schedule, wall: datetime) -> _Reading:
@@ -134,7 +150,9 @@ def _read(schedule: Schedule, wall: datetime) -> _Reading:
             wake_up = wake if wake_up is None else max(wake_up, wake)
 
     peak = False
-    valley_today = _valley(schedule, today) if schedule.peak_shift else None
+    valley_today, workday_today = (
+        day_kind(schedule, today.date()) if schedule.peak_shift else (None, None)
+    )
     if schedule.peak_shift:
         for offset in (-1, 0, 1):
             day = today + offset * _DAY
@@ -157,13 +175,15 @@ def _read(schedule: Schedule, wall: datetime) -> _Reading:
         winding=winding if state is State.WINDING else None,
         wake_up=wake_up,
         valley=valley_today,
+        workday=workday_today,
         next_edge=min(edges) if edges else None,
     )
 
 
 def _describe(reading: _Reading) -> str:
     if reading.state is State.OFF_DUTY:
-        return "peak hours"
+        # A Saturday at peak needs its why: it is a make-up workday.
+        return "peak hours" if reading.workday is None else f"peak hours ({reading.workday})"
     if reading.state is State.LIGHTS_OUT:
         if reading.wake_up is None:
             return "lights out"
@@ -173,6 +193,8 @@ def _describe(reading: _Reading) -> str:
         return f"winding {pct}% · budget {reading.winding.budget}"
     if reading.valley is not None:
         return f"on duty · valley day ({reading.valley})"
+    if reading.workday is not None:
+        return f"on duty · {reading.workday}"
     return "on duty"
 
 

@@ -23,17 +23,26 @@ class Curve(enum.StrEnum):
 
 
 class HolidayLookup(Protocol):
-    """Answers "is this local date a holiday, and which?" (``None``: not one).
+    """Answers "is this local date a holiday, and which?" and "is it a workday
+    although a weekend or holiday, and which?" (``None``: not one).
 
     The engine needs only this; the app wraps the ``holidays`` package and the
-    user's extra dates behind it, so no holiday table lives in the engine.
+    user's extra dates behind it, so no holiday table lives in the engine. A
+    date named a workday (a make-up workday, 调休) is never valley, whatever
+    ``holiday_name`` says: the lookup settles which of the user's and the
+    public calendar's dates wins before it answers.
     """
 
     def holiday_name(self, day: date) -> str | None: ...
 
+    def workday_name(self, day: date) -> str | None: ...
+
 
 class NoHolidays:
     def holiday_name(self, day: date) -> str | None:
+        return None
+
+    def workday_name(self, day: date) -> str | None:
         return None
 
 

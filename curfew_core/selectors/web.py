@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from curfew_core import config as schedule_config
-from curfew_core.engine import Schedule, Segment, segments
+from curfew_core.engine import Schedule, Segment, day_kind, segments
 from curfew_core.engine.clock import to_wall
 from curfew_core.models import UNSAVED_VERSION, ApiToken, ScheduleRevision
 from curfew_core.models import Schedule as ScheduleRow
@@ -79,6 +79,9 @@ class BandDay:
     #: ``"weekend"`` or ``"holiday: <name>"`` when peak hours are off all day.
     valley: str | None
     holiday: str | None
+    #: ``"make-up workday"`` (调休) or ``"personal workday"``: a weekend or
+    #: holiday that keeps its peak hours.
+    workday: str | None
     weekend: bool
     today: bool
 
@@ -139,18 +142,16 @@ def band_day(schedule: Schedule, day: dt.date, *, now: dt.datetime | None = None
     )
     holiday = schedule.holidays.holiday_name(day)
     weekend = day.weekday() >= 5
-    valley = None
-    if schedule.peak_shift and schedule.enabled:
-        if holiday is not None:
-            valley = f"holiday: {holiday}"
-        elif schedule.weekend_valley and weekend:
-            valley = "weekend"
+    valley, workday = day_kind(schedule, day)  # the engine's own rule
+    if not (schedule.peak_shift and schedule.enabled):
+        valley = workday = None
     return BandDay(
         day=day,
         cells=tuple(cells),
         plan=plan,
         valley=valley,
         holiday=holiday,
+        workday=workday,
         weekend=weekend,
         today=now_cell is not None,
     )

@@ -38,7 +38,7 @@ TEXT_FIELDS = (
     "tired_persona",
 )
 #: Settings written one item a line in a textarea.
-LINE_FIELDS = ("tier_texts", "exempt_sessions", "extra_holidays")
+LINE_FIELDS = ("tier_texts", "exempt_sessions", "extra_holidays", "extra_workdays")
 #: Blank rows kept at the end of a repeatable table, so adding works without script.
 SPARE_ROWS = 1
 _ROW_PREFIX = re.compile(r"^row \d+: ")
@@ -170,6 +170,9 @@ def changes_from_form(form: ScheduleForm) -> dict[str, Any]:
     ]
     changes["extra_holidays"] = [
         item for item in re.split(r"[\s,;]+", str(values["extra_holidays"])) if item
+    ]
+    changes["extra_workdays"] = [
+        item for item in re.split(r"[\s,;]+", str(values["extra_workdays"])) if item
     ]
     changes["anchors"] = [row for _, row in anchor_rows(form)]
     changes["peak_windows"] = [

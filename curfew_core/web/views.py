@@ -49,6 +49,7 @@ FIELD_LABELS = {
     "weekend_valley": gettext_lazy("Weekend valley"),
     "holiday_calendar": gettext_lazy("Holiday calendar"),
     "extra_holidays": gettext_lazy("Extra holidays"),
+    "extra_workdays": gettext_lazy("Extra workdays"),
     "off_duty_reply": gettext_lazy("Off-duty reply"),
     "lights_out_reply": gettext_lazy("Lights-out reply"),
     "tired_persona": gettext_lazy("Tired persona"),

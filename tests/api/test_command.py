@@ -201,6 +201,7 @@ def test_import_translates_every_plugin_key(user: User, clock: FrozenClock, tmp_
         "peak_windows": [["09:00", "12:00"], ["14:00", "18:00"]],
         "weekend_valley": False,
         "extra_holidays": ["2026-10-09"],
+        "extra_workdays": ["2026-10-10"],  # false in the plugin's map: a day worked
         "tired_persona": "You are a little tired.",
         "tier_texts": ["keep it short", "shorter", "one line"],
         "deny_tools_when_off_duty": False,

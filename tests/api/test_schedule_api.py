@@ -157,6 +157,7 @@ def test_every_setting_can_be_changed_through_the_api(api: Any) -> None:
         "weekend_valley": False,
         "holiday_calendar": "US-CA",
         "extra_holidays": ["2026-12-24"],
+        "extra_workdays": ["2026-12-26"],
         "off_duty_reply": "busy",
         "lights_out_reply": "asleep",
         "tired_persona": "You are tired.",

@@ -28,17 +28,32 @@ PROPERTY = settings(
 
 
 class CNHolidays:
-    """The app-side adapter in miniature: ``holidays`` CN plus extra dates."""
+    """The app-side adapter in miniature: ``holidays`` CN (with its make-up
+    workdays) plus the user's extra holidays and workdays, the user's own
+    dates winning over the public ones."""
 
-    def __init__(self, extra: Iterable[date] = ()) -> None:
+    def __init__(self, extra: Iterable[date] = (), workdays: Iterable[date] = ()) -> None:
         self._calendar = holidays.country_holidays("CN")
         self._extra = frozenset(extra)
+        self._workdays = frozenset(workdays)
 
     def holiday_name(self, day: date) -> str | None:
         if day in self._extra:
             return "personal holiday"
         name = self._calendar.get(day)
         return None if name is None else str(name)
+
+    def workday_name(self, day: date) -> str | None:
+        if day in self._workdays:
+            return "personal workday"
+        if day in self._extra:
+            return None
+        # Load the year (and the next: a late-December make-up day may serve
+        # the next New Year) so the package has filled in its make-up days.
+        self._calendar.get(day)
+        if day.year < 9999:
+            self._calendar.get(date(day.year + 1, 1, 1))
+        return "make-up workday" if day in self._calendar.weekend_workdays else None
 
 
 CN = CNHolidays()

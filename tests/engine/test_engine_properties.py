@@ -51,13 +51,17 @@ INSTANTS = st.datetimes(
 
 
 class EveryNth:
-    """A holiday every ``n``-th day: enough to exercise the valley rule anywhere."""
+    """A holiday every ``n``-th day and a workday every ``m``-th (0: none):
+    enough to exercise the valley rule, make-up workdays included, anywhere."""
 
-    def __init__(self, n: int, r: int) -> None:
-        self.n, self.r = n, r
+    def __init__(self, n: int, r: int, m: int = 0) -> None:
+        self.n, self.r, self.m = n, r, m
 
     def holiday_name(self, day: date) -> str | None:
         return "holiday" if day.toordinal() % self.n == self.r else None
+
+    def workday_name(self, day: date) -> str | None:
+        return "workday" if self.m and day.toordinal() % self.m == 0 else None
 
 
 @st.composite
@@ -94,7 +98,7 @@ def schedules(draw: st.DrawFn, zone: tzinfo | None = None, near: int | None = No
     holidays = draw(
         st.one_of(
             st.just(NoHolidays()),
-            st.builds(EveryNth, st.integers(2, 30), st.integers(0, 1)),
+            st.builds(EveryNth, st.integers(2, 30), st.integers(0, 1), st.integers(0, 9)),
         )
     )
     return Schedule(

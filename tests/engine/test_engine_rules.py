@@ -446,7 +446,8 @@ def test_no_holidays_lookup() -> None:
 
 def test_wrapping_peak_window_belongs_to_the_day_it_starts_on() -> None:
     schedule = cn_schedule(peak_windows=((hm("22:00"), hm("02:00")),))
-    fri, sat, sun, mon = (2026, 10, 9), (2026, 10, 10), (2026, 10, 11), (2026, 10, 12)
+    # An ordinary weekend (2026-10-10 before it is a make-up workday).
+    fri, sat, sun, mon = (2026, 10, 16), (2026, 10, 17), (2026, 10, 18), (2026, 10, 19)
     assert decide(local(*fri, 21, 59), schedule).state is State.ON_DUTY
     assert decide(local(*fri, 22, 30), schedule).state is State.OFF_DUTY
     # Friday's window runs on into (valley) Saturday and beats the winding gate.
@@ -509,7 +510,8 @@ def test_zero_length_peak_window_is_empty() -> None:
 # -- per-weekday nights ------------------------------------------------------------------------
 
 FRIDAY_LATE = {4: NightTimes(hm("01:00"), hm("03:00"), hm("10:00"))}
-THU, FRI, SAT_AFTER = (2026, 10, 8), (2026, 10, 9), (2026, 10, 10)
+# An ordinary weekend (2026-10-10 before it is a make-up workday, with peak hours).
+THU, FRI, SAT_AFTER = (2026, 10, 15), (2026, 10, 16), (2026, 10, 17)
 
 
 def test_friday_night_starts_after_midnight_and_sleeps_in() -> None:
@@ -539,7 +541,7 @@ def test_other_weekdays_unaffected_by_friday() -> None:
     assert decide(local(*THU, 23, 30), schedule).budget == 1824
     assert decide(local(*FRI, 3, 10), schedule).state is State.LIGHTS_OUT
     assert decide(local(*FRI, 9, 0), schedule).state is State.OFF_DUTY
-    assert decide(local(2026, 10, 11, 0, 0), schedule).budget == 1600  # Saturday's night
+    assert decide(local(2026, 10, 18, 0, 0), schedule).budget == 1600  # Saturday's night
 
 
 # -- reason ------------------------------------------------------------------------------------
