@@ -267,3 +267,9 @@ def test_the_audit_trail_is_read_only_in_the_admin(staff: tuple[Client, User], a
         == 403
     )
     assert AuditEntry.objects.filter(pk=entry.pk).exists()
+
+
+@pytest.mark.django_db
+def test_the_recent_changes_section_speaks_chinese_too(page: Client) -> None:
+    html = page.get("/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "最近的更改" in html
