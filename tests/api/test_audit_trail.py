@@ -101,9 +101,13 @@ def test_a_refused_change_leaves_no_entry(api: Any) -> None:
 
 @pytest.mark.django_db
 def test_a_rolled_back_change_leaves_no_entry(user: User) -> None:
-    with pytest.raises(RuntimeError), transaction.atomic():
-        schedule_update(user=user, changes={"curve": "step"}, source="test")
-        raise RuntimeError("something later in the same transaction failed")
+    def save_then_fail() -> None:
+        with transaction.atomic():
+            schedule_update(user=user, changes={"curve": "step"}, source="test")
+            raise RuntimeError("something later in the same transaction failed")
+
+    with pytest.raises(RuntimeError):
+        save_then_fail()
     assert _entries(user) == []
 
 
