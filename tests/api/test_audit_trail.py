@@ -277,3 +277,29 @@ def test_the_audit_trail_is_read_only_in_the_admin(staff: tuple[Client, User], a
 def test_the_recent_changes_section_speaks_chinese_too(page: Client) -> None:
     html = page.get("/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "最近的更改" in html
+
+
+# -- every door names itself ---------------------------------------------------
+
+WRITES = {"schedule_update", "override_apply", "token_create", "token_revoke"}
+
+
+def test_every_door_names_itself_when_it_writes() -> None:
+    """A call from a door that forgot ``door=`` would be recorded as "system"."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "curfew_core"
+    calls = []
+    for path in root.rglob("*.py"):
+        if "services" in path.parts or "migrations" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", getattr(node.func, "attr", None))
+                if name in WRITES:
+                    calls.append((path.relative_to(root), node.lineno, node))
+    assert len(calls) >= 14  # the control: the walk finds the doors' writes
+    for path, line, node in calls:
+        keywords = {keyword.arg for keyword in node.keywords}
+        assert "door" in keywords, f"{path}:{line} writes without naming its door"
