@@ -140,3 +140,65 @@ def test_killed_between_commit_and_refresh_the_old_entry_goes_within_the_bound(
     assert api.get("/api/v1/schedule").json()["peak_shift"] is False
     wall.advance(BOUND + 0.01)
     assert _state(api) == "on-duty"
+
+
+@pytest.fixture
+def stalled_redis() -> Iterator[str]:
+    """A port that accepts connections and never answers (a stalled Redis)."""
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)  # never accepted: the kernel completes the handshake, nobody reads
+        yield f"redis://127.0.0.1:{server.getsockname()[1]}/0"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_save_whose_cache_refresh_stalls_still_succeeds(
+    user: User, settings: Any, stalled_redis: str
+) -> None:
+    page = Client()
+    page.force_login(user)
+    form = as_post(form_fields(page.get("/").content.decode(), "schedule-form"), curve="step")
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
+            "LOCATION": stalled_redis,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+    response = page.post("/schedule/", form)
+    assert response.status_code == 302, response.content[:500]
+    assert Schedule.objects.get(user=user).config["curve"] == "step"
+
+
+def test_production_redis_calls_time_out_instead_of_hanging() -> None:
+    """Without a socket timeout a stalled Redis hangs the after-commit refresh
+    (and so the saved write's answer) for good."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.support.server import ROOT
+
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "SECRET_KEY": "x" * 50,
+        "REDIS_URL": "redis://127.0.0.1:6379/2",
+        "DJANGO_SETTINGS_MODULE": "curfew_site.settings",
+    }
+    script = (
+        "import json; from django.conf import settings; "
+        "print(json.dumps(settings.CACHES['default']['OPTIONS']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {script}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    options = json.loads(done.stdout)
+    assert 0 < options["socket_timeout"] <= 10
+    assert 0 < options["socket_connect_timeout"] <= 10
