@@ -1,30 +1,92 @@
+"""The admin: a read-only window onto what users stored, plus two actions.
+
+Every write goes through the services (one validation layer, versioned saves,
+revisions, the audit trail, the cache refresh and the capsule event after
+commit). The admin's own forms would skip all of that: an override moment out
+of range once broke every verdict of its user. So schedules, revisions,
+overrides, tokens and audit entries can be viewed, not added, changed or
+deleted here; the two actions that do write call the services.
+"""
+
+from __future__ import annotations
+
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
 
-from curfew_core.models import ApiToken, Override, Schedule, ScheduleRevision
+from curfew_core.models import ApiToken, AuditEntry, Override, Schedule, ScheduleRevision
+from curfew_core.override_commands import OverrideCommand
+from curfew_core.services.overrides import override_apply
+from curfew_core.services.tokens import token_revoke
+
+
+class ReadOnlyAdmin(admin.ModelAdmin[Any]):
+    """View only: no add, no change, no delete (actions may still call services)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Schedule)
-class ScheduleAdmin(admin.ModelAdmin[Any]):
+class ScheduleAdmin(ReadOnlyAdmin):
     list_display = ("user", "version", "updated_at")
-    # The config is edited through the product (one validation layer, versioned
-    # saves, revisions); an unchecked admin edit could break every verdict.
-    readonly_fields = ("user", "config", "version", "updated_at")
 
 
 @admin.register(ScheduleRevision)
-class ScheduleRevisionAdmin(admin.ModelAdmin[Any]):
+class ScheduleRevisionAdmin(ReadOnlyAdmin):
     list_display = ("schedule", "version", "source", "created_at")
-    readonly_fields = ("schedule", "version", "config", "source", "created_at")
 
 
 @admin.register(Override)
-class OverrideAdmin(admin.ModelAdmin[Any]):
+class OverrideAdmin(ReadOnlyAdmin):
     list_display = ("user", "overtime_until", "forced_off_until", "debug_at", "updated_at")
+    actions = ("back_to_schedule",)
+
+    @admin.action(description="Back to schedule (cancel every override)", permissions=["view"])
+    def back_to_schedule(self, request: HttpRequest, queryset: QuerySet[Override]) -> None:
+        for override in queryset.select_related("user"):
+            override_apply(
+                user=override.user,
+                command=OverrideCommand("auto"),
+                now=timezone.now(),
+                actor=request.user,  # type: ignore[arg-type]
+                door=AuditEntry.Door.ADMIN,
+            )
+        self.message_user(request, f"{queryset.count()} user(s) back on schedule.")
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin[Any]):
+class ApiTokenAdmin(ReadOnlyAdmin):
     list_display = ("user", "kind", "name", "prefix", "created_at", "last_used_at", "revoked_at")
-    readonly_fields = ("prefix", "digest", "created_at", "last_used_at")
+    # The digest is how a token is checked: not shown, even to staff.
+    exclude = ("digest",)
+    actions = ("revoke",)
+
+    @admin.action(description="Revoke selected tokens", permissions=["view"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        revoked = sum(
+            token_revoke(
+                user=token.user,
+                token_id=token.pk,
+                actor=request.user,  # type: ignore[arg-type]
+                door=AuditEntry.Door.ADMIN,
+            )
+            for token in queryset.select_related("user")
+        )
+        self.message_user(request, f"{revoked} token(s) revoked.", messages.SUCCESS)
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "user", "subject", "action", "actor_name", "door")
+    list_filter = ("door", "subject")
+    search_fields = ("user__username", "actor_name")

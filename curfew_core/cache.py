@@ -1,24 +1,57 @@
-"""Cache keys and invalidation shared by selectors (readers) and services (writers).
+"""Cache keys, lifetimes and freshness shared by selectors (readers) and services (writers).
 
-The verdict hot path reads a user's schedule and overrides from the cache.
-Writers *replace* the entry with the committed rows after commit, and readers
-only ever *add* (never overwrite): a reader that loaded the old rows just
-before a commit cannot put them back over the writer's fresh entry.
+The verdict hot path reads a user's schedule and overrides, and token checks,
+from the cache. Two bounds keep a cache from hiding a committed write:
 
-A drop only reaches the processes that share the cache. Without Redis the
-cache is each process's own memory, and a write made elsewhere (``manage.py
-curfew off`` while the server runs, another worker) cannot drop it there, so
-entries then live only briefly: that bounds how long such a write goes unseen.
+- **Freshness.** Every entry carries the wall-clock time it was read from the
+  database; an entry older than ``CURFEW_CACHE_FRESH_SECONDS`` (a few seconds)
+  is re-read. Whatever went wrong after a commit (the writer's refresh was
+  refused or stalled, the process was killed before it), and whatever path
+  wrote around the services (a bulk ``update()``, another process without a
+  shared cache), the next reads after that bound see the committed rows. So a
+  warm user costs one small query per few seconds, never one per verdict.
+- **Lifetime.** The entry itself is kept longer (``lifetime``): if the
+  database cannot be read when an entry goes stale, readers keep answering
+  from the last known rows rather than fail every warm verdict (nothing can
+  have been committed to an unreachable database meanwhile).
+
+Writers *replace* the entry with the committed rows after commit, and a cold
+reader only ever *adds*: a reader that loaded the old rows just before a
+commit cannot put them back over the writer's fresh entry. (A reader that
+re-reads a stale entry replaces it; if it lost such a race, its entry is
+stale one bound after its read, which began before the commit.)
+
+Without Redis the cache is each process's own memory, so entries there live
+only briefly (``LOCAL_CACHE_SECONDS``): nothing is kept for an outage.
 """
 
 from __future__ import annotations
 
+import logging
+import time
+
+from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.locmem import LocMemCache
-from django.db import transaction
+
+log = logging.getLogger("curfew.cache")
 
 #: Longest a process-local entry may stand in for the database.
 LOCAL_CACHE_SECONDS = 5
+
+
+def clock() -> float:
+    """Wall-clock seconds, comparable across processes (keep clocks on NTP)."""
+    return time.time()
+
+
+def fresh(loaded_at: float) -> bool:
+    """Whether rows read from the database at ``loaded_at`` may still be trusted.
+
+    Either side of now: a clock a little behind another machine's must not
+    turn every entry stale (a query per verdict) or keep one forever.
+    """
+    return abs(clock() - loaded_at) < settings.CURFEW_CACHE_FRESH_SECONDS
 
 
 def shared_cache() -> bool:
@@ -27,7 +60,7 @@ def shared_cache() -> bool:
 
 
 def lifetime(seconds: int) -> int:
-    """How long to keep an entry the writers drop on change."""
+    """How long to keep an entry (freshness is checked separately, see above)."""
     return seconds if shared_cache() else min(seconds, LOCAL_CACHE_SECONDS)
 
 
@@ -43,5 +76,15 @@ def token_used_key(token_id: int) -> str:
     return f"token-used:{token_id}"
 
 
-def drop_token_on_commit(digest: str) -> None:
-    transaction.on_commit(lambda: cache.delete(token_key(digest)))
+def forget(key: str) -> bool:
+    """Delete one entry after a commit; never raises (see ``services.after_commit``).
+
+    ``False`` if the cache refused: the entry then goes stale within the
+    freshness bound on its own.
+    """
+    try:
+        cache.delete(key)
+    except Exception:
+        log.warning("could not drop cache entry %s; it goes stale on its own", key, exc_info=True)
+        return False
+    return True

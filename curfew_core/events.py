@@ -2,7 +2,9 @@
 
 A capsule that hears "changed" re-reads the state; if the event went out
 before the commit it could read the old row and show it until the next
-boundary.
+boundary. The services publish through ``curfew_core.services.after_commit``,
+which orders it after the cache refresh; ``user_changed`` is for doors that
+change no cached rows (nothing to refresh first).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ def user_group(user_id: int) -> str:
     return f"curfew-user-{user_id}"
 
 
-def _send(user_id: int) -> None:
+def publish_user_changed(user_id: int) -> None:
+    """Tell every open capsule of this user to re-read, now. Never raises."""
     layer = get_channel_layer()
     if layer is None:
         return
@@ -34,4 +37,8 @@ def _send(user_id: int) -> None:
 
 def user_changed(user_id: int) -> None:
     """Tell every open capsule of this user to re-read, once the commit lands."""
-    transaction.on_commit(lambda: _send(user_id))
+
+    def publish() -> None:
+        publish_user_changed(user_id)
+
+    transaction.on_commit(publish, robust=True)

@@ -10,8 +10,6 @@ from django.db import models
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from curfew_core.cache import drop_token_on_commit
-
 #: The version of a schedule nobody has saved yet (defaults, with or without a
 #: row): ``version`` counts saves, so readers and the writer's stale check agree.
 UNSAVED_VERSION = 0
@@ -95,17 +93,73 @@ class ApiToken(models.Model):
         return f"{self.kind} token {self.prefix}… of {self.user}"
 
 
+class AuditEntry(models.Model):
+    """One change to a user's schedule, overrides or tokens: who, when, through
+    which door, and what changed. Written by the services inside the change's
+    own transaction (so it exists exactly when the change does); never a raw
+    token, a digest or any other secret."""
+
+    class Door(models.TextChoices):
+        PAGE = "page", "settings page"
+        API = "api", "API"
+        COMMAND = "command", "command line"
+        ADMIN = "admin", "admin"
+        #: Code that is none of the doors (a data migration, a shell, a test).
+        SYSTEM = "system", "system"
+
+    class Subject(models.TextChoices):
+        SCHEDULE = "schedule", "schedule"
+        OVERRIDE = "override", "override"
+        TOKEN = "token", "token"
+
+    #: Whose data changed.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_audit"
+    )
+    #: Who changed it; ``None`` is the system (a terminal command, a migration).
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    #: The actor's name when it acted, kept if that account goes.
+    actor_name = models.CharField(max_length=150)
+    door = models.CharField(max_length=16, choices=Door.choices)
+    subject = models.CharField(max_length=16, choices=Subject.choices)
+    #: ``saved``; an override verb; ``created`` or ``revoked``.
+    action = models.CharField(max_length=32)
+    changes = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "-created_at"], name="audit_user_recent")]
+        verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.subject} {self.action} by {self.actor_name} ({self.door})"
+
+
+def _forget_tokens_after_commit(user_id: int, digests: list[str]) -> None:
+    from curfew_core.services.after_commit import after_commit
+
+    after_commit(user_id=user_id, token_digests=digests, refresh=False, publish=False)
+
+
 @receiver(post_save, sender=ApiToken)
 @receiver(post_delete, sender=ApiToken)
 def _forget_cached_token(sender: type[ApiToken], instance: ApiToken, **kwargs: Any) -> None:
     """A token revoked or deleted by any door (the admin, a deleted user's
     cascade) must stop working now, not when its cache entry expires."""
-    drop_token_on_commit(instance.digest)
+    _forget_tokens_after_commit(instance.user_id, [instance.digest])
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL)
 def _forget_tokens_of_changed_user(sender: type[Any], instance: Any, **kwargs: Any) -> None:
     """A deactivated user's tokens stop working now (and a reactivated user's
     work again), not when the cache entry expires."""
-    for token_digest in ApiToken.objects.filter(user=instance).values_list("digest", flat=True):
-        drop_token_on_commit(token_digest)
+    digests = list(ApiToken.objects.filter(user=instance).values_list("digest", flat=True))
+    if digests:
+        _forget_tokens_after_commit(instance.pk, digests)

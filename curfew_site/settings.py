@@ -203,7 +203,12 @@ LOGGING = {
 #: A gateway may cache a verdict until its ``valid_until``, but saves and
 #: overrides are not predictable: the API advises re-asking at least this often.
 CURFEW_VERDICT_MAX_AGE = env_int("CURFEW_VERDICT_MAX_AGE", 60)
-#: How long a looked-up schedule stays in the cache (it is also dropped on save).
+#: Longest a cached schedule, override or token check is trusted without
+#: re-reading the database: whatever failed after a commit, or wrote around the
+#: services, is seen within this bound (see curfew_core/cache.py).
+CURFEW_CACHE_FRESH_SECONDS = env_int("CURFEW_CACHE_FRESH_SECONDS", 5)
+#: How long a cached schedule is kept: past the freshness bound it only answers
+#: while the database cannot be read (warm verdicts go on through an outage).
 CURFEW_SCHEDULE_CACHE_SECONDS = env_int("CURFEW_SCHEDULE_CACHE_SECONDS", 3600)
 
 #: The OpenAI-compatible provider the proxy forwards to (operator-set; the key

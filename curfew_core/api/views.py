@@ -17,7 +17,7 @@ from curfew_core.api.auth import token_required
 from curfew_core.api.errors import ApiError, invalid, json_object
 from curfew_core.api.openapi import document
 from curfew_core.engine import OverrideError, RequestContext
-from curfew_core.selectors.bundles import bundle_for
+from curfew_core.selectors.bundles import committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.verdicts import state_payload, verdict_for, verdict_payload
 from curfew_core.services.overrides import override_apply
@@ -106,11 +106,6 @@ def verdict(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     )
 
 
-def _schedule_body(user_id: int) -> dict[str, Any]:
-    bundle = bundle_for(user_id)
-    return {**bundle.config, "version": bundle.version}
-
-
 @token_required
 def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     _methods(request, "GET", "PATCH")
@@ -122,7 +117,12 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         user = get_user_model().objects.get(pk=identity.user_id)
         try:
             saved = schedule_update(
-                user=user, changes=changes, expected_version=version, source="api"
+                user=user,
+                changes=changes,
+                expected_version=version,
+                source="api",
+                actor=user,
+                door="api",
             )
         except schedule_config.ConfigError as exc:
             raise invalid(exc.errors) from None
@@ -132,7 +132,8 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         # on commit, and an outer transaction would leave it stale here.
         body = {**schedule_config.with_defaults(saved.config), "version": saved.version}
     else:
-        body = _schedule_body(identity.user_id)
+        # The committed row, not the cache: a client reads a version to PATCH with.
+        body = committed_schedule(identity.user_id)
     return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
 
 
@@ -143,7 +144,7 @@ def overrides(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     try:
         command = override_commands.from_json(body)
         user = get_user_model().objects.get(pk=identity.user_id)
-        override_apply(user=user, command=command, now=timezone.now())
+        override_apply(user=user, command=command, now=timezone.now(), actor=user, door="api")
     except OverrideError as exc:
         raise invalid({next(iter(body), "body"): str(exc)}) from None
     return JsonResponse(

@@ -129,7 +129,9 @@ def manage(request: HttpRequest) -> HttpResponse:
 def create_token(request: HttpRequest) -> HttpResponse:
     """A fresh embed token, shown once inside the snippet (never in a URL we redirect to)."""
     name = request.POST.get("name", "").strip() or "capsule embed"
-    _, raw = token_create(user=_user(request), name=name, kind=ApiToken.Kind.EMBED)
+    _, raw = token_create(
+        user=_user(request), name=name, kind=ApiToken.Kind.EMBED, actor=_user(request), door="page"
+    )
     return _answer(request, _panel(request, new_token=raw))
 
 
@@ -141,7 +143,7 @@ def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
         id=token_id, user=_user(request), kind=ApiToken.Kind.EMBED, revoked_at__isnull=True
     ).exists():
         raise Http404("no such live embed token")
-    token_revoke(user=_user(request), token_id=token_id)
+    token_revoke(user=_user(request), token_id=token_id, actor=_user(request), door="page")
     if request.headers.get("HX-Request") == "true":
         return _answer(request, _panel(request))
     return redirect("capsule-manage")

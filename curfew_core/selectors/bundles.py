@@ -1,13 +1,14 @@
 """A user's schedule and overrides as the engine needs them, cached.
 
 The verdict hot path must not touch the database once warm: the raw rows live
-in Django's cache (replaced after every committed write, see ``curfew_core.cache``),
-and the built engine ``Schedule`` is kept per process, keyed by the row versions
-it was built from.
+in Django's cache (replaced after every committed write, re-read once older
+than the freshness bound, see ``curfew_core.cache``), and the built engine
+``Schedule`` is kept per process, keyed by the row versions it was built from.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,13 +16,17 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import DatabaseError
 
+from curfew_core import cache as cache_policy
 from curfew_core import config as schedule_config
 from curfew_core.cache import bundle_key, lifetime
-from curfew_core.engine import Overrides, Schedule
+from curfew_core.engine import OverrideError, Overrides, Schedule
 from curfew_core.models import UNSAVED_VERSION, Override
 from curfew_core.models import Schedule as ScheduleRow
+from curfew_core.override_commands import check_moment
+
+log = logging.getLogger("curfew.bundles")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +53,53 @@ def _load_raw(user_id: int) -> dict[str, Any]:
         "overtime_until": override.overtime_until if override else None,
         "forced_off_until": override.forced_off_until if override else None,
         "debug_at": override.debug_at if override else None,
+        "loaded_at": cache_policy.clock(),
     }
+
+
+def _keep_seconds() -> int:
+    return lifetime(settings.CURFEW_SCHEDULE_CACHE_SECONDS)
+
+
+def _raw(user_id: int) -> dict[str, Any]:
+    """The user's rows: cached, re-read once older than the freshness bound."""
+    key = bundle_key(user_id)
+    raw: dict[str, Any] | None = cache.get(key)
+    if raw is None:
+        raw = _load_raw(user_id)
+        # ``add``, not ``set``: a writer's fresher entry must win the race.
+        cache.add(key, raw, timeout=_keep_seconds())
+    elif not cache_policy.fresh(raw.get("loaded_at", 0.0)):
+        try:
+            raw = _load_raw(user_id)
+        except DatabaseError:
+            # Nothing can have been committed to a database we cannot read:
+            # the last known rows are still the truth. Keep answering.
+            log.warning("database unreachable; serving user %s's last known schedule", user_id)
+            return raw
+        cache.set(key, raw, timeout=_keep_seconds())
+    return raw
+
+
+def _in_range(user_id: int, name: str, instant: datetime | None) -> datetime | None:
+    """A stored override moment, or ``None`` if the engine cannot work with it.
+
+    The services never store such a moment (``check_moment``); one written
+    around them (an old admin edit, a shell) must not fail every verdict of
+    its user: it is ignored, loudly.
+    """
+    if instant is None:
+        return None
+    try:
+        return check_moment(instant)
+    except OverrideError:
+        log.error("user %s: ignoring stored %s %s, out of range", user_id, name, instant)
+        return None
 
 
 def bundle_for(user_id: int) -> UserBundle:
     """The user's schedule (defaults if never saved) and overrides."""
-    key = bundle_key(user_id)
-    raw = cache.get(key)
-    if raw is None:
-        raw = _load_raw(user_id)
-        # ``add``, not ``set``: a writer's fresher entry must win the race.
-        cache.add(key, raw, timeout=lifetime(settings.CURFEW_SCHEDULE_CACHE_SECONDS))
+    raw = _raw(user_id)
     stamp = (
         raw["version"],
         raw["overtime_until"],
@@ -74,9 +115,9 @@ def bundle_for(user_id: int) -> UserBundle:
         config=raw["config"],
         schedule=schedule_config.build(raw["config"]),
         overrides=Overrides(
-            overtime_until=raw["overtime_until"],
-            forced_off_until=raw["forced_off_until"],
-            debug_at=raw["debug_at"],
+            overtime_until=_in_range(user_id, "overtime_until", raw["overtime_until"]),
+            forced_off_until=_in_range(user_id, "forced_off_until", raw["forced_off_until"]),
+            debug_at=_in_range(user_id, "debug_at", raw["debug_at"]),
         ),
     )
     with _built_lock:
@@ -86,21 +127,36 @@ def bundle_for(user_id: int) -> UserBundle:
     return built
 
 
-def refresh_bundle_on_commit(user_id: int) -> None:
-    """After the caller's commit, put the committed rows in the shared cache.
+def refresh_bundle(user_id: int) -> None:
+    """Put the committed rows in the shared cache (call only after the commit).
 
     Every process sharing the cache then sees the change on its next verdict;
-    the per-process memo follows because the rows' stamp changed.
+    the per-process memo follows because the rows' stamp changed. If the cache
+    refuses the write, the entry is dropped instead; if it refuses that too,
+    the old entry goes stale within the freshness bound. Never raises.
     """
+    key = bundle_key(user_id)
+    try:
+        rows = _load_raw(user_id)
+    except DatabaseError:
+        # Readers would keep the old entry as "last known" while the database
+        # is unreachable; it no longer is the truth, so it goes.
+        log.warning("could not re-read user %s after commit", user_id, exc_info=True)
+        cache_policy.forget(key)
+        return
+    try:
+        cache.set(key, rows, timeout=_keep_seconds())
+    except Exception:
+        log.warning("could not refresh cached schedule of user %s", user_id, exc_info=True)
+        cache_policy.forget(key)
 
-    def refresh() -> None:
-        cache.set(
-            bundle_key(user_id),
-            _load_raw(user_id),
-            timeout=lifetime(settings.CURFEW_SCHEDULE_CACHE_SECONDS),
-        )
 
-    transaction.on_commit(refresh)
+def committed_schedule(user_id: int) -> dict[str, Any]:
+    """The user's settings and version as committed (not the cache): what a
+    client reads before a versioned PATCH must be what the stale check sees."""
+    row = ScheduleRow.objects.filter(user_id=user_id).only("config", "version").first()
+    config = schedule_config.with_defaults(row.config if row else {})
+    return {**config, "version": row.version if row else UNSAVED_VERSION}
 
 
 def overrides_active(bundle: UserBundle, now: datetime) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.db import DatabaseError
 from django.utils import timezone
 
+from curfew_core import cache as cache_policy
 from curfew_core.cache import lifetime, token_key, token_used_key
 from curfew_core.models import ApiToken
 
@@ -18,6 +19,8 @@ log = logging.getLogger("curfew.tokens")
 #: Unknown tokens are remembered briefly too, so garbage cannot hammer the database.
 _MISSING = "missing"
 _MISSING_SECONDS = 30
+#: A found token's check is kept this long for a database outage; it is
+#: re-checked once older than ``CURFEW_CACHE_FRESH_SECONDS`` (see ``curfew_core.cache``).
 _FOUND_SECONDS = 3600
 #: ``last_used_at`` is bookkeeping: stamped at most once a minute per token.
 _USED_STAMP_SECONDS = 60
@@ -34,6 +37,13 @@ def digest(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
+def _stale(cached: object) -> bool:
+    """A found token's check older than the bound (or in an older format)."""
+    if cached == _MISSING:
+        return False
+    return not (isinstance(cached, tuple) and len(cached) == 4 and cache_policy.fresh(cached[3]))
+
+
 def identify(raw: str, *, kind: str) -> TokenIdentity | None:
     """The live token of ``kind`` behind ``raw``, or ``None``."""
     if not raw or len(raw) > 200:
@@ -41,21 +51,31 @@ def identify(raw: str, *, kind: str) -> TokenIdentity | None:
     token_digest = digest(raw)
     key = token_key(token_digest)
     cached = cache.get(key)
-    if cached is None:
-        row = (
-            ApiToken.objects.filter(
-                digest=token_digest, revoked_at__isnull=True, user__is_active=True
+    if cached is None or _stale(cached):
+        # Cold, or a "live and active" older than the bound: re-check, so a
+        # token revoked or a user deactivated by any path (a bulk ``update()``
+        # sends no signal) is refused within seconds.
+        try:
+            row = (
+                ApiToken.objects.filter(
+                    digest=token_digest, revoked_at__isnull=True, user__is_active=True
+                )
+                .values_list("id", "user_id", "kind")
+                .first()
             )
-            .values_list("id", "user_id", "kind")
-            .first()
-        )
-        cached = _MISSING if row is None else row
-        cache.set(
-            key, cached, timeout=_MISSING_SECONDS if row is None else lifetime(_FOUND_SECONDS)
-        )
+        except DatabaseError:
+            if cached is None:
+                raise
+            # Nothing can have been committed to a database we cannot read.
+            log.warning("database unreachable; trusting the last check of a token")
+        else:
+            cached = _MISSING if row is None else (*row, cache_policy.clock())
+            cache.set(
+                key, cached, timeout=_MISSING_SECONDS if row is None else lifetime(_FOUND_SECONDS)
+            )
     if cached == _MISSING:
         return None
-    token_id, user_id, token_kind = cached
+    token_id, user_id, token_kind, _ = cached
     if token_kind != kind:
         return None
     if cache.add(token_used_key(token_id), 1, timeout=_USED_STAMP_SECONDS):

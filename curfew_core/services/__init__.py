@@ -1,1 +1,3 @@
-"""Writes. Keyword-only, typed, atomic; events and cache drops after commit."""
+"""Writes. Keyword-only, typed, atomic; each change leaves an audit entry in its
+own transaction, and after the commit one function (``after_commit``) refreshes
+the cache, then publishes the event."""

@@ -8,12 +8,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from curfew_core import config as schedule_config
-from curfew_core import events
 from curfew_core.engine import OverrideError, Schedule, State, parse_debug_moment, segments
-from curfew_core.models import Override
+from curfew_core.models import AuditEntry, Override
 from curfew_core.models import Schedule as ScheduleRow
 from curfew_core.override_commands import OverrideCommand, check_moment
-from curfew_core.selectors.bundles import refresh_bundle_on_commit
+from curfew_core.services.after_commit import after_commit
+from curfew_core.services.audit import audit_record, moment
 
 _NIGHT = (State.WINDING, State.LIGHTS_OUT)
 #: Force-off lasts until the next wake-up; a schedule with no night at all
@@ -44,11 +44,19 @@ def _schedule_in_transaction(user: User) -> Schedule:
 
 
 @transaction.atomic
-def override_apply(*, user: User, command: OverrideCommand, now: datetime) -> Override:
+def override_apply(
+    *,
+    user: User,
+    command: OverrideCommand,
+    now: datetime,
+    actor: User | None = None,
+    door: str = AuditEntry.Door.SYSTEM,
+) -> Override:
     """Apply one override command as of the real instant ``now``.
 
     Overtime and force-off replace each other (the latest word wins); ``auto``
-    clears every override including the time machine.
+    clears every override including the time machine. Each command leaves an
+    audit entry (``actor`` through ``door``; ``None`` is the system).
     """
     override, _ = Override.objects.select_for_update().get_or_create(user=user)
     schedule = _schedule_in_transaction(user)
@@ -72,6 +80,17 @@ def override_apply(*, user: User, command: OverrideCommand, now: datetime) -> Ov
     else:  # pragma: no cover - OverrideCommand only carries the verbs above
         raise OverrideError(f"unknown override {command.verb!r}")
     override.save()
-    refresh_bundle_on_commit(user.pk)
-    events.user_changed(user.pk)
+    audit_record(
+        user=user,
+        actor=actor,
+        door=door,
+        subject=AuditEntry.Subject.OVERRIDE,
+        action=command.verb,
+        changes={
+            "overtime_until": moment(override.overtime_until),
+            "forced_off_until": moment(override.forced_off_until),
+            "debug_at": moment(override.debug_at),
+        },
+    )
+    after_commit(user_id=user.pk)
     return override

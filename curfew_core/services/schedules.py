@@ -9,9 +9,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from curfew_core import config as schedule_config
-from curfew_core import events
-from curfew_core.models import UNSAVED_VERSION, Schedule, ScheduleRevision
-from curfew_core.selectors.bundles import refresh_bundle_on_commit
+from curfew_core.models import UNSAVED_VERSION, AuditEntry, Schedule, ScheduleRevision
+from curfew_core.services.after_commit import after_commit
+from curfew_core.services.audit import audit_record
 
 
 class StaleVersion(Exception):
@@ -43,19 +43,23 @@ def schedule_update(
     changes: Mapping[str, Any],
     expected_version: int | None = None,
     source: str,
+    actor: User | None = None,
+    door: str = AuditEntry.Door.SYSTEM,
 ) -> Schedule:
     """Apply ``changes`` (API-shaped settings) to the user's schedule.
 
     Validates everything first (``ConfigError``) and checks ``expected_version``
     under a row lock (``StaleVersion``); on either, nothing is written. Each
-    save keeps a revision. An empty change set saves nothing.
+    save keeps a revision and an audit entry (``actor`` through ``door``;
+    ``None`` is the system). An empty change set saves nothing.
     """
     schedule_get_or_create(user=user)
     schedule = Schedule.objects.select_for_update().get(user=user)
     if expected_version is not None and expected_version != schedule.version:
         raise StaleVersion(expected=expected_version, current=schedule.version)
     new_config = schedule_config.apply_changes(schedule.config, changes)
-    if new_config == schedule_config.with_defaults(schedule.config):
+    old_config = schedule_config.with_defaults(schedule.config)
+    if new_config == old_config:
         return schedule
     if not schedule.revisions.exists():
         # Keep what was there before the first change too.
@@ -68,6 +72,20 @@ def schedule_update(
     ScheduleRevision.objects.create(
         schedule=schedule, version=schedule.version, config=new_config, source=source
     )
-    refresh_bundle_on_commit(schedule.user_id)
-    events.user_changed(schedule.user_id)
+    audit_record(
+        user=user,
+        actor=actor,
+        door=door,
+        subject=AuditEntry.Subject.SCHEDULE,
+        action="saved",
+        changes={
+            "version": schedule.version,
+            "fields": {
+                key: {"old": old_config.get(key), "new": new_config.get(key)}
+                for key in schedule_config.FIELDS
+                if old_config.get(key) != new_config.get(key)
+            },
+        },
+    )
+    after_commit(user_id=schedule.user_id)
     return schedule

@@ -8,29 +8,42 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from curfew_core import events
-from curfew_core.cache import drop_token_on_commit
-from curfew_core.models import ApiToken
+from curfew_core.models import ApiToken, AuditEntry
 from curfew_core.selectors.tokens import digest
+from curfew_core.services.after_commit import after_commit
+from curfew_core.services.audit import audit_record
 
 _PREFIX = {ApiToken.Kind.API: "cfw_", ApiToken.Kind.EMBED: "cfe_"}
 
 
 @transaction.atomic
 def token_create(
-    *, user: User, name: str = "", kind: str = ApiToken.Kind.API
+    *,
+    user: User,
+    name: str = "",
+    kind: str = ApiToken.Kind.API,
+    actor: User | None = None,
+    door: str = AuditEntry.Door.SYSTEM,
 ) -> tuple[ApiToken, str]:
     """A new token and its raw value, which is never stored and shown only once."""
     raw = _PREFIX[ApiToken.Kind(kind)] + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, kind=kind, name=name[:100], prefix=raw[:12], digest=digest(raw)
     )
-    drop_token_on_commit(token.digest)
+    _audit(user, token, "created", actor=actor, door=door)
+    # A garbage lookup may have cached this digest as unknown.
+    after_commit(user_id=user.pk, token_digests=[token.digest], refresh=False, publish=False)
     return token, raw
 
 
 @transaction.atomic
-def token_revoke(*, user: User, token_id: int) -> bool:
+def token_revoke(
+    *,
+    user: User,
+    token_id: int,
+    actor: User | None = None,
+    door: str = AuditEntry.Door.SYSTEM,
+) -> bool:
     """Revoke one of the user's own tokens; ``False`` if there is no such live token."""
     token = (
         ApiToken.objects.select_for_update()
@@ -41,7 +54,19 @@ def token_revoke(*, user: User, token_id: int) -> bool:
         return False
     token.revoked_at = timezone.now()
     token.save(update_fields=["revoked_at"])
-    drop_token_on_commit(token.digest)
+    _audit(user, token, "revoked", actor=actor, door=door)
     # Open capsules re-check their embed token on every push: a revoked one is closed now.
-    events.user_changed(user.pk)
+    after_commit(user_id=user.pk, token_digests=[token.digest], refresh=False)
     return True
+
+
+def _audit(user: User, token: ApiToken, action: str, *, actor: User | None, door: str) -> None:
+    # Kind, name and the displayed prefix: never the raw token or its digest.
+    audit_record(
+        user=user,
+        actor=actor,
+        door=door,
+        subject=AuditEntry.Subject.TOKEN,
+        action=action,
+        changes={"kind": token.kind, "name": token.name, "prefix": token.prefix},
+    )

@@ -27,6 +27,7 @@ from curfew_core import override_commands
 from curfew_core.engine import OverrideError
 from curfew_core.models import ApiToken
 from curfew_core.selectors import web as web_selectors
+from curfew_core.selectors.audit import audit_recent
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
@@ -123,6 +124,7 @@ def _page_context(
         "live_errors": form.errors,
         "decision": page.decision(user, request.GET, now=now, tz_name=status["timezone"]),
         "tokens": web_selectors.live_tokens(user),
+        "audit": audit_recent(user, 10),
         "timezone_groups": page.timezone_groups(),
         "calendar_choices": page.calendar_choices(),
         "curves": [curve for curve in ("linear", "step", "ease_in")],
@@ -179,7 +181,12 @@ def schedule_save(request: HttpRequest) -> HttpResponse:
     changes = schedule_form.changes_from_form(form)
     try:
         row = schedule_update(
-            user=user, changes=changes, expected_version=form.version, source="form"
+            user=user,
+            changes=changes,
+            expected_version=form.version,
+            source="form",
+            actor=user,
+            door="page",
         )
     except schedule_config.ConfigError as exc:
         form.errors = exc.errors
@@ -258,7 +265,7 @@ def override(request: HttpRequest) -> HttpResponse:
     words_typed = _override_words(request.POST)
     try:
         command = override_commands.from_words(words_typed)
-        override_apply(user=user, command=command, now=timezone.now())
+        override_apply(user=user, command=command, now=timezone.now(), actor=user, door="page")
     except OverrideError as exc:
         if _is_htmx(request):
             return _status_response(request, str(exc), status=400)
@@ -285,7 +292,9 @@ def token_new(request: HttpRequest) -> HttpResponse:
     if kind not in ApiToken.Kind.values:
         raise Http404("no such token kind")
     name = request.POST.get("name", "").strip()[:100]
-    token, raw = token_create(user=_user(request), name=name, kind=kind)
+    token, raw = token_create(
+        user=_user(request), name=name, kind=kind, actor=_user(request), door="page"
+    )
     new_token = {"raw": raw, "kind": token.kind, "name": token.name, "prefix": token.prefix}
     if _is_htmx(request):
         return _tokens_response(request, new_token=new_token, status=201)
@@ -296,7 +305,7 @@ def token_new(request: HttpRequest) -> HttpResponse:
 @login_required_page
 @require_POST
 def token_remove(request: HttpRequest, token_id: int) -> HttpResponse:
-    if not token_revoke(user=_user(request), token_id=token_id):
+    if not token_revoke(user=_user(request), token_id=token_id, actor=_user(request), door="page"):
         raise Http404("no such live token of yours")
     if _is_htmx(request):
         return _tokens_response(request)

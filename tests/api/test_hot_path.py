@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from curfew_core.models import Schedule
 from curfew_core.override_commands import from_words
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
@@ -26,7 +27,6 @@ PEAK = {"at": "2026-09-29T10:00:00+08:00"}
         ("post", VERDICT, PEAK),
         ("post", VERDICT, {}),
         ("get", "/api/v1/state", None),
-        ("get", "/api/v1/schedule", None),
     ],
 )
 def test_warm_reads_make_zero_queries(
@@ -44,6 +44,16 @@ def test_warm_reads_make_zero_queries(
     assert response.status_code == 200
     with django_assert_num_queries(0):
         assert call().status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_schedule_api_reads_the_committed_row_not_the_cache(api: Any) -> None:
+    """Not a hot path: a client reads the version it will PATCH with, so it must
+    be the row's (a stale cache entry here made read-then-PATCH loops 409 forever)."""
+    assert api.patch("/api/v1/schedule", {"curve": "step"}).json()["version"] == 1
+    assert api.get("/api/v1/schedule").json()["version"] == 1
+    Schedule.objects.filter(user=api.user).update(version=5)  # around the services
+    assert api.get("/api/v1/schedule").json()["version"] == 5
 
 
 @pytest.mark.django_db(transaction=True)

@@ -64,7 +64,9 @@ class Command(BaseCommand):
         user = self._user(options["user"], create=bool(options.get("create_user")))
         if name in ("token", "embed-token"):
             kind = ApiToken.Kind.API if name == "token" else ApiToken.Kind.EMBED
-            _, raw = token_create(user=user, name=options.get("name") or "", kind=kind)
+            _, raw = token_create(
+                user=user, name=options.get("name") or "", kind=kind, door="command"
+            )
             self.stdout.write(f"{kind.label} token for {user.get_username()} (shown once):")
             self.stdout.write(raw)
         elif name == "status":
@@ -78,7 +80,7 @@ class Command(BaseCommand):
             }.get(name, [name])
             try:
                 command = override_commands.from_words(words)
-                override_apply(user=user, command=command, now=timezone.now())
+                override_apply(user=user, command=command, now=timezone.now(), door="command")
             except OverrideError as exc:
                 raise CommandError(str(exc)) from None
             self._print_state(user)
@@ -118,10 +120,12 @@ class Command(BaseCommand):
             self.stderr.write(f"not imported: unknown key {key!r}")
         try:
             with transaction.atomic():
-                schedule = schedule_update(user=user, changes=settings, source="import")
+                schedule = schedule_update(
+                    user=user, changes=settings, source="import", door="command"
+                )
                 if overrides:
                     command = override_commands.from_json(overrides)
-                    override_apply(user=user, command=command, now=timezone.now())
+                    override_apply(user=user, command=command, now=timezone.now(), door="command")
         except ConfigError as exc:
             lines = "\n".join(
                 f"  {source_key(field)}: {problem}" for field, problem in exc.errors.items()
@@ -147,7 +151,7 @@ class Command(BaseCommand):
         for old in ApiToken.objects.filter(
             user=user, name=DEMO_TOKEN_NAME, revoked_at__isnull=True
         ):
-            token_revoke(user=user, token_id=old.pk)
-        _, raw = token_create(user=user, name=DEMO_TOKEN_NAME)
+            token_revoke(user=user, token_id=old.pk, door="command")
+        _, raw = token_create(user=user, name=DEMO_TOKEN_NAME, door="command")
         self.stdout.write(f"demo login: {login}")
         self.stdout.write(f"demo API token: {raw}")

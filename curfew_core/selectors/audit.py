@@ -1,0 +1,63 @@
+"""Reads of the audit trail: a user's recent changes, in plain words."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from curfew_core.models import AuditEntry
+
+#: Long values (a persona, a list of tier texts) are cut for the summary; the
+#: admin shows them whole.
+_VALUE_CHARS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    at: dt.datetime
+    subject: str
+    action: str
+    door: str
+    actor: str
+    details: tuple[str, ...]
+
+
+def _value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+
+
+def _details(entry: AuditEntry) -> tuple[str, ...]:
+    changes = entry.changes or {}
+    if entry.subject == AuditEntry.Subject.SCHEDULE:
+        fields = changes.get("fields", {})
+        return tuple(
+            f"{key}: {_value(change.get('old'))} → {_value(change.get('new'))}"
+            for key, change in fields.items()
+        )
+    if entry.subject == AuditEntry.Subject.OVERRIDE:
+        return tuple(f"{key}: {value}" for key, value in changes.items() if value is not None)
+    if entry.subject == AuditEntry.Subject.TOKEN:
+        name = changes.get("name") or "unnamed"
+        return (f"{changes.get('kind')} token “{name}” ({changes.get('prefix')}…)",)
+    return ()
+
+
+def audit_recent(user: User, limit: int = 10) -> list[AuditRow]:
+    """The user's latest changes, newest first (never a secret: none is stored)."""
+    entries = AuditEntry.objects.filter(user=user).order_by("-created_at", "-id")[:limit]
+    return [
+        AuditRow(
+            at=entry.created_at,
+            subject=entry.subject,
+            action=entry.action,
+            door=entry.get_door_display(),
+            actor=entry.actor_name,
+            details=_details(entry),
+        )
+        for entry in entries
+    ]

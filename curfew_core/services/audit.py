@@ -1,0 +1,45 @@
+"""Recording who changed what, inside the change's own transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from curfew_core.models import AuditEntry
+
+Door = AuditEntry.Door
+
+
+def _actor_name(actor: User | None) -> str:
+    return actor.get_username() if actor is not None else "system"
+
+
+def moment(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def audit_record(
+    *,
+    user: User,
+    actor: User | None,
+    door: str,
+    subject: str,
+    action: str,
+    changes: Mapping[str, Any],
+) -> AuditEntry:
+    """One audit row. ``changes`` must be JSON and hold no secret (callers
+    pass names, prefixes and settings, never a raw token or a digest)."""
+    if door not in Door.values:
+        raise ValueError(f"unknown door {door!r}; use one of {', '.join(Door.values)}")
+    return AuditEntry.objects.create(
+        user=user,
+        actor=actor,
+        actor_name=_actor_name(actor),
+        door=door,
+        subject=subject,
+        action=action,
+        changes=dict(changes),
+    )
