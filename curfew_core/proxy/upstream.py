@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import weakref
 from collections.abc import AsyncIterator, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 from django.conf import settings
@@ -59,8 +60,45 @@ async def close_clients() -> None:
         await client.aclose()
 
 
-def _upstream_url(path: str) -> str:
-    return f"{settings.CURFEW_UPSTREAM_BASE_URL.rstrip('/')}/{path.lstrip('/')}"
+#: The only paths the proxy ever asks the upstream for, under its base URL.
+#: Client input is never a path: at most a model id, as one checked segment.
+CHAT_COMPLETIONS = ("chat", "completions")
+MODELS = ("models",)
+#: A model id is an opaque name ("gpt-4o", "ft:gpt-4o-mini:org::id",
+#: "qwen2.5-coder:7b"): letters and digits first, then a few punctuation marks.
+#: No ``/`` or ``\``, no ``%`` (so nothing decodes into a separator later), no
+#: ``.``/``..`` segment, no control characters or spaces, bounded.
+MODEL_ID_MAX = 256
+_SEGMENT = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:@+~-]{{0,{MODEL_ID_MAX - 1}}}")
+
+
+class UnsafePath(ValueError):
+    """A would-be path segment that could change where the request goes."""
+
+
+def model_path(model: str) -> tuple[str, ...]:
+    """``models/<model>``, or :class:`UnsafePath` when ``model`` is not a plain id."""
+    if not _SEGMENT.fullmatch(model):
+        raise UnsafePath(
+            f"model must be a model id of at most {MODEL_ID_MAX} characters: letters, digits "
+            "and . _ : @ + ~ - (starting with a letter or digit)"
+        )
+    return (*MODELS, model)
+
+
+def upstream_url(segments: tuple[str, ...]) -> str:
+    """The base URL's path plus ``segments``, each checked and encoded as exactly
+    one segment; the result is checked again, so no input can leave the base."""
+    base = settings.CURFEW_UPSTREAM_BASE_URL.rstrip("/")
+    base_path = urlsplit(base).path
+    for segment in segments:
+        if not _SEGMENT.fullmatch(segment):
+            raise UnsafePath(f"not a path segment: {segment!r}")
+    tail = "/".join(quote(segment, safe=":@+~") for segment in segments)
+    url = f"{base}/{tail}"
+    if httpx.URL(url).raw_path != f"{base_path}/{tail}".encode():
+        raise UnsafePath(f"the upstream URL would not be {base_path}/{tail}")
+    return url
 
 
 def _where(url: str) -> str:
@@ -104,7 +142,9 @@ def _json(payload: object) -> bytes:
     return json.dumps(payload, ensure_ascii=False).encode()
 
 
-async def forward(method: str, path: str, content: bytes | None = None) -> HttpResponseBase:
+async def forward(
+    method: str, path: tuple[str, ...], content: bytes | None = None
+) -> HttpResponseBase:
     """Send one request upstream and answer with what comes back.
 
     Success is streamed through as it arrives (SSE chunk by chunk, nothing
@@ -113,7 +153,7 @@ async def forward(method: str, path: str, content: bytes | None = None) -> HttpR
     because providers echo part of the key in that message and the key must
     never reach a client.
     """
-    url = _upstream_url(path)
+    url = upstream_url(path)
     client = shared_client()
     timeout = float(settings.CURFEW_UPSTREAM_TIMEOUT)
     request = client.build_request(

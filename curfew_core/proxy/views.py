@@ -17,7 +17,6 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any
-from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
@@ -218,7 +217,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         content = raw
     else:
         content = json.dumps(apply_verdict(body, verdict), ensure_ascii=False).encode()
-    return _labelled(await upstream.forward("POST", "chat/completions", content), verdict)
+    return _labelled(await upstream.forward("POST", upstream.CHAT_COMPLETIONS, content), verdict)
 
 
 @csrf_exempt
@@ -237,7 +236,14 @@ async def models(request: HttpRequest, model: str | None = None) -> HttpResponse
     )
     if verdict is None:
         return _unauthorized(raw_token)
-    path = "models" if model is None else f"models/{quote(model, safe='/:@')}"
+    try:
+        # The id is one opaque segment: nothing in it may move the request
+        # elsewhere on the upstream (where the operator's key would go with it).
+        path = upstream.MODELS if model is None else upstream.model_path(model)
+    except upstream.UnsafePath as exc:
+        response = _labelled(_error(400, str(exc), code="invalid_model", param="model"), verdict)
+        response["X-Curfew-Action"] = "none"
+        return response
     response = await upstream.forward("GET", path)
     response = _labelled(response, verdict)
     response["X-Curfew-Action"] = Action.PASS.value
