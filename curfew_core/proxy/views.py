@@ -31,7 +31,7 @@ from curfew_core.openai_shapes import (
     error_body,
     short_circuit_body,
 )
-from curfew_core.proxy import upstream
+from curfew_core.proxy import bodies, upstream
 from curfew_core.selectors.tokens import identify
 from curfew_core.selectors.verdicts import verdict_for
 
@@ -90,15 +90,10 @@ def _raw_body(request: HttpRequest) -> bytes:
 
 
 def parse_chat_body(raw: bytes) -> dict[str, Any]:
-    if not raw.strip():
-        raise BadRequest("the request body is empty; send a chat completions JSON object")
     try:
-        body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"the request body is not valid JSON ({exc})") from None
-    if not isinstance(body, dict):
-        raise BadRequest(f"the request body must be a JSON object, not {type(body).__name__}")
-    return body
+        return bodies.json_object(raw)
+    except bodies.BadBody as exc:
+        raise BadRequest(f"{exc}; send a chat completions JSON object") from None
 
 
 def _judge(raw_token: str | None, context: RequestContext) -> Verdict | None:
