@@ -25,10 +25,27 @@ from curfew_core.openai_shapes import error_body, sse_event
 
 log = logging.getLogger("curfew.proxy")
 
-#: Upstream response headers worth passing on (ids for support tickets, rate
-#: limits for well-behaved retries). Everything else is the proxy's own.
-RELAYED_HEADERS = ("x-request-id", "retry-after", "openai-processing-ms", "openai-version")
-RELAYED_PREFIXES = ("x-ratelimit-",)
+#: The upstream response headers passed on (ids for support tickets, rate
+#: limits for well-behaved retries), by exact name: anything else an upstream
+#: sends (cookies, debug headers, a header echoing the key) stays here.
+RELAYED_HEADERS = frozenset(
+    {
+        "x-request-id",
+        "retry-after",
+        "openai-processing-ms",
+        "openai-version",
+        "x-ratelimit-limit-requests",
+        "x-ratelimit-limit-tokens",
+        "x-ratelimit-remaining-requests",
+        "x-ratelimit-remaining-tokens",
+        "x-ratelimit-reset-requests",
+        "x-ratelimit-reset-tokens",
+    }
+)
+#: Credentials as providers echo them: ``sk-…`` keys (whole, or cut short as
+#: ``sk-abc...wxyz``) and anything after ``Bearer``.
+_SECRETS = re.compile(rb"(?<![A-Za-z0-9])sk-[A-Za-z0-9._*~+/=-]{4,}|(?i:\bbearer)\s+[^\s\"',;]+")
+REDACTED = b"[redacted]"
 #: Connecting is quick or broken; the read timeout (between chunks) is the operator's.
 CONNECT_TIMEOUT = 10.0
 
@@ -118,15 +135,26 @@ def _upstream_headers(content: bytes | None) -> dict[str, str]:
 
 
 def _scrub(content: bytes) -> bytes:
-    """An upstream error body with the upstream key cut out, should it echo it."""
+    """``content`` with the upstream key and anything credential-shaped cut out."""
     key = settings.CURFEW_UPSTREAM_API_KEY
-    return content.replace(key.encode(), b"[redacted]") if key else content
+    if key:
+        content = content.replace(key.encode(), REDACTED)
+
+    def redact(match: re.Match[bytes]) -> bytes:
+        found = match.group(0)
+        return b"Bearer " + REDACTED if found[:6].lower() == b"bearer" else REDACTED
+
+    return _SECRETS.sub(redact, content)
 
 
 def _relay_headers(response: HttpResponseBase, upstream: Mapping[str, str]) -> None:
+    """Copy the allowed upstream headers; one whose value holds anything
+    credential-shaped is dropped, not half-relayed."""
     for name, value in upstream.items():
-        lower = name.lower()
-        if lower in RELAYED_HEADERS or lower.startswith(RELAYED_PREFIXES):
+        if name.lower() not in RELAYED_HEADERS:
+            continue
+        raw = value.encode("latin-1", "replace")
+        if _scrub(raw) == raw:
             response[name] = value
 
 
