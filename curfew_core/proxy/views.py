@@ -19,10 +19,12 @@ from functools import wraps
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
+from redis.exceptions import RedisError
 
 from curfew_core.api.auth import bearer
 from curfew_core.engine import Action, RequestContext, Verdict
@@ -149,6 +151,22 @@ def _not_allowed(allowed: str) -> HttpResponseBase:
     return _labelled(response, None)
 
 
+#: Seconds a client should wait before retrying after an outage answer.
+RETRY_AFTER_SECONDS = 5
+
+
+def unavailable() -> HttpResponseBase:
+    """The outage answer: 503, OpenAI's shape, ``Retry-After``, the labels."""
+    response = _error(
+        503,
+        "the curfew proxy cannot reach its storage; retry shortly",
+        code="unavailable",
+        type="server_error",
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return _labelled(response, None)
+
+
 def labelled_always(view: ProxyView) -> ProxyView:
     """An unexpected failure still answers in OpenAI's shape, with the headers."""
 
@@ -156,6 +174,10 @@ def labelled_always(view: ProxyView) -> ProxyView:
     async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
             return await view(request, *args, **kwargs)
+        except (DatabaseError, RedisError):
+            # Storage is down: a gateway or SDK should retry, not report a bug.
+            log.exception("proxy: storage unavailable on %s %s", request.method, request.path)
+            return unavailable()
         except Exception:
             log.exception("proxy failed on %s %s", request.method, request.path)
             return _labelled(
