@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -48,33 +48,40 @@ _SECRETS = re.compile(rb"(?<![A-Za-z0-9])sk-[A-Za-z0-9._*~+/=-]{4,}|(?i:\bbearer
 REDACTED = b"[redacted]"
 #: Connecting is quick or broken; the read timeout (between chunks) is the operator's.
 CONNECT_TIMEOUT = 10.0
+#: Seconds a client is told to wait when the connection pool is full.
+BUSY_RETRY_AFTER = 2
 
 # An httpx.AsyncClient's pool belongs to the loop that opened its connections,
-# so there is one per running loop (one in a server process), made on first use.
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+# so there is one per running loop (one in a server process), made on first use
+# (and made again if the operator's pool size is not the one it was made with).
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[int, httpx.AsyncClient]] = (
     weakref.WeakKeyDictionary()
 )
+#: Closing abandoned upstream answers: held until done, or the loop drops them.
+_closing: set[asyncio.Task[None]] = set()
 
 
 def shared_client() -> httpx.AsyncClient:
     """The pooled client for the running loop (created lazily, reused after)."""
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None or client.is_closed:
+    size = int(settings.CURFEW_UPSTREAM_MAX_CONNECTIONS)
+    made = _clients.get(loop)
+    if made is None or made[0] != size or made[1].is_closed:
         # No base URL, key or timeout here: those are read per request.
         client = httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            limits=httpx.Limits(max_connections=size, max_keepalive_connections=min(50, size)),
             follow_redirects=False,
         )
-        _clients[loop] = client
-    return client
+        _clients[loop] = (size, client)
+        return client
+    return made[1]
 
 
 async def close_clients() -> None:
     """Close the running loop's client (tests and shutdown hooks)."""
-    client = _clients.pop(asyncio.get_running_loop(), None)
-    if client is not None:
-        await client.aclose()
+    made = _clients.pop(asyncio.get_running_loop(), None)
+    if made is not None:
+        await made[1].aclose()
 
 
 #: The only paths the proxy ever asks the upstream for, under its base URL.
@@ -158,9 +165,11 @@ def _relay_headers(response: HttpResponseBase, upstream: Mapping[str, str]) -> N
             response[name] = value
 
 
-def gateway_error(status: int, message: str, code: str) -> HttpResponse:
+def gateway_error(
+    status: int, message: str, code: str, *, type: str = "upstream_error"
+) -> HttpResponse:
     return HttpResponse(
-        _json(error_body(message, type="upstream_error", code=code)),
+        _json(error_body(message, type=type, code=code)),
         status=status,
         content_type="application/json",
     )
@@ -170,8 +179,16 @@ def _json(payload: object) -> bytes:
     return json.dumps(payload, ensure_ascii=False).encode()
 
 
+def _nothing() -> None:
+    pass
+
+
 async def forward(
-    method: str, path: tuple[str, ...], content: bytes | None = None
+    method: str,
+    path: tuple[str, ...],
+    content: bytes | None = None,
+    *,
+    release: Callable[[], None] = _nothing,
 ) -> HttpResponseBase:
     """Send one request upstream and answer with what comes back.
 
@@ -180,7 +197,23 @@ async def forward(
     upstream refuses the proxy's own credentials (401/403) the body is replaced,
     because providers echo part of the key in that message and the key must
     never reach a client.
+
+    ``release`` is called exactly once when the upstream call is over: at once
+    for an error, when the relayed stream ends, fails, or is abandoned.
     """
+    handed_off = False
+    try:
+        response = await _relayed(method, path, content, release)
+        handed_off = isinstance(response, StreamingHttpResponse)
+        return response
+    finally:
+        if not handed_off:
+            release()
+
+
+async def _relayed(
+    method: str, path: tuple[str, ...], content: bytes | None, release: Callable[[], None]
+) -> HttpResponseBase:
     url = upstream_url(path)
     client = shared_client()
     timeout = float(settings.CURFEW_UPSTREAM_TIMEOUT)
@@ -189,10 +222,23 @@ async def forward(
         url,
         content=content,
         headers=_upstream_headers(content),
-        timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
+        timeout=httpx.Timeout(
+            timeout,
+            connect=min(timeout, CONNECT_TIMEOUT),
+            # Waiting for a pooled connection: a full pool is an overload, and
+            # a quick 503 lets the client back off instead of queueing for minutes.
+            pool=float(settings.CURFEW_UPSTREAM_POOL_TIMEOUT),
+        ),
     )
     try:
         response = await client.send(request, stream=True)
+    except httpx.PoolTimeout:
+        log.warning("upstream pool full: no free connection for %s", _where(url))
+        busy = gateway_error(
+            503, "the curfew proxy is busy; retry shortly", "upstream_busy", type="server_error"
+        )
+        busy["Retry-After"] = str(BUSY_RETRY_AFTER)
+        return busy
     except httpx.TimeoutException as exc:
         log.warning("upstream %s timed out (%s)", _where(url), type(exc).__name__)
         return gateway_error(
@@ -226,10 +272,11 @@ async def forward(
 
     content_type = response.headers.get("content-type", "application/json")
     streaming = StreamingHttpResponse(
-        _relay(response, url, sse="text/event-stream" in content_type),
+        _relay(response, url, sse="text/event-stream" in content_type, release=release),
         status=response.status_code,
         content_type=content_type,
     )
+    _until_done(streaming, response, release)
     _relay_headers(streaming, response.headers)
     streaming["Cache-Control"] = "no-cache"
     # Reverse proxies (nginx) must not hold the stream back either.
@@ -237,7 +284,36 @@ async def forward(
     return streaming
 
 
-async def _relay(response: httpx.Response, url: str, *, sse: bool) -> AsyncIterator[bytes]:
+def _until_done(
+    streaming: StreamingHttpResponse, response: httpx.Response, release: Callable[[], None]
+) -> None:
+    """``release`` (and the upstream connection) when the relay is over, however
+    it ends: the relay's own ``finally``, the server closing the response, or,
+    for an answer the server dropped before relaying it (the client hung up
+    first, so the relay never started and its ``finally`` never runs), the
+    response being garbage-collected."""
+    # Django calls these on close(); the stubs do not declare the list.
+    streaming._resource_closers.append(release)  # type: ignore[attr-defined]
+    loop = asyncio.get_running_loop()
+
+    def abandoned() -> None:
+        release()
+        if response.is_closed or loop.is_closed():
+            return
+
+        def close() -> None:
+            task = loop.create_task(response.aclose())
+            _closing.add(task)
+            task.add_done_callback(_closing.discard)
+
+        loop.call_soon_threadsafe(close)
+
+    weakref.finalize(streaming, abandoned)
+
+
+async def _relay(
+    response: httpx.Response, url: str, *, sse: bool, release: Callable[[], None]
+) -> AsyncIterator[bytes]:
     """The upstream body as it arrives; the upstream connection is released when
     the body ends, fails or the client goes away (the server cancels us)."""
     try:
@@ -256,4 +332,5 @@ async def _relay(response: httpx.Response, url: str, *, sse: bool) -> AsyncItera
                 )
             )
     finally:
+        release()
         await response.aclose()

@@ -19,6 +19,7 @@ from functools import wraps
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
@@ -34,6 +35,7 @@ from curfew_core.openai_shapes import (
     short_circuit_body,
 )
 from curfew_core.proxy import bodies, upstream
+from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.tokens import identify
 from curfew_core.selectors.verdicts import verdict_for
 
@@ -98,13 +100,19 @@ def parse_chat_body(raw: bytes) -> dict[str, Any]:
         raise BadRequest(f"{exc}; send a chat completions JSON object") from None
 
 
-def _judge(raw_token: str | None, context: RequestContext) -> Verdict | None:
+@dataclass(frozen=True, slots=True)
+class Judged:
+    token_id: int
+    verdict: Verdict
+
+
+def _judge(raw_token: str | None, context: RequestContext) -> Judged | None:
     """Token and verdict in one trip to the sync world (both cached when warm)."""
     identity = identify(raw_token, kind="api") if raw_token else None
     if identity is None:
         return None
     verdict, _ = verdict_for(user_id=identity.user_id, now=timezone.now(), request=context)
-    return verdict
+    return Judged(identity.token_id, verdict)
 
 
 judge = sync_to_async(_judge)
@@ -193,6 +201,29 @@ def labelled_always(view: ProxyView) -> ProxyView:
     return guarded
 
 
+#: Seconds a token over its share of upstream calls is told to wait.
+BUSY_TOKEN_RETRY_AFTER = 1
+
+
+async def _forward(
+    token_id: int, method: str, path: tuple[str, ...], content: bytes | None = None
+) -> HttpResponseBase:
+    """Forward, holding one of the token's upstream slots until the answer ends;
+    a token that holds all of its share gets a 429 at once instead."""
+    slot = slots.take(token_id, int(settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN))
+    if slot is None:
+        limit = settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN
+        refused = _error(
+            429,
+            f"this token already has {limit} requests open upstream; retry when one ends",
+            code="too_many_concurrent_requests",
+            type="rate_limit_error",
+        )
+        refused["Retry-After"] = str(BUSY_TOKEN_RETRY_AFTER)
+        return refused
+    return await upstream.forward(method, path, content, release=slot.release)
+
+
 @csrf_exempt
 @labelled_always
 async def chat_completions(request: HttpRequest) -> HttpResponseBase:
@@ -215,9 +246,10 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     context = RequestContext(
         session_id=scope.session_id, purpose=scope.purpose, subagent=scope.subagent
     )
-    verdict = await judge(raw_token, context)
-    if verdict is None:
+    judged = await judge(raw_token, context)
+    if judged is None:
         return _unauthorized(raw_token)
+    verdict = judged.verdict
     if problem is not None:
         error = _error(400, str(problem), code="invalid_request", param=problem.param)
         response = _labelled(error, verdict)
@@ -234,7 +266,9 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         content = raw
     else:
         content = json.dumps(apply_verdict(body, verdict), ensure_ascii=False).encode()
-    return _labelled(await upstream.forward("POST", upstream.CHAT_COMPLETIONS, content), verdict)
+    return _labelled(
+        await _forward(judged.token_id, "POST", upstream.CHAT_COMPLETIONS, content), verdict
+    )
 
 
 @csrf_exempt
@@ -248,11 +282,10 @@ async def models(request: HttpRequest, model: str | None = None) -> HttpResponse
         scope = parse_scope(request)
     except BadRequest:
         scope = Scope(None, None, False)
-    verdict = await judge(
-        raw_token, RequestContext(scope.session_id, scope.purpose, scope.subagent)
-    )
-    if verdict is None:
+    judged = await judge(raw_token, RequestContext(scope.session_id, scope.purpose, scope.subagent))
+    if judged is None:
         return _unauthorized(raw_token)
+    verdict = judged.verdict
     try:
         # The id is one opaque segment: nothing in it may move the request
         # elsewhere on the upstream (where the operator's key would go with it).
@@ -261,7 +294,7 @@ async def models(request: HttpRequest, model: str | None = None) -> HttpResponse
         response = _labelled(_error(400, str(exc), code="invalid_model", param="model"), verdict)
         response["X-Curfew-Action"] = "none"
         return response
-    response = await upstream.forward("GET", path)
+    response = await _forward(judged.token_id, "GET", path)
     response = _labelled(response, verdict)
     response["X-Curfew-Action"] = Action.PASS.value
     return response

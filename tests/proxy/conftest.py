@@ -97,16 +97,21 @@ def proxy(proxy_app: ServedApp) -> Proxy:
     return served
 
 
-@pytest.fixture
-def token(transactional_db: None) -> str:
-    user = User.objects.create_user("lin")
+def on_duty_token(username: str) -> str:
+    """A fresh API token for a new user whose clock says 20:00 on a Tuesday
+    (on duty, so requests go upstream)."""
+    user = User.objects.create_user(username)
     _, raw = token_create(user=user, name="proxy")
-    # 20:00 on a Tuesday: on duty, so requests go upstream.
     moment = datetime(2026, 9, 29, 20, 0, tzinfo=ZoneInfo("Asia/Shanghai")).isoformat()
     override_apply(
         user=user, command=override_commands.from_json({"debug": moment}), now=timezone.now()
     )
     return raw
+
+
+@pytest.fixture
+def token(transactional_db: None) -> str:
+    return on_duty_token("lin")
 
 
 @pytest.fixture
