@@ -118,7 +118,7 @@ def _judge(raw_token: str | None, context: RequestContext) -> Judged | None:
 judge = sync_to_async(_judge)
 
 
-def _labelled(response: HttpResponseBase, verdict: Verdict | None) -> HttpResponseBase:
+def labelled(response: HttpResponseBase, verdict: Verdict | None) -> HttpResponseBase:
     response["X-Curfew-State"] = verdict.state.value if verdict else "unknown"
     response["X-Curfew-Action"] = verdict.action.value if verdict else "none"
     if verdict is not None and verdict.action is Action.CLAMP and verdict.max_tokens is not None:
@@ -126,7 +126,7 @@ def _labelled(response: HttpResponseBase, verdict: Verdict | None) -> HttpRespon
     return response
 
 
-def _error(
+def openai_error(
     status: int,
     message: str,
     *,
@@ -144,19 +144,19 @@ def _error(
     return response
 
 
-def _unauthorized(raw_token: str | None) -> HttpResponseBase:
+def unauthorized(raw_token: str | None) -> HttpResponseBase:
     message = (
         "missing bearer token: use a curfew API token as the api_key"
         if raw_token is None
         else "unknown or revoked curfew API token"
     )
-    return _labelled(_error(401, message, code="invalid_api_key"), None)
+    return labelled(openai_error(401, message, code="invalid_api_key"), None)
 
 
 def _not_allowed(allowed: str) -> HttpResponseBase:
-    response = _error(405, f"use {allowed}", code="method_not_allowed")
+    response = openai_error(405, f"use {allowed}", code="method_not_allowed")
     response["Allow"] = allowed
-    return _labelled(response, None)
+    return labelled(response, None)
 
 
 #: Seconds a client should wait before retrying after an outage answer.
@@ -165,14 +165,14 @@ RETRY_AFTER_SECONDS = 5
 
 def unavailable() -> HttpResponseBase:
     """The outage answer: 503, OpenAI's shape, ``Retry-After``, the labels."""
-    response = _error(
+    response = openai_error(
         503,
         "the curfew proxy cannot reach its storage; retry shortly",
         code="unavailable",
         type="server_error",
     )
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return _labelled(response, None)
+    return labelled(response, None)
 
 
 def labelled_always(view: ProxyView) -> ProxyView:
@@ -188,8 +188,8 @@ def labelled_always(view: ProxyView) -> ProxyView:
             return unavailable()
         except Exception:
             log.exception("proxy failed on %s %s", request.method, request.path)
-            return _labelled(
-                _error(
+            return labelled(
+                openai_error(
                     500,
                     "the curfew proxy failed; see its log",
                     code="internal_error",
@@ -213,7 +213,7 @@ async def _forward(
     slot = slots.take(token_id, int(settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN))
     if slot is None:
         limit = settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN
-        refused = _error(
+        refused = openai_error(
             429,
             f"this token already has {limit} requests open upstream; retry when one ends",
             code="too_many_concurrent_requests",
@@ -248,11 +248,11 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     )
     judged = await judge(raw_token, context)
     if judged is None:
-        return _unauthorized(raw_token)
+        return unauthorized(raw_token)
     verdict = judged.verdict
     if problem is not None:
-        error = _error(400, str(problem), code="invalid_request", param=problem.param)
-        response = _labelled(error, verdict)
+        error = openai_error(400, str(problem), code="invalid_request", param=problem.param)
+        response = labelled(error, verdict)
         response["X-Curfew-Action"] = "none"
         return response
 
@@ -260,13 +260,13 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         payload, content_type = short_circuit_body(body, verdict.reply)
         answer = HttpResponse(payload, content_type=content_type)
         answer["Cache-Control"] = "no-cache"
-        return _labelled(answer, verdict)
+        return labelled(answer, verdict)
     if verdict.action is Action.PASS:
         # Untouched means the very bytes the client sent.
         content = raw
     else:
         content = json.dumps(apply_verdict(body, verdict), ensure_ascii=False).encode()
-    return _labelled(
+    return labelled(
         await _forward(judged.token_id, "POST", upstream.CHAT_COMPLETIONS, content), verdict
     )
 
@@ -284,18 +284,19 @@ async def models(request: HttpRequest, model: str | None = None) -> HttpResponse
         scope = Scope(None, None, False)
     judged = await judge(raw_token, RequestContext(scope.session_id, scope.purpose, scope.subagent))
     if judged is None:
-        return _unauthorized(raw_token)
+        return unauthorized(raw_token)
     verdict = judged.verdict
     try:
         # The id is one opaque segment: nothing in it may move the request
         # elsewhere on the upstream (where the operator's key would go with it).
         path = upstream.MODELS if model is None else upstream.model_path(model)
     except upstream.UnsafePath as exc:
-        response = _labelled(_error(400, str(exc), code="invalid_model", param="model"), verdict)
+        error = openai_error(400, str(exc), code="invalid_model", param="model")
+        response = labelled(error, verdict)
         response["X-Curfew-Action"] = "none"
         return response
     response = await _forward(judged.token_id, "GET", path)
-    response = _labelled(response, verdict)
+    response = labelled(response, verdict)
     response["X-Curfew-Action"] = Action.PASS.value
     return response
 
@@ -303,8 +304,8 @@ async def models(request: HttpRequest, model: str | None = None) -> HttpResponse
 @csrf_exempt
 async def not_proxied(request: HttpRequest, rest: str) -> HttpResponseBase:
     """Anything else under ``/v1/``: say what the proxy serves, in OpenAI's shape."""
-    return _labelled(
-        _error(
+    return labelled(
+        openai_error(
             404,
             f"/v1/{rest} is not proxied; the curfew proxy serves POST /v1/chat/completions "
             "and GET /v1/models",
