@@ -172,7 +172,10 @@ class BodyGuard:
         if limit is not None and length is not None and length > limit:
             await _answer(send, door.too_large(limit))
             return
-        if (length is None or length > EARLY_AUTH_BYTES) and scope["path"] not in door.public:
+        # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body.
+        unknown = length is None and _header(scope, b"transfer-encoding") is not None
+        large = unknown or (length is not None and length > EARLY_AUTH_BYTES)
+        if large and scope["path"] not in door.public:
             refusal = await self._check_token(door, scope)
             if refusal is not None:
                 await _answer(send, refusal)

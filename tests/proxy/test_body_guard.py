@@ -88,7 +88,7 @@ async def call(
         headers.append((b"authorization", f"Bearer {token}".encode()))
     if length is not None:
         headers.append((b"content-length", str(length).encode()))
-    else:
+    elif method != "GET":
         headers.append((b"transfer-encoding", b"chunked"))
     scope = {
         "type": "http",
@@ -231,11 +231,33 @@ async def test_a_large_declared_body_with_a_live_token_reaches_the_api(token: st
     assert "state" in exchange.json()
 
 
-async def test_a_small_body_is_left_to_the_view(live: FakeUpstream) -> None:
-    """Under one receive's worth, the view answers (and authenticates) as ever."""
-    exchange = await call("/v1/chat/completions", [CHAT], token="cfw_bad", length=len(CHAT))
-    assert _proxy_error(exchange, 401)["code"] == "invalid_api_key"
-    assert exchange.consumed == 1
+async def test_a_small_or_absent_body_is_left_to_the_view(
+    token: str, live: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under one receive's worth (or no body at all), the view answers and
+    authenticates as ever: the guard makes no token lookup of its own, so the
+    hot path does not pay for two."""
+    from curfew_core import asgi_limits
+
+    early_lookups: list[str] = []
+    real = asgi_limits.identify
+
+    def counted(raw: str, *, kind: str) -> object:
+        early_lookups.append(raw)
+        return real(raw, kind=kind)
+
+    monkeypatch.setattr(asgi_limits, "identify", counted)
+    bad = await call("/v1/chat/completions", [CHAT], token="cfw_bad", length=len(CHAT))
+    assert _proxy_error(bad, 401)["code"] == "invalid_api_key"
+    assert bad.consumed == 1
+    verdict = await call("/api/v1/verdict", [b"{}"], token=token, length=2)
+    assert verdict.status == 200
+    state = await call("/api/v1/state", [b""], token=token, method="GET", length=None)
+    assert state.status == 200
+    assert early_lookups == []
+    # The control: a large body is looked up early.
+    await call("/api/v1/verdict", [b"{}" + b" " * MiB], token=token, length=MiB + 2)
+    assert early_lookups == [token]
 
 
 # -- an outage during the early check ---------------------------------------------------
