@@ -180,7 +180,9 @@ class BodyGuard:
             if refusal is not None:
                 await _answer(send, refusal)
                 return
-        if limit is None:
+        if limit is None or not unknown:
+            # A declared length is the body's length (the server holds the
+            # client to it), and it is within the limit: nothing to count.
             await self.app(scope, receive, send)
             return
         await self._counted(door, limit, scope, receive, send)
