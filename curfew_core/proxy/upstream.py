@@ -9,11 +9,13 @@ the request is served.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -73,8 +75,16 @@ def shared_client() -> httpx.AsyncClient:
             follow_redirects=False,
         )
         _clients[loop] = (size, client)
+        if made is not None and not made[1].is_closed:
+            _in_background(loop, made[1].aclose())
         return client
     return made[1]
+
+
+def _in_background(loop: asyncio.AbstractEventLoop, closing: Coroutine[Any, Any, None]) -> None:
+    task = loop.create_task(closing)
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)
 
 
 async def close_clients() -> None:
@@ -300,13 +310,9 @@ def _until_done(
         release()
         if response.is_closed or loop.is_closed():
             return
-
-        def close() -> None:
-            task = loop.create_task(response.aclose())
-            _closing.add(task)
-            task.add_done_callback(_closing.discard)
-
-        loop.call_soon_threadsafe(close)
+        # RuntimeError: the loop closed meanwhile, and its connections with it.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(lambda: _in_background(loop, response.aclose()))
 
     weakref.finalize(streaming, abandoned)
 
