@@ -216,3 +216,10 @@ CURFEW_SCHEDULE_CACHE_SECONDS = env_int("CURFEW_SCHEDULE_CACHE_SECONDS", 3600)
 CURFEW_UPSTREAM_BASE_URL = env_str("CURFEW_UPSTREAM_BASE_URL", "https://api.deepseek.com/v1")
 CURFEW_UPSTREAM_API_KEY = env_str("CURFEW_UPSTREAM_API_KEY")
 CURFEW_UPSTREAM_TIMEOUT = env_int("CURFEW_UPSTREAM_TIMEOUT", 600)
+#: Upstream calls one token may have open at once in one process (beyond: 429),
+#: so no single client can hold the whole connection pool.
+CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int("CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN", 16)
+#: Upstream connections per process, and how long a call waits for a free one
+#: before answering 503 (short: a full pool is an overload, not a slow network).
+CURFEW_UPSTREAM_MAX_CONNECTIONS = env_int("CURFEW_UPSTREAM_MAX_CONNECTIONS", 200)
+CURFEW_UPSTREAM_POOL_TIMEOUT = env_int("CURFEW_UPSTREAM_POOL_TIMEOUT", 3)

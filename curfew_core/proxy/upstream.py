@@ -9,11 +9,14 @@ the request is served.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import re
 import weakref
-from collections.abc import AsyncIterator, Mapping
-from urllib.parse import urlsplit
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from typing import Any
+from urllib.parse import quote, urlsplit
 
 import httpx
 from django.conf import settings
@@ -24,43 +27,112 @@ from curfew_core.openai_shapes import error_body, sse_event
 
 log = logging.getLogger("curfew.proxy")
 
-#: Upstream response headers worth passing on (ids for support tickets, rate
-#: limits for well-behaved retries). Everything else is the proxy's own.
-RELAYED_HEADERS = ("x-request-id", "retry-after", "openai-processing-ms", "openai-version")
-RELAYED_PREFIXES = ("x-ratelimit-",)
+#: The upstream response headers passed on (ids for support tickets, rate
+#: limits for well-behaved retries), by exact name: anything else an upstream
+#: sends (cookies, debug headers, a header echoing the key) stays here.
+RELAYED_HEADERS = frozenset(
+    {
+        "x-request-id",
+        "retry-after",
+        "openai-processing-ms",
+        "openai-version",
+        "x-ratelimit-limit-requests",
+        "x-ratelimit-limit-tokens",
+        "x-ratelimit-remaining-requests",
+        "x-ratelimit-remaining-tokens",
+        "x-ratelimit-reset-requests",
+        "x-ratelimit-reset-tokens",
+    }
+)
+#: Credentials as providers echo them: ``sk-…`` keys (whole, or cut short as
+#: ``sk-abc...wxyz``) and anything after ``Bearer``.
+_SECRETS = re.compile(rb"(?<![A-Za-z0-9])sk-[A-Za-z0-9._*~+/=-]{4,}|(?i:\bbearer)\s+[^\s\"',;]+")
+REDACTED = b"[redacted]"
 #: Connecting is quick or broken; the read timeout (between chunks) is the operator's.
 CONNECT_TIMEOUT = 10.0
+#: Seconds a client is told to wait when the connection pool is full.
+BUSY_RETRY_AFTER = 2
 
 # An httpx.AsyncClient's pool belongs to the loop that opened its connections,
-# so there is one per running loop (one in a server process), made on first use.
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+# so there is one per running loop (one in a server process), made on first use
+# (and made again if the operator's pool size is not the one it was made with).
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[int, httpx.AsyncClient]] = (
     weakref.WeakKeyDictionary()
 )
+#: Closing abandoned upstream answers: held until done, or the loop drops them.
+_closing: set[asyncio.Task[None]] = set()
 
 
 def shared_client() -> httpx.AsyncClient:
     """The pooled client for the running loop (created lazily, reused after)."""
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None or client.is_closed:
+    size = int(settings.CURFEW_UPSTREAM_MAX_CONNECTIONS)
+    made = _clients.get(loop)
+    if made is None or made[0] != size or made[1].is_closed:
         # No base URL, key or timeout here: those are read per request.
         client = httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            limits=httpx.Limits(max_connections=size, max_keepalive_connections=min(50, size)),
             follow_redirects=False,
         )
-        _clients[loop] = client
-    return client
+        _clients[loop] = (size, client)
+        if made is not None and not made[1].is_closed:
+            _in_background(loop, made[1].aclose())
+        return client
+    return made[1]
+
+
+def _in_background(loop: asyncio.AbstractEventLoop, closing: Coroutine[Any, Any, None]) -> None:
+    task = loop.create_task(closing)
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)
 
 
 async def close_clients() -> None:
     """Close the running loop's client (tests and shutdown hooks)."""
-    client = _clients.pop(asyncio.get_running_loop(), None)
-    if client is not None:
-        await client.aclose()
+    made = _clients.pop(asyncio.get_running_loop(), None)
+    if made is not None:
+        await made[1].aclose()
 
 
-def _upstream_url(path: str) -> str:
-    return f"{settings.CURFEW_UPSTREAM_BASE_URL.rstrip('/')}/{path.lstrip('/')}"
+#: The only paths the proxy ever asks the upstream for, under its base URL.
+#: Client input is never a path: at most a model id, as one checked segment.
+CHAT_COMPLETIONS = ("chat", "completions")
+MODELS = ("models",)
+#: A model id is an opaque name ("gpt-4o", "ft:gpt-4o-mini:org::id",
+#: "qwen2.5-coder:7b"): letters and digits first, then a few punctuation marks.
+#: No ``/`` or ``\``, no ``%`` (so nothing decodes into a separator later), no
+#: ``.``/``..`` segment, no control characters or spaces, bounded.
+MODEL_ID_MAX = 256
+_SEGMENT = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:@+~-]{{0,{MODEL_ID_MAX - 1}}}")
+
+
+class UnsafePath(ValueError):
+    """A would-be path segment that could change where the request goes."""
+
+
+def model_path(model: str) -> tuple[str, ...]:
+    """``models/<model>``, or :class:`UnsafePath` when ``model`` is not a plain id."""
+    if not _SEGMENT.fullmatch(model):
+        raise UnsafePath(
+            f"model must be a model id of at most {MODEL_ID_MAX} characters: letters, digits "
+            "and . _ : @ + ~ - (starting with a letter or digit)"
+        )
+    return (*MODELS, model)
+
+
+def upstream_url(segments: tuple[str, ...]) -> str:
+    """The base URL's path plus ``segments``, each checked and encoded as exactly
+    one segment; the result is checked again, so no input can leave the base."""
+    base = settings.CURFEW_UPSTREAM_BASE_URL.rstrip("/")
+    base_path = urlsplit(base).path
+    for segment in segments:
+        if not _SEGMENT.fullmatch(segment):
+            raise UnsafePath(f"not a path segment: {segment!r}")
+    tail = "/".join(quote(segment, safe=":@+~") for segment in segments)
+    url = f"{base}/{tail}"
+    if httpx.URL(url).raw_path != f"{base_path}/{tail}".encode():
+        raise UnsafePath(f"the upstream URL would not be {base_path}/{tail}")
+    return url
 
 
 def _where(url: str) -> str:
@@ -80,21 +152,34 @@ def _upstream_headers(content: bytes | None) -> dict[str, str]:
 
 
 def _scrub(content: bytes) -> bytes:
-    """An upstream error body with the upstream key cut out, should it echo it."""
+    """``content`` with the upstream key and anything credential-shaped cut out."""
     key = settings.CURFEW_UPSTREAM_API_KEY
-    return content.replace(key.encode(), b"[redacted]") if key else content
+    if key:
+        content = content.replace(key.encode(), REDACTED)
+
+    def redact(match: re.Match[bytes]) -> bytes:
+        found = match.group(0)
+        return b"Bearer " + REDACTED if found[:6].lower() == b"bearer" else REDACTED
+
+    return _SECRETS.sub(redact, content)
 
 
 def _relay_headers(response: HttpResponseBase, upstream: Mapping[str, str]) -> None:
+    """Copy the allowed upstream headers; one whose value holds anything
+    credential-shaped is dropped, not half-relayed."""
     for name, value in upstream.items():
-        lower = name.lower()
-        if lower in RELAYED_HEADERS or lower.startswith(RELAYED_PREFIXES):
+        if name.lower() not in RELAYED_HEADERS:
+            continue
+        raw = value.encode("latin-1", "replace")
+        if _scrub(raw) == raw:
             response[name] = value
 
 
-def gateway_error(status: int, message: str, code: str) -> HttpResponse:
+def gateway_error(
+    status: int, message: str, code: str, *, type: str = "upstream_error"
+) -> HttpResponse:
     return HttpResponse(
-        _json(error_body(message, type="upstream_error", code=code)),
+        _json(error_body(message, type=type, code=code)),
         status=status,
         content_type="application/json",
     )
@@ -104,7 +189,17 @@ def _json(payload: object) -> bytes:
     return json.dumps(payload, ensure_ascii=False).encode()
 
 
-async def forward(method: str, path: str, content: bytes | None = None) -> HttpResponseBase:
+def _nothing() -> None:
+    pass
+
+
+async def forward(
+    method: str,
+    path: tuple[str, ...],
+    content: bytes | None = None,
+    *,
+    release: Callable[[], None] = _nothing,
+) -> HttpResponseBase:
     """Send one request upstream and answer with what comes back.
 
     Success is streamed through as it arrives (SSE chunk by chunk, nothing
@@ -112,8 +207,24 @@ async def forward(method: str, path: str, content: bytes | None = None) -> HttpR
     upstream refuses the proxy's own credentials (401/403) the body is replaced,
     because providers echo part of the key in that message and the key must
     never reach a client.
+
+    ``release`` is called exactly once when the upstream call is over: at once
+    for an error, when the relayed stream ends, fails, or is abandoned.
     """
-    url = _upstream_url(path)
+    handed_off = False
+    try:
+        response = await _relayed(method, path, content, release)
+        handed_off = isinstance(response, StreamingHttpResponse)
+        return response
+    finally:
+        if not handed_off:
+            release()
+
+
+async def _relayed(
+    method: str, path: tuple[str, ...], content: bytes | None, release: Callable[[], None]
+) -> HttpResponseBase:
+    url = upstream_url(path)
     client = shared_client()
     timeout = float(settings.CURFEW_UPSTREAM_TIMEOUT)
     request = client.build_request(
@@ -121,10 +232,23 @@ async def forward(method: str, path: str, content: bytes | None = None) -> HttpR
         url,
         content=content,
         headers=_upstream_headers(content),
-        timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
+        timeout=httpx.Timeout(
+            timeout,
+            connect=min(timeout, CONNECT_TIMEOUT),
+            # Waiting for a pooled connection: a full pool is an overload, and
+            # a quick 503 lets the client back off instead of queueing for minutes.
+            pool=float(settings.CURFEW_UPSTREAM_POOL_TIMEOUT),
+        ),
     )
     try:
         response = await client.send(request, stream=True)
+    except httpx.PoolTimeout:
+        log.warning("upstream pool full: no free connection for %s", _where(url))
+        busy = gateway_error(
+            503, "the curfew proxy is busy; retry shortly", "upstream_busy", type="server_error"
+        )
+        busy["Retry-After"] = str(BUSY_RETRY_AFTER)
+        return busy
     except httpx.TimeoutException as exc:
         log.warning("upstream %s timed out (%s)", _where(url), type(exc).__name__)
         return gateway_error(
@@ -158,10 +282,11 @@ async def forward(method: str, path: str, content: bytes | None = None) -> HttpR
 
     content_type = response.headers.get("content-type", "application/json")
     streaming = StreamingHttpResponse(
-        _relay(response, url, sse="text/event-stream" in content_type),
+        _relay(response, url, sse="text/event-stream" in content_type, release=release),
         status=response.status_code,
         content_type=content_type,
     )
+    _until_done(streaming, response, release)
     _relay_headers(streaming, response.headers)
     streaming["Cache-Control"] = "no-cache"
     # Reverse proxies (nginx) must not hold the stream back either.
@@ -169,7 +294,32 @@ async def forward(method: str, path: str, content: bytes | None = None) -> HttpR
     return streaming
 
 
-async def _relay(response: httpx.Response, url: str, *, sse: bool) -> AsyncIterator[bytes]:
+def _until_done(
+    streaming: StreamingHttpResponse, response: httpx.Response, release: Callable[[], None]
+) -> None:
+    """``release`` (and the upstream connection) when the relay is over, however
+    it ends: the relay's own ``finally``, the server closing the response, or,
+    for an answer the server dropped before relaying it (the client hung up
+    first, so the relay never started and its ``finally`` never runs), the
+    response being garbage-collected."""
+    # Django calls these on close(); the stubs do not declare the list.
+    streaming._resource_closers.append(release)  # type: ignore[attr-defined]
+    loop = asyncio.get_running_loop()
+
+    def abandoned() -> None:
+        release()
+        if response.is_closed or loop.is_closed():
+            return
+        # RuntimeError: the loop closed meanwhile, and its connections with it.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(lambda: _in_background(loop, response.aclose()))
+
+    weakref.finalize(streaming, abandoned)
+
+
+async def _relay(
+    response: httpx.Response, url: str, *, sse: bool, release: Callable[[], None]
+) -> AsyncIterator[bytes]:
     """The upstream body as it arrives; the upstream connection is released when
     the body ends, fails or the client goes away (the server cancels us)."""
     try:
@@ -188,4 +338,5 @@ async def _relay(response: httpx.Response, url: str, *, sse: bool) -> AsyncItera
                 )
             )
     finally:
+        release()
         await response.aclose()

@@ -1,14 +1,16 @@
 """The OpenAI-compatible proxy, mounted at ``/v1/``: point an SDK's base URL here."""
 
-from django.urls import URLPattern, URLResolver, path
+from django.urls import URLPattern, URLResolver, path, re_path
 
 from curfew_core.proxy import views
 
 app_name = "proxy"
 
+# ``[\s\S]`` and not ``path:`` (``.+``): a decoded ``%0a`` must still reach a
+# proxy view and be refused in OpenAI's shape, never fall through to an HTML 404.
 urlpatterns: list[URLPattern | URLResolver] = [
     path("chat/completions", views.chat_completions, name="chat-completions"),
     path("models", views.models, name="models"),
-    path("models/<path:model>", views.models, name="model"),
-    path("<path:rest>", views.not_proxied, name="not-proxied"),
+    re_path(r"^models/(?P<model>[\s\S]+)\Z", views.models, name="model"),
+    re_path(r"^(?P<rest>[\s\S]*)\Z", views.not_proxied, name="not-proxied"),
 ]

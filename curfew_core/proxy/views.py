@@ -17,13 +17,15 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any
-from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
+from redis.exceptions import RedisError
 
 from curfew_core.api.auth import bearer
 from curfew_core.engine import Action, RequestContext, Verdict
@@ -32,7 +34,8 @@ from curfew_core.openai_shapes import (
     error_body,
     short_circuit_body,
 )
-from curfew_core.proxy import upstream
+from curfew_core.proxy import bodies, upstream
+from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.tokens import identify
 from curfew_core.selectors.verdicts import verdict_for
 
@@ -91,30 +94,31 @@ def _raw_body(request: HttpRequest) -> bytes:
 
 
 def parse_chat_body(raw: bytes) -> dict[str, Any]:
-    if not raw.strip():
-        raise BadRequest("the request body is empty; send a chat completions JSON object")
     try:
-        body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"the request body is not valid JSON ({exc})") from None
-    if not isinstance(body, dict):
-        raise BadRequest(f"the request body must be a JSON object, not {type(body).__name__}")
-    return body
+        return bodies.json_object(raw)
+    except bodies.BadBody as exc:
+        raise BadRequest(f"{exc}; send a chat completions JSON object") from None
 
 
-def _judge(raw_token: str | None, context: RequestContext) -> Verdict | None:
+@dataclass(frozen=True, slots=True)
+class Judged:
+    token_id: int
+    verdict: Verdict
+
+
+def _judge(raw_token: str | None, context: RequestContext) -> Judged | None:
     """Token and verdict in one trip to the sync world (both cached when warm)."""
     identity = identify(raw_token, kind="api") if raw_token else None
     if identity is None:
         return None
     verdict, _ = verdict_for(user_id=identity.user_id, now=timezone.now(), request=context)
-    return verdict
+    return Judged(identity.token_id, verdict)
 
 
 judge = sync_to_async(_judge)
 
 
-def _labelled(response: HttpResponseBase, verdict: Verdict | None) -> HttpResponseBase:
+def labelled(response: HttpResponseBase, verdict: Verdict | None) -> HttpResponseBase:
     response["X-Curfew-State"] = verdict.state.value if verdict else "unknown"
     response["X-Curfew-Action"] = verdict.action.value if verdict else "none"
     if verdict is not None and verdict.action is Action.CLAMP and verdict.max_tokens is not None:
@@ -122,7 +126,7 @@ def _labelled(response: HttpResponseBase, verdict: Verdict | None) -> HttpRespon
     return response
 
 
-def _error(
+def openai_error(
     status: int,
     message: str,
     *,
@@ -140,19 +144,35 @@ def _error(
     return response
 
 
-def _unauthorized(raw_token: str | None) -> HttpResponseBase:
+def unauthorized(raw_token: str | None) -> HttpResponseBase:
     message = (
         "missing bearer token: use a curfew API token as the api_key"
         if raw_token is None
         else "unknown or revoked curfew API token"
     )
-    return _labelled(_error(401, message, code="invalid_api_key"), None)
+    return labelled(openai_error(401, message, code="invalid_api_key"), None)
 
 
 def _not_allowed(allowed: str) -> HttpResponseBase:
-    response = _error(405, f"use {allowed}", code="method_not_allowed")
+    response = openai_error(405, f"use {allowed}", code="method_not_allowed")
     response["Allow"] = allowed
-    return _labelled(response, None)
+    return labelled(response, None)
+
+
+#: Seconds a client should wait before retrying after an outage answer.
+RETRY_AFTER_SECONDS = 5
+
+
+def unavailable() -> HttpResponseBase:
+    """The outage answer: 503, OpenAI's shape, ``Retry-After``, the labels."""
+    response = openai_error(
+        503,
+        "the curfew proxy cannot reach its storage; retry shortly",
+        code="unavailable",
+        type="server_error",
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return labelled(response, None)
 
 
 def labelled_always(view: ProxyView) -> ProxyView:
@@ -162,10 +182,14 @@ def labelled_always(view: ProxyView) -> ProxyView:
     async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
             return await view(request, *args, **kwargs)
+        except (DatabaseError, RedisError):
+            # Storage is down: a gateway or SDK should retry, not report a bug.
+            log.exception("proxy: storage unavailable on %s %s", request.method, request.path)
+            return unavailable()
         except Exception:
             log.exception("proxy failed on %s %s", request.method, request.path)
-            return _labelled(
-                _error(
+            return labelled(
+                openai_error(
                     500,
                     "the curfew proxy failed; see its log",
                     code="internal_error",
@@ -175,6 +199,29 @@ def labelled_always(view: ProxyView) -> ProxyView:
             )
 
     return guarded
+
+
+#: Seconds a token over its share of upstream calls is told to wait.
+BUSY_TOKEN_RETRY_AFTER = 1
+
+
+async def _forward(
+    token_id: int, method: str, path: tuple[str, ...], content: bytes | None = None
+) -> HttpResponseBase:
+    """Forward, holding one of the token's upstream slots until the answer ends;
+    a token that holds all of its share gets a 429 at once instead."""
+    slot = slots.take(token_id, int(settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN))
+    if slot is None:
+        limit = settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN
+        refused = openai_error(
+            429,
+            f"this token already has {limit} requests open upstream; retry when one ends",
+            code="too_many_concurrent_requests",
+            type="rate_limit_error",
+        )
+        refused["Retry-After"] = str(BUSY_TOKEN_RETRY_AFTER)
+        return refused
+    return await upstream.forward(method, path, content, release=slot.release)
 
 
 @csrf_exempt
@@ -199,12 +246,13 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     context = RequestContext(
         session_id=scope.session_id, purpose=scope.purpose, subagent=scope.subagent
     )
-    verdict = await judge(raw_token, context)
-    if verdict is None:
-        return _unauthorized(raw_token)
+    judged = await judge(raw_token, context)
+    if judged is None:
+        return unauthorized(raw_token)
+    verdict = judged.verdict
     if problem is not None:
-        error = _error(400, str(problem), code="invalid_request", param=problem.param)
-        response = _labelled(error, verdict)
+        error = openai_error(400, str(problem), code="invalid_request", param=problem.param)
+        response = labelled(error, verdict)
         response["X-Curfew-Action"] = "none"
         return response
 
@@ -212,13 +260,15 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         payload, content_type = short_circuit_body(body, verdict.reply)
         answer = HttpResponse(payload, content_type=content_type)
         answer["Cache-Control"] = "no-cache"
-        return _labelled(answer, verdict)
+        return labelled(answer, verdict)
     if verdict.action is Action.PASS:
         # Untouched means the very bytes the client sent.
         content = raw
     else:
         content = json.dumps(apply_verdict(body, verdict), ensure_ascii=False).encode()
-    return _labelled(await upstream.forward("POST", "chat/completions", content), verdict)
+    return labelled(
+        await _forward(judged.token_id, "POST", upstream.CHAT_COMPLETIONS, content), verdict
+    )
 
 
 @csrf_exempt
@@ -232,14 +282,21 @@ async def models(request: HttpRequest, model: str | None = None) -> HttpResponse
         scope = parse_scope(request)
     except BadRequest:
         scope = Scope(None, None, False)
-    verdict = await judge(
-        raw_token, RequestContext(scope.session_id, scope.purpose, scope.subagent)
-    )
-    if verdict is None:
-        return _unauthorized(raw_token)
-    path = "models" if model is None else f"models/{quote(model, safe='/:@')}"
-    response = await upstream.forward("GET", path)
-    response = _labelled(response, verdict)
+    judged = await judge(raw_token, RequestContext(scope.session_id, scope.purpose, scope.subagent))
+    if judged is None:
+        return unauthorized(raw_token)
+    verdict = judged.verdict
+    try:
+        # The id is one opaque segment: nothing in it may move the request
+        # elsewhere on the upstream (where the operator's key would go with it).
+        path = upstream.MODELS if model is None else upstream.model_path(model)
+    except upstream.UnsafePath as exc:
+        error = openai_error(400, str(exc), code="invalid_model", param="model")
+        response = labelled(error, verdict)
+        response["X-Curfew-Action"] = "none"
+        return response
+    response = await _forward(judged.token_id, "GET", path)
+    response = labelled(response, verdict)
     response["X-Curfew-Action"] = Action.PASS.value
     return response
 
@@ -247,8 +304,8 @@ async def models(request: HttpRequest, model: str | None = None) -> HttpResponse
 @csrf_exempt
 async def not_proxied(request: HttpRequest, rest: str) -> HttpResponseBase:
     """Anything else under ``/v1/``: say what the proxy serves, in OpenAI's shape."""
-    return _labelled(
-        _error(
+    return labelled(
+        openai_error(
             404,
             f"/v1/{rest} is not proxied; the curfew proxy serves POST /v1/chat/completions "
             "and GET /v1/models",

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
 
+from curfew_core import override_commands
+from curfew_core.proxy import upstream as upstream_module
+from curfew_core.services.overrides import override_apply
+from curfew_core.services.tokens import token_create
 from tests.proxy.fake_upstream import FakeUpstream
 from tests.support.server import ServedApp
 
@@ -87,3 +95,26 @@ def proxy(proxy_app: ServedApp) -> Proxy:
     served = Proxy(proxy_app, proxy_app.create_user("proxy-ada"))
     served.api("PATCH", "schedule", {"exempt_sessions": [EXEMPT_SESSION]})
     return served
+
+
+def on_duty_token(username: str) -> str:
+    """A fresh API token for a new user whose clock says 20:00 on a Tuesday
+    (on duty, so requests go upstream)."""
+    user = User.objects.create_user(username)
+    _, raw = token_create(user=user, name="proxy")
+    moment = datetime(2026, 9, 29, 20, 0, tzinfo=ZoneInfo("Asia/Shanghai")).isoformat()
+    override_apply(
+        user=user, command=override_commands.from_json({"debug": moment}), now=timezone.now()
+    )
+    return raw
+
+
+@pytest.fixture
+def token(transactional_db: None) -> str:
+    return on_duty_token("lin")
+
+
+@pytest.fixture
+async def closing() -> AsyncIterator[None]:
+    yield
+    await upstream_module.close_clients()

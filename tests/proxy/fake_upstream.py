@@ -47,6 +47,8 @@ class FakeUpstream(LocalHttpServer):
         #: Set when the proxy hung up on a stream before its end.
         self.aborted = threading.Event()
         self.chunk_delay = 0.0
+        #: Extra ``(name, value)`` headers on every answer.
+        self.extra_headers: list[tuple[str, str]] = []
         super().__init__(self._handler())
 
     def reset(self) -> None:
@@ -55,6 +57,7 @@ class FakeUpstream(LocalHttpServer):
         self.fail = None
         self.gate = None
         self.chunk_delay = 0.0
+        self.extra_headers = []
         self.finished.clear()
         self.aborted.clear()
 
@@ -75,6 +78,8 @@ class FakeUpstream(LocalHttpServer):
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.send_header("X-Request-Id", "req-fake-1")
+                for name, value in fake.extra_headers:
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
 
@@ -121,6 +126,8 @@ class FakeUpstream(LocalHttpServer):
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.send_header("X-Request-Id", "req-fake-stream")
+                for name, value in fake.extra_headers:
+                    self.send_header(name, value)
                 self.end_headers()
                 events = stream_events(request)
                 try:

@@ -5,72 +5,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
-from datetime import datetime
-from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import AsyncClient, override_settings
-from django.utils import timezone
+from django.test import override_settings
 
-from curfew_core import override_commands
 from curfew_core.proxy import upstream as upstream_module
-from curfew_core.services.overrides import override_apply
-from curfew_core.services.tokens import token_create
 from tests.proxy.fake_upstream import REPLY_TEXT, FakeUpstream
+from tests.proxy.inprocess import CHAT, SECRET, body_of, client
 from tests.support.server import free_port
 
-SECRET = "sk-inprocess-secret-4242"
-CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def token(transactional_db: None) -> str:
-    user = User.objects.create_user("lin")
-    _, raw = token_create(user=user, name="proxy")
-    # 20:00 on a Tuesday: on duty, so requests go upstream.
-    moment = datetime(2026, 9, 29, 20, 0, tzinfo=ZoneInfo("Asia/Shanghai")).isoformat()
-    override_apply(
-        user=user, command=override_commands.from_json({"debug": moment}), now=timezone.now()
-    )
-    return raw
-
-
-@pytest.fixture
-async def closing() -> AsyncIterator[None]:
-    yield
-    await upstream_module.close_clients()
-
-
-class Client:
-    """The async test client with the bearer header on every request (headers
-    given to AsyncClient's constructor do not reach an ASGI request)."""
-
-    def __init__(self, token: str) -> None:
-        self.auth = {"Authorization": f"Bearer {token}"}
-        self.client = AsyncClient()
-
-    async def post(self, path: str, data: object, **headers: str) -> Any:
-        return await self.client.post(
-            path, data, content_type="application/json", headers={**self.auth, **headers}
-        )
-
-    async def get(self, path: str) -> Any:
-        return await self.client.get(path, headers=self.auth)
-
-
-def client(token: str) -> Client:
-    return Client(token)
-
-
-async def body_of(response: object) -> bytes:
-    if getattr(response, "streaming", False):
-        return b"".join([chunk async for chunk in response.streaming_content])  # type: ignore[attr-defined]
-    return response.content  # type: ignore[attr-defined,no-any-return]
 
 
 async def test_settings_are_read_per_request_and_the_pool_is_reused(

@@ -1,0 +1,226 @@
+"""Refuse a request before its body is read, in front of Django's HTTP app.
+
+Django's ASGI handler reads the whole body (spooling it to disk past 2.5 MB)
+before any view runs, so a view's own checks come too late: a 1.2 GB
+unauthenticated POST was written to disk and only then answered 401. For the
+doors that take bodies from tokens (the proxy at ``/v1/``, the API at
+``/api/v1/``) this guard decides first, from the request head alone:
+
+- a declared ``Content-Length`` over the door's limit: 413 at once;
+- a body that may be large (over one receive's worth, or of unknown length):
+  the bearer token is checked first, and a missing or unknown one is a 401
+  before a byte of the body is read;
+- while the body streams in, it is counted: past the limit (a chunked body
+  declares no length) the client gets 413 and Django a disconnect, so it stops
+  reading and answers nothing.
+
+A small body changes nothing: it has already arrived with the head, and the
+view authenticates it as before (one token lookup per request, as ever).
+Every refusal is in its door's own shape, built by the door's own helpers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import ThreadSensitiveContext
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db import DatabaseError
+from django.http.response import HttpResponseBase
+from redis.exceptions import RedisError
+
+from curfew_core.api.errors import ApiError
+from curfew_core.proxy import views as proxy_views
+from curfew_core.selectors.tokens import identify
+
+log = logging.getLogger("curfew.limits")
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[Message], Any]
+ASGIApp = Callable[..., Awaitable[None]]
+
+#: Bodies up to this size arrive with the head (one receive) and cost nothing
+#: to read: only larger or unknown-length bodies wait for the token check.
+EARLY_AUTH_BYTES = 64 * 1024
+#: Retry-After on an outage answer, as the doors' own.
+RETRY_AFTER_SECONDS = 5
+
+
+@dataclass(frozen=True)
+class Door:
+    prefix: str
+    #: The largest body the door takes (``None``: no limit).
+    max_body: Callable[[], int | None]
+    #: Paths under ``prefix`` that need no token.
+    public: frozenset[str]
+    unauthorized: Callable[[bool], HttpResponseBase]
+    too_large: Callable[[int], HttpResponseBase]
+    unavailable: Callable[[], HttpResponseBase]
+
+
+def _proxy_too_large(limit: int) -> HttpResponseBase:
+    response = proxy_views.openai_error(
+        413,
+        f"the request body must be at most {limit // 2**20} MB",
+        code="request_too_large",
+    )
+    return proxy_views.labelled(response, None)
+
+
+def _api_unauthorized(missing: bool) -> HttpResponseBase:
+    message = "missing bearer token" if missing else "unknown or revoked token"
+    return ApiError(401, "unauthorized", message).response()
+
+
+def _api_too_large(limit: int) -> HttpResponseBase:
+    return ApiError(
+        413,
+        "too_large",
+        f"the request body must be at most {limit} bytes",
+        {"body": "is too large for a settings or verdict request"},
+    ).response()
+
+
+def _api_unavailable() -> HttpResponseBase:
+    response = ApiError(503, "unavailable", "storage unavailable; retry shortly").response()
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+DOORS = (
+    Door(
+        prefix="/v1/",
+        max_body=lambda: proxy_views.MAX_BODY_BYTES,
+        public=frozenset(),
+        # The proxy's own 401 names a missing token or an unknown one.
+        unauthorized=lambda missing: proxy_views.unauthorized(None if missing else ""),
+        too_large=_proxy_too_large,
+        unavailable=proxy_views.unavailable,
+    ),
+    Door(
+        prefix="/api/v1/",
+        max_body=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+        public=frozenset({"/api/v1/openapi.json"}),
+        unauthorized=_api_unauthorized,
+        too_large=_api_too_large,
+        unavailable=_api_unavailable,
+    ),
+)
+
+
+def _door(path: str) -> Door | None:
+    for door in DOORS:
+        if path.startswith(door.prefix):
+            return door
+    return None
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return bytes(value)
+    return None
+
+
+def _bearer(scope: Scope) -> str | None:
+    """The token as the doors read it (``Authorization: Bearer <token>``)."""
+    header = (_header(scope, b"authorization") or b"").decode("latin-1")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        return None
+    return value.strip()
+
+
+async def _token_is_live(raw: str) -> bool:
+    # Its own thread context: token lookups of different requests do not queue
+    # behind one another, and the database connection is tidied after.
+    async with ThreadSensitiveContext():
+        identity = await database_sync_to_async(identify)(raw, kind="api")
+    return identity is not None
+
+
+async def _answer(send: Send, response: HttpResponseBase) -> None:
+    """``response`` over ASGI, closing the connection: the body was not read."""
+    headers = [
+        (name.encode("latin-1"), str(value).encode("latin-1")) for name, value in response.items()
+    ]
+    headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": response.content})  # type: ignore[attr-defined]
+
+
+class BodyGuard:
+    """Wraps Django's HTTP app; see the module docstring."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        door = _door(scope.get("path", "")) if scope["type"] == "http" else None
+        if door is None:
+            await self.app(scope, receive, send)
+            return
+        limit = door.max_body()
+        declared = _header(scope, b"content-length")
+        length = int(declared) if declared is not None and declared.isdigit() else None
+        if limit is not None and length is not None and length > limit:
+            await _answer(send, door.too_large(limit))
+            return
+        # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body.
+        unknown = length is None and _header(scope, b"transfer-encoding") is not None
+        large = unknown or (length is not None and length > EARLY_AUTH_BYTES)
+        if large and scope["path"] not in door.public:
+            refusal = await self._check_token(door, scope)
+            if refusal is not None:
+                await _answer(send, refusal)
+                return
+        if limit is None or not unknown:
+            # A declared length is the body's length (the server holds the
+            # client to it), and it is within the limit: nothing to count.
+            await self.app(scope, receive, send)
+            return
+        await self._counted(door, limit, scope, receive, send)
+
+    async def _check_token(self, door: Door, scope: Scope) -> HttpResponseBase | None:
+        raw = _bearer(scope)
+        if raw is None:
+            return door.unauthorized(True)
+        try:
+            live = await _token_is_live(raw)
+        except (DatabaseError, RedisError):
+            log.exception("early token check: storage unavailable")
+            return door.unavailable()
+        return None if live else door.unauthorized(False)
+
+    async def _counted(
+        self, door: Door, limit: int, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """Run the app, cutting the body off at ``limit`` with a 413."""
+        received = 0
+        refused = False
+
+        async def counting_receive() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message: Message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    refused = True
+                    await _answer(send, door.too_large(limit))
+                    # Django stops reading at a disconnect and answers nothing.
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            if not refused:
+                await send(message)
+
+        await self.app(scope, counting_receive, guarded_send)
