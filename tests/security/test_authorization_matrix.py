@@ -129,8 +129,8 @@ COVERED_PATTERNS = {
     "api/v1/^.*$",  # the API's JSON 404
     "v1/chat/completions",
     "v1/models",
-    "v1/models/<path:model>",
-    "v1/<path:rest>",  # the proxy's OpenAI-shaped 404
+    r"v1/^models/(?P<model>[\s\S]+)\Z",
+    r"v1/^(?P<rest>[\s\S]*)\Z",  # the proxy's OpenAI-shaped 404
     "",
     "schedule/",
     "schedule/preview/",
@@ -187,7 +187,7 @@ def world(transactional_db: None) -> World:
     grace = User.objects.create_user("grace", password="correct horse battery")
     ivy = User.objects.create_user("ivy", password="correct horse battery")
     staff = User.objects.create_superuser("root", password="correct horse battery")
-    own_api_row, own_api = token_create(user=ada, name="own")
+    _, own_api = token_create(user=ada, name="own")
     own_embed_row, own_embed = token_create(user=ada, name="embed", kind=ApiToken.Kind.EMBED)
     _, other_api = token_create(user=grace, name="other")
     revoked_row, revoked = token_create(user=ada, name="revoked")
@@ -331,9 +331,7 @@ def _fresh_channel_layer() -> Iterator[None]:
 
 
 @pytest.mark.parametrize("principal", PRINCIPALS)
-async def test_only_allowed_callers_open_the_capsule_socket(
-    world: World, principal: str
-) -> None:
+async def test_only_allowed_callers_open_the_capsule_socket(world: World, principal: str) -> None:
     from asgiref.sync import sync_to_async
 
     comm = await sync_to_async(_socket)(world, principal)

@@ -16,7 +16,6 @@ import pytest
 from tests.support.server import ServedApp
 
 
-
 class BlackHole:
     """A TCP server that accepts, reads and never writes."""
 
