@@ -83,7 +83,8 @@ async def test_embed_token_socket_gets_its_users_state_from_any_origin(user, set
 
 
 @pytest.mark.parametrize(
-    "origin", [FOREIGN_ORIGIN, "null", "http://127.0.0.1.evil.example", "http://localhost:9999", None]
+    "origin",
+    [FOREIGN_ORIGIN, "null", "http://127.0.0.1.evil.example", "http://localhost:9999", None],
 )
 async def test_session_socket_from_a_foreign_origin_is_refused_4403(user, origin):
     cookie = await db(session_cookie)(user)
