@@ -39,8 +39,16 @@ async def pushed(comm: Any, timeout: float = 5) -> dict[str, Any]:
 
 
 @pytest.fixture
-def frozen(set_clock: Any) -> None:
-    set_clock(local("2026-09-29 20:00"))  # on duty until 23:00: no timer fires meanwhile
+def frozen(set_clock: Any, settings: Any) -> Iterator[None]:
+    """On duty until 23:00 (no timer fires meanwhile), on the in-memory layer
+    (the watcher's case; with Redis the layer itself crosses processes)."""
+    from channels.layers import channel_layers
+
+    set_clock(local("2026-09-29 20:00"))
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
 
 
 def written_elsewhere(user: Any) -> None:
@@ -84,6 +92,15 @@ async def test_a_change_made_here_is_pushed_once(user, frozen):
     assert (await pushed(comm))["timezone"] == "Europe/Berlin"
     assert await comm.receive_nothing(timeout=4 * watch.POLL_SECONDS)
     await comm.disconnect()
+
+
+async def test_no_watcher_when_the_layer_crosses_processes(settings):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer"}}
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    assert not watch.needed(channel_layers["default"])
+    channel_layers.backends.clear()
 
 
 @pytest.mark.django_db(transaction=True)
