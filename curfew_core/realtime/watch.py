@@ -40,7 +40,7 @@ log = logging.getLogger("curfew.realtime")
 POLL_SECONDS = 0.5
 #: How far back each poll looks: longer than any write transaction takes to commit.
 LOOKBACK = timedelta(seconds=10)
-#: Most rows one poll reads; beyond it (a bulk import) every cached user is dropped.
+#: Most rows one poll reads; beyond it (a bulk import) every capsule here re-reads.
 MAX_ROWS = 500
 
 #: (table, user id, stamp, token digest): one committed change.
@@ -96,18 +96,21 @@ class Watcher:
     task: asyncio.Task[None] | None = None
     polls: int = 0
 
-    def poll(self, *, notify: bool) -> set[int] | None:
-        """One look at the database (sync): the users to tell, ``None`` for everyone."""
+    def poll(self, *, notify: bool) -> set[int]:
+        """One look at the database (sync): the users whose capsules to tell."""
         since = timezone.now() - LOOKBACK
         rows = recent_changes(since)
         self.polls += 1
         self.seen.update(_take_local())
         if len(rows) > MAX_ROWS:
-            # Too much at once to sort out: forget every cached copy, tell everyone here.
+            # Too many at once to sort out: re-read every user with a capsule here.
+            # (Other users' cached copies live only seconds without Redis anyway.)
             log.warning("capsule watcher: more than %s changes at once", MAX_ROWS)
-            cache.clear()
             self.seen = {row: row[2] for row in rows}
-            return None if notify else set()
+            users = self.capsule_users()
+            for user_id in users:
+                cache.delete(bundle_key(user_id))
+            return users if notify else set()
         fresh = [row for row in rows if row not in self.seen]
         self.seen.update((row, row[2]) for row in fresh)
         self.seen = {key: stamp for key, stamp in self.seen.items() if stamp > since}
@@ -119,6 +122,12 @@ class Watcher:
             if table == "token":
                 cache.delete(token_key(digest))
         return {row[1] for row in fresh}
+
+    def capsule_users(self) -> set[int]:
+        """Users with a capsule open in this process (the in-memory layer's groups)."""
+        prefix = user_group(0)[:-1]
+        groups = list(getattr(self.layer, "groups", {}))
+        return {int(g[len(prefix) :]) for g in groups if g.startswith(prefix)}
 
     async def run(self) -> None:
         poll = database_sync_to_async(self.poll)
@@ -141,18 +150,8 @@ class Watcher:
                 failing = True
                 continue
             failing = False
-            groups = (
-                []
-                if users is not None
-                else [
-                    group
-                    for group in getattr(self.layer, "groups", {})
-                    if group.startswith("curfew-user-")
-                ]
-            )
-            groups += [user_group(user_id) for user_id in users or ()]
-            for group in groups:
-                await self.layer.group_send(group, {"type": "user.changed"})
+            for user_id in users:
+                await self.layer.group_send(user_group(user_id), {"type": "user.changed"})
 
 
 #: One watcher per event loop (one per server process; tests get one per test).

@@ -171,3 +171,19 @@ def test_manage_py_curfew_off_reaches_an_open_capsule(served_without_redis):
     assert after["forced"] is True
     assert after["state"] == "lights-out"
     assert waited < 5, f"took {waited:.1f}s"
+
+
+@pytest.mark.django_db
+def test_too_many_changes_at_once_re_read_every_capsule_here(user, other_user, monkeypatch):
+    """Bounded: past ``MAX_ROWS`` the watcher stops sorting and tells every capsule user."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(watch, "MAX_ROWS", 1)
+    for someone in (user, other_user):
+        Override.objects.create(user=someone)
+    layer = SimpleNamespace(groups={f"curfew-user-{user.pk}": {}, "curfew-session-ab": {}})
+    watcher = watch.Watcher(loop=None, layer=layer)  # type: ignore[arg-type]
+    watcher.poll(notify=False)
+    for someone in (user, other_user):
+        written_elsewhere(someone)
+    assert watcher.poll(notify=True) == {user.pk}, "only users with a capsule here"
