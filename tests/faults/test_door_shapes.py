@@ -1,4 +1,5 @@
-"""Each door answers an outage in its own shape (in-process, Redis really refused).
+"""Each door answers an outage in its own shape (in-process, against a Redis that
+refuses connections, one that accepts and never answers, and one that hangs up).
 
 The API and ``/embed/state``: JSON ``{"error", "message"}``, 503, ``Retry-After``.
 The proxy: OpenAI's error JSON, 503, ``Retry-After``. Pages (sign-in, settings,
@@ -17,7 +18,7 @@ from django.test import Client
 
 from curfew_core.models import ApiToken
 from curfew_core.services.tokens import token_create
-from tests.faults.conftest import REFUSED_REDIS_URL
+from tests.faults.conftest import broken_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -31,17 +32,29 @@ def tokens(user: User) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def redis_refused(settings: Any, tokens: dict[str, str]) -> Iterator[None]:
-    settings.REDIS_URL = REFUSED_REDIS_URL
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
-            "LOCATION": REFUSED_REDIS_URL,
-            "KEY_PREFIX": "faults",
+@pytest.fixture(params=["refused", "stalled", "hangs-up"])
+def redis_refused(
+    request: pytest.FixtureRequest, settings: Any, tokens: dict[str, str]
+) -> Iterator[None]:
+    """The cache's Redis is down, three ways (each with a short client timeout)."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    with broken_redis(request.param) as url:
+        settings.REDIS_URL = url
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
+                "LOCATION": url,
+                "KEY_PREFIX": "faults",
+                "OPTIONS": {
+                    "socket_timeout": 0.5,
+                    "socket_connect_timeout": 0.5,
+                    "retry": Retry(NoBackoff(), 0),
+                },
+            }
         }
-    }
-    return
+        yield
 
 
 def client() -> Client:
@@ -83,15 +96,9 @@ def test_embed_state_answers_json_503(redis_refused, tokens):
     assert body["error"] == "unavailable"
 
 
-def test_embed_state_by_session_answers_json_503(user, tokens, settings):
+def test_embed_state_by_session_answers_json_503(user, redis_refused):
     c = client()
     c.force_login(user)
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
-            "LOCATION": REFUSED_REDIS_URL,
-        }
-    }
     body = assert_json_outage(c.get("/embed/state"))
     assert body["error"] == "unavailable"
 
