@@ -93,6 +93,10 @@ def door_answer(request: HttpRequest, status: int, code: str, message: str) -> H
     response["Cache-Control"] = "no-store"
     if status == 503:
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    if path.startswith("/embed/state") and "token" in request.GET:
+        # Token polling comes from other sites' pages: let the capsule read the 503
+        # (and back off as told) rather than see an opaque network error.
+        response["Access-Control-Allow-Origin"] = "*"
     if path.startswith("/embed/capsule/"):
         # The iframe capsule is framed by other sites: its error page must show there too.
         from curfew_core.realtime.views import EMBED_POLICY

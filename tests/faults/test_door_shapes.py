@@ -91,7 +91,9 @@ def test_control_the_doors_answer_while_the_cache_works(user, tokens):
 
 
 def test_embed_state_answers_json_503(redis_refused, tokens):
-    body = assert_json_outage(client().get("/embed/state", {"token": tokens["embed"]}))
+    response = client().get("/embed/state", {"token": tokens["embed"]})
+    body = assert_json_outage(response)
+    assert response["Access-Control-Allow-Origin"] == "*", "readable by the embedding page"
     assert set(body) == {"error", "message"}
     assert body["error"] == "unavailable"
 
