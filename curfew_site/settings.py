@@ -70,6 +70,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A cache or database outage in a view: 503 in the door's shape (see curfew_core/outage.py).
+    "curfew_core.outage.OutageMiddleware",
     "curfew_core.web.csp.ContentSecurityPolicyMiddleware",
 ]
 

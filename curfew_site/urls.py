@@ -12,3 +12,6 @@ urlpatterns = [
     path("embed/", include("curfew_core.realtime.urls")),
     path("", include("curfew_core.web.urls")),
 ]
+
+# Never Django's bare HTML: an uncaught error is answered in the door's shape.
+handler500 = "curfew_core.outage.server_error"

@@ -6,10 +6,14 @@ capsule must know to stop retrying and say why.
 """
 
 #: No credential, or an unknown, revoked or wrong-kind embed token. Also sent to
-#: an open socket whose embed token is revoked. The capsule stops retrying.
+#: an open socket whose credential ends: its embed token is revoked, its session
+#: signs out or its password changes, or the user is deactivated. The capsule
+#: stops retrying.
 CLOSE_UNAUTHORIZED = 4401
-#: A session-authenticated socket from an origin not in ``ALLOWED_HOSTS``
-#: (cross-site WebSocket hijacking). The capsule stops retrying.
+#: A session-authenticated socket whose ``Origin`` is not the app's own (scheme,
+#: host and port) nor in ``CSRF_TRUSTED_ORIGINS`` (cross-site WebSocket
+#: hijacking). The capsule stops retrying.
 CLOSE_FORBIDDEN_ORIGIN = 4403
-#: The state could not be read (database down); the capsule retries with backoff.
+#: Something the socket needs is down (the database, Redis, the channel layer);
+#: the capsule retries with backoff.
 CLOSE_UNAVAILABLE = 1011

@@ -3,7 +3,13 @@
 Every message is the ``GET /api/v1/state`` object. It is sent on connect, when
 the user's group hears ``user.changed`` (a save or an override, published after
 the commit), and when the one timer per socket fires at the verdict's
-``valid_until``: no loop wakes up to ask whether anything changed.
+``valid_until``: no socket wakes up to ask whether anything changed. (Without
+Redis, one watcher per process notices other processes' writes: ``watch``.)
+
+Before each push the socket's credential is checked again (``access``): a
+signed-out session, a changed password or a deactivated user closes it with
+4401. An outage (the channel layer, the session, the state cannot be read)
+closes it with 1011, never an HTTP 500 on the handshake.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from curfew_core.events import user_group
-from curfew_core.realtime import clock, timers
+from curfew_core.realtime import access, clock, timers, watch
 from curfew_core.realtime.codes import CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
-from curfew_core.realtime.guard import CREDENTIAL, TOKEN
+from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
+from curfew_core.realtime.signals import session_group
 from curfew_core.realtime.states import capsule_state
 from curfew_core.selectors.tokens import identify
 
@@ -41,13 +48,22 @@ async def _embed_user(raw: str) -> int | None:
     return user_id
 
 
+async def _session_user(session_key: str) -> int | None:
+    user_id: int | None = await database_sync_to_async(access.session_user)(session_key)
+    return user_id
+
+
 class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user_id: int | None = None
         self.token: str | None = None
-        self.group: str | None = None
+        #: The session a signed-in socket was opened with (``None`` for a token socket).
+        self.session_key: str | None = None
+        self.groups_joined: list[str] = []
         self.closed = False
+        self.accepted = False
+        self.close_sent = False
         self.joined_at = 0.0  # event-loop time of the last group_add
         self.wake_at: datetime | None = None
         self.timer: asyncio.TimerHandle | None = None
@@ -55,8 +71,65 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         # A timer tick and a group message may both want to push; one at a time.
         self.lock = asyncio.Lock()
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Whatever fails underneath (the channel layer's receive on a dead Redis)
+        ends the socket with 1011, never an HTTP 500 handshake or a bare drop."""
+        try:
+            await super().__call__(scope, receive, send)
+        except Exception:
+            log.exception("capsule socket failed")
+            self.closed = True
+            self.disarm()
+            watch.leave(getattr(self, "channel_name", ""))
+            if self.close_sent:
+                return
+            try:
+                if not self.accepted:
+                    await send({"type": "websocket.accept"})
+                await send(
+                    {"type": "websocket.close", "code": CLOSE_UNAVAILABLE, "reason": "unavailable"}
+                )
+            except Exception:
+                log.debug("capsule socket: could not send the 1011 close", exc_info=True)
+
+    async def accept(self, subprotocol: str | None = None, headers: Any = None) -> None:
+        await super().accept(subprotocol, headers)
+        self.accepted = True
+
+    async def close(self, code: int | bool | None = None, reason: str | None = None) -> None:
+        self.close_sent = True
+        await super().close(code=code, reason=reason)
+
     # -- lifecycle ----------------------------------------------------------------
     async def connect(self) -> None:
+        try:
+            user_id = await self.authenticate()
+        except Exception:
+            log.exception("capsule socket: credential could not be checked")
+            await self.refuse(CLOSE_UNAVAILABLE, "state unavailable; retry")
+            return
+        if user_id is None:
+            return  # refused with the reason
+        self.user_id = user_id
+        groups = [user_group(user_id)]
+        if self.session_key is not None:
+            groups.append(session_group(self.session_key))
+        # Join before the first read, so a change committed in between is not missed.
+        try:
+            for group in groups:
+                await self.channel_layer.group_add(group, self.channel_name)
+                self.groups_joined.append(group)
+            self.joined_at = asyncio.get_running_loop().time()
+            await watch.enroll(self.channel_name, self.channel_layer)
+        except Exception:
+            log.exception("capsule socket: channel layer unavailable")
+            await self.refuse(CLOSE_UNAVAILABLE, "state unavailable; retry")
+            return
+        await self.accept()
+        await self.push()
+
+    async def authenticate(self) -> int | None:
+        """The user this socket may follow, or ``None`` once refused (4401)."""
         credential = self.scope.get(CREDENTIAL)
         if credential == "token":
             raw = self.scope.get(TOKEN) or ""
@@ -64,40 +137,44 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             if user_id is None:
                 reason = "unknown or revoked embed token" if raw else "missing embed token"
                 await self.refuse(CLOSE_UNAUTHORIZED, reason)
-                return
+                return None
             self.token = raw
-        elif credential == "session":
+            return user_id
+        if credential == "session":
+            if self.scope.get(UNAVAILABLE):
+                raise RuntimeError("the session could not be read")
             user = self.scope.get("user")
             if user is None or not user.is_authenticated:
                 await self.refuse(CLOSE_UNAUTHORIZED, "sign in, or connect with ?token=")
-                return
-            user_id = user.pk
-        else:
-            # Reached without CapsuleGuard in front: refuse rather than guess.
-            await self.refuse(CLOSE_UNAUTHORIZED, "no credential")
-            return
-        self.user_id = user_id
-        self.group = user_group(user_id)
-        # Join before the first read, so a change committed in between is not missed.
-        await self.join()
-        await self.accept()
-        await self.push()
+                return None
+            self.session_key = self.scope["session"].session_key
+            pk: int = user.pk
+            return pk
+        # Reached without CapsuleGuard in front: refuse rather than guess.
+        await self.refuse(CLOSE_UNAUTHORIZED, "no credential")
+        return None
 
     async def disconnect(self, code: int) -> None:
         self.closed = True
         self.disarm()
         if self.tick is not None and not self.tick.done():
             self.tick.cancel()
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        watch.leave(self.channel_name)
+        for group in self.groups_joined:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception:
+                # Redis is gone; its group entries expire on their own.
+                log.warning("capsule socket: could not leave %s", group)
 
     async def join(self) -> None:
-        assert self.group is not None
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        for group in self.groups_joined:
+            await self.channel_layer.group_add(group, self.channel_name)
         self.joined_at = asyncio.get_running_loop().time()
 
     async def refuse(self, code: int, reason: str) -> None:
         # Accepted first: a browser sees a refused handshake only as 1006.
+        self.closed = True
         await self.accept()
         await self.close(code=code, reason=reason)
 
@@ -108,6 +185,16 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def user_changed(self, event: dict[str, Any]) -> None:
         """A save or override of this user was committed: re-read and send."""
         await self.push()
+
+    async def user_recheck(self, event: dict[str, Any]) -> None:
+        """The user was saved (password, active flag): check the credential now."""
+        if self.user_id is not None:
+            access.forget(self.user_id)
+        await self.push()
+
+    async def session_ended(self, event: dict[str, Any]) -> None:
+        """This socket's session signed out."""
+        await self.shut(CLOSE_UNAUTHORIZED, "signed out")
 
     # -- the one timer ------------------------------------------------------------
     def arm(self, wake_at: datetime, now: datetime) -> None:
@@ -147,13 +234,22 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             if self.closed or self.user_id is None:
                 return
             try:
+                signed_in = self.session_key is None or (
+                    await _session_user(self.session_key) == self.user_id
+                )
                 state = await capsule_state(user_id=self.user_id, token=self.token)
             except Exception:
                 log.exception("capsule state for user %s could not be read", self.user_id)
                 await self.shut(CLOSE_UNAVAILABLE, "state unavailable; retry")
                 return
+            if not signed_in:
+                await self.shut(CLOSE_UNAUTHORIZED, "signed out")
+                return
             if state is None:
                 await self.shut(CLOSE_UNAUTHORIZED, "embed token revoked")
+                return
+            if not state.active:
+                await self.shut(CLOSE_UNAUTHORIZED, "account deactivated")
                 return
             await self.send(text_data=state.text)
             now = clock.now()

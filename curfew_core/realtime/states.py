@@ -20,7 +20,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
-from curfew_core.realtime import clock
+from curfew_core.realtime import access, clock
 from curfew_core.selectors.tokens import identify
 from curfew_core.selectors.verdicts import state_payload
 
@@ -32,6 +32,9 @@ class CapsuleState:
     text: str
     #: Embed tokens among the joiners that are no longer live (revoked, wrong user).
     refused: frozenset[str]
+    #: The user is still active (deactivation by any path, a bulk update too, closes
+    #: every socket of theirs; see ``access``).
+    active: bool = True
 
 
 @dataclass(eq=False)
@@ -56,7 +59,12 @@ def read_state(*, user_id: int, now: datetime, tokens: frozenset[str]) -> Capsul
         if identity is None or identity.user_id != user_id:
             refused.add(raw)
     payload = state_payload(user_id=user_id, now=now)
-    return CapsuleState(payload, json.dumps(payload, ensure_ascii=False), frozenset(refused))
+    return CapsuleState(
+        payload,
+        json.dumps(payload, ensure_ascii=False),
+        frozenset(refused),
+        active=access.user_active(user_id),
+    )
 
 
 async def _fly(flight: _Flight) -> None:

@@ -19,7 +19,9 @@ from curfew_core.realtime import clock
 from curfew_core.services.tokens import token_create
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
-ALLOWED_ORIGIN = "http://127.0.0.1:8000"
+#: The socket's own origin: what a page served from ``HOST`` sends.
+HOST = "127.0.0.1:8000"
+ALLOWED_ORIGIN = f"http://{HOST}"
 FOREIGN_ORIGIN = "https://evil.example"
 
 
@@ -74,11 +76,18 @@ def session_cookie(user: User) -> str:
 
 
 def socket(
-    *, token: str | None = None, cookie: str | None = None, origin: str | None = ALLOWED_ORIGIN
+    *,
+    token: str | None = None,
+    cookie: str | None = None,
+    origin: str | None = ALLOWED_ORIGIN,
+    host: str | None = HOST,
+    extra: list[tuple[bytes, bytes]] | None = None,
 ) -> WebsocketCommunicator:
     from curfew_site.asgi import application
 
-    headers: list[tuple[bytes, bytes]] = []
+    headers: list[tuple[bytes, bytes]] = list(extra or [])
+    if host is not None:
+        headers.append((b"host", host.encode()))
     if origin is not None:
         headers.append((b"origin", origin.encode()))
     if cookie is not None:

@@ -82,7 +82,10 @@ async def test_embed_token_socket_gets_its_users_state_from_any_origin(user, set
 # -- refusals -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("origin", [FOREIGN_ORIGIN, "null", "http://127.0.0.1.evil.example", None])
+@pytest.mark.parametrize(
+    "origin",
+    [FOREIGN_ORIGIN, "null", "http://127.0.0.1.evil.example", "http://localhost:9999", None],
+)
 async def test_session_socket_from_a_foreign_origin_is_refused_4403(user, origin):
     cookie = await db(session_cookie)(user)
     code, reason = await refusal(socket(cookie=cookie, origin=origin))
@@ -90,12 +93,73 @@ async def test_session_socket_from_a_foreign_origin_is_refused_4403(user, origin
     assert "origin" in reason
 
 
-@pytest.mark.parametrize("origin", ["http://localhost:8000", "https://127.0.0.1"])
-async def test_session_socket_from_an_allowed_host_is_accepted(user, origin):
+# The Origin must be the socket's own origin (scheme, host and port), as Django's
+# CSRF check compares them, or one listed in CSRF_TRUSTED_ORIGINS.
+ORIGIN_MATRIX = [
+    # (Host header, Origin header, accepted)
+    ("127.0.0.1:8000", "http://127.0.0.1:8000", True),  # same origin
+    ("localhost:8000", "http://localhost:8000", True),  # same origin, another allowed host
+    ("localhost:8000", "http://localhost:9999", False),  # other port (the reported case)
+    ("127.0.0.1:8000", "http://127.0.0.1:9999", False),  # other port
+    ("127.0.0.1:8000", "http://127.0.0.1", False),  # default port is another port
+    ("127.0.0.1:8000", "https://127.0.0.1:8000", False),  # other scheme
+    ("127.0.0.1:8000", "http://localhost:8000", False),  # other host, though allowed
+    ("127.0.0.1:8000", "https://evil.example", False),  # other site
+    ("127.0.0.1:8000", "null", False),  # sandboxed frame, file://
+    ("127.0.0.1:8000", None, False),  # no Origin at all
+    ("evil.example:8000", "http://evil.example:8000", False),  # Host not in ALLOWED_HOSTS
+    (None, "http://127.0.0.1:8000", False),  # no Host to compare with
+]
+
+
+@pytest.mark.parametrize(("host", "origin", "accepted"), ORIGIN_MATRIX)
+async def test_session_socket_origin_matrix(user, host, origin, accepted):
     cookie = await db(session_cookie)(user)
-    comm = socket(cookie=cookie, origin=origin)
+    comm = socket(cookie=cookie, origin=origin, host=host)
+    if accepted:
+        assert (await open_live(comm))["state"]
+        await comm.disconnect()
+    else:
+        code, reason = await refusal(comm)
+        assert code == CLOSE_FORBIDDEN_ORIGIN
+        assert "origin" in reason
+
+
+async def test_a_trusted_origin_may_open_a_session_socket(user, settings):
+    settings.CSRF_TRUSTED_ORIGINS = ["https://dash.example.com"]
+    cookie = await db(session_cookie)(user)
+    comm = socket(cookie=cookie, origin="https://dash.example.com")
     assert (await open_live(comm))["state"]
     await comm.disconnect()
+    # Control: the trust is for exactly that origin.
+    code, _ = await refusal(socket(cookie=cookie, origin="http://dash.example.com"))
+    assert code == CLOSE_FORBIDDEN_ORIGIN
+
+
+def handshake(scheme: str, host: str, origin: str, *extra: tuple[bytes, bytes]) -> dict[str, Any]:
+    headers = [(b"host", host.encode()), (b"origin", origin.encode()), *extra]
+    return {"type": "websocket", "scheme": scheme, "path": "/ws/capsule/", "headers": headers}
+
+
+def test_a_secure_socket_has_an_https_origin():
+    from curfew_core.realtime.guard import same_origin
+
+    assert same_origin(handshake("wss", "127.0.0.1:8000", "https://127.0.0.1:8000"))
+    assert not same_origin(handshake("wss", "127.0.0.1:8000", "http://127.0.0.1:8000"))
+    assert same_origin(handshake("ws", "127.0.0.1:8000", "http://127.0.0.1:8000"))
+
+
+def test_behind_a_tls_proxy_the_forwarded_scheme_counts_only_when_trusted(settings):
+    from curfew_core.realtime.guard import same_origin
+
+    forwarded = (b"x-forwarded-proto", b"https")
+    scope = handshake("ws", "127.0.0.1:8000", "https://127.0.0.1:8000", forwarded)
+    settings.SECURE_PROXY_SSL_HEADER = None
+    assert not same_origin(scope), "an untrusted X-Forwarded-Proto is ignored"
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    assert same_origin(scope)
+    plain = handshake("ws", "127.0.0.1:8000", "http://127.0.0.1:8000", forwarded)
+    assert not same_origin(plain), "behind TLS the page's origin is https"
 
 
 async def test_a_token_parameter_never_lets_a_session_skip_the_origin_check(user):

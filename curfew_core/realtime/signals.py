@@ -1,0 +1,108 @@
+"""Tell open capsule sockets that the credential they were opened with changed.
+
+- Sign-out ends one session: its sockets (group ``curfew-session-<hash>``) close
+  with 4401 at once.
+- A saved user (password changed, deactivated, deleted) may end any of their
+  sockets: each one in ``curfew-user-<id>`` re-checks its credential and closes
+  with 4401 if it no longer holds (a session whose password hash is stale, any
+  socket of an inactive user). Bulk updates send no signal; every push re-checks
+  anyway (``realtime.access``), within a couple of seconds.
+
+Connected in ``CurfewCoreConfig.ready``, so a change made in any process
+(a page, the admin, ``manage.py``) is announced.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.contrib.auth.signals import user_logged_out
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+
+from curfew_core.events import user_group
+from curfew_core.realtime.access import forget, session_tag
+
+log = logging.getLogger("curfew.realtime")
+
+#: Saving only ``last_login`` (every sign-in does) changes nothing a socket relies on.
+_HARMLESS_FIELDS = frozenset({"last_login"})
+
+
+def session_group(session_key: str) -> str:
+    return f"curfew-session-{session_tag(session_key)}"
+
+
+def _send(group: str, message: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(group, message)
+    except Exception:
+        # The sign-out or save already happened; every push re-checks anyway.
+        log.exception("could not tell %s: %s", group, message["type"])
+
+
+def _session_ended(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+    session = getattr(request, "session", None)
+    key = getattr(session, "session_key", None)
+    if key:
+        # Sent before Django flushes the session, while its key is still known.
+        _send(session_group(key), {"type": "session.ended"})
+
+
+def _user_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
+    fields = kwargs.get("update_fields")
+    if fields is not None and set(fields) <= _HARMLESS_FIELDS:
+        return
+    user_id = instance.pk
+    forget(user_id)
+
+    def announce() -> None:
+        forget(user_id)
+        _send(user_group(user_id), {"type": "user.recheck"})
+
+    transaction.on_commit(announce, robust=True)
+
+
+def _token_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """This process revoked a token: its own signal closes the capsules, the watcher skips it."""
+    from curfew_core.realtime import watch
+
+    if instance.revoked_at is not None:
+        watch.mark_local(("token", instance.user_id, instance.revoked_at, instance.digest))
+
+
+def _stamped_saved(table: str) -> Any:
+    def saved(sender: Any, instance: Any, **kwargs: Any) -> None:
+        """This process's own write: its event goes out after commit, the watcher skips it."""
+        from curfew_core.realtime import watch
+
+        watch.mark_local((table, instance.user_id, instance.updated_at, ""))
+
+    return saved
+
+
+#: Kept referenced: signals hold receivers weakly.
+_schedule_saved = _stamped_saved("schedule")
+_override_saved = _stamped_saved("override")
+
+
+def connect() -> None:
+    from curfew_core.models import ApiToken, Override, Schedule
+
+    post_save.connect(_schedule_saved, sender=Schedule, dispatch_uid="curfew-watch-schedule")
+    post_save.connect(_override_saved, sender=Override, dispatch_uid="curfew-watch-override")
+    post_save.connect(_token_saved, sender=ApiToken, dispatch_uid="curfew-watch-token")
+    user_logged_out.connect(_session_ended, dispatch_uid="curfew-capsule-logout")
+    post_save.connect(
+        _user_saved, sender=settings.AUTH_USER_MODEL, dispatch_uid="curfew-capsule-user"
+    )
+    post_delete.connect(
+        _user_saved, sender=settings.AUTH_USER_MODEL, dispatch_uid="curfew-capsule-user-gone"
+    )

@@ -1,0 +1,104 @@
+"""Whatever escapes a door's own error handling is answered in the door's shape.
+
+An outage (Redis, the database) anywhere in a view is a 503 with ``Retry-After``;
+any other uncaught exception is a 500; both in the shape of the door, debug off.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+
+pytestmark = [pytest.mark.urls("tests.faults.urls"), pytest.mark.django_db]
+
+OUTAGES = ["redis", "database"]
+
+
+def get(path: str) -> Any:
+    return Client(raise_request_exception=False).get(path)
+
+
+def assert_api_shape(response: Any, status: int) -> None:
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    body = json.loads(response.content)
+    assert set(body) == {"error", "message"}
+    assert body["error"] == ("unavailable" if status == 503 else "internal_error")
+
+
+def assert_openai_shape(response: Any, status: int) -> None:
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    body = json.loads(response.content)
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"message", "type", "param", "code"}
+    assert body["error"]["type"] == "server_error"
+    assert (response["X-Curfew-State"], response["X-Curfew-Action"]) == ("unknown", "none")
+
+
+def assert_page(response: Any, status: int) -> None:
+    assert response.status_code == status
+    assert response["Content-Type"].startswith("text/html")
+    text = response.content.decode()
+    assert "/static/curfew/curfew.css" in text
+    assert "style=" not in text
+    assert "<style" not in text
+    title = "Temporarily unavailable" if status == 503 else "Something went wrong"
+    assert title in text
+
+
+def assert_retry(response: Any, status: int) -> None:
+    if status == 503:
+        assert response["Retry-After"].isdigit()
+    else:
+        assert "Retry-After" not in response, "a bug is not an outage: retrying will not help"
+
+
+@pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("database", 503), ("bug", 500)])
+def test_api_door(fault, status, settings):
+    assert not settings.DEBUG
+    response = get(f"/api/v1/boom/{fault}")
+    assert_api_shape(response, status)
+    assert_retry(response, status)
+
+
+@pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("database", 503), ("bug", 500)])
+def test_proxy_door(fault, status):
+    response = get(f"/v1/boom/{fault}")
+    assert_openai_shape(response, status)
+    assert_retry(response, status)
+
+
+@pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("database", 503), ("bug", 500)])
+def test_embed_state_door(fault, status):
+    response = get(f"/embed/state/boom/{fault}")
+    assert_api_shape(response, status)
+    assert_retry(response, status)
+
+
+@pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("database", 503), ("bug", 500)])
+def test_page_door(fault, status):
+    response = get(f"/boom/{fault}")
+    assert_page(response, status)
+    assert_retry(response, status)
+    assert "frame-ancestors 'self'" in response["Content-Security-Policy"]
+
+
+@pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("bug", 500)])
+def test_iframe_capsule_error_page_can_be_framed(fault, status):
+    response = get(f"/embed/capsule/boom/{fault}")
+    assert_page(response, status)
+    assert "frame-ancestors *" in response["Content-Security-Policy"]
+    assert "X-Frame-Options" not in response
+
+
+def test_a_door_that_answers_its_own_errors_keeps_its_answer(api):
+    """The safety net is under the doors, not over them: a 401 stays the API's 401."""
+    response = Client(raise_request_exception=False).post(
+        "/api/v1/verdict", "{}", content_type="application/json"
+    )
+    assert response.status_code == 401
+    assert json.loads(response.content)["error"] == "unauthorized"
