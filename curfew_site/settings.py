@@ -13,7 +13,7 @@ import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from curfew_site.env import env_bool, env_int, env_list, env_str
+from curfew_site.env import env_bool, env_int, env_list, env_rate, env_str
 
 # Lets admin classes and querysets be subscripted for the type checker.
 django_stubs_ext.monkeypatch()
@@ -205,3 +205,20 @@ CURFEW_SCHEDULE_CACHE_SECONDS = env_int("CURFEW_SCHEDULE_CACHE_SECONDS", 3600)
 CURFEW_UPSTREAM_BASE_URL = env_str("CURFEW_UPSTREAM_BASE_URL", "https://api.deepseek.com/v1")
 CURFEW_UPSTREAM_API_KEY = env_str("CURFEW_UPSTREAM_API_KEY")
 CURFEW_UPSTREAM_TIMEOUT = env_int("CURFEW_UPSTREAM_TIMEOUT", 600)
+
+#: Throttles (curfew_core/throttle.py), each a rate such as ``10/15minutes`` or
+#: ``off``. Counts are shared through Redis when REDIS_URL is set, per process
+#: otherwise. CURFEW_THROTTLE=0 turns every one off (benchmarks).
+CURFEW_THROTTLE = env_bool("CURFEW_THROTTLE", default=True)
+#: Failed sign-ins per account name, then that account is locked for the window.
+CURFEW_SIGNIN_FAILURES_PER_ACCOUNT = env_rate("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT", "10/15minutes")
+#: Failed sign-ins per client address, whatever names it tries.
+CURFEW_SIGNIN_FAILURES_PER_ADDRESS = env_rate("CURFEW_SIGNIN_FAILURES_PER_ADDRESS", "50/15minutes")
+#: Unknown or revoked bearer/embed tokens per client address; over it, every
+#: token from that address is answered 429 until the window has room again.
+CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate("CURFEW_TOKEN_FAILURES_PER_ADDRESS", "60/minute")
+#: Requests per live token (all doors together); far above a gateway fleet's use.
+CURFEW_TOKEN_RATE = env_rate("CURFEW_TOKEN_RATE", "6000/minute")
+CURFEW_THROTTLE_REDIS_CONNECTIONS = env_int("CURFEW_THROTTLE_REDIS_CONNECTIONS", 50)
+#: Behind a balancer the client's address is the last X-Forwarded-For entry.
+CURFEW_BEHIND_PROXY = env_bool("CURFEW_BEHIND_PROXY", default=False)
