@@ -3,6 +3,10 @@ from typing import Any
 from django.contrib import admin
 
 from curfew_core.models import ApiToken, Override, Schedule, ScheduleRevision
+from curfew_core.web.signin import ThrottledAdminSignIn
+
+# The admin's sign-in counts failures and locks out like the settings page's.
+admin.site.login_form = ThrottledAdminSignIn
 
 
 @admin.register(Schedule)
