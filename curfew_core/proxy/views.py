@@ -25,6 +25,7 @@ from django.http.response import HttpResponseBase
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from curfew_core import throttle
 from curfew_core.api.auth import bearer
 from curfew_core.engine import Action, RequestContext, Verdict
 from curfew_core.openai_shapes import (
@@ -33,7 +34,6 @@ from curfew_core.openai_shapes import (
     short_circuit_body,
 )
 from curfew_core.proxy import upstream
-from curfew_core.selectors.tokens import identify
 from curfew_core.selectors.verdicts import verdict_for
 
 log = logging.getLogger("curfew.proxy")
@@ -102,9 +102,9 @@ def parse_chat_body(raw: bytes) -> dict[str, Any]:
     return body
 
 
-def _judge(raw_token: str | None, context: RequestContext) -> Verdict | None:
+def _judge(raw_token: str | None, context: RequestContext, address: str) -> Verdict | None:
     """Token and verdict in one trip to the sync world (both cached when warm)."""
-    identity = identify(raw_token, kind="api") if raw_token else None
+    identity = throttle.identify_throttled(raw_token, kind="api", address=address)
     if identity is None:
         return None
     verdict, _ = verdict_for(user_id=identity.user_id, now=timezone.now(), request=context)
@@ -149,6 +149,13 @@ def _unauthorized(raw_token: str | None) -> HttpResponseBase:
     return _labelled(_error(401, message, code="invalid_api_key"), None)
 
 
+def _rate_limited(refusal: throttle.Refusal) -> HttpResponse:
+    # OpenAI's own 429 shape, so SDKs raise RateLimitError and honour Retry-After.
+    response = _error(429, refusal.message, code="rate_limit_exceeded", type="requests")
+    response["Retry-After"] = str(refusal.retry_after)
+    return response
+
+
 def _not_allowed(allowed: str) -> HttpResponseBase:
     response = _error(405, f"use {allowed}", code="method_not_allowed")
     response["Allow"] = allowed
@@ -162,6 +169,8 @@ def labelled_always(view: ProxyView) -> ProxyView:
     async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
             return await view(request, *args, **kwargs)
+        except throttle.Throttled as exc:
+            return _labelled(_rate_limited(exc.refusal), None)
         except Exception:
             log.exception("proxy failed on %s %s", request.method, request.path)
             return _labelled(
@@ -199,7 +208,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     context = RequestContext(
         session_id=scope.session_id, purpose=scope.purpose, subagent=scope.subagent
     )
-    verdict = await judge(raw_token, context)
+    verdict = await judge(raw_token, context, throttle.client_address(request))
     if verdict is None:
         return _unauthorized(raw_token)
     if problem is not None:
@@ -233,7 +242,9 @@ async def models(request: HttpRequest, model: str | None = None) -> HttpResponse
     except BadRequest:
         scope = Scope(None, None, False)
     verdict = await judge(
-        raw_token, RequestContext(scope.session_id, scope.purpose, scope.subagent)
+        raw_token,
+        RequestContext(scope.session_id, scope.purpose, scope.subagent),
+        throttle.client_address(request),
     )
     if verdict is None:
         return _unauthorized(raw_token)

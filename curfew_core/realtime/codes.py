@@ -13,3 +13,6 @@ CLOSE_UNAUTHORIZED = 4401
 CLOSE_FORBIDDEN_ORIGIN = 4403
 #: The state could not be read (database down); the capsule retries with backoff.
 CLOSE_UNAVAILABLE = 1011
+#: Too many failed token checks from this address, or the token is over its
+#: rate (curfew_core/throttle.py). The capsule retries with its usual backoff.
+CLOSE_RATE_LIMITED = 4429
