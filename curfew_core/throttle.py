@@ -90,12 +90,13 @@ def _build() -> _Limiters:
 
         # Its own small pool with short timeouts: a stalled Redis makes a
         # request fail fast (503 at the doors), never hang it.
+        deadline = getattr(settings, "REDIS_TIMEOUT", 2.0)
         pool = redis.BlockingConnectionPool.from_url(
             settings.REDIS_URL,
             max_connections=settings.CURFEW_THROTTLE_REDIS_CONNECTIONS,
-            timeout=5,
-            socket_timeout=5,
-            socket_connect_timeout=2,
+            timeout=deadline,
+            socket_timeout=deadline,
+            socket_connect_timeout=deadline,
         )
         storage = RedisStorage(
             settings.REDIS_URL,
@@ -125,8 +126,8 @@ def reset() -> None:
     global _current
     with _lock:
         current, _current = _current, None
-    if current is not None:
-        current.storage.reset()
+    # Counts outlive a dropped storage object in Redis: clear them either way.
+    (current or _build()).storage.reset()
 
 
 def _on_setting_changed(*, setting: str, **_: Any) -> None:
@@ -204,7 +205,9 @@ def _account(username: str) -> str:
 
 
 def _seconds_until(moment: float) -> int:
-    return max(1, math.ceil(moment - time.time()))
+    # Whole seconds, rounded up; the millisecond of slack absorbs the rounding
+    # of timestamps stored in Redis (Lua prints them to 14 digits).
+    return max(1, math.ceil(moment - time.time() - 0.001))
 
 
 def _minutes(seconds: int) -> int:

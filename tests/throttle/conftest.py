@@ -1,9 +1,8 @@
-"""Throttle fixtures: a clock the test moves, small limits, clean counts."""
+"""Throttle fixtures: a clock the test moves (tests/conftest.py clears the counts)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -34,13 +33,3 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
     for module in (limits.storage.memory, limits.storage.redis, limits.strategies, throttle):
         monkeypatch.setattr(module, "time", fake)
     return fake
-
-
-@pytest.fixture(autouse=True)
-def _fresh_counts() -> Iterator[None]:
-    """No count survives a test (the suite's other doors share this process)."""
-    from curfew_core import throttle
-
-    throttle.reset()
-    yield
-    throttle.reset()
