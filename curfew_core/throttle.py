@@ -5,9 +5,11 @@ Four rules, each a ``limits`` rate read from settings (``""`` turns one off;
 
 - ``signin-account``: failed sign-ins per account name (moving window);
 - ``signin-address``: failed sign-ins per client address, whatever the name;
-- ``token-failures``: unknown, revoked or wrong-kind tokens per client address.
-  While an address is over it, *every* token from it is refused, valid or not:
-  otherwise the limit would slow nothing (a guess that hits still answers 200);
+- ``token-failures``: unknown, revoked or wrong-kind tokens per client address;
+  past it they are answered 429 instead of 401. A live token from the same
+  address keeps working: tokens carry 256 random bits, so refusing it would stop
+  no guessing, while it would let one stale client, or anyone sharing the
+  address (a NAT, a cloud egress), switch off a whole gateway fleet;
 - ``token-rate``: requests per live token (sliding window counter, O(1) per
   token), generous by default so a gateway fleet never meets it in normal use.
 
@@ -271,21 +273,10 @@ def _token_failure_refusal(item: RateLimitItem, address: str) -> Refusal:
     )
 
 
-def check_token_failure(address: str) -> Refusal | None:
-    """A refusal while ``address`` is over its failed-token limit (counts nothing).
-
-    Call it before looking the token up: while the address is refused, even a
-    valid token from it is, so guessing learns nothing.
-    """
-    item = _rule("CURFEW_TOKEN_FAILURES_PER_ADDRESS")
-    if item is None or _limiters().moving.test(item, TOKEN_FAILURES, address):
-        return None
-    return _token_failure_refusal(item, address)
-
-
 def note_token_failure(address: str) -> Refusal | None:
     """Count one unknown, revoked or wrong-kind token from ``address``; a refusal
-    when that went over the limit (a concurrent burst), else ``None``."""
+    (answer 429, not 401) once the address is over its limit, else ``None``.
+    A refused failure is not counted, so the limit lifts on time."""
     item = _rule("CURFEW_TOKEN_FAILURES_PER_ADDRESS")
     if item is None or _limiters().moving.hit(item, TOKEN_FAILURES, address):
         return None
@@ -314,13 +305,12 @@ def hit_token_rate(token_id: int) -> Refusal | None:
 def identify_throttled(raw: str | None, *, kind: str, address: str) -> TokenIdentity | None:
     """``identify()`` behind the token throttles; raises ``Throttled`` when refused.
 
-    A missing token is not a guess: it is neither checked nor counted.
+    One counter per request: the token's rate when it is live (one Redis round
+    trip), the address's failures when it is not. A missing token is not a
+    guess and counts nothing.
     """
     if not raw:
         return None
-    refusal = check_token_failure(address)
-    if refusal is not None:
-        raise Throttled(refusal)
     identity = identify(raw, kind=kind)
     if identity is None:
         refusal = note_token_failure(address)
