@@ -257,3 +257,11 @@ def test_the_default_rate_lets_a_busy_gateway_through(api: ApiClient) -> None:
 def test_control_group_the_rate_is_off_with_the_throttle(api: ApiClient) -> None:
     statuses = {verdict(api.token).status_code for _ in range(10)}
     assert statuses == {200}
+
+
+def test_the_openapi_document_names_the_429_of_every_token_door(db: None) -> None:
+    document = Client().get("/api/v1/openapi.json").json()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            if "401" in operation["responses"]:
+                assert "429" in operation["responses"], (method, path)
