@@ -173,3 +173,11 @@ def test_the_admin_sign_in_is_throttled_too(db: None) -> None:
     fail(1, "op", path="/login/")
     _, signed_in = sign_in("op", PASSWORD, path="/login/")
     assert not signed_in
+
+
+@override_settings(CURFEW_SIGNIN_FAILURES_PER_ACCOUNT="3/15minutes")
+def test_the_lock_out_message_is_in_chinese_on_the_chinese_page(user: User) -> None:
+    fail(3)
+    response, signed_in = sign_in("ada", PASSWORD, HTTP_ACCEPT_LANGUAGE="zh-Hans")
+    assert not signed_in
+    assert "此账号登录失败次数过多，请 15 分钟后再试。" in response.content.decode()
