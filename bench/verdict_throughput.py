@@ -64,7 +64,10 @@ def main() -> None:
 
     from tests.support.server import ServedApp
 
-    app = ServedApp(Path(tempfile.mkdtemp(prefix="curfew-bench-")))
+    # One token stands in for a whole fleet: its own rate would cap the run.
+    app = ServedApp(
+        Path(tempfile.mkdtemp(prefix="curfew-bench-")), env={"CURFEW_TOKEN_RATE": "off"}
+    )
     app.manage("migrate", "--no-input", "-v0")
     app.start()
     try:

@@ -33,9 +33,10 @@ from django.db import DatabaseError
 from django.http.response import HttpResponseBase
 from redis.exceptions import RedisError
 
+from curfew_core import throttle
+from curfew_core.api.auth import rate_limited as api_rate_limited
 from curfew_core.api.errors import ApiError
 from curfew_core.proxy import views as proxy_views
-from curfew_core.selectors.tokens import identify
 
 log = logging.getLogger("curfew.limits")
 
@@ -62,6 +63,7 @@ class Door:
     unauthorized: Callable[[bool], HttpResponseBase]
     too_large: Callable[[int], HttpResponseBase]
     unavailable: Callable[[], HttpResponseBase]
+    rate_limited: Callable[[throttle.Refusal], HttpResponseBase]
 
 
 def _proxy_too_large(limit: int) -> HttpResponseBase:
@@ -102,6 +104,7 @@ DOORS = (
         unauthorized=lambda missing: proxy_views.unauthorized(None if missing else ""),
         too_large=_proxy_too_large,
         unavailable=proxy_views.unavailable,
+        rate_limited=lambda refusal: proxy_views.labelled(proxy_views.rate_limited(refusal), None),
     ),
     Door(
         prefix="/api/v1/",
@@ -110,6 +113,7 @@ DOORS = (
         unauthorized=_api_unauthorized,
         too_large=_api_too_large,
         unavailable=_api_unavailable,
+        rate_limited=api_rate_limited,
     ),
 )
 
@@ -137,11 +141,15 @@ def _bearer(scope: Scope) -> str | None:
     return value.strip()
 
 
-async def _token_is_live(raw: str) -> bool:
+async def _token_is_live(raw: str, address: str) -> bool:
+    """The doors' own check, throttles included (a failure here counts as one
+    there; ``throttle.Throttled`` when the address or the token is over its limit)."""
     # Its own thread context: token lookups of different requests do not queue
     # behind one another, and the database connection is tidied after.
     async with ThreadSensitiveContext():
-        identity = await database_sync_to_async(identify)(raw, kind="api")
+        identity = await database_sync_to_async(throttle.identify_throttled)(
+            raw, kind="api", address=address
+        )
     return identity is not None
 
 
@@ -192,7 +200,9 @@ class BodyGuard:
         if raw is None:
             return door.unauthorized(True)
         try:
-            live = await _token_is_live(raw)
+            live = await _token_is_live(raw, throttle.scope_address(scope))
+        except throttle.Throttled as exc:
+            return door.rate_limited(exc.refusal)
         except (DatabaseError, RedisError):
             log.exception("early token check: storage unavailable")
             return door.unavailable()

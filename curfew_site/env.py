@@ -54,3 +54,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate limit such as ``10/15minutes`` or ``6000 per minute``; ``off`` (or
+    empty) turns that limit off and reads as ``""``. Checked at start-up, so a
+    typo fails loudly instead of silently not throttling."""
+    from limits import parse  # the library that enforces the rate parses it too
+
+    raw = os.environ.get(name, default).strip()
+    if raw.lower() in {"", "off", "0", "none"}:
+        return ""
+    try:
+        if parse(raw).amount < 1:
+            raise ValueError(raw)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not a rate (use e.g. 10/15minutes, 6000/minute, or off)"
+        ) from None
+    return raw

@@ -13,7 +13,7 @@ import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from curfew_site.env import env_bool, env_float, env_int, env_list, env_str
+from curfew_site.env import env_bool, env_float, env_int, env_list, env_rate, env_str
 
 # Lets admin classes and querysets be subscripted for the type checker.
 django_stubs_ext.monkeypatch()
@@ -39,7 +39,10 @@ CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = env_int("CURFEW_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
 SECURE_HSTS_PRELOAD = HTTPS
-if env_bool("CURFEW_BEHIND_PROXY", default=False):
+#: Behind a TLS-terminating balancer: trust its X-Forwarded-Proto, and take the
+#: client's address from the last X-Forwarded-For entry (the one it appended).
+CURFEW_BEHIND_PROXY = env_bool("CURFEW_BEHIND_PROXY", default=False)
+if CURFEW_BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
@@ -225,3 +228,18 @@ CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int("CURFEW_UPSTREAM_CONCURRENCY_PER
 #: before answering 503 (short: a full pool is an overload, not a slow network).
 CURFEW_UPSTREAM_MAX_CONNECTIONS = env_int("CURFEW_UPSTREAM_MAX_CONNECTIONS", 200)
 CURFEW_UPSTREAM_POOL_TIMEOUT = env_int("CURFEW_UPSTREAM_POOL_TIMEOUT", 3)
+
+#: Throttles (curfew_core/throttle.py), each a rate such as ``10/15minutes`` or
+#: ``off``. Counts are shared through Redis when REDIS_URL is set, per process
+#: otherwise. CURFEW_THROTTLE=0 turns every one off (benchmarks).
+CURFEW_THROTTLE = env_bool("CURFEW_THROTTLE", default=True)
+#: Failed sign-ins per account name, then that account is locked for the window.
+CURFEW_SIGNIN_FAILURES_PER_ACCOUNT = env_rate("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT", "10/15minutes")
+#: Failed sign-ins per client address, whatever names it tries.
+CURFEW_SIGNIN_FAILURES_PER_ADDRESS = env_rate("CURFEW_SIGNIN_FAILURES_PER_ADDRESS", "50/15minutes")
+#: Unknown or revoked bearer/embed tokens per client address; over it, every
+#: token from that address is answered 429 until the window has room again.
+CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate("CURFEW_TOKEN_FAILURES_PER_ADDRESS", "60/minute")
+#: Requests per live token (all doors together); far above a gateway fleet's use.
+CURFEW_TOKEN_RATE = env_rate("CURFEW_TOKEN_RATE", "6000/minute")
+CURFEW_THROTTLE_REDIS_CONNECTIONS = env_int("CURFEW_THROTTLE_REDIS_CONNECTIONS", 50)

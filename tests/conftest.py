@@ -65,13 +65,16 @@ def _clear_cache() -> None:
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
     """Each test starts with empty caches (schedules and tokens are cached)."""
+    from curfew_core import throttle
     from curfew_core.selectors import bundles
 
     _clear_cache()
     bundles._built.clear()
+    throttle.reset()  # failed-token and sign-in counts too
     yield
     _clear_cache()
     bundles._built.clear()
+    throttle.reset()
 
 
 class ApiClient:

@@ -12,8 +12,9 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from redis.exceptions import RedisError
 
+from curfew_core import throttle
 from curfew_core.api.errors import ApiError
-from curfew_core.selectors.tokens import TokenIdentity, identify
+from curfew_core.selectors.tokens import TokenIdentity
 
 log = logging.getLogger("curfew.api")
 P = ParamSpec("P")
@@ -28,6 +29,13 @@ def bearer(request: HttpRequest) -> str | None:
     return value.strip()
 
 
+def rate_limited(refusal: throttle.Refusal) -> HttpResponse:
+    """429 in the API's shape, with when to come back."""
+    response = ApiError(429, "rate_limited", refusal.message).response()
+    response["Retry-After"] = str(refusal.retry_after)
+    return response
+
+
 def token_required(view: View[P]) -> Callable[..., HttpResponse]:
     """Authenticate by ``Authorization: Bearer <API token>``; errors become JSON.
 
@@ -39,7 +47,9 @@ def token_required(view: View[P]) -> Callable[..., HttpResponse]:
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         raw = bearer(request)
         try:
-            identity = identify(raw, kind="api") if raw else None
+            identity = throttle.identify_throttled(
+                raw, kind="api", address=throttle.client_address(request)
+            )
             if identity is None:
                 raise ApiError(
                     401,
@@ -49,6 +59,8 @@ def token_required(view: View[P]) -> Callable[..., HttpResponse]:
             return view(request, identity, *args, **kwargs)
         except ApiError as exc:
             return exc.response()
+        except throttle.Throttled as exc:
+            return rate_limited(exc.refusal)
         except (DatabaseError, RedisError):
             # The cache or the database is down: say so in the API's shape, so
             # a gateway's outage policy (fail open/closed/last known) can act.

@@ -164,7 +164,11 @@ def _errors(*codes: int) -> dict[str, Any]:
         400: "bad input; nothing changed",
         401: "missing or wrong token",
         409: "stale version; nothing changed",
+        429: "too many failed token checks from this address, or over the token's rate; "
+        "retry after Retry-After seconds",
     }
+    if 401 in codes:  # every token door is throttled (curfew_core/throttle.py)
+        codes = (*codes, 429)
     return {str(code): {"description": text[code], "content": _json(_ERROR)} for code in codes}
 
 

@@ -27,6 +27,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from redis.exceptions import RedisError
 
+from curfew_core import throttle
 from curfew_core.api.auth import bearer
 from curfew_core.engine import Action, RequestContext, Verdict
 from curfew_core.openai_shapes import (
@@ -36,7 +37,6 @@ from curfew_core.openai_shapes import (
 )
 from curfew_core.proxy import bodies, upstream
 from curfew_core.proxy.concurrency import slots
-from curfew_core.selectors.tokens import identify
 from curfew_core.selectors.verdicts import verdict_for
 
 log = logging.getLogger("curfew.proxy")
@@ -106,9 +106,9 @@ class Judged:
     verdict: Verdict
 
 
-def _judge(raw_token: str | None, context: RequestContext) -> Judged | None:
+def _judge(raw_token: str | None, context: RequestContext, address: str) -> Judged | None:
     """Token and verdict in one trip to the sync world (both cached when warm)."""
-    identity = identify(raw_token, kind="api") if raw_token else None
+    identity = throttle.identify_throttled(raw_token, kind="api", address=address)
     if identity is None:
         return None
     verdict, _ = verdict_for(user_id=identity.user_id, now=timezone.now(), request=context)
@@ -153,6 +153,13 @@ def unauthorized(raw_token: str | None) -> HttpResponseBase:
     return labelled(openai_error(401, message, code="invalid_api_key"), None)
 
 
+def rate_limited(refusal: throttle.Refusal) -> HttpResponse:
+    # OpenAI's own 429 shape, so SDKs raise RateLimitError and honour Retry-After.
+    response = openai_error(429, refusal.message, code="rate_limit_exceeded", type="requests")
+    response["Retry-After"] = str(refusal.retry_after)
+    return response
+
+
 def _not_allowed(allowed: str) -> HttpResponseBase:
     response = openai_error(405, f"use {allowed}", code="method_not_allowed")
     response["Allow"] = allowed
@@ -182,6 +189,8 @@ def labelled_always(view: ProxyView) -> ProxyView:
     async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
             return await view(request, *args, **kwargs)
+        except throttle.Throttled as exc:
+            return labelled(rate_limited(exc.refusal), None)
         except (DatabaseError, RedisError):
             # Storage is down: a gateway or SDK should retry, not report a bug.
             log.exception("proxy: storage unavailable on %s %s", request.method, request.path)
@@ -246,7 +255,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     context = RequestContext(
         session_id=scope.session_id, purpose=scope.purpose, subagent=scope.subagent
     )
-    judged = await judge(raw_token, context)
+    judged = await judge(raw_token, context, throttle.client_address(request))
     if judged is None:
         return unauthorized(raw_token)
     verdict = judged.verdict
@@ -282,7 +291,11 @@ async def models(request: HttpRequest, model: str | None = None) -> HttpResponse
         scope = parse_scope(request)
     except BadRequest:
         scope = Scope(None, None, False)
-    judged = await judge(raw_token, RequestContext(scope.session_id, scope.purpose, scope.subagent))
+    judged = await judge(
+        raw_token,
+        RequestContext(scope.session_id, scope.purpose, scope.subagent),
+        throttle.client_address(request),
+    )
     if judged is None:
         return unauthorized(raw_token)
     verdict = judged.verdict

@@ -17,3 +17,6 @@ CLOSE_FORBIDDEN_ORIGIN = 4403
 #: Something the socket needs is down (the database, Redis, the channel layer);
 #: the capsule retries with backoff.
 CLOSE_UNAVAILABLE = 1011
+#: Too many failed token checks from this address, or the token is over its
+#: rate (curfew_core/throttle.py). The capsule retries with its usual backoff.
+CLOSE_RATE_LIMITED = 4429

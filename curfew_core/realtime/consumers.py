@@ -22,13 +22,13 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from curfew_core import throttle
 from curfew_core.events import user_group
 from curfew_core.realtime import access, clock, timers, watch
-from curfew_core.realtime.codes import CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
+from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
 from curfew_core.realtime.states import capsule_state
-from curfew_core.selectors.tokens import identify
 
 log = logging.getLogger("curfew.realtime")
 
@@ -38,13 +38,13 @@ log = logging.getLogger("curfew.realtime")
 REJOIN_SECONDS = 3600.0
 
 
-def _embed_user_sync(raw: str) -> int | None:
-    identity = identify(raw, kind="embed")
+def _embed_user_sync(raw: str, address: str) -> int | None:
+    identity = throttle.identify_throttled(raw, kind="embed", address=address)
     return None if identity is None else identity.user_id
 
 
-async def _embed_user(raw: str) -> int | None:
-    user_id: int | None = await database_sync_to_async(_embed_user_sync)(raw)
+async def _embed_user(raw: str, address: str) -> int | None:
+    user_id: int | None = await database_sync_to_async(_embed_user_sync)(raw, address)
     return user_id
 
 
@@ -133,7 +133,12 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         credential = self.scope.get(CREDENTIAL)
         if credential == "token":
             raw = self.scope.get(TOKEN) or ""
-            user_id = await _embed_user(raw) if raw else None
+            address = throttle.scope_address(self.scope)
+            try:
+                user_id = await _embed_user(raw, address) if raw else None
+            except throttle.Throttled as exc:
+                await self.refuse(CLOSE_RATE_LIMITED, exc.refusal.message[:120])
+                return None
             if user_id is None:
                 reason = "unknown or revoked embed token" if raw else "missing embed token"
                 await self.refuse(CLOSE_UNAUTHORIZED, reason)

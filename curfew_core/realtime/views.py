@@ -14,9 +14,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from curfew_core import throttle
 from curfew_core.models import ApiToken
 from curfew_core.realtime import clock
-from curfew_core.selectors.tokens import identify
 from curfew_core.selectors.verdicts import state_payload
 from curfew_core.services.tokens import token_create, token_revoke
 
@@ -41,6 +41,12 @@ def _unauthorized(message: str) -> JsonResponse:
     return JsonResponse({"error": "unauthorized", "message": message}, status=401)
 
 
+def _rate_limited(refusal: throttle.Refusal) -> JsonResponse:
+    response = JsonResponse({"error": "rate_limited", "message": refusal.message}, status=429)
+    response["Retry-After"] = str(refusal.retry_after)
+    return response
+
+
 @require_GET
 def state(request: HttpRequest) -> HttpResponse:
     """The state for a capsule that cannot hold a socket (fallback polling, boot race).
@@ -51,14 +57,20 @@ def state(request: HttpRequest) -> HttpResponse:
     """
     raw = request.GET.get("token")
     if raw is not None:
-        identity = identify(raw, kind="embed") if raw else None
         response: HttpResponse
-        if identity is None:
-            response = _unauthorized(
-                "unknown or revoked embed token" if raw else "missing embed token"
+        try:
+            identity = throttle.identify_throttled(
+                raw, kind="embed", address=throttle.client_address(request)
             )
+        except throttle.Throttled as exc:
+            response = _rate_limited(exc.refusal)
         else:
-            response = JsonResponse(state_payload(user_id=identity.user_id, now=clock.now()))
+            if identity is None:
+                response = _unauthorized(
+                    "unknown or revoked embed token" if raw else "missing embed token"
+                )
+            else:
+                response = JsonResponse(state_payload(user_id=identity.user_id, now=clock.now()))
         response["Access-Control-Allow-Origin"] = "*"
         return _private(response)
     if not request.user.is_authenticated:
@@ -74,15 +86,20 @@ def embed_page(request: HttpRequest) -> HttpResponse:
     """``/embed/capsule/?token=…[&mode=narrow]``: the capsule alone, for an iframe."""
     raw = request.GET.get("token", "")
     mode = request.GET.get("mode", "wide")
-    error = ""
+    error, retry_after = "", 0
     if mode not in MODES:
         error, status = f"mode must be one of {', '.join(MODES)}, not {mode!r}", 400
     elif not raw:
         error, status = "missing embed token: add ?token=<embed token>", 401
-    elif identify(raw, kind="embed") is None:
-        error, status = "unknown or revoked embed token", 401
     else:
-        status = 200
+        try:
+            address = throttle.client_address(request)
+            if throttle.identify_throttled(raw, kind="embed", address=address) is None:
+                error, status = "unknown or revoked embed token", 401
+            else:
+                status = 200
+        except throttle.Throttled as exc:
+            error, status, retry_after = exc.refusal.message, 429, exc.refusal.retry_after
     response = render(
         request,
         "curfew/capsule/embed.html",
@@ -90,6 +107,8 @@ def embed_page(request: HttpRequest) -> HttpResponse:
         status=status,
     )
     response["Content-Security-Policy"] = EMBED_POLICY
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
     return _private(response)
 
 

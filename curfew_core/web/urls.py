@@ -3,12 +3,12 @@
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
 
-from curfew_core.web import views
+from curfew_core.web import signin, views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path(
         "login/",
-        auth_views.LoginView.as_view(
+        signin.LoginView.as_view(
             template_name="curfew/login.html", redirect_authenticated_user=True
         ),
         name="login",

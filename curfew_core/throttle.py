@@ -1,0 +1,323 @@
+"""Throttles: failed sign-ins, failed token checks, and each token's request rate.
+
+Four rules, each a ``limits`` rate read from settings (``""`` turns one off;
+``CURFEW_THROTTLE=0`` turns all off):
+
+- ``signin-account``: failed sign-ins per account name (moving window);
+- ``signin-address``: failed sign-ins per client address, whatever the name;
+- ``token-failures``: unknown, revoked or wrong-kind tokens per client address;
+  past it they are answered 429 instead of 401. A live token from the same
+  address keeps working: tokens carry 256 random bits, so refusing it would stop
+  no guessing, while it would let one stale client, or anyone sharing the
+  address (a NAT, a cloud egress), switch off a whole gateway fleet;
+- ``token-rate``: requests per live token (sliding window counter, O(1) per
+  token), generous by default so a gateway fleet never meets it in normal use.
+
+A refusal while over a limit is not counted again, so a limit lifts by itself
+one window after the last counted failure. A successful sign-in counts nothing.
+
+Counts live in Redis when ``REDIS_URL`` is set (shared by every process), in
+this process's memory otherwise. A Redis failure raises ``RedisError`` like the
+token cache beside it would, so the doors' outage answers cover it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import math
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.http import HttpRequest
+from limits import RateLimitItem, parse
+from limits.storage import MemoryStorage, RedisStorage, Storage
+from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
+
+from curfew_core.selectors.tokens import TokenIdentity, identify
+
+SIGNIN_ACCOUNT = "signin-account"
+SIGNIN_ADDRESS = "signin-address"
+TOKEN_FAILURES = "token-failures"  # noqa: S105 - a rule name
+TOKEN_RATE = "token-rate"  # noqa: S105 - a rule name
+#: Settings that change which limits apply or where counts live.
+_SETTINGS = {
+    "CURFEW_THROTTLE",
+    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT",
+    "CURFEW_SIGNIN_FAILURES_PER_ADDRESS",
+    "CURFEW_TOKEN_FAILURES_PER_ADDRESS",
+    "CURFEW_TOKEN_RATE",
+    "REDIS_URL",
+    "REDIS_PREFIX",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a request is refused and when to come back (whole seconds, at least 1)."""
+
+    rule: str
+    retry_after: int
+    message: str
+
+
+class Throttled(Exception):
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+# -- storage ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Limiters:
+    storage: Storage
+    moving: MovingWindowRateLimiter
+    sliding: SlidingWindowCounterRateLimiter
+
+
+_lock = threading.Lock()
+_current: _Limiters | None = None
+
+
+def _build() -> _Limiters:
+    storage: Storage
+    if settings.REDIS_URL:
+        import redis
+
+        # Its own small pool with short timeouts: a stalled Redis makes a
+        # request fail fast (503 at the doors), never hang it.
+        deadline = getattr(settings, "REDIS_TIMEOUT", 2.0)
+        pool = redis.BlockingConnectionPool.from_url(
+            settings.REDIS_URL,
+            max_connections=settings.CURFEW_THROTTLE_REDIS_CONNECTIONS,
+            timeout=deadline,
+            socket_timeout=deadline,
+            socket_connect_timeout=deadline,
+        )
+        storage = RedisStorage(
+            settings.REDIS_URL,
+            connection_pool=pool,
+            key_prefix=f"{settings.REDIS_PREFIX}:throttle",
+        )
+    else:
+        storage = MemoryStorage()
+    return _Limiters(
+        storage, MovingWindowRateLimiter(storage), SlidingWindowCounterRateLimiter(storage)
+    )
+
+
+def _limiters() -> _Limiters:
+    global _current
+    current = _current
+    if current is None:
+        with _lock:
+            current = _current
+            if current is None:
+                current = _current = _build()
+    return current
+
+
+def reset() -> None:
+    """Forget every count (tests; an operator lifting a lock-out by hand)."""
+    global _current
+    with _lock:
+        current, _current = _current, None
+    # Counts outlive a dropped storage object in Redis: clear them either way.
+    (current or _build()).storage.reset()
+
+
+def _on_setting_changed(*, setting: str, **_: Any) -> None:
+    global _current
+    if setting in _SETTINGS:
+        with _lock:
+            _current = None
+        _rule.cache_clear()
+
+
+setting_changed.connect(_on_setting_changed)
+
+
+@lru_cache(maxsize=8)
+def _rule(setting: str) -> RateLimitItem | None:
+    """The parsed limit a setting names, or ``None`` when it (or throttling) is off."""
+    if not settings.CURFEW_THROTTLE:
+        return None
+    text: str = getattr(settings, setting, "")
+    return parse(text) if text else None
+
+
+# -- the client's address ---------------------------------------------------------
+def _normalised(text: str) -> str:
+    """One key per client: an IPv4 address, or the /64 of an IPv6 one (a single
+    host is routinely given a whole /64, so counting /128s would let it rotate)."""
+    text = text.strip()
+    if text.startswith("[") and "]" in text:  # "[2001:db8::1]:443"
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:  # "203.0.113.9:51234"
+        text = text.partition(":")[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return text[:64] or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
+def _address(remote: str, forwarded: str) -> str:
+    # Behind our balancer, the last X-Forwarded-For entry is the one it appended:
+    # the address that connected to it. Entries left of it are whatever the client
+    # sent. Not behind one, the header is the client's own words and is ignored.
+    if settings.CURFEW_BEHIND_PROXY and forwarded.strip():
+        last = forwarded.rsplit(",", 1)[-1].strip()
+        if last:
+            return _normalised(last)
+    return _normalised(remote)
+
+
+def client_address(request: HttpRequest) -> str:
+    """Where an HTTP request comes from, as the throttles count it."""
+    meta = request.META
+    return _address(str(meta.get("REMOTE_ADDR") or ""), str(meta.get("HTTP_X_FORWARDED_FOR") or ""))
+
+
+def scope_address(scope: Mapping[str, Any]) -> str:
+    """Where an ASGI connection (a WebSocket) comes from, as the throttles count it."""
+    client = scope.get("client") or ("", 0)
+    headers: Iterable[tuple[bytes, bytes]] = scope.get("headers") or ()
+    forwarded = ",".join(
+        value.decode("latin1") for name, value in headers if name == b"x-forwarded-for"
+    )
+    return _address(str(client[0] or ""), forwarded)
+
+
+# -- sign-in ------------------------------------------------------------------------
+def _account(username: str) -> str:
+    # Case-folded: "Ada" and "ada " count against one account; hashed, so the
+    # key is short and names never sit in Redis.
+    return hashlib.sha256(username.strip().casefold().encode()).hexdigest()[:32]
+
+
+def _seconds_until(moment: float) -> int:
+    # Whole seconds, rounded up; the millisecond of slack absorbs the rounding
+    # of timestamps stored in Redis (Lua prints them to 14 digits).
+    return max(1, math.ceil(moment - time.time() - 0.001))
+
+
+def _minutes(seconds: int) -> int:
+    return max(1, math.ceil(seconds / 60))
+
+
+def signin_refusal(username: str, address: str) -> Refusal | None:
+    """Whether a sign-in must be refused before the password is even checked.
+
+    During a lock-out the right password is refused too: that is the point.
+    """
+    from django.utils.translation import ngettext
+
+    limiters = _limiters()
+    checks = (
+        (SIGNIN_ACCOUNT, "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT", _account(username)),
+        (SIGNIN_ADDRESS, "CURFEW_SIGNIN_FAILURES_PER_ADDRESS", address),
+    )
+    for rule, setting, key in checks:
+        item = _rule(setting)
+        if item is None or limiters.moving.test(item, rule, key):
+            continue
+        stats = limiters.moving.get_window_stats(item, rule, key)
+        seconds = _seconds_until(stats.reset_time)
+        minutes = _minutes(seconds)
+        if rule == SIGNIN_ACCOUNT:
+            message = ngettext(
+                "Too many failed sign-ins for this account; try again in %(n)d minute.",
+                "Too many failed sign-ins for this account; try again in %(n)d minutes.",
+                minutes,
+            )
+        else:
+            message = ngettext(
+                "Too many failed sign-ins from your network address; try again in %(n)d minute.",
+                "Too many failed sign-ins from your network address; try again in %(n)d minutes.",
+                minutes,
+            )
+        return Refusal(rule, seconds, message % {"n": minutes})
+    return None
+
+
+def note_signin_failure(username: str, address: str) -> None:
+    """Count one wrong password (or unknown name) against the account and the address."""
+    limiters = _limiters()
+    account = _rule("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT")
+    if account is not None:
+        limiters.moving.hit(account, SIGNIN_ACCOUNT, _account(username))
+    by_address = _rule("CURFEW_SIGNIN_FAILURES_PER_ADDRESS")
+    if by_address is not None:
+        limiters.moving.hit(by_address, SIGNIN_ADDRESS, address)
+
+
+# -- tokens -------------------------------------------------------------------------
+def _token_failure_refusal(item: RateLimitItem, address: str) -> Refusal:
+    stats = _limiters().moving.get_window_stats(item, TOKEN_FAILURES, address)
+    seconds = _seconds_until(stats.reset_time)
+    return Refusal(
+        TOKEN_FAILURES,
+        seconds,
+        f"too many failed token checks from this address; retry in {seconds} s",
+    )
+
+
+def note_token_failure(address: str) -> Refusal | None:
+    """Count one unknown, revoked or wrong-kind token from ``address``; a refusal
+    (answer 429, not 401) once the address is over its limit, else ``None``.
+    A refused failure is not counted, so the limit lifts on time."""
+    item = _rule("CURFEW_TOKEN_FAILURES_PER_ADDRESS")
+    if item is None or _limiters().moving.hit(item, TOKEN_FAILURES, address):
+        return None
+    return _token_failure_refusal(item, address)
+
+
+def hit_token_rate(token_id: int) -> Refusal | None:
+    """Count one request of a live token: one Redis round trip, or a refusal."""
+    item = _rule("CURFEW_TOKEN_RATE")
+    if item is None:
+        return None
+    limiters = _limiters()
+    key = str(token_id)
+    if limiters.sliding.hit(item, TOKEN_RATE, key):
+        return None
+    stats = limiters.sliding.get_window_stats(item, TOKEN_RATE, key)
+    seconds = _seconds_until(stats.reset_time)
+    return Refusal(
+        TOKEN_RATE,
+        seconds,
+        f"this token is over its rate of {item.amount} requests per "
+        f"{item.get_expiry()} s; retry in {seconds} s",
+    )
+
+
+def identify_throttled(raw: str | None, *, kind: str, address: str) -> TokenIdentity | None:
+    """``identify()`` behind the token throttles; raises ``Throttled`` when refused.
+
+    One counter per request: the token's rate when it is live (one Redis round
+    trip), the address's failures when it is not. A missing token is not a
+    guess and counts nothing.
+    """
+    if not raw:
+        return None
+    identity = identify(raw, kind=kind)
+    if identity is None:
+        refusal = note_token_failure(address)
+        if refusal is not None:
+            raise Throttled(refusal)
+        return None
+    refusal = hit_token_rate(identity.token_id)
+    if refusal is not None:
+        raise Throttled(refusal)
+    return identity

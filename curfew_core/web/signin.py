@@ -1,0 +1,64 @@
+"""Sign-in behind the throttle, for the settings page and the admin alike.
+
+The throttle is asked before the password is checked: during a lock-out the
+right password is refused too, with the reason and when to come back. Only a
+wrong password (or an unknown name) counts; a refused attempt does not, so a
+lock-out ends one window after the last counted failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.utils.translation import gettext as _
+from redis.exceptions import RedisError
+
+from curfew_core import throttle
+
+
+class ThrottledSignIn(AuthenticationForm):
+    refusal: throttle.Refusal | None = None
+
+    def clean(self) -> dict[str, Any]:
+        username = self.cleaned_data.get("username") or ""
+        address = throttle.client_address(self.request) if self.request else "unknown"
+        try:
+            self.refusal = throttle.signin_refusal(username, address)
+        except RedisError:
+            # A security check that cannot run refuses rather than waves through.
+            raise ValidationError(
+                _("Sign-in is briefly unavailable; try again in a minute."), code="unavailable"
+            ) from None
+        if self.refusal is not None:
+            raise ValidationError(self.refusal.message, code="throttled")
+        try:
+            return super().clean()
+        except ValidationError as exc:
+            if exc.code == "invalid_login":
+                # Redis going away between the check and here: the wrong
+                # password is refused anyway.
+                with contextlib.suppress(RedisError):
+                    throttle.note_signin_failure(username, address)
+            raise
+
+
+class ThrottledAdminSignIn(ThrottledSignIn, AdminAuthenticationForm):
+    """The admin's form (staff only) behind the same throttle."""
+
+
+class LoginView(auth_views.LoginView):
+    authentication_form = ThrottledSignIn
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        response = super().form_invalid(form)
+        refusal = getattr(form, "refusal", None)
+        if refusal is not None:
+            response.status_code = 429
+            response["Retry-After"] = str(refusal.retry_after)
+        return response
