@@ -16,7 +16,6 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
-from django.utils.translation import gettext as _
 from redis.exceptions import RedisError
 
 from curfew_core import throttle
@@ -28,13 +27,10 @@ class ThrottledSignIn(AuthenticationForm):
     def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username") or ""
         address = throttle.client_address(self.request) if self.request else "unknown"
-        try:
-            self.refusal = throttle.signin_refusal(username, address)
-        except RedisError:
-            # A security check that cannot run refuses rather than waves through.
-            raise ValidationError(
-                _("Sign-in is briefly unavailable; try again in a minute."), code="unavailable"
-            ) from None
+        # A throttle that cannot be asked (Redis down) raises: a security check
+        # that cannot run refuses rather than waves through, and the outage
+        # middleware answers with the styled 503 page and Retry-After.
+        self.refusal = throttle.signin_refusal(username, address)
         if self.refusal is not None:
             raise ValidationError(self.refusal.message, code="throttled")
         try:
