@@ -240,13 +240,13 @@ async def test_a_small_or_absent_body_is_left_to_the_view(
     from curfew_core import asgi_limits
 
     early_lookups: list[str] = []
-    real = asgi_limits.identify
+    real = asgi_limits._token_is_live
 
-    def counted(raw: str, *, kind: str) -> object:
+    async def counted(raw: str, address: str) -> bool:
         early_lookups.append(raw)
-        return real(raw, kind=kind)
+        return await real(raw, address)
 
-    monkeypatch.setattr(asgi_limits, "identify", counted)
+    monkeypatch.setattr(asgi_limits, "_token_is_live", counted)
     bad = await call("/v1/chat/completions", [CHAT], token="cfw_bad", length=len(CHAT))
     assert _proxy_error(bad, 401)["code"] == "invalid_api_key"
     assert bad.consumed == 1
@@ -271,7 +271,8 @@ async def test_storage_down_during_the_early_check_is_a_503_in_each_door_shape(
     def down(*args: object, **kwargs: object) -> None:
         raise RedisConnectionError("connection refused")
 
-    monkeypatch.setattr("curfew_core.asgi_limits.identify", down)
+    # The early check asks the throttled lookup, which asks the token selector.
+    monkeypatch.setattr("curfew_core.throttle.identify", down)
     proxy = await call("/v1/chat/completions", [b"x" * MiB] * 8, token=token, length=8 * MiB)
     assert _proxy_error(proxy, 503)["code"] == "unavailable"
     assert int(proxy.headers["retry-after"]) > 0

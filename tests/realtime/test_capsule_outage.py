@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 from django.db import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from curfew_core.realtime import consumers
+from curfew_core import throttle
 from curfew_core.realtime.codes import CLOSE_UNAVAILABLE
 from tests.realtime.conftest import embed_token, open_live, refusal, session_cookie, socket
 
@@ -28,7 +28,8 @@ def redis_down(*args: Any, **kwargs: Any) -> Any:
 
 async def test_embed_token_lookup_failing_closes_1011(user, monkeypatch):
     raw = await db(embed_token)(user)
-    monkeypatch.setattr(consumers, "identify", redis_down)
+    # The consumer asks the throttled lookup, which asks the token selector.
+    monkeypatch.setattr(throttle, "identify", redis_down)
     code, reason = await refusal(socket(token=raw))
     assert code == CLOSE_UNAVAILABLE
     assert "retry" in reason
