@@ -4,7 +4,8 @@ Django's ASGI handler reads the whole body (spooling it to disk past 2.5 MB)
 before any view runs, so a view's own checks come too late: a 1.2 GB
 unauthenticated POST was written to disk and only then answered 401. For the
 doors that take bodies from tokens (the proxy at ``/v1/``, the API at
-``/api/v1/``) this guard decides first, from the request head alone:
+``/api/v1/``) this guard decides first, from the request head alone (the
+pages, which authenticate by session, get the size limits only):
 
 - a declared ``Content-Length`` over the door's limit: 413 at once;
 - a body that may be large (over one receive's worth, or of unknown length):
@@ -30,7 +31,9 @@ from asgiref.sync import ThreadSensitiveContext
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
+from django.http import HttpResponse
 from django.http.response import HttpResponseBase
+from django.template import loader
 from redis.exceptions import RedisError
 
 from curfew_core import throttle
@@ -64,6 +67,9 @@ class Door:
     too_large: Callable[[int], HttpResponseBase]
     unavailable: Callable[[], HttpResponseBase]
     rate_limited: Callable[[throttle.Refusal], HttpResponseBase]
+    #: Whether the door authenticates by bearer token (pages use the session,
+    #: which the guard cannot check before the body: they get the size limit only).
+    takes_tokens: bool = True
 
 
 def _proxy_too_large(limit: int) -> HttpResponseBase:
@@ -95,6 +101,18 @@ def _api_unavailable() -> HttpResponseBase:
     return response
 
 
+def _page_too_large(limit: int) -> HttpResponseBase:
+    # The styled page every other page error uses (no user, no database needed).
+    return HttpResponse(
+        loader.render_to_string("413.html", {"limit_kb": limit // 1024}),
+        status=413,
+    )
+
+
+def _no_token_door(*args: object) -> HttpResponseBase:  # pragma: no cover - never called
+    raise AssertionError("a door without tokens has no token answers")
+
+
 DOORS = (
     Door(
         prefix="/v1/",
@@ -114,6 +132,18 @@ DOORS = (
         too_large=_api_too_large,
         unavailable=_api_unavailable,
         rate_limited=api_rate_limited,
+    ),
+    # Everything else (sign-in, the settings page's forms, the admin): Django's
+    # own form limit, enforced before the body is spooled rather than after.
+    Door(
+        prefix="/",
+        max_body=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+        public=frozenset(),
+        unauthorized=_no_token_door,
+        too_large=_page_too_large,
+        unavailable=_no_token_door,
+        rate_limited=_no_token_door,
+        takes_tokens=False,
     ),
 )
 
@@ -183,7 +213,7 @@ class BodyGuard:
         # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body.
         unknown = length is None and _header(scope, b"transfer-encoding") is not None
         large = unknown or (length is not None and length > EARLY_AUTH_BYTES)
-        if large and scope["path"] not in door.public:
+        if large and door.takes_tokens and scope["path"] not in door.public:
             refusal = await self._check_token(door, scope)
             if refusal is not None:
                 await _answer(send, refusal)

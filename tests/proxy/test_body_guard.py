@@ -310,3 +310,27 @@ def test_the_served_app_answers_before_the_body_is_sent(
     body = response.json()
     assert "error" in body
     assert upstream.requests == []
+
+
+# -- the pages: sessions, not tokens, so only the size limits ---------------------------
+
+
+async def test_an_oversized_form_post_is_a_413_page_before_the_body_is_read() -> None:
+    """Sign-in and the settings forms take Django's form limit (2.5 MB), enforced
+    from the head, not after the body was spooled to disk."""
+    declared = await call("/login/", [b"x" * MiB] * 4, length=4 * MiB)
+    assert declared.status == 413
+    assert declared.consumed == 0
+    assert declared.headers["content-type"].startswith("text/html")
+    assert "Request too large" in declared.body.decode()
+    assert "/static/curfew/curfew.css" in declared.body.decode()
+    chunked = await call("/schedule/", [b"x" * MiB] * 8, length=None)
+    assert chunked.status == 413
+    assert chunked.consumed <= 4, "cut off at the limit, not read to the end"
+
+
+async def test_a_small_form_post_reaches_the_page_as_before() -> None:
+    # The control: a normal sign-in form is answered by the page itself.
+    small = await call("/login/", [b"username=ada&password=x"], length=23)
+    assert small.status in (200, 403)  # the sign-in page (403: no CSRF cookie here)
+    assert small.consumed == 1
