@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,19 @@ def _value(value: Any) -> str:
     return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
 
 
-def _details(entry: AuditEntry) -> tuple[str, ...]:
+def _local(value: Any, tz: zoneinfo.ZoneInfo) -> str:
+    """A stored instant (ISO text) as the user's wall clock; anything else as it is."""
+    if isinstance(value, str):
+        try:
+            moment = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+        if moment.tzinfo is not None:
+            return moment.astimezone(tz).strftime("%Y-%m-%d %H:%M")
+    return str(value)
+
+
+def _details(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
     changes = entry.changes or {}
     if entry.subject == AuditEntry.Subject.SCHEDULE:
         fields = changes.get("fields", {})
@@ -40,24 +53,28 @@ def _details(entry: AuditEntry) -> tuple[str, ...]:
             for key, change in fields.items()
         )
     if entry.subject == AuditEntry.Subject.OVERRIDE:
-        return tuple(f"{key}: {value}" for key, value in changes.items() if value is not None)
+        return tuple(
+            f"{key}: {_local(value, tz)}" for key, value in changes.items() if value is not None
+        )
     if entry.subject == AuditEntry.Subject.TOKEN:
         name = changes.get("name") or "unnamed"
         return (f"{changes.get('kind')} token “{name}” ({changes.get('prefix')}…)",)
     return ()
 
 
-def audit_recent(user: User, limit: int = 10) -> list[AuditRow]:
-    """The user's latest changes, newest first (never a secret: none is stored)."""
+def audit_recent(user: User, limit: int = 10, *, tz: str = "UTC") -> list[AuditRow]:
+    """The user's latest changes, newest first, on the user's own clock ``tz``
+    (never a secret: none is stored)."""
+    zone = zoneinfo.ZoneInfo(tz)
     entries = AuditEntry.objects.filter(user=user).order_by("-created_at", "-id")[:limit]
     return [
         AuditRow(
-            at=entry.created_at,
+            at=entry.created_at.astimezone(zone),
             subject=entry.subject,
             action=entry.action,
             door=entry.get_door_display(),
             actor=entry.actor_name,
-            details=_details(entry),
+            details=_details(entry, zone),
         )
         for entry in entries
     ]

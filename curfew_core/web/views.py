@@ -124,7 +124,7 @@ def _page_context(
         "live_errors": form.errors,
         "decision": page.decision(user, request.GET, now=now, tz_name=status["timezone"]),
         "tokens": web_selectors.live_tokens(user),
-        "audit": audit_recent(user, 10),
+        "audit": audit_recent(user, 10, tz=status["timezone"]),
         "timezone_groups": page.timezone_groups(),
         "calendar_choices": page.calendar_choices(),
         "curves": [curve for curve in ("linear", "step", "ease_in")],

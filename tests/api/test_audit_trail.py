@@ -91,6 +91,17 @@ def test_api_override_is_audited_with_the_verb_and_resulting_times(api: Any, clo
 
 
 @pytest.mark.django_db
+def test_the_trail_speaks_the_users_own_clock(api: Any, clock: Any) -> None:
+    """Times on the page are the user's wall clock (Asia/Shanghai by default),
+    not the server's UTC: "overtime until 20:30", not "12:30+00:00"."""
+    clock.set(local("2026-09-29 20:00"))
+    assert api.post("/api/v1/overrides", {"overtime": "30m"}).status_code == 200
+    [row] = [r for r in audit_recent(api.user, 10, tz="Asia/Shanghai") if r.subject == "override"]
+    assert row.at.utcoffset() is not None
+    assert row.at.utcoffset().total_seconds() == 8 * 3600
+    assert row.details == ("overtime_until: 2026-09-29 20:30",)
+
+
 def test_a_refused_change_leaves_no_entry(api: Any) -> None:
     before = len(_entries(api.user))
     assert api.patch("/api/v1/schedule", {"curve": "zigzag"}).status_code == 400
