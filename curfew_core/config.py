@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import re
 import zoneinfo
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -85,6 +86,68 @@ class _Invalid(ValueError):
     pass
 
 
+#: Values quoted back in an error message are cut to this many characters,
+#: so a huge bad value cannot make a huge answer.
+SHOW_LIMIT = 60
+#: Digits a whole number typed as text may have. More is never a token count,
+#: and ``int`` refuses over 4300 digits with ValueError (CPython's DoS guard).
+MAX_INT_DIGITS = 30
+_INT_TEXT = re.compile(rf"[+-]?[0-9]{{1,{MAX_INT_DIGITS}}}", re.ASCII)
+
+
+def show(value: Any) -> str:
+    """``repr(value)`` for an error message, cut short when it is long."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= SHOW_LIMIT else f"{text[: SHOW_LIMIT - 1]}…"
+
+
+def int_from_text(text: str) -> int | None:
+    """The whole number ``text`` spells in ASCII digits (sign allowed), else None.
+
+    Never ``str.isdigit`` (it admits "²" and other digits ``int`` refuses) and
+    never a bare ``int(text)`` (non-ASCII digits, and ValueError past 4300 digits).
+    """
+    cleaned = text.strip()
+    return int(cleaned) if _INT_TEXT.fullmatch(cleaned) else None
+
+
+def text_problem(text: str) -> str | None:
+    """What makes ``text`` unstorable, or None.
+
+    A lone surrogate ("\\ud800") is not Unicode text: it cannot be encoded as
+    UTF-8, so every later read of a row holding it fails. PostgreSQL's jsonb
+    cannot hold NUL. Both are refused before anything is written.
+    """
+    if "\x00" in text:
+        return "contains a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains invalid Unicode (a lone surrogate)"
+    return None
+
+
+def value_problem(value: Any) -> str | None:
+    """``text_problem`` for the first bad text anywhere inside a JSON value
+    (keys included), walked without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                return problem
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
+
+
 def default_config() -> Config:
     return copy.deepcopy(DEFAULTS)
 
@@ -101,13 +164,13 @@ def with_defaults(stored: Mapping[str, Any]) -> Config:
 
 def _bool(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise _Invalid(f"must be true or false, not {value!r}")
+        raise _Invalid(f"must be true or false, not {show(value)}")
     return value
 
 
 def _time(value: Any) -> str:
     if not isinstance(value, str):
-        raise _Invalid(f'must be a time of day as "HH:MM", not {value!r}')
+        raise _Invalid(f'must be a time of day as "HH:MM", not {show(value)}')
     try:
         return format_wall(parse_wall(value))
     except ValueError as exc:
@@ -117,7 +180,7 @@ def _time(value: Any) -> str:
 def _text(*, allow_empty: bool, limit: int = MAX_TEXT) -> Callable[[Any], str]:
     def parse(value: Any) -> str:
         if not isinstance(value, str):
-            raise _Invalid(f"must be text, not {value!r}")
+            raise _Invalid(f"must be text, not {show(value)}")
         if not allow_empty and not value.strip():
             raise _Invalid("must not be empty")
         if len(value) > limit:
@@ -132,29 +195,30 @@ def _positive_int(value: Any, *, floor: int = 1, alternative: str = "") -> int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise _Invalid(f"must be {alternative}a whole number of tokens, not {value!r}")
+            raise _Invalid(f"must be {alternative}a whole number of tokens, not {show(value)}")
     number = int(value)
     if number < floor or number > MAX_TOKENS_LIMIT:
         raise _Invalid(
-            f"must be {alternative}between {floor} and {MAX_TOKENS_LIMIT} tokens, not {number}"
+            f"must be {alternative}between {floor} and {MAX_TOKENS_LIMIT} tokens, "
+            f"not {show(number)}"
         )
     return number
 
 
 def _timezone(value: Any) -> str:
     if not isinstance(value, str) or not value:
-        raise _Invalid(f'must be an IANA timezone name like "Asia/Shanghai", not {value!r}')
+        raise _Invalid(f'must be an IANA timezone name like "Asia/Shanghai", not {show(value)}')
     try:
         zoneinfo.ZoneInfo(value)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise _Invalid(f"{value!r} is not a known IANA timezone") from None
+        raise _Invalid(f"{show(value)} is not a known IANA timezone") from None
     return value
 
 
 def _curve(value: Any) -> str:
     options = [c.value for c in Curve]
     if value not in options:
-        raise _Invalid(f"must be one of {', '.join(options)}, not {value!r}")
+        raise _Invalid(f"must be one of {', '.join(options)}, not {show(value)}")
     return str(value)
 
 
@@ -166,7 +230,7 @@ def _anchors(value: Any) -> list[list[Any]]:
     rows: list[list[Any]] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
-            raise _Invalid(f'row {number} must be ["HH:MM", tokens], not {row!r}')
+            raise _Invalid(f'row {number} must be ["HH:MM", tokens], not {show(row)}')
         try:
             rows.append([_time(row[0]), _positive_int(row[1])])
         except _Invalid as exc:
@@ -182,7 +246,7 @@ def _windows(value: Any) -> list[list[str]]:
     out: list[list[str]] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
-            raise _Invalid(f'window {number} must be ["HH:MM", "HH:MM"], not {row!r}')
+            raise _Invalid(f'window {number} must be ["HH:MM", "HH:MM"], not {show(row)}')
         try:
             out.append([_time(row[0]), _time(row[1])])
         except _Invalid as exc:
@@ -196,12 +260,12 @@ def _weekdays(value: Any) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for day, times in value.items():
         if day not in WEEKDAYS:
-            raise _Invalid(f"{day!r} is not a weekday; use {', '.join(WEEKDAYS)}")
+            raise _Invalid(f"{show(day)} is not a weekday; use {', '.join(WEEKDAYS)}")
         if not isinstance(times, dict):
             raise _Invalid(f"{day}: must be an object of curfew_start / lights_out / wake_up")
         unknown = sorted(set(times) - set(NIGHT_KEYS))
         if unknown:
-            raise _Invalid(f"{day}: unknown key {unknown[0]!r}; use {', '.join(NIGHT_KEYS)}")
+            raise _Invalid(f"{day}: unknown key {show(unknown[0])}; use {', '.join(NIGHT_KEYS)}")
         try:
             parsed = {key: _time(times[key]) for key in NIGHT_KEYS if key in times}
         except _Invalid as exc:
@@ -215,10 +279,10 @@ def _holiday_calendar(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise _Invalid(f'must be a calendar code like "CN" or "US-CA", or null; not {value!r}')
+        raise _Invalid(f'must be a calendar code like "CN" or "US-CA", or null; not {show(value)}')
     code = calendars.canonical(value)
     if code is None:
-        raise _Invalid(f"{value!r} is not a holiday calendar the holidays package knows")
+        raise _Invalid(f"{show(value)} is not a holiday calendar the holidays package knows")
     return code
 
 
@@ -234,7 +298,7 @@ def _dates(value: Any) -> list[str]:
                 raise ValueError
             out.add(dt.date.fromisoformat(item).isoformat())
         except ValueError:
-            raise _Invalid(f"{item!r} is not a date as YYYY-MM-DD") from None
+            raise _Invalid(f"{show(item)} is not a date as YYYY-MM-DD") from None
     return sorted(out)
 
 
@@ -257,7 +321,7 @@ def _reasoning_effort(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if value not in REASONING_EFFORTS:
-        raise _Invalid(f"must be one of {', '.join(REASONING_EFFORTS)} or null, not {value!r}")
+        raise _Invalid(f"must be one of {', '.join(REASONING_EFFORTS)} or null, not {show(value)}")
     return str(value)
 
 
@@ -277,7 +341,7 @@ def _sessions(value: Any) -> list[str]:
     out: list[str] = []
     for item in value:
         if not isinstance(item, str) or not item.strip() or len(item) > 200:
-            raise _Invalid(f"{item!r} is not a session id (1-200 characters of text)")
+            raise _Invalid(f"{show(item)} is not a session id (1-200 characters of text)")
         if item.strip() not in out:
             out.append(item.strip())
     return out
@@ -386,7 +450,11 @@ def apply_changes(current: Mapping[str, Any], changes: Mapping[str, Any]) -> Con
     for key, value in changes.items():
         parser = PARSERS.get(key)
         if parser is None:
-            errors[key] = "is not a setting"
+            errors[key if text_problem(key) is None else show(key)] = "is not a setting"
+            continue
+        problem = value_problem(value)
+        if problem:
+            errors[key] = problem
             continue
         try:
             config[key] = parser(value)

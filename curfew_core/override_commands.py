@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from curfew_core.config import show, text_problem
 from curfew_core.engine import OverrideError, parse_duration
 
 Verb = Literal["overtime", "off", "auto", "debug", "debug-clear"]
@@ -30,6 +31,23 @@ def check_moment(instant: datetime) -> datetime:
     return instant
 
 
+#: The longest argument an override takes ("2026-09-29T23:30:00.000000+08:00"
+#: is 32). Longer is never a duration or a moment, and a long run of digits
+#: would reach ``int`` (ValueError past 4300 digits) in the parsers.
+MAX_ARGUMENT = 64
+
+
+def _argument(verb: str, text: str) -> str:
+    problem = text_problem(text)
+    if problem:
+        raise OverrideError(f"{verb}: the argument {problem}")
+    if len(text) > MAX_ARGUMENT:
+        raise OverrideError(
+            f"{verb}: {show(text)} is {len(text)} characters long; at most {MAX_ARGUMENT}"
+        )
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class OverrideCommand:
     verb: Verb
@@ -42,22 +60,24 @@ def from_words(words: list[str]) -> OverrideCommand:
     if not words:
         raise OverrideError(f"name an override: {', '.join(VERBS)}")
     verb, args = words[0], words[1:]
+    if text_problem(verb):
+        raise OverrideError(f"{show(verb)} is not an override; use {', '.join(VERBS)}")
     if verb == "overtime":
         if len(args) != 1:
             raise OverrideError("overtime takes one duration, e.g. 30m, 2h, 90s")
-        return OverrideCommand("overtime", duration=parse_duration(args[0]))
+        return OverrideCommand("overtime", duration=parse_duration(_argument(verb, args[0])))
     if verb in ("off", "auto"):
         if args:
             raise OverrideError(f"{verb} takes no argument")
         return OverrideCommand(verb)  # type: ignore[arg-type]
     if verb == "debug":
-        moment = " ".join(args).strip()
+        moment = _argument(verb, " ".join(args).strip())
         if not moment:
             raise OverrideError("debug takes HH:MM, YYYY-MM-DD HH:MM or clear")
         if moment == "clear":
             return OverrideCommand("debug-clear")
         return OverrideCommand("debug", moment=moment)
-    raise OverrideError(f"{verb!r} is not an override; use {', '.join(VERBS)}")
+    raise OverrideError(f"{show(verb)} is not an override; use {', '.join(VERBS)}")
 
 
 def from_json(body: Mapping[str, Any]) -> OverrideCommand:
@@ -84,4 +104,4 @@ def from_json(body: Mapping[str, Any]) -> OverrideCommand:
         if not isinstance(value, str):
             raise OverrideError('debug takes "HH:MM", "YYYY-MM-DD HH:MM" or "clear"')
         return from_words(["debug", value])
-    raise OverrideError(f"{verb!r} is not an override; use {', '.join(VERBS)}")
+    raise OverrideError(f"{show(verb)} is not an override; use {', '.join(VERBS)}")

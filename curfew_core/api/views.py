@@ -16,6 +16,7 @@ from curfew_core import override_commands
 from curfew_core.api.auth import token_required
 from curfew_core.api.errors import ApiError, invalid, json_object
 from curfew_core.api.openapi import document
+from curfew_core.config import show, text_problem
 from curfew_core.engine import OverrideError, RequestContext
 from curfew_core.selectors.bundles import bundle_for
 from curfew_core.selectors.tokens import TokenIdentity
@@ -31,26 +32,46 @@ def _methods(request: HttpRequest, *allowed: str) -> None:
         raise ApiError(405, "method_not_allowed", f"use {' or '.join(allowed)}")
 
 
+#: The longest session id or purpose a verdict request may carry.
+MAX_SCOPE_TEXT = 200
+
+
 def _optional_text(body: dict[str, Any], key: str, errors: dict[str, str]) -> str | None:
     value = body.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or len(value) > 200:
-        errors[key] = f"must be text of at most 200 characters, not {value!r}"
+    if not isinstance(value, str) or len(value) > MAX_SCOPE_TEXT:
+        errors[key] = f"must be text of at most {MAX_SCOPE_TEXT} characters, not {show(value)}"
+        return None
+    problem = text_problem(value)
+    if problem:
+        errors[key] = problem
         return None
     return value or None
+
+
+def whole_number(value: Any) -> int | None:
+    """A JSON integer as an ``int``, or None. ``508.0`` is one (JSON Schema's
+    ``integer`` admits it, so the validator must too); ``true`` is not."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def parse_instant(value: Any) -> datetime:
     """An ISO-8601 instant with its UTC offset (``Z`` allowed)."""
     if not isinstance(value, str):
-        raise ValueError(f"must be an ISO-8601 instant text, not {value!r}")
+        raise ValueError(f"must be an ISO-8601 instant text, not {show(value)}")
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise ValueError(f"{value!r} is not an ISO-8601 instant") from None
+        raise ValueError(f"{show(value)} is not an ISO-8601 instant") from None
     if parsed.tzinfo is None:
-        raise ValueError(f"{value!r} has no UTC offset; add one, e.g. +08:00 or Z")
+        raise ValueError(f"{show(value)} has no UTC offset; add one, e.g. +08:00 or Z")
     try:
         return override_commands.check_moment(parsed)
     except OverrideError as exc:
@@ -70,12 +91,13 @@ def parse_verdict_request(body: dict[str, Any]) -> tuple[RequestContext, datetim
     if subagent is None:
         subagent = False
     elif not isinstance(subagent, bool):
-        errors["subagent"] = f"must be true or false, not {subagent!r}"
-    max_tokens = body.get("max_tokens")
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
-    ):
-        errors["max_tokens"] = f"must be a positive whole number or null, not {max_tokens!r}"
+        errors["subagent"] = f"must be true or false, not {show(subagent)}"
+    raw_max_tokens = body.get("max_tokens")
+    max_tokens = whole_number(raw_max_tokens)
+    if raw_max_tokens is not None and (max_tokens is None or max_tokens < 1):
+        errors["max_tokens"] = (
+            f"must be a positive whole number or null, not {show(raw_max_tokens)}"
+        )
     at = None
     if body.get("at") is not None:
         try:
@@ -116,9 +138,20 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     _methods(request, "GET", "PATCH")
     if request.method == "PATCH":
         changes = json_object(request)
-        version = changes.pop("version", None)
-        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-            raise invalid({"version": f"must be a whole number, not {version!r}"})
+        version = None
+        if "version" in changes:
+            # Omitted means "save without the check"; null is not a version
+            # (most likely a client that lost it), so it is refused, not
+            # read as "no check".
+            raw_version = changes.pop("version")
+            version = whole_number(raw_version)
+            if version is None or version < 0:
+                raise invalid(
+                    {
+                        "version": "must be the whole number GET returned (omit it to save "
+                        f"without the check), not {show(raw_version)}"
+                    }
+                )
         user = get_user_model().objects.get(pk=identity.user_id)
         try:
             saved = schedule_update(
