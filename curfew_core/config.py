@@ -41,6 +41,30 @@ MAX_TEXT = 2000
 MAX_EXEMPT_SESSIONS = 1000
 MAX_EXTRA_HOLIDAYS = 1000
 
+MAX_SESSION_ID = 200
+MAX_TIER_TEXT = 500
+MAX_NAME = 64
+MAX_WINDOWS = 24
+
+# -- text shapes, declared once: the validators below use them with
+# ``re.fullmatch`` and the OpenAPI document serves them as ``pattern``. Only
+# ASCII classes and explicit code points, so Python's ``re`` and an ECMA-262
+# engine read them alike (``\d``, ``\s`` and ``$`` differ between the two).
+
+#: Exactly the characters ``str.isspace`` (and so ``str.strip``) treats as blank.
+_BLANK_CLASS = "".join(f"\\u{code:04x}" for code in range(0x3001) if chr(code).isspace())
+#: Text without NUL (PostgreSQL's jsonb cannot hold it).
+TEXT_PATTERN = "^[^\\u0000]*$"
+#: Text without NUL that is not blank.
+NONBLANK_PATTERN = f"^[^\\u0000]*[^\\u0000{_BLANK_CLASS}][^\\u0000]*$"
+#: A wall-clock time, 24-hour "HH:MM".
+TIME_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+#: A calendar date "YYYY-MM-DD" (year 0000 does not exist).
+DATE_PATTERN = (
+    "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"
+    "-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
+)
+
 PERSONA_PRESETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "en": (DEFAULT_PERSONA_EN, DEFAULT_TIER_TEXTS_EN),
     "zh": (DEFAULT_PERSONA_ZH, DEFAULT_TIER_TEXTS_ZH),
@@ -75,15 +99,32 @@ FIELDS = tuple(DEFAULTS)
 
 
 class ConfigError(ValueError):
-    """Bad input: ``errors`` maps each offending field to what is wrong with it."""
+    """Bad input: ``errors`` maps each offending field to what is wrong with it.
 
-    def __init__(self, errors: Mapping[str, str]) -> None:
+    ``unprocessable`` names the fields whose values are well-formed (the
+    OpenAPI schema admits them) but refused by a rule no schema states: the
+    night times in order, anchors inside the window, a zone or calendar that
+    exists. The API answers those 422 and every other refusal 400, so the
+    document and the validators agree exactly on what is well-formed.
+    """
+
+    def __init__(self, errors: Mapping[str, str], unprocessable: Iterable[str] = ()) -> None:
         self.errors = dict(errors)
+        self.unprocessable = frozenset(unprocessable) & set(self.errors)
         super().__init__("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
+
+    @property
+    def well_formed(self) -> bool:
+        """Every error is one a schema cannot state (the API's 422)."""
+        return bool(self.errors) and self.unprocessable == set(self.errors)
 
 
 class _Invalid(ValueError):
     pass
+
+
+class _Unprocessable(_Invalid):
+    """Well-formed, but refused by a rule the schema cannot state."""
 
 
 #: Values quoted back in an error message are cut to this many characters,
@@ -102,6 +143,18 @@ def show(value: Any) -> str:
     except (RecursionError, ValueError):
         text = f"<{type(value).__name__}>"
     return text if len(text) <= SHOW_LIMIT else f"{text[: SHOW_LIMIT - 1]}…"
+
+
+def whole_number(value: Any) -> int | None:
+    """A JSON integer as an ``int``, or None. ``508.0`` is one (JSON Schema's
+    ``integer`` admits it, so the validators must too); ``true`` is not."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def int_from_text(text: str) -> int | None:
@@ -169,8 +222,8 @@ def _bool(value: Any) -> bool:
 
 
 def _time(value: Any) -> str:
-    if not isinstance(value, str):
-        raise _Invalid(f'must be a time of day as "HH:MM", not {show(value)}')
+    if not isinstance(value, str) or not re.fullmatch(TIME_PATTERN, value):
+        raise _Invalid(f'must be a time of day as "HH:MM" (00:00-23:59), not {show(value)}')
     try:
         return format_wall(parse_wall(value))
     except ValueError as exc:
@@ -191,12 +244,9 @@ def _text(*, allow_empty: bool, limit: int = MAX_TEXT) -> Callable[[Any], str]:
 
 
 def _positive_int(value: Any, *, floor: int = 1, alternative: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise _Invalid(f"must be {alternative}a whole number of tokens, not {show(value)}")
-    number = int(value)
+    number = whole_number(value)
+    if number is None:
+        raise _Invalid(f"must be {alternative}a whole number of tokens, not {show(value)}")
     if number < floor or number > MAX_TOKENS_LIMIT:
         raise _Invalid(
             f"must be {alternative}between {floor} and {MAX_TOKENS_LIMIT} tokens, "
@@ -206,12 +256,10 @@ def _positive_int(value: Any, *, floor: int = 1, alternative: str = "") -> int:
 
 
 def _timezone(value: Any) -> str:
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_NAME:
         raise _Invalid(f'must be an IANA timezone name like "Asia/Shanghai", not {show(value)}')
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise _Invalid(f"{show(value)} is not a known IANA timezone") from None
+    if value not in zoneinfo.available_timezones():
+        raise _Unprocessable(f"{show(value)} is not a known IANA timezone")
     return value
 
 
@@ -241,8 +289,8 @@ def _anchors(value: Any) -> list[list[Any]]:
 def _windows(value: Any) -> list[list[str]]:
     if not isinstance(value, list):
         raise _Invalid('must be a list of ["HH:MM", "HH:MM"] pairs')
-    if len(value) > 24:
-        raise _Invalid(f"has {len(value)} windows; at most 24")
+    if len(value) > MAX_WINDOWS:
+        raise _Invalid(f"has {len(value)} windows; at most {MAX_WINDOWS}")
     out: list[list[str]] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
@@ -278,11 +326,11 @@ def _weekdays(value: Any) -> dict[str, dict[str, str]]:
 def _holiday_calendar(value: Any) -> str | None:
     if value is None or value == "":
         return None
-    if not isinstance(value, str):
+    if not isinstance(value, str) or len(value) > MAX_NAME:
         raise _Invalid(f'must be a calendar code like "CN" or "US-CA", or null; not {show(value)}')
     code = calendars.canonical(value)
     if code is None:
-        raise _Invalid(f"{show(value)} is not a holiday calendar the holidays package knows")
+        raise _Unprocessable(f"{show(value)} is not a holiday calendar the holidays package knows")
     return code
 
 
@@ -294,7 +342,8 @@ def _dates(value: Any) -> list[str]:
     out: set[str] = set()
     for item in value:
         try:
-            if not isinstance(item, str) or len(item) != 10:
+            # Not ``len == 10`` alone: Python also reads "2026-W40-2" as a date.
+            if not isinstance(item, str) or not re.fullmatch(DATE_PATTERN, item):
                 raise ValueError
             out.add(dt.date.fromisoformat(item).isoformat())
         except ValueError:
@@ -307,7 +356,7 @@ def _tier_texts(value: Any) -> list[str]:
         raise _Invalid("must be a non-empty list of texts")
     if len(value) > MAX_TIERS:
         raise _Invalid(f"has {len(value)} tiers; at most {MAX_TIERS}")
-    parse = _text(allow_empty=False, limit=500)
+    parse = _text(allow_empty=False, limit=MAX_TIER_TEXT)
     out = []
     for number, item in enumerate(value, start=1):
         try:
@@ -340,8 +389,10 @@ def _sessions(value: Any) -> list[str]:
         raise _Invalid(f"has {len(value)} sessions; at most {MAX_EXEMPT_SESSIONS}")
     out: list[str] = []
     for item in value:
-        if not isinstance(item, str) or not item.strip() or len(item) > 200:
-            raise _Invalid(f"{show(item)} is not a session id (1-200 characters of text)")
+        if not isinstance(item, str) or not item.strip() or len(item) > MAX_SESSION_ID:
+            raise _Invalid(
+                f"{show(item)} is not a session id (1-{MAX_SESSION_ID} characters of text)"
+            )
         if item.strip() not in out:
             out.append(item.strip())
     return out
@@ -447,6 +498,7 @@ def apply_changes(current: Mapping[str, Any], changes: Mapping[str, Any]) -> Con
     config = with_defaults(current)
     before = with_defaults(current)
     errors: dict[str, str] = {}
+    unprocessable: set[str] = set()
     for key, value in changes.items():
         parser = PARSERS.get(key)
         if parser is None:
@@ -458,12 +510,16 @@ def apply_changes(current: Mapping[str, Any], changes: Mapping[str, Any]) -> Con
             continue
         try:
             config[key] = parser(value)
+        except _Unprocessable as exc:
+            errors[key] = str(exc)
+            unprocessable.add(key)
         except _Invalid as exc:
             errors[key] = str(exc)
     if not errors:
         _check_whole(config, errors, [key for key in changes if config[key] != before[key]])
+        unprocessable.update(errors)
     if errors:
-        raise ConfigError(errors)
+        raise ConfigError(errors, unprocessable)
     return config
 
 

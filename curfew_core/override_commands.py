@@ -2,16 +2,40 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from curfew_core.config import show, text_problem
+from curfew_core.config import DATE_PATTERN, show, text_problem, whole_number
 from curfew_core.engine import OverrideError, parse_duration
 
 Verb = Literal["overtime", "off", "auto", "debug", "debug-clear"]
 VERBS = ("overtime", "off", "auto", "debug")
+
+
+class Unprocessable(OverrideError):
+    """Well-formed (the OpenAPI schema admits it) but refused: an overtime
+    over 24 h, a date that does not exist, a moment out of range. The API
+    answers 422, and 400 only for what the schema itself refuses."""
+
+
+# -- shapes, declared once: ``re.fullmatch`` here, ``pattern`` in the OpenAPI
+# document (ASCII classes only, so Python and ECMA-262 read them alike).
+_DAY = DATE_PATTERN[1:-1]
+_HHMM = "([01][0-9]|2[0-3]):[0-5][0-9]"
+_OFFSET = "[+-]([01][0-9]|2[0-3]):[0-5][0-9]"
+#: An RFC 3339 instant with its offset, as the verdict's ``at`` takes it.
+INSTANT_PATTERN = f"^{_DAY}T{_HHMM}:[0-5][0-9](\\.[0-9]{{1,6}})?(Z|{_OFFSET})$"
+#: What ``{"debug": ...}`` takes: ``clear``, ``HH:MM``, or a date and time
+#: (``T`` or a space between, seconds and an offset optional).
+DEBUG_PATTERN = f"^(clear|{_HHMM}|{_DAY}[T ]{_HHMM}(:[0-5][0-9](\\.[0-9]{{1,6}})?)?(Z|{_OFFSET})?)$"
+#: What ``{"overtime": "..."}`` takes: minutes as a number, or h/m/s parts.
+_N = "[0-9]{1,10}"
+DURATION_PATTERN = f"^({_N}|{_N}h({_N}m)?({_N}s)?|{_N}m({_N}s)?|{_N}s)$"
+#: Overtime as a JSON number is minutes, up to the 24 h an overtime may last.
+MAX_OVERTIME_MINUTES = 24 * 60
 
 
 #: Moments a verdict may be asked about (``at``, the time machine). The engine
@@ -22,9 +46,9 @@ LATEST_MOMENT = datetime(9000, 1, 1, tzinfo=UTC)
 
 
 def check_moment(instant: datetime) -> datetime:
-    """``instant`` if a verdict can be given for it, else ``OverrideError``."""
+    """``instant`` if a verdict can be given for it, else ``Unprocessable``."""
     if not EARLIEST_MOMENT <= instant < LATEST_MOMENT:
-        raise OverrideError(
+        raise Unprocessable(
             f"{instant.isoformat()} is out of range; use a moment between the years "
             f"{EARLIEST_MOMENT.year} and {LATEST_MOMENT.year - 1}"
         )
@@ -91,17 +115,30 @@ def from_json(body: Mapping[str, Any]) -> OverrideCommand:
     verb = keys[0]
     value = body[verb]
     if verb == "overtime":
-        if isinstance(value, int) and not isinstance(value, bool):
-            value = str(value)
-        if not isinstance(value, str):
-            raise OverrideError('overtime takes a duration text like "30m"')
-        return from_words(["overtime", value])
+        minutes = whole_number(value)
+        if minutes is not None:
+            if not 1 <= minutes <= MAX_OVERTIME_MINUTES:
+                raise OverrideError(
+                    f"overtime in minutes must be 1 to {MAX_OVERTIME_MINUTES}, not {show(value)}"
+                )
+            value = str(minutes)
+        if not isinstance(value, str) or not re.fullmatch(DURATION_PATTERN, value):
+            raise OverrideError(
+                f'overtime takes a duration like "30m", "2h", "1h30m", "90s" or a number of '
+                f"minutes, not {show(value)}"
+            )
+        try:
+            return from_words(["overtime", value])
+        except OverrideError as exc:
+            raise Unprocessable(str(exc)) from None
     if verb in ("off", "auto"):
         if value is not True:
             raise OverrideError(f"{verb} takes true")
         return from_words([verb])
     if verb == "debug":
-        if not isinstance(value, str):
-            raise OverrideError('debug takes "HH:MM", "YYYY-MM-DD HH:MM" or "clear"')
+        if not isinstance(value, str) or not re.fullmatch(DEBUG_PATTERN, value):
+            raise OverrideError(
+                f'debug takes "HH:MM", "YYYY-MM-DD HH:MM" or "clear", not {show(value)}'
+            )
         return from_words(["debug", value])
     raise OverrideError(f"{show(verb)} is not an override; use {', '.join(VERBS)}")
