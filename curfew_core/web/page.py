@@ -190,6 +190,11 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
         else:
             if local.tzinfo is None:
                 local = local.replace(tzinfo=zoneinfo.ZoneInfo(tz_name))
+            offset = local.utcoffset()
+            if offset is not None and offset % dt.timedelta(minutes=1):
+                # Local mean time (+08:05:43 before 1901) has no RFC 3339
+                # spelling; the same instant in UTC has.
+                local = local.astimezone(dt.UTC)
             body["at"] = local.isoformat()
     try:
         request, at = parse_verdict_request(body)

@@ -114,3 +114,29 @@ def test_the_live_preview_flags_a_band_date_out_of_range(page: PageClient, day: 
     response = page.post("/schedule/preview/", data, htmx=True)
     assert response.status_code == 200  # the band is drawn for today, with the warning
     assert "is out of range" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("put", "/", "GET"),
+        ("delete", "/decision/", "GET"),
+        ("get", "/schedule/", "POST"),
+        ("get", "/schedule/preview/", "POST"),
+        ("get", "/overrides/", "POST"),
+        ("get", "/tokens/", "POST"),
+        ("get", "/tokens/1/revoke/", "POST"),
+        ("get", "/logout/", "POST, OPTIONS"),
+    ],
+)
+def test_page_405s_carry_allow(page: PageClient, method: str, path: str, allowed: str) -> None:
+    response = page._run(getattr(page.client, method), path)
+    assert response.status_code == 405
+    assert response["Allow"] == allowed
+
+
+def test_a_moment_in_local_mean_time_is_previewed(page: PageClient) -> None:
+    # Shanghai kept +08:05:43 until 1901: no RFC 3339 offset, yet a valid moment.
+    response = page.get("/decision/", {"at": "1900-06-01T12:00"}, htmx=True)
+    assert response.status_code == 200, response.content.decode()[:500]
+    assert 'id="decision-json"' in response.content.decode()

@@ -107,8 +107,11 @@ class Command(BaseCommand):
             data = json.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{path} is not valid JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:
+            # Not only JSONDecodeError: bad UTF-8, a number past CPython's
+            # 4300-digit limit and deep nesting raise their own errors.
+            problem = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+            raise CommandError(f"{path} is not valid JSON: {problem}") from None
         try:
             settings, overrides, unknown = translate(data)
         except ConfigError as exc:
