@@ -287,7 +287,9 @@ def token_new(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind", ApiToken.Kind.API)
     if kind not in ApiToken.Kind.values:
         raise Http404("no such token kind")
-    name = request.POST.get("name", "").strip()[:100]
+    # A label, trimmed and cut to fit; NUL dropped (PostgreSQL text cannot
+    # hold it, and a browser never types it).
+    name = request.POST.get("name", "").replace("\x00", "").strip()[:100]
     token, raw = token_create(user=_user(request), name=name, kind=kind)
     new_token = {"raw": raw, "kind": token.kind, "name": token.name, "prefix": token.prefix}
     if _is_htmx(request):

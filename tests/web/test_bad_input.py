@@ -140,3 +140,11 @@ def test_a_moment_in_local_mean_time_is_previewed(page: PageClient) -> None:
     response = page.get("/decision/", {"at": "1900-06-01T12:00"}, htmx=True)
     assert response.status_code == 200, response.content.decode()[:500]
     assert 'id="decision-json"' in response.content.decode()
+
+
+def test_a_token_name_never_stores_nul(page: PageClient, user: User) -> None:
+    from curfew_core.models import ApiToken
+
+    response = page.post("/tokens/", {"kind": "api", "name": "lap\x00top"})
+    assert response.status_code == 201
+    assert ApiToken.objects.get(user=user).name == "laptop"
