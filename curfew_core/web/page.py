@@ -191,9 +191,10 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
             if local.tzinfo is None:
                 local = local.replace(tzinfo=zoneinfo.ZoneInfo(tz_name))
             offset = local.utcoffset()
-            if offset is not None and offset % dt.timedelta(minutes=1):
+            if offset is not None and offset % dt.timedelta(minutes=1) and local.year > 1:
                 # Local mean time (+08:05:43 before 1901) has no RFC 3339
-                # spelling; the same instant in UTC has.
+                # spelling; the same instant in UTC has (year 1 would underflow:
+                # it stays as it is, and is refused as out of range).
                 local = local.astimezone(dt.UTC)
             body["at"] = local.isoformat()
     try:

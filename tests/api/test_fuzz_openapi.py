@@ -8,8 +8,10 @@ match the declared schemas, valid data accepted and invalid data refused.
 Any failure means the document and the validators disagree, or a door
 answered outside its shape.
 
-Bounded and derandomised for ``make test``; ``make fuzz`` runs the same with
-``CURFEW_FUZZ_EXAMPLES`` set high.
+Bounded and derandomised for ``make test``: schemathesis's coverage phase
+(every boundary and every kind of invalid value the document implies, run as
+explicit examples) plus a few random examples per operation. ``make fuzz``
+runs the same with ``CURFEW_FUZZ_EXAMPLES`` set high.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 import pytest
 import schemathesis
 from django.core.handlers.wsgi import WSGIHandler
-from django.core.signals import request_finished
+from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from django.test import TestCase
 from hypothesis import HealthCheck, Phase, settings
@@ -29,7 +31,7 @@ from schemathesis.config import SchemathesisConfig
 
 from curfew_core.services.tokens import token_create
 
-MAX_EXAMPLES = int(os.environ.get("CURFEW_FUZZ_EXAMPLES", "25"))
+MAX_EXAMPLES = int(os.environ.get("CURFEW_FUZZ_EXAMPLES", "10"))
 
 
 #: The whole app in-process, as WSGI; the document is fetched from it as a
@@ -55,12 +57,14 @@ schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", APP, config=CONF
 @pytest.fixture(autouse=True)
 def _keep_the_test_transaction() -> Iterator[None]:
     # Django's test client keeps the test's transaction open by not closing
-    # the connection at the end of a request; a bare handler would, so the
-    # same signal is held off here.
+    # the connection as a request starts and ends; a bare handler would, so
+    # the same signals are held off here.
+    request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
         yield
     finally:
+        request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
 
 
