@@ -49,3 +49,22 @@ def test_a_bad_config_file_is_refused_plainly(
 def test_huge_override_arguments_are_refused_plainly(user: User, words: list[str]) -> None:
     with pytest.raises(CommandError, match="at most 64"):
         call_command("curfew", *words, "--user", user.username, stdout=StringIO())
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["token", "--user", "ada", "--name", "lap\udcfftop"], "name"),
+        (["token", "--user", "x\udcff", "--create-user"], "user"),
+        (["demo", "--user", "demo", "--password", "\udcff"], "password"),
+        (["token", "--user", "ada", "--name", "a\x00b"], "name"),
+    ],
+)
+def test_arguments_that_are_not_text_are_refused(user: User, args: list[str], option: str) -> None:
+    # Non-UTF-8 bytes in argv arrive as lone surrogates (surrogateescape).
+    from curfew_core.models import ApiToken
+
+    with pytest.raises(CommandError, match=f"--{option} contains"):
+        call_command("curfew", *args, stdout=StringIO())
+    assert not ApiToken.objects.exists()
+    assert User.objects.count() == 1

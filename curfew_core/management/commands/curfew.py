@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from curfew_core import override_commands
-from curfew_core.config import ConfigError
+from curfew_core.config import ConfigError, text_problem
 from curfew_core.engine import OverrideError
 from curfew_core.models import ApiToken
 from curfew_core.plugin_import import source_key, translate
@@ -58,6 +58,13 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["action"]
+        for option in ("user", "name", "password"):
+            # Bytes that are not UTF-8 reach argv as lone surrogates; stored,
+            # they would break every later read of the row.
+            value = options.get(option)
+            problem = text_problem(value) if isinstance(value, str) else None
+            if problem:
+                raise CommandError(f"--{option} {problem}")
         if name == "demo":
             self._demo(options["user"], options["password"])
             return
