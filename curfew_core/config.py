@@ -222,8 +222,12 @@ def _bool(value: Any) -> bool:
 
 
 def _time(value: Any) -> str:
-    if not isinstance(value, str) or not re.fullmatch(TIME_PATTERN, value):
-        raise _Invalid(f'must be a time of day as "HH:MM" (00:00-23:59), not {show(value)}')
+    if not isinstance(value, str):
+        raise _Invalid(f'must be a time of day as "HH:MM", not {show(value)}')
+    if not re.fullmatch(TIME_PATTERN, value):
+        # Not parse_wall alone: its ``\d`` takes any Unicode digit and its
+        # ``$`` a final newline, neither of which the document's pattern does.
+        raise _Invalid(f"{show(value)} is not a time of day in HH:MM (00:00-23:59)")
     try:
         return format_wall(parse_wall(value))
     except ValueError as exc:

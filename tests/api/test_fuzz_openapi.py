@@ -48,6 +48,11 @@ CONFIG = SchemathesisConfig.from_dict(
             "positive_data_acceptance": {
                 "expected-statuses": ["2xx", "401", "409", "422", "429", "503"]
             },
+            # ...and the converse: what the schema refuses is a 400 (or is
+            # refused before it is read: token, stale version, size, rate).
+            "negative_data_rejection": {
+                "expected-statuses": ["400", "401", "409", "413", "429", "503"]
+            },
         },
     }
 )
