@@ -82,6 +82,7 @@ _SETTINGS: dict[str, Any] = {
         "type": "string",
         "minLength": 1,
         "maxLength": c.MAX_NAME,
+        "pattern": c.TEXT_PATTERN,
         "description": "IANA zone; an unknown one is refused with 422",
         "examples": ["Asia/Shanghai"],
     },
@@ -115,7 +116,10 @@ _SETTINGS: dict[str, Any] = {
     },
     "weekend_valley": {"type": "boolean"},
     "holiday_calendar": {
-        "anyOf": [{"type": "string", "maxLength": c.MAX_NAME}, {"type": "null"}],
+        "anyOf": [
+            {"type": "string", "maxLength": c.MAX_NAME, "pattern": c.TEXT_PATTERN},
+            {"type": "null"},
+        ],
         "description": "a calendar of the holidays package, e.g. CN or US-CA; null or "
         '"" for none; an unknown one is refused with 422',
     },

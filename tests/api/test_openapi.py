@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import jsonschema_rs
@@ -184,3 +186,28 @@ def test_every_token_operation_declares_its_failures(document: dict[str, Any]) -
                 assert responses[code]["headers"]["Retry-After"]["required"] is True
             if "requestBody" in operation:
                 assert {"400", "413", "422"} <= set(responses), (path, method)
+
+
+def _string_schemas(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        kind = node.get("type")
+        if (kind == "string" or (isinstance(kind, list) and "string" in kind)) and not (
+            "enum" in node or "const" in node
+        ):
+            yield node
+        for value in node.values():
+            yield from _string_schemas(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _string_schemas(item)
+
+
+def test_no_request_text_admits_nul(document: dict[str, Any]) -> None:
+    """The validators refuse NUL in every text (PostgreSQL cannot store it),
+    so every text a request may send has a pattern that refuses it too."""
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            for schema in _string_schemas(body["schema"] if body else None):
+                assert "pattern" in schema, (path, method, schema)
+                assert re.fullmatch(schema["pattern"], "a\x00") is None, (path, method, schema)
