@@ -172,6 +172,14 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
                         f"without the check), not {show(raw_version)}"
                     }
                 )
+        # Malformed is 400 whatever the version: each value is checked on
+        # its own first (no rule between settings depends on the stored row
+        # here); the stale check and the rules between settings follow.
+        try:
+            schedule_config.apply_changes({}, changes)
+        except schedule_config.ConfigError as exc:
+            if not exc.well_formed:
+                raise invalid(exc.errors) from None
         user = get_user_model().objects.get(pk=identity.user_id)
         try:
             saved = schedule_update(

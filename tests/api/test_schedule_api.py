@@ -358,3 +358,14 @@ def test_holiday_calendars_are_stored_in_the_packages_spelling(
     """Subdivisions are codes or names; both are found whatever their case."""
     assert patch_ok(api, {"holiday_calendar": sent})["holiday_calendar"] == stored_as
     assert api.post("/api/v1/verdict", {"at": "2026-09-29T10:00:00+08:00"}).status_code == 200
+
+
+@pytest.mark.django_db
+def test_malformed_is_400_even_with_a_stale_version(api: Any) -> None:
+    saved = patch_ok(api, {"curve": "step"})
+    stale = saved["version"] - 1
+    # Control: well-formed with the stale version is the 409.
+    assert api.patch(SCHEDULE, {"curve": "linear", "version": stale}).status_code == 409
+    response = api.patch(SCHEDULE, {"curve": "cubic", "version": stale})
+    assert response.status_code == 400
+    assert "curve" in response.json()["fields"]
