@@ -139,7 +139,8 @@ def json_object(request: HttpRequest, *, allow_empty: bool = False) -> dict[str,
             "the body is too large for a settings, override or verdict request",
             {"body": "is too large"},
         ) from None
-    if not raw.strip():
+    if not raw:
+        # No body at all is "no fields"; whitespace alone is not JSON.
         if allow_empty:
             return {}
         raise invalid({"body": "is empty; send a JSON object"})

@@ -159,3 +159,10 @@ def test_bad_bodies_are_a_400_in_the_api_shape(
         assert len(response.content) < 2000  # a bad value is not echoed whole
         assert stored(api.user) == before
     assert api.get("/api/v1/state").status_code == 200
+
+
+def test_no_body_is_no_fields_but_whitespace_is_not_json(api: Any) -> None:
+    assert api.post("/api/v1/verdict", raw="").status_code == 200
+    response = api.post("/api/v1/verdict", raw="\n\n")
+    assert response.status_code == 400
+    assert "JSON" in response.json()["fields"]["body"]
