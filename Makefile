@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 LOCAL := .local
 
-.PHONY: run test lint typecheck pytest bench clean serve
+.PHONY: run test lint typecheck pytest bench fuzz clean serve
 
 $(VENV)/.base: requirements/base.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ test: lint typecheck pytest
 
 bench: $(VENV)/.dev
 	$(PY) bench/run_all.py
+
+# Schemathesis over the served OpenAPI document with many more examples than
+# `make test` runs (FUZZ_EXAMPLES per operation).
+FUZZ_EXAMPLES ?= 1000
+fuzz: $(VENV)/.dev
+	CURFEW_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest tests/api/test_fuzz_openapi.py -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .mypy_cache .ruff_cache

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import re
 import zoneinfo
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -39,6 +40,30 @@ MAX_TIERS = 12
 MAX_TEXT = 2000
 MAX_EXEMPT_SESSIONS = 1000
 MAX_EXTRA_HOLIDAYS = 1000
+
+MAX_SESSION_ID = 200
+MAX_TIER_TEXT = 500
+MAX_NAME = 64
+MAX_WINDOWS = 24
+
+# -- text shapes, declared once: the validators below use them with
+# ``re.fullmatch`` and the OpenAPI document serves them as ``pattern``. Only
+# ASCII classes and explicit code points, so Python's ``re`` and an ECMA-262
+# engine read them alike (``\d``, ``\s`` and ``$`` differ between the two).
+
+#: Exactly the characters ``str.isspace`` (and so ``str.strip``) treats as blank.
+_BLANK_CLASS = "".join(f"\\u{code:04x}" for code in range(0x3001) if chr(code).isspace())
+#: Text without NUL (PostgreSQL's jsonb cannot hold it).
+TEXT_PATTERN = "^[^\\u0000]*$"
+#: Text without NUL that is not blank.
+NONBLANK_PATTERN = f"^[^\\u0000]*[^\\u0000{_BLANK_CLASS}][^\\u0000]*$"
+#: A wall-clock time, 24-hour "HH:MM".
+TIME_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+#: A calendar date "YYYY-MM-DD" (year 0000 does not exist).
+DATE_PATTERN = (
+    "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"
+    "-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
+)
 
 PERSONA_PRESETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "en": (DEFAULT_PERSONA_EN, DEFAULT_TIER_TEXTS_EN),
@@ -75,15 +100,106 @@ FIELDS = tuple(DEFAULTS)
 
 
 class ConfigError(ValueError):
-    """Bad input: ``errors`` maps each offending field to what is wrong with it."""
+    """Bad input: ``errors`` maps each offending field to what is wrong with it.
 
-    def __init__(self, errors: Mapping[str, str]) -> None:
+    ``unprocessable`` names the fields whose values are well-formed (the
+    OpenAPI schema admits them) but refused by a rule no schema states: the
+    night times in order, anchors inside the window, a zone or calendar that
+    exists. The API answers those 422 and every other refusal 400, so the
+    document and the validators agree exactly on what is well-formed.
+    """
+
+    def __init__(self, errors: Mapping[str, str], unprocessable: Iterable[str] = ()) -> None:
         self.errors = dict(errors)
+        self.unprocessable = frozenset(unprocessable) & set(self.errors)
         super().__init__("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
+
+    @property
+    def well_formed(self) -> bool:
+        """Every error is one a schema cannot state (the API's 422)."""
+        return bool(self.errors) and self.unprocessable == set(self.errors)
 
 
 class _Invalid(ValueError):
     pass
+
+
+class _Unprocessable(_Invalid):
+    """Well-formed, but refused by a rule the schema cannot state."""
+
+
+#: Values quoted back in an error message are cut to this many characters,
+#: so a huge bad value cannot make a huge answer.
+SHOW_LIMIT = 60
+#: Digits a whole number typed as text may have. More is never a token count,
+#: and ``int`` refuses over 4300 digits with ValueError (CPython's DoS guard).
+MAX_INT_DIGITS = 30
+_INT_TEXT = re.compile(rf"[+-]?[0-9]{{1,{MAX_INT_DIGITS}}}", re.ASCII)
+
+
+def show(value: Any) -> str:
+    """``repr(value)`` for an error message, cut short when it is long."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= SHOW_LIMIT else f"{text[: SHOW_LIMIT - 1]}…"
+
+
+def whole_number(value: Any) -> int | None:
+    """A JSON integer as an ``int``, or None. ``508.0`` is one (JSON Schema's
+    ``integer`` admits it, so the validators must too); ``true`` is not."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def int_from_text(text: str) -> int | None:
+    """The whole number ``text`` spells in ASCII digits (sign allowed), else None.
+
+    Never ``str.isdigit`` (it admits "²" and other digits ``int`` refuses) and
+    never a bare ``int(text)`` (non-ASCII digits, and ValueError past 4300 digits).
+    """
+    cleaned = text.strip()
+    return int(cleaned) if _INT_TEXT.fullmatch(cleaned) else None
+
+
+def text_problem(text: str) -> str | None:
+    """What makes ``text`` unstorable, or None.
+
+    A lone surrogate ("\\ud800") is not Unicode text: it cannot be encoded as
+    UTF-8, so every later read of a row holding it fails. PostgreSQL's jsonb
+    cannot hold NUL. Both are refused before anything is written.
+    """
+    if "\x00" in text:
+        return "contains a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains invalid Unicode (a lone surrogate)"
+    return None
+
+
+def value_problem(value: Any) -> str | None:
+    """``text_problem`` for the first bad text anywhere inside a JSON value
+    (keys included), walked without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                return problem
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
 
 
 def default_config() -> Config:
@@ -102,13 +218,17 @@ def with_defaults(stored: Mapping[str, Any]) -> Config:
 
 def _bool(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise _Invalid(f"must be true or false, not {value!r}")
+        raise _Invalid(f"must be true or false, not {show(value)}")
     return value
 
 
 def _time(value: Any) -> str:
     if not isinstance(value, str):
-        raise _Invalid(f'must be a time of day as "HH:MM", not {value!r}')
+        raise _Invalid(f'must be a time of day as "HH:MM", not {show(value)}')
+    if not re.fullmatch(TIME_PATTERN, value):
+        # Not parse_wall alone: its ``\d`` takes any Unicode digit and its
+        # ``$`` a final newline, neither of which the document's pattern does.
+        raise _Invalid(f"{show(value)} is not a time of day in HH:MM (00:00-23:59)")
     try:
         return format_wall(parse_wall(value))
     except ValueError as exc:
@@ -118,7 +238,7 @@ def _time(value: Any) -> str:
 def _text(*, allow_empty: bool, limit: int = MAX_TEXT) -> Callable[[Any], str]:
     def parse(value: Any) -> str:
         if not isinstance(value, str):
-            raise _Invalid(f"must be text, not {value!r}")
+            raise _Invalid(f"must be text, not {show(value)}")
         if not allow_empty and not value.strip():
             raise _Invalid("must not be empty")
         if len(value) > limit:
@@ -129,33 +249,29 @@ def _text(*, allow_empty: bool, limit: int = MAX_TEXT) -> Callable[[Any], str]:
 
 
 def _positive_int(value: Any, *, floor: int = 1, alternative: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise _Invalid(f"must be {alternative}a whole number of tokens, not {value!r}")
-    number = int(value)
+    number = whole_number(value)
+    if number is None:
+        raise _Invalid(f"must be {alternative}a whole number of tokens, not {show(value)}")
     if number < floor or number > MAX_TOKENS_LIMIT:
         raise _Invalid(
-            f"must be {alternative}between {floor} and {MAX_TOKENS_LIMIT} tokens, not {number}"
+            f"must be {alternative}between {floor} and {MAX_TOKENS_LIMIT} tokens, "
+            f"not {show(number)}"
         )
     return number
 
 
 def _timezone(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise _Invalid(f'must be an IANA timezone name like "Asia/Shanghai", not {value!r}')
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise _Invalid(f"{value!r} is not a known IANA timezone") from None
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_NAME:
+        raise _Invalid(f'must be an IANA timezone name like "Asia/Shanghai", not {show(value)}')
+    if value not in zoneinfo.available_timezones():
+        raise _Unprocessable(f"{show(value)} is not a known IANA timezone")
     return value
 
 
 def _curve(value: Any) -> str:
     options = [c.value for c in Curve]
     if value not in options:
-        raise _Invalid(f"must be one of {', '.join(options)}, not {value!r}")
+        raise _Invalid(f"must be one of {', '.join(options)}, not {show(value)}")
     return str(value)
 
 
@@ -167,7 +283,7 @@ def _anchors(value: Any) -> list[list[Any]]:
     rows: list[list[Any]] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
-            raise _Invalid(f'row {number} must be ["HH:MM", tokens], not {row!r}')
+            raise _Invalid(f'row {number} must be ["HH:MM", tokens], not {show(row)}')
         try:
             rows.append([_time(row[0]), _positive_int(row[1])])
         except _Invalid as exc:
@@ -178,12 +294,12 @@ def _anchors(value: Any) -> list[list[Any]]:
 def _windows(value: Any) -> list[list[str]]:
     if not isinstance(value, list):
         raise _Invalid('must be a list of ["HH:MM", "HH:MM"] pairs')
-    if len(value) > 24:
-        raise _Invalid(f"has {len(value)} windows; at most 24")
+    if len(value) > MAX_WINDOWS:
+        raise _Invalid(f"has {len(value)} windows; at most {MAX_WINDOWS}")
     out: list[list[str]] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
-            raise _Invalid(f'window {number} must be ["HH:MM", "HH:MM"], not {row!r}')
+            raise _Invalid(f'window {number} must be ["HH:MM", "HH:MM"], not {show(row)}')
         try:
             out.append([_time(row[0]), _time(row[1])])
         except _Invalid as exc:
@@ -197,12 +313,12 @@ def _weekdays(value: Any) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for day, times in value.items():
         if day not in WEEKDAYS:
-            raise _Invalid(f"{day!r} is not a weekday; use {', '.join(WEEKDAYS)}")
+            raise _Invalid(f"{show(day)} is not a weekday; use {', '.join(WEEKDAYS)}")
         if not isinstance(times, dict):
             raise _Invalid(f"{day}: must be an object of curfew_start / lights_out / wake_up")
         unknown = sorted(set(times) - set(NIGHT_KEYS))
         if unknown:
-            raise _Invalid(f"{day}: unknown key {unknown[0]!r}; use {', '.join(NIGHT_KEYS)}")
+            raise _Invalid(f"{day}: unknown key {show(unknown[0])}; use {', '.join(NIGHT_KEYS)}")
         try:
             parsed = {key: _time(times[key]) for key in NIGHT_KEYS if key in times}
         except _Invalid as exc:
@@ -215,11 +331,11 @@ def _weekdays(value: Any) -> dict[str, dict[str, str]]:
 def _holiday_calendar(value: Any) -> str | None:
     if value is None or value == "":
         return None
-    if not isinstance(value, str):
-        raise _Invalid(f'must be a calendar code like "CN" or "US-CA", or null; not {value!r}')
+    if not isinstance(value, str) or len(value) > MAX_NAME:
+        raise _Invalid(f'must be a calendar code like "CN" or "US-CA", or null; not {show(value)}')
     code = calendars.canonical(value)
     if code is None:
-        raise _Invalid(f"{value!r} is not a holiday calendar the holidays package knows")
+        raise _Unprocessable(f"{show(value)} is not a holiday calendar the holidays package knows")
     return code
 
 
@@ -231,11 +347,12 @@ def _dates(value: Any) -> list[str]:
     out: set[str] = set()
     for item in value:
         try:
-            if not isinstance(item, str) or len(item) != 10:
+            # Not ``len == 10`` alone: Python also reads "2026-W40-2" as a date.
+            if not isinstance(item, str) or not re.fullmatch(DATE_PATTERN, item):
                 raise ValueError
             out.add(dt.date.fromisoformat(item).isoformat())
         except ValueError:
-            raise _Invalid(f"{item!r} is not a date as YYYY-MM-DD") from None
+            raise _Invalid(f"{show(item)} is not a date as YYYY-MM-DD") from None
     return sorted(out)
 
 
@@ -244,7 +361,7 @@ def _tier_texts(value: Any) -> list[str]:
         raise _Invalid("must be a non-empty list of texts")
     if len(value) > MAX_TIERS:
         raise _Invalid(f"has {len(value)} tiers; at most {MAX_TIERS}")
-    parse = _text(allow_empty=False, limit=500)
+    parse = _text(allow_empty=False, limit=MAX_TIER_TEXT)
     out = []
     for number, item in enumerate(value, start=1):
         try:
@@ -258,7 +375,7 @@ def _reasoning_effort(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if value not in REASONING_EFFORTS:
-        raise _Invalid(f"must be one of {', '.join(REASONING_EFFORTS)} or null, not {value!r}")
+        raise _Invalid(f"must be one of {', '.join(REASONING_EFFORTS)} or null, not {show(value)}")
     return str(value)
 
 
@@ -277,8 +394,10 @@ def _sessions(value: Any) -> list[str]:
         raise _Invalid(f"has {len(value)} sessions; at most {MAX_EXEMPT_SESSIONS}")
     out: list[str] = []
     for item in value:
-        if not isinstance(item, str) or not item.strip() or len(item) > 200:
-            raise _Invalid(f"{item!r} is not a session id (1-200 characters of text)")
+        if not isinstance(item, str) or not item.strip() or len(item) > MAX_SESSION_ID:
+            raise _Invalid(
+                f"{show(item)} is not a session id (1-{MAX_SESSION_ID} characters of text)"
+            )
         if item.strip() not in out:
             out.append(item.strip())
     return out
@@ -396,19 +515,28 @@ def apply_changes(current: Mapping[str, Any], changes: Mapping[str, Any]) -> Con
     config = with_defaults(current)
     before = with_defaults(current)
     errors: dict[str, str] = {}
+    unprocessable: set[str] = set()
     for key, value in changes.items():
         parser = PARSERS.get(key)
         if parser is None:
-            errors[key] = "is not a setting"
+            errors[key if text_problem(key) is None else show(key)] = "is not a setting"
+            continue
+        problem = value_problem(value)
+        if problem:
+            errors[key] = problem
             continue
         try:
             config[key] = parser(value)
+        except _Unprocessable as exc:
+            errors[key] = str(exc)
+            unprocessable.add(key)
         except _Invalid as exc:
             errors[key] = str(exc)
     if not errors:
         _check_whole(config, errors, [key for key in changes if config[key] != before[key]])
+        unprocessable.update(errors)
     if errors:
-        raise ConfigError(errors)
+        raise ConfigError(errors, unprocessable)
     return config
 
 

@@ -1,7 +1,11 @@
 """The OpenAPI 3.1 document for the JSON API, served at ``/api/v1/openapi.json``.
 
-Written by hand next to the views it describes; a test checks that it is a
-valid OpenAPI document and that every route and setting appears in it.
+Written by hand next to the views it describes, with every shape, length,
+count and range taken from the validation layer's own declarations (config,
+override_commands), so the two cannot drift. Tests check that it is a valid
+OpenAPI document, that every route and setting appears in it, that the
+validators accept exactly what it admits (400 for the rest; 422 for rules a
+schema cannot state), and schemathesis fuzzes the API against it.
 """
 
 from __future__ import annotations
@@ -9,71 +13,158 @@ from __future__ import annotations
 from typing import Any
 
 from curfew_core import config as schedule_config
+from curfew_core import override_commands
 from curfew_core.engine import Action, State
 
-_TIME = {"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d$", "examples": ["23:00"]}
+c = schedule_config  # short: the declarations below read it on every line
+
+_TIME = {"type": "string", "pattern": c.TIME_PATTERN, "examples": ["23:00"]}
 _STATES = [s.value for s in State]
 _INSTANT = {"type": "string", "format": "date-time"}
+#: An instant as requests send it: RFC 3339 with its offset, nothing looser.
+_INSTANT_IN = {
+    "type": "string",
+    "format": "date-time",
+    "pattern": override_commands.INSTANT_PATTERN,
+    "maxLength": 64,
+    "examples": ["2026-09-29T23:30:00+08:00"],
+}
+_TOKENS = {"type": "integer", "minimum": 1, "maximum": c.MAX_TOKENS_LIMIT}
+
+
+def _text(*, blank: bool, limit: int) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "maxLength": limit,
+        "pattern": c.TEXT_PATTERN if blank else c.NONBLANK_PATTERN,
+    }
+
+
+def _text_id() -> dict[str, Any]:
+    """A session id or purpose in a verdict request ("" is the same as null)."""
+    return {"type": "string", "maxLength": c.MAX_SESSION_ID, "pattern": c.TEXT_PATTERN}
+
+
+def _one(key: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": [key],
+        "properties": {key: schema},
+        "additionalProperties": False,
+    }
+
+
+def _pair(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """A two-item row, each place with its own schema (what requests must send)."""
+    return {"type": "array", "prefixItems": [first, second], "minItems": 2, "maxItems": 2}
+
+
+def _loose_pairs(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings for answers: rows without ``prefixItems``.
+
+    Schemathesis rewrites ``prefixItems`` into draft-4 array ``items`` and then
+    validates answers with a 2020-12 validator, which refuses that form; an
+    answer's rows are canonical anyway, so "two items of these shapes" is
+    said instead of "this one first".
+    """
+    out = dict(settings)
+    for key in ("anchors", "peak_windows"):
+        row = dict(out[key]["items"])
+        places = row.pop("prefixItems")
+        row["items"] = places[0] if places[0] == places[1] else {"anyOf": places}
+        out[key] = {**out[key], "items": row}
+    return out
+
 
 _SETTINGS: dict[str, Any] = {
     "enabled": {"type": "boolean", "description": "false stands the whole curfew down"},
-    "timezone": {"type": "string", "description": "IANA zone", "examples": ["Asia/Shanghai"]},
+    "timezone": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": c.MAX_NAME,
+        "pattern": c.TEXT_PATTERN,
+        "description": "IANA zone; an unknown one is refused with 422",
+        "examples": ["Asia/Shanghai"],
+    },
     "wake_up": _TIME,
     "curfew_start": _TIME,
     "lights_out": _TIME,
     "weekdays": {
         "type": "object",
         "description": "per-weekday night times; a night belongs to the evening it starts on",
-        "propertyNames": {"enum": list(schedule_config.WEEKDAYS)},
+        "propertyNames": {"enum": list(c.WEEKDAYS)},
         "additionalProperties": {
             "type": "object",
-            "properties": {key: _TIME for key in schedule_config.NIGHT_KEYS},
+            "properties": {key: _TIME for key in c.NIGHT_KEYS},
             "additionalProperties": False,
         },
     },
     "anchors": {
         "type": "array",
         "minItems": 1,
-        "items": {
-            "type": "array",
-            "prefixItems": [_TIME, {"type": "integer", "minimum": 1}],
-            "minItems": 2,
-            "maxItems": 2,
-        },
-        "examples": [schedule_config.DEFAULTS["anchors"]],
+        "maxItems": c.MAX_ANCHORS,
+        "items": _pair(_TIME, _TOKENS),
+        "description": '["HH:MM", tokens] rows inside the curfew window (else 422)',
+        "examples": [c.DEFAULTS["anchors"]],
     },
     "curve": {"enum": ["linear", "step", "ease_in"]},
     "peak_shift": {"type": "boolean"},
     "peak_windows": {
         "type": "array",
-        "items": {"type": "array", "prefixItems": [_TIME, _TIME], "minItems": 2, "maxItems": 2},
+        "maxItems": c.MAX_WINDOWS,
+        "items": _pair(_TIME, _TIME),
     },
     "weekend_valley": {"type": "boolean"},
     "holiday_calendar": {
-        "type": ["string", "null"],
-        "description": "a calendar of the holidays package, e.g. CN or US-CA; null for none",
+        "anyOf": [
+            {"type": "string", "maxLength": c.MAX_NAME, "pattern": c.TEXT_PATTERN},
+            {"type": "null"},
+        ],
+        "description": "a calendar of the holidays package, e.g. CN or US-CA; null or "
+        '"" for none; an unknown one is refused with 422',
     },
-    "extra_holidays": {"type": "array", "items": {"type": "string", "format": "date"}},
+    "extra_holidays": {
+        "type": "array",
+        "maxItems": c.MAX_EXTRA_HOLIDAYS,
+        "items": {"type": "string", "format": "date", "pattern": c.DATE_PATTERN},
+    },
     "extra_workdays": {
         "type": "array",
-        "items": {"type": "string", "format": "date"},
+        "maxItems": c.MAX_EXTRA_HOLIDAYS,
+        "items": {"type": "string", "format": "date", "pattern": c.DATE_PATTERN},
         "description": "dates worked although a weekend or holiday; yours win over the "
-        "calendar's make-up workdays and holidays, and none may be in extra_holidays",
+        "calendar's make-up workdays and holidays; a date also in extra_holidays is "
+        "refused with 422",
     },
-    "off_duty_reply": {"type": "string", "minLength": 1},
-    "lights_out_reply": {"type": "string", "minLength": 1},
-    "tired_persona": {"type": "string"},
-    "tier_texts": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+    "off_duty_reply": _text(blank=False, limit=c.MAX_TEXT),
+    "lights_out_reply": _text(blank=False, limit=c.MAX_TEXT),
+    "tired_persona": _text(blank=True, limit=c.MAX_TEXT),
+    "tier_texts": {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": c.MAX_TIERS,
+        "items": _text(blank=False, limit=c.MAX_TIER_TEXT),
+    },
     "deny_tools_when_off_duty": {"type": "boolean"},
     "apply_to_subagents": {"type": "boolean"},
-    "winding_reasoning_effort": {"enum": [*schedule_config.REASONING_EFFORTS, None]},
+    "winding_reasoning_effort": {"enum": [*c.REASONING_EFFORTS, "", None]},
     "dry_run": {"type": "boolean"},
     "safety_max_tokens": {
-        "type": ["integer", "null"],
-        "minimum": schedule_config.MIN_SAFETY_MAX_TOKENS,
+        "anyOf": [
+            {
+                "type": "integer",
+                "minimum": c.MIN_SAFETY_MAX_TOKENS,
+                "maximum": c.MAX_TOKENS_LIMIT,
+            },
+            {"type": "null"},
+        ],
         "description": "off by default; a tiny cap fails reasoning models",
     },
-    "exempt_sessions": {"type": "array", "items": {"type": "string"}},
+    "exempt_sessions": {
+        "type": "array",
+        "maxItems": c.MAX_EXEMPT_SESSIONS,
+        "items": _text(blank=False, limit=c.MAX_SESSION_ID),
+    },
 }
 
 _ERROR = {
@@ -159,17 +250,92 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
 
-def _errors(*codes: int) -> dict[str, Any]:
-    text = {
-        400: "bad input; nothing changed",
-        401: "missing or wrong token",
-        409: "stale version; nothing changed",
-        429: "too many failed token checks from this address, or over the token's rate; "
-        "retry after Retry-After seconds",
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "seconds to wait before trying again",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[0-9]+$"},
     }
-    if 401 in codes:  # every token door is throttled (curfew_core/throttle.py)
-        codes = (*codes, 429)
-    return {str(code): {"description": text[code], "content": _json(_ERROR)} for code in codes}
+}
+_ERROR_TEXT = {
+    400: "malformed input (the schema refuses it); the fields say what; nothing changed",
+    401: "missing, unknown or revoked token",
+    409: "stale version; the message names the current one; nothing changed",
+    413: "the body is too large",
+    422: "well-formed, but refused by a rule the schema cannot state; nothing changed",
+    429: "too many requests; retry after the time given",
+    503: "storage unavailable; retry after the time given",
+}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for code in codes:
+        response: dict[str, Any] = {
+            "description": _ERROR_TEXT[code],
+            "content": _json({"$ref": "#/components/schemas/Error"}),
+        }
+        if code in (429, 503):
+            response["headers"] = _RETRY_AFTER
+        if code == 401:
+            response["headers"] = {
+                "WWW-Authenticate": {"required": True, "schema": {"type": "string"}}
+            }
+        out[str(code)] = response
+    return out
+
+
+#: Every answer an operation behind a token can give besides its own.
+_AUTHED = (401, 429, 503)
+#: And those with a JSON body.
+_WITH_BODY = (400, 401, 413, 429, 503)
+
+_VERDICT_REQUEST = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "session_id": {"anyOf": [_text_id(), {"type": "null"}]},
+        "purpose": {"anyOf": [_text_id(), {"type": "null"}]},
+        "subagent": {"type": ["boolean", "null"]},
+        "max_tokens": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]},
+        "at": {
+            "anyOf": [_INSTANT_IN, {"type": "null"}],
+            "description": "what-if instant; years 1900-8999 (others: 422)",
+        },
+    },
+}
+
+_OVERRIDE_REQUEST = {
+    "oneOf": [
+        _one(
+            "overtime",
+            {
+                "anyOf": [
+                    {"type": "string", "pattern": override_commands.DURATION_PATTERN},
+                    {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": override_commands.MAX_OVERTIME_MINUTES,
+                    },
+                ],
+                "description": "30m, 2h, 1h30m, 90s or minutes; at most 24 h (else 422)",
+                "examples": ["30m"],
+            },
+        ),
+        _one("off", {"const": True}),
+        _one("auto", {"const": True}),
+        _one(
+            "debug",
+            {
+                "type": "string",
+                "pattern": override_commands.DEBUG_PATTERN,
+                "description": "HH:MM, YYYY-MM-DD HH:MM or clear; a date that does not "
+                "exist or a moment outside 1900-8999 is refused with 422",
+                "examples": ["01:30", "clear"],
+            },
+        ),
+    ]
+}
 
 
 def document() -> dict[str, Any]:
@@ -178,7 +344,10 @@ def document() -> dict[str, Any]:
         "info": {
             "title": "Curfew API",
             "version": "1",
-            "description": "Ask before each model call what the curfew says; manage the schedule.",
+            "description": "Ask before each model call what the curfew says; manage the schedule. "
+            "400 means the request breaks this document; 422 means it is well-formed but a "
+            "rule no schema states refuses it (night times out of order, an anchor outside "
+            "the window, an unknown zone or calendar, a moment out of range).",
         },
         "servers": [{"url": "/api/v1"}],
         "security": [{"bearer": []}],
@@ -199,25 +368,10 @@ def document() -> dict[str, Any]:
             "/verdict": {
                 "post": {
                     "summary": "The verdict for the model call a gateway is about to make",
-                    "requestBody": {
-                        "required": False,
-                        "content": _json(
-                            {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "properties": {
-                                    "session_id": {"type": ["string", "null"]},
-                                    "purpose": {"type": ["string", "null"]},
-                                    "subagent": {"type": ["boolean", "null"]},
-                                    "max_tokens": {"type": ["integer", "null"], "minimum": 1},
-                                    "at": {**_INSTANT, "description": "what-if instant"},
-                                },
-                            }
-                        ),
-                    },
+                    "requestBody": {"required": False, "content": _json(_VERDICT_REQUEST)},
                     "responses": {
                         "200": {"description": "the verdict", "content": _json(_VERDICT)},
-                        **_errors(400, 401),
+                        **_errors(*_WITH_BODY, 422),
                     },
                 }
             },
@@ -226,7 +380,7 @@ def document() -> dict[str, Any]:
                     "summary": "Every setting, with the version to send back on PATCH",
                     "responses": {
                         "200": {"description": "settings", "content": _json(_settings_out())},
-                        **_errors(401),
+                        **_errors(*_AUTHED),
                     },
                 },
                 "patch": {
@@ -234,31 +388,17 @@ def document() -> dict[str, Any]:
                     "requestBody": {"required": True, "content": _json(_settings_in())},
                     "responses": {
                         "200": {"description": "saved", "content": _json(_settings_out())},
-                        **_errors(400, 401, 409),
+                        **_errors(*_WITH_BODY, 409, 422),
                     },
                 },
             },
             "/overrides": {
                 "post": {
                     "summary": "overtime / off / auto / debug",
-                    "requestBody": {
-                        "required": True,
-                        "content": _json(
-                            {
-                                "oneOf": [
-                                    _one("overtime", {"type": "string", "examples": ["30m"]}),
-                                    _one("off", {"const": True}),
-                                    _one("auto", {"const": True}),
-                                    _one(
-                                        "debug", {"type": "string", "examples": ["01:30", "clear"]}
-                                    ),
-                                ]
-                            }
-                        ),
-                    },
+                    "requestBody": {"required": True, "content": _json(_OVERRIDE_REQUEST)},
                     "responses": {
                         "200": {"description": "the state after", "content": _json(_STATE)},
-                        **_errors(400, 401),
+                        **_errors(*_WITH_BODY, 422),
                     },
                 }
             },
@@ -267,7 +407,7 @@ def document() -> dict[str, Any]:
                     "summary": "What a status display needs",
                     "responses": {
                         "200": {"description": "state", "content": _json(_STATE)},
-                        **_errors(401),
+                        **_errors(*_AUTHED),
                     },
                 }
             },
@@ -275,26 +415,29 @@ def document() -> dict[str, Any]:
                 "get": {
                     "summary": "This document",
                     "security": [],
-                    "responses": {"200": {"description": "OpenAPI 3.1"}},
+                    "responses": {
+                        "200": {
+                            "description": "OpenAPI 3.1",
+                            "content": _json({"type": "object", "required": ["openapi"]}),
+                        }
+                    },
                 }
             },
         },
     }
 
 
-def _one(key: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": [key],
-        "properties": {key: schema},
-        "additionalProperties": False,
-    }
+_VERSION = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "as GET returned; omit to skip the check",
+}
 
 
 def _settings_in() -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {**_SETTINGS, "version": {"type": "integer"}},
+        "properties": {**_SETTINGS, "version": _VERSION},
         "additionalProperties": False,
     }
 
@@ -302,6 +445,6 @@ def _settings_in() -> dict[str, Any]:
 def _settings_out() -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {**_SETTINGS, "version": {"type": "integer"}},
+        "properties": {**_loose_pairs(_SETTINGS), "version": {"type": "integer", "minimum": 0}},
         "required": [*schedule_config.FIELDS, "version"],
     }

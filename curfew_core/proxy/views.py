@@ -88,7 +88,8 @@ def _raw_body(request: HttpRequest) -> bytes:
     if hasattr(request, "_body"):
         return request.body
     length = request.META.get("CONTENT_LENGTH") or "0"
-    if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+    # ASCII digits only: "²".isdigit() is true and int("²") raises.
+    if not (length.isascii() and length.isdigit()) or int(length) > MAX_BODY_BYTES:
         raise BadRequest(f"the request body must be at most {MAX_BODY_BYTES // 2**20} MB")
     return request.read(MAX_BODY_BYTES + 1)
 

@@ -14,7 +14,7 @@ from django.http import QueryDict
 from django.utils import dateformat
 from django.utils.translation import gettext as _
 
-from curfew_core import calendars
+from curfew_core import calendars, override_commands
 from curfew_core import config as schedule_config
 from curfew_core.api.errors import ApiError
 from curfew_core.api.views import parse_verdict_request
@@ -78,6 +78,13 @@ def now_context(user: User, now: dt.datetime) -> dict[str, Any]:
     }
 
 
+#: Dates the band may be drawn for: the days a verdict may be asked about.
+#: The engine looks days around a date; near ``date.min``/``date.max`` that
+#: overflows (OverflowError), so the ends are refused like a bad date.
+FIRST_BAND_DATE = override_commands.EARLIEST_MOMENT.date()
+LAST_BAND_DATE = (override_commands.LATEST_MOMENT - dt.timedelta(days=1)).date()
+
+
 def parse_band(params: QueryDict, default: dt.date) -> tuple[dt.date, str, str]:
     """The band's date and view from the query or form; a bad date says so."""
     view = params.get("band_view", "day")
@@ -86,17 +93,27 @@ def parse_band(params: QueryDict, default: dt.date) -> tuple[dt.date, str, str]:
     if not text:
         return default, view, ""
     try:
-        return dt.date.fromisoformat(text), view, ""
+        day = dt.date.fromisoformat(text)
     except ValueError:
         return (
             default,
             view,
             _("“%(text)s” is not a date; showing %(day)s.")
+            % {"text": text[:40], "day": default.isoformat()},
+        )
+    if not FIRST_BAND_DATE <= day <= LAST_BAND_DATE:
+        return (
+            default,
+            view,
+            _("%(text)s is out of range (%(first)s to %(last)s); showing %(day)s.")
             % {
-                "text": text,
+                "text": day.isoformat(),
+                "first": FIRST_BAND_DATE.isoformat(),
+                "last": LAST_BAND_DATE.isoformat(),
                 "day": default.isoformat(),
             },
         )
+    return day, view, ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +178,10 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
         if values[key]:
             body[key] = values[key]
     if values["max_tokens"]:
+        # Strict ASCII digits: "²".isdigit() is true and int("²") raises.
         text = values["max_tokens"]
-        body["max_tokens"] = int(text) if text.isdigit() else text
+        number = schedule_config.int_from_text(text)
+        body["max_tokens"] = text if number is None else number
     if values["at"]:
         try:
             local = dt.datetime.fromisoformat(values["at"])
@@ -171,6 +190,12 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
         else:
             if local.tzinfo is None:
                 local = local.replace(tzinfo=zoneinfo.ZoneInfo(tz_name))
+            offset = local.utcoffset()
+            if offset is not None and offset % dt.timedelta(minutes=1) and local.year > 1:
+                # Local mean time (+08:05:43 before 1901) has no RFC 3339
+                # spelling; the same instant in UTC has (year 1 would underflow:
+                # it stays as it is, and is refused as out of range).
+                local = local.astimezone(dt.UTC)
             body["at"] = local.isoformat()
     try:
         request, at = parse_verdict_request(body)

@@ -108,10 +108,8 @@ def _rows(post: QueryDict, first: str, second: str) -> list[Row]:
 
 
 def _version(post: QueryDict) -> int:
-    try:
-        return int(post.get("version", ""))
-    except ValueError:
-        return -1
+    number = schedule_config.int_from_text(post.get("version", ""))
+    return -1 if number is None else number
 
 
 def form_from_post(post: QueryDict) -> ScheduleForm:
@@ -135,10 +133,8 @@ def form_from_post(post: QueryDict) -> ScheduleForm:
 def _number(text: str) -> Any:
     """An integer if the text is one; otherwise the text itself, for the
     validation layer to reject with its own message."""
-    cleaned = text.strip().replace(",", "").replace("_", "")
-    if re.fullmatch(r"[+-]?\d+", cleaned):
-        return int(cleaned)
-    return text
+    number = schedule_config.int_from_text(text.strip().replace(",", "").replace("_", ""))
+    return text if number is None else number
 
 
 def anchor_rows(form: ScheduleForm) -> list[tuple[int, list[Any]]]:

@@ -146,6 +146,10 @@ def _render_page(
     request: HttpRequest, *, form: ScheduleForm, status: int = 200, **extra: Any
 ) -> HttpResponse:
     context = _page_context(request, form=form, **extra)
+    if status == 200 and (context["decision"].errors or context["preview"].band_error):
+        # A bad query (band date, decision preview) is flagged on the page, and
+        # the answer says it was bad input like any other door.
+        status = 400
     return _no_store(render(request, TEMPLATE, context, status=status))
 
 
@@ -291,7 +295,9 @@ def token_new(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind", ApiToken.Kind.API)
     if kind not in ApiToken.Kind.values:
         raise Http404("no such token kind")
-    name = request.POST.get("name", "").strip()[:100]
+    # A label, trimmed and cut to fit; NUL dropped (PostgreSQL text cannot
+    # hold it, and a browser never types it).
+    name = request.POST.get("name", "").replace("\x00", "").strip()[:100]
     token, raw = token_create(
         user=_user(request), name=name, kind=kind, actor=_user(request), door="page"
     )
@@ -322,5 +328,13 @@ def decision(request: HttpRequest) -> HttpResponse:
     user = _user(request)
     now = timezone.now()
     status = page.now_context(user, now)
-    context = {"decision": page.decision(user, request.GET, now=now, tz_name=status["timezone"])}
-    return _no_store(render(request, f"{TEMPLATE}#decision-result", context))
+    result = page.decision(user, request.GET, now=now, tz_name=status["timezone"])
+    # htmx swaps a 4xx in (see the htmx-config in base.html): the fields are flagged.
+    return _no_store(
+        render(
+            request,
+            f"{TEMPLATE}#decision-result",
+            {"decision": result},
+            status=400 if result.errors else 200,
+        )
+    )

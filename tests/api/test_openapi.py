@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from typing import Any
 
+import jsonschema_rs
 import pytest
 from django.test import Client
 from django.urls import get_resolver
@@ -87,3 +90,124 @@ def test_error_bodies_match_the_documented_schema(document: dict[str, Any], api:
     error = document["components"]["schemas"]["Error"]
     OAS31Validator(error).validate(api.patch("/api/v1/schedule", {"curve": "cubic"}).json())
     OAS31Validator(error).validate(Client().get("/api/v1/state").json())
+
+
+# -- the document and the validators agree exactly ----------------------------
+
+
+def _request_schema(document: dict[str, Any], path: str, method: str) -> Any:
+    """A JSON Schema 2020-12 validator with ECMA-262 patterns, as the spec and
+    schemathesis read them (python-jsonschema uses ``re.search``, whose ``$``
+    also matches before a final newline)."""
+    body = document["paths"][path][method]["requestBody"]["content"]["application/json"]
+    schema = {**body["schema"], "components": document["components"]}
+    return jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
+
+
+def _cases() -> list[tuple[str, str, dict[str, Any], bool]]:
+    """(path, method, body, well-formed) from the API tests' own tables: what
+    the validators answer 400 must break the document, and what they answer
+    422 (or accept) must not."""
+    from tests.api import test_overrides_api as overrides
+    from tests.api import test_schedule_api as schedule
+    from tests.api import test_verdict_api as verdicts
+
+    cases: list[tuple[str, str, dict[str, Any], bool]] = []
+    for table, path, method, formed in (
+        (schedule.BAD_INPUT, "/schedule", "patch", False),
+        (schedule.UNPROCESSABLE, "/schedule", "patch", True),
+        (verdicts.BAD_VERDICTS, "/verdict", "post", False),
+        (verdicts.UNPROCESSABLE_VERDICTS, "/verdict", "post", True),
+        (overrides.BAD_OVERRIDES, "/overrides", "post", False),
+        (overrides.UNPROCESSABLE_OVERRIDES, "/overrides", "post", True),
+    ):
+        cases += [(path, method, body, formed) for body, _field in table]
+    # Found by issue 9: accepted by the document, so accepted by the API.
+    cases += [
+        ("/verdict", "post", {"max_tokens": 508.0}, True),
+        ("/schedule", "patch", {"safety_max_tokens": 512.0}, True),
+        ("/schedule", "patch", {"version": 0, "curve": "step"}, True),
+        ("/schedule", "patch", {"winding_reasoning_effort": ""}, True),
+        ("/schedule", "patch", {"holiday_calendar": ""}, True),
+        ("/overrides", "post", {"overtime": 30.0}, True),
+        ("/overrides", "post", {"debug": "2026-09-29T23:30:00+08:00"}, True),
+        # ...and refused by both.
+        ("/schedule", "patch", {"exempt_sessions": [""]}, False),
+        ("/schedule", "patch", {"version": None}, False),
+        ("/overrides", "post", {"debug": ""}, False),
+    ]
+    return cases
+
+
+@pytest.mark.parametrize(("path", "method", "body", "well_formed"), _cases())
+def test_the_document_and_the_validators_agree(
+    document: dict[str, Any], api: Any, path: str, method: str, body: Any, well_formed: bool
+) -> None:
+    assert _request_schema(document, path, method).is_valid(body) is well_formed
+    send = api.patch if method == "patch" else api.post
+    status = send("/api/v1" + path, body).status_code
+    assert (status != 400) is well_formed, status
+
+
+@pytest.mark.parametrize(
+    ("path", "allowed"),
+    [
+        ("/api/v1/verdict", "POST"),
+        ("/api/v1/schedule", "GET, PATCH"),
+        ("/api/v1/overrides", "POST"),
+        ("/api/v1/state", "GET"),
+        ("/api/v1/openapi.json", "GET"),
+    ],
+)
+@pytest.mark.parametrize("method", ["put", "delete", "options", "trace", "post", "patch"])
+def test_405s_carry_allow_in_the_api_shape(api: Any, path: str, allowed: str, method: str) -> None:
+    if method.upper() in allowed:
+        return
+    # CSRF is enforced as a browser's request would meet it: a 405 comes first.
+    for client in (
+        Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Bearer {api.token}"),
+        Client(enforce_csrf_checks=True),
+    ):
+        response = getattr(client, method)(path)
+        assert response.status_code == 405, (method, path, response.content[:200])
+        assert response["Allow"] == allowed
+        assert response.json()["error"] == "method_not_allowed"
+
+
+def test_every_token_operation_declares_its_failures(document: dict[str, Any]) -> None:
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            if operation.get("security") == []:
+                continue
+            for code in ("401", "429", "503"):
+                assert code in responses, (path, method, code)
+            for code in ("429", "503"):
+                assert responses[code]["headers"]["Retry-After"]["required"] is True
+            if "requestBody" in operation:
+                assert {"400", "413", "422"} <= set(responses), (path, method)
+
+
+def _string_schemas(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        kind = node.get("type")
+        if (kind == "string" or (isinstance(kind, list) and "string" in kind)) and not (
+            "enum" in node or "const" in node
+        ):
+            yield node
+        for value in node.values():
+            yield from _string_schemas(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _string_schemas(item)
+
+
+def test_no_request_text_admits_nul(document: dict[str, Any]) -> None:
+    """The validators refuse NUL in every text (PostgreSQL cannot store it),
+    so every text a request may send has a pattern that refuses it too."""
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            for schema in _string_schemas(body["schema"] if body else None):
+                assert "pattern" in schema, (path, method, schema)
+                assert re.fullmatch(schema["pattern"], "a\x00") is None, (path, method, schema)

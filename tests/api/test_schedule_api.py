@@ -120,7 +120,7 @@ def test_night_and_anchors_change_together(api: Any) -> None:
     }
     # Control: the same anchors alone fall outside today's 23:00-03:00 window.
     alone = api.patch(SCHEDULE, {"anchors": new_night["anchors"]})
-    assert alone.status_code == 400
+    assert alone.status_code == 422  # well-formed; a rule between settings refuses it
     assert "anchors" in alone.json()["fields"]
     body = patch_ok(api, new_night)
     assert {k: body[k] for k in new_night} == new_night
@@ -183,20 +183,29 @@ def test_holiday_calendar_can_be_switched_off(api: Any) -> None:
     assert api.post("/api/v1/verdict", national_day).json()["state"] == "off-duty"
 
 
-# -- bad input: 400, the field named, nothing changed -------------------------
+# -- bad input: 400 (the schema refuses it) or 422 (well-formed, but a rule no
+# schema states refuses it), the field named, nothing changed ----------------
+
+#: Well-formed by the OpenAPI document, refused by a rule it cannot state.
+UNPROCESSABLE = [
+    ({"timezone": "Mars/Olympus_Mons"}, "timezone"),
+    ({"holiday_calendar": "XX"}, "holiday_calendar"),
+    ({"holiday_calendar": "US-ZZ"}, "holiday_calendar"),
+    ({"anchors": [["12:00", 100]]}, "anchors"),  # outside 23:00-03:00
+    ({"anchors": [["23:00", 2048], ["23:00", 1000]]}, "anchors"),
+    # The night may not last over 24 hours, whichever time made it so.
+    ({"wake_up": "01:00"}, "wake_up"),
+    ({"curfew_start": "04:00"}, "curfew_start"),
+    ({"weekdays": {"fri": {"wake_up": "02:00"}}}, "weekdays"),
+]
 
 BAD_INPUT = [
     ({"curfew_start": "25:00"}, "curfew_start"),
     ({"wake_up": "9:5"}, "wake_up"),
     ({"lights_out": "3:00"}, "lights_out"),
     ({"lights_out": 3}, "lights_out"),
-    ({"timezone": "Mars/Olympus_Mons"}, "timezone"),
     ({"timezone": ""}, "timezone"),
-    ({"holiday_calendar": "XX"}, "holiday_calendar"),
-    ({"holiday_calendar": "US-ZZ"}, "holiday_calendar"),
-    ({"anchors": [["12:00", 100]]}, "anchors"),  # outside 23:00-03:00
     ({"anchors": []}, "anchors"),
-    ({"anchors": [["23:00", 2048], ["23:00", 1000]]}, "anchors"),
     ({"anchors": [["23:00", -1]]}, "anchors"),
     ({"anchors": [["23:00", 0]]}, "anchors"),
     ({"anchors": [["23:00", 20.5]]}, "anchors"),
@@ -231,24 +240,37 @@ BAD_INPUT = [
     ({"exempt_sessions": [""]}, "exempt_sessions"),
     ({"version": "3", "curve": "step"}, "version"),
     ({"version": True, "curve": "step"}, "version"),
-    # The night may not last over 24 hours, whichever time made it so.
-    ({"wake_up": "01:00"}, "wake_up"),
-    ({"curfew_start": "04:00"}, "curfew_start"),
-    ({"weekdays": {"fri": {"wake_up": "02:00"}}}, "weekdays"),
+    ({"version": None, "curve": "step"}, "version"),
+    ({"version": -1, "curve": "step"}, "version"),
+    ({"version": 2.5, "curve": "step"}, "version"),
+    ({"exempt_sessions": ["  "]}, "exempt_sessions"),
+    ({"exempt_sessions": ["x" * 201]}, "exempt_sessions"),
+    ({"timezone": "x" * 65}, "timezone"),
+    ({"holiday_calendar": "x" * 65}, "holiday_calendar"),
+    ({"extra_holidays": ["2026-W40-2"]}, "extra_holidays"),
+    ({"extra_holidays": ["0000-01-01"]}, "extra_holidays"),
+    ({"curfew_start": "23:00\n"}, "curfew_start"),
+    ({"curfew_start": "2\u0663:00"}, "curfew_start"),  # an Arabic-Indic digit
+    ({"tier_texts": ["\x1c"]}, "tier_texts"),  # blank to str.strip
+    ({"anchors": [[2048, "23:00"]]}, "anchors"),
+    ({"winding_reasoning_effort": 0}, "winding_reasoning_effort"),
 ]
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("changes", "field"), BAD_INPUT)
+@pytest.mark.parametrize(
+    ("changes", "field", "status"),
+    [(*case, 400) for case in BAD_INPUT] + [(*case, 422) for case in UNPROCESSABLE],
+)
 def test_bad_input_is_named_and_changes_nothing(
-    api: Any, changes: dict[str, Any], field: str
+    api: Any, changes: dict[str, Any], field: str, status: int
 ) -> None:
     saved = patch_ok(api, {"curve": "step"})  # a real saved schedule to protect
     before_db = stored(api.user)
     response = api.patch(SCHEDULE, {**changes, "version": changes.get("version", saved["version"])})
-    assert response.status_code == 400, response.content
+    assert response.status_code == status, response.content
     body = response.json()
-    assert body["error"] == "invalid"
+    assert body["error"] == ("invalid" if status == 400 else "unprocessable")
     assert field in body["fields"], body
     assert isinstance(body["fields"][field], str)
     assert body["fields"][field]
@@ -337,3 +359,14 @@ def test_holiday_calendars_are_stored_in_the_packages_spelling(
     """Subdivisions are codes or names; both are found whatever their case."""
     assert patch_ok(api, {"holiday_calendar": sent})["holiday_calendar"] == stored_as
     assert api.post("/api/v1/verdict", {"at": "2026-09-29T10:00:00+08:00"}).status_code == 200
+
+
+@pytest.mark.django_db
+def test_malformed_is_400_even_with_a_stale_version(api: Any) -> None:
+    saved = patch_ok(api, {"curve": "step"})
+    stale = saved["version"] - 1
+    # Control: well-formed with the stale version is the 409.
+    assert api.patch(SCHEDULE, {"curve": "linear", "version": stale}).status_code == 409
+    response = api.patch(SCHEDULE, {"curve": "cubic", "version": stale})
+    assert response.status_code == 400
+    assert "curve" in response.json()["fields"]

@@ -353,31 +353,50 @@ def test_weekday_override_gives_friday_its_own_night(api: Any) -> None:
 # -- bad verdict requests ------------------------------------------------------
 
 
+#: Well-formed (the document admits them), but where the calendar runs out:
+#: 422, never a 500.
+UNPROCESSABLE_VERDICTS = [
+    ({"at": "9999-12-31T23:59:59+00:00"}, "at"),
+    ({"at": "9999-12-31T23:59:59-12:00"}, "at"),
+    ({"at": "0001-01-01T00:00:00+00:00"}, "at"),
+    ({"at": "0001-01-01T00:00:00+14:00"}, "at"),
+]
+
+
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({"at": "yesterday"}, "at"),
-        ({"at": "2026-09-29T10:00:00"}, "at"),  # no offset
-        ({"at": "2026-09-29"}, "at"),
-        ({"at": 1790000000}, "at"),
-        ({"at": "2026-13-01T10:00:00+08:00"}, "at"),
-        # Valid ISO, but where the calendar runs out: an answer, never a 500.
-        ({"at": "9999-12-31T23:59:59+00:00"}, "at"),
-        ({"at": "9999-12-31T23:59:59-12:00"}, "at"),
-        ({"at": "0001-01-01T00:00:00+00:00"}, "at"),
-        ({"at": "0001-01-01T00:00:00+14:00"}, "at"),
-        ({"max_tokens": 0}, "max_tokens"),
-        ({"max_tokens": -5}, "max_tokens"),
-        ({"max_tokens": 12.5}, "max_tokens"),
-        ({"max_tokens": "100"}, "max_tokens"),
-        ({"max_tokens": True}, "max_tokens"),
-        ({"subagent": "yes"}, "subagent"),
-        ({"session_id": 7}, "session_id"),
-        ({"purpose": ["compaction"]}, "purpose"),
-        ({"model": "gpt"}, "model"),
-    ],
-)
+@pytest.mark.parametrize(("body", "field"), UNPROCESSABLE_VERDICTS)
+def test_instants_out_of_range_are_a_422(api: Any, body: dict[str, Any], field: str) -> None:
+    response = api.post(VERDICT, body)
+    assert response.status_code == 422
+    assert response.json()["error"] == "unprocessable"
+    assert response.json()["fields"][field]
+
+
+BAD_VERDICTS = [
+    ({"at": "yesterday"}, "at"),
+    ({"at": "2026-09-29T10:00:00"}, "at"),  # no offset
+    ({"at": "2026-09-29"}, "at"),
+    ({"at": 1790000000}, "at"),
+    ({"at": "2026-13-01T10:00:00+08:00"}, "at"),
+    # Python reads these, RFC 3339 (the document's date-time) does not.
+    ({"at": "2026-09-29 10:00:00+08:00"}, "at"),
+    ({"at": "2026-09-29T10:00+08:00"}, "at"),
+    ({"at": "20260929T100000+0800"}, "at"),
+    ({"max_tokens": 0}, "max_tokens"),
+    ({"max_tokens": -5}, "max_tokens"),
+    ({"max_tokens": 12.5}, "max_tokens"),
+    ({"max_tokens": "100"}, "max_tokens"),
+    ({"max_tokens": True}, "max_tokens"),
+    ({"subagent": "yes"}, "subagent"),
+    ({"session_id": 7}, "session_id"),
+    ({"purpose": ["compaction"]}, "purpose"),
+    ({"session_id": "x" * 201}, "session_id"),
+    ({"model": "gpt"}, "model"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("body", "field"), BAD_VERDICTS)
 def test_bad_verdict_requests_name_the_field(api: Any, body: dict[str, Any], field: str) -> None:
     response = api.post(VERDICT, body)
     assert response.status_code == 400
@@ -396,9 +415,10 @@ def test_verdict_body_must_be_a_json_object(api: Any, raw: str, problem: str) ->
 
 
 @pytest.mark.django_db
-def test_an_oversized_body_is_a_json_400(api: Any) -> None:
+def test_an_oversized_body_is_a_json_413(api: Any) -> None:
     response = api.post(VERDICT, raw='{"session_id": "' + "x" * 3_000_000 + '"}')
-    assert response.status_code == 400
+    assert response.status_code == 413
+    assert response.json()["error"] == "too_large"
     assert "too large" in response.json()["fields"]["body"]
 
 
@@ -417,3 +437,13 @@ def test_verdict_only_answers_post(api: Any) -> None:
     response = api.get(VERDICT)
     assert response.status_code == 405
     assert response.json()["error"] == "method_not_allowed"
+    assert response["Allow"] == "POST"
+
+
+@pytest.mark.django_db
+def test_a_whole_number_float_is_a_budget(api: Any) -> None:
+    """JSON Schema's integer admits 508.0, so the verdict takes it as 508."""
+    at = "2026-09-29T23:30:00+08:00"
+    whole = api.post(VERDICT, {"max_tokens": 508.0, "at": at})
+    assert whole.status_code == 200, whole.content
+    assert whole.json() == api.post(VERDICT, {"max_tokens": 508, "at": at}).json()

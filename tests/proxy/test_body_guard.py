@@ -80,14 +80,15 @@ async def call(
     chunks: list[bytes],
     *,
     token: str | None = None,
-    length: int | None = None,
+    length: int | bytes | None = None,
     method: str = "POST",
 ) -> Exchange:
     headers = [(b"host", b"testserver"), (b"content-type", b"application/json")]
     if token is not None:
         headers.append((b"authorization", f"Bearer {token}".encode()))
     if length is not None:
-        headers.append((b"content-length", str(length).encode()))
+        raw_length = length if isinstance(length, bytes) else str(length).encode()
+        headers.append((b"content-length", raw_length))
     elif method != "GET":
         headers.append((b"transfer-encoding", b"chunked"))
     scope = {
@@ -334,3 +335,12 @@ async def test_a_small_form_post_reaches_the_page_as_before() -> None:
     small = await call("/login/", [b"username=ada&password=x"], length=23)
     assert small.status in (200, 403)  # the sign-in page (403: no CSRF cookie here)
     assert small.consumed == 1
+
+
+async def test_a_content_length_of_superscript_two_is_a_400_not_a_500(token: str) -> None:
+    """A raw 0xB2 byte is "²" in latin-1 ASGI headers: ``"²".isdigit()`` is true and
+    ``int("²")`` raises, so the length is read as ASCII digits only. (uvicorn's
+    parser refuses such a head itself; daphne, under ``make run``, passes it on.)"""
+    exchange = await call("/v1/chat/completions", [CHAT], token=token, length=b"\xb2")
+    assert exchange.status == 400, exchange.body[:300]
+    assert "body" in exchange.json()["error"]["message"]

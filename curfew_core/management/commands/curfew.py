@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from curfew_core import override_commands
-from curfew_core.config import ConfigError
+from curfew_core.config import ConfigError, text_problem
 from curfew_core.engine import OverrideError
 from curfew_core.models import ApiToken
 from curfew_core.plugin_import import source_key, translate
@@ -58,6 +58,13 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["action"]
+        for option in ("user", "name", "password"):
+            # Bytes that are not UTF-8 reach argv as lone surrogates; stored,
+            # they would break every later read of the row.
+            value = options.get(option)
+            problem = text_problem(value) if isinstance(value, str) else None
+            if problem:
+                raise CommandError(f"--{option} {problem}")
         if name == "demo":
             self._demo(options["user"], options["password"])
             return
@@ -109,8 +116,11 @@ class Command(BaseCommand):
             data = json.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{path} is not valid JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:
+            # Not only JSONDecodeError: bad UTF-8, a number past CPython's
+            # 4300-digit limit and deep nesting raise their own errors.
+            problem = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+            raise CommandError(f"{path} is not valid JSON: {problem}") from None
         try:
             settings, overrides, unknown = translate(data)
         except ConfigError as exc:

@@ -1,0 +1,150 @@
+"""Bad input at the page's doors: the page (or its part) comes back with the
+field flagged and a 4xx, never a 500 (issue 9, item 4)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from tests.api.conftest import stored
+from tests.web.conftest import PageClient
+from tests.web.forms import as_post, form_fields
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"band_date": "9999-12-31"},
+        {"band_date": "0001-01-01"},
+        {"band_date": "9999-12-31", "band_view": "week"},
+        {"band_date": "0001-01-01", "band_view": "week"},
+    ],
+)
+def test_a_band_date_out_of_range_is_flagged(page: PageClient, query: dict[str, str]) -> None:
+    response = page.get("/", query)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "is out of range" in html
+    assert 'id="band"' in html  # the page, drawn for the default date
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"max_tokens": "²"}, "max_tokens"),
+        ({"max_tokens": "٣"}, "max_tokens"),
+        ({"max_tokens": HUGE}, "max_tokens"),
+        ({"at": "9999-12-31T23:59"}, "at"),
+        ({"at": "0001-01-01T00:00"}, "at"),
+        ({"at": HUGE}, "at"),
+        ({"session_id": "x" * 300}, "session_id"),
+    ],
+)
+@pytest.mark.parametrize("htmx", [False, True])
+def test_bad_decision_input_is_flagged(
+    page: PageClient, query: dict[str, str], field: str, htmx: bool
+) -> None:
+    response = page.get("/decision/" if htmx else "/", query, htmx=htmx)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert f"<li>{field}: " in html
+    assert 'id="decision-json"' not in html
+    assert len(html) < 200_000
+
+
+def _form(page: PageClient) -> list[tuple[str, str]]:
+    return form_fields(page.get("/").content.decode(), "schedule-form")
+
+
+@pytest.mark.parametrize(
+    ("replace", "field"),
+    [
+        ({"safety_max_tokens": HUGE}, "safety_max_tokens"),
+        ({"safety_max_tokens": "²"}, "safety_max_tokens"),
+        ({"anchor_tokens": [HUGE, "1600", "800", "320", "64", ""]}, "anchors"),
+        ({"anchor_tokens": ["٢٠٤٨", "1600", "800", "320", "64", ""]}, "anchors"),
+        ({"version": HUGE}, None),
+    ],
+)
+def test_huge_or_odd_numbers_on_the_form_are_flagged(
+    page: PageClient, user: User, replace: dict[str, object], field: str | None
+) -> None:
+    before = stored(user)
+    data = as_post(_form(page), **replace)
+    preview = page.post("/schedule/preview/", data, htmx=True)
+    assert preview.status_code == 200  # the live preview draws what is valid
+    if field is not None:
+        assert f'id="err-{field}"' in preview.content.decode()
+    saved = page.post("/schedule/", data)
+    assert saved.status_code in (400, 409)
+    html = saved.content.decode()
+    if field is not None:
+        assert saved.status_code == 400
+        assert 'aria-invalid="true"' in html or "field-error" in html
+    assert stored(user) == before
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"verb": "overtime", "custom_duration": HUGE + "m"},
+        {"verb": "overtime", "custom_duration": HUGE},
+        {"verb": "debug", "moment": HUGE},
+        {"verb": "debug", "moment": "9999-12-31T23:59"},
+        {"verb": "debug", "moment": "0001-01-01T00:00"},
+    ],
+)
+@pytest.mark.parametrize("htmx", [False, True])
+def test_bad_override_input_is_flagged(
+    page: PageClient, user: User, data: dict[str, str], htmx: bool
+) -> None:
+    before = stored(user)
+    response = page.post("/overrides/", data, htmx=htmx)
+    assert response.status_code == 400
+    assert len(response.content) < 200_000
+    assert stored(user) == before
+    assert page.get("/").status_code == 200
+
+
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01"])
+def test_the_live_preview_flags_a_band_date_out_of_range(page: PageClient, day: str) -> None:
+    data = as_post(_form(page), band_date=day, band_view="week")
+    response = page.post("/schedule/preview/", data, htmx=True)
+    assert response.status_code == 200  # the band is drawn for today, with the warning
+    assert "is out of range" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("put", "/", "GET"),
+        ("delete", "/decision/", "GET"),
+        ("get", "/schedule/", "POST"),
+        ("get", "/schedule/preview/", "POST"),
+        ("get", "/overrides/", "POST"),
+        ("get", "/tokens/", "POST"),
+        ("get", "/tokens/1/revoke/", "POST"),
+        ("get", "/logout/", "POST, OPTIONS"),
+    ],
+)
+def test_page_405s_carry_allow(page: PageClient, method: str, path: str, allowed: str) -> None:
+    response = page._run(getattr(page.client, method), path)
+    assert response.status_code == 405
+    assert response["Allow"] == allowed
+
+
+def test_a_moment_in_local_mean_time_is_previewed(page: PageClient) -> None:
+    # Shanghai kept +08:05:43 until 1901: no RFC 3339 offset, yet a valid moment.
+    response = page.get("/decision/", {"at": "1900-06-01T12:00"}, htmx=True)
+    assert response.status_code == 200, response.content.decode()[:500]
+    assert 'id="decision-json"' in response.content.decode()
+
+
+def test_a_token_name_never_stores_nul(page: PageClient, user: User) -> None:
+    from curfew_core.models import ApiToken
+
+    response = page.post("/tokens/", {"kind": "api", "name": "lap\x00top"})
+    assert response.status_code == 201
+    assert ApiToken.objects.get(user=user).name == "laptop"
