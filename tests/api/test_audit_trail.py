@@ -106,7 +106,7 @@ def test_a_refused_change_leaves_no_entry(api: Any) -> None:
     before = len(_entries(api.user))
     assert api.patch("/api/v1/schedule", {"curve": "zigzag"}).status_code == 400
     assert api.patch("/api/v1/schedule", {"curve": "step", "version": 99}).status_code == 409
-    assert api.post("/api/v1/overrides", {"overtime": "99h"}).status_code == 400
+    assert api.post("/api/v1/overrides", {"overtime": "99h"}).status_code == 422
     assert len(_entries(api.user)) == before
 
 
