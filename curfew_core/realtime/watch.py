@@ -94,13 +94,11 @@ class Watcher:
     seen: dict[Change, datetime] = field(default_factory=dict)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
-    polls: int = 0
 
     def poll(self, *, notify: bool) -> set[int]:
         """One look at the database (sync): the users whose capsules to tell."""
         since = timezone.now() - LOOKBACK
         rows = recent_changes(since)
-        self.polls += 1
         self.seen.update(_take_local())
         if len(rows) > MAX_ROWS:
             # Too many at once to sort out: re-read every user with a capsule here.
