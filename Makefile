@@ -35,6 +35,7 @@ run: $(VENV)/.base $(LOCAL)/secret_key
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-logo --no-cache  # layering contracts in .importlinter
 
 typecheck: $(VENV)/.dev
 	$(VENV)/bin/mypy curfew_core curfew_site
