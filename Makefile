@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 LOCAL := .local
 
-.PHONY: run test lint typecheck pytest bench fuzz clean serve
+.PHONY: run test lint typecheck pytest pytest-engine bench fuzz clean serve
 
 $(VENV)/.base: requirements/base.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,7 @@ run: $(VENV)/.base $(LOCAL)/secret_key
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-logo --no-cache  # layering contracts in .importlinter
 
 typecheck: $(VENV)/.dev
 	$(VENV)/bin/mypy curfew_core curfew_site
@@ -42,10 +43,15 @@ typecheck: $(VENV)/.dev
 pytest: $(VENV)/.dev
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-test: lint typecheck pytest
+# The engine's suite again without pytest-django: proves the engine and its
+# tests need no Django (the DJANGO_SETTINGS_MODULE ini key is then unknown).
+pytest-engine: $(VENV)/.dev
+	$(VENV)/bin/pytest tests/engine -p no:django -q -W ignore::pytest.PytestConfigWarning
+
+test: lint typecheck pytest pytest-engine
 
 bench: $(VENV)/.dev
-	$(PY) bench/run_all.py
+	$(PY) -m bench.run_all
 
 # Schemathesis over the served OpenAPI document with many more examples than
 # `make test` runs (FUZZ_EXAMPLES per operation).

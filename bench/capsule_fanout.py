@@ -15,7 +15,7 @@ Also reports the server's resident memory idle and with N capsules open.
 Bounded: loopback only, every wait has a timeout. ``--redis URL`` runs the same
 with the Redis channel layer and cache (own key prefix) instead of in-memory.
 
-    .venv/bin/python bench/capsule_fanout.py [--n 1000] [--redis redis://127.0.0.1:6379/0]
+    .venv/bin/python -m bench.capsule_fanout [--n 1000] [--redis redis://127.0.0.1:6379/0]
 """
 
 from __future__ import annotations
@@ -34,12 +34,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from websockets.asyncio.client import ClientConnection, connect
+
+from curfew_testkit.server import ServedApp
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
-
-from tests.support.server import ServedApp  # noqa: E402
 
 USER = "fanout"
 TIMEOUT = 120.0  # seconds, for any one phase

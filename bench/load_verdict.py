@@ -2,7 +2,7 @@
 ASGI server: the production load test as a benchmark, and the measurement
 behind the choice of server.
 
-    python bench/load_verdict.py [--seconds 20] [--clients 200] [--workers 2]
+    python -m bench.load_verdict [--seconds 20] [--clients 200] [--workers 2]
                                  [--servers uvicorn:1,uvicorn:2,gunicorn:2,daphne]
 
 ``--workers`` sets the count for every server given without one. Loopback
@@ -23,14 +23,11 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from bench.servers import RunningServer, ServerSpec, parse_specs
+from curfew_testkit.loadgen import LoadReport, build_request, is_verdict, load
+from curfew_testkit.server import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from servers import RunningServer, ServerSpec, parse_specs  # noqa: E402
-
-from tests.production.loadgen import LoadReport, build_request, is_verdict, load  # noqa: E402
-from tests.support.server import free_port  # noqa: E402
 
 POSTGRES_URL = os.environ.get(
     "CURFEW_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"

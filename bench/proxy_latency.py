@@ -5,7 +5,7 @@
   fake upstream directly (JSON and SSE);
 - the gateway client's cached ``verdict()`` against an uncached one.
 
-    python bench/proxy_latency.py [--requests 400]
+    python -m bench.proxy_latency [--requests 400]
 
 One uvicorn process (SQLite, in-memory cache) on loopback, sequential requests
 over a kept-alive connection, so the numbers are latency, not throughput.
@@ -16,20 +16,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
+
+from curfew_core.client import AsyncCurfewClient, CurfewClient
+from curfew_testkit.fake_upstream import FakeUpstream
+from curfew_testkit.server import ServedApp
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import httpx  # noqa: E402
-
-from curfew_core.client import AsyncCurfewClient, CurfewClient  # noqa: E402
-from tests.proxy.fake_upstream import FakeUpstream  # noqa: E402
-from tests.support.server import ServedApp  # noqa: E402
 
 CHAT = {"model": "deepseek-chat", "messages": [{"role": "user", "content": "hello"}]}
 STREAM = {**CHAT, "stream": True}

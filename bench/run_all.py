@@ -20,7 +20,8 @@ def main() -> int:
             continue
         print(f"\n=== {script.name}", flush=True)
         started = time.monotonic()
-        result = subprocess.run([sys.executable, str(script), *sys.argv[1:]], cwd=HERE.parent)
+        module = f"bench.{script.stem}"
+        result = subprocess.run([sys.executable, "-m", module, *sys.argv[1:]], cwd=HERE.parent)
         print(f"--- {script.name}: exit {result.returncode} in {time.monotonic() - started:.0f}s")
         if result.returncode:
             failed.append(script.name)

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.server import wait_for_http
+from curfew_testkit.server import wait_for_http
 
 ROOT = Path(__file__).resolve().parents[1]
 GRACE_SECONDS = 30

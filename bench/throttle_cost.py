@@ -1,6 +1,6 @@
 """What the throttle adds to a warm verdict: in-process, throttle on against off.
 
-    python bench/throttle_cost.py [--requests 2000] [--redis redis://127.0.0.1:6379/0]
+    python -m bench.throttle_cost [--requests 2000] [--redis redis://127.0.0.1:6379/0]
 
 Django's test client calls the verdict API in this process (no server, no
 socket to the client), so the difference is the throttle's own cost: one hit
@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:

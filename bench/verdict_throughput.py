@@ -1,25 +1,23 @@
 """Verdicts per second: the engine alone, and the API against a trivial JSON
 view (``/healthz``) on the same server, side by side in one run.
 
-    python bench/verdict_throughput.py [--seconds 8] [--concurrency 32]
+    python -m bench.verdict_throughput [--seconds 8] [--concurrency 32]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from curfew_core.engine import RequestContext, decide
+from curfew_testkit.loadgen import build_request, is_verdict, load
 
-from curfew_core.engine import RequestContext, decide  # noqa: E402
-from tests.production.loadgen import build_request, is_verdict, load  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def engine_rate(seconds: float) -> list[tuple[str, float]]:
@@ -62,7 +60,7 @@ def main() -> None:
     for label, rate in engine_rate(6.0):
         print(f"  {label:<22} {rate:>12,.0f} {1e6 / rate:>11.1f}")
 
-    from tests.support.server import ServedApp
+    from curfew_testkit.server import ServedApp
 
     # One token stands in for a whole fleet: its own rate would cap the run.
     app = ServedApp(

@@ -35,11 +35,6 @@ def canonical(code: str) -> str | None:
     return None
 
 
-def is_known(code: str) -> bool:
-    """``"CN"`` or a subdivision like ``"US-CA"`` that the package knows."""
-    return canonical(code) == code
-
-
 def known_calendars() -> list[str]:
     return sorted(_supported())
 

@@ -3,8 +3,7 @@
 A capsule that hears "changed" re-reads the state; if the event went out
 before the commit it could read the old row and show it until the next
 boundary. The services publish through ``curfew_core.services.after_commit``,
-which orders it after the cache refresh; ``user_changed`` is for doors that
-change no cached rows (nothing to refresh first).
+which orders it after the cache refresh.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import logging
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.db import transaction
 
 log = logging.getLogger("curfew.events")
 
@@ -33,12 +31,3 @@ def publish_user_changed(user_id: int) -> None:
         # A dead channel layer must not fail the save that already committed;
         # capsules re-sync on their next boundary or reconnect.
         log.exception("could not publish change for user %s", user_id)
-
-
-def user_changed(user_id: int) -> None:
-    """Tell every open capsule of this user to re-read, once the commit lands."""
-
-    def publish() -> None:
-        publish_user_changed(user_id)
-
-    transaction.on_commit(publish, robust=True)

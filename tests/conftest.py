@@ -2,6 +2,9 @@
 
 Outside CI a missing browser or service skips with the reason; with CI=true
 (``.ci/run``) it fails instead, so CI can never pass by not testing.
+
+Nothing here imports Django at module level: ``tests/engine`` runs with
+``-p no:django`` (``make pytest-engine``) and loads this file too.
 """
 
 from __future__ import annotations
@@ -9,14 +12,14 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
-from curfew_core.services.tokens import token_create
-from tests.support.server import ServedApp
+from curfew_testkit.server import ServedApp
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 CHROMIUM = os.environ.get("CURFEW_CHROMIUM", "/usr/bin/chromium")
@@ -63,8 +66,11 @@ def _clear_cache() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache() -> Iterator[None]:
+def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each test starts with empty caches (schedules and tokens are cached)."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield  # the engine suite without Django: no caches to empty
+        return
     from curfew_core import throttle
     from curfew_core.selectors import bundles
 
@@ -81,6 +87,8 @@ class ApiClient:
     """Django's test client with a bearer token and JSON helpers."""
 
     def __init__(self, user: User, token: str) -> None:
+        from django.test import Client
+
         self.user = user
         self.token = token
         self.client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -103,22 +111,30 @@ class ApiClient:
 
 @pytest.fixture
 def user(db: None) -> User:
+    from django.contrib.auth.models import User
+
     return User.objects.create_user("ada", password="correct horse battery")
 
 
 @pytest.fixture
 def other_user(db: None) -> User:
+    from django.contrib.auth.models import User
+
     return User.objects.create_user("grace", password="correct horse battery")
 
 
 @pytest.fixture
 def api(user: User) -> ApiClient:
+    from curfew_core.services.tokens import token_create
+
     _, raw = token_create(user=user, name="test")
     return ApiClient(user, raw)
 
 
 @pytest.fixture
 def other_api(other_user: User) -> ApiClient:
+    from curfew_core.services.tokens import token_create
+
     _, raw = token_create(user=other_user, name="test")
     return ApiClient(other_user, raw)
 

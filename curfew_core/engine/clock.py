@@ -35,11 +35,6 @@ def cyclic_span(start: WallTime, end: WallTime) -> int:
     return (end - start) % MINUTES_PER_DAY
 
 
-def at_wall(day: datetime, minutes: WallTime) -> datetime:
-    """Naive local datetime of ``minutes`` on the date of ``day`` (a naive midnight)."""
-    return day + timedelta(minutes=minutes)
-
-
 def to_wall(instant: datetime, tz: tzinfo) -> datetime:
     """The naive wall-clock reading of a real instant in ``tz``."""
     return instant.astimezone(tz).replace(tzinfo=None)

@@ -32,6 +32,8 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.utils.crypto import constant_time_compare
 from django.utils.module_loading import import_string
 
+from curfew_core.selectors import users
+
 #: Longest a "still allowed" answer stands in for the database.
 CHECK_SECONDS = 2.0
 #: Bounded: a process with many users forgets everything rather than grow.
@@ -63,7 +65,7 @@ def user_active(user_id: int) -> bool:
     hit = _active.get(user_id)
     if hit is not None and _fresh(hit[0]):
         return hit[1]
-    active = get_user_model().objects.filter(pk=user_id, is_active=True).exists()
+    active = users.user_is_active(user_id=user_id)
     with _lock:
         _remember(_active)
         _active[user_id] = (time.monotonic(), active)

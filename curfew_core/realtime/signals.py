@@ -94,11 +94,16 @@ _override_saved = _stamped_saved("override")
 
 
 def connect() -> None:
-    from curfew_core.models import ApiToken, Override, Schedule
-
-    post_save.connect(_schedule_saved, sender=Schedule, dispatch_uid="curfew-watch-schedule")
-    post_save.connect(_override_saved, sender=Override, dispatch_uid="curfew-watch-override")
-    post_save.connect(_token_saved, sender=ApiToken, dispatch_uid="curfew-watch-token")
+    # Senders by label (resolved lazily by Django), so no door imports the models.
+    post_save.connect(
+        _schedule_saved, sender="curfew_core.Schedule", dispatch_uid="curfew-watch-schedule"
+    )
+    post_save.connect(
+        _override_saved, sender="curfew_core.Override", dispatch_uid="curfew-watch-override"
+    )
+    post_save.connect(
+        _token_saved, sender="curfew_core.ApiToken", dispatch_uid="curfew-watch-token"
+    )
     user_logged_out.connect(_session_ended, dispatch_uid="curfew-capsule-logout")
     post_save.connect(
         _user_saved, sender=settings.AUTH_USER_MODEL, dispatch_uid="curfew-capsule-user"

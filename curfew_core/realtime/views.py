@@ -15,8 +15,8 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from curfew_core import throttle
-from curfew_core.models import ApiToken
 from curfew_core.realtime import clock
+from curfew_core.selectors.tokens import has_live_embed_token, live_embed_tokens
 from curfew_core.selectors.verdicts import state_payload
 from curfew_core.services.tokens import token_create, token_revoke
 
@@ -118,10 +118,8 @@ def _user(request: HttpRequest) -> User:
 
 
 def _panel(request: HttpRequest, *, new_token: str | None = None) -> dict[str, Any]:
-    tokens = ApiToken.objects.filter(
-        user=_user(request), kind=ApiToken.Kind.EMBED, revoked_at__isnull=True
-    ).order_by("-created_at")
-    return {"capsule_new_token": new_token, "capsule_tokens": list(tokens)}
+    tokens = live_embed_tokens(user_id=_user(request).pk)
+    return {"capsule_new_token": new_token, "capsule_tokens": tokens}
 
 
 def _answer(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
@@ -149,7 +147,7 @@ def create_token(request: HttpRequest) -> HttpResponse:
     """A fresh embed token, shown once inside the snippet (never in a URL we redirect to)."""
     name = request.POST.get("name", "").strip() or "capsule embed"
     _, raw = token_create(
-        user=_user(request), name=name, kind=ApiToken.Kind.EMBED, actor=_user(request), door="page"
+        user=_user(request), name=name, kind="embed", actor=_user(request), door="page"
     )
     return _answer(request, _panel(request, new_token=raw))
 
@@ -158,9 +156,7 @@ def create_token(request: HttpRequest) -> HttpResponse:
 @require_POST
 def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
     """Revoke one of the user's embed tokens; open capsules using it are closed (4401)."""
-    if not ApiToken.objects.filter(
-        id=token_id, user=_user(request), kind=ApiToken.Kind.EMBED, revoked_at__isnull=True
-    ).exists():
+    if not has_live_embed_token(user_id=_user(request).pk, token_id=token_id):
         raise Http404("no such live embed token")
     token_revoke(user=_user(request), token_id=token_id, actor=_user(request), door="page")
     if request.headers.get("HX-Request") == "true":

@@ -27,12 +27,11 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer
 from django.core.cache import cache
-from django.db.models import CharField, Value
 from django.utils import timezone
 
 from curfew_core.cache import bundle_key, token_key
 from curfew_core.events import user_group
-from curfew_core.models import ApiToken, Override, Schedule
+from curfew_core.selectors.changes import Change, recent_changes
 
 log = logging.getLogger("curfew.realtime")
 
@@ -42,27 +41,6 @@ POLL_SECONDS = 0.5
 LOOKBACK = timedelta(seconds=10)
 #: Most rows one poll reads; beyond it (a bulk import) every capsule here re-reads.
 MAX_ROWS = 500
-
-#: (table, user id, stamp, token digest): one committed change.
-Change = tuple[str, int, datetime, str]
-
-
-def _blank(text: str) -> Value:
-    return Value(text, output_field=CharField())
-
-
-def recent_changes(since: datetime) -> list[Change]:
-    """Every change stamped after ``since``: one query, at most ``MAX_ROWS`` + 1 rows."""
-    schedules = Schedule.objects.order_by().filter(updated_at__gt=since)
-    overrides = Override.objects.order_by().filter(updated_at__gt=since)
-    revoked = ApiToken.objects.order_by().filter(revoked_at__gt=since)
-    query = schedules.values_list(_blank("schedule"), "user_id", "updated_at", _blank("")).union(
-        overrides.values_list(_blank("override"), "user_id", "updated_at", _blank("")),
-        revoked.values_list(_blank("token"), "user_id", "revoked_at", "digest"),
-        all=True,
-    )
-    return [tuple(row) for row in query[: MAX_ROWS + 1]]
-
 
 # -- changes this process made itself (their events went out already) ---------------
 _local_lock = threading.Lock()
@@ -94,13 +72,11 @@ class Watcher:
     seen: dict[Change, datetime] = field(default_factory=dict)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
-    polls: int = 0
 
     def poll(self, *, notify: bool) -> set[int]:
         """One look at the database (sync): the users whose capsules to tell."""
         since = timezone.now() - LOOKBACK
-        rows = recent_changes(since)
-        self.polls += 1
+        rows = recent_changes(since, limit=MAX_ROWS + 1)
         self.seen.update(_take_local())
         if len(rows) > MAX_ROWS:
             # Too many at once to sort out: re-read every user with a capsule here.

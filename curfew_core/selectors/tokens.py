@@ -85,3 +85,28 @@ def identify(raw: str, *, kind: str) -> TokenIdentity | None:
             # Bookkeeping only: a warm verdict must not fail with the database.
             log.warning("could not stamp last use of token %s", token_id)
     return TokenIdentity(token_id, user_id, token_kind)
+
+
+def live_embed_tokens(*, user_id: int) -> list[ApiToken]:
+    """The user's unrevoked embed tokens, newest first (the capsule panel)."""
+    return list(
+        ApiToken.objects.filter(
+            user_id=user_id, kind=ApiToken.Kind.EMBED, revoked_at__isnull=True
+        ).order_by("-created_at")
+    )
+
+
+def has_live_embed_token(*, user_id: int, token_id: int) -> bool:
+    """Whether ``token_id`` is one of the user's unrevoked embed tokens."""
+    return ApiToken.objects.filter(
+        id=token_id, user_id=user_id, kind=ApiToken.Kind.EMBED, revoked_at__isnull=True
+    ).exists()
+
+
+def live_token_ids(*, user_id: int, name: str) -> list[int]:
+    """Ids of the user's unrevoked tokens called ``name`` (the demo token's label)."""
+    return list(
+        ApiToken.objects.filter(user_id=user_id, name=name, revoked_at__isnull=True).values_list(
+            "id", flat=True
+        )
+    )

@@ -179,7 +179,7 @@ def test_production_redis_calls_time_out_instead_of_hanging() -> None:
     import subprocess
     import sys
 
-    from tests.support.server import ROOT
+    from curfew_testkit.server import ROOT
 
     env = {
         "PATH": "/usr/bin:/bin",

@@ -18,10 +18,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from curfew_core.models import Schedule
+from curfew_testkit.server import ServedApp
 from tests.api.test_cache_after_commit import BOUND, CLOSED_PORT_REDIS, Wall, wall
 from tests.conftest import require
 from tests.realtime.test_capsule_redis import redis_answers
-from tests.support.server import ServedApp
 from tests.web.forms import as_post, form_fields
 
 __all__ = ["wall"]  # a fixture, shared

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.server import ROOT
+from curfew_testkit.server import ROOT
 
 RACE = r"""
 import json, threading

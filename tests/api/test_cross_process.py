@@ -18,8 +18,8 @@ from django.test import override_settings
 
 from curfew_core.cache import LOCAL_CACHE_SECONDS, lifetime, shared_cache
 from curfew_core.models import ApiToken, Override, Schedule
+from curfew_testkit.server import ServedApp
 from tests.api.conftest import local
-from tests.support.server import ServedApp
 
 PEAK = {"at": "2026-09-29T10:00:00+08:00"}
 #: What runs without REDIS_URL (CI sets one; these tests are about its absence).

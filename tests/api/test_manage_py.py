@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from curfew_testkit.server import ROOT
 from tests.conftest import require
-from tests.support.server import ROOT
 
 #: The interpreter the virtualenv was made from: Python without the project's packages.
 BARE_PYTHON = getattr(sys, "_base_executable", "") or shutil.which("python3") or "python3"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.server import ServedApp
+from curfew_testkit.server import ServedApp
 
 pytestmark = pytest.mark.browser
 

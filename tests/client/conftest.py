@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.server import ServedApp
+from curfew_testkit.server import ServedApp
 
 
 @pytest.fixture(scope="session")

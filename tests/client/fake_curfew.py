@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from curfew_core.engine import RequestContext, Schedule, decide
-from tests.support.local_http import LocalHttpServer, QuietHandler
+from curfew_testkit.local_http import LocalHttpServer, QuietHandler
 
 TOKEN = "cfw_fake-token"
 

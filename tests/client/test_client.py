@@ -25,8 +25,8 @@ from curfew_core.client import (
     State,
 )
 from curfew_core.engine import RequestContext, decide
+from curfew_testkit.server import free_port
 from tests.client.fake_curfew import TOKEN, FakeCurfew
-from tests.support.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SHANGHAI = ZoneInfo("Asia/Shanghai")

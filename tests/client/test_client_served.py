@@ -8,8 +8,8 @@ import time
 import httpx
 
 from curfew_core.client import Action, CurfewClient, State
+from curfew_testkit.server import ServedApp
 from tests.client.test_client import CountingTransport
-from tests.support.server import ServedApp
 
 
 class Clock:

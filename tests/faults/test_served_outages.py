@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from curfew_testkit.server import ServedApp
 from tests.faults.conftest import REFUSED_REDIS_URL, UNREACHABLE_DATABASE_URL
-from tests.support.server import ServedApp
 
 CLOSE_UNAVAILABLE = 1011
 SESSION_COOKIE = "sessionid"

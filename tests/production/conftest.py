@@ -18,8 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from curfew_testkit.server import ServedApp
 from tests.conftest import require
-from tests.support.server import ServedApp
 
 #: A maintenance database to create and drop the run's own database from.
 POSTGRES_URL = os.environ.get(

@@ -12,7 +12,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.support.local_http import LocalHttpServer, QuietHandler
+from curfew_testkit.local_http import LocalHttpServer, QuietHandler
 
 WORDS = [f"word{i} " for i in range(12)]
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from curfew_testkit.server import ROOT, ServedApp, free_port
 from tests.production.conftest import call, forget_namespace, shared_env
-from tests.support.server import ROOT, ServedApp, free_port
 
 #: Everything an operator could set; the tests start from none of it.
 OPERATOR_KEYS = {

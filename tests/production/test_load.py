@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from curfew_testkit.loadgen import build_request, is_verdict, load
+from curfew_testkit.server import ServedApp
 from tests.production.conftest import forget_namespace, new_user, ok, shared_env
-from tests.production.loadgen import build_request, is_verdict, load
-from tests.support.server import ServedApp
 
 pytestmark = [pytest.mark.load, pytest.mark.postgres, pytest.mark.redis]
 

@@ -21,6 +21,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
+from curfew_testkit.server import ServedApp
 from tests.production.conftest import (
     call,
     cut_off_database,
@@ -30,7 +31,6 @@ from tests.production.conftest import (
     shared_env,
 )
 from tests.production.slow_upstream import WORDS, SlowUpstream
-from tests.support.server import ServedApp
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 

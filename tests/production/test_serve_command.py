@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.support.server import ROOT
+from curfew_testkit.server import ROOT
 
 
 def serve(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -17,8 +17,8 @@ from curfew_core import override_commands
 from curfew_core.proxy import upstream as upstream_module
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.tokens import token_create
-from tests.proxy.fake_upstream import FakeUpstream
-from tests.support.server import ServedApp
+from curfew_testkit.fake_upstream import FakeUpstream
+from curfew_testkit.server import ServedApp
 
 UPSTREAM_KEY = "sk-upstream-secret"
 EXEMPT_SESSION = "exempt-session"

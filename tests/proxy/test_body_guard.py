@@ -18,9 +18,9 @@ import pytest
 from django.test import override_settings
 
 from curfew_site.asgi import application
+from curfew_testkit.fake_upstream import REPLY_TEXT, FakeUpstream
 from tests.proxy import rawhttp
 from tests.proxy.conftest import Proxy
-from tests.proxy.fake_upstream import REPLY_TEXT, FakeUpstream
 from tests.proxy.inprocess import SECRET
 
 pytestmark = pytest.mark.django_db(transaction=True)

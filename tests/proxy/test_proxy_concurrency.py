@@ -23,8 +23,8 @@ from django.test import override_settings
 from curfew_core.proxy import upstream as upstream_module
 from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.tokens import identify
+from curfew_testkit.fake_upstream import REPLY_TEXT, FakeUpstream
 from tests.proxy.conftest import on_duty_token
-from tests.proxy.fake_upstream import REPLY_TEXT, FakeUpstream
 from tests.proxy.inprocess import CHAT, SECRET, body_of, client
 
 pytestmark = pytest.mark.django_db(transaction=True)

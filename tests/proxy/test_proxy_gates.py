@@ -15,8 +15,8 @@ import pytest
 
 from curfew_core import config
 from curfew_core.engine import RequestContext, Verdict, decide
+from curfew_testkit.fake_upstream import REPLY_TEXT, USAGE, FakeUpstream
 from tests.proxy.conftest import EXEMPT_SESSION, Proxy
-from tests.proxy.fake_upstream import REPLY_TEXT, USAGE, FakeUpstream
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 OFF_DUTY = "2026-09-29 10:00"  # Tuesday, peak hours

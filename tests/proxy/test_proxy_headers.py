@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import override_settings
 
-from tests.proxy.fake_upstream import FakeUpstream
+from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy.inprocess import CHAT, SECRET, body_of, client
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,9 +10,9 @@ import pytest
 from django.test import override_settings
 
 from curfew_core.proxy import upstream as upstream_module
-from tests.proxy.fake_upstream import REPLY_TEXT, FakeUpstream
+from curfew_testkit.fake_upstream import REPLY_TEXT, FakeUpstream
+from curfew_testkit.server import free_port
 from tests.proxy.inprocess import CHAT, SECRET, body_of, client
-from tests.support.server import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

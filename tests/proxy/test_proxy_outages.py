@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.proxy.fake_upstream import FakeUpstream
-from tests.support.server import ServedApp, free_port
+from curfew_testkit.fake_upstream import FakeUpstream
+from curfew_testkit.server import ServedApp, free_port
 
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 

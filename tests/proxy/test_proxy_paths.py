@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy import rawhttp
 from tests.proxy.conftest import Proxy
-from tests.proxy.fake_upstream import FakeUpstream
 from tests.proxy.test_proxy_gates import ON_DUTY
 
 ALLOWED_UPSTREAM_PATHS = {"/v1/models", "/v1/chat/completions"}

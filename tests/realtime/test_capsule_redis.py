@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from curfew_testkit.server import ServedApp
 from tests.conftest import require
-from tests.support.server import ServedApp
 
 pytestmark = pytest.mark.redis
 

@@ -25,8 +25,8 @@ from curfew_core.realtime import watch
 from curfew_core.realtime.codes import CLOSE_UNAUTHORIZED
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.tokens import token_create
+from curfew_testkit.server import ServedApp
 from tests.realtime.conftest import embed_token, local, open_live, socket
-from tests.support.server import ServedApp
 
 db = sync_to_async
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.server import ServedApp
+from curfew_testkit.server import ServedApp
 
 
 class BlackHole:

@@ -13,8 +13,8 @@ import pytest
 from django.test import override_settings
 
 from curfew_core import throttle
+from curfew_testkit.server import ServedApp
 from tests.conftest import require
-from tests.support.server import ServedApp
 
 pytestmark = pytest.mark.redis
 

@@ -7,7 +7,7 @@ import re
 
 import httpx
 
-from tests.support.server import ServedApp
+from curfew_testkit.server import ServedApp
 
 USER = "web-static"
 

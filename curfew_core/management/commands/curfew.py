@@ -19,12 +19,14 @@ from django.utils import timezone
 from curfew_core import override_commands
 from curfew_core.config import ConfigError, text_problem
 from curfew_core.engine import OverrideError
-from curfew_core.models import ApiToken
 from curfew_core.plugin_import import source_key, translate
+from curfew_core.selectors.tokens import live_token_ids
+from curfew_core.selectors.users import user_by_name
 from curfew_core.selectors.verdicts import state_payload
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
+from curfew_core.services.users import demo_user_ensure, user_create
 
 DEMO_TOKEN_NAME = "demo (make run)"  # noqa: S105 - a label, not a secret
 
@@ -70,11 +72,12 @@ class Command(BaseCommand):
             return
         user = self._user(options["user"], create=bool(options.get("create_user")))
         if name in ("token", "embed-token"):
-            kind = ApiToken.Kind.API if name == "token" else ApiToken.Kind.EMBED
-            _, raw = token_create(
+            kind = "api" if name == "token" else "embed"
+            token, raw = token_create(
                 user=user, name=options.get("name") or "", kind=kind, door="command"
             )
-            self.stdout.write(f"{kind.label} token for {user.get_username()} (shown once):")
+            label = token.get_kind_display()
+            self.stdout.write(f"{label} token for {user.get_username()} (shown once):")
             self.stdout.write(raw)
         elif name == "status":
             self._print_state(user)
@@ -93,17 +96,14 @@ class Command(BaseCommand):
             self._print_state(user)
 
     def _user(self, username: str, *, create: bool) -> User:
-        try:
-            return User.objects.get(username=username)
-        except User.DoesNotExist:
-            if not create:
-                raise CommandError(
-                    f"no user {username!r}; create one (or pass --create-user to `curfew token`)"
-                ) from None
-            user = User.objects.create_user(username=username)
-            user.set_unusable_password()
-            user.save()
+        user = user_by_name(username)
+        if user is not None:
             return user
+        if not create:
+            raise CommandError(
+                f"no user {username!r}; create one (or pass --create-user to `curfew token`)"
+            )
+        return user_create(username=username)
 
     def _print_state(self, user: User) -> None:
         state = state_payload(user_id=user.pk, now=timezone.now())
@@ -151,17 +151,10 @@ class Command(BaseCommand):
         )
 
     def _demo(self, username: str, password: str) -> None:
-        user, created = User.objects.get_or_create(username=username)
-        if created or not user.has_usable_password():
-            user.set_password(password)
-            user.save()
-            login = f"{username} / {password}"
-        else:
-            login = f"{username} (password unchanged)"
-        for old in ApiToken.objects.filter(
-            user=user, name=DEMO_TOKEN_NAME, revoked_at__isnull=True
-        ):
-            token_revoke(user=user, token_id=old.pk, door="command")
+        user, password_set = demo_user_ensure(username=username, password=password)
+        login = f"{username} / {password}" if password_set else f"{username} (password unchanged)"
+        for token_id in live_token_ids(user_id=user.pk, name=DEMO_TOKEN_NAME):
+            token_revoke(user=user, token_id=token_id, door="command")
         _, raw = token_create(user=user, name=DEMO_TOKEN_NAME, door="command")
         self.stdout.write(f"demo login: {login}")
         self.stdout.write(f"demo API token: {raw}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.support.local_http import LocalHttpServer, QuietHandler
+from curfew_testkit.local_http import LocalHttpServer, QuietHandler
 
 REPLY_WORDS = ["Hello", " from", " the", " fake", " upstream."]
 REPLY_TEXT = "".join(REPLY_WORDS)

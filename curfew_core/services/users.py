@@ -1,0 +1,30 @@
+"""Creating user accounts from the command line (the page has no sign-up)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+
+@transaction.atomic
+def user_create(*, username: str) -> User:
+    """A new user who cannot sign in with a password (tokens only)."""
+    user = User.objects.create_user(username=username)
+    user.set_unusable_password()
+    user.save()
+    return user
+
+
+@transaction.atomic
+def demo_user_ensure(*, username: str, password: str) -> tuple[User, bool]:
+    """The demo user, made if missing; the password is set only if it has none.
+
+    Returns the user and whether ``password`` is now theirs (a password they
+    changed themselves is kept).
+    """
+    user, created = User.objects.get_or_create(username=username)
+    if created or not user.has_usable_password():
+        user.set_password(password)
+        user.save()
+        return user, True
+    return user, False

@@ -1,0 +1,245 @@
+"""Settings for Curfew, read from the environment with safe defaults.
+
+The defaults serve one person on SQLite with the in-memory channel layer, so a
+fresh machine needs no services. ``DATABASE_URL`` and ``REDIS_URL`` turn the
+same code into a multi-process deployment.
+
+Two modules use these: ``curfew_site.settings`` (served: ``make run``,
+``bin/serve``, the served test apps; it insists on a secret key) and
+``curfew_site.settings_test`` (the test client; explicit overrides, no env).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+import django_stubs_ext
+
+from curfew_site.env import env_bool, env_float, env_int, env_list, env_rate, env_str
+
+# Lets admin classes and querysets be subscripted for the type checker.
+django_stubs_ext.monkeypatch()
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("CURFEW_DEBUG", default=False)
+#: Empty outside debug when unset: ``curfew_site.settings`` refuses to start then.
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY and DEBUG:
+    SECRET_KEY = "insecure-dev-only-key-for-curfew-debug-mode-never-in-production"  # noqa: S105 - debug only
+
+# Behind TLS (the production default) cookies are secure and HTTP redirects to
+# HTTPS; health checks stay reachable over plain HTTP for load balancers.
+HTTPS = env_bool("CURFEW_HTTPS", default=not DEBUG)
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env_int("CURFEW_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+#: Behind a TLS-terminating balancer: trust its X-Forwarded-Proto, and take the
+#: client's address from the last X-Forwarded-For entry (the one it appended).
+CURFEW_BEHIND_PROXY = env_bool("CURFEW_BEHIND_PROXY", default=False)
+if CURFEW_BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "curfew_core",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    # A cache or database outage in a view: 503 in the door's shape (see curfew_core/outage.py).
+    "curfew_core.outage.OutageMiddleware",
+    "curfew_core.web.csp.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "curfew_site.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+            "libraries": {"curfew": "curfew_core.web.templatetags"},
+        },
+    },
+]
+
+ASGI_APPLICATION = "curfew_site.asgi.application"
+WSGI_APPLICATION = None
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        conn_max_age=env_int("CONN_MAX_AGE", 0),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Take SQLite's write lock when a transaction begins, so concurrent saves
+    # queue and meet the stale-version check (409) instead of "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL")
+#: Every Redis call has a deadline: a stalled or black-holed Redis must turn into
+#: a prompt 503 (the API's outage shape), never a request that hangs. A verdict's
+#: cache reads take well under a millisecond, so seconds are generous.
+REDIS_TIMEOUT = env_float("CURFEW_REDIS_TIMEOUT", 2.0)
+#: Namespaces keys and channels, so deployments (or test servers) can share one Redis.
+REDIS_PREFIX = env_str("CURFEW_REDIS_PREFIX", "curfew")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            # One client and pool per process (the stock backend opens a new
+            # connection per request under ASGI); blocking, so a burst waits
+            # for a connection instead of failing with "too many connections".
+            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": REDIS_PREFIX,
+            "OPTIONS": {
+                "pool_class": "redis.BlockingConnectionPool",
+                "max_connections": env_int("CURFEW_REDIS_MAX_CONNECTIONS", 50),
+                "timeout": 10,
+                "socket_timeout": REDIS_TIMEOUT,
+                "socket_connect_timeout": REDIS_TIMEOUT,
+            },
+        }
+    }
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # redis-py's default 5 s read timeout equals channels_redis' 5 s blocking
+            # receive, so every idle socket's consumer died at 5 s: give reads room.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                "prefix": f"{REDIS_PREFIX}:asgi",
+            },
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "settings-page"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env_str("CURFEW_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    # plotly.js straight from the pinned plotly package (no CDN, no copy in git).
+    "curfew_core.web.staticfinders.PlotlyFinder",
+]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        # Hashed, compressed names in production (bin/serve runs collectstatic);
+        # plain names where none has run (debug, the test client).
+        "BACKEND": "curfew_core.web.storage.ManifestStaticFilesStorage"
+        if env_bool("CURFEW_MANIFEST_STATIC", default=not DEBUG)
+        else "django.contrib.staticfiles.storage.StaticFilesStorage",
+    },
+}
+
+# Debug serving (``make run``) finds files in place; production serves collectstatic's output.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {
+        "curfew": {"handlers": ["console"], "level": env_str("CURFEW_LOG_LEVEL", "INFO")},
+        # Outside debug Django logs nothing to the console: a 500 needs its traceback.
+        "django": {"handlers": ["console"], "level": "INFO" if DEBUG else "ERROR"},
+    },
+}
+
+# -- Curfew ------------------------------------------------------------------
+#: A gateway may cache a verdict until its ``valid_until``, but saves and
+#: overrides are not predictable: the API advises re-asking at least this often.
+CURFEW_VERDICT_MAX_AGE = env_int("CURFEW_VERDICT_MAX_AGE", 60)
+#: Longest a cached schedule, override or token check is trusted without
+#: re-reading the database: whatever failed after a commit, or wrote around the
+#: services, is seen within this bound (see curfew_core/cache.py).
+CURFEW_CACHE_FRESH_SECONDS = env_int("CURFEW_CACHE_FRESH_SECONDS", 5)
+#: How long a cached schedule is kept: past the freshness bound it only answers
+#: while the database cannot be read (warm verdicts go on through an outage).
+CURFEW_SCHEDULE_CACHE_SECONDS = env_int("CURFEW_SCHEDULE_CACHE_SECONDS", 3600)
+
+#: The OpenAI-compatible provider the proxy forwards to (operator-set; the key
+#: never reaches clients or logs).
+CURFEW_UPSTREAM_BASE_URL = env_str("CURFEW_UPSTREAM_BASE_URL", "https://api.deepseek.com/v1")
+CURFEW_UPSTREAM_API_KEY = env_str("CURFEW_UPSTREAM_API_KEY")
+CURFEW_UPSTREAM_TIMEOUT = env_int("CURFEW_UPSTREAM_TIMEOUT", 600)
+#: Upstream calls one token may have open at once in one process (beyond: 429),
+#: so no single client can hold the whole connection pool.
+CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int("CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN", 16)
+#: Upstream connections per process, and how long a call waits for a free one
+#: before answering 503 (short: a full pool is an overload, not a slow network).
+CURFEW_UPSTREAM_MAX_CONNECTIONS = env_int("CURFEW_UPSTREAM_MAX_CONNECTIONS", 200)
+CURFEW_UPSTREAM_POOL_TIMEOUT = env_int("CURFEW_UPSTREAM_POOL_TIMEOUT", 3)
+
+#: Throttles (curfew_core/throttle.py), each a rate such as ``10/15minutes`` or
+#: ``off``. Counts are shared through Redis when REDIS_URL is set, per process
+#: otherwise. CURFEW_THROTTLE=0 turns every one off (benchmarks).
+CURFEW_THROTTLE = env_bool("CURFEW_THROTTLE", default=True)
+#: Failed sign-ins per account name, then that account is locked for the window.
+CURFEW_SIGNIN_FAILURES_PER_ACCOUNT = env_rate("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT", "10/15minutes")
+#: Failed sign-ins per client address, whatever names it tries.
+CURFEW_SIGNIN_FAILURES_PER_ADDRESS = env_rate("CURFEW_SIGNIN_FAILURES_PER_ADDRESS", "50/15minutes")
+#: Unknown or revoked bearer/embed tokens per client address; over it, every
+#: token from that address is answered 429 until the window has room again.
+CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate("CURFEW_TOKEN_FAILURES_PER_ADDRESS", "60/minute")
+#: Requests per live token (all doors together); far above a gateway fleet's use.
+CURFEW_TOKEN_RATE = env_rate("CURFEW_TOKEN_RATE", "6000/minute")
+CURFEW_THROTTLE_REDIS_CONNECTIONS = env_int("CURFEW_THROTTLE_REDIS_CONNECTIONS", 50)
