@@ -10,7 +10,9 @@ LOCAL := .local
 
 .PHONY: run test lint typecheck pytest pytest-engine bench fuzz clean serve
 
-$(VENV)/.base: requirements/base.txt
+# client/pyproject.toml: the gateway client is installed from the checkout (-e ./client),
+# so a change to its metadata or dependencies reinstalls it.
+$(VENV)/.base: requirements/base.txt client/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/base.txt
 	touch $@
@@ -38,10 +40,12 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/lint-imports --no-logo --no-cache  # layering contracts in .importlinter
 
 typecheck: $(VENV)/.dev
-	$(VENV)/bin/mypy curfew_core curfew_site
+	$(VENV)/bin/mypy curfew_core curfew_site client/src client/tests
 
 pytest: $(VENV)/.dev
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	# The client's own tests, without Django (its own pytest config in client/pyproject.toml).
+	$(VENV)/bin/pytest client/tests
 
 # The engine's suite again without pytest-django: proves the engine and its
 # tests need no Django (the DJANGO_SETTINGS_MODULE ini key is then unknown).

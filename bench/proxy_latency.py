@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+from curfew_client import AsyncCurfewClient, CurfewClient
 
-from curfew_core.client import AsyncCurfewClient, CurfewClient
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ServedApp
 

@@ -20,13 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from curfew_client.openai_shapes import error_body
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.template import loader
 from redis.exceptions import RedisError
-
-from curfew_core.openai_shapes import error_body
 
 log = logging.getLogger("curfew.outage")
 

@@ -215,7 +215,7 @@ _STATE: dict[str, Any] = {
         "schedule_state": {"enum": _STATES},
         "reason": {"type": "string"},
         "progress": {"type": ["number", "null"]},
-        "max_tokens": {"type": ["integer", "null"]},
+        "budget": {"type": ["integer", "null"]},
         "reply": {"type": ["string", "null"]},
         "peak": {"type": "boolean"},
         "override": {"enum": ["overtime", "off", None]},

@@ -22,7 +22,7 @@ from curfew_core.config import show, text_problem, whole_number
 from curfew_core.engine import OverrideError, RequestContext
 from curfew_core.selectors.bundles import committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity
-from curfew_core.selectors.verdicts import state_payload, verdict_for, verdict_payload
+from curfew_core.selectors.verdicts import state_json, verdict_for, verdict_json
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
 
@@ -143,9 +143,7 @@ def verdict(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     context, at = parse_verdict_request(json_object(request, allow_empty=True))
     now = timezone.now()
     result, _ = verdict_for(user_id=identity.user_id, now=now, request=context, at=at)
-    return JsonResponse(
-        verdict_payload(result, now=at or now), json_dumps_params={"ensure_ascii": False}
-    )
+    return HttpResponse(verdict_json(result, now=at or now), content_type="application/json")
 
 
 @allow("GET", "PATCH")
@@ -218,18 +216,16 @@ def overrides(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         # from_json took it, so it is well-formed: a date that does not exist
         # or a moment out of range is for a rule the schema cannot state.
         raise unprocessable_error({field: str(exc)}) from None
-    return JsonResponse(
-        state_payload(user_id=identity.user_id, now=timezone.now()),
-        json_dumps_params={"ensure_ascii": False},
+    return HttpResponse(
+        state_json(user_id=identity.user_id, now=timezone.now()), content_type="application/json"
     )
 
 
 @allow("GET")
 @token_required
 def state(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
-    return JsonResponse(
-        state_payload(user_id=identity.user_id, now=timezone.now()),
-        json_dumps_params={"ensure_ascii": False},
+    return HttpResponse(
+        state_json(user_id=identity.user_id, now=timezone.now()), content_type="application/json"
     )
 
 

@@ -28,7 +28,6 @@ from curfew_core.engine.verdict import (
     Segment,
     State,
     Verdict,
-    synthetic_stream,
 )
 
 __all__ = [
@@ -54,5 +53,4 @@ __all__ = [
     "parse_duration",
     "parse_wall",
     "segments",
-    "synthetic_stream",
 ]

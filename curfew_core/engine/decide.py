@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
+from typing import Literal
 
 from curfew_core.engine.clock import (
     format_wall,
@@ -245,7 +246,7 @@ def decide(
 
     # -- overrides: what will actually happen ---------------------------------
     state = reading.state
-    override: str | None = None
+    override: Literal["overtime", "off"] | None = None
     override_until: datetime | None = None
     if overrides.forced_off_until is not None and overrides.forced_off_until > now:
         state, override, override_until = State.LIGHTS_OUT, "off", overrides.forced_off_until
@@ -287,7 +288,7 @@ def decide(
     reply: str | None = None
     max_tokens: int | None = None
     persona: str | None = None
-    tools = "allow"
+    tools: Literal["allow", "deny"] = "allow"
     reasoning_effort: str | None = None
     if not exempt:
         if state is State.WINDING and winding is not None:

@@ -1,11 +1,15 @@
-"""What the engine answers: the verdict, its states and the synthetic stream."""
+"""What the engine answers: the verdict and its states.
+
+The verdict's wire shape (JSON) is not the engine's business: it is declared
+once in ``curfew_client.wire`` and the server maps a ``Verdict`` onto it in
+``selectors/verdicts.py:verdict_answer``."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 
 class State(enum.StrEnum):
@@ -30,21 +34,6 @@ class Action(enum.StrEnum):
     SHORT_CIRCUIT = "short-circuit"
 
 
-def synthetic_stream(text: str) -> list[dict[str, Any]]:
-    """The exact event stream a well-behaved adapter emits for a canned reply.
-
-    The zero usage is an event of its own, never left out: a ledger that reads
-    usage must see a real zero, not a missing turn.
-    """
-    return [
-        {"type": "block-start", "index": 0, "blockType": "text"},
-        {"type": "text-delta", "index": 0, "text": text},
-        {"type": "block-end", "index": 0, "block": {"type": "text", "text": text}},
-        {"type": "usage", "inputTokens": 0, "outputTokens": 0, "totalTokens": 0},
-        {"type": "finish", "reason": {"kind": "stop"}},
-    ]
-
-
 @dataclass(frozen=True, slots=True)
 class Verdict:
     state: State
@@ -53,7 +42,7 @@ class Verdict:
     reply: str | None
     max_tokens: int | None
     persona: str | None
-    tools: str
+    tools: Literal["allow", "deny"]
     reasoning_effort: str | None
     progress: float | None
     peak: bool
@@ -66,43 +55,11 @@ class Verdict:
     #: The curve's budget at ``at`` during winding, acted on or not.
     budget: int | None
     #: ``"overtime"`` or ``"off"`` while an override is in force.
-    override: str | None
+    override: Literal["overtime", "off"] | None
     override_until: datetime | None
     debug_at: datetime | None
     #: In a dry run: what would have been done (``action``, ``reply``, ``max_tokens``).
     would: dict[str, Any] | None
-
-    @property
-    def stream(self) -> list[dict[str, Any]] | None:
-        return synthetic_stream(self.reply) if self.reply is not None else None
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready, snake_case, every field present (``None`` stays ``null``)."""
-        return {
-            "state": self.state.value,
-            "schedule_state": self.schedule_state.value,
-            "action": self.action.value,
-            "reply": self.reply,
-            "stream": self.stream,
-            "max_tokens": self.max_tokens,
-            "persona": self.persona,
-            "tools": self.tools,
-            "reasoning_effort": self.reasoning_effort,
-            "progress": None if self.progress is None else round(self.progress, 4),
-            "peak": self.peak,
-            "reason": self.reason,
-            "exempt": self.exempt,
-            "dry_run": self.dry_run,
-            "valid_until": self.valid_until.isoformat(),
-            "at": self.at.isoformat(),
-            "budget": self.budget,
-            "override": self.override,
-            "override_until": (
-                None if self.override_until is None else self.override_until.isoformat()
-            ),
-            "debug_at": None if self.debug_at is None else self.debug_at.isoformat(),
-            "would": self.would,
-        }
 
 
 @dataclass(frozen=True, slots=True)

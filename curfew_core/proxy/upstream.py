@@ -19,11 +19,10 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
+from curfew_client.openai_shapes import error_body, sse_event
 from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
-
-from curfew_core.openai_shapes import error_body, sse_event
 
 log = logging.getLogger("curfew.proxy")
 

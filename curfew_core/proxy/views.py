@@ -19,6 +19,11 @@ from functools import wraps
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from curfew_client.openai_shapes import (
+    apply_verdict,
+    error_body,
+    short_circuit_body,
+)
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
@@ -30,11 +35,6 @@ from redis.exceptions import RedisError
 from curfew_core import throttle
 from curfew_core.api.auth import bearer
 from curfew_core.engine import Action, RequestContext, Verdict
-from curfew_core.openai_shapes import (
-    apply_verdict,
-    error_body,
-    short_circuit_body,
-)
 from curfew_core.proxy import bodies, upstream
 from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.verdicts import verdict_for

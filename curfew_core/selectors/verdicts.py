@@ -1,10 +1,23 @@
-"""Verdicts and the status payload for one user at one instant."""
+"""Verdicts and the status payload for one user at one instant.
+
+The one place the server turns an engine ``Verdict`` into what it answers: the
+wire models declared in ``curfew_client.wire`` (shared with the gateway client
+and embedded in the OpenAPI document), never a hand-built dict.
+"""
 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
+from curfew_client.wire import (
+    DaySegment,
+    ReasoningEffort,
+    StateAnswer,
+    VerdictAnswer,
+    Would,
+    synthetic_stream,
+)
 from django.conf import settings
 
 from curfew_core.engine import Overrides, RequestContext, Schedule, Verdict, decide, segments
@@ -32,12 +45,55 @@ def verdict_for(
     return decide(now, bundle.schedule, request or RequestContext(), overrides), bundle
 
 
-def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
-    """The API's JSON for a verdict, with the advice on how long to cache it."""
-    payload = verdict.as_dict()
+def max_age(verdict: Verdict, *, now: datetime) -> int:
+    """Seconds a gateway may cache ``verdict``: until the next scheduled change,
+    but no longer than ``CURFEW_VERDICT_MAX_AGE`` (saves and overrides are not
+    predictable)."""
     until = min(verdict.valid_until, now + timedelta(seconds=settings.CURFEW_VERDICT_MAX_AGE))
-    payload["max_age"] = max(0, int((until - now).total_seconds()))
-    return payload
+    return max(0, int((until - now).total_seconds()))
+
+
+def _progress(verdict: Verdict) -> float | None:
+    return None if verdict.progress is None else round(verdict.progress, 4)
+
+
+def verdict_answer(verdict: Verdict, *, max_age: int | None) -> VerdictAnswer:
+    """The engine's verdict as the API answers it (the only mapping there is)."""
+    would = verdict.would
+    return VerdictAnswer(
+        state=verdict.state.value,
+        schedule_state=verdict.schedule_state.value,
+        action=verdict.action.value,
+        reply=verdict.reply,
+        stream=None if verdict.reply is None else synthetic_stream(verdict.reply),
+        max_tokens=verdict.max_tokens,
+        persona=verdict.persona,
+        tools=verdict.tools,
+        reasoning_effort=cast(ReasoningEffort | None, verdict.reasoning_effort),
+        progress=_progress(verdict),
+        peak=verdict.peak,
+        reason=verdict.reason,
+        exempt=verdict.exempt,
+        dry_run=verdict.dry_run,
+        valid_until=verdict.valid_until,
+        max_age=max_age,
+        at=verdict.at,
+        budget=verdict.budget,
+        override=verdict.override,
+        override_until=verdict.override_until,
+        debug_at=verdict.debug_at,
+        would=None if would is None else Would.model_validate(would),
+    )
+
+
+def verdict_json(verdict: Verdict, *, now: datetime) -> bytes:
+    """``POST /api/v1/verdict``'s body (straight from the model: the hot path)."""
+    return verdict_answer(verdict, max_age=max_age(verdict, now=now)).model_dump_json().encode()
+
+
+def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
+    """The API's JSON for a verdict as a dict (for pages that show it)."""
+    return verdict_answer(verdict, max_age=max_age(verdict, now=now)).model_dump(mode="json")
 
 
 #: Day plans per (built schedule, local date): a plan only changes with the
@@ -76,31 +132,39 @@ def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
     return [dict(segment) for segment in plan]
 
 
-def state_payload(*, user_id: int, now: datetime) -> dict[str, Any]:
+def state_answer(*, user_id: int, now: datetime) -> StateAnswer:
     """What a status display needs (``GET /api/v1/state`` and the capsule)."""
     verdict, bundle = verdict_for(user_id=user_id, now=now)
     overtime_left = None
     if verdict.override == "overtime" and verdict.override_until is not None:
         overtime_left = max(0, int((verdict.override_until - now).total_seconds()))
-    return {
-        "state": verdict.state.value,
-        "schedule_state": verdict.schedule_state.value,
-        "reason": verdict.reason,
-        "progress": None if verdict.progress is None else round(verdict.progress, 4),
-        "max_tokens": verdict.budget,
-        "reply": verdict.reply,
-        "peak": verdict.peak,
-        "override": verdict.override,
-        "override_until": None
-        if verdict.override_until is None
-        else verdict.override_until.isoformat(),
-        "overtime_left": overtime_left,
-        "forced": verdict.override == "off",
-        "debug_at": None if verdict.debug_at is None else verdict.debug_at.isoformat(),
-        "at": verdict.at.isoformat(),
-        "valid_until": verdict.valid_until.isoformat(),
-        "timezone": bundle.config["timezone"],
-        "enabled": bundle.config["enabled"],
-        "dry_run": verdict.dry_run,
-        "day": day_plan(bundle, verdict.at),
-    }
+    return StateAnswer(
+        state=verdict.state.value,
+        schedule_state=verdict.schedule_state.value,
+        reason=verdict.reason,
+        progress=_progress(verdict),
+        budget=verdict.budget,
+        reply=verdict.reply,
+        peak=verdict.peak,
+        override=verdict.override,
+        override_until=verdict.override_until,
+        overtime_left=overtime_left,
+        forced=verdict.override == "off",
+        debug_at=verdict.debug_at,
+        at=verdict.at,
+        valid_until=verdict.valid_until,
+        timezone=bundle.config["timezone"],
+        enabled=bundle.config["enabled"],
+        dry_run=verdict.dry_run,
+        day=[DaySegment.model_validate(segment) for segment in day_plan(bundle, verdict.at)],
+    )
+
+
+def state_payload(*, user_id: int, now: datetime) -> dict[str, Any]:
+    """``state_answer`` as JSON-ready data (the API, the capsule's socket and page)."""
+    return state_answer(user_id=user_id, now=now).model_dump(mode="json")
+
+
+def state_json(*, user_id: int, now: datetime) -> bytes:
+    """``state_answer``'s JSON body (``GET /api/v1/state``)."""
+    return state_answer(user_id=user_id, now=now).model_dump_json().encode()

@@ -173,8 +173,8 @@
     if (key === "winding") {
       progress = Math.round((s.progress || 0) * 100);
       text += " " + progress + " %";
-      if (s.max_tokens !== null && s.max_tokens !== undefined) {
-        parts.push(TEXT.budget + " " + s.max_tokens);
+      if (s.budget !== null && s.budget !== undefined) {
+        parts.push(TEXT.budget + " " + s.budget);
       }
     } else if (key === "overtime") {
       parts.push(TEXT.until + " " + hhmm(s.override_until, s.timezone));

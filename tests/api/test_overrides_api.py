@@ -22,7 +22,7 @@ STATE_FIELDS = {
     "schedule_state",
     "reason",
     "progress",
-    "max_tokens",
+    "budget",
     "reply",
     "overtime_left",
     "forced",
@@ -60,7 +60,10 @@ def test_state_payload_has_what_a_status_display_needs(api: Any, clock: FrozenCl
     body = state(api)
     assert set(body) >= STATE_FIELDS
     assert body["state"] == body["schedule_state"] == "winding"
-    assert body["max_tokens"] == 1824
+    # One name per meaning: the curve's budget is ``budget`` (as in a verdict);
+    # ``max_tokens`` is only ever a verdict's clamp.
+    assert body["budget"] == 1824
+    assert "max_tokens" not in body
     assert body["progress"] == pytest.approx(0.125)
     assert body["reply"] is None
     assert body["overtime_left"] is None
@@ -171,8 +174,8 @@ def test_debug_hh_mm_is_the_next_time_the_clock_reads_it(api: Any, clock: Frozen
     body = override(api, {"debug": "01:30"})
     assert datetime.fromisoformat(body["debug_at"]) == local("2026-09-30 01:30")
     assert body["state"] == "winding"
-    assert body["max_tokens"] == 560
-    assert verdict(api)["max_tokens"] == 560
+    assert body["budget"] == 560
+    assert verdict(api)["max_tokens"] == verdict(api)["budget"] == 560
     # An explicit what-if instant ignores the time machine.
     what_if = api.post("/api/v1/verdict", {"at": "2026-09-29T10:00:00+08:00"}).json()
     assert what_if["state"] == "off-duty"

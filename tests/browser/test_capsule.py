@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -250,6 +251,28 @@ def test_embedded_capsules_follow_overrides_and_heal_after_a_restart(
     assert first_retry <= 30_000
     assert not [e for e in errors if "Content Security Policy" in e], errors
     api_post(served_app, tokens["api"], "/api/v1/overrides", {"auto": True})
+    context.close()
+
+
+def test_winding_shows_the_curves_budget(
+    browser: Any, served_app: ServedApp, host: HostPages, tokens: dict[str, str], artifacts_dir: str
+) -> None:
+    """The state answer names the curve's budget ``budget`` (``max_tokens`` is only a
+    verdict's clamp); the capsule reads it under that name."""
+    context = browser.new_context(viewport={"width": 900, "height": 420})
+    page = context.new_page()
+    state = api_post(served_app, tokens["api"], "/api/v1/overrides", {"debug": "23:30"})
+    try:
+        assert state["state"] == "winding"
+        assert state["budget"] > 0
+        page.goto(host.base_url + "/")
+        everywhere(page, "h.dataset.link === 'live' && h.dataset.state === 'winding'")
+        # The time machine runs on, so the budget may have stepped since: any number.
+        shown = words(page.main_frame)
+        assert all(re.search(r"budget \d+", w) for w in shown), shown
+        shot(page, artifacts_dir, "capsule-host-winding.png")
+    finally:
+        api_post(served_app, tokens["api"], "/api/v1/overrides", {"debug": "clear"})
     context.close()
 
 

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from curfew_core.engine import RequestContext, Schedule, decide
+from curfew_core.selectors.verdicts import verdict_answer
 from curfew_testkit.local_http import LocalHttpServer, QuietHandler
 
 TOKEN = "cfw_fake-token"
@@ -35,10 +36,9 @@ class FakeCurfew(LocalHttpServer):
 
     def payload(self, body: dict[str, Any]) -> dict[str, Any]:
         verdict = decide(self.moment, self.schedule, RequestContext(**body))
-        out = verdict.as_dict()
+        out = verdict_answer(verdict, max_age=self.max_age).model_dump(mode="json")
         if self.valid_for is not None:
             out["valid_until"] = (self.moment + timedelta(seconds=self.valid_for)).isoformat()
-        out["max_age"] = self.max_age
         return out
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from curfew_client import Action, AsyncCurfewClient, CurfewUnavailable, State
 
-from curfew_core.client import Action, AsyncCurfewClient, CurfewUnavailable, State
 from tests.client.fake_curfew import TOKEN, FakeCurfew
 from tests.client.test_client import OFF_DUTY, SCHEDULE, WINDING, Clock, closed_port_url
 

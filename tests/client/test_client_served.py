@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 import httpx
+from curfew_client import Action, CurfewClient, State
 
-from curfew_core.client import Action, CurfewClient, State
 from curfew_testkit.server import ServedApp
 from tests.client.test_client import CountingTransport
 
@@ -55,6 +55,6 @@ def test_the_client_follows_the_real_server(api_app: ServedApp) -> None:
     clock.now += verdict.max_age  # the server's advice runs out
     changed = client.verdict(session_id="s", max_tokens=4096)
     assert transport.attempts == 2
-    assert changed.state is State.LIGHTS_OUT
+    assert changed.state == State.LIGHTS_OUT
     assert changed.short_circuit
     assert changed.reply == "明天再说。"

@@ -165,7 +165,6 @@ def check_verdict(now: datetime, schedule: Schedule, request: RequestContext, ve
         assert verdict.progress is not None
         assert verdict.budget is not None
     assert (verdict.reply is not None) == (verdict.action is Action.SHORT_CIRCUIT)
-    assert (verdict.stream is None) == (verdict.reply is None)
     if verdict.action is Action.CLAMP:
         assert verdict.max_tokens is not None
         assert verdict.max_tokens <= verdict.budget

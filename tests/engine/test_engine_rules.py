@@ -274,7 +274,6 @@ def test_dry_run_never_acts_but_reports_what_it_would_do() -> None:
     assert verdict.dry_run
     assert verdict.action is Action.PASS
     assert (verdict.reply, verdict.max_tokens, verdict.persona) == (None, None, None)
-    assert verdict.stream is None
     assert verdict.tools == "allow"
     assert verdict.reasoning_effort is None
     assert verdict.budget == 1824
@@ -290,7 +289,6 @@ def test_dry_run_short_circuit_is_only_reported(moment: datetime, reply: str) ->
     verdict = decide(moment, cn_schedule(dry_run=True))
     assert verdict.action is Action.PASS
     assert verdict.reply is None
-    assert verdict.stream is None
     assert verdict.max_tokens is None
     assert verdict.tools == "allow"
     assert verdict.would is not None

@@ -26,7 +26,7 @@ def test_state_by_embed_token_is_the_api_state_and_readable_cross_origin(user, a
     response = Client().get("/embed/state", {"token": embed_token(user)})
     assert response.status_code == 200
     body = response.json()
-    assert (body["state"], body["max_tokens"]) == ("winding", 1824)
+    assert (body["state"], body["budget"]) == ("winding", 1824)
     assert set(body) == set(api.get("/api/v1/state").json())
     assert response["Access-Control-Allow-Origin"] == "*"
     assert response["Cache-Control"] == "no-store"

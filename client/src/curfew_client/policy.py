@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from curfew_core.client.verdict import CurfewVerdict, policy_verdict
+from curfew_client.verdict import CurfewVerdict, policy_verdict
 
 Policy = Literal["fail_open", "fail_closed", "last_known", "raise"]
 POLICIES: tuple[Policy, ...] = ("fail_open", "fail_closed", "last_known", "raise")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from curfew_core.client.verdict import CurfewVerdict
+from curfew_client.verdict import CurfewVerdict
 
 #: Well under a second: the verdict sits in front of every model call.
 DEFAULT_TIMEOUT = 0.5
@@ -40,10 +40,5 @@ def parse_response(status: int, content: bytes) -> CurfewVerdict:
         except (ValueError, AttributeError):
             pass
         raise BadAnswer(f"HTTP {status}{message}")
-    try:
-        payload = json.loads(content)
-    except ValueError as exc:
-        raise BadAnswer(f"not JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise BadAnswer("not a JSON object")
-    return CurfewVerdict.from_payload(payload)
+    # Parsed and checked in one step by the declared model (``wire.VerdictAnswer``).
+    return CurfewVerdict.model_validate_json(content)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from curfew_core.openai_shapes import (
+from curfew_client.openai_shapes import (
     apply_verdict,
     requested_budget,
     short_circuit_body,

@@ -1,16 +1,15 @@
-"""``CurfewClient``: the blocking flavour, for threaded gateways."""
+"""The core both flavours share (as httpx's ``BaseClient``): configuration, the
+verdict cache and the outage policy. ``CurfewClient`` and ``AsyncCurfewClient``
+only send the request, each in its own kind of I/O."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
-import httpx
-
-from curfew_core.client.policy import Policy, VerdictCache, cache_key, request_body
-from curfew_core.client.transport import (
+from curfew_client.policy import Key, Policy, VerdictCache, cache_key
+from curfew_client.transport import (
     DEFAULT_LAST_KNOWN_LIMIT,
     DEFAULT_RETRY_INTERVAL,
     DEFAULT_TIMEOUT,
@@ -18,10 +17,12 @@ from curfew_core.client.transport import (
     parse_response,
     verdict_url,
 )
-from curfew_core.client.verdict import CurfewVerdict
+from curfew_client.verdict import CurfewVerdict
+
+TransportT = TypeVar("TransportT")
 
 
-class CurfewClient:
+class BaseCurfewClient(Generic[TransportT]):
     """Asks a curfew server for verdicts, caches them, and survives its outages.
 
     ``verdict()`` never raises by default: when the server is unreachable, slow
@@ -45,7 +46,7 @@ class CurfewClient:
         retry_interval: float = DEFAULT_RETRY_INTERVAL,
         max_entries: int = 4096,
         clock: Callable[[], float] = time.time,
-        transport: httpx.BaseTransport | None = None,
+        transport: TransportT | None = None,
     ) -> None:
         self.url = verdict_url(base_url)
         self.cache = VerdictCache(
@@ -59,45 +60,38 @@ class CurfewClient:
             clock=clock,
         )
         self._clock = clock
-        self._http = httpx.Client(
-            headers=ask_headers(token), timeout=httpx.Timeout(timeout), transport=transport
-        )
+        self._headers = ask_headers(token)
+        self._timeout = timeout
+        self._transport = transport
+        self._open()
 
-    def verdict(
+    def _open(self) -> None:
+        """Set up the flavour's HTTP client (called once, at the end of ``__init__``)."""
+
+    def _ready(
         self,
-        *,
-        session_id: str | None = None,
-        purpose: str | None = None,
-        subagent: bool = False,
-        max_tokens: int | None = None,
-    ) -> CurfewVerdict:
-        """The verdict for the model call about to be made (cached while fresh)."""
+        session_id: str | None,
+        purpose: str | None,
+        subagent: bool,
+        max_tokens: int | None,
+    ) -> tuple[Key, float, CurfewVerdict | None]:
+        """The key, the time, and the answer when no request is needed: a fresh
+        cached verdict, or the policy's while backing off after a failure."""
         key = cache_key(session_id, purpose, subagent, max_tokens)
         now = self._clock()
         cache = self.cache
         entry = cache.entries.get(key)
         if entry is not None and now < entry.expires:
-            return entry.verdict
+            return key, now, entry.verdict
         if cache.backing_off(now):
-            return cache.fallback(key, now)
+            return key, now, cache.fallback(key, now)
+        return key, now, None
+
+    def _answered(self, key: Key, now: float, status: int, content: bytes) -> CurfewVerdict:
+        """What the server said, cached; or the policy's answer if it was not a verdict."""
         try:
-            response = self._http.post(self.url, json=request_body(key))
-            verdict = parse_response(response.status_code, response.content)
+            verdict = parse_response(status, content)
         except Exception as exc:  # anything at all: the hot path must not raise; policy answers
-            return cache.failed(key, now, exc)
-        cache.store(key, verdict, now)
+            return self.cache.failed(key, now, exc)
+        self.cache.store(key, verdict, now)
         return verdict
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> CurfewClient:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -1,8 +1,9 @@
 """The gateway client: ask a curfew server what to do before each model call.
 
-Importable on its own, without Django (a gateway is not a Django project)::
+Its own distribution (``pip install ./client``), without Django (a gateway is
+not a Django project)::
 
-    from curfew_core.client import CurfewClient
+    from curfew_client import CurfewClient
 
     curfew = CurfewClient("http://127.0.0.1:8000", token, policy="fail_open")
     verdict = curfew.verdict(session_id=session, max_tokens=body.get("max_tokens"))
@@ -12,22 +13,26 @@ Importable on its own, without Django (a gateway is not a Django project)::
         body = verdict.apply(body)  # clamp, persona, tools; untouched on duty
 """
 
-from curfew_core.client.aio import AsyncCurfewClient
-from curfew_core.client.policy import CurfewUnavailable, Policy
-from curfew_core.client.sync import CurfewClient
-from curfew_core.client.verdict import CurfewVerdict, Origin
-from curfew_core.engine.verdict import Action, State
-from curfew_core.openai_shapes import apply_verdict, short_circuit_body
+from curfew_client.aio import AsyncCurfewClient
+from curfew_client.base import BaseCurfewClient
+from curfew_client.openai_shapes import apply_verdict, short_circuit_body
+from curfew_client.policy import CurfewUnavailable, Policy
+from curfew_client.sync import CurfewClient
+from curfew_client.verdict import Action, CurfewVerdict, Origin, State
+from curfew_client.wire import StateAnswer, VerdictAnswer
 
 __all__ = [
     "Action",
     "AsyncCurfewClient",
+    "BaseCurfewClient",
     "CurfewClient",
     "CurfewUnavailable",
     "CurfewVerdict",
     "Origin",
     "Policy",
     "State",
+    "StateAnswer",
+    "VerdictAnswer",
     "apply_verdict",
     "short_circuit_body",
 ]
