@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from curfew_core.config import ConfigError
-from curfew_core.schema.settings import aliases_of
+from curfew_core.schema.settings import Declaration, ScheduleSettings, aliases_of
 
 #: The plugin's camelCase key -> the setting, from the declaration's aliases.
 _RENAMES = aliases_of()
@@ -43,7 +43,9 @@ def _anchor_row(row: Any) -> Any:
     return row
 
 
-def translate(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+def translate(
+    data: Mapping[str, Any], declaration: Declaration = ScheduleSettings
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """``(settings, overrides, unknown_keys)`` from a plugin config object.
 
     Only keys present are translated. Shapes that differ are converted
@@ -53,6 +55,7 @@ def translate(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
     """
     if not isinstance(data, Mapping):
         raise ConfigError({"file": "must hold a JSON object"})
+    renames = aliases_of(declaration)
     settings: dict[str, Any] = {}
     overrides: dict[str, Any] = {}
     unknown: list[str] = []
@@ -60,7 +63,7 @@ def translate(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
         if key in OVERRIDE_KEYS:
             overrides["debug"] = value if value else "clear"
             continue
-        target = _RENAMES.get(key)
+        target = renames.get(key)
         if target is None:
             unknown.append(key)
             continue
