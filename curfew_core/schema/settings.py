@@ -110,21 +110,22 @@ class ScheduleSettings(BaseModel):
     ] = "Asia/Shanghai"
     wake_up: Annotated[
         Time,
-        Setting(
-            _("Wake-up"), _("When the night ends and work may start."), v.parse_time, alias="wakeUp"
-        ),
+        Setting(_("Wake-up"), _("Back on duty: the night ends."), v.parse_time, alias="wakeUp"),
     ] = "09:00"
     curfew_start: Annotated[
         Time,
         Setting(
-            _("Curfew start"), _("When answers start to shrink."), v.parse_time, alias="curfewStart"
+            _("Curfew start"),
+            _("Winding down starts: answers get shorter."),
+            v.parse_time,
+            alias="curfewStart",
         ),
     ] = "23:00"
     lights_out: Annotated[
         Time,
         Setting(
             _("Lights-out"),
-            _("When the AI stops working until wake-up."),
+            _("From here until wake-up, no model calls."),
             v.parse_time,
             alias="lightsOut",
         ),
@@ -161,7 +162,7 @@ class ScheduleSettings(BaseModel):
         bool,
         Setting(
             _("Peak shift"),
-            _("Work lightly during the busy hours of the day."),
+            _("Stay off duty during the peak windows."),
             v.parse_bool,
             alias="peakShift",
         ),
@@ -180,7 +181,7 @@ class ScheduleSettings(BaseModel):
         bool,
         Setting(
             _("Weekend valley"),
-            _("No peak shift on weekends and holidays."),
+            _("Weekends are valley all day."),
             v.parse_bool,
             alias="weekendValley",
         ),
@@ -216,7 +217,7 @@ class ScheduleSettings(BaseModel):
         Reply,
         Setting(
             _("Off-duty reply"),
-            _("The whole answer outside working hours."),
+            _("The whole answer while off duty."),
             v.text_parser(allow_empty=False),
             alias="offDutyReply",
         ),
@@ -253,7 +254,7 @@ class ScheduleSettings(BaseModel):
         bool,
         Setting(
             _("Deny tools when off duty"),
-            _("No tool calls outside working hours."),
+            _("No tool calls while off duty."),
             v.parse_bool,
             alias="denyToolsWhenOffDuty",
         ),
