@@ -25,6 +25,7 @@ from curfew_core.schema.settings import (
     defaults_of,
     labels_of,
     settings_of,
+    widget_kinds,
 )
 
 
@@ -67,8 +68,10 @@ def test_the_openapi_schema_picks_it_up_and_agrees_with_the_validator() -> None:
     assert "bedtime_story" not in openapi.settings_schema(ScheduleSettings)
 
 
-def test_labels_and_import_aliases_pick_it_up() -> None:
+def test_labels_widgets_and_import_aliases_pick_it_up() -> None:
     assert labels_of(WithBedtimeStory)["bedtime_story"] == "Bedtime story"
+    assert widget_kinds(WithBedtimeStory)["bedtime_story"] == "checkbox"
+    assert "bedtime_story" not in widget_kinds(ScheduleSettings)
     assert aliases_of(WithBedtimeStory)["bedtimeStory"] == "bedtime_story"
     settings, _overrides, unknown = plugin_import.translate(
         {"bedtimeStory": True}, WithBedtimeStory
