@@ -56,7 +56,8 @@ def _loose_pairs(settings: dict[str, Any]) -> dict[str, Any]:
     said instead of "this one first".
     """
     out = dict(settings)
-    for key in ("anchors", "peak_windows"):
+    rows = [key for key, schema in out.items() if "prefixItems" in schema.get("items", {})]
+    for key in rows:
         row = dict(out[key]["items"])
         places = row.pop("prefixItems")
         row["items"] = places[0] if places[0] == places[1] else {"anyOf": places}
