@@ -7,30 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from curfew_core.config import ConfigError
+from curfew_core.schema.settings import Declaration, ScheduleSettings, aliases_of
 
-_RENAMES = {
-    "enabled": "enabled",
-    "timezone": "timezone",
-    "wakeUp": "wake_up",
-    "curfewStart": "curfew_start",
-    "lightsOut": "lights_out",
-    "curve": "curve",
-    "anchors": "anchors",
-    "offDutyReply": "off_duty_reply",
-    "lightsOutReply": "lights_out_reply",
-    "peakShift": "peak_shift",
-    "peakWindows": "peak_windows",
-    "weekendValley": "weekend_valley",
-    "holidays": "extra_holidays",
-    "tiredPersona": "tired_persona",
-    "tierTexts": "tier_texts",
-    "denyToolsWhenOffDuty": "deny_tools_when_off_duty",
-    "applyToSubagents": "apply_to_subagents",
-    "windingReasoningEffort": "winding_reasoning_effort",
-    "dryRun": "dry_run",
-    "exemptSessions": "exempt_sessions",
-    "safetyMaxTokens": "safety_max_tokens",
-}
+#: The plugin's camelCase key -> the setting, from the declaration's aliases.
+_RENAMES = aliases_of()
 #: Keys that are not schedule settings but overrides.
 OVERRIDE_KEYS = {"debugNow"}
 _SOURCES = {setting: key for key, setting in _RENAMES.items()}
@@ -63,7 +43,9 @@ def _anchor_row(row: Any) -> Any:
     return row
 
 
-def translate(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+def translate(
+    data: Mapping[str, Any], declaration: Declaration = ScheduleSettings
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """``(settings, overrides, unknown_keys)`` from a plugin config object.
 
     Only keys present are translated. Shapes that differ are converted
@@ -73,6 +55,7 @@ def translate(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
     """
     if not isinstance(data, Mapping):
         raise ConfigError({"file": "must hold a JSON object"})
+    renames = aliases_of(declaration)
     settings: dict[str, Any] = {}
     overrides: dict[str, Any] = {}
     unknown: list[str] = []
@@ -80,7 +63,7 @@ def translate(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
         if key in OVERRIDE_KEYS:
             overrides["debug"] = value if value else "clear"
             continue
-        target = _RENAMES.get(key)
+        target = renames.get(key)
         if target is None:
             unknown.append(key)
             continue

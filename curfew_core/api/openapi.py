@@ -1,8 +1,10 @@
 """The OpenAPI 3.1 document for the JSON API, served at ``/api/v1/openapi.json``.
 
-Written by hand next to the views it describes, with every shape, length,
-count and range taken from the validation layer's own declarations (config,
-override_commands), so the two cannot drift. Tests check that it is a valid
+Written next to the views it describes; the ``Settings`` schema is generated
+from the settings declaration (``curfew_core.schema.settings``), whose parsers
+are the validators, and every other shape, length, count and range is taken
+from the validation layer's own declarations (override_commands), so the two
+cannot drift. Tests check that it is a valid
 OpenAPI document, that every route and setting appears in it, that the
 validators accept exactly what it admits (400 for the rest; 422 for rules a
 schema cannot state), and schemathesis fuzzes the API against it.
@@ -15,10 +17,10 @@ from typing import Any
 from curfew_core import config as schedule_config
 from curfew_core import override_commands
 from curfew_core.engine import Action, State
+from curfew_core.schema.settings import Declaration, ScheduleSettings, json_schemas_of
 
 c = schedule_config  # short: the declarations below read it on every line
 
-_TIME = {"type": "string", "pattern": c.TIME_PATTERN, "examples": ["23:00"]}
 _STATES = [s.value for s in State]
 _INSTANT = {"type": "string", "format": "date-time"}
 #: An instant as requests send it: RFC 3339 with its offset, nothing looser.
@@ -29,15 +31,6 @@ _INSTANT_IN = {
     "maxLength": 64,
     "examples": ["2026-09-29T23:30:00+08:00"],
 }
-_TOKENS = {"type": "integer", "minimum": 1, "maximum": c.MAX_TOKENS_LIMIT}
-
-
-def _text(*, blank: bool, limit: int) -> dict[str, Any]:
-    return {
-        "type": "string",
-        "maxLength": limit,
-        "pattern": c.TEXT_PATTERN if blank else c.NONBLANK_PATTERN,
-    }
 
 
 def _text_id() -> dict[str, Any]:
@@ -54,11 +47,6 @@ def _one(key: str, schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _pair(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    """A two-item row, each place with its own schema (what requests must send)."""
-    return {"type": "array", "prefixItems": [first, second], "minItems": 2, "maxItems": 2}
-
-
 def _loose_pairs(settings: dict[str, Any]) -> dict[str, Any]:
     """The settings for answers: rows without ``prefixItems``.
 
@@ -68,7 +56,8 @@ def _loose_pairs(settings: dict[str, Any]) -> dict[str, Any]:
     said instead of "this one first".
     """
     out = dict(settings)
-    for key in ("anchors", "peak_windows"):
+    rows = [key for key, schema in out.items() if "prefixItems" in schema.get("items", {})]
+    for key in rows:
         row = dict(out[key]["items"])
         places = row.pop("prefixItems")
         row["items"] = places[0] if places[0] == places[1] else {"anyOf": places}
@@ -76,96 +65,13 @@ def _loose_pairs(settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_SETTINGS: dict[str, Any] = {
-    "enabled": {"type": "boolean", "description": "false stands the whole curfew down"},
-    "timezone": {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": c.MAX_NAME,
-        "pattern": c.TEXT_PATTERN,
-        "description": "IANA zone; an unknown one is refused with 422",
-        "examples": ["Asia/Shanghai"],
-    },
-    "wake_up": _TIME,
-    "curfew_start": _TIME,
-    "lights_out": _TIME,
-    "weekdays": {
-        "type": "object",
-        "description": "per-weekday night times; a night belongs to the evening it starts on",
-        "propertyNames": {"enum": list(c.WEEKDAYS)},
-        "additionalProperties": {
-            "type": "object",
-            "properties": {key: _TIME for key in c.NIGHT_KEYS},
-            "additionalProperties": False,
-        },
-    },
-    "anchors": {
-        "type": "array",
-        "minItems": 1,
-        "maxItems": c.MAX_ANCHORS,
-        "items": _pair(_TIME, _TOKENS),
-        "description": '["HH:MM", tokens] rows inside the curfew window (else 422)',
-        "examples": [c.DEFAULTS["anchors"]],
-    },
-    "curve": {"enum": ["linear", "step", "ease_in"]},
-    "peak_shift": {"type": "boolean"},
-    "peak_windows": {
-        "type": "array",
-        "maxItems": c.MAX_WINDOWS,
-        "items": _pair(_TIME, _TIME),
-    },
-    "weekend_valley": {"type": "boolean"},
-    "holiday_calendar": {
-        "anyOf": [
-            {"type": "string", "maxLength": c.MAX_NAME, "pattern": c.TEXT_PATTERN},
-            {"type": "null"},
-        ],
-        "description": "a calendar of the holidays package, e.g. CN or US-CA; null or "
-        '"" for none; an unknown one is refused with 422',
-    },
-    "extra_holidays": {
-        "type": "array",
-        "maxItems": c.MAX_EXTRA_HOLIDAYS,
-        "items": {"type": "string", "format": "date", "pattern": c.DATE_PATTERN},
-    },
-    "extra_workdays": {
-        "type": "array",
-        "maxItems": c.MAX_EXTRA_HOLIDAYS,
-        "items": {"type": "string", "format": "date", "pattern": c.DATE_PATTERN},
-        "description": "dates worked although a weekend or holiday; yours win over the "
-        "calendar's make-up workdays and holidays; a date also in extra_holidays is "
-        "refused with 422",
-    },
-    "off_duty_reply": _text(blank=False, limit=c.MAX_TEXT),
-    "lights_out_reply": _text(blank=False, limit=c.MAX_TEXT),
-    "tired_persona": _text(blank=True, limit=c.MAX_TEXT),
-    "tier_texts": {
-        "type": "array",
-        "minItems": 1,
-        "maxItems": c.MAX_TIERS,
-        "items": _text(blank=False, limit=c.MAX_TIER_TEXT),
-    },
-    "deny_tools_when_off_duty": {"type": "boolean"},
-    "apply_to_subagents": {"type": "boolean"},
-    "winding_reasoning_effort": {"enum": [*c.REASONING_EFFORTS, "", None]},
-    "dry_run": {"type": "boolean"},
-    "safety_max_tokens": {
-        "anyOf": [
-            {
-                "type": "integer",
-                "minimum": c.MIN_SAFETY_MAX_TOKENS,
-                "maximum": c.MAX_TOKENS_LIMIT,
-            },
-            {"type": "null"},
-        ],
-        "description": "off by default; a tiny cap fails reasoning models",
-    },
-    "exempt_sessions": {
-        "type": "array",
-        "maxItems": c.MAX_EXEMPT_SESSIONS,
-        "items": _text(blank=False, limit=c.MAX_SESSION_ID),
-    },
-}
+def settings_schema(declaration: Declaration = ScheduleSettings) -> dict[str, Any]:
+    """Each setting's schema, generated from the declaration (types, bounds,
+    patterns, help text): the validators run the same declaration's parsers."""
+    return dict(json_schemas_of(declaration))
+
+
+_SETTINGS: dict[str, Any] = settings_schema()
 
 _ERROR = {
     "type": "object",

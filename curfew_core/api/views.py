@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from datetime import datetime
 from functools import wraps
 from typing import Any
 
@@ -18,15 +16,14 @@ from curfew_core import override_commands
 from curfew_core.api.auth import token_required
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
 from curfew_core.api.openapi import document
-from curfew_core.config import show, text_problem, whole_number
-from curfew_core.engine import OverrideError, RequestContext
+from curfew_core.config import show, whole_number
+from curfew_core.engine import OverrideError
+from curfew_core.schema.verdict_request import RequestError, parse_verdict_body
 from curfew_core.selectors.bundles import committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.verdicts import state_json, verdict_for, verdict_json
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
-
-VERDICT_FIELDS = ("session_id", "purpose", "subagent", "max_tokens", "at")
 
 
 def allow(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
@@ -52,97 +49,16 @@ def allow(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[...
     return decorate
 
 
-#: The longest session id or purpose a verdict request may carry (the same
-#: as an exempt session id).
-MAX_SCOPE_TEXT = schedule_config.MAX_SESSION_ID
-
-
-def _optional_text(body: dict[str, Any], key: str, errors: dict[str, str]) -> str | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or len(value) > MAX_SCOPE_TEXT:
-        errors[key] = f"must be text of at most {MAX_SCOPE_TEXT} characters, not {show(value)}"
-        return None
-    problem = text_problem(value)
-    if problem:
-        errors[key] = problem
-        return None
-    return value or None
-
-
-def parse_instant(value: Any) -> datetime:
-    """An RFC 3339 instant with its UTC offset (``Z`` allowed), exactly the
-    document's ``pattern`` (Python alone would also take many other forms).
-
-    ``ValueError`` for what is not one, ``override_commands.Unprocessable``
-    for an instant out of the range a verdict can be given for.
-    """
-    if not isinstance(value, str):
-        raise ValueError(f"must be an RFC 3339 instant text, not {show(value)}")
-    try:
-        parsed = datetime.fromisoformat(value) if len(value) <= 64 else None
-    except ValueError:
-        parsed = None
-    if parsed is not None and parsed.tzinfo is None:
-        raise ValueError(f"{show(value)} has no UTC offset; add one, e.g. +08:00 or Z")
-    if parsed is None or not re.fullmatch(override_commands.INSTANT_PATTERN, value):
-        raise ValueError(f"{show(value)} is not an RFC 3339 instant like 2026-09-29T23:30:00+08:00")
-    return override_commands.check_moment(parsed)
-
-
-def parse_verdict_request(body: dict[str, Any]) -> tuple[RequestContext, datetime | None]:
-    """The verdict request, or ``ApiError`` 400 (malformed) / 422 (an ``at``
-    out of range: well-formed, so the schema cannot refuse it)."""
-    errors: dict[str, str] = {
-        key: f"is not a verdict field; use {', '.join(VERDICT_FIELDS)}"
-        for key in body
-        if key not in VERDICT_FIELDS
-    }
-    session_id = _optional_text(body, "session_id", errors)
-    purpose = _optional_text(body, "purpose", errors)
-    # null is "not given", as for every other optional field.
-    subagent = body.get("subagent")
-    if subagent is None:
-        subagent = False
-    elif not isinstance(subagent, bool):
-        errors["subagent"] = f"must be true or false, not {show(subagent)}"
-    raw_max_tokens = body.get("max_tokens")
-    max_tokens = whole_number(raw_max_tokens)
-    if raw_max_tokens is not None and (max_tokens is None or max_tokens < 1):
-        errors["max_tokens"] = (
-            f"must be a positive whole number or null, not {show(raw_max_tokens)}"
-        )
-    at = None
-    unprocessable = {}
-    if body.get("at") is not None:
-        try:
-            at = parse_instant(body["at"])
-        except override_commands.Unprocessable as exc:
-            unprocessable["at"] = str(exc)
-        except ValueError as exc:
-            errors["at"] = str(exc)
-    if errors:
-        raise invalid({**errors, **unprocessable})
-    if unprocessable:
-        raise unprocessable_error(unprocessable)
-    return (
-        RequestContext(
-            session_id=session_id,
-            purpose=purpose,
-            subagent=bool(subagent),
-            max_tokens=max_tokens,
-        ),
-        at,
-    )
-
-
 @allow("POST")
 @token_required
 def verdict(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
-    context, at = parse_verdict_request(json_object(request, allow_empty=True))
+    try:
+        asked = parse_verdict_body(json_object(request, allow_empty=True))
+    except RequestError as exc:
+        raise (invalid(exc.fields) if exc.errors else unprocessable_error(exc.fields)) from None
     now = timezone.now()
-    result, _ = verdict_for(user_id=identity.user_id, now=now, request=context, at=at)
+    at = asked.at
+    result, _ = verdict_for(user_id=identity.user_id, now=now, request=asked.context, at=at)
     return HttpResponse(verdict_json(result, now=at or now), content_type="application/json")
 
 

@@ -16,9 +16,8 @@ from django.utils.translation import gettext as _
 
 from curfew_core import calendars, override_commands
 from curfew_core import config as schedule_config
-from curfew_core.api.errors import ApiError
-from curfew_core.api.views import parse_verdict_request
 from curfew_core.engine.clock import to_wall
+from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import overrides_active
 from curfew_core.selectors.verdicts import verdict_for, verdict_payload
@@ -173,20 +172,13 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
         key: params.get(key, "").strip()
         for key in ("at", "session_id", "purpose", "max_tokens", "subagent")
     }
-    body: dict[str, Any] = {"subagent": bool(values["subagent"])}
-    for key in ("session_id", "purpose"):
-        if values[key]:
-            body[key] = values[key]
-    if values["max_tokens"]:
-        # Strict ASCII digits: "²".isdigit() is true and int("²") raises.
-        text = values["max_tokens"]
-        number = schedule_config.int_from_text(text)
-        body["max_tokens"] = text if number is None else number
+    at: str | None = None
     if values["at"]:
+        at = values["at"]
         try:
-            local = dt.datetime.fromisoformat(values["at"])
+            local = dt.datetime.fromisoformat(at)
         except ValueError:
-            body["at"] = values["at"]
+            pass  # left for the parser to name as wrong
         else:
             if local.tzinfo is None:
                 local = local.replace(tzinfo=zoneinfo.ZoneInfo(tz_name))
@@ -196,11 +188,22 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
                 # spelling; the same instant in UTC has (year 1 would underflow:
                 # it stays as it is, and is refused as out of range).
                 local = local.astimezone(dt.UTC)
-            body["at"] = local.isoformat()
+            at = local.isoformat()
+    # Strict ASCII digits: "²".isdigit() is true and int("²") raises; text
+    # that is no number goes to the parser as it is, to be named as wrong.
+    tokens = values["max_tokens"] or None
+    number = None if tokens is None else schedule_config.int_from_text(tokens)
     try:
-        request, at = parse_verdict_request(body)
-    except ApiError as exc:
+        asked = verdict_request(
+            session_id=values["session_id"] or None,
+            purpose=values["purpose"] or None,
+            subagent=bool(values["subagent"]),
+            max_tokens=tokens if number is None else number,
+            at=at,
+        )
+    except RequestError as exc:
         return Decision(values, "", exc.fields)
-    verdict, _bundle = verdict_for(user_id=user.pk, now=now, request=request, at=at)
-    payload = verdict_payload(verdict, now=at or now)
+    request, at_instant = asked.context, asked.at
+    verdict, _bundle = verdict_for(user_id=user.pk, now=now, request=request, at=at_instant)
+    payload = verdict_payload(verdict, now=at_instant or now)
     return Decision(values, json.dumps(payload, ensure_ascii=False, indent=2), {})

@@ -18,27 +18,16 @@ from django.http import QueryDict
 
 from curfew_core import config as schedule_config
 from curfew_core.config import NIGHT_KEYS, WEEKDAYS, ConfigError
+from curfew_core.schema.settings import widget_kinds
 
-BOOLEAN_FIELDS = (
-    "enabled",
-    "peak_shift",
-    "weekend_valley",
-    "deny_tools_when_off_duty",
-    "apply_to_subagents",
-    "dry_run",
+#: Each setting's widget follows from its declared type (``widget_kinds``):
+#: a checkbox for a bool, a text box for a text or a choice that cannot be
+#: empty, a textarea of one item a line for a list of texts. The rest
+#: (anchors, peak windows, weekdays, the optional ones) have their own widgets.
+BOOLEAN_FIELDS, TEXT_FIELDS, LINE_FIELDS = (
+    tuple(key for key, kind in widget_kinds().items() if kind == wanted)
+    for wanted in ("checkbox", "text", "lines")
 )
-TEXT_FIELDS = (
-    "timezone",
-    "wake_up",
-    "curfew_start",
-    "lights_out",
-    "curve",
-    "off_duty_reply",
-    "lights_out_reply",
-    "tired_persona",
-)
-#: Settings written one item a line in a textarea.
-LINE_FIELDS = ("tier_texts", "exempt_sessions", "extra_holidays", "extra_workdays")
 #: Blank rows kept at the end of a repeatable table, so adding works without script.
 SPARE_ROWS = 1
 _ROW_PREFIX = re.compile(r"^row \d+: ")

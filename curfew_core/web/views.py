@@ -26,6 +26,7 @@ from curfew_core import config as schedule_config
 from curfew_core import override_commands
 from curfew_core.engine import OverrideError
 from curfew_core.models import ApiToken
+from curfew_core.schema.settings import labels_of
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.audit import audit_recent
 from curfew_core.services.overrides import override_apply
@@ -36,32 +37,8 @@ from curfew_core.web.schedule_form import ScheduleForm
 
 View = Callable[..., HttpResponse]
 TEMPLATE = "curfew/settings.html"
-FIELD_LABELS = {
-    "enabled": gettext_lazy("Curfew enabled"),
-    "timezone": gettext_lazy("Timezone"),
-    "wake_up": gettext_lazy("Wake-up"),
-    "curfew_start": gettext_lazy("Curfew start"),
-    "lights_out": gettext_lazy("Lights-out"),
-    "weekdays": gettext_lazy("Per-weekday times"),
-    "anchors": gettext_lazy("Anchors"),
-    "curve": gettext_lazy("Curve shape"),
-    "peak_shift": gettext_lazy("Peak shift"),
-    "peak_windows": gettext_lazy("Peak windows"),
-    "weekend_valley": gettext_lazy("Weekend valley"),
-    "holiday_calendar": gettext_lazy("Holiday calendar"),
-    "extra_holidays": gettext_lazy("Extra holidays"),
-    "extra_workdays": gettext_lazy("Extra workdays"),
-    "off_duty_reply": gettext_lazy("Off-duty reply"),
-    "lights_out_reply": gettext_lazy("Lights-out reply"),
-    "tired_persona": gettext_lazy("Tired persona"),
-    "tier_texts": gettext_lazy("Tier texts"),
-    "deny_tools_when_off_duty": gettext_lazy("Deny tools when off duty"),
-    "apply_to_subagents": gettext_lazy("Apply to subagents"),
-    "winding_reasoning_effort": gettext_lazy("Winding reasoning effort"),
-    "dry_run": gettext_lazy("Dry run"),
-    "safety_max_tokens": gettext_lazy("Safety cap"),
-    "exempt_sessions": gettext_lazy("Exempt sessions"),
-}
+#: Each setting's label, from the declaration (translated when shown).
+FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of().items()}
 
 
 def login_required_page(view: View) -> View:

@@ -1,0 +1,454 @@
+"""The schedule settings, declared once.
+
+``ScheduleSettings`` is the one declaration of every setting: its type, its
+default, its bounds and text pattern (from ``schema.values``), its English
+label and help text (translated through the zh_Hans catalogue), the seed
+plugin's camelCase name for ``import-config``, and the parser that validates
+it. Everything else derives from it: ``config.DEFAULTS`` and the validators,
+the OpenAPI ``Settings`` schema, the page's labels, the import's renames, and
+the engine's ``Schedule`` (built here, in one place).
+
+Adding a setting: one field here plus its engine rule (README, "Adding a
+setting"). The derivations take the declaration as an argument, so a test can
+extend it with a throwaway setting and see every door pick it up.
+"""
+
+from __future__ import annotations
+
+import functools
+import zoneinfo
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from typing_extensions import TypedDict
+
+from curfew_core import calendars
+from curfew_core.engine import Anchor, Curve, NightTimes, Schedule, parse_wall
+from curfew_core.engine.schedule import DEFAULT_PERSONA_ZH, DEFAULT_TIER_TEXTS_ZH
+from curfew_core.schema import values as v
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """What a setting is besides its type: how people and the plugin name it,
+    and the parser the validation layer runs on it."""
+
+    #: English, marked for translation (``gettext`` it where it is shown).
+    label: str
+    #: English, marked for translation; also the OpenAPI ``description``.
+    help: str
+    #: JSON value in, canonical JSON value out; raises ``values.Invalid``.
+    parse: Callable[[Any], Any]
+    #: The seed plugin's camelCase key, for ``import-config``; None if it had none.
+    alias: str | None = None
+    #: Added to the OpenAPI description only: what the API says about refusals.
+    api_note: str = ""
+
+
+# -- value shapes: JSON schema constraints from the limits in schema.values --
+Time = Annotated[str, StringConstraints(pattern=v.TIME_PATTERN), Field(examples=["23:00"])]
+Tokens = Annotated[int, Field(ge=1, le=v.MAX_TOKENS_LIMIT)]
+Name = Annotated[str, StringConstraints(max_length=v.MAX_NAME, pattern=v.TEXT_PATTERN)]
+Text = Annotated[str, StringConstraints(max_length=v.MAX_TEXT, pattern=v.TEXT_PATTERN)]
+Reply = Annotated[str, StringConstraints(max_length=v.MAX_TEXT, pattern=v.NONBLANK_PATTERN)]
+TierText = Annotated[str, StringConstraints(max_length=v.MAX_TIER_TEXT, pattern=v.NONBLANK_PATTERN)]
+SessionId = Annotated[
+    str, StringConstraints(max_length=v.MAX_SESSION_ID, pattern=v.NONBLANK_PATTERN)
+]
+Date = Annotated[
+    str, StringConstraints(pattern=v.DATE_PATTERN), Field(json_schema_extra={"format": "date"})
+]
+Dates = Annotated[list[Date], Field(max_length=v.MAX_EXTRA_HOLIDAYS)]
+SafetyCap = Annotated[int, Field(ge=v.MIN_SAFETY_MAX_TOKENS, le=v.MAX_TOKENS_LIMIT)]
+
+
+class NightOverride(TypedDict, total=False):
+    """One weekday's own night times; a missing one is the default's."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    curfew_start: Time
+    lights_out: Time
+    wake_up: Time
+
+
+def gettext_noop(text: str) -> str:
+    """Marks ``text`` for translation (``makemessages`` finds it by this name)
+    without Django: the declaration is read before settings are configured."""
+    return text
+
+
+_ = gettext_noop
+
+
+class ScheduleSettings(BaseModel):
+    """Every schedule setting (snake_case, as the API and the database hold them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: Annotated[
+        bool,
+        Setting(
+            _("Curfew enabled"),
+            _("Off stands the whole curfew down."),
+            v.parse_bool,
+            alias="enabled",
+        ),
+    ] = True
+    timezone: Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=v.MAX_NAME, pattern=v.TEXT_PATTERN),
+        Field(examples=["Asia/Shanghai"]),
+        Setting(
+            _("Timezone"),
+            _("The IANA zone your times are in."),
+            v.parse_timezone,
+            alias="timezone",
+            api_note="An unknown zone is refused with 422.",
+        ),
+    ] = "Asia/Shanghai"
+    wake_up: Annotated[
+        Time,
+        Setting(_("Wake-up"), _("Back on duty: the night ends."), v.parse_time, alias="wakeUp"),
+    ] = "09:00"
+    curfew_start: Annotated[
+        Time,
+        Setting(
+            _("Curfew start"),
+            _("Winding down starts: answers get shorter."),
+            v.parse_time,
+            alias="curfewStart",
+        ),
+    ] = "23:00"
+    lights_out: Annotated[
+        Time,
+        Setting(
+            _("Lights-out"),
+            _("From here until wake-up, no model calls."),
+            v.parse_time,
+            alias="lightsOut",
+        ),
+    ] = "03:00"
+    weekdays: Annotated[
+        dict[v.Weekday, NightOverride],
+        Setting(
+            _("Per-weekday times"),
+            _("Night times for single weekdays; a night belongs to the evening it starts on."),
+            v.parse_weekdays,
+        ),
+    ] = Field(default_factory=dict)
+    anchors: Annotated[
+        list[tuple[Time, Tokens]],
+        Field(min_length=1, max_length=v.MAX_ANCHORS),
+        Setting(
+            _("Anchors"),
+            _("Token budgets at times inside the curfew window."),
+            v.parse_anchors,
+            alias="anchors",
+            api_note='["HH:MM", tokens] rows; one outside the window is refused with 422.',
+        ),
+    ] = [("23:00", 2048), ("00:00", 1600), ("01:00", 800), ("02:00", 320), ("03:00", 64)]
+    curve: Annotated[
+        Curve,
+        Setting(
+            _("Curve shape"),
+            _("How the budget falls between two anchors."),
+            v.parse_curve,
+            alias="curve",
+        ),
+    ] = Curve.LINEAR
+    peak_shift: Annotated[
+        bool,
+        Setting(
+            _("Peak shift"),
+            _("Stay off duty during the peak windows."),
+            v.parse_bool,
+            alias="peakShift",
+        ),
+    ] = True
+    peak_windows: Annotated[
+        list[tuple[Time, Time]],
+        Field(max_length=v.MAX_WINDOWS),
+        Setting(
+            _("Peak windows"),
+            _("The busy hours, as from/to pairs."),
+            v.parse_windows,
+            alias="peakWindows",
+        ),
+    ] = [("09:00", "12:00"), ("14:00", "18:00")]
+    weekend_valley: Annotated[
+        bool,
+        Setting(
+            _("Weekend valley"),
+            _("Weekends are valley all day."),
+            v.parse_bool,
+            alias="weekendValley",
+        ),
+    ] = True
+    holiday_calendar: Annotated[
+        Name | None,
+        Setting(
+            _("Holiday calendar"),
+            _("A calendar of the holidays package, e.g. CN or US-CA; empty for none."),
+            v.parse_holiday_calendar,
+            api_note="An unknown one is refused with 422.",
+        ),
+    ] = "CN"
+    extra_holidays: Annotated[
+        Dates,
+        Setting(
+            _("Extra holidays"),
+            _("Your own days off, as YYYY-MM-DD."),
+            v.parse_dates,
+            alias="holidays",
+        ),
+    ] = Field(default_factory=list)
+    extra_workdays: Annotated[
+        Dates,
+        Setting(
+            _("Extra workdays"),
+            _("Dates worked although a weekend or holiday; yours win over the calendar's."),
+            v.parse_dates,
+            api_note="A date also in extra_holidays is refused with 422.",
+        ),
+    ] = Field(default_factory=list)
+    off_duty_reply: Annotated[
+        Reply,
+        Setting(
+            _("Off-duty reply"),
+            _("The whole answer while off duty."),
+            v.text_parser(allow_empty=False),
+            alias="offDutyReply",
+        ),
+    ] = "。"
+    lights_out_reply: Annotated[
+        Reply,
+        Setting(
+            _("Lights-out reply"),
+            _("The whole answer after lights-out."),
+            v.text_parser(allow_empty=False),
+            alias="lightsOutReply",
+        ),
+    ] = "明天再说。"
+    tired_persona: Annotated[
+        Text,
+        Setting(
+            _("Tired persona"),
+            _("A system prompt added while winding down."),
+            v.text_parser(allow_empty=True),
+            alias="tiredPersona",
+        ),
+    ] = DEFAULT_PERSONA_ZH
+    tier_texts: Annotated[
+        list[TierText],
+        Field(min_length=1, max_length=v.MAX_TIERS),
+        Setting(
+            _("Tier texts"),
+            _("One line per tiredness tier, from fresh to exhausted."),
+            v.parse_tier_texts,
+            alias="tierTexts",
+        ),
+    ] = Field(default_factory=lambda: list(DEFAULT_TIER_TEXTS_ZH))
+    deny_tools_when_off_duty: Annotated[
+        bool,
+        Setting(
+            _("Deny tools when off duty"),
+            _("No tool calls while off duty."),
+            v.parse_bool,
+            alias="denyToolsWhenOffDuty",
+        ),
+    ] = True
+    apply_to_subagents: Annotated[
+        bool,
+        Setting(
+            _("Apply to subagents"),
+            _("Subagents keep the same hours."),
+            v.parse_bool,
+            alias="applyToSubagents",
+        ),
+    ] = True
+    winding_reasoning_effort: Annotated[
+        v.ReasoningEffort | Literal[""] | None,
+        Setting(
+            _("Winding reasoning effort"),
+            _("The reasoning effort while winding down."),
+            v.parse_reasoning_effort,
+            alias="windingReasoningEffort",
+        ),
+    ] = None
+    dry_run: Annotated[
+        bool,
+        Setting(
+            _("Dry run"),
+            _("Report what would happen, and change nothing."),
+            v.parse_bool,
+            alias="dryRun",
+        ),
+    ] = False
+    safety_max_tokens: Annotated[
+        SafetyCap | None,
+        Setting(
+            _("Safety cap"),
+            _("Off by default; a tiny cap fails reasoning models."),
+            v.parse_safety_max_tokens,
+            alias="safetyMaxTokens",
+        ),
+    ] = None
+    exempt_sessions: Annotated[
+        list[SessionId],
+        Field(max_length=v.MAX_EXEMPT_SESSIONS),
+        Setting(
+            _("Exempt sessions"),
+            _("Session ids the curfew leaves alone."),
+            v.parse_sessions,
+            alias="exemptSessions",
+        ),
+    ] = Field(default_factory=list)
+
+    def schedule(self) -> Schedule:
+        """The engine's ``Schedule``: the one place settings become engine values."""
+
+        def night(times: NightOverride) -> NightTimes:
+            return NightTimes(
+                parse_wall(times.get("curfew_start", self.curfew_start)),
+                parse_wall(times.get("lights_out", self.lights_out)),
+                parse_wall(times.get("wake_up", self.wake_up)),
+            )
+
+        return Schedule(
+            timezone=zoneinfo.ZoneInfo(self.timezone),
+            night=night({}),
+            weekdays={
+                index: night(self.weekdays[day])
+                for index, day in enumerate(v.WEEKDAYS)
+                if self.weekdays.get(day)
+            },
+            anchors=tuple(Anchor(parse_wall(at), tokens) for at, tokens in self.anchors),
+            curve=Curve(self.curve),
+            peak_shift=self.peak_shift,
+            peak_windows=tuple((parse_wall(a), parse_wall(b)) for a, b in self.peak_windows),
+            weekend_valley=self.weekend_valley,
+            holidays=calendars.lookup(
+                self.holiday_calendar, tuple(self.extra_holidays), tuple(self.extra_workdays)
+            ),
+            off_duty_reply=self.off_duty_reply,
+            lights_out_reply=self.lights_out_reply,
+            tired_persona=self.tired_persona,
+            tier_texts=tuple(self.tier_texts),
+            deny_tools_when_off_duty=self.deny_tools_when_off_duty,
+            apply_to_subagents=self.apply_to_subagents,
+            winding_reasoning_effort=self.winding_reasoning_effort or None,
+            dry_run=self.dry_run,
+            safety_max_tokens=self.safety_max_tokens,
+            exempt_sessions=frozenset(self.exempt_sessions),
+            enabled=self.enabled,
+        )
+
+
+Declaration = type[ScheduleSettings]
+
+
+# -- derivations: each takes the declaration, so an extended one works too ----
+
+
+@functools.cache
+def settings_of(declaration: Declaration = ScheduleSettings) -> dict[str, Setting]:
+    """Each setting's ``Setting``, in declaration order."""
+    out: dict[str, Setting] = {}
+    for name, field in declaration.model_fields.items():
+        found = [item for item in field.metadata if isinstance(item, Setting)]
+        if len(found) != 1:
+            raise TypeError(f"{declaration.__name__}.{name} needs exactly one Setting(...)")
+        out[name] = found[0]
+    return out
+
+
+@functools.cache
+def _defaults(declaration: Declaration) -> dict[str, Any]:
+    return declaration().model_dump(mode="json")
+
+
+def defaults_of(declaration: Declaration = ScheduleSettings) -> dict[str, Any]:
+    """The canonical default config (JSON values), a fresh copy each call."""
+    import copy
+
+    return copy.deepcopy(_defaults(declaration))
+
+
+def parsers_of(declaration: Declaration = ScheduleSettings) -> dict[str, Callable[[Any], Any]]:
+    return {name: setting.parse for name, setting in settings_of(declaration).items()}
+
+
+def labels_of(declaration: Declaration = ScheduleSettings) -> dict[str, str]:
+    """English labels, marked for translation (``gettext`` them to show)."""
+    return {name: setting.label for name, setting in settings_of(declaration).items()}
+
+
+def aliases_of(declaration: Declaration = ScheduleSettings) -> dict[str, str]:
+    """The seed plugin's camelCase key -> the setting it names."""
+    return {
+        setting.alias: name
+        for name, setting in settings_of(declaration).items()
+        if setting.alias is not None
+    }
+
+
+def widget_kinds(declaration: Declaration = ScheduleSettings) -> dict[str, str]:
+    """How a form shows each setting, from its declared type alone:
+    ``checkbox`` (bool), ``text`` (one text or a fixed choice, never empty),
+    ``lines`` (a list of texts, one a line) or ``own`` (a widget of its own)."""
+    kinds: dict[str, str] = {}
+    for name, field in declaration.model_fields.items():
+        kind = field.annotation
+        items = get_args(kind)
+        if kind is bool:
+            kinds[name] = "checkbox"
+        elif kind is str or (isinstance(kind, type) and issubclass(kind, str)):
+            kinds[name] = "text"
+        elif get_origin(kind) is list and items and _is_text(items[0]):
+            kinds[name] = "lines"
+        else:
+            kinds[name] = "own"
+    return kinds
+
+
+def _is_text(kind: Any) -> bool:
+    """``str``, or ``str`` with constraints (``Annotated[str, ...]``)."""
+    return kind is str or (get_origin(kind) is Annotated and get_args(kind)[0] is str)
+
+
+def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
+    """The schema with every ``$ref`` into ``$defs`` replaced by its target and
+    pydantic's generated ``title``s dropped (the document names nothing twice)."""
+    if isinstance(node, list):
+        return [_inline(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        out.update(_inline(defs[ref.removeprefix("#/$defs/")], defs))
+    for key, value in node.items():
+        if key in {"$ref", "title"}:
+            continue
+        # ``properties`` maps names to schemas: its keys are never keywords.
+        out[key] = (
+            {name: _inline(item, defs) for name, item in value.items()}
+            if key == "properties"
+            else _inline(value, defs)
+        )
+    return out
+
+
+def json_schemas_of(declaration: Declaration = ScheduleSettings) -> dict[str, dict[str, Any]]:
+    """Each setting's JSON schema (draft 2020-12, as OpenAPI 3.1 reads it),
+    generated from the declaration, with its help text as ``description``."""
+    generated = declaration.model_json_schema(mode="validation")
+    defs = generated.get("$defs", {})
+    out: dict[str, dict[str, Any]] = {}
+    for name, setting in settings_of(declaration).items():
+        schema = _inline(generated["properties"][name], defs)
+        schema["description"] = " ".join(filter(None, (setting.help, setting.api_note)))
+        out[name] = schema
+    return out

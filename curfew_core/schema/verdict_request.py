@@ -1,0 +1,129 @@
+"""The verdict request: what a gateway (or the page's decision preview) asks.
+
+Parsed here, next to the settings schema, so the API and the settings page
+call one parser with their own values and neither reaches into the other.
+Errors are a ``RequestError`` naming every field; each door answers it in its
+own shape (the API's 400/422 JSON, the page's flagged fields).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from curfew_core import override_commands
+from curfew_core.config import MAX_SESSION_ID, show, text_problem, whole_number
+from curfew_core.engine import RequestContext
+
+VERDICT_FIELDS = ("session_id", "purpose", "subagent", "max_tokens", "at")
+#: The longest session id or purpose a verdict request may carry (the same
+#: as an exempt session id).
+MAX_SCOPE_TEXT = MAX_SESSION_ID
+
+
+class RequestError(ValueError):
+    """``errors``: each bad field and why. ``unprocessable``: those that are
+    well-formed but refused by a rule no schema states (an instant out of
+    range), answered 422 by the API when they are the only ones."""
+
+    def __init__(self, errors: Mapping[str, str], unprocessable: Mapping[str, str]) -> None:
+        self.errors = dict(errors)
+        self.unprocessable = dict(unprocessable)
+        super().__init__("; ".join(f"{k}: {v}" for k, v in self.fields.items()))
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """Every refused field and why, malformed ones first."""
+        return {**self.errors, **self.unprocessable}
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictRequest:
+    context: RequestContext
+    #: The instant asked about, or None for now.
+    at: datetime | None
+
+
+def parse_instant(value: Any) -> datetime:
+    """An RFC 3339 instant with its UTC offset (``Z`` allowed), exactly the
+    document's ``pattern`` (Python alone would also take many other forms).
+
+    ``ValueError`` for what is not one, ``override_commands.Unprocessable``
+    for an instant out of the range a verdict can be given for.
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"must be an RFC 3339 instant text, not {show(value)}")
+    try:
+        parsed = datetime.fromisoformat(value) if len(value) <= 64 else None
+    except ValueError:
+        parsed = None
+    if parsed is not None and parsed.tzinfo is None:
+        raise ValueError(f"{show(value)} has no UTC offset; add one, e.g. +08:00 or Z")
+    if parsed is None or not re.fullmatch(override_commands.INSTANT_PATTERN, value):
+        raise ValueError(f"{show(value)} is not an RFC 3339 instant like 2026-09-29T23:30:00+08:00")
+    return override_commands.check_moment(parsed)
+
+
+def _optional_text(value: object, key: str, errors: dict[str, str]) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_SCOPE_TEXT:
+        errors[key] = f"must be text of at most {MAX_SCOPE_TEXT} characters, not {show(value)}"
+        return None
+    problem = text_problem(value)
+    if problem:
+        errors[key] = problem
+        return None
+    return value or None
+
+
+def verdict_request(
+    *,
+    session_id: object = None,
+    purpose: object = None,
+    subagent: object = None,
+    max_tokens: object = None,
+    at: object = None,
+    errors: Mapping[str, str] | None = None,
+) -> VerdictRequest:
+    """The verdict request from its fields (None is "not given" for each), or
+    ``RequestError``. ``errors`` carries refusals the caller already found
+    (unknown keys), so every problem is named in one answer."""
+    found = dict(errors or {})
+    session = _optional_text(session_id, "session_id", found)
+    scope = _optional_text(purpose, "purpose", found)
+    if subagent is None:
+        subagent = False
+    elif not isinstance(subagent, bool):
+        found["subagent"] = f"must be true or false, not {show(subagent)}"
+    tokens = whole_number(max_tokens)
+    if max_tokens is not None and (tokens is None or tokens < 1):
+        found["max_tokens"] = f"must be a positive whole number or null, not {show(max_tokens)}"
+    instant = None
+    unprocessable: dict[str, str] = {}
+    if at is not None:
+        try:
+            instant = parse_instant(at)
+        except override_commands.Unprocessable as exc:
+            unprocessable["at"] = str(exc)
+        except ValueError as exc:
+            found["at"] = str(exc)
+    if found or unprocessable:
+        raise RequestError(found, unprocessable)
+    context = RequestContext(
+        session_id=session, purpose=scope, subagent=bool(subagent), max_tokens=tokens
+    )
+    return VerdictRequest(context, instant)
+
+
+def parse_verdict_body(body: Mapping[str, Any]) -> VerdictRequest:
+    """The verdict request from a JSON object: unknown keys are refused too."""
+    unknown = {
+        key: f"is not a verdict field; use {', '.join(VERDICT_FIELDS)}"
+        for key in body
+        if key not in VERDICT_FIELDS
+    }
+    return verdict_request(**{key: body.get(key) for key in VERDICT_FIELDS}, errors=unknown)
