@@ -9,7 +9,7 @@ this call is acted on at all.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from curfew_core.engine.clock import (
     format_wall,
@@ -18,6 +18,7 @@ from curfew_core.engine.clock import (
     wall_to_instant,
 )
 from curfew_core.engine.curve import budget_at, next_budget_change
+from curfew_core.engine.days import day_kind, night_window
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import RequestContext, Schedule
 from curfew_core.engine.verdict import SEVERITY, Action, Segment, State, Verdict
@@ -90,25 +91,6 @@ def _winding(schedule: Schedule, start: datetime, end: datetime, wall: datetime)
     return _Winding(start, end, progress, budget, tier, min(steps) if steps else None)
 
 
-def day_kind(schedule: Schedule, day: date) -> tuple[str | None, str | None]:
-    """``(valley, workday)`` for a local date, whatever ``peak_shift`` says.
-
-    ``valley`` is why peak hours are off all day (``"weekend"``,
-    ``"holiday: <name>"``). ``workday`` names the workday (``"make-up
-    workday"``) that keeps them on although the date is a weekend or holiday:
-    a date is valley if it is a weekend or a holiday and not a workday.
-    """
-    lookup = schedule.holidays
-    holiday = lookup.holiday_name(day)
-    weekend = schedule.weekend_valley and day.weekday() >= 5
-    if holiday is None and not weekend:
-        return None, None
-    workday = lookup.workday_name(day)
-    if workday is not None:
-        return None, workday
-    return (f"holiday: {holiday}" if holiday is not None else "weekend"), None
-
-
 def _valley(schedule: Schedule, day: datetime) -> str | None:
     """Why ``day`` (a naive local midnight) is valley all day, or ``None``."""
     return day_kind(schedule, day.date())[0]
@@ -125,13 +107,8 @@ def _read(schedule: Schedule, wall: datetime) -> _Reading:
     # the nights of the two evenings before today, today's and tomorrow's are
     # every night that can cover ``wall`` or start next.
     for offset in (-2, -1, 0, 1):
-        evening = today + offset * _DAY
-        night = schedule.night_for(evening.weekday())
-        start = evening + timedelta(
-            days=1 if night.starts_next_day else 0, minutes=night.curfew_start
-        )
-        lights_out = start + timedelta(minutes=night.winding_minutes)
-        wake = lights_out + timedelta(minutes=night.dark_minutes)
+        night = night_window(schedule, (today + offset * _DAY).date())
+        start, lights_out, wake = night.start, night.lights_out, night.wake_up
         edges.extend(edge for edge in (start, lights_out, wake) if edge > wall)
         if start <= wall < lights_out:
             candidate = _winding(schedule, start, lights_out, wall)
