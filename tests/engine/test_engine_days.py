@@ -7,6 +7,7 @@ in zones with DST, and on a make-up workday.
 
 from __future__ import annotations
 
+import sys
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -229,3 +230,30 @@ def test_day_band_on_the_new_york_fall_back_day() -> None:
         State.WINDING,
         State.LIGHTS_OUT,
     ]
+
+
+# -- per-date frames (decide's memo of what does not depend on the instant) ------
+
+
+def test_a_new_schedule_on_the_same_date_is_read_afresh() -> None:
+    # The memo is per schedule object: a schedule built after an edit (a new
+    # object) must not be answered from the frame of the one before.
+    moment = local(2026, 9, 15, 10, 0)
+    before = cn_schedule()
+    assert decide(moment, before).state is State.OFF_DUTY
+    after = cn_schedule(peak_shift=False)
+    assert decide(moment, after).state is State.ON_DUTY
+    later = cn_schedule(peak_windows=((hm("11:00"), hm("12:00")),))
+    assert decide(moment, later).state is State.ON_DUTY
+    assert decide(moment, before).state is State.OFF_DUTY
+
+
+def test_the_frame_memo_stays_bounded() -> None:
+    # The package's ``decide`` is the function; the module holds the memo.
+    decide_module = sys.modules["curfew_core.engine.decide"]
+    schedule = Schedule()
+    first = date(2000, 1, 1)
+    for offset in range(decide_module._FRAME_MEMO_SIZE + 10):
+        day = first + timedelta(days=offset)
+        decide(local(day.year, day.month, day.day, 12, 0), schedule)
+    assert len(decide_module._frames) <= decide_module._FRAME_MEMO_SIZE
