@@ -6,12 +6,21 @@ server (tests/engine enforces the import rule).
 """
 
 from curfew_core.engine.clock import WallTime, format_wall, parse_wall
-from curfew_core.engine.decide import day_kind, decide, segments
+from curfew_core.engine.days import Night, day_kind, night_window
+from curfew_core.engine.decide import decide, segments
 from curfew_core.engine.overrides import (
     OverrideError,
     Overrides,
     parse_debug_moment,
     parse_duration,
+)
+from curfew_core.engine.plan import (
+    END_OF_DAY,
+    BandCell,
+    DayBand,
+    PlanSegment,
+    day_band,
+    day_plan,
 )
 from curfew_core.engine.schedule import (
     Anchor,
@@ -31,24 +40,32 @@ from curfew_core.engine.verdict import (
 )
 
 __all__ = [
+    "END_OF_DAY",
     "SEVERITY",
     "Action",
     "Anchor",
+    "BandCell",
     "Curve",
+    "DayBand",
     "HolidayLookup",
+    "Night",
     "NightTimes",
     "NoHolidays",
     "OverrideError",
     "Overrides",
+    "PlanSegment",
     "RequestContext",
     "Schedule",
     "Segment",
     "State",
     "Verdict",
     "WallTime",
+    "day_band",
     "day_kind",
+    "day_plan",
     "decide",
     "format_wall",
+    "night_window",
     "parse_debug_moment",
     "parse_duration",
     "parse_wall",

@@ -9,7 +9,7 @@ gaps and repeats are dealt with, once.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 
 #: Minutes since local midnight, 0..1439.
 WallTime = int
@@ -33,6 +33,11 @@ def format_wall(minutes: WallTime) -> str:
 def cyclic_span(start: WallTime, end: WallTime) -> int:
     """Minutes from ``start`` forward to ``end`` on a 24-hour dial (0 if equal)."""
     return (end - start) % MINUTES_PER_DAY
+
+
+def wall_midnight(day: date) -> datetime:
+    """The naive wall-clock midnight that starts the local date ``day``."""
+    return datetime.fromordinal(day.toordinal())
 
 
 def to_wall(instant: datetime, tz: tzinfo) -> datetime:

@@ -8,6 +8,7 @@ this call is acted on at all.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal
@@ -19,6 +20,7 @@ from curfew_core.engine.clock import (
     wall_to_instant,
 )
 from curfew_core.engine.curve import budget_at, next_budget_change
+from curfew_core.engine.days import day_kind, night_window
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import RequestContext, Schedule
 from curfew_core.engine.verdict import SEVERITY, Action, Segment, State, Verdict
@@ -91,49 +93,80 @@ def _winding(schedule: Schedule, start: datetime, end: datetime, wall: datetime)
     return _Winding(start, end, progress, budget, tier, min(steps) if steps else None)
 
 
-def day_kind(schedule: Schedule, day: date) -> tuple[str | None, str | None]:
-    """``(valley, workday)`` for a local date, whatever ``peak_shift`` says.
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """What the schedule says about one local date, apart from the instant.
 
-    ``valley`` is why peak hours are off all day (``"weekend"``,
-    ``"holiday: <name>"``). ``workday`` names the workday (``"make-up
-    workday"``) that keeps them on although the date is a weekend or holiday:
-    a date is valley if it is a weekend or a holiday and not a workday.
+    Built once per (schedule, date) and reused by every reading that falls on
+    that date: the four nights and three days of peak windows are the same
+    datetimes for every instant of the day, and holiday lookups are not free.
     """
-    lookup = schedule.holidays
-    holiday = lookup.holiday_name(day)
-    weekend = schedule.weekend_valley and day.weekday() >= 5
-    if holiday is None and not weekend:
-        return None, None
-    workday = lookup.workday_name(day)
-    if workday is not None:
-        return None, workday
-    return (f"holiday: {holiday}" if holiday is not None else "weekend"), None
+
+    #: ``(start, lights_out, wake_up)`` of the nights of the two evenings
+    #: before the date, the date's own and the next one's.
+    nights: tuple[tuple[datetime, datetime, datetime], ...]
+    #: Non-empty peak windows of the day before, the date and the day after
+    #: (valley days left out), or none with the peak shift off.
+    peaks: tuple[tuple[datetime, datetime], ...]
+    #: Every night and peak edge, sorted: the next edge is one bisection away.
+    edges: tuple[datetime, ...]
+    valley: str | None
+    workday: str | None
 
 
-def _valley(schedule: Schedule, day: datetime) -> str | None:
-    """Why ``day`` (a naive local midnight) is valley all day, or ``None``."""
-    return day_kind(schedule, day.date())[0]
+def _build_frame(schedule: Schedule, today: datetime) -> _Frame:
+    nights = []
+    # A night starts at most a day after its evening and spans at most 24h, so
+    # the nights of the two evenings before today, today's and tomorrow's are
+    # every night that can cover a moment of today or start next.
+    for offset in (-2, -1, 0, 1):
+        night = night_window(schedule, (today + offset * _DAY).date())
+        nights.append((night.start, night.lights_out, night.wake_up))
+    peaks = []
+    valley_today, workday_today = (
+        day_kind(schedule, today.date()) if schedule.peak_shift else (None, None)
+    )
+    if schedule.peak_shift:
+        for offset in (-1, 0, 1):
+            day = today + offset * _DAY
+            valley = valley_today if offset == 0 else day_kind(schedule, day.date())[0]
+            if valley is not None:
+                continue
+            for window_start, window_end in schedule.peak_windows:
+                start = day + timedelta(minutes=window_start)
+                end = start + timedelta(minutes=(window_end - window_start) % (24 * 60))
+                if start != end:
+                    peaks.append((start, end))
+    edges = sorted([edge for night in nights for edge in night] + [e for p in peaks for e in p])
+    return _Frame(tuple(nights), tuple(peaks), tuple(edges), valley_today, workday_today)
+
+
+#: Frames per (schedule, local date). Keyed by the identity of the built
+#: ``Schedule`` (frozen; a new one per saved version); the entry keeps the
+#: object, so an ``id`` is never reused under it. Bounded: cleared when full.
+_FRAME_MEMO_SIZE = 4096
+_frames: dict[tuple[int, date], tuple[Schedule, _Frame]] = {}
+
+
+def _frame(schedule: Schedule, wall: datetime) -> _Frame:
+    key = (id(schedule), wall.date())
+    hit = _frames.get(key)
+    if hit is not None and hit[0] is schedule:
+        return hit[1]
+    frame = _build_frame(schedule, _midnight(wall))
+    if len(_frames) >= _FRAME_MEMO_SIZE:
+        _frames.clear()
+    _frames[key] = (schedule, frame)
+    return frame
 
 
 def _read(schedule: Schedule, wall: datetime) -> _Reading:
-    today = _midnight(wall)
-    edges: list[datetime] = []
+    frame = _frame(schedule, wall)
     state = State.ON_DUTY
     winding: _Winding | None = None
     wake_up: datetime | None = None
 
-    # A night starts at most a day after its evening and spans at most 24h, so
-    # the nights of the two evenings before today, today's and tomorrow's are
-    # every night that can cover ``wall`` or start next.
-    for offset in (-2, -1, 0, 1):
-        evening = today + offset * _DAY
-        night = schedule.night_for(evening.weekday())
-        start = evening + timedelta(
-            days=1 if night.starts_next_day else 0, minutes=night.curfew_start
-        )
-        lights_out = start + timedelta(minutes=night.winding_minutes)
-        wake = lights_out + timedelta(minutes=night.dark_minutes)
-        edges.extend(edge for edge in (start, lights_out, wake) if edge > wall)
+    for start, lights_out, wake in frame.nights:
         if start <= wall < lights_out:
             candidate = _winding(schedule, start, lights_out, wall)
             # Overlapping windows (odd per-weekday times): the tighter budget wins,
@@ -150,23 +183,10 @@ def _read(schedule: Schedule, wall: datetime) -> _Reading:
             state = State.LIGHTS_OUT
             wake_up = wake if wake_up is None else max(wake_up, wake)
 
-    peak = False
-    valley_today, workday_today = (
-        day_kind(schedule, today.date()) if schedule.peak_shift else (None, None)
-    )
-    if schedule.peak_shift:
-        for offset in (-1, 0, 1):
-            day = today + offset * _DAY
-            if (valley_today if offset == 0 else _valley(schedule, day)) is not None:
-                continue
-            for window_start, window_end in schedule.peak_windows:
-                start = day + timedelta(minutes=window_start)
-                end = start + timedelta(minutes=(window_end - window_start) % (24 * 60))
-                if start == end:
-                    continue
-                edges.extend(edge for edge in (start, end) if edge > wall)
-                if start <= wall < end:
-                    peak = True
+    peak = any(start <= wall < end for start, end in frame.peaks)
+    valley_today, workday_today = frame.valley, frame.workday
+    after = bisect_right(frame.edges, wall)
+    next_edge = frame.edges[after] if after < len(frame.edges) else None
     if peak and SEVERITY[State.OFF_DUTY] > SEVERITY[state]:
         state = State.OFF_DUTY
 
@@ -177,7 +197,7 @@ def _read(schedule: Schedule, wall: datetime) -> _Reading:
         wake_up=wake_up,
         valley=valley_today,
         workday=workday_today,
-        next_edge=min(edges) if edges else None,
+        next_edge=next_edge,
     )
 
 

@@ -20,7 +20,15 @@ from curfew_client.wire import (
 )
 from django.conf import settings
 
-from curfew_core.engine import Overrides, RequestContext, Schedule, Verdict, decide, segments
+from curfew_core.engine import (
+    Overrides,
+    RequestContext,
+    Schedule,
+    Verdict,
+    decide,
+    format_wall,
+)
+from curfew_core.engine import day_plan as engine_day_plan
 from curfew_core.engine.clock import to_wall
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 
@@ -113,17 +121,14 @@ def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
     if hit is not None and hit[0] is bundle.schedule:
         plan = hit[1]
     else:
-        midnight = wall.replace(hour=0, minute=0, second=0, microsecond=0)
-        start = midnight.replace(tzinfo=tz)
-        end = (midnight + timedelta(days=1)).replace(tzinfo=tz)
         plan = [
             {
-                "start": to_wall(seg.start, tz).strftime("%H:%M"),
-                "end": "24:00" if seg.end >= end else to_wall(seg.end, tz).strftime("%H:%M"),
+                "start": format_wall(seg.start),
+                "end": format_wall(seg.end),
                 "state": seg.state.value,
                 "peak": seg.peak,
             }
-            for seg in segments(start, end, bundle.schedule)
+            for seg in engine_day_plan(bundle.schedule, wall.date())
         ]
         if len(_plans) >= _PLAN_MEMO_SIZE:
             _plans.clear()

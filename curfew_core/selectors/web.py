@@ -1,6 +1,6 @@
 """Reads for the settings page: the saved row, the day band and week, tokens.
 
-The band is drawn from ``engine.segments`` on whatever schedule it is given
+The band is drawn by ``engine.day_band`` on whatever schedule it is given
 (saved or candidate), so the page never has a second copy of a rule: what the
 band shows is what gateways get.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from curfew_core import config as schedule_config
-from curfew_core.engine import Schedule, Segment, day_kind, segments
+from curfew_core.engine import Schedule, day_band, format_wall
 from curfew_core.engine.clock import to_wall
 from curfew_core.models import UNSAVED_VERSION, ApiToken, ScheduleRevision
 from curfew_core.models import Schedule as ScheduleRow
@@ -86,73 +86,44 @@ class BandDay:
     today: bool
 
 
-def _hhmm(minutes: int) -> str:
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def _local_midnight(day: dt.date, schedule: Schedule) -> dt.datetime:
-    return dt.datetime.combine(day, dt.time(0, 0)).replace(tzinfo=schedule.timezone)
-
-
-def _state_at(found: list[Segment], instant: dt.datetime) -> Segment:
-    for segment in found:
-        if segment.start <= instant < segment.end:
-            return segment
-    return found[-1]
-
-
 def band_day(schedule: Schedule, day: dt.date, *, now: dt.datetime | None = None) -> BandDay:
     """One local day as 96 quarter-hour cells plus its exact segment plan.
 
-    A cell takes the state at its midpoint, so an edge off the quarter hour
-    lands in the cell it covers most; the plan lists the exact edges.
+    The engine draws the day (``engine.day_band``: cells, plan, valley
+    reasons); this only writes its wall times for the page and marks ``now``.
     """
-    tz = schedule.timezone
-    start = _local_midnight(day, schedule)
-    end = _local_midnight(day + dt.timedelta(days=1), schedule)
-    found = segments(start, end, schedule)
+    band = day_band(schedule, day, CELL_MINUTES)
     now_cell = None
     if now is not None:
-        wall_now = to_wall(now, tz)
+        wall_now = to_wall(now, schedule.timezone)
         if wall_now.date() == day:
             now_cell = (wall_now.hour * 60 + wall_now.minute) // CELL_MINUTES
-    cells = []
-    naive_midnight = dt.datetime.combine(day, dt.time(0, 0))
-    for index in range(CELLS_PER_DAY):
-        middle = naive_midnight + dt.timedelta(minutes=index * CELL_MINUTES + CELL_MINUTES / 2)
-        segment = _state_at(found, middle.replace(tzinfo=tz))
-        cells.append(
-            BandCell(
-                index=index,
-                start=_hhmm(index * CELL_MINUTES),
-                end=_hhmm((index + 1) * CELL_MINUTES) if index < CELLS_PER_DAY - 1 else "24:00",
-                state=segment.state.value,
-                peak=segment.peak,
-                now=index == now_cell,
-            )
-        )
-    plan = tuple(
-        PlanRow(
-            start=to_wall(seg.start, tz).strftime("%H:%M"),
-            end="24:00" if seg.end >= end else to_wall(seg.end, tz).strftime("%H:%M"),
-            state=seg.state.value,
-            peak=seg.peak,
-        )
-        for seg in found
-    )
-    holiday = schedule.holidays.holiday_name(day)
-    weekend = day.weekday() >= 5
-    valley, workday = day_kind(schedule, day)  # the engine's own rule
-    if not (schedule.peak_shift and schedule.enabled):
-        valley = workday = None
     return BandDay(
         day=day,
-        cells=tuple(cells),
-        plan=plan,
-        valley=valley,
-        holiday=holiday,
-        workday=workday,
-        weekend=weekend,
+        cells=tuple(
+            BandCell(
+                index=cell.index,
+                start=format_wall(cell.start),
+                end=format_wall(cell.end),
+                state=cell.state.value,
+                peak=cell.peak,
+                now=cell.index == now_cell,
+            )
+            for cell in band.cells
+        ),
+        plan=tuple(
+            PlanRow(
+                start=format_wall(seg.start),
+                end=format_wall(seg.end),
+                state=seg.state.value,
+                peak=seg.peak,
+            )
+            for seg in band.plan
+        ),
+        valley=band.valley,
+        holiday=band.holiday,
+        workday=band.workday,
+        weekend=band.weekend,
         today=now_cell is not None,
     )
 

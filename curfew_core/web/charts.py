@@ -11,22 +11,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from curfew_core.engine import Curve, Schedule
+from curfew_core.engine import Curve, Night, Schedule, night_window
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.curve import budget_at
-
-
-@dataclass(frozen=True, slots=True)
-class Night:
-    """The winding window of the night that starts on one evening (wall time)."""
-
-    start: dt.datetime
-    lights_out: dt.datetime
-    wake_up: dt.datetime
-
-    @property
-    def minutes(self) -> int:
-        return int((self.lights_out - self.start).total_seconds() // 60)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,14 +29,8 @@ class ChartText:
     empty_window: str
 
 
-def night_of(schedule: Schedule, evening: dt.date) -> Night:
-    night = schedule.night_for(evening.weekday())
-    midnight = dt.datetime.combine(evening, dt.time(0, 0))
-    start = midnight + dt.timedelta(
-        days=1 if night.starts_next_day else 0, minutes=night.curfew_start
-    )
-    lights_out = start + dt.timedelta(minutes=night.winding_minutes)
-    return Night(start, lights_out, lights_out + dt.timedelta(minutes=night.dark_minutes))
+#: The night of one evening is the engine's rule; the chart only draws it.
+night_of = night_window
 
 
 def budget_at_offset(schedule: Schedule, night: Night, minutes: float) -> int | None:

@@ -1,0 +1,147 @@
+"""A local day as the schedule draws it: the plan of segments and the band.
+
+Both are read off ``segments`` (the very walk ``decide`` makes), so what the
+status capsule and the settings page show is what gateways get. Times are
+wall-clock minutes since local midnight (``WallTime``); a segment that runs to
+the end of the day ends at ``END_OF_DAY`` (``format_wall`` writes "24:00").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from curfew_core.engine.clock import MINUTES_PER_DAY, WallTime, to_wall, wall_midnight
+from curfew_core.engine.days import day_kind
+from curfew_core.engine.decide import segments
+from curfew_core.engine.schedule import Schedule
+from curfew_core.engine.verdict import Segment, State
+
+#: The end of a local day in wall minutes ("24:00").
+END_OF_DAY: WallTime = MINUTES_PER_DAY
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSegment:
+    """One stretch of a local day in one state (wall minutes, end exclusive)."""
+
+    start: WallTime
+    end: WallTime
+    state: State
+    peak: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BandCell:
+    """One equal slice of a local day, in the state at its midpoint."""
+
+    index: int
+    start: WallTime
+    end: WallTime
+    state: State
+    peak: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DayBand:
+    day: date
+    cells: tuple[BandCell, ...]
+    plan: tuple[PlanSegment, ...]
+    #: ``"weekend"`` or ``"holiday: <name>"`` when peak hours are off all day
+    #: (only while the peak shift and the curfew are on).
+    valley: str | None
+    #: The calendar's holiday name, whatever the schedule does with it.
+    holiday: str | None
+    #: ``"make-up workday"`` (调休) or ``"personal workday"``: a weekend or
+    #: holiday that keeps its peak hours (only while the peak shift is on).
+    workday: str | None
+    weekend: bool
+
+
+def _local_midnight(day: date, schedule: Schedule) -> datetime:
+    return wall_midnight(day).replace(tzinfo=schedule.timezone)
+
+
+def _day_segments(schedule: Schedule, day: date) -> tuple[list[Segment], datetime]:
+    start = _local_midnight(day, schedule)
+    end = _local_midnight(day + timedelta(days=1), schedule)
+    return segments(start, end, schedule), end
+
+
+def _plan(found: list[Segment], end: datetime, schedule: Schedule) -> tuple[PlanSegment, ...]:
+    tz = schedule.timezone
+
+    def minutes(instant: datetime) -> WallTime:
+        wall = to_wall(instant, tz)
+        return wall.hour * 60 + wall.minute
+
+    return tuple(
+        PlanSegment(
+            start=minutes(seg.start),
+            end=END_OF_DAY if seg.end >= end else minutes(seg.end),
+            state=seg.state,
+            peak=seg.peak,
+        )
+        for seg in found
+    )
+
+
+def day_plan(schedule: Schedule, day: date) -> tuple[PlanSegment, ...]:
+    """The schedule's segments for the local date ``day``, midnight to midnight.
+
+    Overrides are not applied: this is what the schedule says. On a DST day
+    the wall minutes skip or repeat with the clock (a segment may start at
+    03:00 after a 02:00 gap).
+    """
+    found, end = _day_segments(schedule, day)
+    return _plan(found, end, schedule)
+
+
+def _state_at(found: list[Segment], instant: datetime) -> Segment:
+    for segment in found:
+        if segment.start <= instant < segment.end:
+            return segment
+    return found[-1]
+
+
+def day_band(schedule: Schedule, day: date, step: int = 15) -> DayBand:
+    """The local date ``day`` as equal cells of ``step`` wall minutes, plus its plan.
+
+    A cell takes the state at its midpoint, so an edge off the cell grid lands
+    in the cell it covers most; the plan lists the exact edges. ``valley`` and
+    ``workday`` are ``day_kind``'s, and only while the peak shift is on and the
+    curfew enabled (otherwise the day has no peak hours to drop or keep).
+    """
+    if step <= 0 or MINUTES_PER_DAY % step:
+        raise ValueError(f"a band step must divide a day into whole cells, not {step!r}")
+    tz = schedule.timezone
+    found, end = _day_segments(schedule, day)
+    count = MINUTES_PER_DAY // step
+    naive_midnight = wall_midnight(day)
+    cells = []
+    for index in range(count):
+        middle = naive_midnight + timedelta(minutes=index * step + step / 2)
+        # Same-zone aware datetimes compare as wall readings: the midpoint is
+        # placed by its wall time, as the band is drawn.
+        segment = _state_at(found, middle.replace(tzinfo=tz))
+        cells.append(
+            BandCell(
+                index=index,
+                start=index * step,
+                end=(index + 1) * step,
+                state=segment.state,
+                peak=segment.peak,
+            )
+        )
+    valley, workday = day_kind(schedule, day)
+    if not (schedule.peak_shift and schedule.enabled):
+        valley = workday = None
+    return DayBand(
+        day=day,
+        cells=tuple(cells),
+        plan=_plan(found, end, schedule),
+        valley=valley,
+        holiday=schedule.holidays.holiday_name(day),
+        workday=workday,
+        weekend=day.weekday() >= 5,
+    )
