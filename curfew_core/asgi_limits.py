@@ -39,6 +39,7 @@ from redis.exceptions import RedisError
 from curfew_core import throttle
 from curfew_core.api.auth import rate_limited as api_rate_limited
 from curfew_core.api.errors import ApiError
+from curfew_core.http_headers import bearer_token
 from curfew_core.proxy import views as proxy_views
 
 log = logging.getLogger("curfew.limits")
@@ -164,11 +165,7 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
 
 def _bearer(scope: Scope) -> str | None:
     """The token as the doors read it (``Authorization: Bearer <token>``)."""
-    header = (_header(scope, b"authorization") or b"").decode("latin-1")
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
-        return None
-    return value.strip()
+    return bearer_token((_header(scope, b"authorization") or b"").decode("latin-1"))
 
 
 async def _token_is_live(raw: str, address: str) -> bool:

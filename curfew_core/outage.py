@@ -27,6 +27,8 @@ from django.http.response import HttpResponseBase
 from django.template import loader
 from redis.exceptions import RedisError
 
+from curfew_core.http_headers import EMBED_POLICY
+
 log = logging.getLogger("curfew.outage")
 
 #: Storage or network below us went away: retrying soon may well work.
@@ -98,8 +100,6 @@ def door_answer(request: HttpRequest, status: int, code: str, message: str) -> H
         response["Access-Control-Allow-Origin"] = "*"
     if path.startswith("/embed/capsule/"):
         # The iframe capsule is framed by other sites: its error page must show there too.
-        from curfew_core.realtime.views import EMBED_POLICY
-
         response["Content-Security-Policy"] = EMBED_POLICY
         response.xframe_options_exempt = True
     return response
