@@ -28,6 +28,7 @@ from django.template import loader
 from redis.exceptions import RedisError
 
 from curfew_core.http_headers import EMBED_POLICY
+from curfew_core.schema.errors import api_error_body
 
 log = logging.getLogger("curfew.outage")
 
@@ -46,8 +47,8 @@ FAILED_MESSAGE = "internal error; the server could not answer this request"
 
 
 def _api_shape(status: int, code: str, message: str) -> HttpResponse:
-    # The API's one error shape (``curfew_core.api.errors``): {"error", "message"}.
-    return JsonResponse({"error": code, "message": message}, status=status)
+    # The API's one error shape (``curfew_core.schema.errors``).
+    return JsonResponse(api_error_body(code, message), status=status)
 
 
 def _openai_shape(status: int, code: str, message: str) -> HttpResponse:
