@@ -24,8 +24,8 @@ from typing import Any
 from curfew_client.wire import openapi_schemas
 from pydantic import BaseModel
 
-from curfew_core import config as schedule_config
 from curfew_core import override_commands
+from curfew_core.config import FIELDS
 from curfew_core.schema.errors import ErrorBody
 from curfew_core.schema.settings import Declaration, ScheduleSettings, json_schemas_of
 from curfew_core.schema.verdict_request import VerdictRequestBody
@@ -238,5 +238,5 @@ def _settings_out() -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {**_loose_pairs(_SETTINGS), "version": {"type": "integer", "minimum": 0}},
-        "required": [*schedule_config.FIELDS, "version"],
+        "required": [*FIELDS, "version"],
     }
