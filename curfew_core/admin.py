@@ -21,7 +21,7 @@ from curfew_core.models import ApiToken, AuditEntry, Override, Schedule, Schedul
 from curfew_core.override_commands import OverrideCommand
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.tokens import token_revoke
-from curfew_core.web.signin import ThrottledAdminSignIn
+from curfew_core.signin_forms import ThrottledAdminSignIn
 
 # The admin's sign-in counts failures and locks out like the settings page's.
 admin.site.login_form = ThrottledAdminSignIn

@@ -17,13 +17,16 @@ pages, which authenticate by session, get the size limits only):
 
 A small body changes nothing: it has already arrived with the head, and the
 view authenticates it as before (one token lookup per request, as ever).
-Every refusal is in its door's own shape, built by the door's own helpers.
+Every refusal is in its door's own shape, built by the door's own helpers:
+each token door declares its ``Door`` in its own ``limits`` module
+(``proxy.limits``, ``api.limits``), and the ASGI app (``curfew_site.asgi``)
+hands them to ``BodyGuard``, so this module imports no door.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +40,7 @@ from django.template import loader
 from redis.exceptions import RedisError
 
 from curfew_core import throttle
-from curfew_core.api.auth import rate_limited as api_rate_limited
-from curfew_core.api.errors import ApiError
-from curfew_core.proxy import views as proxy_views
+from curfew_core.http_headers import bearer_token
 
 log = logging.getLogger("curfew.limits")
 
@@ -52,8 +53,6 @@ ASGIApp = Callable[..., Awaitable[None]]
 #: Bodies up to this size arrive with the head (one receive) and cost nothing
 #: to read: only larger or unknown-length bodies wait for the token check.
 EARLY_AUTH_BYTES = 64 * 1024
-#: Retry-After on an outage answer, as the doors' own.
-RETRY_AFTER_SECONDS = 5
 
 
 @dataclass(frozen=True)
@@ -72,35 +71,6 @@ class Door:
     takes_tokens: bool = True
 
 
-def _proxy_too_large(limit: int) -> HttpResponseBase:
-    response = proxy_views.openai_error(
-        413,
-        f"the request body must be at most {limit // 2**20} MB",
-        code="request_too_large",
-    )
-    return proxy_views.labelled(response, None)
-
-
-def _api_unauthorized(missing: bool) -> HttpResponseBase:
-    message = "missing bearer token" if missing else "unknown or revoked token"
-    return ApiError(401, "unauthorized", message).response()
-
-
-def _api_too_large(limit: int) -> HttpResponseBase:
-    return ApiError(
-        413,
-        "too_large",
-        f"the request body must be at most {limit} bytes",
-        {"body": "is too large for a settings or verdict request"},
-    ).response()
-
-
-def _api_unavailable() -> HttpResponseBase:
-    response = ApiError(503, "unavailable", "storage unavailable; retry shortly").response()
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
-
-
 def _page_too_large(limit: int) -> HttpResponseBase:
     # The styled page every other page error uses (no user, no database needed).
     return HttpResponse(
@@ -113,43 +83,23 @@ def _no_token_door(*args: object) -> HttpResponseBase:  # pragma: no cover - nev
     raise AssertionError("a door without tokens has no token answers")
 
 
-DOORS = (
-    Door(
-        prefix="/v1/",
-        max_body=lambda: proxy_views.MAX_BODY_BYTES,
-        public=frozenset(),
-        # The proxy's own 401 names a missing token or an unknown one.
-        unauthorized=lambda missing: proxy_views.unauthorized(None if missing else ""),
-        too_large=_proxy_too_large,
-        unavailable=proxy_views.unavailable,
-        rate_limited=lambda refusal: proxy_views.labelled(proxy_views.rate_limited(refusal), None),
-    ),
-    Door(
-        prefix="/api/v1/",
-        max_body=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
-        public=frozenset({"/api/v1/openapi.json"}),
-        unauthorized=_api_unauthorized,
-        too_large=_api_too_large,
-        unavailable=_api_unavailable,
-        rate_limited=api_rate_limited,
-    ),
-    # Everything else (sign-in, the settings page's forms, the admin): Django's
-    # own form limit, enforced before the body is spooled rather than after.
-    Door(
-        prefix="/",
-        max_body=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
-        public=frozenset(),
-        unauthorized=_no_token_door,
-        too_large=_page_too_large,
-        unavailable=_no_token_door,
-        rate_limited=_no_token_door,
-        takes_tokens=False,
-    ),
+#: Everything that is not a token door (sign-in, the settings page's forms,
+#: the admin): Django's own form limit, enforced before the body is spooled
+#: rather than after. Listed last: its prefix takes every path.
+PAGES = Door(
+    prefix="/",
+    max_body=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+    public=frozenset(),
+    unauthorized=_no_token_door,
+    too_large=_page_too_large,
+    unavailable=_no_token_door,
+    rate_limited=_no_token_door,
+    takes_tokens=False,
 )
 
 
-def _door(path: str) -> Door | None:
-    for door in DOORS:
+def _door(path: str, doors: Sequence[Door]) -> Door | None:
+    for door in doors:
         if path.startswith(door.prefix):
             return door
     return None
@@ -164,11 +114,7 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
 
 def _bearer(scope: Scope) -> str | None:
     """The token as the doors read it (``Authorization: Bearer <token>``)."""
-    header = (_header(scope, b"authorization") or b"").decode("latin-1")
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
-        return None
-    return value.strip()
+    return bearer_token((_header(scope, b"authorization") or b"").decode("latin-1"))
 
 
 async def _token_is_live(raw: str, address: str) -> bool:
@@ -196,11 +142,14 @@ async def _answer(send: Send, response: HttpResponseBase) -> None:
 class BodyGuard:
     """Wraps Django's HTTP app; see the module docstring."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, doors: Sequence[Door]) -> None:
+        """``doors``: each door's limits and answers (its own ``limits`` module
+        declares them), the first whose prefix matches a path applies."""
         self.app = app
+        self.doors = tuple(doors)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        door = _door(scope.get("path", "")) if scope["type"] == "http" else None
+        door = _door(scope.get("path", ""), self.doors) if scope["type"] == "http" else None
         if door is None:
             await self.app(scope, receive, send)
             return

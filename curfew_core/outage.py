@@ -27,6 +27,9 @@ from django.http.response import HttpResponseBase
 from django.template import loader
 from redis.exceptions import RedisError
 
+from curfew_core.http_headers import EMBED_POLICY
+from curfew_core.schema.errors import api_error_body
+
 log = logging.getLogger("curfew.outage")
 
 #: Storage or network below us went away: retrying soon may well work.
@@ -44,8 +47,8 @@ FAILED_MESSAGE = "internal error; the server could not answer this request"
 
 
 def _api_shape(status: int, code: str, message: str) -> HttpResponse:
-    # The API's one error shape (``curfew_core.api.errors``): {"error", "message"}.
-    return JsonResponse({"error": code, "message": message}, status=status)
+    # The API's one error shape (``curfew_core.schema.errors``).
+    return JsonResponse(api_error_body(code, message), status=status)
 
 
 def _openai_shape(status: int, code: str, message: str) -> HttpResponse:
@@ -98,8 +101,6 @@ def door_answer(request: HttpRequest, status: int, code: str, message: str) -> H
         response["Access-Control-Allow-Origin"] = "*"
     if path.startswith("/embed/capsule/"):
         # The iframe capsule is framed by other sites: its error page must show there too.
-        from curfew_core.realtime.views import EMBED_POLICY
-
         response["Content-Security-Policy"] = EMBED_POLICY
         response.xframe_options_exempt = True
     return response

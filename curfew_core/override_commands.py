@@ -6,13 +6,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from curfew_core.config import DATE_PATTERN, show, text_problem, whole_number
 from curfew_core.engine import OverrideError, parse_duration
 
 Verb = Literal["overtime", "off", "auto", "debug", "debug-clear"]
-VERBS = ("overtime", "off", "auto", "debug")
 
 
 class Unprocessable(OverrideError):
@@ -36,6 +37,58 @@ _N = "[0-9]{1,10}"
 DURATION_PATTERN = f"^({_N}|{_N}h({_N}m)?({_N}s)?|{_N}m({_N}s)?|{_N}s)$"
 #: Overtime as a JSON number is minutes, up to the 24 h an overtime may last.
 MAX_OVERTIME_MINUTES = 24 * 60
+
+
+# -- the override request, declared once: the OpenAPI document's
+# ``OverrideRequest`` is these models' schemas (exactly one of them), and
+# ``from_json`` takes exactly their verbs (``VERBS``), checked
+# against the same patterns and bounds, with messages naming the verb.
+class _OneVerb(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OvertimeRequest(_OneVerb):
+    """Work on past the schedule for a while."""
+
+    overtime: (
+        Annotated[str, Field(pattern=DURATION_PATTERN)]
+        | Annotated[int, Field(ge=1, le=MAX_OVERTIME_MINUTES)]
+    ) = Field(
+        description="30m, 2h, 1h30m, 90s or minutes; at most 24 h (else 422)",
+        examples=["30m"],
+    )
+
+
+class OffRequest(_OneVerb):
+    """Stop now, whatever the schedule says."""
+
+    off: Literal[True]
+
+
+class AutoRequest(_OneVerb):
+    """Back to the schedule: end an overtime or a forced stop."""
+
+    auto: Literal[True]
+
+
+class DebugRequest(_OneVerb):
+    """Set or clear the time machine."""
+
+    debug: Annotated[str, Field(pattern=DEBUG_PATTERN)] = Field(
+        description="HH:MM, YYYY-MM-DD HH:MM or clear; a date that does not "
+        "exist or a moment outside 1900-8999 is refused with 422",
+        examples=["01:30", "clear"],
+    )
+
+
+#: Each override a request may send, exactly one per request.
+OVERRIDE_REQUESTS: tuple[type[BaseModel], ...] = (
+    OvertimeRequest,
+    OffRequest,
+    AutoRequest,
+    DebugRequest,
+)
+VERBS = tuple(name for model in OVERRIDE_REQUESTS for name in model.model_fields)
 
 
 #: Moments a verdict may be asked about (``at``, the time machine). The engine

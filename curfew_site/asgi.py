@@ -11,7 +11,9 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from curfew_core.asgi_limits import BodyGuard  # noqa: E402
+from curfew_core.api import limits as api_limits  # noqa: E402
+from curfew_core.asgi_limits import PAGES, BodyGuard  # noqa: E402
+from curfew_core.proxy import limits as proxy_limits  # noqa: E402
 from curfew_core.realtime.guard import CapsuleGuard  # noqa: E402
 from curfew_core.realtime.routing import websocket_urlpatterns  # noqa: E402
 
@@ -19,7 +21,7 @@ application = ProtocolTypeRouter(
     {
         # The proxy and the API refuse oversized and unauthenticated bodies
         # before Django reads them (see curfew_core/asgi_limits.py).
-        "http": BodyGuard(django_asgi_app),
+        "http": BodyGuard(django_asgi_app, doors=(proxy_limits.DOOR, api_limits.DOOR, PAGES)),
         # Session sockets must come from ALLOWED_HOSTS (no cross-site WebSocket
         # hijacking); embed-token sockets from any page (see realtime/guard.py).
         "websocket": CapsuleGuard(URLRouter(websocket_urlpatterns)),

@@ -50,3 +50,19 @@ def test_no_model_manager_outside_services_and_selectors(path: Path) -> None:
 def test_the_check_sees_a_manager() -> None:
     """Control: the walker finds ``get_user_model().objects`` in the known violation."""
     assert managers_used(APP / "api" / "views.py")
+
+
+def test_the_import_contracts_keep_no_exceptions() -> None:
+    """Doors do not import each other and only services and selectors import
+    the models, with no known violation left: ``lint-imports`` checks the
+    contracts, this checks that none of them is waived."""
+    from configparser import ConfigParser
+
+    contracts = ConfigParser()
+    contracts.read(APP.parent / ".importlinter", encoding="utf-8")
+    waived = {
+        name: contracts[name]["ignore_imports"]
+        for name in contracts.sections()
+        if "ignore_imports" in contracts[name]
+    }
+    assert not waived

@@ -14,19 +14,12 @@ from redis.exceptions import RedisError
 
 from curfew_core import throttle
 from curfew_core.api.errors import ApiError
+from curfew_core.http_headers import bearer
 from curfew_core.selectors.tokens import TokenIdentity
 
 log = logging.getLogger("curfew.api")
 P = ParamSpec("P")
 View = Callable[Concatenate[HttpRequest, TokenIdentity, P], HttpResponse]
-
-
-def bearer(request: HttpRequest) -> str | None:
-    header = request.headers.get("Authorization", "")
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
-        return None
-    return value.strip()
 
 
 def rate_limited(refusal: throttle.Refusal) -> HttpResponse:

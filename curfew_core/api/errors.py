@@ -1,4 +1,5 @@
-"""One error shape for the whole API: ``{"error", "message", "fields"}``."""
+"""One error shape for the whole API: ``{"error", "message", "fields"}``,
+declared in ``curfew_core.schema.errors``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 
 from curfew_core.config import show
+from curfew_core.schema.errors import api_error_body
 
 #: No API body nests deeper than a schedule's anchors (object, list, row);
 #: anything much deeper is refused before a validator walks or quotes it.
@@ -34,10 +36,9 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
 
     def response(self) -> JsonResponse:
-        body: dict[str, Any] = {"error": self.code, "message": self.message}
-        if self.fields:
-            body["fields"] = self.fields
-        response = JsonResponse(body, status=self.status)
+        response = JsonResponse(
+            api_error_body(self.code, self.message, self.fields), status=self.status
+        )
         if self.status == 401:
             response["WWW-Authenticate"] = 'Bearer realm="curfew"'
         for name, value in self.headers.items():

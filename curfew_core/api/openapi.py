@@ -1,49 +1,61 @@
 """The OpenAPI 3.1 document for the JSON API, served at ``/api/v1/openapi.json``.
 
-Written next to the views it describes; the ``Settings`` schema is generated
-from the settings declaration (``curfew_core.schema.settings``), whose parsers
-are the validators, and every other shape, length, count and range is taken
-from the validation layer's own declarations (override_commands), so the two
-cannot drift. Tests check that it is a valid
-OpenAPI document, that every route and setting appears in it, that the
-validators accept exactly what it admits (400 for the rest; 422 for rules a
-schema cannot state), and schemathesis fuzzes the API against it.
+Generated, not typed: every schema comes from the declaration its code uses.
+
+- ``Settings``: the settings declaration (``curfew_core.schema.settings``),
+  whose parsers are the validators;
+- ``Verdict``, ``State`` and what they nest: the wire models
+  (``curfew_client.wire``) the server answers through and the client parses with;
+- ``VerdictRequest``, ``OverrideRequest`` and its verbs: the models next to
+  their parsers (``schema.verdict_request``, ``override_commands``), which take
+  their fields, patterns and bounds from the same constants;
+- ``Error``: the API's one error shape (``schema.errors``).
+
+Only the routes, status codes and headers are written here. Tests check that
+it is a valid OpenAPI document, that every route and setting appears in it,
+that the validators accept exactly what it admits (400 for the rest; 422 for
+rules a schema cannot state), and schemathesis fuzzes the API against it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from curfew_core import config as schedule_config
+from curfew_client.wire import openapi_schemas
+from pydantic import BaseModel
+
 from curfew_core import override_commands
-from curfew_core.engine import Action, State
+from curfew_core.config import FIELDS
+from curfew_core.schema.errors import ErrorBody
 from curfew_core.schema.settings import Declaration, ScheduleSettings, json_schemas_of
+from curfew_core.schema.verdict_request import VerdictRequestBody
 
-c = schedule_config  # short: the declarations below read it on every line
-
-_STATES = [s.value for s in State]
-_INSTANT = {"type": "string", "format": "date-time"}
-#: An instant as requests send it: RFC 3339 with its offset, nothing looser.
-_INSTANT_IN = {
-    "type": "string",
-    "format": "date-time",
-    "pattern": override_commands.INSTANT_PATTERN,
-    "maxLength": 64,
-    "examples": ["2026-09-29T23:30:00+08:00"],
-}
+_COMPONENTS = "#/components/schemas/"
 
 
-def _text_id() -> dict[str, Any]:
-    """A session id or purpose in a verdict request ("" is the same as null)."""
-    return {"type": "string", "maxLength": c.MAX_SESSION_ID, "pattern": c.TEXT_PATTERN}
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": _COMPONENTS + name}
 
 
-def _one(key: str, schema: dict[str, Any]) -> dict[str, Any]:
+def _model_schemas(*models: type[BaseModel]) -> dict[str, dict[str, Any]]:
+    """Each model's JSON Schema by its title, and the models they nest, with
+    references into the document's ``components.schemas``."""
+    out: dict[str, dict[str, Any]] = {}
+    for model in models:
+        schema = model.model_json_schema(ref_template=_COMPONENTS + "{model}")
+        out.update(schema.pop("$defs", {}))
+        out[schema["title"]] = schema
+    return out
+
+
+def request_schemas() -> dict[str, dict[str, Any]]:
+    """The request bodies and the error shape, from the models their parsers
+    take their fields, patterns and bounds from."""
+    overrides = override_commands.OVERRIDE_REQUESTS
     return {
-        "type": "object",
-        "required": [key],
-        "properties": {key: schema},
-        "additionalProperties": False,
+        **_model_schemas(ErrorBody, VerdictRequestBody, *overrides),
+        # Exactly one override per request.
+        "OverrideRequest": {"oneOf": [_ref(model.__name__) for model in overrides]},
     }
 
 
@@ -73,84 +85,6 @@ def settings_schema(declaration: Declaration = ScheduleSettings) -> dict[str, An
 
 _SETTINGS: dict[str, Any] = settings_schema()
 
-_ERROR = {
-    "type": "object",
-    "required": ["error", "message"],
-    "properties": {
-        "error": {"type": "string"},
-        "message": {"type": "string"},
-        "fields": {"type": "object", "additionalProperties": {"type": "string"}},
-    },
-}
-
-_VERDICT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "state": {"enum": _STATES},
-        "schedule_state": {"enum": _STATES},
-        "action": {"enum": [a.value for a in Action]},
-        "reply": {"type": ["string", "null"]},
-        "stream": {"type": ["array", "null"], "items": {"type": "object"}},
-        "max_tokens": {"type": ["integer", "null"]},
-        "persona": {"type": ["string", "null"]},
-        "tools": {"enum": ["allow", "deny"]},
-        "reasoning_effort": {"type": ["string", "null"]},
-        "progress": {"type": ["number", "null"]},
-        "peak": {"type": "boolean"},
-        "reason": {"type": "string"},
-        "exempt": {"type": "boolean"},
-        "dry_run": {"type": "boolean"},
-        "valid_until": _INSTANT,
-        "max_age": {"type": "integer", "description": "seconds a gateway may cache this"},
-        "at": _INSTANT,
-        "budget": {"type": ["integer", "null"]},
-        "override": {"enum": ["overtime", "off", None]},
-        "override_until": {"type": ["string", "null"], "format": "date-time"},
-        "debug_at": {"type": ["string", "null"], "format": "date-time"},
-        "would": {"type": ["object", "null"]},
-    },
-}
-# Every field is always present (null when it does not apply): a gateway or a
-# ledger may read any of them without checking.
-_VERDICT["required"] = list(_VERDICT["properties"])
-
-_STATE: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "state": {"enum": _STATES},
-        "schedule_state": {"enum": _STATES},
-        "reason": {"type": "string"},
-        "progress": {"type": ["number", "null"]},
-        "budget": {"type": ["integer", "null"]},
-        "reply": {"type": ["string", "null"]},
-        "peak": {"type": "boolean"},
-        "override": {"enum": ["overtime", "off", None]},
-        "override_until": {"type": ["string", "null"], "format": "date-time"},
-        "overtime_left": {"type": ["integer", "null"], "description": "seconds"},
-        "forced": {"type": "boolean"},
-        "debug_at": {"type": ["string", "null"], "format": "date-time"},
-        "at": _INSTANT,
-        "valid_until": _INSTANT,
-        "timezone": {"type": "string"},
-        "enabled": {"type": "boolean"},
-        "dry_run": {"type": "boolean"},
-        "day": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "start": {"type": "string"},
-                    "end": {"type": "string"},
-                    "state": {"enum": _STATES},
-                    "peak": {"type": "boolean"},
-                },
-                "required": ["start", "end", "state", "peak"],
-            },
-        },
-    },
-}
-_STATE["required"] = list(_STATE["properties"])
-
 
 def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
@@ -179,7 +113,7 @@ def _errors(*codes: int) -> dict[str, Any]:
     for code in codes:
         response: dict[str, Any] = {
             "description": _ERROR_TEXT[code],
-            "content": _json({"$ref": "#/components/schemas/Error"}),
+            "content": _json(_ref("Error")),
         }
         if code in (429, 503):
             response["headers"] = _RETRY_AFTER
@@ -195,53 +129,6 @@ def _errors(*codes: int) -> dict[str, Any]:
 _AUTHED = (401, 429, 503)
 #: And those with a JSON body.
 _WITH_BODY = (400, 401, 413, 429, 503)
-
-_VERDICT_REQUEST = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "session_id": {"anyOf": [_text_id(), {"type": "null"}]},
-        "purpose": {"anyOf": [_text_id(), {"type": "null"}]},
-        "subagent": {"type": ["boolean", "null"]},
-        "max_tokens": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]},
-        "at": {
-            "anyOf": [_INSTANT_IN, {"type": "null"}],
-            "description": "what-if instant; years 1900-8999 (others: 422)",
-        },
-    },
-}
-
-_OVERRIDE_REQUEST = {
-    "oneOf": [
-        _one(
-            "overtime",
-            {
-                "anyOf": [
-                    {"type": "string", "pattern": override_commands.DURATION_PATTERN},
-                    {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": override_commands.MAX_OVERTIME_MINUTES,
-                    },
-                ],
-                "description": "30m, 2h, 1h30m, 90s or minutes; at most 24 h (else 422)",
-                "examples": ["30m"],
-            },
-        ),
-        _one("off", {"const": True}),
-        _one("auto", {"const": True}),
-        _one(
-            "debug",
-            {
-                "type": "string",
-                "pattern": override_commands.DEBUG_PATTERN,
-                "description": "HH:MM, YYYY-MM-DD HH:MM or clear; a date that does not "
-                "exist or a moment outside 1900-8999 is refused with 422",
-                "examples": ["01:30", "clear"],
-            },
-        ),
-    ]
-}
 
 
 def document() -> dict[str, Any]:
@@ -260,9 +147,8 @@ def document() -> dict[str, Any]:
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {
-                "Error": _ERROR,
-                "Verdict": _VERDICT,
-                "State": _STATE,
+                **openapi_schemas(_COMPONENTS),
+                **request_schemas(),
                 "Settings": {
                     "type": "object",
                     "properties": _SETTINGS,
@@ -274,9 +160,9 @@ def document() -> dict[str, Any]:
             "/verdict": {
                 "post": {
                     "summary": "The verdict for the model call a gateway is about to make",
-                    "requestBody": {"required": False, "content": _json(_VERDICT_REQUEST)},
+                    "requestBody": {"required": False, "content": _json(_ref("VerdictRequest"))},
                     "responses": {
-                        "200": {"description": "the verdict", "content": _json(_VERDICT)},
+                        "200": {"description": "the verdict", "content": _json(_ref("Verdict"))},
                         **_errors(*_WITH_BODY, 422),
                     },
                 }
@@ -301,9 +187,9 @@ def document() -> dict[str, Any]:
             "/overrides": {
                 "post": {
                     "summary": "overtime / off / auto / debug",
-                    "requestBody": {"required": True, "content": _json(_OVERRIDE_REQUEST)},
+                    "requestBody": {"required": True, "content": _json(_ref("OverrideRequest"))},
                     "responses": {
-                        "200": {"description": "the state after", "content": _json(_STATE)},
+                        "200": {"description": "the state after", "content": _json(_ref("State"))},
                         **_errors(*_WITH_BODY, 422),
                     },
                 }
@@ -312,7 +198,7 @@ def document() -> dict[str, Any]:
                 "get": {
                     "summary": "What a status display needs",
                     "responses": {
-                        "200": {"description": "state", "content": _json(_STATE)},
+                        "200": {"description": "state", "content": _json(_ref("State"))},
                         **_errors(*_AUTHED),
                     },
                 }
@@ -352,5 +238,5 @@ def _settings_out() -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {**_loose_pairs(_SETTINGS), "version": {"type": "integer", "minimum": 0}},
-        "required": [*schedule_config.FIELDS, "version"],
+        "required": [*FIELDS, "version"],
     }

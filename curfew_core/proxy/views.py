@@ -33,8 +33,8 @@ from django.views.decorators.csrf import csrf_exempt
 from redis.exceptions import RedisError
 
 from curfew_core import throttle
-from curfew_core.api.auth import bearer
 from curfew_core.engine import Action, RequestContext, Verdict
+from curfew_core.http_headers import bearer
 from curfew_core.proxy import bodies, upstream
 from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.verdicts import verdict_for

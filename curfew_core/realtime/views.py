@@ -15,18 +15,12 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from curfew_core import throttle
+from curfew_core.http_headers import EMBED_POLICY
 from curfew_core.realtime import clock
 from curfew_core.selectors.tokens import has_live_embed_token, live_embed_tokens
 from curfew_core.selectors.verdicts import state_payload
 from curfew_core.services.tokens import token_create, token_revoke
 
-#: The iframe page may be framed by any site (that is its point); everything it
-#: loads is still its own. ``frame-ancestors *`` admits every http(s) page.
-EMBED_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors *"
-)
 MODES = ("wide", "narrow")
 
 

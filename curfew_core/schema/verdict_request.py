@@ -12,16 +12,52 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from curfew_core import override_commands
-from curfew_core.config import MAX_SESSION_ID, show, text_problem, whole_number
+from curfew_core.config import MAX_SESSION_ID, TEXT_PATTERN, show, text_problem, whole_number
 from curfew_core.engine import RequestContext
 
-VERDICT_FIELDS = ("session_id", "purpose", "subagent", "max_tokens", "at")
 #: The longest session id or purpose a verdict request may carry (the same
 #: as an exempt session id).
 MAX_SCOPE_TEXT = MAX_SESSION_ID
+#: The longest instant text ``parse_instant`` reads.
+MAX_INSTANT_TEXT = 64
+
+#: A session id or purpose ("" is the same as null).
+_ScopeText = Annotated[str, Field(max_length=MAX_SCOPE_TEXT, pattern=TEXT_PATTERN)]
+#: An instant as requests send it: RFC 3339 with its offset, nothing looser.
+_InstantText = Annotated[
+    str,
+    Field(
+        max_length=MAX_INSTANT_TEXT,
+        pattern=override_commands.INSTANT_PATTERN,
+        json_schema_extra={"format": "date-time", "examples": ["2026-09-29T23:30:00+08:00"]},
+    ),
+]
+
+
+# Declared once: the OpenAPI document's ``VerdictRequest`` is this model's
+# schema, and ``parse_verdict_body`` takes exactly its fields (``VERDICT_FIELDS``),
+# checked against the same lengths and patterns, with messages naming each field.
+class VerdictRequestBody(BaseModel):
+    """What a gateway asks about the model call it is about to make; every
+    field may be null or left out."""
+
+    model_config = ConfigDict(title="VerdictRequest", extra="forbid", frozen=True)
+
+    session_id: _ScopeText | None = None
+    purpose: _ScopeText | None = None
+    subagent: bool | None = None
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    at: _InstantText | None = Field(
+        default=None, description="what-if instant; years 1900-8999 (others: 422)"
+    )
+
+
+VERDICT_FIELDS = tuple(VerdictRequestBody.model_fields)
 
 
 class RequestError(ValueError):
@@ -57,7 +93,7 @@ def parse_instant(value: Any) -> datetime:
     if not isinstance(value, str):
         raise ValueError(f"must be an RFC 3339 instant text, not {show(value)}")
     try:
-        parsed = datetime.fromisoformat(value) if len(value) <= 64 else None
+        parsed = datetime.fromisoformat(value) if len(value) <= MAX_INSTANT_TEXT else None
     except ValueError:
         parsed = None
     if parsed is not None and parsed.tzinfo is None:

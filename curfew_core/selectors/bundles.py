@@ -20,10 +20,10 @@ from django.db import DatabaseError
 
 from curfew_core import cache as cache_policy
 from curfew_core import config as schedule_config
+from curfew_core import models
 from curfew_core.cache import bundle_key, lifetime
 from curfew_core.engine import OverrideError, Overrides, Schedule
 from curfew_core.models import UNSAVED_VERSION, Override
-from curfew_core.models import Schedule as ScheduleRow
 from curfew_core.override_commands import check_moment
 
 log = logging.getLogger("curfew.bundles")
@@ -45,7 +45,7 @@ _built_lock = threading.Lock()
 
 
 def _load_raw(user_id: int) -> dict[str, Any]:
-    row = ScheduleRow.objects.filter(user_id=user_id).only("config", "version").first()
+    row = models.Schedule.objects.filter(user_id=user_id).only("config", "version").first()
     override = Override.objects.filter(user_id=user_id).first()
     return {
         "version": row.version if row else UNSAVED_VERSION,
@@ -154,7 +154,7 @@ def refresh_bundle(user_id: int) -> None:
 def committed_schedule(user_id: int) -> dict[str, Any]:
     """The user's settings and version as committed (not the cache): what a
     client reads before a versioned PATCH must be what the stale check sees."""
-    row = ScheduleRow.objects.filter(user_id=user_id).only("config", "version").first()
+    row = models.Schedule.objects.filter(user_id=user_id).only("config", "version").first()
     config = schedule_config.with_defaults(row.config if row else {})
     return {**config, "version": row.version if row else UNSAVED_VERSION}
 

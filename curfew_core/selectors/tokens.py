@@ -16,6 +16,10 @@ from curfew_core.models import ApiToken
 
 log = logging.getLogger("curfew.tokens")
 
+#: The kinds of token (``api``, ``embed``), for the doors, which do not import
+#: the models.
+TokenKind = ApiToken.Kind
+
 #: Unknown tokens are remembered briefly too, so garbage cannot hammer the database.
 _MISSING = "missing"
 _MISSING_SECONDS = 30

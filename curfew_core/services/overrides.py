@@ -8,9 +8,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from curfew_core import config as schedule_config
+from curfew_core import models
 from curfew_core.engine import OverrideError, Schedule, State, parse_debug_moment, segments
 from curfew_core.models import AuditEntry, Override
-from curfew_core.models import Schedule as ScheduleRow
 from curfew_core.override_commands import OverrideCommand, check_moment
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record, moment
@@ -39,7 +39,7 @@ def _schedule_in_transaction(user: User) -> Schedule:
     schedule first) the cache may hold the old schedule, and filling it from
     here would cache a row that may yet roll back.
     """
-    row = ScheduleRow.objects.filter(user=user).only("config").first()
+    row = models.Schedule.objects.filter(user=user).only("config").first()
     return schedule_config.build(schedule_config.with_defaults(row.config if row else {}))
 
 

@@ -1,51 +1,14 @@
-"""Sign-in behind the throttle, for the settings page and the admin alike.
-
-The throttle is asked before the password is checked: during a lock-out the
-right password is refused too, with the reason and when to come back. Only a
-wrong password (or an unknown name) counts; a refused attempt does not, so a
-lock-out ends one window after the last counted failure.
-"""
+"""The settings page's sign-in, behind the throttle (the form, shared with the
+admin, is ``curfew_core.signin_forms``): a refusal is a 429 with Retry-After."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
-from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.forms import AuthenticationForm
-from django.core.exceptions import ValidationError
 from django.http import HttpResponse
-from redis.exceptions import RedisError
 
-from curfew_core import throttle
-
-
-class ThrottledSignIn(AuthenticationForm):
-    refusal: throttle.Refusal | None = None
-
-    def clean(self) -> dict[str, Any]:
-        username = self.cleaned_data.get("username") or ""
-        address = throttle.client_address(self.request) if self.request else "unknown"
-        # A throttle that cannot be asked (Redis down) raises: a security check
-        # that cannot run refuses rather than waves through, and the outage
-        # middleware answers with the styled 503 page and Retry-After.
-        self.refusal = throttle.signin_refusal(username, address)
-        if self.refusal is not None:
-            raise ValidationError(self.refusal.message, code="throttled")
-        try:
-            return super().clean()
-        except ValidationError as exc:
-            if exc.code == "invalid_login":
-                # Redis going away between the check and here: the wrong
-                # password is refused anyway.
-                with contextlib.suppress(RedisError):
-                    throttle.note_signin_failure(username, address)
-            raise
-
-
-class ThrottledAdminSignIn(ThrottledSignIn, AdminAuthenticationForm):
-    """The admin's form (staff only) behind the same throttle."""
+from curfew_core.signin_forms import ThrottledSignIn
 
 
 class LoginView(auth_views.LoginView):

@@ -25,10 +25,10 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefre
 from curfew_core import config as schedule_config
 from curfew_core import override_commands
 from curfew_core.engine import OverrideError
-from curfew_core.models import ApiToken
 from curfew_core.schema.settings import labels_of
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.audit import audit_recent
+from curfew_core.selectors.tokens import TokenKind
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
@@ -269,8 +269,8 @@ def _tokens_response(
 @login_required_page
 @require_POST
 def token_new(request: HttpRequest) -> HttpResponse:
-    kind = request.POST.get("kind", ApiToken.Kind.API)
-    if kind not in ApiToken.Kind.values:
+    kind = request.POST.get("kind", TokenKind.API)
+    if kind not in TokenKind.values:
         raise Http404("no such token kind")
     # A label, trimmed and cut to fit; NUL dropped (PostgreSQL text cannot
     # hold it, and a browser never types it).

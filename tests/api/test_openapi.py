@@ -54,9 +54,18 @@ def test_settings_schema_names_every_setting(document: dict[str, Any]) -> None:
 
 
 def _schema(document: dict[str, Any], path: str, method: str) -> dict[str, Any]:
+    """The answer's schema, a reference into ``components`` followed, with the
+    components beside it so the references inside resolve too."""
     response = document["paths"][path][method]["responses"]["200"]
     schema: dict[str, Any] = response["content"]["application/json"]["schema"]
-    return schema
+    return _resolved(document, schema)
+
+
+def _resolved(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    components = document["components"]
+    if "$ref" in schema:
+        schema = components["schemas"][schema["$ref"].removeprefix("#/components/schemas/")]
+    return {**schema, "components": components}
 
 
 @pytest.mark.parametrize(
@@ -87,7 +96,7 @@ def test_schedule_and_state_match_the_documented_schema(document: dict[str, Any]
 
 
 def test_error_bodies_match_the_documented_schema(document: dict[str, Any], api: Any) -> None:
-    error = document["components"]["schemas"]["Error"]
+    error = _resolved(document, document["components"]["schemas"]["Error"])
     OAS31Validator(error).validate(api.patch("/api/v1/schedule", {"curve": "cubic"}).json())
     OAS31Validator(error).validate(Client().get("/api/v1/state").json())
 
@@ -211,3 +220,54 @@ def test_no_request_text_admits_nul(document: dict[str, Any]) -> None:
             for schema in _string_schemas(body["schema"] if body else None):
                 assert "pattern" in schema, (path, method, schema)
                 assert re.fullmatch(schema["pattern"], "a\x00") is None, (path, method, schema)
+
+
+# -- every schema is generated from the declaration its code uses -------------
+
+
+def test_the_answers_are_the_wire_models(document: dict[str, Any]) -> None:
+    from curfew_client.wire import openapi_schemas
+
+    components = document["components"]["schemas"]
+    for name, schema in openapi_schemas().items():
+        assert components[name] == schema, name
+    for path, method, name in (("/verdict", "post", "Verdict"), ("/state", "get", "State")):
+        response = document["paths"][path][method]["responses"]["200"]
+        assert response["content"]["application/json"]["schema"] == {
+            "$ref": f"#/components/schemas/{name}"
+        }
+
+
+def test_the_requests_and_errors_are_the_parsers_models(document: dict[str, Any]) -> None:
+    from curfew_core import override_commands
+    from curfew_core.schema.errors import ErrorBody
+    from curfew_core.schema.verdict_request import VERDICT_FIELDS, VerdictRequestBody
+
+    components = document["components"]["schemas"]
+    assert components["VerdictRequest"] == VerdictRequestBody.model_json_schema()
+    assert tuple(components["VerdictRequest"]["properties"]) == VERDICT_FIELDS
+    assert components["Error"] == ErrorBody.model_json_schema()
+    verbs = []
+    for model in override_commands.OVERRIDE_REQUESTS:
+        assert components[model.__name__] == model.model_json_schema()
+        verbs += components[model.__name__]["required"]
+    assert tuple(verbs) == override_commands.VERBS
+    assert components["OverrideRequest"] == {
+        "oneOf": [
+            {"$ref": f"#/components/schemas/{model.__name__}"}
+            for model in override_commands.OVERRIDE_REQUESTS
+        ]
+    }
+
+
+def test_error_bodies_are_the_declared_model(api: Any) -> None:
+    """Each error the API answers parses as ``ErrorBody`` with no key left over."""
+    from curfew_core.schema.errors import ErrorBody
+
+    for body in (
+        api.patch("/api/v1/schedule", {"curve": "cubic"}).json(),
+        api.post("/api/v1/verdict", {"at": "1800-01-01T00:00:00+00:00"}).json(),
+        Client().get("/api/v1/state").json(),
+    ):
+        assert set(body) <= set(ErrorBody.model_fields), body
+        ErrorBody.model_validate(body, strict=True)

@@ -1,0 +1,35 @@
+"""HTTP headers more than one module reads or writes, kept outside the doors
+so that no door (and no module in front of them) imports another to share one.
+
+- the bearer token: the API, the proxy and the guard in front of Django
+  (``asgi_limits``) read it the same way;
+- the capsule's Content-Security-Policy: the embed door sets it, and so does
+  the outage answer (``outage``) on the same pages.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+
+
+def bearer_token(header: str) -> str | None:
+    """The token in an ``Authorization: Bearer <token>`` header value, or None
+    (another scheme, or nothing after it)."""
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        return None
+    return value.strip()
+
+
+def bearer(request: HttpRequest) -> str | None:
+    """The request's bearer token, or None."""
+    return bearer_token(request.headers.get("Authorization", ""))
+
+
+#: The iframe page may be framed by any site (that is its point); everything it
+#: loads is still its own. ``frame-ancestors *`` admits every http(s) page.
+EMBED_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors *"
+)

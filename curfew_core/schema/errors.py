@@ -1,0 +1,34 @@
+"""The API's one error shape, declared once: ``{"error", "message", "fields"}``.
+
+The API's errors (``curfew_core.api.errors``), the outage answer in the API's
+shape (``curfew_core.outage``) and the OpenAPI document's ``Error`` schema all
+come from this model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ErrorBody(BaseModel):
+    """What every refusal of the API answers."""
+
+    model_config = ConfigDict(title="Error", frozen=True)
+
+    error: str = Field(description="a stable code: invalid, unprocessable, unauthorized, ...")
+    message: str = Field(description="what went wrong, for a person")
+    #: Only when fields were refused (left out otherwise).
+    fields: dict[str, str] = Field(
+        default_factory=dict, description="each refused field and why (left out when none)"
+    )
+
+
+def api_error_body(
+    code: str, message: str, fields: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The JSON body of an API error (``fields`` only when there are some)."""
+    body = {"error": code, "message": message}
+    return {**body, "fields": dict(fields)} if fields else body
