@@ -19,6 +19,7 @@ from django.http import QueryDict
 from curfew_core import config as schedule_config
 from curfew_core.config import NIGHT_KEYS, WEEKDAYS, ConfigError
 from curfew_core.schema.settings import widget_kinds
+from curfew_core.web.forms import ScheduleSettingsForm, SettingsForm
 
 #: Each setting's widget follows from its declared type (``widget_kinds``):
 #: a checkbox for a bool, a text box for a text or a choice that cannot be
@@ -55,7 +56,15 @@ class ScheduleForm:
     peak_windows: list[Row]
     weekdays: dict[str, dict[str, str]]
     version: int
+    #: The plain settings as a Django form generated from the declaration
+    #: (bound when posted); ``values`` mirrors it for the hand-made widgets.
+    settings: SettingsForm
     errors: dict[str, str] = field(default_factory=dict)
+
+    def flag(self, errors: dict[str, str]) -> None:
+        """The validation layer's errors, kept for the page and put on the fields."""
+        self.errors = errors
+        self.settings.flag(errors)
 
     def with_spare_rows(self) -> ScheduleForm:
         for rows in (self.anchors, self.peak_windows):
@@ -85,6 +94,7 @@ def form_from_config(config: Mapping[str, Any], version: int) -> ScheduleForm:
             for day in WEEKDAYS
         },
         version=version,
+        settings=ScheduleSettingsForm(initial=ScheduleSettingsForm.initial_from(config)),
     )
 
 
@@ -116,6 +126,7 @@ def form_from_post(post: QueryDict) -> ScheduleForm:
             for day in WEEKDAYS
         },
         version=_version(post),
+        settings=ScheduleSettingsForm(post),
     )
 
 
@@ -136,29 +147,9 @@ def anchor_rows(form: ScheduleForm) -> list[tuple[int, list[Any]]]:
 
 
 def changes_from_form(form: ScheduleForm) -> dict[str, Any]:
-    """Every setting, API-shaped, ready for ``apply_changes``."""
-    values = form.values
-    changes: dict[str, Any] = {key: bool(values[key]) for key in BOOLEAN_FIELDS}
-    for key in TEXT_FIELDS:
-        text = str(values[key])
-        # Times and names are trimmed; replies and persona keep their spaces.
-        changes[key] = text.strip() if key in ("timezone", "curve", *NIGHT_KEYS) else text
-    changes["holiday_calendar"] = str(values["holiday_calendar"]).strip() or None
-    changes["winding_reasoning_effort"] = str(values["winding_reasoning_effort"]).strip() or None
-    safety = str(values["safety_max_tokens"]).strip()
-    changes["safety_max_tokens"] = _number(safety) if safety else None
-    changes["tier_texts"] = [
-        line.strip() for line in str(values["tier_texts"]).splitlines() if line.strip()
-    ]
-    changes["exempt_sessions"] = [
-        line.strip() for line in str(values["exempt_sessions"]).splitlines() if line.strip()
-    ]
-    changes["extra_holidays"] = [
-        item for item in re.split(r"[\s,;]+", str(values["extra_holidays"])) if item
-    ]
-    changes["extra_workdays"] = [
-        item for item in re.split(r"[\s,;]+", str(values["extra_workdays"])) if item
-    ]
+    """Every setting, typed, ready for ``apply_changes``: the plain ones from
+    the Django form, the rows from their own widgets."""
+    changes = form.settings.changes()
     changes["anchors"] = [row for _, row in anchor_rows(form)]
     changes["peak_windows"] = [
         [row.first, row.second] for row in form.peak_windows if not row.blank

@@ -152,8 +152,9 @@ def schedule_save(request: HttpRequest) -> HttpResponse:
         if preset not in schedule_config.PERSONA_PRESETS:
             raise Http404("no such preset")
         persona, tiers = schedule_config.PERSONA_PRESETS[preset]
-        form.values["tired_persona"] = persona
-        form.values["tier_texts"] = "\n".join(tiers)
+        data = request.POST.copy()
+        data["tired_persona"], data["tier_texts"] = persona, "\n".join(tiers)
+        form = schedule_form.form_from_post(data)
         return _render_page(
             request,
             form=form,
@@ -170,7 +171,7 @@ def schedule_save(request: HttpRequest) -> HttpResponse:
             door="page",
         )
     except schedule_config.ConfigError as exc:
-        form.errors = exc.errors
+        form.flag(exc.errors)
         return _render_page(request, form=form, status=400)
     except StaleVersion as exc:
         changed = web_selectors.fields_changed_since(user, exc.expected)
