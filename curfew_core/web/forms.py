@@ -29,6 +29,34 @@ from curfew_core.schema.settings import Declaration, ScheduleSettings, settings_
 
 #: How the page shows a free text (presentation only; the type decides the rest).
 TEXTAREA_FIELDS = frozenset({"tired_persona"})
+#: Words for a choice's options where the value alone says too little
+#: (presentation only; the declared type decides what the options are).
+CHOICE_LABELS: dict[str, dict[str, Any]] = {
+    "curve": {
+        "linear": gettext_lazy("Linear: straight lines between anchors"),
+        "step": gettext_lazy("Step: hold each anchor until the next"),
+        "ease_in": gettext_lazy("Ease-in: hold high, then plunge"),
+    },
+    "winding_reasoning_effort": {"": gettext_lazy("Leave as the client set it")},
+}
+#: Which runs of fields the page lays out together (presentation only). A
+#: declared setting named in none of them is shown at the end of ``scope``.
+FIELDSETS: dict[str, tuple[str, ...]] = {
+    "times": ("curfew_start", "lights_out", "wake_up"),
+    "calendar": ("weekend_valley", "holiday_calendar", "extra_holidays", "extra_workdays"),
+    "replies": ("off_duty_reply", "lights_out_reply"),
+    "persona": ("tired_persona", "tier_texts"),
+    "scope": (
+        "deny_tools_when_off_duty",
+        "apply_to_subagents",
+        "dry_run",
+        "winding_reasoning_effort",
+        "safety_max_tokens",
+        "exempt_sessions",
+    ),
+}
+#: Fields the page places one by one, outside a run.
+PLACED = frozenset({"enabled", "timezone", "curve", "peak_shift"})
 _SPLIT_DATES = re.compile(r"[\s,;]+")
 
 
@@ -71,6 +99,10 @@ def _constraint(metadata: list[Any], name: str) -> Any:
         if found is not None:
             return found
     return None
+
+
+def _patterns(metadata: list[Any]) -> list[Any]:
+    return [item.pattern for item in metadata if isinstance(item, StringConstraints)]
 
 
 def _choices(kind: Any) -> list[str] | None:
@@ -128,8 +160,11 @@ def _field(
     if kind is Kind.CHECKBOX:
         field = forms.BooleanField(required=False)
     elif kind is Kind.CHOICE:
-        options: list[tuple[str, Any]] = [("", gettext_lazy("None"))] if optional else []
-        options += [(choice, choice) for choice in choices or []]
+        words = CHOICE_LABELS.get(name, {})
+        options: list[tuple[str, Any]] = []
+        if optional:
+            options.append(("", words.get("", gettext_lazy("None"))))
+        options += [(choice, words.get(choice, choice)) for choice in choices or []]
         # A text field with a picker: the value is checked by the validation
         # layer, not by Django's choice check (one set of messages).
         field = forms.CharField(required=False, widget=forms.Select(choices=options))
@@ -139,7 +174,17 @@ def _field(
             # The browser's limit only; the validation layer names an overlong text.
             attrs["maxlength"] = str(max_length)
         if kind is Kind.NUMBER:
-            attrs.update(inputmode="numeric", autocomplete="off")
+            attrs.update({"class": "num", "inputmode": "numeric", "autocomplete": "off"})
+        if v.TIME_PATTERN in _patterns(metadata):
+            attrs.update(
+                {
+                    "class": "time",
+                    "inputmode": "numeric",
+                    "autocomplete": "off",
+                    "maxlength": "8",
+                    "placeholder": "HH:MM",
+                }
+            )
         widget: forms.Widget = forms.TextInput()
         if kind in (Kind.LINES, Kind.DATES) or name in TEXTAREA_FIELDS:
             widget = forms.Textarea(attrs={"rows": 3})
@@ -203,6 +248,23 @@ class SettingsForm(forms.Form):
         """Every plain setting, typed, for ``apply_changes``: as posted when
         bound, else as the config it was made from."""
         return {name: self.typed(name, self[name].value()) for name in self.fields}
+
+    def set_choices(self, name: str, choices: list[Any]) -> None:
+        """A picker for a text setting whose options only the running site
+        knows (zones, calendars); the value is still checked by the layer."""
+        field = self.fields[name]
+        field.widget = forms.Select(choices=choices, attrs=field.widget.attrs)
+
+    @property
+    def fieldsets(self) -> dict[str, list[forms.BoundField]]:
+        """The fields in the page's runs; unplaced ones end ``scope``."""
+        placed = {name for names in FIELDSETS.values() for name in names} | PLACED
+        runs = {
+            run: [self[name] for name in names if name in self.fields]
+            for run, names in FIELDSETS.items()
+        }
+        runs["scope"] += [self[name] for name in self.fields if name not in placed]
+        return runs
 
     def flag(self, errors: Mapping[str, str]) -> None:
         """Put the validation layer's messages on the fields they name."""

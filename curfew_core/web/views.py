@@ -75,6 +75,20 @@ def _labelled(errors: dict[str, str]) -> list[tuple[str, str]]:
     return [(str(FIELD_LABELS.get(key, key)), message) for key, message in errors.items()]
 
 
+def _with_choices(form: ScheduleForm) -> None:
+    """Pickers for the settings whose options the running site knows."""
+    settings_form = form.settings
+    settings_form.set_choices(
+        "timezone", [(region, [(n, n) for n in names]) for region, names in page.timezone_groups()]
+    )
+    calendars: list[tuple[str, Any]] = [("", _("None")), *page.calendar_choices()]
+    current = str(settings_form["holiday_calendar"].value() or "").strip()
+    if current and current not in dict(calendars):
+        # A sub-region (US-CA) is no entry of the list: offer it as it is.
+        calendars.append((current, current))
+    settings_form.set_choices("holiday_calendar", calendars)
+
+
 def _page_context(
     request: HttpRequest,
     *,
@@ -92,6 +106,7 @@ def _page_context(
         if form.errors:
             form.anchors[index].error = message
     form.with_spare_rows()
+    _with_choices(form)
     return {
         **status,
         "form": form,
