@@ -21,6 +21,8 @@ from types import NoneType, UnionType
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
 from django import forms
+from django.http import QueryDict
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 from pydantic import StringConstraints
 
@@ -290,3 +292,145 @@ def settings_form_class(declaration: Declaration = ScheduleSettings) -> type[Set
 
 
 ScheduleSettingsForm = settings_form_class()
+
+
+# -- row-shaped settings: formsets, and one form for the per-weekday times ----
+
+#: Blank rows offered at the end of a repeatable table, so adding works without script.
+SPARE_ROWS = 1
+
+
+def _time_input(label: Any) -> forms.CharField:
+    attrs = {
+        "class": "time",
+        "inputmode": "numeric",
+        "autocomplete": "off",
+        "maxlength": "8",
+        "placeholder": "HH:MM",
+        "aria-label": label,
+    }
+    return forms.CharField(required=False, label=label, widget=forms.TextInput(attrs=attrs))
+
+
+class RowForm(forms.Form):
+    """One row of a table setting, as typed; its problem is a non-field error."""
+
+    columns: ClassVar[tuple[str, str]]
+
+    def cells(self) -> tuple[str, str]:
+        first, second = (str(self[name].value() or "").strip() for name in self.columns)
+        return first, second
+
+    @property
+    def blank(self) -> bool:
+        return not any(self.cells())
+
+    def flag(self, message: str) -> None:
+        self.is_valid()  # add_error needs a cleaned form
+        self.add_error(None, message)
+
+
+class AnchorForm(RowForm):
+    columns = ("time", "tokens")
+    time = _time_input(gettext_lazy("Anchor time"))
+    tokens = forms.CharField(
+        required=False,
+        label=gettext_lazy("Anchor max tokens"),
+        widget=forms.TextInput(
+            attrs={
+                "class": "num",
+                "inputmode": "numeric",
+                "autocomplete": "off",
+                "maxlength": "9",
+                "placeholder": gettext_lazy("tokens"),
+                "aria-label": gettext_lazy("Anchor max tokens"),
+            }
+        ),
+    )
+
+
+class PeakWindowForm(RowForm):
+    columns = ("start", "end")
+    start = _time_input(gettext_lazy("Peak window start"))
+    end = _time_input(gettext_lazy("Peak window end"))
+
+
+AnchorFormSet = forms.formset_factory(AnchorForm, extra=SPARE_ROWS)
+PeakWindowFormSet = forms.formset_factory(PeakWindowForm, extra=SPARE_ROWS)
+
+
+def rows_of(formset: forms.BaseFormSet[Any]) -> list[tuple[int, tuple[str, str]]]:
+    """The non-blank rows as ``(row index, cells)``."""
+    return [(index, row.cells()) for index, row in enumerate(formset.forms) if not row.blank]
+
+
+def with_spare_row(formset: forms.BaseFormSet[Any]) -> forms.BaseFormSet[Any]:
+    """A bound formset again with one blank row at the end if it has none
+    (an unbound one has ``extra``), so a re-rendered page can still add."""
+    if not formset.is_bound or (formset.forms and formset.forms[-1].blank):
+        return formset
+    data = QueryDict(mutable=True)
+    data.update(formset.data)
+    data[f"{formset.prefix}-TOTAL_FORMS"] = str(formset.total_form_count() + 1)
+    return type(formset)(data, prefix=formset.prefix)
+
+
+def _weekday_fields() -> dict[str, Any]:
+    from django.utils.dates import WEEKDAYS as DAY_NAMES
+
+    labels = {
+        "curfew_start": gettext_lazy("Curfew start"),
+        "lights_out": gettext_lazy("Lights-out"),
+        "wake_up": gettext_lazy("Wake-up"),
+    }
+    fields: dict[str, Any] = {}
+    for index, day in enumerate(v.WEEKDAYS):
+        for key in v.NIGHT_KEYS:
+            field = _time_input(format_lazy("{} {}", DAY_NAMES[index], labels[key]))
+            field.day_name = DAY_NAMES[index]  # type: ignore[attr-defined]
+            fields[f"wd_{day}_{key}"] = field
+    return fields
+
+
+class WeekdaysForm(forms.Form):
+    """The per-weekday night times: a box per weekday and time, empty for the default."""
+
+    locals().update(_weekday_fields())
+
+    def times(self) -> dict[str, dict[str, str]]:
+        return {
+            day: {key: str(self[f"wd_{day}_{key}"].value() or "").strip() for key in v.NIGHT_KEYS}
+            for day in v.WEEKDAYS
+        }
+
+    def changes(self) -> dict[str, dict[str, str]]:
+        return {
+            day: {key: value for key, value in times.items() if value}
+            for day, times in self.times().items()
+            if any(times.values())
+        }
+
+    @property
+    def rows(self) -> list[tuple[Any, list[forms.BoundField]]]:
+        """One table row per weekday: its (translated) name and its boxes."""
+        return [
+            (
+                self.fields[f"wd_{day}_curfew_start"].day_name,  # type: ignore[attr-defined]
+                [self[f"wd_{day}_{key}"] for key in v.NIGHT_KEYS],
+            )
+            for day in v.WEEKDAYS
+        ]
+
+    def with_placeholders(self, config: Mapping[str, Any]) -> WeekdaysForm:
+        """An empty box shows the default time it stands for."""
+        for name, field in self.fields.items():
+            field.widget.attrs["placeholder"] = config.get(name.split("_", 2)[2], "HH:MM")
+        return self
+
+    @staticmethod
+    def initial_from(config: Mapping[str, Any]) -> dict[str, str]:
+        return {
+            f"wd_{day}_{key}": times.get(key, "")
+            for day, times in config["weekdays"].items()
+            for key in v.NIGHT_KEYS
+        }

@@ -102,10 +102,9 @@ def _page_context(
     status = page.now_context(user, now)
     query = request.GET if params is None else params
     preview = page.preview(saved.config, form, at=status["as_of"], params=query)
-    for index, message in preview.candidate.row_problems.items():
-        if form.errors:
-            form.anchors[index].error = message
     form.with_spare_rows()
+    if form.errors:
+        form.flag_rows(preview.candidate.row_problems)
     _with_choices(form)
     return {
         **status,
