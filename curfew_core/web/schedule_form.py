@@ -1,10 +1,12 @@
-"""The schedule form as an adapter, never a validator.
+"""The settings page's forms, put together; never a validator.
 
-It turns widget values (strings, checkboxes, repeated rows, textareas of one
-item a line) into the API-shaped ``changes`` that ``curfew_core.config``
-validates, and turns a canonical config back into widget values. Text that
-does not parse as a number is handed on as typed, so the one validation layer
-names the problem in its own words; no rule lives here.
+``ScheduleForm`` holds the Django forms the page shows (``web.forms``): the
+plain settings generated from the declaration, the anchor and peak-window
+formsets, the per-weekday times. ``changes_from_form`` reads them into typed
+``changes`` for the one validation layer (``config.apply_changes``), which the
+save hands to ``schedule_update`` unchanged. For the live preview,
+``candidate`` finds which anchor rows are wrong and the nearest valid config
+to draw from; no rule lives here.
 """
 
 from __future__ import annotations
@@ -152,6 +154,27 @@ class Candidate:
     row_problems: dict[int, str]
 
 
+def nearest_valid(
+    saved: Mapping[str, Any], changes: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """The saved config with as many of ``changes`` as the layer accepts, and
+    the fields left out. Each refusal drops the fields it names, so this ends
+    within one try per field; a refusal naming none of them (the saved config
+    itself is refused) falls back to the saved config."""
+    attempt = dict(changes)
+    left_out: list[str] = []
+    while True:
+        try:
+            return schedule_config.apply_changes(saved, attempt), left_out
+        except ConfigError as refused:
+            named = [key for key in refused.errors if key in attempt]
+            if not named:
+                return schedule_config.with_defaults(saved), [*left_out, *attempt]
+            for key in named:
+                del attempt[key]
+            left_out += named
+
+
 def candidate(saved: Mapping[str, Any], form: ScheduleForm) -> Candidate:
     """Validate the whole form once; when it fails, keep every valid edit
     (and the valid anchor rows) so the preview can still be drawn honestly."""
@@ -164,20 +187,9 @@ def candidate(saved: Mapping[str, Any], form: ScheduleForm) -> Candidate:
     attempt = dict(changes)
     if problems:
         attempt["anchors"] = accepted
-    left_out: list[str] = []
-    for _ in range(4):
-        if not attempt.get("anchors"):
-            attempt.pop("anchors", None)
-        try:
-            config = schedule_config.apply_changes(saved, attempt)
-        except ConfigError as retry:
-            for key in retry.errors:
-                attempt.pop(key, None)
-                left_out.append(key)
-            continue
-        break
-    else:
-        config = schedule_config.with_defaults(saved)
+    if not attempt.get("anchors"):
+        attempt.pop("anchors", None)
+    config, left_out = nearest_valid(saved, attempt)
     if problems or "anchors" in errors:
         left_out.append("anchors")
     return Candidate(config, errors, sorted(set(left_out)), problems)

@@ -91,3 +91,16 @@ def test_the_layers_error_lands_on_its_field() -> None:
     assert form.errors["curfew_start"][0].startswith("'25:00' is not a time")
     assert "curve" in form.errors
     assert 'aria-invalid="true"' in str(form["curfew_start"])
+
+
+def test_the_preview_keeps_every_edit_the_layer_accepts() -> None:
+    from curfew_core.web.schedule_form import nearest_valid
+
+    saved = schedule_config.default_config()
+    # The bad wake-up hides the anchor's problem until it is left out.
+    changes = {"wake_up": "xx", "anchors": [["23:00", 2048], ["05:00", 64]], "curve": "step"}
+    config, left_out = nearest_valid(saved, changes)
+    assert left_out == ["wake_up", "anchors"]
+    assert config["curve"] == "step"
+    assert config["wake_up"] == saved["wake_up"]
+    assert config["anchors"] == saved["anchors"]
