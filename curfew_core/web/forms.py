@@ -8,8 +8,9 @@ hands typed values (``bool``, ``int``, ``None``, ``list[str]``) to the one
 validation layer (``config.apply_changes``), and ``flag()`` puts what that layer
 says on the field it names, so the page and the API can never disagree.
 
-Row-shaped settings (anchors, peak windows, per-weekday times) have widgets of
-their own (``schedule_form``) and are left out here.
+Row-shaped settings are below: anchors and peak windows as formsets (a spare
+blank row, a row's problem as that row's error), the per-weekday times as one
+form of a box per weekday and time.
 """
 
 from __future__ import annotations

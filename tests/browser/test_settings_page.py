@@ -253,6 +253,14 @@ def test_phone_layout(phone: Watched, served_app: ServedApp, artifacts_dir: str)
     chart = page.locator("#curve-chart").bounding_box()
     assert chart["width"] > 300
     screenshot(page, artifacts_dir, "settings-phone.png")
+    # The same page in Chinese: the declared labels and help texts, translated.
+    page.click("button[name=language][value=zh-hans]")
+    page.wait_for_selector("html[lang=zh-Hans]")
+    wait_drawn(page, 0)
+    assert "启用宵禁" in page.inner_text("#schedule-form")
+    screenshot(page, artifacts_dir, "settings-phone-zh.png")
+    page.click("button[name=language][value=en]")
+    page.wait_for_selector("html[lang=en]")
     phone.assert_clean()
 
 
