@@ -190,7 +190,7 @@ def _field(
             )
         widget: forms.Widget = forms.TextInput()
         if kind in (Kind.LINES, Kind.DATES) or name in TEXTAREA_FIELDS:
-            widget = forms.Textarea(attrs={"rows": 3})
+            widget = forms.Textarea(attrs={"rows": 4 if kind is Kind.LINES else 3})
         field = forms.CharField(required=False, strip=False, widget=widget)
     field.widget.attrs.update(attrs)
     field.label = gettext_lazy(label)
