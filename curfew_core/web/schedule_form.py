@@ -1,10 +1,12 @@
-"""The schedule form as an adapter, never a validator.
+"""The settings page's forms, put together; never a validator.
 
-It turns widget values (strings, checkboxes, repeated rows, textareas of one
-item a line) into the API-shaped ``changes`` that ``curfew_core.config``
-validates, and turns a canonical config back into widget values. Text that
-does not parse as a number is handed on as typed, so the one validation layer
-names the problem in its own words; no rule lives here.
+``ScheduleForm`` holds the Django forms the page shows (``web.forms``): the
+plain settings generated from the declaration, the anchor and peak-window
+formsets, the per-weekday times. ``changes_from_form`` reads them into typed
+``changes`` for the one validation layer (``config.apply_changes``), which the
+save hands to ``schedule_update`` unchanged. For the live preview,
+``candidate`` finds which anchor rows are wrong and the nearest valid config
+to draw from; no rule lives here.
 """
 
 from __future__ import annotations
@@ -17,83 +19,60 @@ from typing import Any
 from django.http import QueryDict
 
 from curfew_core import config as schedule_config
-from curfew_core.config import NIGHT_KEYS, WEEKDAYS, ConfigError
-from curfew_core.schema.settings import widget_kinds
-
-#: Each setting's widget follows from its declared type (``widget_kinds``):
-#: a checkbox for a bool, a text box for a text or a choice that cannot be
-#: empty, a textarea of one item a line for a list of texts. The rest
-#: (anchors, peak windows, weekdays, the optional ones) have their own widgets.
-BOOLEAN_FIELDS, TEXT_FIELDS, LINE_FIELDS = (
-    tuple(key for key, kind in widget_kinds().items() if kind == wanted)
-    for wanted in ("checkbox", "text", "lines")
+from curfew_core.config import ConfigError
+from curfew_core.web.forms import (
+    AnchorFormSet,
+    PeakWindowFormSet,
+    ScheduleSettingsForm,
+    SettingsForm,
+    WeekdaysForm,
+    rows_of,
+    with_spare_row,
 )
-#: Blank rows kept at the end of a repeatable table, so adding works without script.
-SPARE_ROWS = 1
+
 _ROW_PREFIX = re.compile(r"^row \d+: ")
 
 
 @dataclass
-class Row:
-    """One editable row as typed, with the problem the validation layer found."""
-
-    first: str = ""
-    second: str = ""
-    error: str = ""
-
-    @property
-    def blank(self) -> bool:
-        return not self.first.strip() and not self.second.strip()
-
-
-@dataclass
 class ScheduleForm:
-    """Widget values for rendering and re-rendering, exactly as typed."""
+    """The page's forms: the plain settings, the two row tables (formsets)
+    and the per-weekday times, bound when posted."""
 
-    values: dict[str, Any]
-    anchors: list[Row]
-    peak_windows: list[Row]
-    weekdays: dict[str, dict[str, str]]
+    settings: SettingsForm
+    anchors: Any  # AnchorFormSet
+    peak_windows: Any  # PeakWindowFormSet
+    weekdays: WeekdaysForm
     version: int
     errors: dict[str, str] = field(default_factory=dict)
 
+    def flag(self, errors: dict[str, str]) -> None:
+        """The validation layer's errors, kept for the page and put on the fields."""
+        self.errors = errors
+        self.settings.flag(errors)
+
     def with_spare_rows(self) -> ScheduleForm:
-        for rows in (self.anchors, self.peak_windows):
-            while sum(1 for row in rows[-SPARE_ROWS:] if row.blank) < SPARE_ROWS or not rows:
-                rows.append(Row())
+        self.anchors = with_spare_row(self.anchors)
+        self.peak_windows = with_spare_row(self.peak_windows)
         return self
 
-
-def _lines(items: list[str]) -> str:
-    return "\n".join(items)
+    def flag_rows(self, problems: Mapping[int, str]) -> None:
+        for index, message in problems.items():
+            self.anchors.forms[index].flag(message)
 
 
 def form_from_config(config: Mapping[str, Any], version: int) -> ScheduleForm:
-    values: dict[str, Any] = {key: config[key] for key in BOOLEAN_FIELDS + TEXT_FIELDS}
-    values["holiday_calendar"] = config["holiday_calendar"] or ""
-    values["winding_reasoning_effort"] = config["winding_reasoning_effort"] or ""
-    safety = config["safety_max_tokens"]
-    values["safety_max_tokens"] = "" if safety is None else str(safety)
-    for key in LINE_FIELDS:
-        values[key] = _lines([str(item) for item in config[key]])
     return ScheduleForm(
-        values=values,
-        anchors=[Row(at, str(tokens)) for at, tokens in config["anchors"]],
-        peak_windows=[Row(start, end) for start, end in config["peak_windows"]],
-        weekdays={
-            day: {key: config["weekdays"].get(day, {}).get(key, "") for key in NIGHT_KEYS}
-            for day in WEEKDAYS
-        },
+        settings=ScheduleSettingsForm(initial=ScheduleSettingsForm.initial_from(config)),
+        anchors=AnchorFormSet(
+            initial=[{"time": at, "tokens": tokens} for at, tokens in config["anchors"]],
+            prefix="anchors",
+        ),
+        peak_windows=PeakWindowFormSet(
+            initial=[{"start": a, "end": b} for a, b in config["peak_windows"]], prefix="peak"
+        ),
+        weekdays=WeekdaysForm(initial=WeekdaysForm.initial_from(config)).with_placeholders(config),
         version=version,
     )
-
-
-def _rows(post: QueryDict, first: str, second: str) -> list[Row]:
-    firsts, seconds = post.getlist(first), post.getlist(second)
-    size = max(len(firsts), len(seconds))
-    firsts += [""] * (size - len(firsts))
-    seconds += [""] * (size - len(seconds))
-    return [Row(a.strip(), b.strip()) for a, b in zip(firsts, seconds, strict=True)]
 
 
 def _version(post: QueryDict) -> int:
@@ -102,19 +81,14 @@ def _version(post: QueryDict) -> int:
 
 
 def form_from_post(post: QueryDict) -> ScheduleForm:
-    values: dict[str, Any] = {key: key in post for key in BOOLEAN_FIELDS}
-    for key in (*TEXT_FIELDS, "holiday_calendar", "winding_reasoning_effort", "safety_max_tokens"):
-        values[key] = post.get(key, "")
-    for key in LINE_FIELDS:
-        values[key] = post.get(key, "")
+    settings = ScheduleSettingsForm(post)
     return ScheduleForm(
-        values=values,
-        anchors=_rows(post, "anchor_time", "anchor_tokens"),
-        peak_windows=_rows(post, "peak_start", "peak_end"),
-        weekdays={
-            day: {key: post.get(f"wd_{day}_{key}", "").strip() for key in NIGHT_KEYS}
-            for day in WEEKDAYS
-        },
+        settings=settings,
+        anchors=AnchorFormSet(post, prefix="anchors"),
+        peak_windows=PeakWindowFormSet(post, prefix="peak"),
+        weekdays=WeekdaysForm(post).with_placeholders(
+            {key: post.get(key, "") for key in schedule_config.NIGHT_KEYS}
+        ),
         version=_version(post),
     )
 
@@ -128,46 +102,15 @@ def _number(text: str) -> Any:
 
 def anchor_rows(form: ScheduleForm) -> list[tuple[int, list[Any]]]:
     """The non-blank anchor rows as ``(row index in the form, [time, tokens])``."""
-    return [
-        (index, [row.first, _number(row.second)])
-        for index, row in enumerate(form.anchors)
-        if not row.blank
-    ]
+    return [(index, [at, _number(tokens)]) for index, (at, tokens) in rows_of(form.anchors)]
 
 
 def changes_from_form(form: ScheduleForm) -> dict[str, Any]:
-    """Every setting, API-shaped, ready for ``apply_changes``."""
-    values = form.values
-    changes: dict[str, Any] = {key: bool(values[key]) for key in BOOLEAN_FIELDS}
-    for key in TEXT_FIELDS:
-        text = str(values[key])
-        # Times and names are trimmed; replies and persona keep their spaces.
-        changes[key] = text.strip() if key in ("timezone", "curve", *NIGHT_KEYS) else text
-    changes["holiday_calendar"] = str(values["holiday_calendar"]).strip() or None
-    changes["winding_reasoning_effort"] = str(values["winding_reasoning_effort"]).strip() or None
-    safety = str(values["safety_max_tokens"]).strip()
-    changes["safety_max_tokens"] = _number(safety) if safety else None
-    changes["tier_texts"] = [
-        line.strip() for line in str(values["tier_texts"]).splitlines() if line.strip()
-    ]
-    changes["exempt_sessions"] = [
-        line.strip() for line in str(values["exempt_sessions"]).splitlines() if line.strip()
-    ]
-    changes["extra_holidays"] = [
-        item for item in re.split(r"[\s,;]+", str(values["extra_holidays"])) if item
-    ]
-    changes["extra_workdays"] = [
-        item for item in re.split(r"[\s,;]+", str(values["extra_workdays"])) if item
-    ]
+    """Every setting, typed, ready for ``apply_changes``."""
+    changes = form.settings.changes()
     changes["anchors"] = [row for _, row in anchor_rows(form)]
-    changes["peak_windows"] = [
-        [row.first, row.second] for row in form.peak_windows if not row.blank
-    ]
-    changes["weekdays"] = {
-        day: {key: value for key, value in times.items() if value}
-        for day, times in form.weekdays.items()
-        if any(times.values())
-    }
+    changes["peak_windows"] = [list(cells) for _, cells in rows_of(form.peak_windows)]
+    changes["weekdays"] = form.weekdays.changes()
     return changes
 
 
@@ -211,6 +154,27 @@ class Candidate:
     row_problems: dict[int, str]
 
 
+def nearest_valid(
+    saved: Mapping[str, Any], changes: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """The saved config with as many of ``changes`` as the layer accepts, and
+    the fields left out. Each refusal drops the fields it names, so this ends
+    within one try per field; a refusal naming none of them (the saved config
+    itself is refused) falls back to the saved config."""
+    attempt = dict(changes)
+    left_out: list[str] = []
+    while True:
+        try:
+            return schedule_config.apply_changes(saved, attempt), left_out
+        except ConfigError as refused:
+            named = [key for key in refused.errors if key in attempt]
+            if not named:
+                return schedule_config.with_defaults(saved), [*left_out, *attempt]
+            for key in named:
+                del attempt[key]
+            left_out += named
+
+
 def candidate(saved: Mapping[str, Any], form: ScheduleForm) -> Candidate:
     """Validate the whole form once; when it fails, keep every valid edit
     (and the valid anchor rows) so the preview can still be drawn honestly."""
@@ -223,20 +187,9 @@ def candidate(saved: Mapping[str, Any], form: ScheduleForm) -> Candidate:
     attempt = dict(changes)
     if problems:
         attempt["anchors"] = accepted
-    left_out: list[str] = []
-    for _ in range(4):
-        if not attempt.get("anchors"):
-            attempt.pop("anchors", None)
-        try:
-            config = schedule_config.apply_changes(saved, attempt)
-        except ConfigError as retry:
-            for key in retry.errors:
-                attempt.pop(key, None)
-                left_out.append(key)
-            continue
-        break
-    else:
-        config = schedule_config.with_defaults(saved)
+    if not attempt.get("anchors"):
+        attempt.pop("anchors", None)
+    config, left_out = nearest_valid(saved, attempt)
     if problems or "anchors" in errors:
         left_out.append("anchors")
     return Candidate(config, errors, sorted(set(left_out)), problems)

@@ -75,6 +75,20 @@ def _labelled(errors: dict[str, str]) -> list[tuple[str, str]]:
     return [(str(FIELD_LABELS.get(key, key)), message) for key, message in errors.items()]
 
 
+def _with_choices(form: ScheduleForm) -> None:
+    """Pickers for the settings whose options the running site knows."""
+    settings_form = form.settings
+    settings_form.set_choices(
+        "timezone", [(region, [(n, n) for n in names]) for region, names in page.timezone_groups()]
+    )
+    calendars: list[tuple[str, Any]] = [("", _("None")), *page.calendar_choices()]
+    current = str(settings_form["holiday_calendar"].value() or "").strip()
+    if current and current not in dict(calendars):
+        # A sub-region (US-CA) is no entry of the list: offer it as it is.
+        calendars.append((current, current))
+    settings_form.set_choices("holiday_calendar", calendars)
+
+
 def _page_context(
     request: HttpRequest,
     *,
@@ -88,10 +102,10 @@ def _page_context(
     status = page.now_context(user, now)
     query = request.GET if params is None else params
     preview = page.preview(saved.config, form, at=status["as_of"], params=query)
-    for index, message in preview.candidate.row_problems.items():
-        if form.errors:
-            form.anchors[index].error = message
     form.with_spare_rows()
+    if form.errors:
+        form.flag_rows(preview.candidate.row_problems)
+    _with_choices(form)
     return {
         **status,
         "form": form,
@@ -152,8 +166,9 @@ def schedule_save(request: HttpRequest) -> HttpResponse:
         if preset not in schedule_config.PERSONA_PRESETS:
             raise Http404("no such preset")
         persona, tiers = schedule_config.PERSONA_PRESETS[preset]
-        form.values["tired_persona"] = persona
-        form.values["tier_texts"] = "\n".join(tiers)
+        data = request.POST.copy()
+        data["tired_persona"], data["tier_texts"] = persona, "\n".join(tiers)
+        form = schedule_form.form_from_post(data)
         return _render_page(
             request,
             form=form,
@@ -170,7 +185,7 @@ def schedule_save(request: HttpRequest) -> HttpResponse:
             door="page",
         )
     except schedule_config.ConfigError as exc:
-        form.errors = exc.errors
+        form.flag(exc.errors)
         return _render_page(request, form=form, status=400)
     except StaleVersion as exc:
         changed = web_selectors.fields_changed_since(user, exc.expected)

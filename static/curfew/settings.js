@@ -94,12 +94,26 @@
     if (form && window.htmx) window.htmx.trigger(form, "rows-changed");
   }
 
+  /* Rows are a Django formset: after adding, removing or sorting, the
+     boxes are named <prefix>-<index>-<column> again in page order and the
+     formset's TOTAL_FORMS says how many there are. */
   function renumber(rows) {
-    if (rows.getAttribute("data-rows") !== "anchor") return;
-    rows.querySelectorAll("[data-row]").forEach(function (row, index) {
+    var items = rows.querySelectorAll("[data-row]");
+    var prefix = null;
+    items.forEach(function (row, index) {
+      row.querySelectorAll("input[name]").forEach(function (input) {
+        var match = /^(.+)-(\d+|__prefix__)-([^-]+)$/.exec(input.name);
+        if (!match) return;
+        prefix = match[1];
+        input.name = prefix + "-" + index + "-" + match[3];
+        input.id = "id_" + input.name;
+      });
       var message = row.querySelector(".row-msg");
       if (message) message.id = "anchor-msg-" + index;
     });
+    var form = rows.closest("form");
+    var total = prefix && form && form.querySelector('input[name="' + prefix + '-TOTAL_FORMS"]');
+    if (total) total.value = String(items.length);
   }
 
   function minutes(text) {

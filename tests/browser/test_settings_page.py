@@ -187,8 +187,12 @@ def test_edit_save_reload_and_override(
     assert markers.count() == 5
     page.click("#add-anchor")
     row = page.locator("#anchor-rows [data-row]").last
-    row.locator("input[name=anchor_time]").fill("22:00")
-    row.locator("input[name=anchor_tokens]").fill("2100")
+    # The rows are a formset: the script names a new row's boxes by its index
+    # (5 anchors and the spare row before it) and counts it in TOTAL_FORMS.
+    assert row.locator("input[name$='-time']").get_attribute("name") == "anchors-6-time"
+    assert page.input_value("input[name=anchors-TOTAL_FORMS]") == "7"
+    row.locator("input[name$='-time']").fill("22:00")
+    row.locator("input[name$='-tokens']").fill("2100")
     count = wait_drawn(page, count)
     wait_until(
         page,
@@ -203,7 +207,7 @@ def test_edit_save_reload_and_override(
     page.reload()
     wait_drawn(page, 0)
     assert page.input_value("#f-curfew_start") == "21:00"
-    times = page.locator("#anchor-rows input[name=anchor_time]").evaluate_all(
+    times = page.locator("#anchor-rows input[name$='-time']").evaluate_all(
         "inputs => inputs.map(i => i.value)"
     )
     assert times[:3] == ["22:00", "23:00", "00:00"]
@@ -249,6 +253,14 @@ def test_phone_layout(phone: Watched, served_app: ServedApp, artifacts_dir: str)
     chart = page.locator("#curve-chart").bounding_box()
     assert chart["width"] > 300
     screenshot(page, artifacts_dir, "settings-phone.png")
+    # The same page in Chinese: the declared labels and help texts, translated.
+    page.click("button[name=language][value=zh-hans]")
+    page.wait_for_selector("html[lang=zh-Hans]")
+    wait_drawn(page, 0)
+    assert "启用宵禁" in page.inner_text("#schedule-form")
+    screenshot(page, artifacts_dir, "settings-phone-zh.png")
+    page.click("button[name=language][value=en]")
+    page.wait_for_selector("html[lang=en]")
     phone.assert_clean()
 
 

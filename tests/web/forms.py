@@ -102,3 +102,18 @@ def as_post(fields: list[tuple[str, str]], **replace: Any) -> dict[str, Any]:
         else:
             data[name] = value
     return data
+
+
+def set_rows(data: dict[str, Any], prefix: str, **columns: list[str]) -> dict[str, Any]:
+    """Replace a formset's rows in posted ``data``: ``set_rows(data, "anchors",
+    time=[...], tokens=[...])`` as a browser posts them (one box per cell,
+    ``TOTAL_FORMS`` the row count)."""
+    for name in [name for name in data if name.startswith(f"{prefix}-")]:
+        if not name.endswith(("-INITIAL_FORMS", "-MIN_NUM_FORMS", "-MAX_NUM_FORMS")):
+            del data[name]
+    size = max(len(values) for values in columns.values())
+    for column, values in columns.items():
+        for index, value in enumerate(values):
+            data[f"{prefix}-{index}-{column}"] = value
+    data[f"{prefix}-TOTAL_FORMS"] = str(size)
+    return data

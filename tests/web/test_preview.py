@@ -118,8 +118,7 @@ def test_preview_partial_follows_unsaved_edits(page: PageClient, user: User) -> 
 def test_invalid_rows_are_flagged_and_not_drawn(page: PageClient) -> None:
     response = _preview(
         page,
-        anchor_time=["23:00", "00:00", "26:00", "02:00", "03:00"],
-        anchor_tokens=["2048", "1600", "900", "-5", "64"],
+        **{"anchors-2-time": "26:00", "anchors-2-tokens": "900", "anchors-3-tokens": "-5"},
     )
     html = response.content.decode()
     assert re.search(

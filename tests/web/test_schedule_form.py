@@ -11,7 +11,7 @@ from curfew_core import config as schedule_config
 from curfew_core.models import Schedule, ScheduleRevision
 from curfew_core.services.schedules import schedule_update
 from tests.web.conftest import PageClient
-from tests.web.forms import as_post, form_fields
+from tests.web.forms import as_post, form_fields, set_rows
 
 
 def _form(page: PageClient) -> list[tuple[str, str]]:
@@ -38,7 +38,8 @@ def test_form_holds_every_setting(page: PageClient) -> None:
             assert key in names, f"checkbox {key} is not checked by default or missing"
         elif key != "dry_run":
             assert key in names, f"setting {key} has no field"
-    assert {"anchor_time", "anchor_tokens", "peak_start", "peak_end", "version"} <= names
+    assert {"anchors-0-time", "anchors-0-tokens", "anchors-TOTAL_FORMS", "version"} <= names
+    assert {"peak-0-start", "peak-0-end", "peak-TOTAL_FORMS"} <= names
     assert {
         f"wd_{day}_{k}" for day in schedule_config.WEEKDAYS for k in schedule_config.NIGHT_KEYS
     } <= names
@@ -97,8 +98,12 @@ def test_unchecking_a_box_is_saved_as_false(page: PageClient, user: User) -> Non
 def test_anchor_rows_add_remove_and_come_back_sorted(page: PageClient, user: User) -> None:
     data = as_post(_form(page))
     # Remove 00:00 (clear the row), add 23:30 at the end (the spare row).
-    data["anchor_time"] = ["23:00", "", "01:00", "02:00", "03:00", "23:30"]
-    data["anchor_tokens"] = ["2048", "", "800", "320", "64", "1900"]
+    set_rows(
+        data,
+        "anchors",
+        time=["23:00", "", "01:00", "02:00", "03:00", "23:30"],
+        tokens=["2048", "", "800", "320", "64", "1900"],
+    )
     assert page.post("/schedule/", data).status_code == 302
     anchors = _saved(user)[0]["anchors"]
     assert anchors == [
@@ -130,8 +135,12 @@ def test_bad_time_rerenders_with_the_field_error_and_saves_nothing(
 
 def test_bad_anchor_row_is_flagged_in_place(page: PageClient, user: User) -> None:
     data = as_post(_form(page))
-    data["anchor_time"] = ["23:00", "00:00", "9:5", "02:00", "03:00"]
-    data["anchor_tokens"] = ["2048", "lots", "800", "320", "64"]
+    set_rows(
+        data,
+        "anchors",
+        time=["23:00", "00:00", "9:5", "02:00", "03:00"],
+        tokens=["2048", "lots", "800", "320", "64"],
+    )
     response = page.post("/schedule/", data)
     assert response.status_code == 400
     html = response.content.decode()
@@ -146,8 +155,7 @@ def test_bad_anchor_row_is_flagged_in_place(page: PageClient, user: User) -> Non
 
 def test_whole_config_error_lands_on_its_field(page: PageClient, user: User) -> None:
     data = as_post(_form(page))
-    data["anchor_time"] = ["23:00", "05:00"]
-    data["anchor_tokens"] = ["2048", "64"]
+    set_rows(data, "anchors", time=["23:00", "05:00"], tokens=["2048", "64"])
     html = page.post("/schedule/", data).content.decode()
     assert "outside the curfew window" in html.split('id="anchor-msg-1"')[1].split("</span>")[0]
 
@@ -185,3 +193,13 @@ def test_persona_preset_without_script_fills_in_but_does_not_save(
     assert fields["tired_persona"] == persona
     assert fields["tier_texts"].splitlines() == list(tiers)
     assert not Schedule.objects.filter(user=user).exists()
+
+
+def test_a_refused_form_comes_back_with_a_spare_row_to_add_to(page: PageClient) -> None:
+    data = as_post(_form(page))
+    # Every row used, the last one wrong: the page keeps them and adds a blank one.
+    set_rows(data, "anchors", time=["23:00", "05:00"], tokens=["2048", "64"])
+    fields = form_fields(page.post("/schedule/", data).content.decode(), "schedule-form")
+    assert ("anchors-TOTAL_FORMS", "3") in fields
+    assert ("anchors-1-time", "05:00") in fields
+    assert ("anchors-2-time", "") in fields

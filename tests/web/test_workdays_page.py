@@ -79,7 +79,8 @@ def test_the_label_in_chinese(page: PageClient) -> None:
         "/", {"band_date": "2026-10-10"}, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9"
     ).content.decode()
     assert "调休上班日" in _row(html, "2026-10-10")
-    assert "你自己的上班日" in html  # the form's field
+    # The form's field, labelled as declared (ScheduleSettings.extra_workdays).
+    assert "额外上班日" in html
 
 
 def test_my_workday_on_a_holiday_is_labelled_with_both(page: PageClient, user: User) -> None:
