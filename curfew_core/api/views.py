@@ -6,7 +6,6 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
@@ -21,6 +20,7 @@ from curfew_core.engine import OverrideError
 from curfew_core.schema.verdict_request import RequestError, parse_verdict_body
 from curfew_core.selectors.bundles import committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity
+from curfew_core.selectors.users import user_by_id
 from curfew_core.selectors.verdicts import state_json, verdict_for, verdict_json
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
@@ -89,7 +89,7 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         except schedule_config.ConfigError as exc:
             if not exc.well_formed:
                 raise invalid(exc.errors) from None
-        user = get_user_model().objects.get(pk=identity.user_id)
+        user = user_by_id(identity.user_id)
         try:
             saved = schedule_update(
                 user=user,
@@ -125,7 +125,7 @@ def overrides(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         raise unprocessable_error({field: str(exc)}) from None
     except OverrideError as exc:
         raise invalid({field: str(exc)}) from None
-    user = get_user_model().objects.get(pk=identity.user_id)
+    user = user_by_id(identity.user_id)
     try:
         override_apply(user=user, command=command, now=timezone.now(), actor=user, door="api")
     except OverrideError as exc:
