@@ -25,9 +25,11 @@ def engine_rate(seconds: float) -> list[tuple[str, float]]:
     import django
 
     django.setup()
-    from curfew_core import config
+    from curfew_core import schedule_config
 
-    schedule = config.build(config.default_config())  # with the CN holiday calendar
+    schedule = schedule_config.build(
+        schedule_config.default_config()
+    )  # with the CN holiday calendar
     tz = ZoneInfo("Asia/Shanghai")
     rows = []
     for label, moment in [

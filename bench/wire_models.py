@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from curfew_client.wire import VerdictAnswer, synthetic_stream  # noqa: E402
 from pydantic import TypeAdapter  # noqa: E402
 
-from curfew_core import config  # noqa: E402
+from curfew_core import schedule_config  # noqa: E402
 from curfew_core.engine import RequestContext, Verdict, decide  # noqa: E402
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -97,7 +97,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=20000)
     args, _ = parser.parse_known_args()
-    schedule = config.build(config.with_defaults({}))
+    schedule = schedule_config.build(schedule_config.with_defaults({}))
     adapter = TypeAdapter(VerdictAnswer)
     cases = {
         "winding": decide(

@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from curfew_core.config import DATE_PATTERN, show, text_problem, whole_number
 from curfew_core.engine import OverrideError, parse_duration
+from curfew_core.schedule_config import DATE_PATTERN, show, text_problem, whole_number
 
 Verb = Literal["overtime", "off", "auto", "debug", "debug-clear"]
 

@@ -1,12 +1,12 @@
 """Translating the earlier single-user plugin's camelCase config file into
-the schedule's own settings (validated by ``curfew_core.config`` as usual)."""
+the schedule's own settings (validated by ``curfew_core.schedule_config`` as usual)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from curfew_core.config import ConfigError
+from curfew_core.schedule_config import ConfigError
 from curfew_core.schema.settings import Declaration, ScheduleSettings, aliases_of
 
 #: The plugin's camelCase key -> the setting, from the declaration's aliases.

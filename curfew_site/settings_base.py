@@ -210,7 +210,7 @@ LOGGING = {
 CURFEW_VERDICT_MAX_AGE = env_int("CURFEW_VERDICT_MAX_AGE", 60)
 #: Longest a cached schedule, override or token check is trusted without
 #: re-reading the database: whatever failed after a commit, or wrote around the
-#: services, is seen within this bound (see curfew_core/cache.py).
+#: services, is seen within this bound (see curfew_core/cache_policy.py).
 CURFEW_CACHE_FRESH_SECONDS = env_int("CURFEW_CACHE_FRESH_SECONDS", 5)
 #: How long a cached schedule is kept: past the freshness bound it only answers
 #: while the database cannot be read (warm verdicts go on through an outage).

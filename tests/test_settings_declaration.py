@@ -15,7 +15,7 @@ from typing import Annotated
 import jsonschema_rs
 import pytest
 
-from curfew_core import config, plugin_import
+from curfew_core import plugin_import, schedule_config
 from curfew_core.api import openapi
 from curfew_core.schema import values
 from curfew_core.schema.settings import (
@@ -44,17 +44,17 @@ class WithBedtimeStory(ScheduleSettings):
 def test_defaults_pick_it_up() -> None:
     assert defaults_of(WithBedtimeStory)["bedtime_story"] is False
     assert "bedtime_story" not in defaults_of(ScheduleSettings)
-    assert "bedtime_story" not in config.DEFAULTS
+    assert "bedtime_story" not in schedule_config.DEFAULTS
 
 
 def test_the_validator_picks_it_up() -> None:
-    saved = config.apply_changes({}, {"bedtime_story": True}, WithBedtimeStory)
+    saved = schedule_config.apply_changes({}, {"bedtime_story": True}, WithBedtimeStory)
     assert saved["bedtime_story"] is True
-    with pytest.raises(config.ConfigError) as caught:
-        config.apply_changes({}, {"bedtime_story": "yes"}, WithBedtimeStory)
+    with pytest.raises(schedule_config.ConfigError) as caught:
+        schedule_config.apply_changes({}, {"bedtime_story": "yes"}, WithBedtimeStory)
     assert caught.value.errors == {"bedtime_story": "must be true or false, not 'yes'"}
-    with pytest.raises(config.ConfigError) as caught:
-        config.apply_changes({}, {"bedtime_story": True})
+    with pytest.raises(schedule_config.ConfigError) as caught:
+        schedule_config.apply_changes({}, {"bedtime_story": True})
     assert caught.value.errors == {"bedtime_story": "is not a setting"}
 
 
@@ -84,8 +84,8 @@ def test_labels_widgets_and_import_aliases_pick_it_up() -> None:
 
 def test_every_setting_is_declared_with_its_metadata() -> None:
     """The declaration covers exactly the settings the API serves."""
-    assert tuple(settings_of()) == config.FIELDS
-    assert set(openapi.settings_schema()) == set(config.FIELDS)
+    assert tuple(settings_of()) == schedule_config.FIELDS
+    assert set(openapi.settings_schema()) == set(schedule_config.FIELDS)
     assert all(setting.label and setting.help for setting in settings_of().values())
 
 
@@ -98,11 +98,11 @@ def test_a_field_without_a_setting_is_refused() -> None:
 
 
 def test_the_engine_schedule_is_built_from_the_declaration() -> None:
-    saved = config.apply_changes(
+    saved = schedule_config.apply_changes(
         {}, {"weekdays": {"fri": {"curfew_start": "00:30"}}, "winding_reasoning_effort": ""}
     )
     schedule = ScheduleSettings.model_validate(saved).schedule()
-    built = config.build(saved)
+    built = schedule_config.build(saved)
     # (each build looks the holiday calendar up afresh: compare the rest)
     assert replace(schedule, holidays=built.holidays) == built
     assert schedule.weekdays[4].curfew_start == 30

@@ -25,7 +25,7 @@ from curfew_client.wire import openapi_schemas
 from pydantic import BaseModel
 
 from curfew_core import override_commands
-from curfew_core.config import FIELDS
+from curfew_core.schedule_config import FIELDS
 from curfew_core.schema.errors import ErrorBody
 from curfew_core.schema.settings import Declaration, ScheduleSettings, json_schemas_of
 from curfew_core.schema.verdict_request import VerdictRequestBody

@@ -29,7 +29,7 @@ from channels.layers import BaseChannelLayer, InMemoryChannelLayer
 from django.core.cache import cache
 from django.utils import timezone
 
-from curfew_core.cache import bundle_key, token_key
+from curfew_core.cache_policy import bundle_key, token_key
 from curfew_core.events import user_group
 from curfew_core.selectors.changes import Change, recent_changes
 

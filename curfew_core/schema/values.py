@@ -2,7 +2,7 @@
 
 Limits, text shapes and the per-value parsers (JSON value in, canonical JSON
 value out, ``Invalid`` naming what is wrong). ``curfew_core.schema.settings``
-attaches one parser to each declared setting; ``curfew_core.config`` runs
+attaches one parser to each declared setting; ``curfew_core.schedule_config`` runs
 them and the whole-config rules; the OpenAPI document serves the same limits
 and patterns. Nothing here knows a setting's name.
 """

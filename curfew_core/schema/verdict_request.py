@@ -17,8 +17,14 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from curfew_core import override_commands
-from curfew_core.config import MAX_SESSION_ID, TEXT_PATTERN, show, text_problem, whole_number
 from curfew_core.engine import RequestContext
+from curfew_core.schedule_config import (
+    MAX_SESSION_ID,
+    TEXT_PATTERN,
+    show,
+    text_problem,
+    whole_number,
+)
 
 #: The longest session id or purpose a verdict request may carry (the same
 #: as an exempt session id).

@@ -10,8 +10,8 @@ from django.core.cache import cache
 from django.db import DatabaseError
 from django.utils import timezone
 
-from curfew_core import cache as cache_policy
-from curfew_core.cache import lifetime, token_key, token_used_key
+from curfew_core import cache_policy
+from curfew_core.cache_policy import lifetime, token_key, token_used_key
 from curfew_core.models import ApiToken
 
 log = logging.getLogger("curfew.tokens")
@@ -24,7 +24,7 @@ TokenKind = ApiToken.Kind
 _MISSING = "missing"
 _MISSING_SECONDS = 30
 #: A found token's check is kept this long for a database outage; it is
-#: re-checked once older than ``CURFEW_CACHE_FRESH_SECONDS`` (see ``curfew_core.cache``).
+#: re-checked once older than ``CURFEW_CACHE_FRESH_SECONDS`` (see ``curfew_core.cache_policy``).
 _FOUND_SECONDS = 3600
 #: ``last_used_at`` is bookkeeping: stamped at most once a minute per token.
 _USED_STAMP_SECONDS = 60

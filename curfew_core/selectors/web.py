@@ -13,11 +13,10 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from curfew_core import config as schedule_config
+from curfew_core import models, schedule_config
 from curfew_core.engine import Schedule, day_band, format_wall
 from curfew_core.engine.clock import to_wall
 from curfew_core.models import UNSAVED_VERSION, ApiToken, ScheduleRevision
-from curfew_core.models import Schedule as ScheduleRow
 
 #: The band's resolution: 96 cells of 15 minutes of wall-clock time.
 CELL_MINUTES = 15
@@ -33,7 +32,7 @@ class SavedSchedule:
 def saved_schedule(user: User) -> SavedSchedule:
     """The user's schedule as stored right now (not the cache: the form's
     version must be the row's, or the stale check would be a guess)."""
-    row = ScheduleRow.objects.filter(user=user).only("config", "version").first()
+    row = models.Schedule.objects.filter(user=user).only("config", "version").first()
     if row is None:
         return SavedSchedule(schedule_config.default_config(), UNSAVED_VERSION)
     return SavedSchedule(schedule_config.with_defaults(row.config), row.version)
@@ -42,7 +41,7 @@ def saved_schedule(user: User) -> SavedSchedule:
 def fields_changed_since(user: User, version: int) -> list[str]:
     """Settings that differ between ``version`` and the current row (for the
     stale-form message); empty when that version is not on record."""
-    row = ScheduleRow.objects.filter(user=user).first()
+    row = models.Schedule.objects.filter(user=user).first()
     if row is None:
         return []
     old = ScheduleRevision.objects.filter(schedule=row, version=version).first()

@@ -7,8 +7,7 @@ from datetime import datetime, timedelta
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from curfew_core import config as schedule_config
-from curfew_core import models
+from curfew_core import models, schedule_config
 from curfew_core.engine import OverrideError, Schedule, State, parse_debug_moment, segments
 from curfew_core.models import AuditEntry, Override
 from curfew_core.override_commands import OverrideCommand, check_moment

@@ -14,8 +14,7 @@ from django.http import QueryDict
 from django.utils import dateformat
 from django.utils.translation import gettext as _
 
-from curfew_core import calendars, override_commands
-from curfew_core import config as schedule_config
+from curfew_core import calendars, override_commands, schedule_config
 from curfew_core.engine.clock import to_wall
 from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors

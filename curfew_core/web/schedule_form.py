@@ -18,8 +18,8 @@ from typing import Any
 
 from django.http import QueryDict
 
-from curfew_core import config as schedule_config
-from curfew_core.config import ConfigError
+from curfew_core import schedule_config
+from curfew_core.schedule_config import ConfigError
 from curfew_core.web.forms import (
     AnchorFormSet,
     PeakWindowFormSet,

@@ -22,8 +22,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
-from curfew_core import config as schedule_config
-from curfew_core import override_commands
+from curfew_core import override_commands, schedule_config
 from curfew_core.engine import OverrideError
 from curfew_core.schema.settings import labels_of
 from curfew_core.selectors import web as web_selectors

@@ -33,7 +33,7 @@ CLOSED_PORT_REDIS = "redis://127.0.0.1:9/0"  # discard: nothing listens on loopb
 
 
 class Wall:
-    """The cache's clock (``curfew_core.cache.clock``), moved by hand."""
+    """The cache's clock (``curfew_core.cache_policy.clock``), moved by hand."""
 
     def __init__(self) -> None:
         self.now = time.time()
@@ -48,7 +48,7 @@ class Wall:
 @pytest.fixture
 def wall(monkeypatch: pytest.MonkeyPatch) -> Wall:
     clock = Wall()
-    monkeypatch.setattr("curfew_core.cache.clock", clock, raising=False)
+    monkeypatch.setattr("curfew_core.cache_policy.clock", clock, raising=False)
     return clock
 
 

@@ -14,7 +14,7 @@ from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
 
 from curfew_core.api import urls as api_urls
-from curfew_core.config import FIELDS
+from curfew_core.schedule_config import FIELDS
 
 
 @pytest.fixture

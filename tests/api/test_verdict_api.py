@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from curfew_core.config import DEFAULTS
+from curfew_core.schedule_config import DEFAULTS
 
 VERDICT = "/api/v1/verdict"
 #: Every field the issue says a verdict carries, plus the cache advice.

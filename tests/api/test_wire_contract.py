@@ -26,7 +26,7 @@ from openapi_spec_validator import validate
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from curfew_core import config
+from curfew_core import schedule_config
 from curfew_core.engine import Overrides, RequestContext, Verdict, decide
 from curfew_core.selectors.verdicts import verdict_answer, verdict_json
 from tests.api.conftest import FrozenClock, local
@@ -38,7 +38,7 @@ LIGHTS_OUT = datetime(2026, 9, 30, 3, 10, tzinfo=SHANGHAI)
 
 
 def schedule(**changes: Any) -> Any:
-    return config.build(config.with_defaults(changes))
+    return schedule_config.build(schedule_config.with_defaults(changes))
 
 
 def kinds() -> dict[str, Verdict]:

@@ -20,7 +20,7 @@ from curfew_client import (
     State,
 )
 
-from curfew_core import config
+from curfew_core import schedule_config
 from curfew_core.engine import RequestContext, decide
 from curfew_testkit.server import free_port
 from tests.client.fake_curfew import TOKEN, FakeCurfew
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 WINDING = datetime(2026, 9, 29, 23, 30, tzinfo=SHANGHAI)
 OFF_DUTY = datetime(2026, 9, 29, 10, 0, tzinfo=SHANGHAI)
-SCHEDULE = config.build(config.with_defaults({"exempt_sessions": ["exempt"]}))
+SCHEDULE = schedule_config.build(schedule_config.with_defaults({"exempt_sessions": ["exempt"]}))
 
 
 class Clock:

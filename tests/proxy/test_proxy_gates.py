@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import openai
 import pytest
 
-from curfew_core import config
+from curfew_core import schedule_config
 from curfew_core.engine import RequestContext, Verdict, decide
 from curfew_testkit.fake_upstream import REPLY_TEXT, USAGE, FakeUpstream
 from tests.proxy.conftest import EXEMPT_SESSION, Proxy
@@ -33,7 +33,7 @@ MESSAGES = [
 def expected(moment: str, **request: Any) -> Verdict:
     """What the engine says for the served user's (default) schedule at ``moment``."""
     at = datetime.fromisoformat(moment).replace(tzinfo=SHANGHAI)
-    schedule = config.build(config.default_config())
+    schedule = schedule_config.build(schedule_config.default_config())
     return decide(at, schedule, RequestContext(**request))
 
 

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import pytest
 from django.contrib.auth.models import User
 
-from curfew_core import config as schedule_config
+from curfew_core import schedule_config
 from curfew_core.engine import State, decide
 from curfew_core.models import Schedule
 from curfew_core.selectors.web import band_day, band_week

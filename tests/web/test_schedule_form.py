@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from curfew_core import config as schedule_config
+from curfew_core import schedule_config
 from curfew_core.models import Schedule, ScheduleRevision
 from curfew_core.services.schedules import schedule_update
 from tests.web.conftest import PageClient

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from curfew_core import config as schedule_config
+from curfew_core import schedule_config
 from curfew_core.models import Schedule
 from curfew_core.selectors.web import band_day, band_week
 from tests.web.conftest import PageClient

@@ -17,9 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from curfew_core import override_commands
-from curfew_core.config import ConfigError, text_problem
 from curfew_core.engine import OverrideError
 from curfew_core.plugin_import import source_key, translate
+from curfew_core.schedule_config import ConfigError, text_problem
 from curfew_core.selectors.tokens import live_token_ids
 from curfew_core.selectors.users import user_by_name
 from curfew_core.selectors.verdicts import state_payload
