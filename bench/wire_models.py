@@ -1,7 +1,7 @@
 """What declaring the verdict as a pydantic model costs per verdict, against the
 hand-written dict it replaced (``Verdict.as_dict`` + ``json.dumps``).
 
-    python bench/wire_models.py [--count 20000]
+    .venv/bin/python -m bench.wire_models [--count 20000]
 
 On a winding verdict (every field set that can be, the heaviest ordinary
 answer) and an off-duty one (carries the synthetic stream): serialise on the
@@ -12,22 +12,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import timeit
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from curfew_client.wire import VerdictAnswer, synthetic_stream
+from pydantic import TypeAdapter
 
-from curfew_client.wire import VerdictAnswer, synthetic_stream  # noqa: E402
-from pydantic import TypeAdapter  # noqa: E402
-
-from curfew_core import schedule_config  # noqa: E402
-from curfew_core.engine import RequestContext, Verdict, decide  # noqa: E402
+from curfew_core.engine import RequestContext, Verdict, decide
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 
@@ -61,33 +57,6 @@ def legacy_as_dict(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def fields(verdict: Verdict) -> dict[str, Any]:
-    return {
-        "state": verdict.state.value,
-        "schedule_state": verdict.schedule_state.value,
-        "action": verdict.action.value,
-        "reply": verdict.reply,
-        "stream": synthetic_stream(verdict.reply) if verdict.reply is not None else None,
-        "max_tokens": verdict.max_tokens,
-        "persona": verdict.persona,
-        "tools": verdict.tools,
-        "reasoning_effort": verdict.reasoning_effort,
-        "progress": None if verdict.progress is None else round(verdict.progress, 4),
-        "peak": verdict.peak,
-        "reason": verdict.reason,
-        "exempt": verdict.exempt,
-        "dry_run": verdict.dry_run,
-        "valid_until": verdict.valid_until,
-        "max_age": 60,
-        "at": verdict.at,
-        "budget": verdict.budget,
-        "override": verdict.override,
-        "override_until": verdict.override_until,
-        "debug_at": verdict.debug_at,
-        "would": verdict.would,
-    }
-
-
 def best_us(call: Callable[[], object], count: int) -> float:
     runs = timeit.repeat(call, number=count, repeat=5)
     return min(runs) / count * 1e6
@@ -97,6 +66,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=20000)
     args, _ = parser.parse_known_args()
+    # The server's own mapping (selectors.verdicts.verdict_answer) is measured,
+    # not a copy of it: that needs Django's settings, not a database.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curfew_site.settings_test")
+    import django
+
+    django.setup()
+    from curfew_core import schedule_config
+    from curfew_core.selectors.verdicts import verdict_answer
+
+    def fields(verdict: Verdict) -> dict[str, Any]:
+        return dict(verdict_answer(verdict, max_age=60))
+
     schedule = schedule_config.build(schedule_config.with_defaults({}))
     adapter = TypeAdapter(VerdictAnswer)
     cases = {
@@ -124,9 +105,9 @@ def main() -> int:
             "server, before: as_dict + json.dumps": lambda v=verdict: json.dumps(
                 {**legacy_as_dict(v), "max_age": 60}, ensure_ascii=False
             ),
-            "server: VerdictAnswer(**fields) + model_dump_json": lambda v=verdict: VerdictAnswer(
-                **fields(v)
-            ).model_dump_json(),
+            "server: verdict_answer + model_dump_json (the API's path)": lambda v=verdict: (
+                verdict_answer(v, max_age=60).model_dump_json()
+            ),
             "server: model_construct + model_dump_json (no checks)": lambda v=verdict: (
                 VerdictAnswer.model_construct(**fields(v)).model_dump_json()
             ),
