@@ -15,6 +15,7 @@ from redis.exceptions import RedisError
 from curfew_core import throttle
 from curfew_core.api.errors import ApiError
 from curfew_core.http_headers import bearer
+from curfew_core.outage import RETRY_AFTER_SECONDS
 from curfew_core.selectors.tokens import TokenIdentity
 
 log = logging.getLogger("curfew.api")
@@ -26,6 +27,13 @@ def rate_limited(refusal: throttle.Refusal) -> HttpResponse:
     """429 in the API's shape, with when to come back."""
     response = ApiError(429, "rate_limited", refusal.message).response()
     response["Retry-After"] = str(refusal.retry_after)
+    return response
+
+
+def unavailable() -> HttpResponse:
+    """The API's outage answer: 503 in its shape, with when to retry."""
+    response = ApiError(503, "unavailable", "storage unavailable; retry shortly").response()
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
 
@@ -58,8 +66,6 @@ def token_required(view: View[P]) -> Callable[..., HttpResponse]:
             # The cache or the database is down: say so in the API's shape, so
             # a gateway's outage policy (fail open/closed/last known) can act.
             log.exception("API: storage unavailable")
-            response = ApiError(503, "unavailable", "storage unavailable; retry shortly").response()
-            response["Retry-After"] = "5"
-            return response
+            return unavailable()
 
     return wrapper

@@ -6,12 +6,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.http.response import HttpResponseBase
 
-from curfew_core.api.auth import rate_limited
+from curfew_core.api.auth import rate_limited, unavailable
 from curfew_core.api.errors import ApiError
 from curfew_core.asgi_limits import Door
-
-#: Retry-After on an outage answer, as the API's own.
-RETRY_AFTER_SECONDS = 5
 
 
 def _unauthorized(missing: bool) -> HttpResponseBase:
@@ -28,18 +25,12 @@ def _too_large(limit: int) -> HttpResponseBase:
     ).response()
 
 
-def _unavailable() -> HttpResponseBase:
-    response = ApiError(503, "unavailable", "storage unavailable; retry shortly").response()
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
-
-
 DOOR = Door(
     prefix="/api/v1/",
     max_body=lambda: settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
     public=frozenset({"/api/v1/openapi.json"}),
     unauthorized=_unauthorized,
     too_large=_too_large,
-    unavailable=_unavailable,
+    unavailable=unavailable,
     rate_limited=rate_limited,
 )

@@ -35,6 +35,7 @@ from redis.exceptions import RedisError
 from curfew_core import throttle
 from curfew_core.engine import Action, RequestContext, Verdict
 from curfew_core.http_headers import bearer
+from curfew_core.outage import RETRY_AFTER_SECONDS
 from curfew_core.proxy import bodies, upstream
 from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.verdicts import verdict_for
@@ -165,10 +166,6 @@ def _not_allowed(allowed: str) -> HttpResponseBase:
     response = openai_error(405, f"use {allowed}", code="method_not_allowed")
     response["Allow"] = allowed
     return labelled(response, None)
-
-
-#: Seconds a client should wait before retrying after an outage answer.
-RETRY_AFTER_SECONDS = 5
 
 
 def unavailable() -> HttpResponseBase:
