@@ -1,0 +1,388 @@
+"""Curfew for the LiteLLM proxy: a callback that asks before each model call.
+
+``config.yaml``::
+
+    litellm_settings:
+      callbacks: curfew_client.litellm_hook.curfew
+
+and the environment: ``CURFEW_URL`` (the server's root), ``CURFEW_TOKEN`` (an
+API token), optionally ``CURFEW_POLICY`` (``fail_open``, the default;
+``fail_closed``, ``last_known``, ``raise``) and ``CURFEW_TIMEOUT`` (seconds).
+
+The only module of the package that imports LiteLLM (``pip install
+'curfew-client[litellm]'``). What it does per call type, and why this way
+(read from LiteLLM's own source, proven against the real proxy in
+``tests/litellm``):
+
+- off duty or lights out, chat and responses: ``data["mock_response"]`` is a
+  ``ModelResponse`` built from Curfew's answer, with an explicit zero usage.
+  LiteLLM answers it without any upstream request, streamed or not (a plain
+  string would report LiteLLM's invented mock usage; a string *returned* by
+  the hook is a 400). The Responses API takes only a string mock, so the call
+  is sent through LiteLLM's chat-completions bridge
+  (``use_chat_completions_api``), which turns the same ``ModelResponse`` into a
+  complete response or event stream, zero usage included.
+- off duty, Anthropic messages: LiteLLM's ``/v1/messages`` ignores a
+  ``ModelResponse`` mock (for an OpenAI deployment it would even go upstream
+  through its Responses adapter), and its string mock invents usage and never
+  streams. So the string mock only guarantees that nothing is sent, and
+  ``async_post_call_success_hook`` replaces the answer with Curfew's own
+  (``anthropic_shapes.answer`` / ``answer_events``).
+- off duty, embeddings: there is no canned embedding; a 503 in OpenAI's error
+  shape says so.
+- winding: the shape module of the call type clamps the budget (``min``) and
+  adds the persona.
+- on duty, exempt, dry run: the request is not touched.
+
+Every answer carries ``X-Curfew-State`` and ``X-Curfew-Action``. The hook never
+breaks LiteLLM: the client answers outages by policy, and anything unexpected
+in the hook is logged and answered by the same policy.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+import litellm
+from fastapi import HTTPException
+from litellm.integrations.custom_logger import CustomLogger
+from starlette.responses import StreamingResponse
+
+from curfew_client import openai_shapes
+from curfew_client.aio import AsyncCurfewClient
+from curfew_client.policy import POLICIES, CurfewUnavailable, Policy
+from curfew_client.verdict import CurfewVerdict, policy_verdict
+
+log = logging.getLogger("curfew.litellm")
+
+Kind = Literal["chat", "responses", "anthropic", "embeddings"]
+
+#: LiteLLM's ``call_type`` names (the proxy's route types, and the SDK's) by
+#: the protocol they speak. Any other call (images, audio, batches) passes.
+CALL_KINDS: Mapping[str, Kind] = {
+    "acompletion": "chat",
+    "completion": "chat",
+    "aresponses": "responses",
+    "responses": "responses",
+    "anthropic_messages": "anthropic",
+    "aembedding": "embeddings",
+    "embeddings": "embeddings",
+}
+
+STATE_HEADER = "X-Curfew-State"
+ACTION_HEADER = "X-Curfew-Action"
+#: Calls remembered between the pre-call hook and the answer's hooks. Bounded:
+#: a call whose answer never comes (a client gone) must not leak.
+MAX_REMEMBERED = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    session_id: str | None = None
+    purpose: str | None = None
+    subagent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """An Anthropic short-circuit waiting for its answer to be written."""
+
+    body: dict[str, Any]
+    text: str
+    stream: bool
+
+
+class ScopeError(ValueError):
+    """An ``X-Curfew-*`` header that is not a scope (answered with a 400)."""
+
+
+def _header(headers: Mapping[str, Any], name: str) -> str:
+    wanted = name.lower()
+    value = next((v for k, v in headers.items() if str(k).lower() == wanted), None)
+    return "" if value is None else str(value).strip()
+
+
+def _scope_fallback(headers: Mapping[str, Any]) -> _Scope:
+    """Until ``curfew_client.scope`` lands: the same three headers, read the
+    same way (1/0, true/false, yes/no for the subagent flag; at most 200
+    characters of text)."""
+    subagent = _header(headers, "X-Curfew-Subagent").lower()
+    if subagent not in {"", "0", "1", "true", "false", "yes", "no"}:
+        raise ScopeError("X-Curfew-Subagent must be 1 or 0 (true/false)")
+    texts = [_header(headers, f"X-Curfew-{name}") for name in ("Session", "Purpose")]
+    if any(len(text) > 200 for text in texts):
+        raise ScopeError("X-Curfew-Session and X-Curfew-Purpose take at most 200 characters")
+    return _Scope(texts[0] or None, texts[1] or None, subagent in {"1", "true", "yes"})
+
+
+def scope_of(headers: Mapping[str, Any]) -> _Scope:
+    """The scope the incoming request names in its ``X-Curfew-*`` headers."""
+    try:
+        from curfew_client.scope import scope_from_headers  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return _scope_fallback(headers)
+    try:
+        scope = scope_from_headers({str(k): str(v) for k, v in headers.items()})
+    except ValueError as exc:
+        raise ScopeError(str(exc)) from exc
+    return _Scope(scope.session_id, scope.purpose, scope.subagent)
+
+
+def _request_headers(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The client's headers, as the proxy keeps them with the request."""
+    request = data.get("proxy_server_request")
+    headers = request.get("headers") if isinstance(request, Mapping) else None
+    return headers if isinstance(headers, Mapping) else {}
+
+
+def _positive(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+def requested_budget(kind: Kind, data: Mapping[str, Any]) -> int | None:
+    """The reply budget the client asked for, in its protocol's name."""
+    if kind == "chat":
+        return openai_shapes.requested_budget(data)
+    if kind == "responses":
+        return _positive(data.get("max_output_tokens"))
+    if kind == "anthropic":
+        return _positive(data.get("max_tokens"))
+    return None
+
+
+def apply_verdict(kind: Kind, data: Mapping[str, Any], verdict: CurfewVerdict) -> dict[str, Any]:
+    """``data`` as the verdict lets it go upstream, by the call type's shape module."""
+    if kind == "responses":
+        from curfew_client import responses_shapes  # type: ignore[attr-defined,unused-ignore]
+
+        return cast(dict[str, Any], responses_shapes.apply_verdict(data, verdict))
+    if kind == "anthropic":
+        from curfew_client import anthropic_shapes  # type: ignore[attr-defined,unused-ignore]
+
+        return cast(dict[str, Any], anthropic_shapes.apply_verdict(data, verdict))
+    return openai_shapes.apply_verdict(data, verdict)
+
+
+def canned_model_response(text: str, model: Any) -> litellm.ModelResponse:
+    """Curfew's answer as LiteLLM's own response object: zero usage, said explicitly."""
+    completion = openai_shapes.short_circuit_completion(text, model=model)
+    return litellm.ModelResponse(
+        id=completion["id"],
+        created=completion["created"],
+        model=completion["model"],
+        object="chat.completion",
+        choices=completion["choices"],
+        usage=litellm.Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
+    )
+
+
+def _policy_from_env() -> Policy:
+    policy = os.environ.get("CURFEW_POLICY", "fail_open").strip() or "fail_open"
+    for known in POLICIES:
+        if policy == known:
+            return known
+    raise ValueError(f"CURFEW_POLICY must be one of {', '.join(POLICIES)}, not {policy!r}")
+
+
+def client_from_env() -> AsyncCurfewClient:
+    """The client ``CURFEW_URL``, ``CURFEW_TOKEN``, ``CURFEW_POLICY`` and
+    ``CURFEW_TIMEOUT`` describe."""
+    url = os.environ.get("CURFEW_URL", "").strip()
+    token = os.environ.get("CURFEW_TOKEN", "").strip()
+    if not url or not token:
+        raise ValueError("set CURFEW_URL and CURFEW_TOKEN for the curfew LiteLLM hook")
+    timeout = os.environ.get("CURFEW_TIMEOUT", "").strip()
+    if timeout:
+        return AsyncCurfewClient(url, token, policy=_policy_from_env(), timeout=float(timeout))
+    return AsyncCurfewClient(url, token, policy=_policy_from_env())
+
+
+class CurfewHook(CustomLogger):
+    """A LiteLLM proxy callback that puts every model call under the curfew.
+
+    ``client`` is made from the environment on first use unless given (tests
+    and embedders pass their own).
+    """
+
+    def __init__(
+        self,
+        client: AsyncCurfewClient | None = None,
+        *,
+        client_factory: Callable[[], AsyncCurfewClient] = client_from_env,
+    ) -> None:
+        super().__init__()
+        self._client = client
+        self._client_factory = client_factory
+        self._headers: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._pending: OrderedDict[str, _Pending] = OrderedDict()
+
+    # -- the verdict --------------------------------------------------------------
+
+    @property
+    def client(self) -> AsyncCurfewClient:
+        if self._client is None:
+            self._client = self._client_factory()
+        return self._client
+
+    def _policy(self) -> Policy:
+        if self._client is not None:
+            return self._client.cache.policy
+        try:
+            return _policy_from_env()
+        except ValueError:
+            return "fail_open"
+
+    async def _verdict(self, kind: Kind, data: Mapping[str, Any]) -> CurfewVerdict:
+        scope = scope_of(_request_headers(data))
+        return await self.client.verdict(
+            session_id=scope.session_id,
+            purpose=scope.purpose,
+            subagent=scope.subagent,
+            max_tokens=requested_budget(kind, data),
+        )
+
+    def _failed(self, error: Exception) -> CurfewVerdict:
+        """What the policy answers when the hook itself could not decide."""
+        log.exception("curfew LiteLLM hook failed; answering by policy: %s", error)
+        policy = self._policy()
+        if policy == "raise":
+            raise HTTPException(
+                status_code=503,
+                detail={"error": f"curfew unavailable: {type(error).__name__}"},
+            ) from error
+        origin: Literal["fail_open", "fail_closed"] = (
+            "fail_closed" if policy == "fail_closed" else "fail_open"
+        )
+        return policy_verdict(origin, now=time.time(), reply="。", why=type(error).__name__)
+
+    # -- LiteLLM's hooks ----------------------------------------------------------
+
+    async def async_pre_call_hook(
+        self,
+        user_api_key_dict: Any,
+        cache: Any,
+        data: dict[str, Any],
+        call_type: str,
+    ) -> dict[str, Any] | None:
+        """Ask Curfew, then let the call through, clamp it, or answer it here."""
+        kind = CALL_KINDS.get(str(call_type))
+        if kind is None:
+            return data
+        try:
+            verdict = await self._verdict(kind, data)
+        except ScopeError as exc:
+            raise HTTPException(status_code=400, detail={"error": str(exc)}) from exc
+        except CurfewUnavailable as exc:  # policy "raise": the operator asked for an error
+            raise HTTPException(status_code=503, detail={"error": str(exc)}) from exc
+        except Exception as exc:  # the hook must never break the proxy: policy answers
+            verdict = self._failed(exc)
+        try:
+            return self._act(kind, data, verdict)
+        except HTTPException:
+            raise
+        except Exception as exc:  # e.g. a shape module missing: policy answers
+            return self._act(kind, data, self._failed(exc))
+
+    def _act(self, kind: Kind, data: dict[str, Any], verdict: CurfewVerdict) -> dict[str, Any]:
+        call_id = str(data.get("litellm_call_id") or "")
+        if call_id:
+            self._remember(
+                self._headers,
+                call_id,
+                {STATE_HEADER: verdict.state, ACTION_HEADER: verdict.action},
+            )
+        if verdict.short_circuit:
+            text = verdict.reply if verdict.reply is not None else "。"
+            return self._short_circuit(kind, data, verdict, text, call_id)
+        if verdict.action == "clamp":
+            return apply_verdict(kind, data, verdict)
+        return data
+
+    def _short_circuit(
+        self, kind: Kind, data: dict[str, Any], verdict: CurfewVerdict, text: str, call_id: str
+    ) -> dict[str, Any]:
+        if kind == "embeddings":
+            raise HTTPException(
+                status_code=503,
+                detail={
+                    "error": f"curfew {verdict.state.replace('-', ' ')}: no embeddings until "
+                    f"{verdict.valid_until.isoformat()} (an embedding has no canned answer)"
+                },
+            )
+        if kind == "anthropic":
+            if not call_id:
+                raise RuntimeError("LiteLLM gave this call no litellm_call_id")
+            body = {key: value for key, value in data.items() if key in ("model", "stream")}
+            self._remember(self._pending, call_id, _Pending(body, text, data.get("stream") is True))
+            # Only a string mock is honoured here: it guarantees no upstream
+            # request; the answer is replaced by Curfew's own after the call.
+            data["mock_response"] = text
+            return data
+        data["mock_response"] = canned_model_response(text, data.get("model"))
+        if kind == "responses":
+            data["use_chat_completions_api"] = True
+        return data
+
+    async def async_post_call_success_hook(
+        self, data: dict[str, Any], user_api_key_dict: Any, response: Any
+    ) -> Any:
+        """An Anthropic short-circuit's answer: Curfew's own, zero usage, streamed
+        with the Messages API's events when the client asked to stream."""
+        call_id = str(data.get("litellm_call_id") or "")
+        pending = self._pending.pop(call_id, None) if call_id else None
+        if pending is None:
+            return response
+        try:
+            from curfew_client import anthropic_shapes  # type: ignore[attr-defined,unused-ignore]
+
+            if not pending.stream:
+                return anthropic_shapes.answer(pending.body, pending.text)
+            events = anthropic_shapes.answer_events(pending.body, pending.text)
+            payload = b"".join(anthropic_shapes.sse_event(name, event) for name, event in events)
+        except Exception:  # never break the proxy: LiteLLM's own mock answer stands
+            log.exception("curfew LiteLLM hook could not write the Anthropic answer")
+            return response
+
+        async def stream() -> AsyncIterator[bytes]:
+            yield payload
+
+        # A response object of our own is sent as it is, so it carries our headers itself.
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream; charset=utf-8",
+            headers=self._headers.get(call_id, {}),
+        )
+
+    async def async_post_call_response_headers_hook(
+        self,
+        data: dict[str, Any],
+        user_api_key_dict: Any,
+        response: Any,
+        request_headers: dict[str, str] | None = None,
+        litellm_call_info: dict[str, object] | None = None,
+    ) -> dict[str, str] | None:
+        """``X-Curfew-State`` and ``X-Curfew-Action`` on every answer (errors too)."""
+        call_id = str(data.get("litellm_call_id") or "")
+        headers = self._headers.get(call_id) if call_id else None
+        return dict(headers) if headers else None
+
+    # -- internals ------------------------------------------------------------------
+
+    @staticmethod
+    def _remember(store: OrderedDict[str, Any], key: str, value: Any) -> None:
+        store[key] = value
+        store.move_to_end(key)
+        while len(store) > MAX_REMEMBERED:
+            store.popitem(last=False)
+
+
+#: The instance ``config.yaml`` names: ``callbacks: curfew_client.litellm_hook.curfew``.
+curfew = CurfewHook()

@@ -1,0 +1,260 @@
+"""The curfew callback inside the real LiteLLM proxy, through the clients people run.
+
+Off duty the recorder upstream sees nothing and the client gets a complete
+answer with zero usage; on duty it sees the body as sent (the control group);
+winding it sees the clamp and the persona. Each test names its own session
+(``X-Curfew-Session``) so the callback's verdict cache never serves another
+test's instant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+
+import anthropic
+import httpx
+import litellm
+import openai
+import pytest
+
+from tests.litellm.conftest import (
+    EMBEDDING_MODEL,
+    LIGHTS_OUT,
+    MASTER_KEY,
+    MODEL,
+    OFF_DUTY,
+    ON_DUTY,
+    WINDING,
+    LiteLLMProxy,
+)
+
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+def session() -> dict[str, str]:
+    return {"X-Curfew-Session": f"litellm-{uuid.uuid4().hex[:12]}"}
+
+
+def openai_client(proxy: LiteLLMProxy) -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=f"{proxy.base_url}/v1",
+        api_key=MASTER_KEY,
+        default_headers=session(),
+        max_retries=0,
+        timeout=30,
+    )
+
+
+def texts(value: object) -> Iterator[str]:
+    """Every string inside a decoded JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from texts(item)
+
+
+def model_posts(proxy: LiteLLMProxy) -> list[str]:
+    """The model calls the upstream saw (LiteLLM's own GET /models aside)."""
+    return [r.path for r in proxy.upstream.requests if r.method == "POST"]
+
+
+# -- chat completions ----------------------------------------------------------
+
+
+def test_off_duty_chat_is_answered_by_curfew_with_zero_usage(proxy: LiteLLMProxy) -> None:
+    proxy.curfew.travel(OFF_DUTY)
+    raw = openai_client(proxy).chat.completions.with_raw_response.create(
+        model=MODEL, messages=MESSAGES, max_tokens=500
+    )
+    completion = raw.parse()
+    assert raw.http_response.status_code == 200
+    assert completion.choices[0].message.content == "。"
+    assert completion.choices[0].finish_reason == "stop"
+    assert completion.usage is not None
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (0, 0)
+    assert completion.usage.total_tokens == 0
+    assert raw.headers["x-curfew-state"] == "off-duty"
+    assert raw.headers["x-curfew-action"] == "short-circuit"
+    assert model_posts(proxy) == []
+
+
+def test_on_duty_chat_goes_upstream_untouched(proxy: LiteLLMProxy) -> None:
+    proxy.curfew.travel(ON_DUTY)
+    raw = openai_client(proxy).chat.completions.with_raw_response.create(
+        model=MODEL, messages=MESSAGES, max_tokens=500
+    )
+    assert raw.parse().choices[0].message.content == "Hello from the fake upstream."
+    assert raw.headers["x-curfew-state"] == "on-duty"
+    assert raw.headers["x-curfew-action"] == "pass"
+    (sent,) = proxy.upstream.chat_requests
+    assert sent.json["max_tokens"] == 500
+    assert sent.json["messages"] == MESSAGES
+
+
+def winding(proxy: LiteLLMProxy) -> tuple[int, str]:
+    """Travel to winding; the clamp of a 100 000-token request and the persona."""
+    proxy.curfew.travel(WINDING)
+    verdict = proxy.curfew.verdict(max_tokens=100_000)
+    assert verdict["action"] == "clamp"
+    assert 0 < verdict["max_tokens"] < 100_000
+    assert verdict["persona"]
+    return verdict["max_tokens"], verdict["persona"]
+
+
+def test_winding_chat_is_clamped_and_given_the_persona(proxy: LiteLLMProxy) -> None:
+    clamp, persona = winding(proxy)
+    raw = openai_client(proxy).chat.completions.with_raw_response.create(
+        model=MODEL, messages=MESSAGES, max_tokens=100_000
+    )
+    assert raw.http_response.status_code == 200
+    assert raw.headers["x-curfew-state"] == "winding"
+    assert raw.headers["x-curfew-action"] == "clamp"
+    (sent,) = proxy.upstream.chat_requests
+    assert sent.json["max_tokens"] == clamp
+    assert sent.json["messages"] == [{"role": "system", "content": persona}, *MESSAGES]
+
+
+def test_lights_out_chat_streams_the_reply_with_zero_usage(proxy: LiteLLMProxy) -> None:
+    proxy.curfew.travel(LIGHTS_OUT)
+    stream = openai_client(proxy).chat.completions.create(
+        model=MODEL, messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+    )
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "明天再说。"
+    finishes = [c.choices[0].finish_reason for c in chunks if c.choices]
+    assert "stop" in finishes
+    usages = [c.usage for c in chunks if c.usage is not None]
+    assert len(usages) == 1
+    assert (usages[0].prompt_tokens, usages[0].completion_tokens, usages[0].total_tokens) == (
+        0,
+        0,
+        0,
+    )
+    assert model_posts(proxy) == []
+
+
+async def test_litellm_as_a_client_library_gets_the_same_answer(proxy: LiteLLMProxy) -> None:
+    proxy.curfew.travel(OFF_DUTY)
+    response = await litellm.acompletion(
+        model=f"openai/{MODEL}",
+        messages=MESSAGES,
+        api_base=f"{proxy.base_url}/v1",
+        api_key=MASTER_KEY,
+        extra_headers=session(),
+    )
+    assert response.choices[0].message.content == "。"
+    assert response.usage.total_tokens == 0
+    assert model_posts(proxy) == []
+
+
+# -- embeddings ----------------------------------------------------------------
+
+
+def test_off_duty_embeddings_are_refused_cleanly(proxy: LiteLLMProxy) -> None:
+    proxy.curfew.travel(OFF_DUTY)
+    with pytest.raises(openai.APIStatusError) as raised:
+        openai_client(proxy).embeddings.create(model=EMBEDDING_MODEL, input="hi")
+    assert raised.value.status_code == 503
+    assert "off duty" in raised.value.message
+    assert raised.value.response.headers["content-type"].startswith("application/json")
+    assert raised.value.response.headers["x-curfew-state"] == "off-duty"
+    assert model_posts(proxy) == []
+
+
+def test_on_duty_embeddings_go_upstream(proxy: LiteLLMProxy) -> None:
+    proxy.curfew.travel(ON_DUTY)
+    # The control group: whatever the fake answers, the request reached it.
+    with contextlib.suppress(openai.APIError, ValueError):
+        openai_client(proxy).embeddings.create(model=EMBEDDING_MODEL, input="hi")
+    assert model_posts(proxy) == ["/v1/embeddings"]
+    assert proxy.upstream.requests[-1].json["input"] in ("hi", ["hi"])
+
+
+# -- the Responses API -----------------------------------------------------------
+
+
+def test_off_duty_responses_answer_with_zero_usage(proxy: LiteLLMProxy) -> None:
+    proxy.curfew.travel(OFF_DUTY)
+    client = openai_client(proxy)
+    response = client.responses.create(model=MODEL, input="hi", max_output_tokens=500)
+    assert response.output_text == "。"
+    assert response.status == "completed"
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (0, 0)
+    assert response.usage.total_tokens == 0
+    events = list(client.responses.create(model=MODEL, input="hi", stream=True))
+    assert events[-1].type == "response.completed"
+    done = events[-1].response
+    assert done.output_text == "。"
+    assert done.usage is not None
+    assert done.usage.total_tokens == 0
+    assert model_posts(proxy) == []
+
+
+def test_winding_responses_are_clamped_with_instructions(proxy: LiteLLMProxy) -> None:
+    clamp, persona = winding(proxy)
+    # The fake may not speak this protocol; what it was sent is the point.
+    with contextlib.suppress(openai.APIError):
+        openai_client(proxy).responses.create(model=MODEL, input="hi", max_output_tokens=100_000)
+    sent = next(r for r in proxy.upstream.requests if r.path.endswith("/responses")).json
+    assert sent["max_output_tokens"] == clamp
+    assert persona in sent["instructions"]
+
+
+# -- Anthropic messages ----------------------------------------------------------
+
+
+def anthropic_client(proxy: LiteLLMProxy) -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        base_url=proxy.base_url,
+        api_key=MASTER_KEY,
+        default_headers=session(),
+        max_retries=0,
+        timeout=30,
+    )
+
+
+def test_off_duty_anthropic_messages_answer_with_zero_usage(proxy: LiteLLMProxy) -> None:
+    proxy.curfew.travel(OFF_DUTY)
+    client = anthropic_client(proxy)
+    raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=500, messages=MESSAGES)
+    message = raw.parse()
+    assert message.content[0].type == "text"
+    assert message.content[0].text == "。"
+    assert message.stop_reason == "end_turn"
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (0, 0)
+    assert raw.headers["x-curfew-state"] == "off-duty"
+    with client.messages.stream(model=MODEL, max_tokens=500, messages=MESSAGES) as stream:
+        streamed = stream.get_final_message()
+        assert stream.response.headers["x-curfew-action"] == "short-circuit"
+    assert streamed.content[0].type == "text"
+    assert streamed.content[0].text == "。"
+    assert (streamed.usage.input_tokens, streamed.usage.output_tokens) == (0, 0)
+    assert model_posts(proxy) == []
+
+
+def test_winding_anthropic_messages_are_clamped(proxy: LiteLLMProxy) -> None:
+    clamp, persona = winding(proxy)
+    # LiteLLM sends an OpenAI deployment's /v1/messages on through its Responses
+    # adapter; the fake may not speak that protocol. What it was sent is the point.
+    with contextlib.suppress(anthropic.APIError):
+        anthropic_client(proxy).messages.create(
+            model=MODEL, max_tokens=100_000, system="Be brief.", messages=MESSAGES
+        )
+    body = next(r for r in proxy.upstream.requests if r.method == "POST").json
+    budget = body.get("max_output_tokens", body.get("max_tokens"))
+    assert budget == clamp
+    sent = "\n".join(texts(body))
+    assert "Be brief." in sent
+    assert persona in sent
+
+
+def test_the_proxy_still_answers_its_health_check(proxy: LiteLLMProxy) -> None:
+    assert httpx.get(f"{proxy.base_url}/health/liveliness", timeout=10).status_code == 200
