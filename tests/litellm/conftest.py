@@ -8,10 +8,12 @@ the internet.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +38,8 @@ ON_DUTY = "2026-09-29 20:00"
 
 
 def config_yaml(upstream: str) -> str:
-    """The config the README shows, pointed at the fake upstream."""
+    """The config the README shows, pointed at the fake upstream, plus a
+    callback that records LiteLLM's own ledger."""
     return textwrap.dedent(
         f"""\
         model_list:
@@ -50,8 +53,11 @@ def config_yaml(upstream: str) -> str:
               model: openai/{EMBEDDING_MODEL}
               api_base: {upstream}/v1
               api_key: sk-upstream-fake
+        router_settings:
+          # A test that makes the fake fail must not bench the deployment for the next.
+          disable_cooldowns: true
         litellm_settings:
-          callbacks: curfew_client.litellm_hook.curfew
+          callbacks: ["curfew_client.litellm_hook.curfew", "tests.litellm.ledger.recorder"]
         """
     )
 
@@ -89,6 +95,18 @@ class LiteLLMProxy:
     base_url: str
     upstream: FakeUpstream
     curfew: Curfew
+    ledger_path: Path
+
+    def ledger(self, session: str) -> list[dict[str, Any]]:
+        """What LiteLLM's own ledger recorded for the calls of ``session``
+        (written after the answer: waits a little for it)."""
+        deadline = time.monotonic() + 10
+        while True:
+            lines = self.ledger_path.read_text(encoding="utf-8").splitlines()
+            found = [entry for line in lines if (entry := json.loads(line))["session"] == session]
+            if found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +120,8 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMP
     config.write_text(config_yaml(upstream.base_url), encoding="utf-8")
     port = free_port()
     log_path = workdir / "litellm.log"
+    ledger = workdir / "ledger.jsonl"
+    ledger.touch()
     env = {
         **os.environ,
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -109,9 +129,11 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMP
         "CURFEW_URL": app.base_url,
         "CURFEW_TOKEN": token,
         "CURFEW_POLICY": "fail_open",
-        # This checkout's client first (an installed copy may be another checkout's).
+        "CURFEW_TEST_LEDGER": str(ledger),
+        # This checkout's client first (an installed copy may be another
+        # checkout's), and the checkout itself for the ledger callback.
         "PYTHONPATH": os.pathsep.join(
-            [str(ROOT / "client" / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+            [str(ROOT / "client" / "src"), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
         ),
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
@@ -130,7 +152,7 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMP
         wait_for_http(
             f"{base_url}/health/liveliness", process, log_path, timeout=90, label="litellm"
         )
-        yield LiteLLMProxy(base_url, upstream, Curfew(app, token))
+        yield LiteLLMProxy(base_url, upstream, Curfew(app, token), ledger)
     finally:
         process.terminate()
         try:

@@ -37,11 +37,11 @@ def session() -> dict[str, str]:
     return {"X-Curfew-Session": f"litellm-{uuid.uuid4().hex[:12]}"}
 
 
-def openai_client(proxy: LiteLLMProxy) -> openai.OpenAI:
+def openai_client(proxy: LiteLLMProxy, scope: dict[str, str] | None = None) -> openai.OpenAI:
     return openai.OpenAI(
         base_url=f"{proxy.base_url}/v1",
         api_key=MASTER_KEY,
-        default_headers=session(),
+        default_headers=scope or session(),
         max_retries=0,
         timeout=30,
     )
@@ -59,6 +59,15 @@ def texts(value: object) -> Iterator[str]:
             yield from texts(item)
 
 
+def assert_ledger_zero(proxy: LiteLLMProxy, scope: dict[str, str], calls: int) -> None:
+    """LiteLLM's own ledger recorded each call of ``scope`` as zero."""
+    entries = proxy.ledger(scope["X-Curfew-Session"])
+    assert len(entries) == calls, entries
+    for entry in entries:
+        assert entry["tokens"] == [0, 0], entry
+        assert not entry["cost"], entry
+
+
 def model_posts(proxy: LiteLLMProxy) -> list[str]:
     """The model calls the upstream saw (LiteLLM's own GET /models aside)."""
     return [r.path for r in proxy.upstream.requests if r.method == "POST"]
@@ -69,7 +78,8 @@ def model_posts(proxy: LiteLLMProxy) -> list[str]:
 
 def test_off_duty_chat_is_answered_by_curfew_with_zero_usage(proxy: LiteLLMProxy) -> None:
     proxy.curfew.travel(OFF_DUTY)
-    raw = openai_client(proxy).chat.completions.with_raw_response.create(
+    scope = session()
+    raw = openai_client(proxy, scope).chat.completions.with_raw_response.create(
         model=MODEL, messages=MESSAGES, max_tokens=500
     )
     completion = raw.parse()
@@ -82,11 +92,13 @@ def test_off_duty_chat_is_answered_by_curfew_with_zero_usage(proxy: LiteLLMProxy
     assert raw.headers["x-curfew-state"] == "off-duty"
     assert raw.headers["x-curfew-action"] == "short-circuit"
     assert model_posts(proxy) == []
+    assert_ledger_zero(proxy, scope, calls=1)
 
 
 def test_on_duty_chat_goes_upstream_untouched(proxy: LiteLLMProxy) -> None:
     proxy.curfew.travel(ON_DUTY)
-    raw = openai_client(proxy).chat.completions.with_raw_response.create(
+    scope = session()
+    raw = openai_client(proxy, scope).chat.completions.with_raw_response.create(
         model=MODEL, messages=MESSAGES, max_tokens=500
     )
     assert raw.parse().choices[0].message.content == "Hello from the fake upstream."
@@ -95,6 +107,9 @@ def test_on_duty_chat_goes_upstream_untouched(proxy: LiteLLMProxy) -> None:
     (sent,) = proxy.upstream.chat_requests
     assert sent.json["max_tokens"] == 500
     assert sent.json["messages"] == MESSAGES
+    # The ledger's control group: it does record the upstream's usage.
+    (entry,) = proxy.ledger(scope["X-Curfew-Session"])
+    assert entry["tokens"] == [11, 5]
 
 
 def winding(proxy: LiteLLMProxy) -> tuple[int, str]:
@@ -122,7 +137,8 @@ def test_winding_chat_is_clamped_and_given_the_persona(proxy: LiteLLMProxy) -> N
 
 def test_lights_out_chat_streams_the_reply_with_zero_usage(proxy: LiteLLMProxy) -> None:
     proxy.curfew.travel(LIGHTS_OUT)
-    stream = openai_client(proxy).chat.completions.create(
+    scope = session()
+    stream = openai_client(proxy, scope).chat.completions.create(
         model=MODEL, messages=MESSAGES, stream=True, stream_options={"include_usage": True}
     )
     chunks = list(stream)
@@ -138,6 +154,7 @@ def test_lights_out_chat_streams_the_reply_with_zero_usage(proxy: LiteLLMProxy) 
         0,
     )
     assert model_posts(proxy) == []
+    assert_ledger_zero(proxy, scope, calls=1)
 
 
 async def test_litellm_as_a_client_library_gets_the_same_answer(proxy: LiteLLMProxy) -> None:
@@ -182,7 +199,8 @@ def test_on_duty_embeddings_go_upstream(proxy: LiteLLMProxy) -> None:
 
 def test_off_duty_responses_answer_with_zero_usage(proxy: LiteLLMProxy) -> None:
     proxy.curfew.travel(OFF_DUTY)
-    client = openai_client(proxy)
+    scope = session()
+    client = openai_client(proxy, scope)
     response = client.responses.create(model=MODEL, input="hi", max_output_tokens=500)
     assert response.output_text == "。"
     assert response.status == "completed"
@@ -196,6 +214,7 @@ def test_off_duty_responses_answer_with_zero_usage(proxy: LiteLLMProxy) -> None:
     assert done.usage is not None
     assert done.usage.total_tokens == 0
     assert model_posts(proxy) == []
+    assert_ledger_zero(proxy, scope, calls=2)
 
 
 def test_winding_responses_are_clamped_with_instructions(proxy: LiteLLMProxy) -> None:
@@ -211,11 +230,13 @@ def test_winding_responses_are_clamped_with_instructions(proxy: LiteLLMProxy) ->
 # -- Anthropic messages ----------------------------------------------------------
 
 
-def anthropic_client(proxy: LiteLLMProxy) -> anthropic.Anthropic:
+def anthropic_client(
+    proxy: LiteLLMProxy, scope: dict[str, str] | None = None
+) -> anthropic.Anthropic:
     return anthropic.Anthropic(
         base_url=proxy.base_url,
         api_key=MASTER_KEY,
-        default_headers=session(),
+        default_headers=scope or session(),
         max_retries=0,
         timeout=30,
     )
@@ -223,7 +244,8 @@ def anthropic_client(proxy: LiteLLMProxy) -> anthropic.Anthropic:
 
 def test_off_duty_anthropic_messages_answer_with_zero_usage(proxy: LiteLLMProxy) -> None:
     proxy.curfew.travel(OFF_DUTY)
-    client = anthropic_client(proxy)
+    scope = session()
+    client = anthropic_client(proxy, scope)
     raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=500, messages=MESSAGES)
     message = raw.parse()
     assert message.content[0].type == "text"
@@ -238,6 +260,7 @@ def test_off_duty_anthropic_messages_answer_with_zero_usage(proxy: LiteLLMProxy)
     assert streamed.content[0].text == "。"
     assert (streamed.usage.input_tokens, streamed.usage.output_tokens) == (0, 0)
     assert model_posts(proxy) == []
+    assert_ledger_zero(proxy, scope, calls=2)
 
 
 def test_winding_anthropic_messages_are_clamped(proxy: LiteLLMProxy) -> None:

@@ -223,6 +223,8 @@ class CurfewHook(CustomLogger):
         self._client_factory = client_factory
         self._headers: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._pending: OrderedDict[str, _Pending] = OrderedDict()
+        #: Calls answered here: LiteLLM's own ledger must record them as zero too.
+        self._canned: OrderedDict[str, bool] = OrderedDict()
 
     # -- the verdict --------------------------------------------------------------
 
@@ -301,7 +303,10 @@ class CurfewHook(CustomLogger):
             )
         if verdict.short_circuit:
             text = verdict.reply if verdict.reply is not None else "。"
-            return self._short_circuit(kind, data, verdict, text, call_id)
+            data = self._short_circuit(kind, data, verdict, text, call_id)
+            if call_id:
+                self._remember(self._canned, call_id, True)
+            return data
         if verdict.action == "clamp":
             return apply_verdict(kind, data, verdict)
         return data
@@ -373,6 +378,22 @@ class CurfewHook(CustomLogger):
         call_id = str(data.get("litellm_call_id") or "")
         headers = self._headers.get(call_id) if call_id else None
         return dict(headers) if headers else None
+
+    async def async_logging_hook(
+        self, kwargs: dict[str, Any], result: Any, call_type: str
+    ) -> tuple[dict[str, Any], Any]:
+        """A call answered here cost nothing: LiteLLM's ledger (the payload its
+        spend tracking reads) says zero, whatever usage its mock path invented
+        (the Anthropic string mock claims thousands of tokens)."""
+        call_id = kwargs.get("litellm_call_id")
+        if isinstance(call_id, str) and self._canned.pop(call_id, False):
+            kwargs["response_cost"] = 0.0
+            payload = kwargs.get("standard_logging_object")
+            if isinstance(payload, dict):
+                payload.update(
+                    response_cost=0.0, prompt_tokens=0, completion_tokens=0, total_tokens=0
+                )
+        return kwargs, result
 
     # -- internals ------------------------------------------------------------------
 
