@@ -19,6 +19,7 @@ from curfew_client import AsyncCurfewClient
 from curfew_client import litellm_hook as hook_module
 from curfew_client.litellm_hook import CurfewHook
 from fastapi import HTTPException
+from starlette.responses import StreamingResponse
 
 PACKAGE = Path(hook_module.__file__).resolve().parent
 
@@ -150,6 +151,38 @@ async def test_off_duty_anthropic_sends_nothing_and_answers_in_its_shape() -> No
     assert answer["usage"]["input_tokens"] == answer["usage"]["output_tokens"] == 0
     # Answered once: a later success of the same call id is not rewritten.
     assert await hook.async_post_call_success_hook(data, None, fake_mock) is fake_mock
+
+
+async def test_off_duty_anthropic_streams_the_messages_events() -> None:
+    shapes = pytest.importorskip("curfew_client.anthropic_shapes")
+    hook = Curfew(verdict("off-duty")).hook()
+    body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 100, "stream": True}
+    data = await call(hook, request(**body), "anthropic_messages")
+    answer = await hook.async_post_call_success_hook(data, None, {"usage": {}})
+    assert isinstance(answer, StreamingResponse)
+    assert answer.headers["x-curfew-state"] == "off-duty"
+    chunks = [chunk async for chunk in answer.body_iterator]
+    text = b"".join(c if isinstance(c, bytes) else str(c).encode() for c in chunks).decode()
+    names = re.findall(r"^event: (\S+)$", text, flags=re.MULTILINE)
+    assert names == [name for name, _ in shapes.answer_events({"model": "fake-model"}, "。")]
+
+
+async def test_litellms_ledger_records_an_answered_call_as_zero() -> None:
+    hook = Curfew(verdict("off-duty")).hook()
+    await call(hook, request(**CHAT), "acompletion")
+    invented = {"prompt_tokens": 2095, "completion_tokens": 503, "total_tokens": 2598}
+    logged = {
+        "litellm_call_id": "call-1",
+        "response_cost": 0.01,
+        "standard_logging_object": {**invented, "response_cost": 0.01},
+    }
+    kwargs, _ = await hook.async_logging_hook(copy.deepcopy(logged), None, "acompletion")
+    assert kwargs["response_cost"] == 0
+    payload = kwargs["standard_logging_object"]
+    assert [payload[key] for key in (*invented, "response_cost")] == [0, 0, 0, 0]
+    # The control: a call the hook let through is logged as LiteLLM saw it.
+    other = {**copy.deepcopy(logged), "litellm_call_id": "call-2"}
+    assert (await hook.async_logging_hook(copy.deepcopy(other), None, "acompletion"))[0] == other
 
 
 async def test_winding_chat_is_clamped_and_given_the_persona() -> None:

@@ -3,7 +3,7 @@
 ``config.yaml``::
 
     litellm_settings:
-      callbacks: curfew_client.litellm_hook.curfew
+      callbacks: ["curfew_client.litellm_hook.curfew"]
 
 and the environment: ``CURFEW_URL`` (the server's root), ``CURFEW_TOKEN`` (an
 API token), optionally ``CURFEW_POLICY`` (``fail_open``, the default;
