@@ -97,14 +97,14 @@ class LiteLLMProxy:
     curfew: Curfew
     ledger_path: Path
 
-    def ledger(self, session: str) -> list[dict[str, Any]]:
+    def ledger(self, session: str, calls: int = 1) -> list[dict[str, Any]]:
         """What LiteLLM's own ledger recorded for the calls of ``session``
-        (written after the answer: waits a little for it)."""
+        (written after the answer: waits up to 10 s for ``calls`` entries)."""
         deadline = time.monotonic() + 10
         while True:
             lines = self.ledger_path.read_text(encoding="utf-8").splitlines()
             found = [entry for line in lines if (entry := json.loads(line))["session"] == session]
-            if found or time.monotonic() > deadline:
+            if len(found) >= calls or time.monotonic() > deadline:
                 return found
             time.sleep(0.1)
 

@@ -61,7 +61,7 @@ def texts(value: object) -> Iterator[str]:
 
 def assert_ledger_zero(proxy: LiteLLMProxy, scope: dict[str, str], calls: int) -> None:
     """LiteLLM's own ledger recorded each call of ``scope`` as zero."""
-    entries = proxy.ledger(scope["X-Curfew-Session"])
+    entries = proxy.ledger(scope["X-Curfew-Session"], calls)
     assert len(entries) == calls, entries
     for entry in entries:
         assert entry["tokens"] == [0, 0], entry

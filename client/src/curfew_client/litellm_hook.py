@@ -47,7 +47,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import litellm
 from fastapi import HTTPException
@@ -163,11 +163,13 @@ def apply_verdict(kind: Kind, data: Mapping[str, Any], verdict: CurfewVerdict) -
     if kind == "responses":
         from curfew_client import responses_shapes  # type: ignore[attr-defined,unused-ignore]
 
-        return cast(dict[str, Any], responses_shapes.apply_verdict(data, verdict))
+        clamped: dict[str, Any] = responses_shapes.apply_verdict(data, verdict)
+        return clamped
     if kind == "anthropic":
         from curfew_client import anthropic_shapes  # type: ignore[attr-defined,unused-ignore]
 
-        return cast(dict[str, Any], anthropic_shapes.apply_verdict(data, verdict))
+        clamped = anthropic_shapes.apply_verdict(data, verdict)
+        return clamped
     return openai_shapes.apply_verdict(data, verdict)
 
 
@@ -329,7 +331,10 @@ class CurfewHook(CustomLogger):
             self._remember(self._pending, call_id, _Pending(body, text, data.get("stream") is True))
             # Only a string mock is honoured here: it guarantees no upstream
             # request; the answer is replaced by Curfew's own after the call.
+            # That mock never streams, and LiteLLM never logs a "stream" that
+            # never comes: asked as a plain call, it is logged (as zero).
             data["mock_response"] = text
+            data["stream"] = False
             return data
         data["mock_response"] = canned_model_response(text, data.get("model"))
         if kind == "responses":
