@@ -25,9 +25,11 @@ The only module of the package that imports LiteLLM (``pip install
 - off duty, Anthropic messages: LiteLLM's ``/v1/messages`` ignores a
   ``ModelResponse`` mock (for an OpenAI deployment it would even go upstream
   through its Responses adapter), and its string mock invents usage and never
-  streams. So the string mock only guarantees that nothing is sent, and
-  ``async_post_call_success_hook`` replaces the answer with Curfew's own
-  (``anthropic_shapes.answer`` / ``answer_events``).
+  streams. So the string mock only guarantees that nothing is sent (the call
+  is made as a plain one, which LiteLLM logs), ``async_post_call_success_hook``
+  replaces the answer with Curfew's own (``anthropic_shapes.answer``, or the
+  ``answer_events`` stream when the client asked to stream), and
+  ``async_logging_hook`` makes LiteLLM's ledger record the invented usage as zero.
 - off duty, embeddings: there is no canned embedding; a 503 in OpenAI's error
   shape says so.
 - winding: the shape module of the call type clamps the budget (``min``) and
