@@ -207,7 +207,12 @@ def test_off_duty_responses_answer_with_zero_usage(proxy: LiteLLMProxy) -> None:
     assert response.usage is not None
     assert (response.usage.input_tokens, response.usage.output_tokens) == (0, 0)
     assert response.usage.total_tokens == 0
-    events = list(client.responses.create(model=MODEL, input="hi", stream=True))
+    # A follow-up turn, streamed, as agents send it (LiteLLM's bridge must not look it up).
+    events = list(
+        client.responses.create(
+            model=MODEL, input="and?", stream=True, previous_response_id=response.id
+        )
+    )
     assert events[-1].type == "response.completed"
     done = events[-1].response
     assert done.output_text == "。"
