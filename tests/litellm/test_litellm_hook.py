@@ -139,6 +139,14 @@ async def test_off_duty_embeddings_are_refused_with_a_503() -> None:
     assert "off duty" in str(raised.value.detail)
 
 
+async def test_winding_embeddings_pass_unclamped() -> None:
+    curfew = Curfew(verdict("winding"))
+    data = request(input="hi")
+    before = copy.deepcopy(data)
+    assert await call(curfew.hook(), data, "aembedding") == before
+    assert len(curfew.asked) == 1
+
+
 async def test_off_duty_anthropic_sends_nothing_and_answers_in_its_shape() -> None:
     shapes = pytest.importorskip("curfew_client.anthropic_shapes")
     hook = Curfew(verdict("off-duty")).hook()

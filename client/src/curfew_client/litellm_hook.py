@@ -229,6 +229,7 @@ class CurfewHook(CustomLogger):
         self._pending: OrderedDict[str, _Pending] = OrderedDict()
         #: Calls answered here: LiteLLM's own ledger must record them as zero too.
         self._canned: OrderedDict[str, bool] = OrderedDict()
+        self._logged: set[str] = set()
 
     # -- the verdict --------------------------------------------------------------
 
@@ -256,8 +257,14 @@ class CurfewHook(CustomLogger):
         )
 
     def _failed(self, error: Exception) -> CurfewVerdict:
-        """What the policy answers when the hook itself could not decide."""
-        log.exception("curfew LiteLLM hook failed; answering by policy: %s", error)
+        """What the policy answers when the hook itself could not decide
+        (logged once per kind of failure, not once per call)."""
+        why = f"{type(error).__name__}: {error}"
+        if why not in self._logged:
+            if len(self._logged) >= 64:  # bounded: messages may carry ids
+                self._logged.clear()
+            self._logged.add(why)
+            log.exception("curfew LiteLLM hook failed; answering by policy: %s", why)
         policy = self._policy()
         if policy == "raise":
             raise HTTPException(
@@ -311,7 +318,8 @@ class CurfewHook(CustomLogger):
             if call_id:
                 self._remember(self._canned, call_id, True)
             return data
-        if verdict.action == "clamp":
+        if verdict.action == "clamp" and kind != "embeddings":
+            # An embedding has no reply to clamp and no system prompt: it passes.
             return apply_verdict(kind, data, verdict)
         return data
 
