@@ -25,6 +25,8 @@ import pytest
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http
 
+# Before anything imports LiteLLM: else importing it fetches a price map from GitHub.
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 pytest.importorskip("litellm", reason="LiteLLM is not installed (requirements/dev.txt has it)")
 
 MASTER_KEY = "sk-litellm-test-master-key-0123456789abcdef"
