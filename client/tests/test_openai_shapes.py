@@ -180,7 +180,8 @@ def test_a_forced_budget_key_never_raises_a_budget(
     out = apply_verdict(body, V(max_tokens=budget), budget_key=key)
     tightest = min(x for x in (client, modern, budget) if x is not None)
     sent = [out[name] for name in ("max_tokens", "max_completion_tokens") if name in out]
-    assert sent and all(value == tightest for value in sent)
+    assert sent
+    assert all(value == tightest for value in sent)
 
 
 def test_the_persona_is_appended_to_a_string_system_message() -> None:

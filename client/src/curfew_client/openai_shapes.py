@@ -105,8 +105,7 @@ def wants_structured(body: Mapping[str, Any]) -> bool:
     ``json_schema`` or ``json_object``)."""
     response_format = body.get("response_format")
     return (
-        isinstance(response_format, Mapping)
-        and response_format.get("type") in STRUCTURED_FORMATS
+        isinstance(response_format, Mapping) and response_format.get("type") in STRUCTURED_FORMATS
     )
 
 
