@@ -190,7 +190,7 @@ def chat(
     return ChatOpenAI(
         model="deepseek-chat",
         base_url=proxy_base_url,
-        api_key=token,  # type: ignore[arg-type]
+        api_key=token,
         max_retries=0,
         timeout=20,
         http_client=httpx.Client(event_hooks=hooks, timeout=20),

@@ -326,8 +326,9 @@ def answer(body: Mapping[str, Any], text: str) -> dict[str, Any]:
       message's ``refusal`` and ``content`` is null. A structured client then
       takes its own refusal path (the openai SDK's ``parse`` gives
       ``parsed=None`` with ``refusal`` set; langchain-openai's
-      ``with_structured_output`` raises ``OpenAIRefusalError``) instead of
-      failing to validate a sentence as JSON;
+      ``with_structured_output`` raises ``OpenAIRefusalError``, or returns
+      ``None`` with ``method="function_calling"``) instead of failing to
+      validate a sentence as JSON (tests/proxy/test_proxy_chat_clients.py);
     - ``n``: that many identical choices (see ``choice_count``);
     - a forced ``tool_choice`` (``"required"`` or a named function) still gets
       this text answer: no tool call is invented off duty, so the client sees
