@@ -264,6 +264,8 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         return response
 
     if verdict.action is Action.SHORT_CIRCUIT and verdict.reply is not None:
+        # Shaped for the request (openai_shapes.answer): a refusal for structured
+        # output, ``n`` choices, and a text answer even when a tool was forced.
         payload, content_type = short_circuit_body(body, verdict.reply)
         answer = HttpResponse(payload, content_type=content_type)
         answer["Cache-Control"] = "no-cache"
@@ -272,7 +274,9 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         # Untouched means the very bytes the client sent.
         content = raw
     else:
-        content = json.dumps(apply_verdict(body, verdict), ensure_ascii=False).encode()
+        # The operator's CURFEW_UPSTREAM_BUDGET_KEY names the budget its upstream reads.
+        clamped = apply_verdict(body, verdict, budget_key=settings.CURFEW_UPSTREAM_BUDGET_KEY)
+        content = json.dumps(clamped, ensure_ascii=False).encode()
     return labelled(
         await _forward(judged.token_id, "POST", upstream.CHAT_COMPLETIONS, content), verdict
     )
