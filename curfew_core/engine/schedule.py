@@ -105,10 +105,11 @@ DEFAULT_PERSONA_EN = (
 )
 DEFAULT_PERSONA_ZH = "夜深了，你有些困了。回答简短是因为困，而不是被打断。"
 #: The purposes exempt by default: a gateway's own housekeeping calls, which
-#: keep a session usable and answer no one. The seed only ever sent these
-#: (``title`` for naming a session, ``compaction`` for shrinking its context;
-#: ``summary`` is the third hidden helper of the same agent family), but it
-#: exempted any purpose at all, so ``"anything"`` passed at 04:00.
+#: keep a session usable and answer no one. ``title`` (naming a chat) and
+#: ``compaction`` (shrinking its context) are the purposes this project's
+#: examples and tests always sent; ``summary`` is the third such helper of
+#: OpenCode-style agents. The seed exempted any purpose at all, so
+#: ``"anything"`` passed at 04:00.
 DEFAULT_EXEMPT_PURPOSES: tuple[str, ...] = ("title", "compaction", "summary")
 
 
