@@ -8,6 +8,8 @@ case) is forwarded byte for byte.
 
 from __future__ import annotations
 
+from typing import Any
+
 import openai
 
 from curfew_testkit.fake_upstream import FakeUpstream
@@ -31,7 +33,7 @@ def test_an_unlisted_purpose_is_short_circuited_and_a_listed_one_forwarded(
     proxy: Proxy, upstream: FakeUpstream
 ) -> None:
     proxy.travel(LIGHTS_OUT_4AM)
-    request = {"model": "m", "messages": MESSAGES, "max_tokens": 64}
+    request: dict[str, Any] = {"model": "m", "messages": MESSAGES, "max_tokens": 64}
 
     refused = _sdk(proxy, "anything").chat.completions.with_raw_response.create(**request)
     assert refused.headers["X-Curfew-State"] == "lights-out"
