@@ -140,6 +140,10 @@ def _cases() -> list[tuple[str, str, dict[str, Any], bool]]:
         ("/schedule", "patch", {"holiday_calendar": ""}, True),
         ("/overrides", "post", {"overtime": 30.0}, True),
         ("/overrides", "post", {"debug": "2026-09-29T23:30:00+08:00"}, True),
+        # Either case and repeats are well-formed (stored lowercase, folded).
+        ("/schedule", "patch", {"exempt_purposes": ["Title", "title", "a.b_c-9"]}, True),
+        ("/schedule", "patch", {"exempt_purposes": []}, True),
+        ("/schedule", "patch", {"exempt_purposes": ["x" * 64] * 32}, True),
         # ...and refused by both.
         ("/schedule", "patch", {"exempt_sessions": [""]}, False),
         ("/schedule", "patch", {"version": None}, False),
