@@ -217,6 +217,7 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
     done_part = _part(body, text)
     empty_part = {**done_part, "refusal": ""} if refusal else {**done_part, "text": ""}
     kind = "refusal" if refusal else "output_text"
+    done_key = "refusal" if refusal else "text"
     where = {"item_id": item_id, "output_index": 0, "content_index": 0}
     text_extra: dict[str, Any] = {} if refusal else {"logprobs": []}
     in_progress = _response(
@@ -232,7 +233,7 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
         ),
         ("response.content_part.added", {**where, "part": empty_part}),
         (f"response.{kind}.delta", {**where, "delta": text, **text_extra}),
-        (f"response.{kind}.done", {**where, ("refusal" if refusal else "text"): text, **text_extra}),
+        (f"response.{kind}.done", {**where, done_key: text, **text_extra}),
         ("response.content_part.done", {**where, "part": done_part}),
         ("response.output_item.done", {"output_index": 0, "item": done_item}),
         (
@@ -257,7 +258,8 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
 
 def sse_named_event(name: str, data: Mapping[str, Any]) -> bytes:
     """One named server-sent event (the Responses stream names every event)."""
-    return f"event: {name}\ndata: ".encode() + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+    payload = json.dumps(data, ensure_ascii=False).encode()
+    return f"event: {name}\ndata: ".encode() + payload + b"\n\n"
 
 
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
