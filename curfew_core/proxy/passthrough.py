@@ -14,10 +14,12 @@ clamped while winding, the very bytes on duty.
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 from curfew_client import completions_shapes
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from curfew_core.engine import Action, Verdict
@@ -30,15 +32,15 @@ OFF_DUTY_CODE = "curfew_off_duty"
 OFF_DUTY_TYPE = "curfew_off_duty"
 
 
-def retry_after_seconds(verdict: Verdict) -> int:
-    """Whole seconds until the verdict may change (``valid_until``), at least 1.
+def retry_after_seconds(verdict: Verdict, now: datetime) -> int:
+    """Whole seconds from the real ``now`` until the verdict may change, at least 1.
 
-    Counted from the verdict's own instant (``at``, the time machine's when one
-    is set), so a debug clock gets a consistent answer too."""
-    return max(1, math.ceil((verdict.valid_until - verdict.at).total_seconds()))
+    ``valid_until`` is a real instant even under the time machine (the engine
+    measures it against the real clock), so it is never counted from ``at``."""
+    return max(1, math.ceil((verdict.valid_until - now).total_seconds()))
 
 
-def off_duty_refusal(verdict: Verdict) -> HttpResponse:
+def off_duty_refusal(verdict: Verdict, now: datetime) -> HttpResponse:
     """The embeddings answer off duty: HTTP 503 in OpenAI's error shape.
 
     Why 503 and not 429: nothing was over a rate limit; the service is not
@@ -60,7 +62,7 @@ def off_duty_refusal(verdict: Verdict) -> HttpResponse:
         code=OFF_DUTY_CODE,
         type=OFF_DUTY_TYPE,
     )
-    response["Retry-After"] = str(retry_after_seconds(verdict))
+    response["Retry-After"] = str(retry_after_seconds(verdict, now))
     response["X-Should-Retry"] = "false"
     response["Cache-Control"] = "no-store"
     return response
@@ -77,7 +79,7 @@ async def embeddings(request: HttpRequest) -> HttpResponseBase:
         return call
     verdict = call.verdict
     if verdict.action is Action.SHORT_CIRCUIT:
-        return labelled(off_duty_refusal(verdict), verdict)
+        return labelled(off_duty_refusal(verdict, timezone.now()), verdict)
     # Winding too: an embedding has no reply budget, so there is nothing to clamp.
     response = labelled(
         await _forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw), verdict
