@@ -24,6 +24,12 @@ DEFAULT_MAX_TOKENS = 16
 MAX_N = 128
 
 
+def _budget(value: Any) -> int | None:
+    """``value`` when it is a budget we can compare with (a positive int)."""
+    valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if valid else None
+
+
 def apply_verdict(body: Mapping[str, Any], verdict: VerdictLike) -> dict[str, Any]:
     """A new legacy completions body with ``max_tokens`` clamped (``min``, set
     explicitly when absent, from :data:`DEFAULT_MAX_TOKENS`).
@@ -35,9 +41,8 @@ def apply_verdict(body: Mapping[str, Any], verdict: VerdictLike) -> dict[str, An
     out = dict(body)
     verdict_max_tokens = verdict.max_tokens
     if verdict_max_tokens is not None:
-        current = out.get("max_tokens")
-        valid = isinstance(current, int) and not isinstance(current, bool) and current > 0
-        out["max_tokens"] = min(current if valid else DEFAULT_MAX_TOKENS, verdict_max_tokens)
+        asked = _budget(out.get("max_tokens"))
+        out["max_tokens"] = min(DEFAULT_MAX_TOKENS if asked is None else asked, verdict_max_tokens)
     return out
 
 

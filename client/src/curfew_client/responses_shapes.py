@@ -52,8 +52,10 @@ def zero_usage() -> dict[str, Any]:
 # -- the request --------------------------------------------------------------
 
 
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+def _budget(value: Any) -> int | None:
+    """``value`` when it is a budget we can compare with (a positive int)."""
+    valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if valid else None
 
 
 def _with_persona(instructions: Any, persona: str) -> Any:
@@ -82,8 +84,8 @@ def apply_verdict(body: Mapping[str, Any], verdict: VerdictLike) -> dict[str, An
     out = dict(body)
     if verdict.max_tokens is not None:
         ceiling = max(verdict.max_tokens, MIN_OUTPUT_TOKENS)
-        current = out.get("max_output_tokens")
-        out["max_output_tokens"] = min(current, ceiling) if _positive_int(current) else ceiling
+        current = _budget(out.get("max_output_tokens"))
+        out["max_output_tokens"] = ceiling if current is None else min(current, ceiling)
     if verdict.persona:
         out["instructions"] = _with_persona(out.get("instructions"), verdict.persona)
     if verdict.tools == "deny":
