@@ -4,6 +4,9 @@ the scope, judge, and act on the verdict in the door's own shapes.
 The steps and their order are the chat door's (``views.chat_completions``):
 a bad body is still judged first, so a wrong token is a 401 before anything
 else, and a bad body then a 400, both in OpenAI's shape and labelled.
+
+The chat door's helpers are used through the ``views`` module (not imported by
+name), so a test that patches ``views.judge`` patches every door.
 """
 
 from __future__ import annotations
@@ -19,19 +22,7 @@ from django.http.response import HttpResponseBase
 from curfew_core import throttle
 from curfew_core.engine import Action, RequestContext, Verdict
 from curfew_core.http_headers import bearer
-from curfew_core.proxy import bodies
-from curfew_core.proxy.views import (
-    BadRequest,
-    Judged,
-    Scope,
-    _forward,
-    _raw_body,
-    judge,
-    labelled,
-    openai_error,
-    parse_scope,
-    unauthorized,
-)
+from curfew_core.proxy import bodies, views
 
 #: ``(request body, canned text) -> (payload, content type)``.
 ShortCircuit = Callable[[Mapping[str, Any], str], tuple[bytes, str]]
@@ -43,7 +34,7 @@ Apply = Callable[[Mapping[str, Any], Verdict], dict[str, Any]]
 class Call:
     """An authenticated model call: the exact bytes, their JSON, the verdict."""
 
-    judged: Judged
+    judged: views.Judged
     raw: bytes
     body: dict[str, Any]
 
@@ -56,27 +47,27 @@ async def read_call(request: HttpRequest, what: str) -> Call | HttpResponseBase:
     """The call, or the answer that ends it (401, or 400 naming ``what`` the
     body should have been)."""
     raw_token = bearer(request)
-    problem: BadRequest | None = None
+    problem: views.BadRequest | None = None
     raw = b""
     body: dict[str, Any] = {}
-    scope = Scope(None, None, False)
+    scope = views.Scope(None, None, False)
     try:
-        scope = parse_scope(request)
-        raw = _raw_body(request)
+        scope = views.parse_scope(request)
+        raw = views._raw_body(request)
         body = bodies.json_object(raw)
-    except BadRequest as exc:
+    except views.BadRequest as exc:
         problem = exc
     except bodies.BadBody as exc:
-        problem = BadRequest(f"{exc}; send {what}")
+        problem = views.BadRequest(f"{exc}; send {what}")
     context = RequestContext(
         session_id=scope.session_id, purpose=scope.purpose, subagent=scope.subagent
     )
-    judged = await judge(raw_token, context, throttle.client_address(request))
+    judged = await views.judge(raw_token, context, throttle.client_address(request))
     if judged is None:
-        return unauthorized(raw_token)
+        return views.unauthorized(raw_token)
     if problem is not None:
-        error = openai_error(400, str(problem), code="invalid_request", param=problem.param)
-        response = labelled(error, judged.verdict)
+        error = views.openai_error(400, str(problem), code="invalid_request", param=problem.param)
+        response = views.labelled(error, judged.verdict)
         response["X-Curfew-Action"] = "none"
         return response
     return Call(judged, raw, body)
@@ -90,7 +81,7 @@ def canned(call: Call, short_circuit: ShortCircuit) -> HttpResponseBase | None:
     payload, content_type = short_circuit(call.body, verdict.reply)
     answer = HttpResponse(payload, content_type=content_type)
     answer["Cache-Control"] = "no-cache"
-    return labelled(answer, verdict)
+    return views.labelled(answer, verdict)
 
 
 async def act(
@@ -105,4 +96,6 @@ async def act(
         content = call.raw
     else:
         content = json.dumps(apply(call.body, verdict), ensure_ascii=False).encode()
-    return labelled(await _forward(call.judged.token_id, "POST", path, content), verdict)
+    return views.labelled(
+        await views._forward(call.judged.token_id, "POST", path, content), verdict
+    )

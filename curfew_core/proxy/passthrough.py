@@ -23,9 +23,8 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from curfew_core.engine import Action, Verdict
-from curfew_core.proxy import upstream
+from curfew_core.proxy import upstream, views
 from curfew_core.proxy.calls import Call, act, read_call
-from curfew_core.proxy.views import _forward, _not_allowed, labelled, labelled_always, openai_error
 
 #: The error ``code`` (and, with ``type``, the message) of a refused embedding.
 OFF_DUTY_CODE = "curfew_off_duty"
@@ -55,7 +54,7 @@ def off_duty_refusal(verdict: Verdict, now: datetime) -> HttpResponse:
     ``curfew_off_duty``) instead of retrying a refusal that will stand for
     hours.
     """
-    response = openai_error(
+    response = views.openai_error(
         503,
         f"the curfew is {verdict.state.value}: embeddings are not served until it lifts; "
         "retry after the Retry-After seconds",
@@ -69,31 +68,31 @@ def off_duty_refusal(verdict: Verdict, now: datetime) -> HttpResponse:
 
 
 @csrf_exempt
-@labelled_always
+@views.labelled_always
 async def embeddings(request: HttpRequest) -> HttpResponseBase:
     """``POST /v1/embeddings``: forwarded as sent, or refused off duty."""
     if request.method != "POST":
-        return _not_allowed("POST")
+        return views._not_allowed("POST")
     call = await read_call(request, "an embeddings JSON object")
     if not isinstance(call, Call):
         return call
     verdict = call.verdict
     if verdict.action is Action.SHORT_CIRCUIT:
-        return labelled(off_duty_refusal(verdict, timezone.now()), verdict)
+        return views.labelled(off_duty_refusal(verdict, timezone.now()), verdict)
     # Winding too: an embedding has no reply budget, so there is nothing to clamp.
-    response = labelled(
-        await _forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw), verdict
+    response = views.labelled(
+        await views._forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw), verdict
     )
     response["X-Curfew-Action"] = Action.PASS.value
     return response
 
 
 @csrf_exempt
-@labelled_always
+@views.labelled_always
 async def completions(request: HttpRequest) -> HttpResponseBase:
     """``POST /v1/completions`` (legacy)."""
     if request.method != "POST":
-        return _not_allowed("POST")
+        return views._not_allowed("POST")
     call = await read_call(request, "a completions JSON object")
     if not isinstance(call, Call):
         return call

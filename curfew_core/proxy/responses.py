@@ -26,28 +26,16 @@ from django.views.decorators.csrf import csrf_exempt
 from curfew_core import throttle
 from curfew_core.engine import Action, RequestContext
 from curfew_core.http_headers import bearer
-from curfew_core.proxy import upstream
+from curfew_core.proxy import upstream, views
 from curfew_core.proxy.calls import Call, act, read_call
-from curfew_core.proxy.views import (
-    BadRequest,
-    Scope,
-    _forward,
-    _not_allowed,
-    judge,
-    labelled,
-    labelled_always,
-    openai_error,
-    parse_scope,
-    unauthorized,
-)
 
 
 @csrf_exempt
-@labelled_always
+@views.labelled_always
 async def create_response(request: HttpRequest) -> HttpResponseBase:
     """``POST /v1/responses``."""
     if request.method != "POST":
-        return _not_allowed("POST")
+        return views._not_allowed("POST")
     call = await read_call(request, "a Responses API JSON object")
     if not isinstance(call, Call):
         return call
@@ -60,33 +48,33 @@ async def create_response(request: HttpRequest) -> HttpResponseBase:
 
 
 @csrf_exempt
-@labelled_always
+@views.labelled_always
 async def stored_response(request: HttpRequest, response_id: str) -> HttpResponseBase:
     """``GET`` / ``DELETE /v1/responses/<id>``, forwarded (not a model call)."""
     if request.method not in ("GET", "DELETE"):
-        return _not_allowed("GET, DELETE")
+        return views._not_allowed("GET, DELETE")
     raw_token = bearer(request)
     try:
-        scope = parse_scope(request)
-    except BadRequest:
-        scope = Scope(None, None, False)
-    judged = await judge(
+        scope = views.parse_scope(request)
+    except views.BadRequest:
+        scope = views.Scope(None, None, False)
+    judged = await views.judge(
         raw_token,
         RequestContext(scope.session_id, scope.purpose, scope.subagent),
         throttle.client_address(request),
     )
     if judged is None:
-        return unauthorized(raw_token)
+        return views.unauthorized(raw_token)
     verdict = judged.verdict
     try:
         path = upstream.response_path(response_id)
     except upstream.UnsafePath as exc:
-        response = labelled(
-            openai_error(400, str(exc), code="invalid_response_id", param="response_id"),
+        response = views.labelled(
+            views.openai_error(400, str(exc), code="invalid_response_id", param="response_id"),
             verdict,
         )
         response["X-Curfew-Action"] = "none"
         return response
-    response = labelled(await _forward(judged.token_id, request.method, path), verdict)
+    response = views.labelled(await views._forward(judged.token_id, request.method, path), verdict)
     response["X-Curfew-Action"] = Action.PASS.value
     return response
