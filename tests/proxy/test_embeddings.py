@@ -5,6 +5,7 @@ sent upstream. The recording fake upstream is the control group.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 
 import httpx
@@ -117,3 +118,40 @@ def test_retry_after_counts_to_the_verdict_change(moment: str, seconds: int) -> 
     verdict = expected(moment)
     assert retry_after_seconds(verdict, at) == seconds
     assert retry_after_seconds(verdict, verdict.valid_until) == 1  # never 0
+
+
+# -- a dry run never acts (every new door) ------------------------------------------
+
+
+@pytest.fixture
+def dry_run(proxy: Proxy) -> Iterator[None]:
+    proxy.api("PATCH", "schedule", {"dry_run": True})
+    try:
+        yield
+    finally:
+        proxy.api("PATCH", "schedule", {"dry_run": False})
+
+
+@pytest.mark.parametrize(
+    ("path", "raw_body"),
+    [
+        ("embeddings", b'{"model": "m",  "input": "hello", "encoding_format": "float"}'),
+        ("responses", b'{"model": "m",  "input": "hi", "max_output_tokens": 9000}'),
+        ("completions", b'{"model": "m",  "prompt": "hi", "max_tokens": 9000}'),
+    ],
+)
+def test_a_dry_run_forwards_the_very_bytes_even_off_duty(
+    proxy: Proxy, upstream: FakeUpstream, dry_run: None, path: str, raw_body: bytes
+) -> None:
+    proxy.travel(OFF_DUTY)
+    response = httpx.post(
+        f"{proxy.base_url}/{path}",
+        content=raw_body,
+        headers={"Authorization": f"Bearer {proxy.token}", "Content-Type": "application/json"},
+        timeout=10,
+    )
+    assert response.status_code == 200
+    assert response.headers["X-Curfew-State"] == "off-duty"
+    assert response.headers["X-Curfew-Action"] == "pass"
+    [sent] = upstream.requests
+    assert (sent.path, sent.body) == (f"/v1/{path}", raw_body)
