@@ -339,3 +339,23 @@ async def _relay(
     finally:
         release()
         await response.aclose()
+
+
+# -- the Responses API, embeddings and legacy completions (issue 11) -----------
+#: More fixed paths under the base URL; as above, client input is at most one
+#: checked segment (a stored response's id).
+RESPONSES = ("responses",)
+EMBEDDINGS = ("embeddings",)
+COMPLETIONS = ("completions",)
+
+
+def response_path(response_id: str) -> tuple[str, ...]:
+    """``responses/<id>``, or :class:`UnsafePath` when ``response_id`` is not
+    one plain segment (OpenAI's ids are ``resp_`` and hex; the same rule as a
+    model id keeps any separator, ``%`` or dot-segment out)."""
+    if not _SEGMENT.fullmatch(response_id):
+        raise UnsafePath(
+            f"a response id must be at most {MODEL_ID_MAX} characters: letters, digits "
+            "and . _ : @ + ~ - (starting with a letter or digit)"
+        )
+    return (*RESPONSES, response_id)

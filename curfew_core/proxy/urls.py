@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path, re_path
 
-from curfew_core.proxy import views
+from curfew_core.proxy import passthrough, responses, views
 
 app_name = "proxy"
 
@@ -12,5 +12,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("chat/completions", views.chat_completions, name="chat-completions"),
     path("models", views.models, name="models"),
     re_path(r"^models/(?P<model>[\s\S]+)\Z", views.models, name="model"),
+    path("responses", responses.create_response, name="responses"),
+    re_path(
+        r"^responses/(?P<response_id>[^/]+)\Z", responses.stored_response, name="stored-response"
+    ),
+    path("embeddings", passthrough.embeddings, name="embeddings"),
+    path("completions", passthrough.completions, name="completions"),
     re_path(r"^(?P<rest>[\s\S]*)\Z", views.not_proxied, name="not-proxied"),
 ]

@@ -322,8 +322,9 @@ async def not_proxied(request: HttpRequest, rest: str) -> HttpResponseBase:
     return labelled(
         openai_error(
             404,
-            f"/v1/{rest} is not proxied; the curfew proxy serves POST /v1/chat/completions "
-            "and GET /v1/models",
+            f"/v1/{rest} is not proxied; the curfew proxy serves POST /v1/chat/completions, "
+            "POST /v1/responses, GET and DELETE /v1/responses/{id}, POST /v1/embeddings, "
+            "POST /v1/completions and GET /v1/models",
             code="not_found",
         ),
         None,
