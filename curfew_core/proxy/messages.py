@@ -32,12 +32,13 @@ from curfew_core.http_headers import api_key_or_bearer
 from curfew_core.proxy import bodies, upstream
 from curfew_core.proxy.views import (
     BadRequest,
+    ProxyView,
     Scope,
     _forward,
     _raw_body,
     judge,
     labelled,
-    labelled_always_in,
+    labelled_always,
     parse_scope,
 )
 
@@ -66,6 +67,11 @@ def anthropic_error(
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="curfew"'
     return response
+
+
+def anthropic_labelled(view: ProxyView) -> ProxyView:
+    """``labelled_always`` in Anthropic's shape: a failure is still its error."""
+    return labelled_always(view, anthropic_error)
 
 
 def unauthorized(raw_token: str | None) -> HttpResponseBase:
@@ -110,7 +116,7 @@ def _context(scope: Scope) -> RequestContext:
 
 
 @csrf_exempt
-@labelled_always_in(anthropic_error)
+@anthropic_labelled
 async def messages(request: HttpRequest) -> HttpResponseBase:
     if request.method != "POST":
         return _not_allowed()
@@ -160,7 +166,7 @@ async def messages(request: HttpRequest) -> HttpResponseBase:
 
 
 @csrf_exempt
-@labelled_always_in(anthropic_error)
+@anthropic_labelled
 async def count_tokens(request: HttpRequest) -> HttpResponseBase:
     """``POST /v1/messages/count_tokens``, forwarded as sent: counting tokens is
     not a model call, so no verdict gates it (the token still must be live)."""

@@ -195,38 +195,32 @@ def unavailable(error: ErrorAnswer = openai_error) -> HttpResponseBase:
     return labelled(response, None)
 
 
-def labelled_always_in(error: ErrorAnswer) -> Callable[[ProxyView], ProxyView]:
-    """An unexpected failure still answers in the door's shape (``error``), with the headers."""
+def labelled_always(view: ProxyView, error: ErrorAnswer = openai_error) -> ProxyView:
+    """An unexpected failure still answers in OpenAI's shape (or ``error``'s), with the headers."""
 
-    def decorate(view: ProxyView) -> ProxyView:
-        @wraps(view)
-        async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-            try:
-                return await view(request, *args, **kwargs)
-            except throttle.Throttled as exc:
-                return labelled(rate_limited(exc.refusal, error), None)
-            except (DatabaseError, RedisError):
-                # Storage is down: a gateway or SDK should retry, not report a bug.
-                log.exception("proxy: storage unavailable on %s %s", request.method, request.path)
-                return unavailable(error)
-            except Exception:
-                log.exception("proxy failed on %s %s", request.method, request.path)
-                return labelled(
-                    error(
-                        500,
-                        "the curfew proxy failed; see its log",
-                        code="internal_error",
-                        type="server_error",
-                    ),
-                    None,
-                )
+    @wraps(view)
+    async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        try:
+            return await view(request, *args, **kwargs)
+        except throttle.Throttled as exc:
+            return labelled(rate_limited(exc.refusal, error), None)
+        except (DatabaseError, RedisError):
+            # Storage is down: a gateway or SDK should retry, not report a bug.
+            log.exception("proxy: storage unavailable on %s %s", request.method, request.path)
+            return unavailable(error)
+        except Exception:
+            log.exception("proxy failed on %s %s", request.method, request.path)
+            return labelled(
+                error(
+                    500,
+                    "the curfew proxy failed; see its log",
+                    code="internal_error",
+                    type="server_error",
+                ),
+                None,
+            )
 
-        return guarded
-
-    return decorate
-
-
-labelled_always = labelled_always_in(openai_error)
+    return guarded
 
 
 #: Seconds a token over its share of upstream calls is told to wait.

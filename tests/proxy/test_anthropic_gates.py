@@ -70,7 +70,7 @@ def test_short_circuit_answers_a_message_without_calling_upstream(
     assert expected(moment).reply == reply  # the control: the engine agrees
 
     raw = sdk(proxy).messages.with_raw_response.create(
-        model="claude-sonnet-4-5", max_tokens=4096, system=SYSTEM, messages=MESSAGES, tools=TOOLS
+        model="deepseek-chat", max_tokens=4096, system=SYSTEM, messages=MESSAGES, tools=TOOLS
     )
     message = raw.parse()
 
@@ -80,7 +80,7 @@ def test_short_circuit_answers_a_message_without_calling_upstream(
     assert message.type == "message"
     assert message.id.startswith("msg_curfew_")
     assert message.role == "assistant"
-    assert message.model == "claude-sonnet-4-5"
+    assert message.model == "deepseek-chat"
     assert text_of(message) == reply
     assert message.stop_reason == "end_turn"
     assert message.stop_sequence is None
