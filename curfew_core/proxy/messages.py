@@ -47,7 +47,7 @@ DEFAULT_VERSION = "2023-06-01"
 #: What the client's protocol headers must look like to be passed on: a date,
 #: and a comma-separated list of beta names. Anything else stays here.
 _VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
-_BETAS = re.compile(r"[A-Za-z0-9._-]{1,100}(?:\s*,\s*[A-Za-z0-9._-]{1,100}){0,31}")
+_BETAS = re.compile(r"[A-Za-z0-9._-]{1,100}(?: *, *[A-Za-z0-9._-]{1,100}){0,31}")
 
 
 def anthropic_error(
