@@ -230,6 +230,12 @@ CURFEW_SCHEDULE_CACHE_SECONDS = env_int("CURFEW_SCHEDULE_CACHE_SECONDS", 3600)
 CURFEW_UPSTREAM_BASE_URL = env_str("CURFEW_UPSTREAM_BASE_URL", "https://api.deepseek.com/v1")
 CURFEW_UPSTREAM_API_KEY = env_str("CURFEW_UPSTREAM_API_KEY")
 CURFEW_UPSTREAM_TIMEOUT = env_int("CURFEW_UPSTREAM_TIMEOUT", 600)
+#: The Anthropic-compatible provider behind ``/v1/messages`` (DeepSeek's by
+#: default); its key is sent as ``x-api-key`` and, like the other, never shown.
+CURFEW_ANTHROPIC_UPSTREAM_BASE_URL = env_str(
+    "CURFEW_ANTHROPIC_UPSTREAM_BASE_URL", "https://api.deepseek.com/anthropic"
+)
+CURFEW_ANTHROPIC_UPSTREAM_API_KEY = env_str("CURFEW_ANTHROPIC_UPSTREAM_API_KEY")
 #: Upstream calls one token may have open at once in one process (beyond: 429),
 #: so no single client can hold the whole connection pool.
 CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int("CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN", 16)

@@ -1,8 +1,9 @@
-"""The OpenAI-compatible proxy, mounted at ``/v1/``: point an SDK's base URL here."""
+"""The proxy, mounted at ``/v1/``: OpenAI-compatible doors, and Anthropic's
+``/v1/messages`` (point an SDK's base URL here)."""
 
 from django.urls import URLPattern, URLResolver, path, re_path
 
-from curfew_core.proxy import passthrough, responses, views
+from curfew_core.proxy import messages, passthrough, responses, views
 
 app_name = "proxy"
 
@@ -10,6 +11,8 @@ app_name = "proxy"
 # proxy view and be refused in OpenAI's shape, never fall through to an HTML 404.
 urlpatterns: list[URLPattern | URLResolver] = [
     path("chat/completions", views.chat_completions, name="chat-completions"),
+    path("messages", messages.messages, name="messages"),
+    path("messages/count_tokens", messages.count_tokens, name="count-tokens"),
     path("models", views.models, name="models"),
     re_path(r"^models/(?P<model>[\s\S]+)\Z", views.models, name="model"),
     path("responses", responses.create_response, name="responses"),

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any
+from typing import Any, Protocol
 
 from asgiref.sync import sync_to_async
 from curfew_client.openai_shapes import (
@@ -155,9 +155,24 @@ def unauthorized(raw_token: str | None) -> HttpResponseBase:
     return labelled(openai_error(401, message, code="invalid_api_key"), None)
 
 
-def rate_limited(refusal: throttle.Refusal) -> HttpResponse:
+class ErrorAnswer(Protocol):
+    """A door's error answer in its protocol's shape (``openai_error`` here,
+    ``messages.anthropic_error`` for the Messages door)."""
+
+    def __call__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str,
+        param: str | None = None,
+        type: str = "invalid_request_error",
+    ) -> HttpResponse: ...
+
+
+def rate_limited(refusal: throttle.Refusal, error: ErrorAnswer = openai_error) -> HttpResponse:
     # OpenAI's own 429 shape, so SDKs raise RateLimitError and honour Retry-After.
-    response = openai_error(429, refusal.message, code="rate_limit_exceeded", type="requests")
+    response = error(429, refusal.message, code="rate_limit_exceeded", type="requests")
     response["Retry-After"] = str(refusal.retry_after)
     return response
 
@@ -168,9 +183,9 @@ def _not_allowed(allowed: str) -> HttpResponseBase:
     return labelled(response, None)
 
 
-def unavailable() -> HttpResponseBase:
-    """The outage answer: 503, OpenAI's shape, ``Retry-After``, the labels."""
-    response = openai_error(
+def unavailable(error: ErrorAnswer = openai_error) -> HttpResponseBase:
+    """The outage answer: 503, OpenAI's shape (or ``error``'s), ``Retry-After``, the labels."""
+    response = error(
         503,
         "the curfew proxy cannot reach its storage; retry shortly",
         code="unavailable",
@@ -180,23 +195,23 @@ def unavailable() -> HttpResponseBase:
     return labelled(response, None)
 
 
-def labelled_always(view: ProxyView) -> ProxyView:
-    """An unexpected failure still answers in OpenAI's shape, with the headers."""
+def labelled_always(view: ProxyView, error: ErrorAnswer = openai_error) -> ProxyView:
+    """An unexpected failure still answers in OpenAI's shape (or ``error``'s), with the headers."""
 
     @wraps(view)
     async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
             return await view(request, *args, **kwargs)
         except throttle.Throttled as exc:
-            return labelled(rate_limited(exc.refusal), None)
+            return labelled(rate_limited(exc.refusal, error), None)
         except (DatabaseError, RedisError):
             # Storage is down: a gateway or SDK should retry, not report a bug.
             log.exception("proxy: storage unavailable on %s %s", request.method, request.path)
-            return unavailable()
+            return unavailable(error)
         except Exception:
             log.exception("proxy failed on %s %s", request.method, request.path)
             return labelled(
-                openai_error(
+                error(
                     500,
                     "the curfew proxy failed; see its log",
                     code="internal_error",
@@ -213,22 +228,32 @@ BUSY_TOKEN_RETRY_AFTER = 1
 
 
 async def _forward(
-    token_id: int, method: str, path: tuple[str, ...], content: bytes | None = None
+    token_id: int,
+    method: str,
+    path: tuple[str, ...],
+    content: bytes | None = None,
+    *,
+    provider: upstream.Provider = upstream.OPENAI,
+    headers: Mapping[str, str] | None = None,
 ) -> HttpResponseBase:
     """Forward, holding one of the token's upstream slots until the answer ends;
-    a token that holds all of its share gets a 429 at once instead."""
+    a token that holds all of its share gets a 429 at once instead (in the
+    upstream protocol's shape: the client speaks it)."""
     slot = slots.take(token_id, int(settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN))
     if slot is None:
         limit = settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN
-        refused = openai_error(
+        refused = upstream.gateway_error(
             429,
             f"this token already has {limit} requests open upstream; retry when one ends",
-            code="too_many_concurrent_requests",
+            "too_many_concurrent_requests",
             type="rate_limit_error",
+            provider=provider,
         )
         refused["Retry-After"] = str(BUSY_TOKEN_RETRY_AFTER)
         return refused
-    return await upstream.forward(method, path, content, release=slot.release)
+    return await upstream.forward(
+        method, path, content, release=slot.release, provider=provider, headers=headers
+    )
 
 
 @csrf_exempt

@@ -11,8 +11,12 @@ not a Django project)::
         payload, content_type = verdict.answer(body)  # canned reply, zero usage
     else:
         body = verdict.apply(body)  # clamp, persona, tools; untouched on duty
+
+In front of Anthropic's Messages API, ``anthropic_shapes`` does the same for
+``/v1/messages`` bodies (``apply_verdict``, ``short_circuit_body``).
 """
 
+from curfew_client import anthropic_shapes
 from curfew_client.aio import AsyncCurfewClient
 from curfew_client.base import BaseCurfewClient
 from curfew_client.openai_shapes import apply_verdict, short_circuit_body
@@ -33,6 +37,7 @@ __all__ = [
     "State",
     "StateAnswer",
     "VerdictAnswer",
+    "anthropic_shapes",
     "apply_verdict",
     "short_circuit_body",
 ]
