@@ -19,27 +19,22 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from curfew_client import anthropic_shapes
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from curfew_core import throttle
-from curfew_core.engine import Action, RequestContext
 from curfew_core.http_headers import api_key_or_bearer
-from curfew_core.proxy import bodies, upstream
+from curfew_core.proxy import calls, upstream
 from curfew_core.proxy.views import (
     BadRequest,
+    Judged,
     ProxyView,
-    Scope,
     _forward,
     _raw_body,
-    judge,
     labelled,
     labelled_always,
-    parse_scope,
 )
 
 #: The protocol version sent upstream when the client named none (or an odd one).
@@ -107,12 +102,13 @@ def protocol_headers(request: HttpRequest) -> dict[str, str]:
     return headers
 
 
-def _context(scope: Scope) -> RequestContext:
-    # The budget is left out, as at the chat door: the verdict then carries the
-    # curve's ceiling and apply_verdict clamps the client's max_tokens with it.
-    return RequestContext(
-        session_id=scope.session_id, purpose=scope.purpose, subagent=scope.subagent
-    )
+#: Anthropic's protocol: the token as ``x-api-key`` (or Bearer), its error shape.
+ANTHROPIC = calls.Dialect(
+    credential=api_key_or_bearer,
+    error=anthropic_error,
+    unauthorized=unauthorized,
+    provider=upstream.ANTHROPIC,
+)
 
 
 @csrf_exempt
@@ -120,49 +116,17 @@ def _context(scope: Scope) -> RequestContext:
 async def messages(request: HttpRequest) -> HttpResponseBase:
     if request.method != "POST":
         return _not_allowed()
-    raw_token = api_key_or_bearer(request)
-    problem: BadRequest | None = None
-    raw = b""
-    body: dict[str, Any] = {}
-    scope = Scope(None, None, False)
-    try:
-        scope = parse_scope(request)
-        raw = _raw_body(request)
-        body = bodies.json_object(raw)
-    except BadRequest as exc:
-        problem = exc
-    except bodies.BadBody as exc:
-        problem = BadRequest(f"{exc}; send a Messages API JSON object")
-    judged = await judge(raw_token, _context(scope), throttle.client_address(request))
-    if judged is None:
-        return unauthorized(raw_token)
-    verdict = judged.verdict
-    if problem is not None:
-        response = labelled(anthropic_error(400, str(problem), code="invalid_request"), verdict)
-        response["X-Curfew-Action"] = "none"
-        return response
-
-    if verdict.action is Action.SHORT_CIRCUIT and verdict.reply is not None:
-        payload, content_type = anthropic_shapes.short_circuit_body(body, verdict.reply)
-        answer = HttpResponse(payload, content_type=content_type)
-        answer["Cache-Control"] = "no-cache"
-        return labelled(answer, verdict)
-    if verdict.action is Action.PASS:
-        # Untouched means the very bytes the client sent.
-        content = raw
-    else:
-        content = json.dumps(
-            anthropic_shapes.apply_verdict(body, verdict), ensure_ascii=False
-        ).encode()
-    response = await _forward(
-        judged.token_id,
-        "POST",
+    call = await calls.read_call(request, "a Messages API JSON object", ANTHROPIC)
+    if not isinstance(call, calls.Call):
+        return call
+    return await calls.act(
+        call,
         upstream.MESSAGES,
-        content,
-        provider=upstream.ANTHROPIC,
+        anthropic_shapes.short_circuit_body,
+        anthropic_shapes.apply_verdict,
+        dialect=ANTHROPIC,
         headers=protocol_headers(request),
     )
-    return labelled(response, verdict)
 
 
 @csrf_exempt
@@ -172,20 +136,13 @@ async def count_tokens(request: HttpRequest) -> HttpResponseBase:
     not a model call, so no verdict gates it (the token still must be live)."""
     if request.method != "POST":
         return _not_allowed()
-    raw_token = api_key_or_bearer(request)
-    try:
-        scope = parse_scope(request)
-    except BadRequest:
-        scope = Scope(None, None, False)
-    judged = await judge(raw_token, _context(scope), throttle.client_address(request))
-    if judged is None:
-        return unauthorized(raw_token)
+    judged = await calls.read_caller(request, ANTHROPIC)
+    if not isinstance(judged, Judged):
+        return judged
     try:
         raw = _raw_body(request)
     except BadRequest as exc:
-        response = labelled(anthropic_error(400, str(exc), code="invalid_request"), judged.verdict)
-        response["X-Curfew-Action"] = "none"
-        return response
+        return calls.refused(ANTHROPIC, judged.verdict, 400, exc, code="invalid_request")
     response = await _forward(
         judged.token_id,
         "POST",
@@ -194,6 +151,4 @@ async def count_tokens(request: HttpRequest) -> HttpResponseBase:
         provider=upstream.ANTHROPIC,
         headers=protocol_headers(request),
     )
-    response = labelled(response, judged.verdict)
-    response["X-Curfew-Action"] = Action.PASS.value
-    return response
+    return calls.passed(response, judged.verdict)

@@ -24,7 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from curfew_core.engine import Action, Verdict
 from curfew_core.proxy import upstream, views
-from curfew_core.proxy.calls import Call, act, read_call
+from curfew_core.proxy.calls import Call, act, passed, read_call
 
 #: The error ``code`` (and, with ``type``, the message) of a refused embedding.
 OFF_DUTY_CODE = "curfew_off_duty"
@@ -80,11 +80,9 @@ async def embeddings(request: HttpRequest) -> HttpResponseBase:
     if verdict.action is Action.SHORT_CIRCUIT:
         return views.labelled(off_duty_refusal(verdict, timezone.now()), verdict)
     # Winding too: an embedding has no reply budget, so there is nothing to clamp.
-    response = views.labelled(
+    return passed(
         await views._forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw), verdict
     )
-    response["X-Curfew-Action"] = Action.PASS.value
-    return response
 
 
 @csrf_exempt

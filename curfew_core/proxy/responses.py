@@ -23,11 +23,8 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from curfew_core import throttle
-from curfew_core.engine import Action, RequestContext
-from curfew_core.http_headers import bearer
 from curfew_core.proxy import upstream, views
-from curfew_core.proxy.calls import Call, act, read_call
+from curfew_core.proxy.calls import OPENAI, Call, act, passed, read_call, read_caller, refused
 
 
 @csrf_exempt
@@ -53,28 +50,13 @@ async def stored_response(request: HttpRequest, response_id: str) -> HttpRespons
     """``GET`` / ``DELETE /v1/responses/<id>``, forwarded (not a model call)."""
     if request.method not in ("GET", "DELETE"):
         return views._not_allowed("GET, DELETE")
-    raw_token = bearer(request)
-    try:
-        scope = views.parse_scope(request)
-    except views.BadRequest:
-        scope = views.Scope(None, None, False)
-    judged = await views.judge(
-        raw_token,
-        RequestContext(scope.session_id, scope.purpose, scope.subagent),
-        throttle.client_address(request),
-    )
-    if judged is None:
-        return views.unauthorized(raw_token)
-    verdict = judged.verdict
+    judged = await read_caller(request)
+    if not isinstance(judged, views.Judged):
+        return judged
     try:
         path = upstream.response_path(response_id)
     except upstream.UnsafePath as exc:
-        response = views.labelled(
-            views.openai_error(400, str(exc), code="invalid_response_id", param="response_id"),
-            verdict,
+        return refused(
+            OPENAI, judged.verdict, 400, exc, code="invalid_response_id", param="response_id"
         )
-        response["X-Curfew-Action"] = "none"
-        return response
-    response = views.labelled(await views._forward(judged.token_id, request.method, path), verdict)
-    response["X-Curfew-Action"] = Action.PASS.value
-    return response
+    return passed(await views._forward(judged.token_id, request.method, path), judged.verdict)

@@ -3,18 +3,18 @@
 
 from django.urls import URLPattern, URLResolver, path, re_path
 
-from curfew_core.proxy import messages, passthrough, responses, views
+from curfew_core.proxy import chat, messages, passthrough, responses, views
 
 app_name = "proxy"
 
 # ``[\s\S]`` and not ``path:`` (``.+``): a decoded ``%0a`` must still reach a
 # proxy view and be refused in OpenAI's shape, never fall through to an HTML 404.
 urlpatterns: list[URLPattern | URLResolver] = [
-    path("chat/completions", views.chat_completions, name="chat-completions"),
+    path("chat/completions", chat.chat_completions, name="chat-completions"),
     path("messages", messages.messages, name="messages"),
     path("messages/count_tokens", messages.count_tokens, name="count-tokens"),
-    path("models", views.models, name="models"),
-    re_path(r"^models/(?P<model>[\s\S]+)\Z", views.models, name="model"),
+    path("models", chat.models, name="models"),
+    re_path(r"^models/(?P<model>[\s\S]+)\Z", chat.models, name="model"),
     path("responses", responses.create_response, name="responses"),
     re_path(
         r"^responses/(?P<response_id>[^/]+)\Z", responses.stored_response, name="stored-response"

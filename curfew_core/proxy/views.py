@@ -1,12 +1,11 @@
-"""The OpenAI-compatible doors: authenticate, take the verdict in-process, act.
-
-- short-circuit: the canned reply (streamed or not, as asked), zero usage, and
-  nothing sent upstream;
-- clamp: forwarded with the clamped budget and the persona;
-- pass (on duty, exempt, dry run): forwarded byte for byte.
+"""What every proxy door shares: the scope headers, the body, the verdict in
+one trip, the labels, the error answers (OpenAI's shape unless a door gives its
+own), the guard around each view and the per-token upstream slots.
 
 Every answer, errors included, says what the curfew did in ``X-Curfew-State``
-and ``X-Curfew-Action`` (``unknown`` / ``none`` when it could not decide).
+and ``X-Curfew-Action`` (``unknown`` / ``none`` when it could not decide). The
+doors themselves are ``chat``, ``responses``, ``passthrough`` and ``messages``;
+the sequence they follow is ``calls``.
 """
 
 from __future__ import annotations
@@ -19,11 +18,7 @@ from functools import wraps
 from typing import Any, Protocol
 
 from asgiref.sync import sync_to_async
-from curfew_client.openai_shapes import (
-    apply_verdict,
-    error_body,
-    short_circuit_body,
-)
+from curfew_client.openai_shapes import error_body
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
@@ -34,9 +29,8 @@ from redis.exceptions import RedisError
 
 from curfew_core import throttle
 from curfew_core.engine import Action, RequestContext, Verdict
-from curfew_core.http_headers import bearer
 from curfew_core.outage import RETRY_AFTER_SECONDS
-from curfew_core.proxy import bodies, upstream
+from curfew_core.proxy import upstream
 from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.verdicts import verdict_for
 
@@ -93,13 +87,6 @@ def _raw_body(request: HttpRequest) -> bytes:
     if not (length.isascii() and length.isdigit()) or int(length) > MAX_BODY_BYTES:
         raise BadRequest(f"the request body must be at most {MAX_BODY_BYTES // 2**20} MB")
     return request.read(MAX_BODY_BYTES + 1)
-
-
-def parse_chat_body(raw: bytes) -> dict[str, Any]:
-    try:
-        return bodies.json_object(raw)
-    except bodies.BadBody as exc:
-        raise BadRequest(f"{exc}; send a chat completions JSON object") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,91 +241,6 @@ async def _forward(
     return await upstream.forward(
         method, path, content, release=slot.release, provider=provider, headers=headers
     )
-
-
-@csrf_exempt
-@labelled_always
-async def chat_completions(request: HttpRequest) -> HttpResponseBase:
-    if request.method != "POST":
-        return _not_allowed("POST")
-    raw_token = bearer(request)
-    problem: BadRequest | None = None
-    raw = b""
-    body: dict[str, Any] = {}
-    scope = Scope(None, None, False)
-    try:
-        scope = parse_scope(request)
-        raw = _raw_body(request)
-        body = parse_chat_body(raw)
-    except BadRequest as exc:
-        problem = exc
-    # The budget is left out on purpose: the verdict then carries the curve's
-    # ceiling, and apply_verdict clamps each budget the client named against it
-    # on its own (a client may send both names with different values).
-    context = RequestContext(
-        session_id=scope.session_id, purpose=scope.purpose, subagent=scope.subagent
-    )
-    judged = await judge(raw_token, context, throttle.client_address(request))
-    if judged is None:
-        return unauthorized(raw_token)
-    verdict = judged.verdict
-    if problem is not None:
-        error = openai_error(400, str(problem), code="invalid_request", param=problem.param)
-        response = labelled(error, verdict)
-        response["X-Curfew-Action"] = "none"
-        return response
-
-    if verdict.action is Action.SHORT_CIRCUIT and verdict.reply is not None:
-        # Shaped for the request (openai_shapes.answer): a refusal for structured
-        # output, ``n`` choices, and a text answer even when a tool was forced.
-        payload, content_type = short_circuit_body(body, verdict.reply)
-        answer = HttpResponse(payload, content_type=content_type)
-        answer["Cache-Control"] = "no-cache"
-        return labelled(answer, verdict)
-    if verdict.action is Action.PASS:
-        # Untouched means the very bytes the client sent.
-        content = raw
-    else:
-        # The operator's CURFEW_UPSTREAM_BUDGET_KEY names the budget its upstream reads.
-        clamped = apply_verdict(body, verdict, budget_key=settings.CURFEW_UPSTREAM_BUDGET_KEY)
-        content = json.dumps(clamped, ensure_ascii=False).encode()
-    return labelled(
-        await _forward(judged.token_id, "POST", upstream.CHAT_COMPLETIONS, content), verdict
-    )
-
-
-@csrf_exempt
-@labelled_always
-async def models(request: HttpRequest, model: str | None = None) -> HttpResponseBase:
-    """``GET /v1/models[/<id>]``, forwarded: listing models is not a model call."""
-    if request.method != "GET":
-        return _not_allowed("GET")
-    raw_token = bearer(request)
-    try:
-        scope = parse_scope(request)
-    except BadRequest:
-        scope = Scope(None, None, False)
-    judged = await judge(
-        raw_token,
-        RequestContext(scope.session_id, scope.purpose, scope.subagent),
-        throttle.client_address(request),
-    )
-    if judged is None:
-        return unauthorized(raw_token)
-    verdict = judged.verdict
-    try:
-        # The id is one opaque segment: nothing in it may move the request
-        # elsewhere on the upstream (where the operator's key would go with it).
-        path = upstream.MODELS if model is None else upstream.model_path(model)
-    except upstream.UnsafePath as exc:
-        error = openai_error(400, str(exc), code="invalid_model", param="model")
-        response = labelled(error, verdict)
-        response["X-Curfew-Action"] = "none"
-        return response
-    response = await _forward(judged.token_id, "GET", path)
-    response = labelled(response, verdict)
-    response["X-Curfew-Action"] = Action.PASS.value
-    return response
 
 
 @csrf_exempt

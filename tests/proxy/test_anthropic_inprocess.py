@@ -14,7 +14,7 @@ import pytest
 from django.test import AsyncClient, override_settings
 
 from curfew_core import throttle
-from curfew_core.proxy import messages
+from curfew_core.proxy import views
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from tests.proxy.inprocess import SECRET, body_of
 
@@ -67,7 +67,7 @@ async def test_a_throttled_client_is_a_429_in_anthropics_shape(
     async def throttled(*args: object) -> None:
         raise throttle.Throttled(throttle.Refusal("api", 7, "too many requests"))
 
-    monkeypatch.setattr(messages, "judge", throttled)
+    monkeypatch.setattr(views, "judge", throttled)
     response = await post(token)
     _rate_limited(response)
     assert response["Retry-After"] == "7"

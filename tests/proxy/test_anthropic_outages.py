@@ -147,12 +147,12 @@ async def test_an_unexpected_failure_in_the_door_is_a_500_in_anthropics_shape(
 ) -> None:
     from django.test import AsyncClient
 
-    from curfew_core.proxy import messages
+    from curfew_core.proxy import views
 
     async def broken(*args: object) -> None:
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr(messages, "judge", broken)
+    monkeypatch.setattr(views, "judge", broken)
     with caplog.at_level(logging.ERROR, logger="curfew.proxy"):
         response = await AsyncClient().post(
             "/v1/messages", BODY, content_type="application/json", headers={"x-api-key": token}

@@ -87,6 +87,14 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/chat/completions", LIVE_API, body={"model": "m", "messages": []}),
     Route("GET", "/v1/models", LIVE_API),
     Route("GET", "/v1/models/deepseek-chat", LIVE_API),
+    Route("POST", "/v1/responses", LIVE_API, body={"model": "m", "input": "hi"}),
+    Route("GET", "/v1/responses/resp_123", LIVE_API),
+    Route("DELETE", "/v1/responses/resp_123", LIVE_API),
+    Route("POST", "/v1/embeddings", LIVE_API, body={"model": "m", "input": "hi"}),
+    Route("POST", "/v1/completions", LIVE_API, body={"model": "m", "prompt": "hi"}),
+    # Anthropic's door takes the same API tokens (as a Bearer here, x-api-key elsewhere).
+    Route("POST", "/v1/messages", LIVE_API, body={"model": "m", "max_tokens": 8, "messages": []}),
+    Route("POST", "/v1/messages/count_tokens", LIVE_API, body={"model": "m", "messages": []}),
     # The settings page and its forms: a signed-in person, acting on their own account.
     Route("GET", "/", ANY_SESSION),
     Route("POST", "/schedule/", ANY_SESSION, form=True),
@@ -130,6 +138,12 @@ COVERED_PATTERNS = {
     "v1/chat/completions",
     "v1/models",
     r"v1/^models/(?P<model>[\s\S]+)\Z",
+    "v1/responses",
+    r"v1/^responses/(?P<response_id>[^/]+)\Z",
+    "v1/embeddings",
+    "v1/completions",
+    "v1/messages",
+    "v1/messages/count_tokens",
     r"v1/^(?P<rest>[\s\S]*)\Z",  # the proxy's OpenAI-shaped 404
     "",
     "schedule/",
