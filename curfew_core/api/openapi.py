@@ -203,6 +203,25 @@ def document() -> dict[str, Any]:
                     },
                 }
             },
+            "/changes": {
+                "get": {
+                    "summary": "Push mode: a stream of this token's user's changes (SSE)",
+                    "description": "Server-sent events: `ready` once listening (data "
+                    '`{"heartbeat": seconds}`), `change` after every committed save or '
+                    "override, a `: heartbeat` comment when idle, and `end` (data "
+                    '`{"reason": ...}`) before the stream closes (token revoked, user '
+                    "deactivated, an outage). A gateway drops its cached verdicts on each "
+                    "`change` and on every (re)connect, and polls by `max_age` while the "
+                    "stream is down.",
+                    "responses": {
+                        "200": {
+                            "description": "the event stream",
+                            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                        },
+                        **_errors(*_AUTHED),
+                    },
+                }
+            },
             "/openapi.json": {
                 "get": {
                     "summary": "This document",
