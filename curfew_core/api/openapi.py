@@ -131,6 +131,16 @@ _AUTHED = (401, 429, 503)
 _WITH_BODY = (400, 401, 413, 429, 503)
 
 
+_CHANGE_EVENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"enum": ["ready", "change", "end"]},
+        "data": {"type": "string", "contentMediaType": "application/json"},
+    },
+}
+
+
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
@@ -216,7 +226,9 @@ def document() -> dict[str, Any]:
                     "responses": {
                         "200": {
                             "description": "the event stream",
-                            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                            # One event (as OpenAPI 3.2's ``itemSchema`` says of an
+                            # event stream); heartbeats are comments, not events.
+                            "content": {"text/event-stream": {"schema": _CHANGE_EVENT}},
                         },
                         **_errors(*_AUTHED),
                     },
