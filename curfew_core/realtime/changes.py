@@ -98,7 +98,9 @@ def _still_allowed(raw: str, user_id: int) -> bool:
     return identity is not None and identity.user_id == user_id and access.user_active(user_id)
 
 
-still_allowed = database_sync_to_async(_still_allowed)
+#: Not thread-sensitive: a stream lives for hours, and its checks need not
+#: queue behind (or keep alive) the thread of the request that opened it.
+still_allowed = database_sync_to_async(_still_allowed, thread_sensitive=False)
 
 
 def _finished(reason: str) -> HttpResponse:
