@@ -80,7 +80,7 @@ class BaseCurfewClient(Generic[TransportT]):
         self._timeout = timeout
         self._transport = transport
         #: The change stream's state (``None`` without push mode).
-        self.feed: ChangeFeed | None = ChangeFeed(self.cache) if push else None
+        self.feed: ChangeFeed | None = ChangeFeed(self.cache, self.changes_url) if push else None
         self._open()
 
     def _open(self) -> None:

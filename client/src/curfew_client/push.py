@@ -90,8 +90,9 @@ def retry_after(value: str | None) -> float | None:
 class ChangeFeed:
     """The stream's effect on one ``VerdictCache``, and when to reconnect."""
 
-    def __init__(self, cache: VerdictCache) -> None:
+    def __init__(self, cache: VerdictCache, url: str) -> None:
         self.cache = cache
+        self.url = url
         #: Events handled since the client was made (diagnostics and tests).
         self.changes = 0
         self.connects = 0
@@ -119,7 +120,7 @@ class ChangeFeed:
             self.connects += 1
             self._failures = 0
             self.ended_by_server = None
-            log.info("curfew change stream %s is live", self.cache.server)
+            log.info("curfew change stream %s is live", self.url)
         elif event.name == "change":
             self.cache.clear()
             self.changes += 1
@@ -143,7 +144,7 @@ class ChangeFeed:
             why = self.ended_by_server or (repr(error) if error is not None else "ended")
             log.warning(
                 "curfew change stream %s is down (%s); caching by max_age until it is back",
-                self.cache.server,
+                self.url,
                 why,
             )
         # Jitter: a fleet that lost one server does not come back in step.
