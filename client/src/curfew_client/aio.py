@@ -47,6 +47,7 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
             )
             self._loop = loop
             self._inflight = {}
+            self._push_task = None  # a task of another loop's is no use here
         if self.feed is not None and (self._push_task is None or self._push_task.done()):
             self._push_task = loop.create_task(self._follow(self._http))
         return self._http
@@ -63,7 +64,9 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
         its clamp lowered to ``max_tokens`` when that is smaller."""
         key, now, generation, ready = self._ready(session_id, purpose, subagent, max_tokens)
         if ready is not None:
-            if self.feed is not None and self._push_task is None:
+            if self.feed is not None and (
+                self._push_task is None or self._loop is not asyncio.get_running_loop()
+            ):
                 self._client(asyncio.get_running_loop())  # push mode starts with the first call
             return ready
         loop = asyncio.get_running_loop()
