@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import os
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +25,8 @@ from curfew_core.events import user_group
 from curfew_core.models import ApiToken
 from curfew_core.realtime import changes, watch
 from curfew_core.services.tokens import token_create, token_revoke
+from tests.conftest import require
+from tests.realtime.test_capsule_redis import redis_answers
 
 PATH = "/api/v1/changes"
 db = sync_to_async
@@ -105,14 +109,41 @@ def header(start: dict[str, Any], name: str) -> str:
     raise KeyError(name)
 
 
-@pytest.fixture
-def fresh_layer(settings: Any) -> AsyncIterator[None]:
+IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _use(settings: Any, layers: dict[str, Any]) -> Iterator[None]:
     from channels.layers import channel_layers
 
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.CHANNEL_LAYERS = layers
     channel_layers.backends.clear()
-    yield None  # type: ignore[misc]
+    yield None
     channel_layers.backends.clear()
+
+
+@pytest.fixture
+def fresh_layer(settings: Any) -> Iterator[None]:
+    yield from _use(settings, IN_MEMORY)
+
+
+@pytest.fixture(params=["in-memory", pytest.param("redis", marks=pytest.mark.redis)])
+def each_layer(request: pytest.FixtureRequest, settings: Any) -> Iterator[None]:
+    """The in-memory layer, and Redis (whose receive is cancelled at each heartbeat)."""
+    if request.param == "in-memory":
+        yield from _use(settings, IN_MEMORY)
+        return
+    require(redis_answers(REDIS_URL), f"no Redis at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
+    redis_layer = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                "prefix": f"changes-test-{uuid.uuid4().hex[:8]}",
+            },
+        }
+    }
+    yield from _use(settings, redis_layer)
 
 
 @pytest.fixture
@@ -122,7 +153,7 @@ def owner(transactional_db: None) -> tuple[User, str]:
     return user, raw
 
 
-@pytest.mark.usefixtures("fresh_layer")
+@pytest.mark.usefixtures("each_layer")
 async def test_ready_then_changes_then_heartbeats(
     owner: tuple[User, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -146,6 +177,8 @@ async def test_ready_then_changes_then_heartbeats(
     await stream.close()
     assert not getattr(layer, "groups", {}).get(user_group(user.pk))
     assert watch.watcher_for_this_loop() is None
+    if hasattr(layer, "close_pools"):
+        await layer.close_pools()
 
 
 @pytest.mark.usefixtures("fresh_layer")
