@@ -179,8 +179,8 @@ class VerdictCache:
         return self.fallback(key, now, why)
 
     def fallback(self, key: Key, now: float, why: str = "retrying later") -> CurfewVerdict:
-        # (Clamped to the caller's budget by the client, like every answer.)
-        """The policy's answer while the server is unavailable."""
+        """The policy's answer while the server is unavailable (the client then
+        clamps it to the caller's budget, like every answer)."""
         self.fallbacks += 1
         if self.policy == "raise":
             raise CurfewUnavailable(f"curfew server {self.server} unavailable: {why}")
