@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from asgiref.sync import sync_to_async
 from curfew_client.openai_shapes import error_body
+from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
@@ -37,12 +38,9 @@ from curfew_core.selectors.verdicts import verdict_for
 log = logging.getLogger("curfew.proxy")
 ProxyView = Callable[..., Coroutine[Any, Any, HttpResponseBase]]
 
-MAX_HEADER_TEXT = 200
 #: Chat bodies carry whole conversations and images; Django's 2.5 MB form limit
 #: is not meant for them. ASGI has already spooled the body by the time we read it.
 MAX_BODY_BYTES = 64 * 1024 * 1024
-_TRUE = {"1", "true", "yes"}
-_FALSE = {"", "0", "false", "no"}
 
 
 class BadRequest(ValueError):
@@ -51,32 +49,14 @@ class BadRequest(ValueError):
         self.param = param
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
-    session_id: str | None
-    purpose: str | None
-    subagent: bool
-
-
-def _header_text(request: HttpRequest, name: str) -> str | None:
-    value = request.headers.get(name, "").strip()
-    if len(value) > MAX_HEADER_TEXT:
-        raise BadRequest(f"{name} must be at most {MAX_HEADER_TEXT} characters", name)
-    return value or None
-
-
 def parse_scope(request: HttpRequest) -> Scope:
-    """Who is asking, from ``X-Curfew-Session`` / ``-Purpose`` / ``-Subagent``."""
-    subagent = request.headers.get("X-Curfew-Subagent", "").strip().lower()
-    if subagent not in _TRUE | _FALSE:
-        raise BadRequest(
-            f"X-Curfew-Subagent must be 1 or 0 (true/false), not {subagent!r}", "X-Curfew-Subagent"
-        )
-    return Scope(
-        session_id=_header_text(request, "X-Curfew-Session"),
-        purpose=_header_text(request, "X-Curfew-Purpose"),
-        subagent=subagent in _TRUE,
-    )
+    """Who is asking, from ``X-Curfew-Session`` / ``-Purpose`` / ``-Subagent``:
+    the client's own reading (``curfew_client.scope``), so the proxy and every
+    gateway take the same headers; a bad one is a ``BadRequest`` naming it."""
+    try:
+        return scope_from_headers(request.headers)
+    except ScopeHeaderError as exc:
+        raise BadRequest(str(exc), exc.header) from None
 
 
 def _raw_body(request: HttpRequest) -> bytes:

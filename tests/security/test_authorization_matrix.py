@@ -82,6 +82,7 @@ ROUTES: tuple[Route, ...] = (
     Route("PATCH", "/api/v1/schedule", LIVE_API, body={"dry_run": True}),
     Route("POST", "/api/v1/overrides", LIVE_API, body={"overtime": "30m"}),
     Route("GET", "/api/v1/state", LIVE_API),
+    Route("GET", "/api/v1/changes", LIVE_API),
     Route("GET", "/api/v1/openapi.json", frozenset(PRINCIPALS)),
     # The proxy: API tokens only.
     Route("POST", "/v1/chat/completions", LIVE_API, body={"model": "m", "messages": []}),
@@ -133,6 +134,7 @@ COVERED_PATTERNS = {
     "api/v1/schedule",
     "api/v1/overrides",
     "api/v1/state",
+    "api/v1/changes",
     "api/v1/openapi.json",
     "api/v1/^.*$",  # the API's JSON 404
     "v1/chat/completions",

@@ -21,6 +21,7 @@ from curfew_client.aio import AsyncCurfewClient
 from curfew_client.base import BaseCurfewClient
 from curfew_client.openai_shapes import apply_verdict, short_circuit_body
 from curfew_client.policy import CurfewUnavailable, Policy
+from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
 from curfew_client.sync import CurfewClient
 from curfew_client.verdict import Action, CurfewVerdict, Origin, State
 from curfew_client.wire import StateAnswer, VerdictAnswer
@@ -34,10 +35,13 @@ __all__ = [
     "CurfewVerdict",
     "Origin",
     "Policy",
+    "Scope",
+    "ScopeHeaderError",
     "State",
     "StateAnswer",
     "VerdictAnswer",
     "anthropic_shapes",
     "apply_verdict",
+    "scope_from_headers",
     "short_circuit_body",
 ]
