@@ -40,7 +40,7 @@ from django.template import loader
 from redis.exceptions import RedisError
 
 from curfew_core import throttle
-from curfew_core.http_headers import bearer_token
+from curfew_core.http_headers import api_key_or_bearer_token, bearer_token
 
 log = logging.getLogger("curfew.limits")
 
@@ -69,6 +69,8 @@ class Door:
     #: Whether the door authenticates by bearer token (pages use the session,
     #: which the guard cannot check before the body: they get the size limit only).
     takes_tokens: bool = True
+    #: Whether ``x-api-key`` carries the token too (Anthropic's protocol).
+    takes_api_key: bool = False
 
 
 def _page_too_large(limit: int) -> HttpResponseBase:
@@ -115,6 +117,16 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
 def _bearer(scope: Scope) -> str | None:
     """The token as the doors read it (``Authorization: Bearer <token>``)."""
     return bearer_token((_header(scope, b"authorization") or b"").decode("latin-1"))
+
+
+def _token(door: Door, scope: Scope) -> str | None:
+    """The token as ``door`` reads it."""
+    if not door.takes_api_key:
+        return _bearer(scope)
+    return api_key_or_bearer_token(
+        (_header(scope, b"x-api-key") or b"").decode("latin-1"),
+        (_header(scope, b"authorization") or b"").decode("latin-1"),
+    )
 
 
 async def _token_is_live(raw: str, address: str) -> bool:
@@ -175,7 +187,7 @@ class BodyGuard:
         await self._counted(door, limit, scope, receive, send)
 
     async def _check_token(self, door: Door, scope: Scope) -> HttpResponseBase | None:
-        raw = _bearer(scope)
+        raw = _token(door, scope)
         if raw is None:
             return door.unauthorized(True)
         try:

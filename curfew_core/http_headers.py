@@ -2,7 +2,8 @@
 so that no door (and no module in front of them) imports another to share one.
 
 - the bearer token: the API, the proxy and the guard in front of Django
-  (``asgi_limits``) read it the same way;
+  (``asgi_limits``) read it the same way (and the Messages door, Anthropic's
+  ``x-api-key`` too);
 - the capsule's Content-Security-Policy: the embed door sets it, and so does
   the outage answer (``outage``) on the same pages.
 """
@@ -24,6 +25,20 @@ def bearer_token(header: str) -> str | None:
 def bearer(request: HttpRequest) -> str | None:
     """The request's bearer token, or None."""
     return bearer_token(request.headers.get("Authorization", ""))
+
+
+def api_key_or_bearer_token(api_key: str, authorization: str) -> str | None:
+    """The token as Anthropic's clients send it: ``x-api-key: <token>``, or
+    ``Authorization: Bearer <token>`` (the SDK's ``auth_token``, Claude Code's
+    ``ANTHROPIC_AUTH_TOKEN``); the ``x-api-key`` first when both are sent."""
+    return api_key.strip() or bearer_token(authorization)
+
+
+def api_key_or_bearer(request: HttpRequest) -> str | None:
+    """The request's ``x-api-key`` or bearer token, or None."""
+    return api_key_or_bearer_token(
+        request.headers.get("x-api-key", ""), request.headers.get("Authorization", "")
+    )
 
 
 #: The iframe page may be framed by any site (that is its point); everything it

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from curfew_client import anthropic_shapes
 from curfew_client.openai_shapes import error_body
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -64,6 +65,15 @@ def _openai_shape(status: int, code: str, message: str) -> HttpResponse:
     return response
 
 
+def _anthropic_shape(status: int, code: str, message: str) -> HttpResponse:
+    # The Messages door speaks Anthropic's protocol: its SDK raises (and retries) as usual.
+    body = anthropic_shapes.error_body(message, type=anthropic_shapes.error_type(status))
+    response = HttpResponse(json.dumps(body), status=status, content_type="application/json")
+    response["X-Curfew-State"] = "unknown"
+    response["X-Curfew-Action"] = "none"
+    return response
+
+
 def _page_shape(status: int, code: str, message: str) -> HttpResponse:
     # Standalone templates (no ``request.user``, no database): the page must
     # render while the storage it would ask is down. The app's own stylesheet.
@@ -80,6 +90,7 @@ class Door:
 #: First match wins; everything else is a page (sign-in, settings, the iframe capsule).
 DOORS: tuple[Door, ...] = (
     Door("/api/", _api_shape),
+    Door("/v1/messages", _anthropic_shape),
     Door("/v1/", _openai_shape),
     Door("/embed/state", _api_shape),
     Door("/healthz", _api_shape),

@@ -21,7 +21,10 @@ application = ProtocolTypeRouter(
     {
         # The proxy and the API refuse oversized and unauthenticated bodies
         # before Django reads them (see curfew_core/asgi_limits.py).
-        "http": BodyGuard(django_asgi_app, doors=(proxy_limits.DOOR, api_limits.DOOR, PAGES)),
+        "http": BodyGuard(
+            django_asgi_app,
+            doors=(proxy_limits.MESSAGES_DOOR, proxy_limits.DOOR, api_limits.DOOR, PAGES),
+        ),
         # Session sockets must come from ALLOWED_HOSTS (no cross-site WebSocket
         # hijacking); embed-token sockets from any page (see realtime/guard.py).
         "websocket": CapsuleGuard(URLRouter(websocket_urlpatterns)),

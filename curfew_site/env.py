@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from typing import TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+Choice = TypeVar("Choice", bound=str)
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -73,3 +75,16 @@ def env_rate(name: str, default: str) -> str:
             f"{name}={raw!r} is not a rate (use e.g. 10/15minutes, 6000/minute, or off)"
         ) from None
     return raw
+
+
+def env_choice(name: str, choices: tuple[Choice, ...]) -> Choice | None:
+    """One of ``choices`` (typed as they are), or ``None`` when unset or empty.
+    Checked at start-up, so a typo fails loudly instead of silently falling back."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    for choice in choices:
+        if raw == choice:
+            return choice
+    allowed = ", ".join(choices)
+    raise ImproperlyConfigured(f"{name}={raw!r} is not one of {allowed} (or unset)")

@@ -15,8 +15,17 @@ from pathlib import Path
 
 import dj_database_url
 import django_stubs_ext
+from curfew_client.openai_shapes import UPSTREAM_BUDGET_KEYS
 
-from curfew_site.env import env_bool, env_float, env_int, env_list, env_rate, env_str
+from curfew_site.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_rate,
+    env_str,
+)
 
 # Lets admin classes and querysets be subscripted for the type checker.
 django_stubs_ext.monkeypatch()
@@ -221,6 +230,12 @@ CURFEW_SCHEDULE_CACHE_SECONDS = env_int("CURFEW_SCHEDULE_CACHE_SECONDS", 3600)
 CURFEW_UPSTREAM_BASE_URL = env_str("CURFEW_UPSTREAM_BASE_URL", "https://api.deepseek.com/v1")
 CURFEW_UPSTREAM_API_KEY = env_str("CURFEW_UPSTREAM_API_KEY")
 CURFEW_UPSTREAM_TIMEOUT = env_int("CURFEW_UPSTREAM_TIMEOUT", 600)
+#: The Anthropic-compatible provider behind ``/v1/messages`` (DeepSeek's by
+#: default); its key is sent as ``x-api-key`` and, like the other, never shown.
+CURFEW_ANTHROPIC_UPSTREAM_BASE_URL = env_str(
+    "CURFEW_ANTHROPIC_UPSTREAM_BASE_URL", "https://api.deepseek.com/anthropic"
+)
+CURFEW_ANTHROPIC_UPSTREAM_API_KEY = env_str("CURFEW_ANTHROPIC_UPSTREAM_API_KEY")
 #: Upstream calls one token may have open at once in one process (beyond: 429),
 #: so no single client can hold the whole connection pool.
 CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int("CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN", 16)
@@ -228,6 +243,12 @@ CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int("CURFEW_UPSTREAM_CONCURRENCY_PER
 #: before answering 503 (short: a full pool is an overload, not a slow network).
 CURFEW_UPSTREAM_MAX_CONNECTIONS = env_int("CURFEW_UPSTREAM_MAX_CONNECTIONS", 200)
 CURFEW_UPSTREAM_POOL_TIMEOUT = env_int("CURFEW_UPSTREAM_POOL_TIMEOUT", 3)
+#: The budget name(s) a winding clamp is sent under: ``max_tokens``,
+#: ``max_completion_tokens`` or ``both``. Unset: the names the client sent
+#: (``max_tokens`` when it sent neither). Many OpenAI-compatible providers ignore
+#: ``max_completion_tokens`` (the only name langchain-openai sends), which would
+#: make the clamp a silent no-op; see openai_shapes.apply_verdict.
+CURFEW_UPSTREAM_BUDGET_KEY = env_choice("CURFEW_UPSTREAM_BUDGET_KEY", UPSTREAM_BUDGET_KEYS)
 
 #: Throttles (curfew_core/throttle.py), each a rate such as ``10/15minutes`` or
 #: ``off``. Counts are shared through Redis when REDIS_URL is set, per process

@@ -4,6 +4,9 @@ It records every request it receives (method, path, headers, body) and answers
 like a provider would: a ``chat.completion`` or an SSE stream of chunks, the
 model list, or a scripted error. A gate can hold a stream after its first chunk,
 which is how the tests prove the proxy relays without buffering.
+
+The Responses API, embeddings and legacy completions answers live in
+:mod:`curfew_testkit.fake_openai_more`.
 """
 
 from __future__ import annotations
@@ -88,8 +91,13 @@ class FakeUpstream(LocalHttpServer):
                 return self.rfile.read(length) if length else b""
 
             def do_GET(self) -> None:
+                from curfew_testkit.fake_openai_more import stored_response
+
                 fake._record(Recorded("GET", self.path, dict(self.headers.items()), b""))
-                if self.path.rstrip("/").endswith("/models"):
+                found = stored_response(self.path)
+                if found is not None:
+                    self._send_json(200, json.dumps(found).encode())
+                elif self.path.rstrip("/").endswith("/models"):
                     payload = {
                         "object": "list",
                         "data": [
@@ -112,16 +120,38 @@ class FakeUpstream(LocalHttpServer):
                     self._send_json(*fake.fail)
                     return
                 request = json.loads(body)
+                # Imported here: that module builds on this one's reply words.
+                from curfew_testkit.fake_openai_more import more_answers
+
+                more = more_answers(self.path, request)
+                if more is not None:
+                    events, payload = more
+                    if request.get("stream") is True and events:
+                        self._stream(request, events)
+                    else:
+                        self._send_json(200, json.dumps(payload).encode())
+                    return
                 if request.get("stream"):
                     self._stream(request)
                 else:
                     self._send_json(200, json.dumps(completion(request)).encode())
 
+            def do_DELETE(self) -> None:
+                from curfew_testkit.fake_openai_more import stored_response
+
+                fake._record(Recorded("DELETE", self.path, dict(self.headers.items()), b""))
+                found = stored_response(self.path)
+                if found is None:
+                    self._send_json(404, b'{"error": {"message": "no such thing"}}')
+                    return
+                payload = {"id": found["id"], "object": "response.deleted", "deleted": True}
+                self._send_json(200, json.dumps(payload).encode())
+
             def _chunk(self, data: bytes) -> None:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
 
-            def _stream(self, request: dict[str, Any]) -> None:
+            def _stream(self, request: dict[str, Any], events: list[bytes] | None = None) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
@@ -129,7 +159,8 @@ class FakeUpstream(LocalHttpServer):
                 for name, value in fake.extra_headers:
                     self.send_header(name, value)
                 self.end_headers()
-                events = stream_events(request)
+                if events is None:
+                    events = stream_events(request)
                 try:
                     for index, event in enumerate(events):
                         self._chunk(event)

@@ -61,7 +61,8 @@ async def test_a_verdict_is_parsed_and_then_served_from_the_cache(flavour: str) 
     assert (first.state, first.max_tokens, first.origin) == ("winding", 1000, "server")
     assert second == first
     assert len(seen) == 1  # the second call was the cache's
-    assert json.loads(seen[0].content) == {"subagent": False, "max_tokens": 4096}
+    # The budget is never sent: the clamp is taken here (see test_clamp.py).
+    assert json.loads(seen[0].content) == {"subagent": False}
     assert seen[0].headers["Authorization"] == "Bearer t"
 
 

@@ -131,6 +131,16 @@ _AUTHED = (401, 429, 503)
 _WITH_BODY = (400, 401, 413, 429, 503)
 
 
+_CHANGE_EVENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"enum": ["ready", "change", "end"]},
+        "data": {"type": "string", "contentMediaType": "application/json"},
+    },
+}
+
+
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
@@ -199,6 +209,27 @@ def document() -> dict[str, Any]:
                     "summary": "What a status display needs",
                     "responses": {
                         "200": {"description": "state", "content": _json(_ref("State"))},
+                        **_errors(*_AUTHED),
+                    },
+                }
+            },
+            "/changes": {
+                "get": {
+                    "summary": "Push mode: a stream of this token's user's changes (SSE)",
+                    "description": "Server-sent events: `ready` once listening (data "
+                    '`{"heartbeat": seconds}`), `change` after every committed save or '
+                    "override, a `: heartbeat` comment when idle, and `end` (data "
+                    '`{"reason": ...}`) before the stream closes (token revoked, user '
+                    "deactivated, an outage). A gateway drops its cached verdicts on each "
+                    "`change` and on every (re)connect, and polls by `max_age` while the "
+                    "stream is down.",
+                    "responses": {
+                        "200": {
+                            "description": "the event stream",
+                            # One event (as OpenAPI 3.2's ``itemSchema`` says of an
+                            # event stream); heartbeats are comments, not events.
+                            "content": {"text/event-stream": {"schema": _CHANGE_EVENT}},
+                        },
                         **_errors(*_AUTHED),
                     },
                 }

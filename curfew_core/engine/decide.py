@@ -22,7 +22,7 @@ from curfew_core.engine.clock import (
 from curfew_core.engine.curve import budget_at, next_budget_change
 from curfew_core.engine.days import day_kind, night_window
 from curfew_core.engine.overrides import Overrides
-from curfew_core.engine.schedule import RequestContext, Schedule
+from curfew_core.engine.schedule import RequestContext, Schedule, purpose_key
 from curfew_core.engine.verdict import SEVERITY, Action, Segment, State, Verdict
 
 #: How far ahead ``valid_until`` looks when nothing is scheduled to change.
@@ -294,15 +294,20 @@ def decide(
     # -- scope: is this call acted on at all? ---------------------------------
     exempt = False
     if schedule.enabled and state is not State.ON_DUTY:
-        if request.purpose:
+        purpose = purpose_key(request.purpose)
+        if purpose is not None and purpose in schedule.exempt_purposes:
             exempt = True
-            reasons.append(f"purpose {request.purpose!r} always passes")
+            reasons.append(f"purpose {purpose!r} is exempt")
         elif request.session_id is not None and request.session_id in schedule.exempt_sessions:
             exempt = True
             reasons.append("exempt session")
         elif request.subagent and not schedule.apply_to_subagents:
             exempt = True
             reasons.append("subagents spared")
+        elif request.purpose:
+            # Said, though it changes nothing: a gateway sending an unlisted
+            # purpose (a typo, a new helper) sees why its call was acted on.
+            reasons.append(f"purpose {_cut(request.purpose)!r} is not exempt")
 
     action = Action.PASS
     reply: str | None = None
@@ -371,6 +376,11 @@ def decide(
         debug_at=overrides.debug_at,
         would=would,
     )
+
+
+def _cut(text: str, limit: int = 40) -> str:
+    """Client text quoted in ``reason``, cut short so it cannot make a long one."""
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
 def _clamp(current: int | None, budget: int) -> int:

@@ -104,6 +104,23 @@ DEFAULT_PERSONA_EN = (
     "you are sleepy, not because you were cut off."
 )
 DEFAULT_PERSONA_ZH = "夜深了，你有些困了。回答简短是因为困，而不是被打断。"
+#: The purposes exempt by default: a gateway's own housekeeping calls, which
+#: keep a session usable and answer no one. ``title`` (naming a chat) and
+#: ``compaction`` (shrinking its context) are the purposes this project's
+#: examples and tests always sent; ``summary`` is the third such helper of
+#: OpenCode-style agents. The seed exempted any purpose at all, so
+#: ``"anything"`` passed at 04:00.
+DEFAULT_EXEMPT_PURPOSES: tuple[str, ...] = ("title", "compaction", "summary")
+
+
+def purpose_key(purpose: str | None) -> str | None:
+    """A request's purpose as ``exempt_purposes`` holds names: trimmed and
+    lowercased, ASCII only (``str.lower`` would turn the Kelvin sign into
+    ``k``, so a non-ASCII purpose never matches a name), ``None`` for none."""
+    if not purpose:
+        return None
+    key = purpose.strip(" \t")
+    return key.lower() if key and key.isascii() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +151,8 @@ class Schedule:
     dry_run: bool = False
     safety_max_tokens: int | None = None
     exempt_sessions: frozenset[str] = frozenset()
+    #: Lowercase purpose names whose calls pass off duty (see ``purpose_key``).
+    exempt_purposes: frozenset[str] = frozenset(DEFAULT_EXEMPT_PURPOSES)
     enabled: bool = True
     #: Derived once from ``anchors`` and ``night`` (see ``anchor_fractions``).
     fractions: tuple[tuple[float, int], ...] = field(init=False, repr=False, compare=False)

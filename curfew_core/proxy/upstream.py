@@ -15,10 +15,12 @@ import logging
 import re
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
+from curfew_client import anthropic_shapes
 from curfew_client.openai_shapes import error_body, sse_event
 from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
@@ -41,6 +43,19 @@ RELAYED_HEADERS = frozenset(
         "x-ratelimit-remaining-tokens",
         "x-ratelimit-reset-requests",
         "x-ratelimit-reset-tokens",
+    }
+)
+#: Anthropic's own names for the same (``request-id``; rate limits per kind of
+#: limit), by exact name too.
+ANTHROPIC_RELAYED_HEADERS = frozenset(
+    {
+        "request-id",
+        "retry-after",
+        *(
+            f"anthropic-ratelimit-{kind}-{what}"
+            for kind in ("requests", "tokens", "input-tokens", "output-tokens")
+            for what in ("limit", "remaining", "reset")
+        ),
     }
 )
 #: Credentials as providers echo them: ``sk-…`` keys (whole, or cut short as
@@ -119,10 +134,62 @@ def model_path(model: str) -> tuple[str, ...]:
     return (*MODELS, model)
 
 
-def upstream_url(segments: tuple[str, ...]) -> str:
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """One upstream protocol: where its settings are, how the operator's key is
+    sent, which answer headers are relayed, and its error shape (every error
+    the proxy makes up on its behalf, so a client's SDK raises as usual)."""
+
+    #: The names of the settings holding the base URL and the key (read per request).
+    base_url_setting: str
+    api_key_setting: str
+    relayed_headers: frozenset[str]
+    #: The request headers carrying ``key``.
+    auth: Callable[[str], dict[str, str]]
+    #: ``(status, message, code, openai type)`` to an error body.
+    error: Callable[[int, str, str, str], dict[str, Any]]
+    #: The SSE event that ends a stream the upstream broke off.
+    broken: Callable[[dict[str, Any]], bytes]
+
+    @property
+    def base_url(self) -> str:
+        return str(getattr(settings, self.base_url_setting))
+
+    @property
+    def api_key(self) -> str:
+        return str(getattr(settings, self.api_key_setting) or "")
+
+
+def _anthropic_error(status: int, message: str, code: str, type: str) -> dict[str, Any]:
+    # Anthropic's SDK picks the exception by status; its error type follows it.
+    return anthropic_shapes.error_body(message, type=anthropic_shapes.error_type(status))
+
+
+OPENAI = Provider(
+    base_url_setting="CURFEW_UPSTREAM_BASE_URL",
+    api_key_setting="CURFEW_UPSTREAM_API_KEY",
+    relayed_headers=RELAYED_HEADERS,
+    auth=lambda key: {"Authorization": f"Bearer {key}"},
+    error=lambda status, message, code, type: error_body(message, type=type, code=code),
+    broken=sse_event,
+)
+ANTHROPIC = Provider(
+    base_url_setting="CURFEW_ANTHROPIC_UPSTREAM_BASE_URL",
+    api_key_setting="CURFEW_ANTHROPIC_UPSTREAM_API_KEY",
+    relayed_headers=ANTHROPIC_RELAYED_HEADERS,
+    auth=lambda key: {"x-api-key": key},
+    error=_anthropic_error,
+    broken=lambda data: anthropic_shapes.sse_event("error", data),
+)
+#: The Messages API's paths, under the Anthropic upstream's base URL.
+MESSAGES = ("messages",)
+COUNT_TOKENS = ("messages", "count_tokens")
+
+
+def upstream_url(segments: tuple[str, ...], provider: Provider = OPENAI) -> str:
     """The base URL's path plus ``segments``, each checked and encoded as exactly
     one segment; the result is checked again, so no input can leave the base."""
-    base = settings.CURFEW_UPSTREAM_BASE_URL.rstrip("/")
+    base = provider.base_url.rstrip("/")
     base_path = urlsplit(base).path
     for segment in segments:
         if not _SEGMENT.fullmatch(segment):
@@ -140,21 +207,25 @@ def _where(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}{parts.path}"
 
 
-def _upstream_headers(content: bytes | None) -> dict[str, str]:
-    headers = {"Accept": "application/json, text/event-stream"}
+def _upstream_headers(
+    content: bytes | None, provider: Provider, extra: Mapping[str, str]
+) -> dict[str, str]:
+    headers = {"Accept": "application/json, text/event-stream", **extra}
     if content is not None:
         headers["Content-Type"] = "application/json"
-    key = settings.CURFEW_UPSTREAM_API_KEY
+    key = provider.api_key
     if key:
-        headers["Authorization"] = f"Bearer {key}"
+        headers.update(provider.auth(key))
     return headers
 
 
 def _scrub(content: bytes) -> bytes:
-    """``content`` with the upstream key and anything credential-shaped cut out."""
-    key = settings.CURFEW_UPSTREAM_API_KEY
-    if key:
-        content = content.replace(key.encode(), REDACTED)
+    """``content`` with the upstream keys and anything credential-shaped cut out."""
+    for provider in (OPENAI, ANTHROPIC):
+        # Every operator key, whichever provider answered: none may reach a client.
+        key = provider.api_key
+        if key:
+            content = content.replace(key.encode(), REDACTED)
 
     def redact(match: re.Match[bytes]) -> bytes:
         found = match.group(0)
@@ -163,11 +234,13 @@ def _scrub(content: bytes) -> bytes:
     return _SECRETS.sub(redact, content)
 
 
-def _relay_headers(response: HttpResponseBase, upstream: Mapping[str, str]) -> None:
+def _relay_headers(
+    response: HttpResponseBase, upstream: Mapping[str, str], allowed: frozenset[str]
+) -> None:
     """Copy the allowed upstream headers; one whose value holds anything
     credential-shaped is dropped, not half-relayed."""
     for name, value in upstream.items():
-        if name.lower() not in RELAYED_HEADERS:
+        if name.lower() not in allowed:
             continue
         raw = value.encode("latin-1", "replace")
         if _scrub(raw) == raw:
@@ -175,10 +248,16 @@ def _relay_headers(response: HttpResponseBase, upstream: Mapping[str, str]) -> N
 
 
 def gateway_error(
-    status: int, message: str, code: str, *, type: str = "upstream_error"
+    status: int,
+    message: str,
+    code: str,
+    *,
+    type: str = "upstream_error",
+    provider: Provider = OPENAI,
 ) -> HttpResponse:
+    """An error the proxy answers on the upstream's behalf, in its shape."""
     return HttpResponse(
-        _json(error_body(message, type=type, code=code)),
+        _json(provider.error(status, message, code, type)),
         status=status,
         content_type="application/json",
     )
@@ -198,6 +277,8 @@ async def forward(
     content: bytes | None = None,
     *,
     release: Callable[[], None] = _nothing,
+    provider: Provider = OPENAI,
+    headers: Mapping[str, str] | None = None,
 ) -> HttpResponseBase:
     """Send one request upstream and answer with what comes back.
 
@@ -209,10 +290,13 @@ async def forward(
 
     ``release`` is called exactly once when the upstream call is over: at once
     for an error, when the relayed stream ends, fails, or is abandoned.
+
+    ``provider`` is the upstream's protocol (OpenAI's unless told); ``headers``
+    are protocol headers the door has already checked (never credentials).
     """
     handed_off = False
     try:
-        response = await _relayed(method, path, content, release)
+        response = await _relayed(method, path, content, release, provider, headers or {})
         handed_off = isinstance(response, StreamingHttpResponse)
         return response
     finally:
@@ -221,16 +305,21 @@ async def forward(
 
 
 async def _relayed(
-    method: str, path: tuple[str, ...], content: bytes | None, release: Callable[[], None]
+    method: str,
+    path: tuple[str, ...],
+    content: bytes | None,
+    release: Callable[[], None],
+    provider: Provider,
+    extra: Mapping[str, str],
 ) -> HttpResponseBase:
-    url = upstream_url(path)
+    url = upstream_url(path, provider)
     client = shared_client()
     timeout = float(settings.CURFEW_UPSTREAM_TIMEOUT)
     request = client.build_request(
         method,
         url,
         content=content,
-        headers=_upstream_headers(content),
+        headers=_upstream_headers(content, provider, extra),
         timeout=httpx.Timeout(
             timeout,
             connect=min(timeout, CONNECT_TIMEOUT),
@@ -244,18 +333,27 @@ async def _relayed(
     except httpx.PoolTimeout:
         log.warning("upstream pool full: no free connection for %s", _where(url))
         busy = gateway_error(
-            503, "the curfew proxy is busy; retry shortly", "upstream_busy", type="server_error"
+            503,
+            "the curfew proxy is busy; retry shortly",
+            "upstream_busy",
+            type="server_error",
+            provider=provider,
         )
         busy["Retry-After"] = str(BUSY_RETRY_AFTER)
         return busy
     except httpx.TimeoutException as exc:
         log.warning("upstream %s timed out (%s)", _where(url), type(exc).__name__)
         return gateway_error(
-            504, "the upstream provider did not answer in time", "upstream_timeout"
+            504,
+            "the upstream provider did not answer in time",
+            "upstream_timeout",
+            provider=provider,
         )
     except httpx.HTTPError as exc:
         log.warning("upstream %s unreachable (%s)", _where(url), type(exc).__name__)
-        return gateway_error(502, "the upstream provider is unreachable", "upstream_unreachable")
+        return gateway_error(
+            502, "the upstream provider is unreachable", "upstream_unreachable", provider=provider
+        )
 
     if response.status_code >= 400:
         try:
@@ -268,25 +366,41 @@ async def _relayed(
         if response.status_code in (401, 403):
             message = (
                 f"the upstream provider refused the proxy's own credentials "
-                f"(HTTP {response.status_code}); the operator must check CURFEW_UPSTREAM_API_KEY"
+                f"(HTTP {response.status_code}); the operator must check "
+                f"{provider.api_key_setting}"
             )
-            body = _json(error_body(message, type="upstream_error", code="upstream_auth"))
+            body = _json(
+                provider.error(response.status_code, message, "upstream_auth", "upstream_error")
+            )
             content_type = "application/json"
         else:
             body = _scrub(body)
             content_type = response.headers.get("content-type", "application/json")
         relayed = HttpResponse(body, status=response.status_code, content_type=content_type)
-        _relay_headers(relayed, response.headers)
+        _relay_headers(relayed, response.headers, provider.relayed_headers)
         return relayed
 
     content_type = response.headers.get("content-type", "application/json")
     streaming = StreamingHttpResponse(
-        _relay(response, url, sse="text/event-stream" in content_type, release=release),
+        _relay(
+            response,
+            url,
+            sse="text/event-stream" in content_type,
+            release=release,
+            broken=provider.broken(
+                provider.error(
+                    502,
+                    "the upstream provider broke off the answer",
+                    "upstream_broken",
+                    "upstream_error",
+                )
+            ),
+        ),
         status=response.status_code,
         content_type=content_type,
     )
     _until_done(streaming, response, release)
-    _relay_headers(streaming, response.headers)
+    _relay_headers(streaming, response.headers, provider.relayed_headers)
     streaming["Cache-Control"] = "no-cache"
     # Reverse proxies (nginx) must not hold the stream back either.
     streaming["X-Accel-Buffering"] = "no"
@@ -317,7 +431,12 @@ def _until_done(
 
 
 async def _relay(
-    response: httpx.Response, url: str, *, sse: bool, release: Callable[[], None]
+    response: httpx.Response,
+    url: str,
+    *,
+    sse: bool,
+    release: Callable[[], None],
+    broken: bytes,
 ) -> AsyncIterator[bytes]:
     """The upstream body as it arrives; the upstream connection is released when
     the body ends, fails or the client goes away (the server cancels us)."""
@@ -329,13 +448,27 @@ async def _relay(
         if sse:
             # SDKs raise on an SSE error event, instead of taking a cut-off
             # answer for a complete one.
-            yield sse_event(
-                error_body(
-                    "the upstream provider broke off the answer",
-                    type="upstream_error",
-                    code="upstream_broken",
-                )
-            )
+            yield broken
     finally:
         release()
         await response.aclose()
+
+
+# -- the Responses API, embeddings and legacy completions (issue 11) -----------
+#: More fixed paths under the base URL; as above, client input is at most one
+#: checked segment (a stored response's id).
+RESPONSES = ("responses",)
+EMBEDDINGS = ("embeddings",)
+COMPLETIONS = ("completions",)
+
+
+def response_path(response_id: str) -> tuple[str, ...]:
+    """``responses/<id>``, or :class:`UnsafePath` when ``response_id`` is not
+    one plain segment (OpenAI's ids are ``resp_`` and hex; the same rule as a
+    model id keeps any separator, ``%`` or dot-segment out)."""
+    if not _SEGMENT.fullmatch(response_id):
+        raise UnsafePath(
+            f"a response id must be at most {MODEL_ID_MAX} characters: letters, digits "
+            "and . _ : @ + ~ - (starting with a letter or digit)"
+        )
+    return (*RESPONSES, response_id)

@@ -1,29 +1,25 @@
-"""The OpenAI-compatible doors: authenticate, take the verdict in-process, act.
-
-- short-circuit: the canned reply (streamed or not, as asked), zero usage, and
-  nothing sent upstream;
-- clamp: forwarded with the clamped budget and the persona;
-- pass (on duty, exempt, dry run): forwarded byte for byte.
+"""What every proxy door shares: the scope headers, the body, the verdict in
+one trip, the labels, the error answers (OpenAI's shape unless a door gives its
+own), the guard around each view and the per-token upstream slots.
 
 Every answer, errors included, says what the curfew did in ``X-Curfew-State``
-and ``X-Curfew-Action`` (``unknown`` / ``none`` when it could not decide).
+and ``X-Curfew-Action`` (``unknown`` / ``none`` when it could not decide). The
+doors themselves are ``chat``, ``responses``, ``passthrough`` and ``messages``;
+the sequence they follow is ``calls``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any
+from typing import Any, Protocol
 
 from asgiref.sync import sync_to_async
-from curfew_client.openai_shapes import (
-    apply_verdict,
-    error_body,
-    short_circuit_body,
-)
+from curfew_client.openai_shapes import error_body
+from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
@@ -34,21 +30,17 @@ from redis.exceptions import RedisError
 
 from curfew_core import throttle
 from curfew_core.engine import Action, RequestContext, Verdict
-from curfew_core.http_headers import bearer
 from curfew_core.outage import RETRY_AFTER_SECONDS
-from curfew_core.proxy import bodies, upstream
+from curfew_core.proxy import upstream
 from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.verdicts import verdict_for
 
 log = logging.getLogger("curfew.proxy")
 ProxyView = Callable[..., Coroutine[Any, Any, HttpResponseBase]]
 
-MAX_HEADER_TEXT = 200
 #: Chat bodies carry whole conversations and images; Django's 2.5 MB form limit
 #: is not meant for them. ASGI has already spooled the body by the time we read it.
 MAX_BODY_BYTES = 64 * 1024 * 1024
-_TRUE = {"1", "true", "yes"}
-_FALSE = {"", "0", "false", "no"}
 
 
 class BadRequest(ValueError):
@@ -57,32 +49,14 @@ class BadRequest(ValueError):
         self.param = param
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
-    session_id: str | None
-    purpose: str | None
-    subagent: bool
-
-
-def _header_text(request: HttpRequest, name: str) -> str | None:
-    value = request.headers.get(name, "").strip()
-    if len(value) > MAX_HEADER_TEXT:
-        raise BadRequest(f"{name} must be at most {MAX_HEADER_TEXT} characters", name)
-    return value or None
-
-
 def parse_scope(request: HttpRequest) -> Scope:
-    """Who is asking, from ``X-Curfew-Session`` / ``-Purpose`` / ``-Subagent``."""
-    subagent = request.headers.get("X-Curfew-Subagent", "").strip().lower()
-    if subagent not in _TRUE | _FALSE:
-        raise BadRequest(
-            f"X-Curfew-Subagent must be 1 or 0 (true/false), not {subagent!r}", "X-Curfew-Subagent"
-        )
-    return Scope(
-        session_id=_header_text(request, "X-Curfew-Session"),
-        purpose=_header_text(request, "X-Curfew-Purpose"),
-        subagent=subagent in _TRUE,
-    )
+    """Who is asking, from ``X-Curfew-Session`` / ``-Purpose`` / ``-Subagent``:
+    the client's own reading (``curfew_client.scope``), so the proxy and every
+    gateway take the same headers; a bad one is a ``BadRequest`` naming it."""
+    try:
+        return scope_from_headers(request.headers)
+    except ScopeHeaderError as exc:
+        raise BadRequest(str(exc), exc.header) from None
 
 
 def _raw_body(request: HttpRequest) -> bytes:
@@ -93,13 +67,6 @@ def _raw_body(request: HttpRequest) -> bytes:
     if not (length.isascii() and length.isdigit()) or int(length) > MAX_BODY_BYTES:
         raise BadRequest(f"the request body must be at most {MAX_BODY_BYTES // 2**20} MB")
     return request.read(MAX_BODY_BYTES + 1)
-
-
-def parse_chat_body(raw: bytes) -> dict[str, Any]:
-    try:
-        return bodies.json_object(raw)
-    except bodies.BadBody as exc:
-        raise BadRequest(f"{exc}; send a chat completions JSON object") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +122,24 @@ def unauthorized(raw_token: str | None) -> HttpResponseBase:
     return labelled(openai_error(401, message, code="invalid_api_key"), None)
 
 
-def rate_limited(refusal: throttle.Refusal) -> HttpResponse:
+class ErrorAnswer(Protocol):
+    """A door's error answer in its protocol's shape (``openai_error`` here,
+    ``messages.anthropic_error`` for the Messages door)."""
+
+    def __call__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str,
+        param: str | None = None,
+        type: str = "invalid_request_error",
+    ) -> HttpResponse: ...
+
+
+def rate_limited(refusal: throttle.Refusal, error: ErrorAnswer = openai_error) -> HttpResponse:
     # OpenAI's own 429 shape, so SDKs raise RateLimitError and honour Retry-After.
-    response = openai_error(429, refusal.message, code="rate_limit_exceeded", type="requests")
+    response = error(429, refusal.message, code="rate_limit_exceeded", type="requests")
     response["Retry-After"] = str(refusal.retry_after)
     return response
 
@@ -168,9 +150,9 @@ def _not_allowed(allowed: str) -> HttpResponseBase:
     return labelled(response, None)
 
 
-def unavailable() -> HttpResponseBase:
-    """The outage answer: 503, OpenAI's shape, ``Retry-After``, the labels."""
-    response = openai_error(
+def unavailable(error: ErrorAnswer = openai_error) -> HttpResponseBase:
+    """The outage answer: 503, OpenAI's shape (or ``error``'s), ``Retry-After``, the labels."""
+    response = error(
         503,
         "the curfew proxy cannot reach its storage; retry shortly",
         code="unavailable",
@@ -180,23 +162,23 @@ def unavailable() -> HttpResponseBase:
     return labelled(response, None)
 
 
-def labelled_always(view: ProxyView) -> ProxyView:
-    """An unexpected failure still answers in OpenAI's shape, with the headers."""
+def labelled_always(view: ProxyView, error: ErrorAnswer = openai_error) -> ProxyView:
+    """An unexpected failure still answers in OpenAI's shape (or ``error``'s), with the headers."""
 
     @wraps(view)
     async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
             return await view(request, *args, **kwargs)
         except throttle.Throttled as exc:
-            return labelled(rate_limited(exc.refusal), None)
+            return labelled(rate_limited(exc.refusal, error), None)
         except (DatabaseError, RedisError):
             # Storage is down: a gateway or SDK should retry, not report a bug.
             log.exception("proxy: storage unavailable on %s %s", request.method, request.path)
-            return unavailable()
+            return unavailable(error)
         except Exception:
             log.exception("proxy failed on %s %s", request.method, request.path)
             return labelled(
-                openai_error(
+                error(
                     500,
                     "the curfew proxy failed; see its log",
                     code="internal_error",
@@ -213,103 +195,32 @@ BUSY_TOKEN_RETRY_AFTER = 1
 
 
 async def _forward(
-    token_id: int, method: str, path: tuple[str, ...], content: bytes | None = None
+    token_id: int,
+    method: str,
+    path: tuple[str, ...],
+    content: bytes | None = None,
+    *,
+    provider: upstream.Provider = upstream.OPENAI,
+    headers: Mapping[str, str] | None = None,
 ) -> HttpResponseBase:
     """Forward, holding one of the token's upstream slots until the answer ends;
-    a token that holds all of its share gets a 429 at once instead."""
+    a token that holds all of its share gets a 429 at once instead (in the
+    upstream protocol's shape: the client speaks it)."""
     slot = slots.take(token_id, int(settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN))
     if slot is None:
         limit = settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN
-        refused = openai_error(
+        refused = upstream.gateway_error(
             429,
             f"this token already has {limit} requests open upstream; retry when one ends",
-            code="too_many_concurrent_requests",
+            "too_many_concurrent_requests",
             type="rate_limit_error",
+            provider=provider,
         )
         refused["Retry-After"] = str(BUSY_TOKEN_RETRY_AFTER)
         return refused
-    return await upstream.forward(method, path, content, release=slot.release)
-
-
-@csrf_exempt
-@labelled_always
-async def chat_completions(request: HttpRequest) -> HttpResponseBase:
-    if request.method != "POST":
-        return _not_allowed("POST")
-    raw_token = bearer(request)
-    problem: BadRequest | None = None
-    raw = b""
-    body: dict[str, Any] = {}
-    scope = Scope(None, None, False)
-    try:
-        scope = parse_scope(request)
-        raw = _raw_body(request)
-        body = parse_chat_body(raw)
-    except BadRequest as exc:
-        problem = exc
-    # The budget is left out on purpose: the verdict then carries the curve's
-    # ceiling, and apply_verdict clamps each budget the client named against it
-    # on its own (a client may send both names with different values).
-    context = RequestContext(
-        session_id=scope.session_id, purpose=scope.purpose, subagent=scope.subagent
+    return await upstream.forward(
+        method, path, content, release=slot.release, provider=provider, headers=headers
     )
-    judged = await judge(raw_token, context, throttle.client_address(request))
-    if judged is None:
-        return unauthorized(raw_token)
-    verdict = judged.verdict
-    if problem is not None:
-        error = openai_error(400, str(problem), code="invalid_request", param=problem.param)
-        response = labelled(error, verdict)
-        response["X-Curfew-Action"] = "none"
-        return response
-
-    if verdict.action is Action.SHORT_CIRCUIT and verdict.reply is not None:
-        payload, content_type = short_circuit_body(body, verdict.reply)
-        answer = HttpResponse(payload, content_type=content_type)
-        answer["Cache-Control"] = "no-cache"
-        return labelled(answer, verdict)
-    if verdict.action is Action.PASS:
-        # Untouched means the very bytes the client sent.
-        content = raw
-    else:
-        content = json.dumps(apply_verdict(body, verdict), ensure_ascii=False).encode()
-    return labelled(
-        await _forward(judged.token_id, "POST", upstream.CHAT_COMPLETIONS, content), verdict
-    )
-
-
-@csrf_exempt
-@labelled_always
-async def models(request: HttpRequest, model: str | None = None) -> HttpResponseBase:
-    """``GET /v1/models[/<id>]``, forwarded: listing models is not a model call."""
-    if request.method != "GET":
-        return _not_allowed("GET")
-    raw_token = bearer(request)
-    try:
-        scope = parse_scope(request)
-    except BadRequest:
-        scope = Scope(None, None, False)
-    judged = await judge(
-        raw_token,
-        RequestContext(scope.session_id, scope.purpose, scope.subagent),
-        throttle.client_address(request),
-    )
-    if judged is None:
-        return unauthorized(raw_token)
-    verdict = judged.verdict
-    try:
-        # The id is one opaque segment: nothing in it may move the request
-        # elsewhere on the upstream (where the operator's key would go with it).
-        path = upstream.MODELS if model is None else upstream.model_path(model)
-    except upstream.UnsafePath as exc:
-        error = openai_error(400, str(exc), code="invalid_model", param="model")
-        response = labelled(error, verdict)
-        response["X-Curfew-Action"] = "none"
-        return response
-    response = await _forward(judged.token_id, "GET", path)
-    response = labelled(response, verdict)
-    response["X-Curfew-Action"] = Action.PASS.value
-    return response
 
 
 @csrf_exempt
@@ -318,8 +229,9 @@ async def not_proxied(request: HttpRequest, rest: str) -> HttpResponseBase:
     return labelled(
         openai_error(
             404,
-            f"/v1/{rest} is not proxied; the curfew proxy serves POST /v1/chat/completions "
-            "and GET /v1/models",
+            f"/v1/{rest} is not proxied; the curfew proxy serves POST /v1/chat/completions, "
+            "POST /v1/responses, GET and DELETE /v1/responses/{id}, POST /v1/embeddings, "
+            "POST /v1/completions and GET /v1/models",
             code="not_found",
         ),
         None,

@@ -18,6 +18,7 @@ it already saw, so a slow commit is still caught once and only once.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -154,7 +155,10 @@ async def enroll(channel_name: str, layer: Any) -> None:
     watcher.members.add(channel_name)
     if watcher.task is None or watcher.task.done():
         watcher.ready = asyncio.Event()
-        watcher.task = loop.create_task(watcher.run())
+        # A context of its own: the watcher outlives whoever enrolled first, and
+        # an HTTP door (the change stream) enrolls from inside a request whose
+        # thread executors shut down when it ends.
+        watcher.task = loop.create_task(watcher.run(), context=contextvars.Context())
     await watcher.ready.wait()
 
 

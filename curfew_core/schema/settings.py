@@ -26,7 +26,11 @@ from typing_extensions import TypedDict
 
 from curfew_core import calendars
 from curfew_core.engine import Anchor, Curve, NightTimes, Schedule, parse_wall
-from curfew_core.engine.schedule import DEFAULT_PERSONA_ZH, DEFAULT_TIER_TEXTS_ZH
+from curfew_core.engine.schedule import (
+    DEFAULT_EXEMPT_PURPOSES,
+    DEFAULT_PERSONA_ZH,
+    DEFAULT_TIER_TEXTS_ZH,
+)
 from curfew_core.schema import values as v
 
 
@@ -61,6 +65,11 @@ Date = Annotated[
     str, StringConstraints(pattern=v.DATE_PATTERN), Field(json_schema_extra={"format": "date"})
 ]
 Dates = Annotated[list[Date], Field(max_length=v.MAX_EXTRA_HOLIDAYS)]
+Purpose = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=v.MAX_PURPOSE, pattern=v.PURPOSE_PATTERN),
+    Field(examples=["title"]),
+]
 SafetyCap = Annotated[int, Field(ge=v.MIN_SAFETY_MAX_TOKENS, le=v.MAX_TOKENS_LIMIT)]
 
 
@@ -305,6 +314,26 @@ class ScheduleSettings(BaseModel):
             alias="exemptSessions",
         ),
     ] = Field(default_factory=list)
+    exempt_purposes: Annotated[
+        list[Purpose],
+        Field(max_length=v.MAX_EXEMPT_PURPOSES),
+        Setting(
+            _("Exempt purposes"),
+            _(
+                "Calls your AI tool marks as its own housekeeping (title: naming a chat; "
+                "compaction, summary: shrinking a long chat) still go through at night. "
+                "Any other purpose is treated like a normal call. Empty: none."
+            ),
+            v.parse_purposes,
+            api_note=(
+                f"At most {v.MAX_EXEMPT_PURPOSES} names of at most {v.MAX_PURPOSE} "
+                "characters (a-z, 0-9, _ . -; a letter or digit first); matched "
+                "case-insensitively, stored lowercase, a repeat folded into the first. "
+                "A verdict request's purpose is exempt only if listed here. Default: "
+                f"{', '.join(DEFAULT_EXEMPT_PURPOSES)}."
+            ),
+        ),
+    ] = Field(default_factory=lambda: list(DEFAULT_EXEMPT_PURPOSES))
 
     def schedule(self) -> Schedule:
         """The engine's ``Schedule``: the one place settings become engine values."""
@@ -342,6 +371,8 @@ class ScheduleSettings(BaseModel):
             dry_run=self.dry_run,
             safety_max_tokens=self.safety_max_tokens,
             exempt_sessions=frozenset(self.exempt_sessions),
+            # Lowercased again: ``build`` does not re-validate a stored config.
+            exempt_purposes=frozenset(name.lower() for name in self.exempt_purposes),
             enabled=self.enabled,
         )
 

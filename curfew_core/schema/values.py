@@ -32,9 +32,12 @@ MAX_ANCHORS = 48
 MAX_TIERS = 12
 MAX_TEXT = 2000
 MAX_EXEMPT_SESSIONS = 1000
+#: Exempt purposes are a gateway's few housekeeping helpers, not a session list.
+MAX_EXEMPT_PURPOSES = 32
 MAX_EXTRA_HOLIDAYS = 1000
 
 MAX_SESSION_ID = 200
+MAX_PURPOSE = 64
 MAX_TIER_TEXT = 500
 MAX_NAME = 64
 MAX_WINDOWS = 24
@@ -52,6 +55,9 @@ TEXT_PATTERN = "^[^\\u0000]*$"
 NONBLANK_PATTERN = f"^[^\\u0000]*[^\\u0000{_BLANK_CLASS}][^\\u0000]*$"
 #: A wall-clock time, 24-hour "HH:MM".
 TIME_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+#: A purpose name: ASCII letters, digits and ``_ . -``, starting with a letter
+#: or digit. Either case is accepted; names are kept (and matched) lowercase.
+PURPOSE_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 #: A calendar date "YYYY-MM-DD" (year 0000 does not exist).
 DATE_PATTERN = (
     "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"
@@ -330,4 +336,25 @@ def parse_sessions(value: Any) -> list[str]:
             )
         if item.strip() not in out:
             out.append(item.strip())
+    return out
+
+
+def parse_purposes(value: Any) -> list[str]:
+    """Purpose names, lowercased, in the order given; a repeat (in any case)
+    is folded into the first, as a repeated session id or date is."""
+    if not isinstance(value, list):
+        raise Invalid('must be a list of purpose names like "title"')
+    if len(value) > MAX_EXEMPT_PURPOSES:
+        raise Invalid(f"has {len(value)} purposes; at most {MAX_EXEMPT_PURPOSES}")
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not 1 <= len(item) <= MAX_PURPOSE:
+            raise Invalid(f"{show(item)} is not a purpose name (1-{MAX_PURPOSE} characters)")
+        if not re.fullmatch(PURPOSE_PATTERN, item):
+            raise Invalid(
+                f"{show(item)} is not a purpose name: use letters a-z, digits and _ . -, "
+                "starting with a letter or digit"
+            )
+        if item.lower() not in out:
+            out.append(item.lower())
     return out

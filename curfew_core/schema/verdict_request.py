@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from curfew_core import override_commands
 from curfew_core.engine import RequestContext
+from curfew_core.engine.schedule import DEFAULT_EXEMPT_PURPOSES
 from curfew_core.schedule_config import (
     MAX_SESSION_ID,
     TEXT_PATTERN,
@@ -55,7 +56,15 @@ class VerdictRequestBody(BaseModel):
     model_config = ConfigDict(title="VerdictRequest", extra="forbid", frozen=True)
 
     session_id: _ScopeText | None = None
-    purpose: _ScopeText | None = None
+    purpose: _ScopeText | None = Field(
+        default=None,
+        description=(
+            "what the call is for; off duty it passes only if the schedule's "
+            "exempt_purposes lists it (case-insensitively; default "
+            f"{', '.join(DEFAULT_EXEMPT_PURPOSES)}), any other purpose is decided "
+            "like a call without one"
+        ),
+    )
     subagent: bool | None = None
     max_tokens: Annotated[int, Field(ge=1)] | None = None
     at: _InstantText | None = Field(

@@ -56,6 +56,7 @@ FIELDSETS: dict[str, tuple[str, ...]] = {
         "winding_reasoning_effort",
         "safety_max_tokens",
         "exempt_sessions",
+        "exempt_purposes",
     ),
 }
 #: Fields the page places one by one, outside a run.

@@ -58,9 +58,14 @@ def _raw(body: Any) -> str:
 
 
 def test_every_text_setting_is_covered() -> None:
-    assert {"tired_persona", "tier_texts", "exempt_sessions", "anchors", "weekdays"} <= set(
-        TEXT_SETTINGS
-    )
+    assert {
+        "tired_persona",
+        "tier_texts",
+        "exempt_sessions",
+        "exempt_purposes",
+        "anchors",
+        "weekdays",
+    } <= set(TEXT_SETTINGS)
     assert all(key in _EXAMPLES for key in schedule_config.FIELDS)
 
 

@@ -9,12 +9,15 @@ from typing import Any
 import jsonschema_rs
 import pytest
 from django.test import Client
-from django.urls import get_resolver
+from django.urls import URLPattern, get_resolver
 from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
 
 from curfew_core.api import urls as api_urls
 from curfew_core.schedule_config import FIELDS
+from curfew_site import urls as site_urls
+
+API_PREFIX = "api/v1/"
 
 
 @pytest.fixture
@@ -37,6 +40,13 @@ def test_lists_every_api_route(document: dict[str, Any]) -> None:
         for pattern in api_urls.urlpatterns
         if pattern.name != "api-not-found"
     }
+    # Routes another door mounts under the API's prefix (the change stream).
+    routes |= {
+        "/" + str(pattern.pattern).removeprefix(API_PREFIX)
+        for pattern in site_urls.urlpatterns
+        if isinstance(pattern, URLPattern) and str(pattern.pattern).startswith(API_PREFIX)
+    }
+    assert "/changes" in routes
     assert routes == set(document["paths"])
     # And the routes are where the document's server says they are.
     assert document["servers"] == [{"url": "/api/v1"}]
@@ -140,6 +150,10 @@ def _cases() -> list[tuple[str, str, dict[str, Any], bool]]:
         ("/schedule", "patch", {"holiday_calendar": ""}, True),
         ("/overrides", "post", {"overtime": 30.0}, True),
         ("/overrides", "post", {"debug": "2026-09-29T23:30:00+08:00"}, True),
+        # Either case and repeats are well-formed (stored lowercase, folded).
+        ("/schedule", "patch", {"exempt_purposes": ["Title", "title", "a.b_c-9"]}, True),
+        ("/schedule", "patch", {"exempt_purposes": []}, True),
+        ("/schedule", "patch", {"exempt_purposes": ["x" * 64] * 32}, True),
         # ...and refused by both.
         ("/schedule", "patch", {"exempt_sessions": [""]}, False),
         ("/schedule", "patch", {"version": None}, False),

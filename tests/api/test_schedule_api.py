@@ -168,6 +168,7 @@ def test_every_setting_can_be_changed_through_the_api(api: Any) -> None:
         "dry_run": True,
         "safety_max_tokens": 4096,
         "exempt_sessions": ["a", "b"],
+        "exempt_purposes": ["compaction", "nightly-backup"],
     }
     assert set(changes) == set(FIELDS)  # this test keeps up with new settings
     body = patch_ok(api, changes)
@@ -254,6 +255,18 @@ BAD_INPUT = [
     ({"tier_texts": ["\x1c"]}, "tier_texts"),  # blank to str.strip
     ({"anchors": [[2048, "23:00"]]}, "anchors"),
     ({"winding_reasoning_effort": 0}, "winding_reasoning_effort"),
+    ({"exempt_purposes": "title"}, "exempt_purposes"),
+    ({"exempt_purposes": [""]}, "exempt_purposes"),
+    ({"exempt_purposes": ["ti tle"]}, "exempt_purposes"),
+    ({"exempt_purposes": [" title"]}, "exempt_purposes"),
+    ({"exempt_purposes": ["-title"]}, "exempt_purposes"),
+    ({"exempt_purposes": ["title\n"]}, "exempt_purposes"),
+    ({"exempt_purposes": ["t\u00edtulo"]}, "exempt_purposes"),  # not ASCII
+    ({"exempt_purposes": ["\u212a"]}, "exempt_purposes"),  # lower() would make it "k"
+    ({"exempt_purposes": ["x" * 65]}, "exempt_purposes"),
+    ({"exempt_purposes": [f"p{n}" for n in range(33)]}, "exempt_purposes"),
+    ({"exempt_purposes": ["title", 7]}, "exempt_purposes"),
+    ({"exempt_purposes": ["ti\x00tle"]}, "exempt_purposes"),
 ]
 
 

@@ -217,16 +217,65 @@ WINDING = "2026-09-29T23:30:00+08:00"
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("purpose", ["compaction", "session-title"])
-def test_a_purpose_always_passes(api: Any, purpose: str) -> None:
+@pytest.mark.parametrize("purpose", ["compaction", "title", "summary", "Title"])
+def test_a_default_exempt_purpose_passes(api: Any, purpose: str) -> None:
     control = ask(api, PEAK)
     assert control["action"] == "short-circuit"
     verdict = ask(api, PEAK, purpose=purpose)
     assert verdict["action"] == "pass"
+    assert verdict["exempt"] is True
     assert verdict["reply"] is None
     assert verdict["stream"] is None
     assert verdict["max_tokens"] is None
     assert verdict["state"] == "off-duty"  # still reported, just not acted on
+    assert f"purpose {purpose.lower()!r} is exempt" in verdict["reason"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("purpose", ["anything", "session-title"])
+def test_an_unlisted_purpose_is_acted_on(api: Any, purpose: str) -> None:
+    """Any purpose used to pass; only the listed ones do now."""
+    verdict = ask(api, PEAK, purpose=purpose)
+    assert verdict["exempt"] is False
+    assert verdict["action"] == "short-circuit"
+    assert verdict["reply"] == "。"
+    assert f"purpose {purpose!r} is not exempt" in verdict["reason"]
+    lights_out = ask(api, "2026-09-30T04:00:00+08:00", purpose=purpose)
+    assert lights_out["action"] == "short-circuit"
+    assert lights_out["reply"] == "明天再说。"
+
+
+@pytest.mark.django_db
+def test_exempt_purposes_round_trip_and_decide(api: Any) -> None:
+    assert api.get("/api/v1/schedule").json()["exempt_purposes"] == [
+        "title",
+        "compaction",
+        "summary",
+    ]
+    four = "2026-09-30T04:00:00+08:00"
+    assert ask(api, four, purpose="title")["action"] == "pass"
+    # PATCH: remove "title", add one's own; case and repeats fold.
+    response = api.patch(
+        "/api/v1/schedule", {"exempt_purposes": ["compaction", "Nightly-Backup", "nightly-backup"]}
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["exempt_purposes"] == ["compaction", "nightly-backup"]
+    assert api.get("/api/v1/schedule").json()["exempt_purposes"] == [
+        "compaction",
+        "nightly-backup",
+    ]
+    assert ask(api, four, purpose="title")["action"] == "short-circuit"
+    assert ask(api, four, purpose="NIGHTLY-BACKUP")["action"] == "pass"
+    assert ask(api, four, purpose="compaction")["action"] == "pass"
+    # The whole schedule sent back (with its version) with an empty list:
+    # no purpose is exempt any more. (The API has no PUT; PATCH takes it all.)
+    whole = api.get("/api/v1/schedule").json()
+    whole["exempt_purposes"] = []
+    response = api.patch("/api/v1/schedule", whole)
+    assert response.status_code == 200, response.content
+    assert api.get("/api/v1/schedule").json()["exempt_purposes"] == []
+    for purpose in ("compaction", "nightly-backup", "title"):
+        assert ask(api, four, purpose=purpose)["action"] == "short-circuit"
 
 
 @pytest.mark.django_db

@@ -80,7 +80,8 @@ def test_a_verdict_is_typed_and_matches_the_engine(fake: FakeCurfew) -> None:
     assert verdict.max_age == 60
     assert verdict.origin == "server"
     assert not verdict.short_circuit
-    assert fake.bodies == [{"session_id": "s-1", "subagent": False, "max_tokens": 4096}]
+    # The budget is not sent: the server answers the ceiling, the client takes the min.
+    assert fake.bodies == [{"session_id": "s-1", "subagent": False}]
 
 
 def test_a_verdict_is_cached_until_valid_until(fake: FakeCurfew) -> None:
@@ -110,14 +111,16 @@ def test_max_age_bounds_the_cache_when_it_is_sooner(fake: FakeCurfew) -> None:
     assert fake.count == 2
 
 
-def test_keys_keep_sessions_purposes_subagents_and_budgets_apart(fake: FakeCurfew) -> None:
+def test_keys_keep_sessions_purposes_and_subagents_apart_but_not_budgets(
+    fake: FakeCurfew,
+) -> None:
     client = CurfewClient(fake.base_url, TOKEN, clock=Clock(WINDING))
     ordinary = client.verdict(session_id="ordinary")
     exempt = client.verdict(session_id="exempt")
     purpose = client.verdict(session_id="ordinary", purpose="title")
     subagent = client.verdict(session_id="ordinary", subagent=True)
-    small = client.verdict(session_id="ordinary", max_tokens=100)
-    assert fake.count == 5
+    small = client.verdict(session_id="ordinary", max_tokens=100)  # clamped here, not asked
+    assert fake.count == 4
     assert (ordinary.action, ordinary.max_tokens) == (Action.CLAMP, 1824)
     assert (exempt.action, exempt.exempt) == (Action.PASS, True)
     assert purpose.action == Action.PASS
@@ -125,7 +128,7 @@ def test_keys_keep_sessions_purposes_subagents_and_budgets_apart(fake: FakeCurfe
     assert small.max_tokens == 100
     for session in ("ordinary", "exempt"):
         client.verdict(session_id=session)
-    assert fake.count == 5  # all cached
+    assert fake.count == 4  # all cached
 
 
 # -- outages -------------------------------------------------------------------------
@@ -263,7 +266,7 @@ def test_the_cache_is_bounded(fake: FakeCurfew) -> None:
     assert client.verdict(session_id="s-19").origin == "server"
 
 
-def test_invalid_budgets_are_sent_as_unknown(fake: FakeCurfew) -> None:
+def test_invalid_budgets_are_taken_as_unknown(fake: FakeCurfew) -> None:
     client = CurfewClient(fake.base_url, TOKEN, clock=Clock(WINDING))
     verdict = client.verdict(max_tokens=0)
     assert verdict.origin == "server"

@@ -27,6 +27,7 @@ from curfew_core.engine import (
     parse_debug_moment,
     segments,
 )
+from curfew_core.engine.schedule import purpose_key
 
 
 @functools.cache
@@ -118,6 +119,9 @@ def schedules(draw: st.DrawFn, zone: tzinfo | None = None, near: int | None = No
         dry_run=draw(st.booleans()),
         safety_max_tokens=draw(st.one_of(st.none(), st.integers(1, 10_000))),
         exempt_sessions=frozenset(draw(st.sets(st.sampled_from(["a", "b"])))),
+        exempt_purposes=frozenset(
+            draw(st.sets(st.sampled_from(["title", "compaction", "summary"])))
+        ),
         enabled=draw(st.booleans()),
     )
 
@@ -125,7 +129,7 @@ def schedules(draw: st.DrawFn, zone: tzinfo | None = None, near: int | None = No
 REQUESTS = st.builds(
     RequestContext,
     session_id=st.sampled_from([None, "a", "c"]),
-    purpose=st.sampled_from([None, "", "title"]),
+    purpose=st.sampled_from([None, "", "title", " Title", "anything", "\u017fummary"]),
     subagent=st.booleans(),
     max_tokens=st.one_of(st.none(), st.integers(1, 100_000)),
 )
@@ -176,6 +180,13 @@ def check_verdict(now: datetime, schedule: Schedule, request: RequestContext, ve
     if not schedule.enabled:
         assert verdict.state is State.ON_DUTY
         assert verdict.action is Action.PASS
+    # Only a listed purpose exempts a call: with no other exemption in play
+    # (an exempt session, a spared subagent), exempt means the purpose is listed.
+    other_exemption = request.session_id in schedule.exempt_sessions or (
+        request.subagent and not schedule.apply_to_subagents
+    )
+    if verdict.exempt and not other_exemption:
+        assert purpose_key(request.purpose) in schedule.exempt_purposes
 
 
 @PROPERTY

@@ -337,6 +337,94 @@ def test_exemptions_pass(
     assert free.state == bound.state
 
 
+# -- scope: purposes are a per-user list, not any text ------------------------------
+
+LIGHTS_OUT_4AM = night(4, 0)
+
+
+def test_an_unlisted_purpose_is_acted_on_like_any_call() -> None:
+    """The seed exempted any purpose at all; "anything" at 04:00 no longer passes."""
+    verdict = decide(LIGHTS_OUT_4AM, cn_schedule(), RequestContext(purpose="anything"))
+    assert verdict.state is State.LIGHTS_OUT
+    assert not verdict.exempt
+    assert verdict.action is Action.SHORT_CIRCUIT
+    assert verdict.reply == "明天再说。"
+    assert "purpose 'anything' is not exempt" in verdict.reason
+    # Control: the same moment with no purpose at all is decided the same way.
+    plain = decide(LIGHTS_OUT_4AM, cn_schedule())
+    assert (plain.action, plain.reply, plain.tools) == (
+        verdict.action,
+        verdict.reply,
+        verdict.tools,
+    )
+
+
+@pytest.mark.parametrize("purpose", ["title", "compaction", "summary", "Title", " title\t"])
+def test_a_default_purpose_passes_at_four(purpose: str) -> None:
+    verdict = decide(LIGHTS_OUT_4AM, cn_schedule(), RequestContext(purpose=purpose))
+    assert verdict.state is State.LIGHTS_OUT
+    assert verdict.exempt
+    assert verdict.action is Action.PASS
+    assert verdict.reply is None
+    assert f"purpose {purpose.strip().lower()!r} is exempt" in verdict.reason
+
+
+def test_a_user_who_removes_title_gets_it_short_circuited() -> None:
+    schedule = cn_schedule(exempt_purposes=frozenset({"compaction", "summary"}))
+    verdict = decide(LIGHTS_OUT_4AM, schedule, RequestContext(purpose="title"))
+    assert not verdict.exempt
+    assert verdict.action is Action.SHORT_CIRCUIT
+    # Control: what is still listed still passes.
+    kept = decide(LIGHTS_OUT_4AM, schedule, RequestContext(purpose="compaction"))
+    assert kept.exempt
+    assert kept.action is Action.PASS
+
+
+@pytest.mark.parametrize("purpose", ["title", "compaction", "summary", "anything"])
+def test_an_empty_list_exempts_no_purpose(purpose: str) -> None:
+    schedule = cn_schedule(exempt_purposes=frozenset())
+    verdict = decide(LIGHTS_OUT_4AM, schedule, RequestContext(purpose=purpose))
+    assert not verdict.exempt
+    assert verdict.action is Action.SHORT_CIRCUIT
+
+
+def test_a_users_own_purpose_passes_and_the_defaults_are_only_defaults() -> None:
+    schedule = cn_schedule(exempt_purposes=frozenset({"nightly-backup"}))
+    assert decide(LIGHTS_OUT_4AM, schedule, RequestContext(purpose="nightly-backup")).exempt
+    assert not decide(LIGHTS_OUT_4AM, schedule, RequestContext(purpose="title")).exempt
+
+
+@pytest.mark.parametrize(
+    "purpose",
+    [
+        "\u017fummary",  # "ſ": casefold() makes it "summary"
+        "\u212a",  # Kelvin sign: lower() makes it "k"
+        "ti tle",
+        "title\n",
+    ],
+)
+def test_only_an_exact_ascii_name_matches(purpose: str) -> None:
+    schedule = cn_schedule(exempt_purposes=frozenset({"summary", "k", "title"}))
+    verdict = decide(LIGHTS_OUT_4AM, schedule, RequestContext(purpose=purpose))
+    assert not verdict.exempt
+    assert verdict.action is Action.SHORT_CIRCUIT
+
+
+def test_a_long_unlisted_purpose_is_cut_short_in_the_reason() -> None:
+    verdict = decide(LIGHTS_OUT_4AM, cn_schedule(), RequestContext(purpose="x" * 200))
+    assert not verdict.exempt
+    assert "x" * 41 not in verdict.reason
+    assert "x" * 39 + "…" in verdict.reason
+
+
+def test_a_purpose_on_duty_is_not_mentioned() -> None:
+    """On duty nothing is exempted from anything: the scope is not consulted."""
+    verdict = decide(tue(20, 0), cn_schedule(), RequestContext(purpose="anything"))
+    assert verdict.action is Action.PASS
+    assert not verdict.exempt
+    assert "purpose" not in verdict.reason
+
+
 def test_subagents_bound_by_default() -> None:
     verdict = decide(tue(10, 0), cn_schedule(), RequestContext(subagent=True))
     assert not verdict.exempt

@@ -17,10 +17,12 @@ from curfew_core import override_commands
 from curfew_core.proxy import upstream as upstream_module
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.tokens import token_create
+from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ServedApp
 
 UPSTREAM_KEY = "sk-upstream-secret"
+ANTHROPIC_KEY = "sk-ant-upstream-secret"
 EXEMPT_SESSION = "exempt-session"
 
 
@@ -31,17 +33,27 @@ def upstream() -> Iterator[FakeUpstream]:
     fake.stop()
 
 
+@pytest.fixture(scope="session")
+def anthropic_upstream() -> Iterator[FakeAnthropic]:
+    fake = FakeAnthropic().start()
+    yield fake
+    fake.stop()
+
+
 @pytest.fixture(autouse=True)
 def _clean_upstream(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every test starts with an empty recorder and a well-behaved upstream."""
-    if "upstream" in request.fixturenames:
-        fake = request.getfixturevalue("upstream")
+    """Every test starts with empty recorders and well-behaved upstreams."""
+    fakes: list[FakeUpstream | FakeAnthropic] = [
+        request.getfixturevalue(name)
+        for name in ("upstream", "anthropic_upstream")
+        if name in request.fixturenames
+    ]
+    for fake in fakes:
         fake.reset()
-        yield
+    yield
+    for fake in fakes:
         if fake.gate is not None:
             fake.gate.set()
-    else:
-        yield
 
 
 @dataclass
@@ -71,7 +83,9 @@ class Proxy:
 
 @pytest.fixture(scope="session")
 def proxy_app(
-    tmp_path_factory: pytest.TempPathFactory, upstream: FakeUpstream
+    tmp_path_factory: pytest.TempPathFactory,
+    upstream: FakeUpstream,
+    anthropic_upstream: FakeAnthropic,
 ) -> Iterator[ServedApp]:
     app = ServedApp(
         Path(tmp_path_factory.mktemp("proxy")),
@@ -79,6 +93,8 @@ def proxy_app(
             "CURFEW_UPSTREAM_BASE_URL": f"{upstream.base_url}/v1",
             "CURFEW_UPSTREAM_API_KEY": UPSTREAM_KEY,
             "CURFEW_UPSTREAM_TIMEOUT": "30",
+            "CURFEW_ANTHROPIC_UPSTREAM_BASE_URL": f"{anthropic_upstream.base_url}/anthropic",
+            "CURFEW_ANTHROPIC_UPSTREAM_API_KEY": ANTHROPIC_KEY,
             # Everything the proxy and httpx log, so the key test sees it all.
             "CURFEW_LOG_LEVEL": "DEBUG",
             "CURFEW_MANIFEST_STATIC": "0",

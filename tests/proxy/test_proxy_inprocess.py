@@ -67,7 +67,8 @@ async def test_non_post_and_unknown_paths_answer_in_openai_shape(token: str) -> 
     wrong_method = await client(token).get("/v1/chat/completions")
     assert wrong_method.status_code == 405
     assert wrong_method["X-Curfew-Action"] == "none"
-    elsewhere = await client(token).post("/v1/embeddings", {})
+    # /v1/embeddings is served since issue 11: the audio API is still not proxied.
+    elsewhere = await client(token).post("/v1/audio/speech", {})
     assert elsewhere.status_code == 404
     assert "chat/completions" in elsewhere.json()["error"]["message"]
     assert elsewhere["X-Curfew-State"] == "unknown"

@@ -11,12 +11,17 @@ not a Django project)::
         payload, content_type = verdict.answer(body)  # canned reply, zero usage
     else:
         body = verdict.apply(body)  # clamp, persona, tools; untouched on duty
+
+In front of Anthropic's Messages API, ``anthropic_shapes`` does the same for
+``/v1/messages`` bodies (``apply_verdict``, ``short_circuit_body``).
 """
 
+from curfew_client import anthropic_shapes
 from curfew_client.aio import AsyncCurfewClient
 from curfew_client.base import BaseCurfewClient
 from curfew_client.openai_shapes import apply_verdict, short_circuit_body
 from curfew_client.policy import CurfewUnavailable, Policy
+from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
 from curfew_client.sync import CurfewClient
 from curfew_client.verdict import Action, CurfewVerdict, Origin, State
 from curfew_client.wire import StateAnswer, VerdictAnswer
@@ -30,9 +35,13 @@ __all__ = [
     "CurfewVerdict",
     "Origin",
     "Policy",
+    "Scope",
+    "ScopeHeaderError",
     "State",
     "StateAnswer",
     "VerdictAnswer",
+    "anthropic_shapes",
     "apply_verdict",
+    "scope_from_headers",
     "short_circuit_body",
 ]

@@ -8,12 +8,14 @@ import time
 from collections.abc import Callable
 from typing import Generic, Literal, TypeVar
 
-from curfew_client.policy import Key, Policy, VerdictCache, cache_key
+from curfew_client.policy import Entry, Key, Policy, VerdictCache, budget, cache_key, clamp
+from curfew_client.push import ChangeFeed
 from curfew_client.transport import (
     DEFAULT_LAST_KNOWN_LIMIT,
     DEFAULT_RETRY_INTERVAL,
     DEFAULT_TIMEOUT,
     ask_headers,
+    changes_url,
     parse_response,
     verdict_url,
 )
@@ -31,6 +33,18 @@ class BaseCurfewClient(Generic[TransportT]):
     ``off_duty_reply``, ``last_known`` serves the last verdict for the same key
     up to ``last_known_limit`` seconds after it was fetched (then falls back to
     ``last_known_fallback``), and ``raise`` raises ``CurfewUnavailable``.
+
+    The server is asked once per scope (session, purpose, subagent), never per
+    budget: ``max_tokens`` is clamped here, ``min(max_tokens, the verdict's
+    clamp)``, as the server would.
+
+    ``push=True`` keeps one change stream open to the server
+    (``GET /api/v1/changes``): every change (a save, an override) drops the
+    cache at once, so cached verdicts stay fresh until ``valid_until`` and an
+    override reaches this gateway within about a second, not ``max_age``.
+    While the stream is down, freshness falls back to ``max_age`` and the
+    stream is retried with backoff; on reconnect the cache is dropped once
+    (a change may have been missed). ``close()`` stops it.
     """
 
     def __init__(
@@ -47,8 +61,10 @@ class BaseCurfewClient(Generic[TransportT]):
         max_entries: int = 4096,
         clock: Callable[[], float] = time.time,
         transport: TransportT | None = None,
+        push: bool = False,
     ) -> None:
         self.url = verdict_url(base_url)
+        self.changes_url = changes_url(base_url)
         self.cache = VerdictCache(
             server=self.url,
             policy=policy,
@@ -63,6 +79,8 @@ class BaseCurfewClient(Generic[TransportT]):
         self._headers = ask_headers(token)
         self._timeout = timeout
         self._transport = transport
+        #: The change stream's state (``None`` without push mode).
+        self.feed: ChangeFeed | None = ChangeFeed(self.cache, self.changes_url) if push else None
         self._open()
 
     def _open(self) -> None:
@@ -74,24 +92,39 @@ class BaseCurfewClient(Generic[TransportT]):
         purpose: str | None,
         subagent: bool,
         max_tokens: int | None,
-    ) -> tuple[Key, float, CurfewVerdict | None]:
-        """The key, the time, and the answer when no request is needed: a fresh
-        cached verdict, or the policy's while backing off after a failure."""
-        key = cache_key(session_id, purpose, subagent, max_tokens)
+    ) -> tuple[Key, float, int, CurfewVerdict | None]:
+        """The key, the time, the cache generation, and the answer when no
+        request is needed: a fresh cached verdict, or the policy's while backing
+        off after a failure (each clamped to ``max_tokens``)."""
+        key = cache_key(session_id, purpose, subagent)
         now = self._clock()
         cache = self.cache
+        generation = cache.generation
         entry = cache.entries.get(key)
-        if entry is not None and now < entry.expires:
-            return key, now, entry.verdict
+        if entry is not None and entry.fresh(now, pushed=cache.pushed):
+            return key, now, generation, entry.clamped(budget(max_tokens))
         if cache.backing_off(now):
-            return key, now, cache.fallback(key, now)
-        return key, now, None
+            return key, now, generation, for_budget(cache.fallback(key, now), max_tokens)
+        return key, now, generation, None
 
-    def _answered(self, key: Key, now: float, status: int, content: bytes) -> CurfewVerdict:
-        """What the server said, cached; or the policy's answer if it was not a verdict."""
+    def _answered(
+        self, key: Key, now: float, generation: int, status: int, content: bytes
+    ) -> Answer:
+        """What the server said, cached; or the policy's answer if it was not a
+        verdict. Not yet clamped: callers sharing one request may differ in budget."""
         try:
             verdict = parse_response(status, content)
         except Exception as exc:  # anything at all: the hot path must not raise; policy answers
             return self.cache.failed(key, now, exc)
-        self.cache.store(key, verdict, now)
-        return verdict
+        return self.cache.store(key, verdict, now, generation)
+
+
+#: A cached entry (clamped through its memo) or a verdict not cached (the policy's).
+Answer = Entry | CurfewVerdict
+
+
+def for_budget(answer: Answer, max_tokens: int | None) -> CurfewVerdict:
+    """``answer`` for a caller whose budget is ``max_tokens`` (``min``, never a raise)."""
+    if isinstance(answer, Entry):
+        return answer.clamped(budget(max_tokens))
+    return clamp(answer, budget(max_tokens))

@@ -1,6 +1,6 @@
 """OpenAI chat-completions shapes: apply a verdict to a request body, and the
 short-circuit answer (a ``chat.completion`` or its SSE ``chat.completion.chunk``
-stream).
+stream) shaped for the request: ``answer`` / ``answer_events``.
 
 Shared by the gateway client (any Python gateway) and the proxy, so both act on
 a verdict in exactly one way. Standard library only and no Django: the client
@@ -13,7 +13,7 @@ import json
 import secrets
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 #: The two names a chat request's reply budget goes by.
 BUDGET_KEYS = ("max_tokens", "max_completion_tokens")
@@ -35,6 +35,21 @@ BudgetKey = Literal["max_tokens", "max_completion_tokens"]
 #: than one that is refused loudly, so the default is ``max_tokens``; a gateway
 #: in front of OpenAI's reasoning models passes ``default_budget_key``.
 DEFAULT_BUDGET_KEY: BudgetKey = "max_tokens"
+
+#: The name(s) an operator can force on the upstream's budget
+#: (``CURFEW_UPSTREAM_BUDGET_KEY``): one of the two names, or ``both``.
+UpstreamBudgetKey = Literal["max_tokens", "max_completion_tokens", "both"]
+#: Declared once, here; the setting's start-up check reads its choices from this.
+UPSTREAM_BUDGET_KEYS: tuple[UpstreamBudgetKey, ...] = get_args(UpstreamBudgetKey)
+
+#: ``response_format`` types whose client parses the reply as JSON: a canned
+#: sentence in ``content`` would be a validation error there, so it goes in
+#: ``refusal`` (the documented "the model declined" channel) instead.
+STRUCTURED_FORMATS = ("json_schema", "json_object")
+#: The most choices a short-circuit answer carries. ``n`` is not validated (the
+#: upstream would judge it, by its own rules, on duty); off duty it is clamped
+#: into ``1..MAX_CHOICES`` so a typo or a hostile ``n`` cannot make a huge answer.
+MAX_CHOICES = 128
 
 
 class VerdictLike(Protocol):
@@ -85,6 +100,24 @@ def wants_usage_chunk(body: Mapping[str, Any]) -> bool:
     return isinstance(options, Mapping) and options.get("include_usage") is True
 
 
+def wants_structured(body: Mapping[str, Any]) -> bool:
+    """The client will parse the reply as JSON (``response_format`` of type
+    ``json_schema`` or ``json_object``)."""
+    response_format = body.get("response_format")
+    return (
+        isinstance(response_format, Mapping) and response_format.get("type") in STRUCTURED_FORMATS
+    )
+
+
+def choice_count(body: Mapping[str, Any]) -> int:
+    """How many choices the answer has: the client's ``n`` clamped into
+    ``1..MAX_CHOICES``; 1 when it is missing or not a whole number."""
+    n = body.get("n")
+    if not isinstance(n, int) or isinstance(n, bool):
+        return 1
+    return max(1, min(n, MAX_CHOICES))
+
+
 def _with_persona(messages: list[Any], persona: str) -> list[Any]:
     """The messages with ``persona`` appended to the (first) system message,
     or a system message of its own in front when there is none."""
@@ -104,35 +137,62 @@ def _with_persona(messages: list[Any], persona: str) -> list[Any]:
     return [{"role": "system", "content": persona}, *out]
 
 
+def _clamp_budget(
+    out: dict[str, Any],
+    limit: int,
+    budget_key: UpstreamBudgetKey | None,
+    default_budget_key: BudgetKey,
+) -> None:
+    if budget_key is not None:
+        # The upstream reads one name (or both, by the operator's choice): the
+        # tightest of everything the client gave and the verdict, under exactly
+        # the configured name(s); a name the upstream would ignore is removed.
+        asked = requested_budget(out)
+        value = limit if asked is None else min(asked, limit)
+        for key in BUDGET_KEYS:
+            out.pop(key, None)
+        for key in BUDGET_KEYS if budget_key == "both" else (budget_key,):
+            out[key] = value
+        return
+    present = [key for key in BUDGET_KEYS if key in out and out[key] is not None]
+    for key in present:
+        current = out[key]
+        if isinstance(current, int) and not isinstance(current, bool) and current > 0:
+            out[key] = min(current, limit)
+        else:
+            # Not a budget we can compare with: ours is the only sane one.
+            out[key] = limit
+    if not present:
+        out[default_budget_key] = limit
+
+
 def apply_verdict(
     body: Mapping[str, Any],
     verdict: VerdictLike,
     *,
     default_budget_key: BudgetKey = DEFAULT_BUDGET_KEY,
+    budget_key: UpstreamBudgetKey | None = None,
 ) -> dict[str, Any]:
     """A new request body that obeys ``verdict`` (``body`` is not modified).
 
     Acts only on what the verdict sets, so an on-duty, exempt or dry-run verdict
     (every field null, tools allowed) gives back an equal body.
 
-    - budget: ``min`` of each budget the client gave and the verdict's, never a
-      raise; set explicitly under ``default_budget_key`` when it gave none;
+    - budget: ``min``, never a raise. With ``budget_key`` unset (the default),
+      each budget name the client gave is clamped on its own, and when it gave
+      neither the verdict's is set explicitly under ``default_budget_key``.
+      With ``budget_key`` set (the operator knows which name its upstream
+      reads: many OpenAI-compatible providers ignore ``max_completion_tokens``,
+      the only name langchain-openai sends), the upstream sees exactly that
+      name, or both names with ``"both"``, carrying the tightest of the
+      client's budgets (either name) and the verdict's; the other name is removed;
     - persona: appended to the system message (one is added when there is none);
     - tools denied: every tool and function-calling key dropped;
     - reasoning effort: lowered to the verdict's, never raised.
     """
     out = dict(body)
     if verdict.max_tokens is not None:
-        present = [key for key in BUDGET_KEYS if key in out and out[key] is not None]
-        for key in present:
-            current = out[key]
-            if isinstance(current, int) and not isinstance(current, bool) and current > 0:
-                out[key] = min(current, verdict.max_tokens)
-            else:
-                # Not a budget we can compare with: ours is the only sane one.
-                out[key] = verdict.max_tokens
-        if not present:
-            out[default_budget_key] = verdict.max_tokens
+        _clamp_budget(out, verdict.max_tokens, budget_key, default_budget_key)
     messages = out.get("messages")
     if verdict.persona and isinstance(messages, list):
         # No messages list at all is the upstream's error to report, not ours to invent.
@@ -162,10 +222,24 @@ def _model(model: Any) -> str:
     return model if isinstance(model, str) and model else "curfew"
 
 
+def _message(text: str, refusal: bool) -> dict[str, Any]:
+    if refusal:
+        return {"role": "assistant", "content": None, "refusal": text}
+    return {"role": "assistant", "content": text, "refusal": None}
+
+
 def short_circuit_completion(
-    text: str, *, model: Any = None, created: int | None = None, id: str | None = None
+    text: str,
+    *,
+    model: Any = None,
+    created: int | None = None,
+    id: str | None = None,
+    n: int = 1,
+    refusal: bool = False,
 ) -> dict[str, Any]:
-    """The non-streaming answer: a complete ``chat.completion``, zero usage."""
+    """The non-streaming answer: a complete ``chat.completion``, zero usage,
+    ``n`` identical choices; with ``refusal`` the text is ``message.refusal``
+    and ``content`` is null (see ``answer``)."""
     return {
         "id": id or completion_id(),
         "object": "chat.completion",
@@ -174,11 +248,12 @@ def short_circuit_completion(
         "system_fingerprint": None,
         "choices": [
             {
-                "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": None},
+                "index": index,
+                "message": _message(text, refusal),
                 "logprobs": None,
                 "finish_reason": "stop",
             }
+            for index in range(max(1, n))
         ],
         "usage": zero_usage(),
     }
@@ -191,8 +266,14 @@ def short_circuit_chunks(
     include_usage: bool = False,
     created: int | None = None,
     id: str | None = None,
+    n: int = 1,
+    refusal: bool = False,
 ) -> list[dict[str, Any]]:
     """The streaming answer as ``chat.completion.chunk`` objects, in order.
+
+    Each chunk carries one choice, as OpenAI streams ``n > 1``: the role chunks
+    of every choice, then their text, then their ``finish_reason``. With
+    ``refusal`` the text streams as ``delta.refusal`` (``content`` null).
 
     Usage is never absent. When the client asked for it
     (``stream_options.include_usage``) it gets OpenAI's exact protocol: ``usage:
@@ -210,25 +291,67 @@ def short_circuit_chunks(
         "system_fingerprint": None,
     }
 
-    def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    def chunk(index: int, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
         out = {
             **base,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            "choices": [
+                {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
+            ],
         }
         if include_usage:
             out["usage"] = None
         return out
 
-    chunks = [
-        chunk({"role": "assistant", "content": ""}, None),
-        chunk({"content": text}, None),
-        chunk({}, "stop"),
-    ]
+    first: dict[str, Any] = (
+        {"role": "assistant", "content": None, "refusal": ""}
+        if refusal
+        else {"role": "assistant", "content": ""}
+    )
+    said = {"refusal": text} if refusal else {"content": text}
+    indexes = range(max(1, n))
+    chunks = [chunk(index, dict(first), None) for index in indexes]
+    chunks += [chunk(index, dict(said), None) for index in indexes]
+    chunks += [chunk(index, {}, "stop") for index in indexes]
     if include_usage:
         chunks.append({**base, "choices": [], "usage": zero_usage()})
     else:
         chunks[-1]["usage"] = zero_usage()
     return chunks
+
+
+def answer(body: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """The non-streamed short-circuit ``chat.completion`` for the request ``body``.
+
+    - ``response_format`` ``json_schema`` / ``json_object``: the text is the
+      message's ``refusal`` and ``content`` is null. A structured client then
+      takes its own refusal path (the openai SDK's ``parse`` gives
+      ``parsed=None`` with ``refusal`` set; langchain-openai's
+      ``with_structured_output`` raises ``OpenAIRefusalError``, or returns
+      ``None`` with ``method="function_calling"``) instead of failing to
+      validate a sentence as JSON (tests/proxy/test_proxy_chat_clients.py);
+    - ``n``: that many identical choices (see ``choice_count``);
+    - a forced ``tool_choice`` (``"required"`` or a named function) still gets
+      this text answer: no tool call is invented off duty, so the client sees
+      ``finish_reason: "stop"`` and no ``tool_calls``.
+    """
+    return short_circuit_completion(
+        text, model=body.get("model"), n=choice_count(body), refusal=wants_structured(body)
+    )
+
+
+def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """The streamed short-circuit answer for ``body`` as ``(event name, chunk)``
+    pairs; chat completions name no events, so every name is ``None``. The same
+    rules as ``answer``, and the usage protocol of ``short_circuit_chunks``
+    (``stream_options.include_usage`` honoured)."""
+    chunks = short_circuit_chunks(
+        text,
+        model=body.get("model"),
+        include_usage=wants_usage_chunk(body),
+        n=choice_count(body),
+        refusal=wants_structured(body),
+    )
+    return [(None, chunk) for chunk in chunks]
 
 
 def sse_event(data: Mapping[str, Any]) -> bytes:
@@ -247,13 +370,10 @@ def sse_stream(chunks: Iterable[Mapping[str, Any]]) -> bytes:
 def short_circuit_body(request_body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``request_body`` with ``text``, streamed or not as it asked:
     ``(payload, content_type)``."""
-    model = request_body.get("model")
     if wants_stream(request_body):
-        chunks = short_circuit_chunks(
-            text, model=model, include_usage=wants_usage_chunk(request_body)
-        )
+        chunks = (chunk for _, chunk in answer_events(request_body, text))
         return sse_stream(chunks), "text/event-stream; charset=utf-8"
-    payload = json.dumps(short_circuit_completion(text, model=model), ensure_ascii=False)
+    payload = json.dumps(answer(request_body, text), ensure_ascii=False)
     return payload.encode(), "application/json"
 
 

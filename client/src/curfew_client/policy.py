@@ -9,16 +9,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from curfew_client.verdict import CurfewVerdict, policy_verdict
 
 Policy = Literal["fail_open", "fail_closed", "last_known", "raise"]
 POLICIES: tuple[Policy, ...] = ("fail_open", "fail_closed", "last_known", "raise")
-#: (session_id, purpose, subagent, max_tokens): exempt sessions, purposes and
-#: subagents get verdicts of their own, and ``max_tokens`` shapes the clamp.
-Key = tuple[str | None, str | None, bool, int | None]
+#: (session_id, purpose, subagent): exempt sessions, purposes and subagents get
+#: verdicts of their own. The budget is not in the key: the server is asked
+#: without it, answers with the curve's ceiling, and ``clamp`` takes the ``min``
+#: here, so a thousand distinct ``max_tokens`` cost one request, not a thousand.
+Key = tuple[str | None, str | None, bool]
+#: Clamped copies remembered per entry (a gateway sends few distinct budgets;
+#: past this many the memo starts over).
+MAX_CLAMPS = 64
 
 log = logging.getLogger("curfew.client")
 
@@ -30,10 +35,28 @@ class CurfewUnavailable(Exception):
 @dataclass(frozen=True, slots=True)
 class Entry:
     verdict: CurfewVerdict
-    #: Epoch seconds. Fresh until ``expires``; usable by ``last_known`` until
-    #: ``fetched_at + last_known_limit``.
+    #: Epoch seconds. Fresh until ``expires`` (``min(valid_until, fetched_at +
+    #: max_age)``), or until ``valid_until`` while changes are pushed; usable by
+    #: ``last_known`` until ``fetched_at + last_known_limit``.
     fetched_at: float
     expires: float
+    valid_until: float
+    #: ``verdict`` clamped to each budget asked for so far (identical answers
+    #: for the same budget, and no copy per call).
+    clamps: dict[int, CurfewVerdict] = field(default_factory=dict)
+
+    def fresh(self, now: float, *, pushed: bool) -> bool:
+        return now < (self.valid_until if pushed else self.expires)
+
+    def clamped(self, max_tokens: int | None) -> CurfewVerdict:
+        if max_tokens is None:
+            return self.verdict
+        hit = self.clamps.get(max_tokens)
+        if hit is None:
+            if len(self.clamps) >= MAX_CLAMPS:
+                self.clamps.clear()
+            hit = self.clamps[max_tokens] = clamp(self.verdict, max_tokens)
+        return hit
 
 
 class VerdictCache:
@@ -78,6 +101,12 @@ class VerdictCache:
         self.clock = clock
         self.entries: dict[Key, Entry] = {}
         self._lock = threading.Lock()
+        #: Whether a change stream is live (push mode): entries then stay fresh
+        #: until ``valid_until``, since any change in between is pushed.
+        self.pushed = False
+        #: Bumped by every ``clear``: a verdict asked for before a change was
+        #: pushed must not be cached after it (it may predate the change).
+        self.generation = 0
         #: Epoch seconds the current outage began (``None``: the server answers).
         self.down_since: float | None = None
         self.retry_at = 0.0
@@ -88,7 +117,7 @@ class VerdictCache:
 
     def fresh(self, key: Key, now: float) -> CurfewVerdict | None:
         entry = self.entries.get(key)
-        if entry is not None and now < entry.expires:
+        if entry is not None and entry.fresh(now, pushed=self.pushed):
             return entry.verdict
         return None
 
@@ -98,16 +127,35 @@ class VerdictCache:
 
     # -- outcomes ---------------------------------------------------------------
 
-    def store(self, key: Key, verdict: CurfewVerdict, fetched_at: float) -> None:
-        until = verdict.valid_until.timestamp()
+    def store(
+        self, key: Key, verdict: CurfewVerdict, fetched_at: float, generation: int | None = None
+    ) -> Entry:
+        """Cache ``verdict``, unless a change was pushed since it was asked for
+        (``generation`` is the one it was asked in): then it is answered once,
+        not kept."""
+        valid_until = verdict.valid_until.timestamp()
+        until = valid_until
         if verdict.max_age is not None:
             until = min(until, fetched_at + verdict.max_age)
+        entry = Entry(verdict, fetched_at, until, valid_until)
         with self._lock:
-            if len(self.entries) >= self.max_entries and key not in self.entries:
-                self._evict(fetched_at)
-            self.entries[key] = Entry(verdict, fetched_at, until)
+            if generation is None or generation == self.generation:
+                if len(self.entries) >= self.max_entries and key not in self.entries:
+                    self._evict(fetched_at)
+                self.entries[key] = entry
         if self.down_since is not None:
             self._recovered(fetched_at)
+        return entry
+
+    def clear(self) -> None:
+        """Forget every verdict (a change was pushed, or may have been missed)."""
+        with self._lock:
+            self.generation += 1
+            self.entries.clear()
+
+    def set_pushed(self, pushed: bool) -> None:
+        with self._lock:
+            self.pushed = pushed
 
     def failed(self, key: Key, now: float, error: BaseException | str) -> CurfewVerdict:
         """The server could not be asked: log if the outage is new, then answer
@@ -131,7 +179,8 @@ class VerdictCache:
         return self.fallback(key, now, why)
 
     def fallback(self, key: Key, now: float, why: str = "retrying later") -> CurfewVerdict:
-        """The policy's answer while the server is unavailable."""
+        """The policy's answer while the server is unavailable (the client then
+        clamps it to the caller's budget, like every answer)."""
         self.fallbacks += 1
         if self.policy == "raise":
             raise CurfewUnavailable(f"curfew server {self.server} unavailable: {why}")
@@ -175,22 +224,41 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-def cache_key(
-    session_id: str | None, purpose: str | None, subagent: bool, max_tokens: int | None
-) -> Key:
-    """The key, with a budget the API cannot take treated as unknown (``None``)."""
+def cache_key(session_id: str | None, purpose: str | None, subagent: bool) -> Key:
+    return (session_id or None, purpose or None, bool(subagent))
+
+
+def budget(max_tokens: object) -> int | None:
+    """The caller's budget, or ``None`` (unknown) for one the API could not take."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        max_tokens = None
-    return (session_id or None, purpose or None, bool(subagent), max_tokens)
+        return None
+    return max_tokens
+
+
+def clamp(verdict: CurfewVerdict, max_tokens: int | None) -> CurfewVerdict:
+    """``verdict`` for a caller whose budget is ``max_tokens``: its clamp (and a
+    dry run's would-be clamp) lowered to ``min(max_tokens, clamp)``, never
+    raised; the server's own rule (``engine.decide``), applied here so the
+    budget need not be sent. No clamp, or no budget: ``verdict`` itself."""
+    if max_tokens is None:
+        return verdict
+    update: dict[str, object] = {}
+    if verdict.max_tokens is not None and max_tokens < verdict.max_tokens:
+        update["max_tokens"] = max_tokens
+    would = verdict.would
+    if would is not None and would.max_tokens is not None and max_tokens < would.max_tokens:
+        update["would"] = would.model_copy(update={"max_tokens": max_tokens})
+    if not update:
+        return verdict
+    return verdict.model_copy(update=update)  # the origin (private) is copied too
 
 
 def request_body(key: Key) -> dict[str, object]:
-    session_id, purpose, subagent, max_tokens = key
+    """What the server is asked: the scope, never the budget (see ``Key``)."""
+    session_id, purpose, subagent = key
     body: dict[str, object] = {"subagent": subagent}
     if session_id is not None:
         body["session_id"] = session_id
     if purpose is not None:
         body["purpose"] = purpose
-    if max_tokens is not None:
-        body["max_tokens"] = max_tokens
     return body

@@ -19,12 +19,21 @@ class BadAnswer(Exception):
     """The server answered, but not with a verdict (wrong token, bad input, a 5xx)."""
 
 
-def verdict_url(base_url: str) -> str:
-    """``POST`` target from the server's root URL (``/api/v1`` may be included)."""
+def _api_root(base_url: str) -> str:
     root = base_url.rstrip("/")
     if not root.endswith("/api/v1"):
         root += "/api/v1"
-    return f"{root}/verdict"
+    return root
+
+
+def verdict_url(base_url: str) -> str:
+    """``POST`` target from the server's root URL (``/api/v1`` may be included)."""
+    return f"{_api_root(base_url)}/verdict"
+
+
+def changes_url(base_url: str) -> str:
+    """The change stream (push mode), from the same root URL."""
+    return f"{_api_root(base_url)}/changes"
 
 
 def ask_headers(token: str) -> dict[str, str]:

@@ -59,9 +59,14 @@ class CurfewVerdict(VerdictAnswer):
         body: Mapping[str, Any],
         *,
         default_budget_key: openai_shapes.BudgetKey = openai_shapes.DEFAULT_BUDGET_KEY,
+        budget_key: openai_shapes.UpstreamBudgetKey | None = None,
     ) -> dict[str, Any]:
-        """``body`` (an OpenAI chat request) as this verdict allows it to go upstream."""
-        return openai_shapes.apply_verdict(body, self, default_budget_key=default_budget_key)
+        """``body`` (an OpenAI chat request) as this verdict allows it to go
+        upstream. ``budget_key`` names the budget your upstream reads (the
+        proxy's ``CURFEW_UPSTREAM_BUDGET_KEY`` rule; see ``apply_verdict``)."""
+        return openai_shapes.apply_verdict(
+            body, self, default_budget_key=default_budget_key, budget_key=budget_key
+        )
 
     def answer(self, body: Mapping[str, Any]) -> tuple[bytes, str]:
         """The short-circuit answer to ``body``: ``(payload, content_type)``,

@@ -1,0 +1,274 @@
+"""OpenAI Responses API shapes (``POST /v1/responses``): apply a verdict to a
+request body, and the short-circuit answer (a ``response`` object or its SSE
+event stream).
+
+The sibling of :mod:`curfew_client.openai_shapes` for the newer API, shared by
+the gateway client and the proxy so both act on a verdict in exactly one way.
+Standard library only and no Django.
+
+The answer is what the real SDK parses (``openai.types.responses.Response`` and
+its stream events, read from the SDK itself): every field that model requires,
+one completed assistant message, and an explicit zero ``usage``. ``output_text``
+is not sent: it is not a wire field, the SDK computes it from ``output``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from curfew_client.openai_shapes import REASONING_ORDER, VerdictLike
+
+#: OpenAI refuses a Responses request whose ``max_output_tokens`` is below 16
+#: (HTTP 400 ``integer_below_min_value``; the SDK does not check it, the API
+#: does). A verdict's clamp below this floor would turn a winding turn into an
+#: error, so the clamp never goes below it; a client's own smaller value is
+#: still never raised (that error, if any, is the client's own).
+MIN_OUTPUT_TOKENS = 16
+#: Dropped when tools are denied: the tools and everything that steers them.
+TOOL_KEYS = ("tools", "tool_choice", "parallel_tool_calls")
+#: ``text.format.type`` values that ask for structured output: a canned sentence
+#: is not valid JSON, so the answer is a refusal, which ``responses.parse``
+#: reports as one instead of failing to parse it.
+STRUCTURED_FORMATS = ("json_schema", "json_object")
+
+SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
+
+
+def zero_usage() -> dict[str, Any]:
+    """A fresh all-zero Responses ``usage``, detail objects included."""
+    return {
+        "input_tokens": 0,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": 0,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 0,
+    }
+
+
+# -- the request --------------------------------------------------------------
+
+
+def _budget(value: Any) -> int | None:
+    """``value`` when it is a budget we can compare with (a positive int)."""
+    valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if valid else None
+
+
+def _with_persona(instructions: Any, persona: str) -> Any:
+    """``instructions`` with ``persona`` appended: after a non-empty string, as a
+    developer message after a list of input items, or alone."""
+    if isinstance(instructions, str) and instructions.strip():
+        return f"{instructions}\n\n{persona}"
+    if isinstance(instructions, list) and instructions:
+        return [*instructions, {"type": "message", "role": "developer", "content": persona}]
+    return persona
+
+
+def apply_verdict(body: Mapping[str, Any], verdict: VerdictLike) -> dict[str, Any]:
+    """A new Responses request body that obeys ``verdict`` (``body`` is not modified).
+
+    Acts only on what the verdict sets, so an on-duty, exempt or dry-run verdict
+    gives back an equal body.
+
+    - budget: ``max_output_tokens`` is ``min`` of the client's and the verdict's,
+      never a raise, and set explicitly when the client gave none. The verdict's
+      side is floored at :data:`MIN_OUTPUT_TOKENS`, the least OpenAI accepts;
+    - persona: appended to ``instructions`` (the Responses system prompt);
+    - tools denied: ``tools``, ``tool_choice`` and ``parallel_tool_calls`` dropped;
+    - reasoning effort: ``reasoning.effort`` lowered to the verdict's, never raised.
+    """
+    out = dict(body)
+    if verdict.max_tokens is not None:
+        ceiling = max(verdict.max_tokens, MIN_OUTPUT_TOKENS)
+        current = _budget(out.get("max_output_tokens"))
+        out["max_output_tokens"] = ceiling if current is None else min(current, ceiling)
+    if verdict.persona:
+        out["instructions"] = _with_persona(out.get("instructions"), verdict.persona)
+    if verdict.tools == "deny":
+        for key in TOOL_KEYS:
+            out.pop(key, None)
+    if verdict.reasoning_effort is not None:
+        reasoning = out.get("reasoning")
+        settings = dict(reasoning) if isinstance(reasoning, Mapping) else {}
+        current = settings.get("effort")
+        wanted = verdict.reasoning_effort
+        if current in REASONING_ORDER and wanted in REASONING_ORDER:
+            wanted = min(current, wanted, key=REASONING_ORDER.index)
+        out["reasoning"] = {**settings, "effort": wanted}
+    return out
+
+
+def wants_stream(body: Mapping[str, Any]) -> bool:
+    return body.get("stream") is True
+
+
+def wants_structured(body: Mapping[str, Any]) -> bool:
+    """Whether the request asks for JSON (``text.format.type``)."""
+    text = body.get("text")
+    fmt = text.get("format") if isinstance(text, Mapping) else None
+    return isinstance(fmt, Mapping) and fmt.get("type") in STRUCTURED_FORMATS
+
+
+# -- the short-circuit answer -------------------------------------------------
+
+
+def response_id() -> str:
+    return f"resp_curfew_{secrets.token_hex(12)}"
+
+
+def _item_id() -> str:
+    return f"msg_curfew_{secrets.token_hex(12)}"
+
+
+def _model(body: Mapping[str, Any]) -> str:
+    model = body.get("model")
+    return model if isinstance(model, str) and model else "curfew"
+
+
+def _echo(body: Mapping[str, Any], key: str, kind: type | tuple[type, ...], default: Any) -> Any:
+    value = body.get(key)
+    return value if isinstance(value, kind) and not isinstance(value, bool) else default
+
+
+def _part(body: Mapping[str, Any], text: str) -> dict[str, Any]:
+    if wants_structured(body):
+        return {"type": "refusal", "refusal": text}
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+
+def _response(
+    body: Mapping[str, Any],
+    *,
+    id: str,
+    created_at: int,
+    status: str,
+    output: list[dict[str, Any]],
+    usage: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A ``response`` object echoing the request's settings, as OpenAI's does."""
+    text = body.get("text")
+    parallel = body.get("parallel_tool_calls")
+    return {
+        "id": id,
+        "object": "response",
+        "created_at": created_at,
+        "status": status,
+        "completed_at": created_at if status == "completed" else None,
+        "background": False,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": _echo(body, "instructions", (str, list), None),
+        "max_output_tokens": _echo(body, "max_output_tokens", int, None),
+        "max_tool_calls": None,
+        "model": _model(body),
+        "output": output,
+        "parallel_tool_calls": parallel if isinstance(parallel, bool) else True,
+        "previous_response_id": _echo(body, "previous_response_id", str, None),
+        "reasoning": _echo(body, "reasoning", dict, None),
+        "store": False,
+        "temperature": _echo(body, "temperature", (int, float), None),
+        "text": text if isinstance(text, Mapping) else {"format": {"type": "text"}},
+        "tool_choice": _echo(body, "tool_choice", (str, dict), "auto"),
+        "tools": _echo(body, "tools", list, []),
+        "top_p": _echo(body, "top_p", (int, float), None),
+        "truncation": "disabled",
+        "usage": usage,
+        "user": None,
+        "metadata": _echo(body, "metadata", dict, {}),
+    }
+
+
+def _message(item_id: str, status: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "type": "message",
+        "role": "assistant",
+        "status": status,
+        "content": content,
+    }
+
+
+def answer(
+    body: Mapping[str, Any], text: str, *, id: str | None = None, created_at: int | None = None
+) -> dict[str, Any]:
+    """The non-streaming answer: a completed ``response`` with one assistant
+    message (a refusal when the request asked for structured output), zero usage.
+
+    ``store`` is false: nothing is stored upstream under this id, so a later
+    ``previous_response_id`` pointing at it is the upstream's to refuse.
+    """
+    return _response(
+        body,
+        id=id or response_id(),
+        created_at=int(time.time()) if created_at is None else created_at,
+        status="completed",
+        output=[_message(_item_id(), "completed", [_part(body, text)])],
+        usage=zero_usage(),
+    )
+
+
+def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The streaming answer: ``(event name, data)`` in OpenAI's order, each with
+    its ``sequence_number``; the lifecycle events carry the same response id."""
+    rid, item_id, created_at = response_id(), _item_id(), int(time.time())
+    refusal = wants_structured(body)
+    done_part = _part(body, text)
+    empty_part = {**done_part, "refusal": ""} if refusal else {**done_part, "text": ""}
+    kind = "refusal" if refusal else "output_text"
+    done_key = "refusal" if refusal else "text"
+    where = {"item_id": item_id, "output_index": 0, "content_index": 0}
+    text_extra: dict[str, Any] = {} if refusal else {"logprobs": []}
+    in_progress = _response(
+        body, id=rid, created_at=created_at, status="in_progress", output=[], usage=None
+    )
+    done_item = _message(item_id, "completed", [done_part])
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("response.created", {"response": in_progress}),
+        ("response.in_progress", {"response": in_progress}),
+        (
+            "response.output_item.added",
+            {"output_index": 0, "item": _message(item_id, "in_progress", [])},
+        ),
+        ("response.content_part.added", {**where, "part": empty_part}),
+        (f"response.{kind}.delta", {**where, "delta": text, **text_extra}),
+        (f"response.{kind}.done", {**where, done_key: text, **text_extra}),
+        ("response.content_part.done", {**where, "part": done_part}),
+        ("response.output_item.done", {"output_index": 0, "item": done_item}),
+        (
+            "response.completed",
+            {
+                "response": _response(
+                    body,
+                    id=rid,
+                    created_at=created_at,
+                    status="completed",
+                    output=[done_item],
+                    usage=zero_usage(),
+                )
+            },
+        ),
+    ]
+    return [
+        (name, {"type": name, "sequence_number": number, **data})
+        for number, (name, data) in enumerate(events)
+    ]
+
+
+def sse_named_event(name: str, data: Mapping[str, Any]) -> bytes:
+    """One named server-sent event (the Responses stream names every event)."""
+    payload = json.dumps(data, ensure_ascii=False).encode()
+    return f"event: {name}\ndata: ".encode() + payload + b"\n\n"
+
+
+def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
+    """The answer to ``body`` with ``text``, streamed or not as it asked:
+    ``(payload, content_type)``. The Responses stream has no ``[DONE]``:
+    ``response.completed`` is its end."""
+    if wants_stream(body):
+        events = answer_events(body, text)
+        return b"".join(sse_named_event(name, data) for name, data in events), SSE_CONTENT_TYPE
+    return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"

@@ -1,0 +1,102 @@
+"""Embeddings and the legacy completions door.
+
+``POST /v1/embeddings`` has no budget, persona or canned answer: a vector made
+up by the curfew would be silently wrong data in someone's index. So it is
+forwarded untouched (the very bytes) whenever the verdict lets anything through
+(on duty, exempt, dry run, winding), and refused off duty and at lights-out
+with nothing sent upstream (see :func:`off_duty_refusal` for the shape).
+
+``POST /v1/completions`` (the legacy text API) acts like the chat door: the
+canned reply as a ``text_completion`` (streamed or not) off duty, ``max_tokens``
+clamped while winding, the very bytes on duty.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from curfew_client import completions_shapes
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+
+from curfew_core.engine import Action, Verdict
+from curfew_core.proxy import upstream, views
+from curfew_core.proxy.calls import Call, act, passed, read_call
+
+#: The error ``code`` (and, with ``type``, the message) of a refused embedding.
+OFF_DUTY_CODE = "curfew_off_duty"
+OFF_DUTY_TYPE = "curfew_off_duty"
+
+
+def retry_after_seconds(verdict: Verdict, now: datetime) -> int:
+    """Whole seconds from the real ``now`` until the verdict may change, at least 1.
+
+    ``valid_until`` is a real instant even under the time machine (the engine
+    measures it against the real clock), so it is never counted from ``at``."""
+    return max(1, math.ceil((verdict.valid_until - now).total_seconds()))
+
+
+def off_duty_refusal(verdict: Verdict, now: datetime) -> HttpResponse:
+    """The embeddings answer off duty: HTTP 503 in OpenAI's error shape.
+
+    Why 503 and not 429: nothing was over a rate limit; the service is not
+    available *for this caller until a known time*, which is what 503 with
+    ``Retry-After`` means to gateways, load balancers and HTTP caches alike. A
+    429 would make gateways (LiteLLM, Portkey) put the deployment in a
+    rate-limit cooldown and report quota trouble that does not exist.
+
+    ``Retry-After`` is the seconds until the verdict may change; ``X-Should-Retry:
+    false`` tells the Stainless SDKs (openai, anthropic) to raise at once
+    (``openai.InternalServerError``, ``status_code`` 503, ``code``
+    ``curfew_off_duty``) instead of retrying a refusal that will stand for
+    hours.
+    """
+    response = views.openai_error(
+        503,
+        f"the curfew is {verdict.state.value}: embeddings are not served until it lifts; "
+        "retry after the Retry-After seconds",
+        code=OFF_DUTY_CODE,
+        type=OFF_DUTY_TYPE,
+    )
+    response["Retry-After"] = str(retry_after_seconds(verdict, now))
+    response["X-Should-Retry"] = "false"
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@csrf_exempt
+@views.labelled_always
+async def embeddings(request: HttpRequest) -> HttpResponseBase:
+    """``POST /v1/embeddings``: forwarded as sent, or refused off duty."""
+    if request.method != "POST":
+        return views._not_allowed("POST")
+    call = await read_call(request, "an embeddings JSON object")
+    if not isinstance(call, Call):
+        return call
+    verdict = call.verdict
+    if verdict.action is Action.SHORT_CIRCUIT:
+        return views.labelled(off_duty_refusal(verdict, timezone.now()), verdict)
+    # Winding too: an embedding has no reply budget, so there is nothing to clamp.
+    return passed(
+        await views._forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw), verdict
+    )
+
+
+@csrf_exempt
+@views.labelled_always
+async def completions(request: HttpRequest) -> HttpResponseBase:
+    """``POST /v1/completions`` (legacy)."""
+    if request.method != "POST":
+        return views._not_allowed("POST")
+    call = await read_call(request, "a completions JSON object")
+    if not isinstance(call, Call):
+        return call
+    return await act(
+        call,
+        upstream.COMPLETIONS,
+        completions_shapes.short_circuit_body,
+        completions_shapes.apply_verdict,
+    )

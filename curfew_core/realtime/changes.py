@@ -1,0 +1,201 @@
+"""``GET /api/v1/changes``: a gateway's change stream (server-sent events).
+
+A gateway caches verdicts until ``max_age`` runs out, so an override took up
+to a minute to reach it. In push mode the client keeps this stream open and
+drops its cache on every ``change`` event, as feature-flag SDKs stream flag
+changes; an override then reaches the gateway within about a second.
+
+Why SSE and not the capsule's WebSocket with API tokens: the stream only ever
+flows one way; it is a plain ``GET`` with a bearer header, so it passes the
+same token check, throttles and JSON error answers as the rest of the API
+(the capsule's handshake can only answer with close codes), and the client
+needs nothing but httpx, which both its flavours already use.
+
+It is a thin async door over what the capsule already has: the user's
+channel-layer group (``events.user_group``), which hears ``user.changed``
+after every committed save or override (``services.after_commit``) and
+``user.recheck`` when the user is saved; and, with the in-memory layer, the
+watcher (``realtime.watch``) that reports other processes' writes
+(``manage.py curfew off``). It lives in ``realtime`` for that reason, and is
+mounted under the API's prefix by ``curfew_site.urls``; its refusals are the
+API's error shape (``schema.errors``), the API's own helpers being another door.
+
+The stream, each event ``event:`` + ``data:`` (JSON):
+
+- ``ready`` once it listens (``{"heartbeat": seconds}``): changes from here
+  on are delivered, so a client drops what it cached before;
+- ``change`` after each committed change of the token's user;
+- a comment line (``: heartbeat``) every ``HEARTBEAT_SECONDS`` without one;
+- ``end`` (``{"reason": ...}``), then the end of the response, when the token
+  no longer authorises it (revoked, user deactivated) or the state cannot be
+  checked (an outage: the client reconnects with backoff).
+
+The token is checked again at every event and every heartbeat, so a revoked
+token's stream ends at once when the revocation is announced, and within a
+heartbeat when it is not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.core.handlers.asgi import ASGIRequest
+from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.views.decorators.csrf import csrf_exempt
+from redis.exceptions import RedisError
+
+from curfew_core import throttle
+from curfew_core.events import user_group
+from curfew_core.http_headers import bearer
+from curfew_core.outage import RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE
+from curfew_core.realtime import access, watch
+from curfew_core.schema.errors import api_error_body
+from curfew_core.selectors.tokens import identify
+
+log = logging.getLogger("curfew.realtime")
+
+#: A comment this often keeps proxies from closing an idle stream and lets the
+#: client notice a dead connection (its read timeout is a few of these).
+HEARTBEAT_SECONDS = 15.0
+#: Group memberships expire (a day by default): renewed this often, as the capsule does.
+REJOIN_SECONDS = 3600.0
+CONTENT_TYPE = "text/event-stream"
+
+
+def _error(status: int, code: str, message: str, **headers: str) -> JsonResponse:
+    """A refusal in the API's one error shape (as ``api.errors.ApiError`` answers)."""
+    response = JsonResponse(api_error_body(code, message), status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
+    for name, value in headers.items():
+        response[name.replace("_", "-")] = value
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _unavailable() -> JsonResponse:
+    return _error(503, "unavailable", UNAVAILABLE_MESSAGE, Retry_After=str(RETRY_AFTER_SECONDS))
+
+
+def event(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+HEARTBEAT = b": heartbeat\n\n"
+
+
+def _still_allowed(raw: str, user_id: int) -> bool:
+    """The token is still a live API token of this (active) user."""
+    identity = identify(raw, kind="api")
+    return identity is not None and identity.user_id == user_id and access.user_active(user_id)
+
+
+#: Not thread-sensitive: a stream lives for hours, and its checks need not
+#: queue behind (or keep alive) the thread of the request that opened it.
+still_allowed = database_sync_to_async(_still_allowed, thread_sensitive=False)
+
+
+def _finished(reason: str) -> HttpResponse:
+    response = HttpResponse(event("end", {"reason": reason}), content_type=CONTENT_TYPE)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@csrf_exempt
+async def changes(request: HttpRequest) -> HttpResponseBase:
+    if request.method != "GET":
+        return _error(
+            405,
+            "method_not_allowed",
+            f"{request.method} is not allowed here; use GET",
+            Allow="GET",
+        )
+    raw = bearer(request)
+    try:
+        identity = await database_sync_to_async(throttle.identify_throttled)(
+            raw, kind="api", address=throttle.client_address(request)
+        )
+    except throttle.Throttled as exc:
+        return _error(
+            429, "rate_limited", exc.refusal.message, Retry_After=str(exc.refusal.retry_after)
+        )
+    except (DatabaseError, RedisError):
+        log.exception("change stream: storage unavailable")
+        return _unavailable()
+    if identity is None or raw is None:
+        message = "missing bearer token" if raw is None else "unknown or revoked token"
+        return _error(401, "unauthorized", message)
+    if not isinstance(request, ASGIRequest):
+        # A stream needs the ASGI server; under WSGI (the test client, a WSGI
+        # deployment) it would be read to its end first, which never comes.
+        # The client hears a finished stream and keeps polling by max_age.
+        return _finished("this server runs without ASGI; no changes are pushed")
+    layer = get_channel_layer()
+    if layer is None:
+        return _unavailable()
+    group = user_group(identity.user_id)
+    try:
+        channel = await layer.new_channel("curfew-changes.")
+        # Joined before ``ready`` is sent: a change committed after it is heard.
+        await layer.group_add(group, channel)
+        await watch.enroll(channel, layer)
+    except Exception:
+        log.exception("change stream: channel layer unavailable")
+        return _unavailable()
+    response = StreamingHttpResponse(
+        _stream(layer, channel, group, raw, identity.user_id), content_type=CONTENT_TYPE
+    )
+    response["Cache-Control"] = "no-store"
+    # Nginx and friends would otherwise hold events back in a buffer.
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+async def _stream(
+    layer: Any, channel: str, group: str, raw: str, user_id: int
+) -> AsyncIterator[bytes]:
+    loop = asyncio.get_running_loop()
+    joined_at = loop.time()
+    try:
+        yield event("ready", {"heartbeat": HEARTBEAT_SECONDS})
+        while True:
+            try:
+                message: dict[str, Any] | None = await asyncio.wait_for(
+                    layer.receive(channel), HEARTBEAT_SECONDS
+                )
+            except TimeoutError:
+                message = None
+            kind = None if message is None else message.get("type")
+            if kind == "user.recheck":
+                access.forget(user_id)
+            try:
+                allowed = await still_allowed(raw, user_id)
+            except Exception:
+                log.warning("change stream of user %s: could not re-check", user_id, exc_info=True)
+                yield event("end", {"reason": "unavailable; reconnect"})
+                return
+            if not allowed:
+                yield event("end", {"reason": "token revoked or user deactivated"})
+                return
+            if message is None:
+                yield HEARTBEAT
+            elif kind == "user.changed":
+                yield event("change", {})
+            if loop.time() - joined_at >= REJOIN_SECONDS:
+                await layer.group_add(group, channel)
+                joined_at = loop.time()
+    finally:
+        # Ended by us, or cancelled because the client went away.
+        watch.leave(channel)
+        try:
+            await layer.group_discard(group, channel)
+        except Exception:
+            log.warning("change stream: could not leave %s", group)
