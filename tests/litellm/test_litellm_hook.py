@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("litellm", reason="LiteLLM is not installed (requirements/dev.txt has it)")
 
 import litellm
-from curfew_client import AsyncCurfewClient
+from curfew_client import AsyncCurfewClient, anthropic_shapes
 from curfew_client import litellm_hook as hook_module
 from curfew_client.litellm_hook import CurfewHook
 from fastapi import HTTPException
@@ -117,9 +117,8 @@ async def test_off_duty_chat_gets_a_canned_model_response_with_zero_usage() -> N
         0,
     )
     assert "use_chat_completions_api" not in data
-    assert curfew.asked == [
-        {"subagent": True, "session_id": "s-1", "purpose": "p", "max_tokens": 1000}
-    ]
+    # The scope from the headers (the client clamps the budget itself, on its side).
+    assert curfew.asked == [{"subagent": True, "session_id": "s-1", "purpose": "p"}]
     headers = await hook.async_post_call_response_headers_hook(data, None, None)
     assert headers == {"X-Curfew-State": "off-duty", "X-Curfew-Action": "short-circuit"}
 
@@ -148,21 +147,19 @@ async def test_winding_embeddings_pass_unclamped() -> None:
 
 
 async def test_off_duty_anthropic_sends_nothing_and_answers_in_its_shape() -> None:
-    shapes = pytest.importorskip("curfew_client.anthropic_shapes")
     hook = Curfew(verdict("off-duty")).hook()
     body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 100}
     data = await call(hook, request(**body), "anthropic_messages")
     assert data["mock_response"] == "。"  # LiteLLM's string mock: nothing goes upstream
     fake_mock = {"usage": {"input_tokens": 2095, "output_tokens": 503}}
     answer = await hook.async_post_call_success_hook(data, None, fake_mock)
-    assert answer == {**shapes.answer({"model": "fake-model"}, "。"), "id": answer["id"]}
+    assert answer == {**anthropic_shapes.answer({"model": "fake-model"}, "。"), "id": answer["id"]}
     assert answer["usage"]["input_tokens"] == answer["usage"]["output_tokens"] == 0
     # Answered once: a later success of the same call id is not rewritten.
     assert await hook.async_post_call_success_hook(data, None, fake_mock) is fake_mock
 
 
 async def test_off_duty_anthropic_streams_the_messages_events() -> None:
-    shapes = pytest.importorskip("curfew_client.anthropic_shapes")
     hook = Curfew(verdict("off-duty")).hook()
     body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 100, "stream": True}
     data = await call(hook, request(**body), "anthropic_messages")
@@ -172,7 +169,8 @@ async def test_off_duty_anthropic_streams_the_messages_events() -> None:
     chunks = [chunk async for chunk in answer.body_iterator]
     text = b"".join(c if isinstance(c, bytes) else str(c).encode() for c in chunks).decode()
     names = re.findall(r"^event: (\S+)$", text, flags=re.MULTILINE)
-    assert names == [name for name, _ in shapes.answer_events({"model": "fake-model"}, "。")]
+    expected = anthropic_shapes.answer_events({"model": "fake-model"}, "。")
+    assert names == [name for name, _ in expected]
 
 
 async def test_litellms_ledger_records_an_answered_call_as_zero() -> None:

@@ -56,9 +56,10 @@ from fastapi import HTTPException
 from litellm.integrations.custom_logger import CustomLogger
 from starlette.responses import StreamingResponse
 
-from curfew_client import openai_shapes
+from curfew_client import anthropic_shapes, openai_shapes, responses_shapes
 from curfew_client.aio import AsyncCurfewClient
 from curfew_client.policy import POLICIES, CurfewUnavailable, Policy
+from curfew_client.scope import ScopeHeaderError, scope_from_headers
 from curfew_client.verdict import CurfewVerdict, policy_verdict
 
 log = logging.getLogger("curfew.litellm")
@@ -85,13 +86,6 @@ MAX_REMEMBERED = 4096
 
 
 @dataclass(frozen=True, slots=True)
-class _Scope:
-    session_id: str | None = None
-    purpose: str | None = None
-    subagent: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class _Pending:
     """An Anthropic short-circuit waiting for its answer to be written."""
 
@@ -100,47 +94,13 @@ class _Pending:
     stream: bool
 
 
-class ScopeError(ValueError):
-    """An ``X-Curfew-*`` header that is not a scope (answered with a 400)."""
-
-
-def _header(headers: Mapping[str, Any], name: str) -> str:
-    wanted = name.lower()
-    value = next((v for k, v in headers.items() if str(k).lower() == wanted), None)
-    return "" if value is None else str(value).strip()
-
-
-def _scope_fallback(headers: Mapping[str, Any]) -> _Scope:
-    """Until ``curfew_client.scope`` lands: the same three headers, read the
-    same way (1/0, true/false, yes/no for the subagent flag; at most 200
-    characters of text)."""
-    subagent = _header(headers, "X-Curfew-Subagent").lower()
-    if subagent not in {"", "0", "1", "true", "false", "yes", "no"}:
-        raise ScopeError("X-Curfew-Subagent must be 1 or 0 (true/false)")
-    texts = [_header(headers, f"X-Curfew-{name}") for name in ("Session", "Purpose")]
-    if any(len(text) > 200 for text in texts):
-        raise ScopeError("X-Curfew-Session and X-Curfew-Purpose take at most 200 characters")
-    return _Scope(texts[0] or None, texts[1] or None, subagent in {"1", "true", "yes"})
-
-
-def scope_of(headers: Mapping[str, Any]) -> _Scope:
-    """The scope the incoming request names in its ``X-Curfew-*`` headers."""
-    try:
-        from curfew_client.scope import scope_from_headers  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return _scope_fallback(headers)
-    try:
-        scope = scope_from_headers({str(k): str(v) for k, v in headers.items()})
-    except ValueError as exc:
-        raise ScopeError(str(exc)) from exc
-    return _Scope(scope.session_id, scope.purpose, scope.subagent)
-
-
-def _request_headers(data: Mapping[str, Any]) -> Mapping[str, Any]:
+def _request_headers(data: Mapping[str, Any]) -> Mapping[str, str]:
     """The client's headers, as the proxy keeps them with the request."""
     request = data.get("proxy_server_request")
     headers = request.get("headers") if isinstance(request, Mapping) else None
-    return headers if isinstance(headers, Mapping) else {}
+    if not isinstance(headers, Mapping):
+        return {}
+    return {str(name): str(value) for name, value in headers.items()}
 
 
 def _positive(value: Any) -> int | None:
@@ -163,15 +123,9 @@ def requested_budget(kind: Kind, data: Mapping[str, Any]) -> int | None:
 def apply_verdict(kind: Kind, data: Mapping[str, Any], verdict: CurfewVerdict) -> dict[str, Any]:
     """``data`` as the verdict lets it go upstream, by the call type's shape module."""
     if kind == "responses":
-        from curfew_client import responses_shapes  # type: ignore[attr-defined,unused-ignore]
-
-        clamped: dict[str, Any] = responses_shapes.apply_verdict(data, verdict)
-        return clamped
+        return responses_shapes.apply_verdict(data, verdict)
     if kind == "anthropic":
-        from curfew_client import anthropic_shapes  # type: ignore[attr-defined,unused-ignore]
-
-        clamped = anthropic_shapes.apply_verdict(data, verdict)
-        return clamped
+        return anthropic_shapes.apply_verdict(data, verdict)
     return openai_shapes.apply_verdict(data, verdict)
 
 
@@ -248,7 +202,7 @@ class CurfewHook(CustomLogger):
             return "fail_open"
 
     async def _verdict(self, kind: Kind, data: Mapping[str, Any]) -> CurfewVerdict:
-        scope = scope_of(_request_headers(data))
+        scope = scope_from_headers(_request_headers(data))
         return await self.client.verdict(
             session_id=scope.session_id,
             purpose=scope.purpose,
@@ -291,7 +245,7 @@ class CurfewHook(CustomLogger):
             return data
         try:
             verdict = await self._verdict(kind, data)
-        except ScopeError as exc:
+        except ScopeHeaderError as exc:  # the client's mistake, said as Curfew's proxy says it
             raise HTTPException(status_code=400, detail={"error": str(exc)}) from exc
         except CurfewUnavailable as exc:  # policy "raise": the operator asked for an error
             raise HTTPException(status_code=503, detail={"error": str(exc)}) from exc
@@ -361,8 +315,6 @@ class CurfewHook(CustomLogger):
         if pending is None:
             return response
         try:
-            from curfew_client import anthropic_shapes  # type: ignore[attr-defined,unused-ignore]
-
             if not pending.stream:
                 return anthropic_shapes.answer(pending.body, pending.text)
             events = anthropic_shapes.answer_events(pending.body, pending.text)
