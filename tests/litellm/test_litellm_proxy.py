@@ -9,7 +9,6 @@ test's instant.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Iterator
 
@@ -19,6 +18,8 @@ import litellm
 import openai
 import pytest
 
+from curfew_testkit.fake_openai_more import EMBEDDING
+from curfew_testkit.fake_upstream import REPLY_TEXT
 from tests.litellm.conftest import (
     EMBEDDING_MODEL,
     LIGHTS_OUT,
@@ -187,9 +188,11 @@ def test_off_duty_embeddings_are_refused_cleanly(proxy: LiteLLMProxy) -> None:
 
 def test_on_duty_embeddings_go_upstream(proxy: LiteLLMProxy) -> None:
     proxy.curfew.travel(ON_DUTY)
-    # The control group: whatever the fake answers, the request reached it.
-    with contextlib.suppress(openai.APIError, ValueError):
-        openai_client(proxy).embeddings.create(model=EMBEDDING_MODEL, input="hi")
+    raw = openai_client(proxy).embeddings.with_raw_response.create(
+        model=EMBEDDING_MODEL, input="hi"
+    )
+    assert raw.parse().data[0].embedding == pytest.approx(EMBEDDING)
+    assert raw.headers["x-curfew-state"] == "on-duty"
     assert model_posts(proxy) == ["/v1/embeddings"]
     assert proxy.upstream.requests[-1].json["input"] in ("hi", ["hi"])
 
@@ -224,9 +227,11 @@ def test_off_duty_responses_answer_with_zero_usage(proxy: LiteLLMProxy) -> None:
 
 def test_winding_responses_are_clamped_with_instructions(proxy: LiteLLMProxy) -> None:
     clamp, persona = winding(proxy)
-    # The fake may not speak this protocol; what it was sent is the point.
-    with contextlib.suppress(openai.APIError):
-        openai_client(proxy).responses.create(model=MODEL, input="hi", max_output_tokens=100_000)
+    raw = openai_client(proxy).responses.with_raw_response.create(
+        model=MODEL, input="hi", max_output_tokens=100_000
+    )
+    assert raw.parse().output_text == REPLY_TEXT
+    assert raw.headers["x-curfew-action"] == "clamp"
     sent = next(r for r in proxy.upstream.requests if r.path.endswith("/responses")).json
     assert sent["max_output_tokens"] == clamp
     assert persona in sent["instructions"]
@@ -270,18 +275,17 @@ def test_off_duty_anthropic_messages_answer_with_zero_usage(proxy: LiteLLMProxy)
 
 def test_winding_anthropic_messages_are_clamped(proxy: LiteLLMProxy) -> None:
     clamp, persona = winding(proxy)
-    # LiteLLM sends an OpenAI deployment's /v1/messages on through its Responses
-    # adapter; the fake may not speak that protocol. What it was sent is the point.
-    with contextlib.suppress(anthropic.APIError):
-        anthropic_client(proxy).messages.create(
-            model=MODEL, max_tokens=100_000, system="Be brief.", messages=MESSAGES
-        )
-    body = next(r for r in proxy.upstream.requests if r.method == "POST").json
-    budget = body.get("max_output_tokens", body.get("max_tokens"))
-    assert budget == clamp
-    sent = "\n".join(texts(body))
-    assert "Be brief." in sent
-    assert persona in sent
+    # LiteLLM sends an OpenAI deployment's /v1/messages on through its Responses adapter.
+    message = anthropic_client(proxy).messages.create(
+        model=MODEL, max_tokens=100_000, system="Be brief.", messages=MESSAGES
+    )
+    assert message.content[0].type == "text"
+    assert message.content[0].text == REPLY_TEXT
+    (sent,) = [r.json for r in proxy.upstream.requests if r.method == "POST"]
+    assert sent["max_output_tokens"] == clamp
+    instructions = "\n".join(texts(sent.get("instructions")))
+    assert "Be brief." in instructions
+    assert persona in instructions
 
 
 def test_the_proxy_still_answers_its_health_check(proxy: LiteLLMProxy) -> None:
