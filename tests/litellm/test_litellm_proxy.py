@@ -12,11 +12,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 
-import anthropic
 import httpx
+import pytest
+
+pytest.importorskip("litellm", reason="LiteLLM is not installed (requirements/dev.txt has it)")
+
+import anthropic
 import litellm
 import openai
-import pytest
 
 from curfew_testkit.fake_openai_more import EMBEDDING
 from curfew_testkit.fake_upstream import REPLY_TEXT
