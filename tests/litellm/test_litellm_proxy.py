@@ -175,6 +175,32 @@ async def test_litellm_as_a_client_library_gets_the_same_answer(proxy: LiteLLMPr
     assert model_posts(proxy) == []
 
 
+def test_off_duty_legacy_completions_are_answered_with_zero_usage(proxy: LiteLLMProxy) -> None:
+    proxy.curfew.travel(OFF_DUTY)
+    scope = session()
+    client = openai_client(proxy, scope)
+    completion = client.completions.create(model=MODEL, prompt="hi", max_tokens=500)
+    assert completion.choices[0].text == "。"
+    assert completion.usage is not None
+    assert completion.usage.total_tokens == 0
+    streamed = list(client.completions.create(model=MODEL, prompt="hi", stream=True))
+    assert "".join(c.choices[0].text or "" for c in streamed if c.choices) == "。"
+    assert model_posts(proxy) == []
+    assert_ledger_zero(proxy, scope, calls=2)
+
+
+def test_winding_legacy_completions_are_clamped(proxy: LiteLLMProxy) -> None:
+    clamp, _ = winding(proxy)
+    raw = openai_client(proxy).completions.with_raw_response.create(
+        model=MODEL, prompt="hi", max_tokens=100_000
+    )
+    assert raw.parse().choices[0].text
+    assert raw.headers["x-curfew-action"] == "clamp"
+    (sent,) = [r.json for r in proxy.upstream.requests if r.path.endswith("/completions")]
+    assert sent["max_tokens"] == clamp
+    assert sent["prompt"] in ("hi", ["hi"])  # no persona: legacy completions have no system
+
+
 # -- embeddings ----------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ The only module of the package that imports LiteLLM (``pip install
 (read from LiteLLM's own source, proven against the real proxy in
 ``tests/litellm``):
 
-- off duty or lights out, chat and responses: ``data["mock_response"]`` is a
+- off duty or lights out, chat, legacy completions and responses: ``data["mock_response"]`` is a
   ``ModelResponse`` built from Curfew's answer, with an explicit zero usage.
   LiteLLM answers it without any upstream request, streamed or not (a plain
   string would report LiteLLM's invented mock usage; a string *returned* by
@@ -33,7 +33,7 @@ The only module of the package that imports LiteLLM (``pip install
 - off duty, embeddings: there is no canned embedding; a 503 in OpenAI's error
   shape says so.
 - winding: the shape module of the call type clamps the budget (``min``) and
-  adds the persona.
+  adds the persona (legacy completions have no system prompt: the clamp only).
 - on duty, exempt, dry run: the request is not touched.
 
 Every answer carries ``X-Curfew-State`` and ``X-Curfew-Action``. The hook never
@@ -56,7 +56,7 @@ from fastapi import HTTPException
 from litellm.integrations.custom_logger import CustomLogger
 from starlette.responses import StreamingResponse
 
-from curfew_client import anthropic_shapes, openai_shapes, responses_shapes
+from curfew_client import anthropic_shapes, completions_shapes, openai_shapes, responses_shapes
 from curfew_client.aio import AsyncCurfewClient
 from curfew_client.policy import POLICIES, CurfewUnavailable, Policy
 from curfew_client.scope import ScopeHeaderError, scope_from_headers
@@ -64,13 +64,15 @@ from curfew_client.verdict import CurfewVerdict, policy_verdict
 
 log = logging.getLogger("curfew.litellm")
 
-Kind = Literal["chat", "responses", "anthropic", "embeddings"]
+Kind = Literal["chat", "completions", "responses", "anthropic", "embeddings"]
 
 #: LiteLLM's ``call_type`` names (the proxy's route types, and the SDK's) by
 #: the protocol they speak. Any other call (images, audio, batches) passes.
 CALL_KINDS: Mapping[str, Kind] = {
     "acompletion": "chat",
     "completion": "chat",
+    "atext_completion": "completions",
+    "text_completion": "completions",
     "aresponses": "responses",
     "responses": "responses",
     "anthropic_messages": "anthropic",
@@ -113,6 +115,8 @@ def requested_budget(kind: Kind, data: Mapping[str, Any]) -> int | None:
     """The reply budget the client asked for, in its protocol's name."""
     if kind == "chat":
         return openai_shapes.requested_budget(data)
+    if kind == "completions":
+        return _positive(data.get("max_tokens"))
     if kind == "responses":
         return _positive(data.get("max_output_tokens"))
     if kind == "anthropic":
@@ -126,6 +130,8 @@ def apply_verdict(kind: Kind, data: Mapping[str, Any], verdict: CurfewVerdict) -
         return responses_shapes.apply_verdict(data, verdict)
     if kind == "anthropic":
         return anthropic_shapes.apply_verdict(data, verdict)
+    if kind == "completions":
+        return completions_shapes.apply_verdict(data, verdict)
     return openai_shapes.apply_verdict(data, verdict)
 
 
