@@ -96,9 +96,9 @@ class FakeAnthropic(LocalHttpServer):
                     self._send_json(*fake.fail)
                     return
                 request = json.loads(body)
-                if self.path.endswith("/messages/count_tokens"):
+                if self.path.endswith("/v1/messages/count_tokens"):
                     self._send_json(200, json.dumps({"input_tokens": INPUT_TOKENS}).encode())
-                elif not self.path.endswith("/messages"):
+                elif not self.path.endswith("/v1/messages"):
                     error = {
                         "type": "error",
                         "error": {"type": "not_found_error", "message": "no such thing"},

@@ -181,9 +181,11 @@ ANTHROPIC = Provider(
     error=_anthropic_error,
     broken=lambda data: anthropic_shapes.sse_event("error", data),
 )
-#: The Messages API's paths, under the Anthropic upstream's base URL.
-MESSAGES = ("messages",)
-COUNT_TOKENS = ("messages", "count_tokens")
+#: The Messages API's paths, under the Anthropic upstream's base URL. That base
+#: is given as Anthropic's SDK takes it (``https://api.anthropic.com``, DeepSeek's
+#: ``https://api.deepseek.com/anthropic``): the SDK adds ``/v1/messages``, so do we.
+MESSAGES = ("v1", "messages")
+COUNT_TOKENS = ("v1", "messages", "count_tokens")
 
 
 def upstream_url(segments: tuple[str, ...], provider: Provider = OPENAI) -> str:
