@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
-from curfew_client import anthropic_shapes
+from curfew_client import anthropic_shapes, sse
 from curfew_client.openai_shapes import error_body, sse_event
 from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
@@ -179,7 +179,7 @@ ANTHROPIC = Provider(
     relayed_headers=ANTHROPIC_RELAYED_HEADERS,
     auth=lambda key: {"x-api-key": key},
     error=_anthropic_error,
-    broken=lambda data: anthropic_shapes.sse_event("error", data),
+    broken=lambda data: sse.event(data, "error"),
 )
 #: The Messages API's paths, under the Anthropic upstream's base URL. That base
 #: is given as Anthropic's SDK takes it (``https://api.anthropic.com``, DeepSeek's
