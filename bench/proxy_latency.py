@@ -1,8 +1,10 @@
-"""What the curfew costs a model call, side by side in one run:
+"""What the curfew costs a model call, side by side in one run, for every door
+(chat completions, Responses, Anthropic messages, legacy completions):
 
 - a short-circuited request through the proxy (the whole answer; no upstream);
 - the proxy's added latency on a passed request, against calling the same
   fake upstream directly (JSON and SSE);
+- a clamped (re-encoded) request while winding;
 - the gateway client's cached ``verdict()`` against an uncached one.
 
     python -m bench.proxy_latency [--requests 400]
@@ -19,11 +21,13 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 from curfew_client import AsyncCurfewClient, CurfewClient
 
+from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ServedApp
 
@@ -31,6 +35,40 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHAT = {"model": "deepseek-chat", "messages": [{"role": "user", "content": "hello"}]}
 STREAM = {**CHAT, "stream": True}
+
+
+@dataclass(frozen=True)
+class Door:
+    name: str
+    #: The proxy's path, and the fake upstream's (under its base URL).
+    path: str
+    upstream_path: str
+    body: dict[str, object]
+    anthropic: bool = False
+
+
+DOORS = (
+    Door("chat", "/v1/chat/completions", "/v1/chat/completions", CHAT),
+    Door(
+        "responses",
+        "/v1/responses",
+        "/v1/responses",
+        {"model": "gpt-4.1", "input": "hello"},
+    ),
+    Door(
+        "messages",
+        "/v1/messages",
+        "/anthropic/v1/messages",
+        {"model": "deepseek-chat", "max_tokens": 256, "messages": CHAT["messages"]},
+        anthropic=True,
+    ),
+    Door(
+        "completions",
+        "/v1/completions",
+        "/v1/completions",
+        {"model": "gpt-3.5-turbo-instruct", "prompt": "hello"},
+    ),
+)
 
 
 def timed(call: Callable[[], object], count: int) -> list[float]:
@@ -81,11 +119,14 @@ def main() -> None:
     n = args.requests
 
     upstream = FakeUpstream().start()
+    anthropic = FakeAnthropic().start()
     app = ServedApp(
         Path(tempfile.mkdtemp(prefix="curfew-bench-proxy-")),
         env={
             "CURFEW_UPSTREAM_BASE_URL": f"{upstream.base_url}/v1",
             "CURFEW_UPSTREAM_API_KEY": "sk-bench",
+            "CURFEW_ANTHROPIC_UPSTREAM_BASE_URL": f"{anthropic.base_url}/anthropic",
+            "CURFEW_ANTHROPIC_UPSTREAM_API_KEY": "sk-ant-bench",
             "CURFEW_MANIFEST_STATIC": "0",
             "CURFEW_LOG_LEVEL": "WARNING",
         },
@@ -112,36 +153,52 @@ def main() -> None:
             floor = timed(lambda: http.get(f"{app.base_url}/healthz").raise_for_status(), n)
             row("GET /healthz (the server's floor)", floor)
 
+            def upstream_calls() -> int:
+                return len(upstream.requests) + len(anthropic.requests)
+
             travel("2026-09-29 10:00")  # peak hours: off duty
-            before = len(upstream.requests)
-            short = timed(lambda: post(http, proxy, CHAT, auth), n)
-            short_sse = timed(lambda: post(http, proxy, STREAM, auth), n)
-            if len(upstream.requests) != before:
+            before = upstream_calls()
+            for door in DOORS:
+                url = f"{app.base_url}{door.path}"
+                stream = {**door.body, "stream": True}
+                short = timed(lambda url=url, body=door.body: post(http, url, body, auth), n)
+                short_sse = timed(lambda url=url, body=stream: post(http, url, body, auth), n)
+                row(f"{door.name}: short-circuit (JSON)", short)
+                row(f"{door.name}: short-circuit (SSE)", short_sse)
+            if upstream_calls() != before:
                 raise SystemExit("a short-circuited request reached the upstream")
-            row("short-circuit through the proxy (JSON)", short, "upstream calls: 0")
-            row("short-circuit through the proxy (SSE)", short_sse, "upstream calls: 0")
+            print("  (upstream calls while short-circuiting: 0)")
 
             travel("2026-09-29 20:00")  # on duty: passed untouched
             pairs = []
-            for label, body in (("JSON", CHAT), ("SSE", STREAM)):
-                # Interleaved, so drift on a busy machine hits both sides alike.
-                to_upstream: list[float] = []
-                via_proxy: list[float] = []
-                for _ in range(n // 50):
-                    to_upstream += timed(lambda body=body: post(http, direct, body, {}), 50)
-                    via_proxy += timed(lambda body=body: post(http, proxy, body, auth), 50)
-                row(f"fake upstream called directly ({label})", to_upstream)
-                row(f"passed through the proxy ({label})", via_proxy)
-                pairs.append((label, to_upstream, via_proxy))
+            for door in DOORS:
+                base = anthropic.base_url if door.anthropic else upstream.base_url
+                direct, proxy = f"{base}{door.upstream_path}", f"{app.base_url}{door.path}"
+                for label, body in (("JSON", door.body), ("SSE", {**door.body, "stream": True})):
+                    # Interleaved, so drift on a busy machine hits both sides alike.
+                    to_upstream: list[float] = []
+                    via_proxy: list[float] = []
+                    for _ in range(max(1, n // 50)):
+                        to_upstream += timed(
+                            lambda body=body, url=direct: post(http, url, body, {}), 50
+                        )
+                        via_proxy += timed(
+                            lambda body=body, url=proxy: post(http, url, body, auth), 50
+                        )
+                    row(f"{door.name}: fake upstream directly ({label})", to_upstream)
+                    row(f"{door.name}: passed through the proxy ({label})", via_proxy)
+                    pairs.append((f"{door.name} {label}", to_upstream, via_proxy))
 
             travel("2026-09-29 23:30")  # winding: clamped and re-encoded
-            clamped = timed(lambda: post(http, proxy, CHAT, auth), n)
-            row("clamped through the proxy (JSON)", clamped)
+            for door in DOORS:
+                url = f"{app.base_url}{door.path}"
+                clamped = timed(lambda url=url, body=door.body: post(http, url, body, auth), n)
+                row(f"{door.name}: clamped through the proxy (JSON)", clamped)
 
             print("\n  proxy's added latency on a passed request (p50 via proxy - p50 direct):")
             for label, to_upstream, via_proxy in pairs:
                 added = statistics.median(via_proxy) - statistics.median(to_upstream)
-                print(f"    {label:<6} {added:>7.2f} ms")
+                print(f"    {label:<18} {added:>7.2f} ms")
 
         sync_client = CurfewClient(app.base_url, token, timeout=2)
         sync_client.verdict(session_id="bench", max_tokens=4096)
@@ -175,6 +232,7 @@ def main() -> None:
     finally:
         app.stop()
         upstream.stop()
+        anthropic.stop()
 
 
 if __name__ == "__main__":

@@ -231,7 +231,9 @@ CURFEW_UPSTREAM_BASE_URL = env_str("CURFEW_UPSTREAM_BASE_URL", "https://api.deep
 CURFEW_UPSTREAM_API_KEY = env_str("CURFEW_UPSTREAM_API_KEY")
 CURFEW_UPSTREAM_TIMEOUT = env_int("CURFEW_UPSTREAM_TIMEOUT", 600)
 #: The Anthropic-compatible provider behind ``/v1/messages`` (DeepSeek's by
-#: default); its key is sent as ``x-api-key`` and, like the other, never shown.
+#: default), as Anthropic's SDK takes its base URL: without ``/v1``, which the
+#: proxy adds (as the SDK does). Its key is sent as ``x-api-key`` and, like the
+#: other, never shown.
 CURFEW_ANTHROPIC_UPSTREAM_BASE_URL = env_str(
     "CURFEW_ANTHROPIC_UPSTREAM_BASE_URL", "https://api.deepseek.com/anthropic"
 )

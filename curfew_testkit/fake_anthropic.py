@@ -10,13 +10,12 @@ proxy relays without buffering.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from curfew_testkit.fake_upstream import Recorded
-from curfew_testkit.local_http import LocalHttpServer, QuietHandler
+from curfew_testkit.fake_upstream import Recorded, RecordingFake, read_body
+from curfew_testkit.local_http import QuietHandler
 
 REPLY_WORDS = ["Hello", " from", " the", " fake", " Anthropic."]
 REPLY_TEXT = "".join(REPLY_WORDS)
@@ -30,40 +29,13 @@ INPUT_TOKENS = 42
 REQUEST_ID = "req_fake_anthropic_1"
 
 
-class FakeAnthropic(LocalHttpServer):
-    def __init__(self) -> None:
-        self.requests: list[Recorded] = []
-        self._lock = threading.Lock()
-        #: ``(status, body)`` to answer every request with, instead of a message.
-        self.fail: tuple[int, bytes] | None = None
-        #: When set, a stream waits on it after its first event (up to 10s).
-        self.gate: threading.Event | None = None
-        #: Set when a stream's last byte has been written.
-        self.finished = threading.Event()
-        #: Set when the proxy hung up on a stream before its end.
-        self.aborted = threading.Event()
-        self.event_delay = 0.0
-        #: Extra ``(name, value)`` headers on every answer.
-        self.extra_headers: list[tuple[str, str]] = []
-        super().__init__(self._handler())
-
-    def reset(self) -> None:
-        with self._lock:
-            self.requests.clear()
-        self.fail = None
-        self.gate = None
-        self.event_delay = 0.0
-        self.extra_headers = []
-        self.finished.clear()
-        self.aborted.clear()
+class FakeAnthropic(RecordingFake):
+    """Anthropic's protocol: messages (a ``message`` or its event stream) and
+    ``count_tokens``, at the real paths only (``/v1/messages``)."""
 
     @property
     def message_requests(self) -> list[Recorded]:
         return [r for r in self.requests if r.path.endswith("/messages")]
-
-    def _record(self, recorded: Recorded) -> None:
-        with self._lock:
-            self.requests.append(recorded)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -86,8 +58,7 @@ class FakeAnthropic(LocalHttpServer):
                 self.wfile.write(payload)
 
             def _read(self) -> bytes:
-                length = int(self.headers.get("Content-Length") or 0)
-                return self.rfile.read(length) if length else b""
+                return read_body(self)
 
             def do_POST(self) -> None:
                 body = self._read()
@@ -96,9 +67,9 @@ class FakeAnthropic(LocalHttpServer):
                     self._send_json(*fake.fail)
                     return
                 request = json.loads(body)
-                if self.path.endswith("/messages/count_tokens"):
+                if self.path.endswith("/v1/messages/count_tokens"):
                     self._send_json(200, json.dumps({"input_tokens": INPUT_TOKENS}).encode())
-                elif not self.path.endswith("/messages"):
+                elif not self.path.endswith("/v1/messages"):
                     error = {
                         "type": "error",
                         "error": {"type": "not_found_error", "message": "no such thing"},
@@ -122,8 +93,8 @@ class FakeAnthropic(LocalHttpServer):
                         self._chunk(event)
                         if index == 0 and fake.gate is not None:
                             fake.gate.wait(10)
-                        elif fake.event_delay:
-                            time.sleep(fake.event_delay)
+                        elif fake.chunk_delay:
+                            time.sleep(fake.chunk_delay)
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):

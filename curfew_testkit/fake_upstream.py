@@ -37,11 +37,15 @@ class Recorded:
         return json.loads(self.body)
 
 
-class FakeUpstream(LocalHttpServer):
+class RecordingFake(LocalHttpServer):
+    """A provider on a local port that records every request and can be
+    scripted: fail every call, hold a stream after its first chunk (``gate``),
+    slow each chunk (``chunk_delay``), add headers. Subclasses answer."""
+
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
-        #: ``(status, body)`` to answer every chat request with, instead of a completion.
+        #: ``(status, body)`` to answer every model call with, instead of an answer.
         self.fail: tuple[int, bytes] | None = None
         #: When set, a stream waits on it after its first chunk (up to 10s).
         self.gate: threading.Event | None = None
@@ -64,13 +68,27 @@ class FakeUpstream(LocalHttpServer):
         self.finished.clear()
         self.aborted.clear()
 
-    @property
-    def chat_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith("/chat/completions")]
-
     def _record(self, recorded: Recorded) -> None:
         with self._lock:
             self.requests.append(recorded)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+
+def read_body(handler: BaseHTTPRequestHandler) -> bytes:
+    """The request body a handler was sent (``Content-Length`` bytes)."""
+    length = int(handler.headers.get("Content-Length") or 0)
+    return handler.rfile.read(length) if length else b""
+
+
+class FakeUpstream(RecordingFake):
+    """OpenAI's protocol: chat completions, models, and (``fake_openai_more``)
+    Responses, embeddings and legacy completions."""
+
+    @property
+    def chat_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -87,8 +105,7 @@ class FakeUpstream(LocalHttpServer):
                 self.wfile.write(payload)
 
             def _read(self) -> bytes:
-                length = int(self.headers.get("Content-Length") or 0)
-                return self.rfile.read(length) if length else b""
+                return read_body(self)
 
             def do_GET(self) -> None:
                 from curfew_testkit.fake_openai_more import stored_response

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from curfew_client.scope import Scope
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 
@@ -68,7 +69,7 @@ class Call:
         return self.judged.verdict
 
 
-def _context(scope: views.Scope) -> RequestContext:
+def _context(scope: Scope) -> RequestContext:
     # The budget is left out on purpose: the verdict then carries the curve's
     # ceiling, and each door's apply_verdict clamps every budget the client
     # named against it on its own (a client may send two names with two values).
@@ -101,7 +102,7 @@ async def read_call(
     problem: views.BadRequest | None = None
     raw = b""
     body: dict[str, Any] = {}
-    scope = views.Scope(None, None, False)
+    scope = Scope(None, None, False)
     try:
         scope = views.parse_scope(request)
         raw = views._raw_body(request)
@@ -129,7 +130,7 @@ async def read_caller(
     try:
         scope = views.parse_scope(request)
     except views.BadRequest:
-        scope = views.Scope(None, None, False)
+        scope = Scope(None, None, False)
     judged = await views.judge(raw_token, _context(scope), throttle.client_address(request))
     if judged is None:
         return dialect.unauthorized(raw_token)

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
-from curfew_client import anthropic_shapes
+from curfew_client import anthropic_shapes, sse
 from curfew_client.openai_shapes import error_body, sse_event
 from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
@@ -179,11 +179,13 @@ ANTHROPIC = Provider(
     relayed_headers=ANTHROPIC_RELAYED_HEADERS,
     auth=lambda key: {"x-api-key": key},
     error=_anthropic_error,
-    broken=lambda data: anthropic_shapes.sse_event("error", data),
+    broken=lambda data: sse.event(data, "error"),
 )
-#: The Messages API's paths, under the Anthropic upstream's base URL.
-MESSAGES = ("messages",)
-COUNT_TOKENS = ("messages", "count_tokens")
+#: The Messages API's paths, under the Anthropic upstream's base URL. That base
+#: is given as Anthropic's SDK takes it (``https://api.anthropic.com``, DeepSeek's
+#: ``https://api.deepseek.com/anthropic``): the SDK adds ``/v1/messages``, so do we.
+MESSAGES = ("v1", "messages")
+COUNT_TOKENS = ("v1", "messages", "count_tokens")
 
 
 def upstream_url(segments: tuple[str, ...], provider: Provider = OPENAI) -> str:

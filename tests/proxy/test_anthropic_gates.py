@@ -128,7 +128,7 @@ def test_winding_clamps_max_tokens_and_appends_the_persona(
     assert text_of(message) == REPLY_TEXT  # the upstream's answer
     assert message.usage.output_tokens == USAGE["output_tokens"]
     [sent] = anthropic_upstream.message_requests
-    assert sent.path == "/anthropic/messages"
+    assert sent.path == "/anthropic/v1/messages"
     assert sent.json == {
         "model": "m",
         "max_tokens": want.max_tokens,
@@ -273,7 +273,7 @@ def test_on_duty_forwards_the_very_bytes_and_relays_the_answer(
     assert message.usage.input_tokens == USAGE["input_tokens"]
     [sent] = anthropic_upstream.message_requests
     assert sent.body == raw
-    assert sent.path == "/anthropic/messages"
+    assert sent.path == "/anthropic/v1/messages"
     assert sent.headers["anthropic-version"] == "2023-06-01"
     assert sent.headers["anthropic-beta"] == (
         "prompt-caching-2024-07-31, token-efficient-tools-2025-02-19"
@@ -323,7 +323,7 @@ def test_count_tokens_is_forwarded_even_off_duty(
     assert raw.headers["X-Curfew-Action"] == "pass"
     assert raw.headers["X-Curfew-State"] == expected(moment).state.value
     [sent] = anthropic_upstream.requests
-    assert (sent.method, sent.path) == ("POST", "/anthropic/messages/count_tokens")
+    assert (sent.method, sent.path) == ("POST", "/anthropic/v1/messages/count_tokens")
     assert sent.json == {"model": "m", "messages": MESSAGES}
     assert sent.headers["x-api-key"] == ANTHROPIC_KEY
 

@@ -12,16 +12,33 @@ not a Django project)::
     else:
         body = verdict.apply(body)  # clamp, persona, tools; untouched on duty
 
-In front of Anthropic's Messages API, ``anthropic_shapes`` does the same for
-``/v1/messages`` bodies (``apply_verdict``, ``short_circuit_body``).
+Every protocol a gateway may serve has its shape (``shape="chat"`` by default,
+``"responses"``, ``"messages"`` for Anthropic, ``"completions"``)::
+
+    body = verdict.apply(body, shape="messages")
+    message = verdict.answer_object(body, shape="messages")  # a plain dict
+    events = verdict.answer_events(body, shape="messages")  # [(name, data), ...]
+
+The shape modules (``openai_shapes``, ``responses_shapes``, ``anthropic_shapes``,
+``completions_shapes``) give the same functions directly; ``shapes.module(name)``
+picks one by name. ``scope_from_headers`` reads ``X-Curfew-Session`` /
+``-Purpose`` / ``-Subagent``.
 """
 
-from curfew_client import anthropic_shapes
+from curfew_client import (
+    anthropic_shapes,
+    completions_shapes,
+    openai_shapes,
+    responses_shapes,
+    shapes,
+    sse,
+)
 from curfew_client.aio import AsyncCurfewClient
 from curfew_client.base import BaseCurfewClient
 from curfew_client.openai_shapes import apply_verdict, short_circuit_body
 from curfew_client.policy import CurfewUnavailable, Policy
 from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
+from curfew_client.shapes import Shape
 from curfew_client.sync import CurfewClient
 from curfew_client.verdict import Action, CurfewVerdict, Origin, State
 from curfew_client.wire import StateAnswer, VerdictAnswer
@@ -37,11 +54,17 @@ __all__ = [
     "Policy",
     "Scope",
     "ScopeHeaderError",
+    "Shape",
     "State",
     "StateAnswer",
     "VerdictAnswer",
     "anthropic_shapes",
     "apply_verdict",
+    "completions_shapes",
+    "openai_shapes",
+    "responses_shapes",
     "scope_from_headers",
+    "shapes",
     "short_circuit_body",
+    "sse",
 ]

@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
+from curfew_client import sse
 from curfew_client.openai_shapes import VerdictLike
 
 #: Anthropic's smallest thinking budget (``budget_tokens`` must be at least this
@@ -153,19 +154,13 @@ def answer_events(
     return [(event["type"], event) for event in events]
 
 
-def sse_event(name: str, data: Mapping[str, Any]) -> bytes:
-    """One named server-sent event carrying a JSON object (the Messages API
-    names every event; SDKs skip an event without a name)."""
-    payload = json.dumps(data, ensure_ascii=False)
-    return f"event: {name}\ndata: {payload}\n\n".encode()
-
-
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``body`` with ``text``, streamed or not as it asked:
     ``(payload, content_type)``."""
     if body.get("stream") is True:
-        stream = b"".join(sse_event(name, data) for name, data in answer_events(body, text))
-        return stream, "text/event-stream; charset=utf-8"
+        # Named events (SDKs skip an event without a name), no ``[DONE]``:
+        # ``message_stop`` is the end.
+        return sse.stream(answer_events(body, text), done=False), sse.CONTENT_TYPE
     return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"
 
 

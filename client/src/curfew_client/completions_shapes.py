@@ -13,7 +13,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from curfew_client.openai_shapes import SSE_DONE, VerdictLike, sse_event, wants_stream, zero_usage
+from curfew_client import sse
+from curfew_client.openai_shapes import VerdictLike, wants_stream, zero_usage
 
 #: The legacy API's ``max_tokens`` default: a request that names no budget gets
 #: 16 tokens. A clamp is ``min``, never a raise, so when the client set none the
@@ -104,9 +105,14 @@ def answer_chunks(body: Mapping[str, Any], text: str) -> list[dict[str, Any]]:
     return chunks
 
 
+def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """``answer_chunks`` as ``(event name, chunk)`` pairs (the names are ``None``:
+    the legacy stream names no events), as every shape module gives them."""
+    return [(None, chunk) for chunk in answer_chunks(body, text)]
+
+
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """``(payload, content_type)``: JSON, or an SSE stream ending ``[DONE]``."""
     if wants_stream(body):
-        stream = b"".join(sse_event(chunk) for chunk in answer_chunks(body, text)) + SSE_DONE
-        return stream, "text/event-stream; charset=utf-8"
+        return sse.stream(answer_events(body, text), done=True), sse.CONTENT_TYPE
     return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol, get_args
+
+from curfew_client import sse
 
 #: The two names a chat request's reply budget goes by.
 BUDGET_KEYS = ("max_tokens", "max_completion_tokens")
@@ -354,25 +356,16 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str | None, 
     return [(None, chunk) for chunk in chunks]
 
 
-def sse_event(data: Mapping[str, Any]) -> bytes:
-    """One server-sent event carrying a JSON object."""
-    return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
-
-
-SSE_DONE = b"data: [DONE]\n\n"
-
-
-def sse_stream(chunks: Iterable[Mapping[str, Any]]) -> bytes:
-    """The whole SSE body for ``chunks``, ending with ``data: [DONE]``."""
-    return b"".join(sse_event(chunk) for chunk in chunks) + SSE_DONE
+#: One unnamed event (an OpenAI chunk), and the stream's end: ``sse``'s.
+sse_event = sse.event
+SSE_DONE = sse.DONE
 
 
 def short_circuit_body(request_body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``request_body`` with ``text``, streamed or not as it asked:
     ``(payload, content_type)``."""
     if wants_stream(request_body):
-        chunks = (chunk for _, chunk in answer_events(request_body, text))
-        return sse_stream(chunks), "text/event-stream; charset=utf-8"
+        return sse.stream(answer_events(request_body, text), done=True), sse.CONTENT_TYPE
     payload = json.dumps(answer(request_body, text), ensure_ascii=False)
     return payload.encode(), "application/json"
 

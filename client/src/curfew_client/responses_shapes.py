@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from curfew_client import sse
 from curfew_client.openai_shapes import REASONING_ORDER, VerdictLike
 
 #: OpenAI refuses a Responses request whose ``max_output_tokens`` is below 16
@@ -34,8 +35,6 @@ TOOL_KEYS = ("tools", "tool_choice", "parallel_tool_calls")
 #: is not valid JSON, so the answer is a refusal, which ``responses.parse``
 #: reports as one instead of failing to parse it.
 STRUCTURED_FORMATS = ("json_schema", "json_object")
-
-SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 
 
 def zero_usage() -> dict[str, Any]:
@@ -258,17 +257,10 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
     ]
 
 
-def sse_named_event(name: str, data: Mapping[str, Any]) -> bytes:
-    """One named server-sent event (the Responses stream names every event)."""
-    payload = json.dumps(data, ensure_ascii=False).encode()
-    return f"event: {name}\ndata: ".encode() + payload + b"\n\n"
-
-
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``body`` with ``text``, streamed or not as it asked:
     ``(payload, content_type)``. The Responses stream has no ``[DONE]``:
     ``response.completed`` is its end."""
     if wants_stream(body):
-        events = answer_events(body, text)
-        return b"".join(sse_named_event(name, data) for name, data in events), SSE_CONTENT_TYPE
+        return sse.stream(answer_events(body, text), done=False), sse.CONTENT_TYPE
     return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"

@@ -10,7 +10,8 @@ from typing import Any, Final, Literal
 
 from pydantic import PrivateAttr
 
-from curfew_client import openai_shapes
+from curfew_client import openai_shapes, shapes
+from curfew_client.shapes import Shape
 from curfew_client.wire import VerdictAnswer, synthetic_stream
 
 #: ``server``: asked (or cached while fresh); ``last_known``: an expired verdict
@@ -58,22 +59,44 @@ class CurfewVerdict(VerdictAnswer):
         self,
         body: Mapping[str, Any],
         *,
+        shape: Shape = "chat",
         default_budget_key: openai_shapes.BudgetKey = openai_shapes.DEFAULT_BUDGET_KEY,
         budget_key: openai_shapes.UpstreamBudgetKey | None = None,
     ) -> dict[str, Any]:
-        """``body`` (an OpenAI chat request) as this verdict allows it to go
-        upstream. ``budget_key`` names the budget your upstream reads (the
-        proxy's ``CURFEW_UPSTREAM_BUDGET_KEY`` rule; see ``apply_verdict``)."""
-        return openai_shapes.apply_verdict(
-            body, self, default_budget_key=default_budget_key, budget_key=budget_key
-        )
+        """``body`` (a request in ``shape``: ``chat``, ``responses``, ``messages``
+        or ``completions``) as this verdict allows it to go upstream: the budget
+        clamped (``min``), the persona added, tools dropped when denied; equal
+        to ``body`` when the verdict passes. For chat, ``budget_key`` names the
+        budget your upstream reads (the proxy's ``CURFEW_UPSTREAM_BUDGET_KEY``
+        rule; see ``openai_shapes.apply_verdict``)."""
+        if shape == "chat":
+            return openai_shapes.apply_verdict(
+                body, self, default_budget_key=default_budget_key, budget_key=budget_key
+            )
+        return shapes.module(shape).apply_verdict(body, self)
 
-    def answer(self, body: Mapping[str, Any]) -> tuple[bytes, str]:
-        """The short-circuit answer to ``body``: ``(payload, content_type)``,
-        SSE when it asked to stream. Only for a short-circuit verdict."""
+    def _reply(self) -> str:
         if self.reply is None:
             raise ValueError("this verdict does not short-circuit; send the request upstream")
-        return openai_shapes.short_circuit_body(body, self.reply)
+        return self.reply
+
+    def answer(self, body: Mapping[str, Any], *, shape: Shape = "chat") -> tuple[bytes, str]:
+        """The short-circuit answer to ``body`` in ``shape``: ``(payload,
+        content_type)``, SSE when it asked to stream. Only for a short-circuit
+        verdict (``ValueError`` otherwise)."""
+        return shapes.module(shape).short_circuit_body(body, self._reply())
+
+    def answer_object(self, body: Mapping[str, Any], *, shape: Shape = "chat") -> dict[str, Any]:
+        """The non-streamed short-circuit answer as a plain dict (a
+        ``chat.completion``, ``response``, ``message`` or ``text_completion``)."""
+        return shapes.module(shape).answer(body, self._reply())
+
+    def answer_events(
+        self, body: Mapping[str, Any], *, shape: Shape = "chat"
+    ) -> list[tuple[str | None, dict[str, Any]]]:
+        """The streamed short-circuit answer as ``(event name, data)`` pairs, for
+        a gateway that writes its own SSE (``None``: an unnamed event)."""
+        return list(shapes.module(shape).answer_events(body, self._reply()))
 
     def as_origin(self, origin: Origin) -> CurfewVerdict:
         copy = self.model_copy()
