@@ -323,8 +323,10 @@ class CurfewHook(CustomLogger):
         try:
             if not pending.stream:
                 return anthropic_shapes.answer(pending.body, pending.text)
-            events = anthropic_shapes.answer_events(pending.body, pending.text)
-            payload = b"".join(anthropic_shapes.sse_event(name, event) for name, event in events)
+            # The Messages API's named events, written by the shape module itself.
+            payload, content_type = anthropic_shapes.short_circuit_body(
+                {**pending.body, "stream": True}, pending.text
+            )
         except Exception:  # never break the proxy: LiteLLM's own mock answer stands
             log.exception("curfew LiteLLM hook could not write the Anthropic answer")
             return response
@@ -335,7 +337,7 @@ class CurfewHook(CustomLogger):
         # A response object of our own is sent as it is, so it carries our headers itself.
         return StreamingResponse(
             stream(),
-            media_type="text/event-stream; charset=utf-8",
+            media_type=content_type,
             headers=self._headers.get(call_id, {}),
         )
 
