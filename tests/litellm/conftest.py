@@ -1,0 +1,178 @@
+"""The real LiteLLM proxy, with the curfew callback, in front of a recording
+fake upstream, asking a real Curfew server.
+
+One proxy per test module (it takes 10-30 s to start). LiteLLM's price map is
+read from its package (``LITELLM_LOCAL_MODEL_COST_MAP``): nothing here reaches
+the internet.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from curfew_testkit.fake_upstream import FakeUpstream
+from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http
+from tests.conftest import IN_CI
+
+# Before anything imports LiteLLM: else importing it fetches a price map from GitHub.
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+if IN_CI and importlib.util.find_spec("litellm") is None:
+    # The modules skip without LiteLLM; CI installs it (requirements/dev.txt), so there
+    # a missing one is an error, never a silent skip.
+    raise RuntimeError("LiteLLM is required in CI: install requirements/dev.txt")
+
+MASTER_KEY = "sk-litellm-test-master-key-0123456789abcdef"
+MODEL = "fake-model"
+EMBEDDING_MODEL = "fake-embed"
+#: A Tuesday in the user's time zone (Asia/Shanghai, the default).
+OFF_DUTY = "2026-09-29 10:00"
+LIGHTS_OUT = "2026-09-30 04:00"
+WINDING = "2026-09-30 01:00"
+ON_DUTY = "2026-09-29 20:00"
+
+
+def config_yaml(upstream: str) -> str:
+    """The config the README shows, pointed at the fake upstream, plus a
+    callback that records LiteLLM's own ledger."""
+    return textwrap.dedent(
+        f"""\
+        model_list:
+          - model_name: {MODEL}
+            litellm_params:
+              model: openai/{MODEL}
+              api_base: {upstream}/v1
+              api_key: sk-upstream-fake
+          - model_name: {EMBEDDING_MODEL}
+            litellm_params:
+              model: openai/{EMBEDDING_MODEL}
+              api_base: {upstream}/v1
+              api_key: sk-upstream-fake
+        router_settings:
+          # A test that makes the fake fail must not bench the deployment for the next.
+          disable_cooldowns: true
+        litellm_settings:
+          callbacks: ["curfew_client.litellm_hook.curfew", "tests.litellm.ledger.recorder"]
+        """
+    )
+
+
+@dataclass
+class Curfew:
+    app: ServedApp
+    token: str
+
+    def travel(self, moment: str) -> None:
+        """The user's time machine (through the API, so the server's cache drops it)."""
+        response = httpx.post(
+            f"{self.app.base_url}/api/v1/overrides",
+            json={"debug": moment},
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=10,
+        )
+        assert response.status_code == 200, response.text
+
+    def verdict(self, **body: object) -> dict[str, Any]:
+        """What the server says now, asked directly (what the hook should act on)."""
+        response = httpx.post(
+            f"{self.app.base_url}/api/v1/verdict",
+            json=body,
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=10,
+        )
+        assert response.status_code == 200, response.text
+        answer: dict[str, Any] = response.json()
+        return answer
+
+
+@dataclass
+class LiteLLMProxy:
+    base_url: str
+    upstream: FakeUpstream
+    curfew: Curfew
+    ledger_path: Path
+
+    def ledger(self, session: str, calls: int = 1) -> list[dict[str, Any]]:
+        """What LiteLLM's own ledger recorded for the calls of ``session``
+        (written after the answer: waits up to 10 s for ``calls`` entries)."""
+        deadline = time.monotonic() + 10
+        while True:
+            lines = self.ledger_path.read_text(encoding="utf-8").splitlines()
+            found = [entry for line in lines if (entry := json.loads(line))["session"] == session]
+            if len(found) >= calls or time.monotonic() > deadline:
+                return found
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
+    workdir = Path(tmp_path_factory.mktemp("litellm"))
+    upstream = FakeUpstream().start()
+    app = ServedApp(workdir, env={"CURFEW_MANIFEST_STATIC": "0"})
+    app.manage("migrate", "--no-input", "-v0")
+    token = app.create_user("litellm-ada")
+    config = workdir / "config.yaml"
+    config.write_text(config_yaml(upstream.base_url), encoding="utf-8")
+    port = free_port()
+    log_path = workdir / "litellm.log"
+    ledger = workdir / "ledger.jsonl"
+    ledger.touch()
+    env = {
+        **os.environ,
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_MASTER_KEY": MASTER_KEY,
+        "CURFEW_URL": app.base_url,
+        "CURFEW_TOKEN": token,
+        "CURFEW_POLICY": "fail_open",
+        "CURFEW_TEST_LEDGER": str(ledger),
+        # This checkout's client first (an installed copy may be another
+        # checkout's), and the checkout itself for the ledger callback.
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "client" / "src"), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    litellm_bin = Path(sys.executable).with_name("litellm")
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [str(litellm_bin), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
+            cwd=workdir,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        app.start()  # while LiteLLM starts
+        base_url = f"http://127.0.0.1:{port}"
+        wait_for_http(
+            f"{base_url}/health/liveliness", process, log_path, timeout=90, label="litellm"
+        )
+        yield LiteLLMProxy(base_url, upstream, Curfew(app, token), ledger)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        app.stop()
+        upstream.stop()
+
+
+@pytest.fixture
+def proxy(litellm_proxy: LiteLLMProxy) -> LiteLLMProxy:
+    """The module's proxy with an empty recorder."""
+    litellm_proxy.upstream.reset()
+    return litellm_proxy

@@ -1,0 +1,277 @@
+"""The LiteLLM callback on its own: ``async_pre_call_hook`` called as the proxy
+calls it, with a real ``AsyncCurfewClient`` over a scripted transport."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("litellm", reason="LiteLLM is not installed (requirements/dev.txt has it)")
+
+import litellm
+from curfew_client import AsyncCurfewClient, anthropic_shapes
+from curfew_client import litellm_hook as hook_module
+from curfew_client.litellm_hook import CurfewHook
+from fastapi import HTTPException
+from starlette.responses import StreamingResponse
+
+PACKAGE = Path(hook_module.__file__).resolve().parent
+
+
+def verdict(state: str, **fields: Any) -> dict[str, Any]:
+    """A verdict as the server writes it: every field present."""
+    short = state in ("off-duty", "lights-out")
+    payload: dict[str, Any] = {
+        "state": state,
+        "schedule_state": state,
+        "action": "short-circuit" if short else ("clamp" if state == "winding" else "pass"),
+        "reply": "。" if short else None,
+        "stream": None,
+        "max_tokens": 300 if state == "winding" else None,
+        "persona": "You are tired." if state == "winding" else None,
+        "tools": "allow",
+        "reasoning_effort": None,
+        "progress": 0.5 if state == "winding" else None,
+        "peak": False,
+        "reason": state,
+        "exempt": False,
+        "dry_run": False,
+        "valid_until": "2099-01-01T00:00:00+00:00",
+        "max_age": 60,
+        "at": "2026-09-29T02:00:00+00:00",
+        "budget": None,
+        "override": None,
+        "override_until": None,
+        "debug_at": None,
+        "would": None,
+    }
+    payload.update(fields)
+    return payload
+
+
+class Curfew:
+    """A scripted curfew server: answers ``answer`` (or raises ``error``);
+    records what it was asked."""
+
+    def __init__(self, answer: dict[str, Any] | None = None, error: Exception | None = None):
+        self.answer = answer
+        self.error = error
+        self.asked: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.asked.append(json.loads(request.content))
+        if self.error is not None:
+            raise self.error
+        return httpx.Response(200, json=self.answer)
+
+    def hook(self, policy: Any = "fail_open") -> CurfewHook:
+        client = AsyncCurfewClient(
+            "http://curfew.test", "cfw_t", policy=policy, transport=httpx.MockTransport(self)
+        )
+        return CurfewHook(client)
+
+
+def request(headers: dict[str, str] | None = None, **body: Any) -> dict[str, Any]:
+    """``data`` as the proxy hands it to the hook."""
+    return {
+        "model": "fake-model",
+        "litellm_call_id": "call-1",
+        "metadata": {"user_api_key_user_id": "u"},
+        "proxy_server_request": {"headers": {"host": "proxy", **(headers or {})}},
+        **body,
+    }
+
+
+CHAT = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1000}
+
+
+async def call(hook: CurfewHook, data: dict[str, Any], call_type: str) -> Any:
+    return await hook.async_pre_call_hook(
+        user_api_key_dict=None, cache=None, data=data, call_type=call_type
+    )
+
+
+async def test_off_duty_chat_gets_a_canned_model_response_with_zero_usage() -> None:
+    curfew = Curfew(verdict("off-duty"))
+    hook = curfew.hook()
+    data = await call(
+        hook,
+        request(
+            {"X-Curfew-Session": "s-1", "x-curfew-purpose": "p", "X-Curfew-Subagent": "yes"}, **CHAT
+        ),
+        "acompletion",
+    )
+    mock = data["mock_response"]
+    assert isinstance(mock, litellm.ModelResponse)
+    assert mock.choices[0].message.content == "。"
+    assert mock.choices[0].finish_reason == "stop"
+    assert (mock.usage.prompt_tokens, mock.usage.completion_tokens, mock.usage.total_tokens) == (
+        0,
+        0,
+        0,
+    )
+    assert "use_chat_completions_api" not in data
+    # The scope from the headers (the client clamps the budget itself, on its side).
+    assert curfew.asked == [{"subagent": True, "session_id": "s-1", "purpose": "p"}]
+    headers = await hook.async_post_call_response_headers_hook(data, None, None)
+    assert headers == {"X-Curfew-State": "off-duty", "X-Curfew-Action": "short-circuit"}
+
+
+async def test_off_duty_responses_go_through_the_chat_bridge() -> None:
+    hook = Curfew(verdict("lights-out", reply="明天再说。")).hook()
+    data = await call(hook, request(input="hi", max_output_tokens=50), "aresponses")
+    assert data["mock_response"].choices[0].message.content == "明天再说。"
+    assert data["use_chat_completions_api"] is True
+
+
+async def test_off_duty_embeddings_are_refused_with_a_503() -> None:
+    hook = Curfew(verdict("off-duty")).hook()
+    with pytest.raises(HTTPException) as raised:
+        await call(hook, request(input="hi"), "aembedding")
+    assert raised.value.status_code == 503
+    assert "off duty" in str(raised.value.detail)
+
+
+async def test_winding_embeddings_pass_unclamped() -> None:
+    curfew = Curfew(verdict("winding"))
+    data = request(input="hi")
+    before = copy.deepcopy(data)
+    assert await call(curfew.hook(), data, "aembedding") == before
+    assert len(curfew.asked) == 1
+
+
+async def test_off_duty_anthropic_sends_nothing_and_answers_in_its_shape() -> None:
+    hook = Curfew(verdict("off-duty")).hook()
+    body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 100}
+    data = await call(hook, request(**body), "anthropic_messages")
+    assert data["mock_response"] == "。"  # LiteLLM's string mock: nothing goes upstream
+    fake_mock = {"usage": {"input_tokens": 2095, "output_tokens": 503}}
+    answer = await hook.async_post_call_success_hook(data, None, fake_mock)
+    assert answer == {**anthropic_shapes.answer({"model": "fake-model"}, "。"), "id": answer["id"]}
+    assert answer["usage"]["input_tokens"] == answer["usage"]["output_tokens"] == 0
+    # Answered once: a later success of the same call id is not rewritten.
+    assert await hook.async_post_call_success_hook(data, None, fake_mock) is fake_mock
+
+
+async def test_off_duty_anthropic_streams_the_messages_events() -> None:
+    hook = Curfew(verdict("off-duty")).hook()
+    body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 100, "stream": True}
+    data = await call(hook, request(**body), "anthropic_messages")
+    answer = await hook.async_post_call_success_hook(data, None, {"usage": {}})
+    assert isinstance(answer, StreamingResponse)
+    assert answer.headers["x-curfew-state"] == "off-duty"
+    chunks = [chunk async for chunk in answer.body_iterator]
+    text = b"".join(c if isinstance(c, bytes) else str(c).encode() for c in chunks).decode()
+    names = re.findall(r"^event: (\S+)$", text, flags=re.MULTILINE)
+    expected = anthropic_shapes.answer_events({"model": "fake-model"}, "。")
+    assert names == [name for name, _ in expected]
+
+
+async def test_litellms_ledger_records_an_answered_call_as_zero() -> None:
+    hook = Curfew(verdict("off-duty")).hook()
+    await call(hook, request(**CHAT), "acompletion")
+    invented = {"prompt_tokens": 2095, "completion_tokens": 503, "total_tokens": 2598}
+    logged = {
+        "litellm_call_id": "call-1",
+        "response_cost": 0.01,
+        "standard_logging_object": {**invented, "response_cost": 0.01},
+    }
+    kwargs, _ = await hook.async_logging_hook(copy.deepcopy(logged), None, "acompletion")
+    assert kwargs["response_cost"] == 0
+    payload = kwargs["standard_logging_object"]
+    assert [payload[key] for key in (*invented, "response_cost")] == [0, 0, 0, 0]
+    # The control: a call the hook let through is logged as LiteLLM saw it.
+    other = {**copy.deepcopy(logged), "litellm_call_id": "call-2"}
+    assert (await hook.async_logging_hook(copy.deepcopy(other), None, "acompletion"))[0] == other
+
+
+async def test_winding_chat_is_clamped_and_given_the_persona() -> None:
+    hook = Curfew(verdict("winding")).hook()
+    data = await call(hook, request(**CHAT), "acompletion")
+    assert data["max_tokens"] == 300
+    assert data["messages"][0] == {"role": "system", "content": "You are tired."}
+    assert data["messages"][1:] == CHAT["messages"]
+    assert "mock_response" not in data
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        verdict("on-duty"),
+        verdict("winding", action="pass", max_tokens=None, persona=None, exempt=True),
+        verdict(
+            "off-duty",
+            action="pass",
+            reply=None,
+            dry_run=True,
+            would={
+                "action": "short-circuit",
+                "reply": "。",
+                "max_tokens": None,
+                "persona": None,
+                "tools": "deny",
+                "reasoning_effort": None,
+            },
+        ),
+    ],
+    ids=["on-duty", "exempt", "dry-run"],
+)
+async def test_a_passing_verdict_leaves_the_request_untouched(answer: dict[str, Any]) -> None:
+    hook = Curfew(answer).hook()
+    data = request(**CHAT)
+    before = copy.deepcopy(data)
+    assert await call(hook, data, "acompletion") == before
+
+
+async def test_other_calls_are_not_asked_about() -> None:
+    curfew = Curfew(verdict("off-duty"))
+    data = request(prompt="a cat")
+    assert await call(curfew.hook(), data, "aimage_generation") is data
+    assert curfew.asked == []
+
+
+@pytest.mark.parametrize(("policy", "mocked"), [("fail_open", False), ("fail_closed", True)])
+async def test_an_unreachable_curfew_is_answered_by_policy(policy: str, mocked: bool) -> None:
+    curfew = Curfew(error=httpx.ConnectError("refused"))
+    data = await call(curfew.hook(policy), request(**CHAT), "acompletion")
+    assert ("mock_response" in data) is mocked
+    assert len(curfew.asked) == 1
+
+
+async def test_policy_raise_refuses_with_a_503() -> None:
+    curfew = Curfew(error=httpx.ConnectError("refused"))
+    with pytest.raises(HTTPException) as raised:
+        await call(curfew.hook("raise"), request(**CHAT), "acompletion")
+    assert raised.value.status_code == 503
+
+
+async def test_a_broken_hook_never_breaks_the_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CURFEW_URL", raising=False)
+    monkeypatch.delenv("CURFEW_POLICY", raising=False)
+    hook = CurfewHook()  # from the environment, which names no server
+    data = request(**CHAT)
+    before = copy.deepcopy(data)
+    assert await call(hook, data, "acompletion") == before
+
+
+async def test_a_bad_scope_header_is_a_400() -> None:
+    curfew = Curfew(verdict("off-duty"))
+    with pytest.raises(HTTPException) as raised:
+        await call(curfew.hook(), request({"X-Curfew-Subagent": "maybe"}, **CHAT), "acompletion")
+    assert raised.value.status_code == 400
+    assert curfew.asked == []
+
+
+def test_no_other_module_of_the_client_imports_litellm() -> None:
+    """LiteLLM is an optional extra: only the hook may import it (or its proxy's FastAPI)."""
+    pattern = re.compile(r"^\s*(?:from|import)\s+(litellm|fastapi|starlette)\b", re.MULTILINE)
+    assert pattern.search((PACKAGE / "litellm_hook.py").read_text(encoding="utf-8"))  # the control
+    for module in PACKAGE.glob("*.py"):
+        if module.name != "litellm_hook.py":
+            assert not pattern.search(module.read_text(encoding="utf-8")), module.name
