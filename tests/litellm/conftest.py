@@ -143,7 +143,10 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMP
             [str(ROOT / "client" / "src"), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
         ),
     }
-    env.pop("DJANGO_SETTINGS_MODULE", None)
+    # Curfew's own settings are not LiteLLM's: with DATABASE_URL set (as in CI)
+    # LiteLLM would start its Prisma database layer, and REDIS_URL its cache.
+    for name in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL"):
+        env.pop(name, None)
     litellm_bin = Path(sys.executable).with_name("litellm")
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
