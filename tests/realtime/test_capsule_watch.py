@@ -160,6 +160,9 @@ def test_manage_py_curfew_off_reaches_an_open_capsule(served_without_redis):
     app = served_without_redis
     app.create_user("term-ada")
     embed = app.manage("curfew", "embed-token", "--user", "term-ada").stdout.split()[-1]
+    # An on-duty evening, whatever the wall clock says: while winding, the capsule
+    # also pushes its progress on a timer, and such a tick could come first.
+    app.manage("curfew", "debug", "2026-09-29 20:00", "--user", "term-ada")
     with connect(f"ws://127.0.0.1:{app.port}/ws/capsule/?token={embed}") as capsule:
         before = json.loads(capsule.recv(timeout=5))
         assert before["forced"] is False
