@@ -36,6 +36,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
 #: A Tuesday 10:00 in Shanghai: peak hours under the default schedule.
 PEAK_MOMENT = "2026-09-29 10:00"
+ON_DUTY_MOMENT = "2026-09-29 20:00"
 PEAK_AT = {"at": "2026-09-29T10:00:00+08:00"}
 CLOSE_SERVICE_RESTART = 1012
 GRACE_SECONDS = 30
@@ -80,9 +81,14 @@ def pair(
 
 @pytest.fixture
 def tokens(request: pytest.FixtureRequest, pair: tuple[ServedApp, ServedApp]) -> tuple[str, str]:
-    """A user of its own for each test: (API token, embed token)."""
+    """A user of its own for each test: (API token, embed token), living at an
+    on-duty evening (time machine) whatever the wall clock says: while winding,
+    capsules also push their progress on a timer, and such a tick could be taken
+    for the push a test waits for."""
     a, _ = pair
-    return new_user(a, f"prod-{request.node.name[5:40]}")
+    api, embed = new_user(a, f"prod-{request.node.name[5:40]}")
+    ok(a, "POST", "/api/v1/overrides", token=api, body={"debug": ON_DUTY_MOMENT})
+    return api, embed
 
 
 def capsule(app: ServedApp, embed: str) -> ClientConnection:
