@@ -139,7 +139,10 @@ def curve_figure(
                 "xref": "x",
                 "yref": "paper",
                 "yanchor": "bottom",
-                "xanchor": "center",
+                # Ending at the line, over the night: the line is in the right
+                # half of the plot, so the label never runs off a phone's
+                # narrow chart ("Lights out 03:" when centred on it).
+                "xanchor": "right",
                 "showarrow": False,
                 "text": f"{text.lights_out} {_label(night, window)}",
             },

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from curfew_core.engine import State, Verdict
+from curfew_core.engine import State, Verdict, decide
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import Schedule
 
@@ -49,6 +49,23 @@ def local_time(instant: dt.datetime, schedule: Schedule, *, today: dt.date | Non
     if today is not None and wall.date() != today:
         return wall.strftime("%Y-%m-%d %H:%M")
     return wall.strftime("%H:%M")
+
+
+def holds_until(verdict: Verdict, schedule: Schedule) -> dt.datetime:
+    """Until when what the card shows holds, for a person to read.
+
+    ``valid_until`` is a cache hint: the first moment *any* field of the
+    verdict may change. That is not what a person asks. With an override in
+    force, what holds (on duty, or lights out) holds until the override ends,
+    whatever the schedule does meanwhile. Under the time machine the engine
+    only bounds the hint by the real clock; the card reads every time on the
+    time machine's clock, so the schedule is asked again as of that moment.
+    """
+    if verdict.override_until is not None:
+        return verdict.override_until
+    if verdict.debug_at is not None:
+        return decide(verdict.debug_at, schedule).valid_until
+    return verdict.valid_until
 
 
 def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWords:
@@ -96,9 +113,11 @@ def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWo
         override=override,
         schedule_state=verdict.schedule_state.value,
         schedule_name=str(STATE_NAMES[verdict.schedule_state.value]),
-        overridden=verdict.state is not verdict.schedule_state,
+        # An override in force is named even when the schedule happens to
+        # agree (overtime while on duty): "no override changes it" would lie.
+        overridden=verdict.override is not None or verdict.state is not verdict.schedule_state,
         reason=verdict.reason,
-        valid_until=local_time(verdict.valid_until, schedule, today=today),
+        valid_until=local_time(holds_until(verdict, schedule), schedule, today=today),
         as_of=to_wall(verdict.at, schedule.timezone).strftime("%Y-%m-%d %H:%M"),
         time_machine=verdict.debug_at is not None,
     )

@@ -1,0 +1,108 @@
+"""The Now card agrees with itself: one story about what holds and until when.
+
+The real clock is pinned (``django.utils.timezone.now``) to Tuesday
+2026-09-29 19:00 in Shanghai (the default schedule's zone): on duty, the
+curfew starts at 23:00. Each case reads the server-rendered card.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zoneinfo
+
+import pytest
+from django.utils import timezone
+
+from tests.web.conftest import PageClient
+
+SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
+#: The pinned real clock: an on-duty evening, four hours before the curfew.
+NOW = dt.datetime(2026, 9, 29, 19, 0, tzinfo=SHANGHAI).astimezone(dt.UTC)
+NO_OVERRIDE = "no override changes it"
+
+
+@pytest.fixture(autouse=True)
+def _pinned_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timezone, "now", lambda: NOW)
+
+
+def _card(page: PageClient) -> str:
+    html = page.get("/").content.decode()
+    match = re.search(r'<article class="card now-card".*?</article>', html, re.S)
+    assert match, "no Now card on the page"
+    return match.group(0)
+
+
+def _holds_until(card: str) -> str:
+    match = re.search(r'<dd id="now-holds-until">([^<]*)</dd>', card)
+    assert match, "no 'Holds until' on the card"
+    return match.group(1).strip()
+
+
+def test_plain_schedule_says_no_override_and_holds_until_the_next_change(
+    page: PageClient,
+) -> None:
+    card = _card(page)
+    assert 'id="now-override"' not in card
+    assert NO_OVERRIDE in card
+    assert _holds_until(card) == "23:00"  # the curfew starts
+
+
+def test_overtime_is_never_called_what_the_schedule_says(page: PageClient) -> None:
+    page.post("/overrides/", {"verb": "overtime", "duration": "2h"})
+    card = _card(page)
+    assert "Overtime until 21:00" in card
+    # The schedule is on duty too, and still an override is in force.
+    assert NO_OVERRIDE not in card
+    assert "The schedule alone says:" in card
+    assert _holds_until(card) == "21:00"
+
+
+def test_overtime_past_a_scheduled_change_holds_until_its_end(page: PageClient) -> None:
+    # Overtime from 19:00 for 5h runs through the 23:00 curfew start: what
+    # holds (on duty) holds until the overtime ends, not until 23:00.
+    page.post("/overrides/", {"verb": "overtime", "duration": "5h"})
+    card = _card(page)
+    assert "Overtime until 2026-09-30 00:00" in card
+    assert _holds_until(card) == "2026-09-30 00:00"
+
+
+def test_force_off_holds_until_the_override_ends(page: PageClient) -> None:
+    page.post("/overrides/", {"verb": "off"})
+    card = _card(page)
+    assert "Forced off until 2026-09-30 09:00" in card
+    assert NO_OVERRIDE not in card
+    # Not 23:00 (a schedule change the forced lights-out does not notice).
+    assert _holds_until(card) == "2026-09-30 09:00"
+
+
+def test_time_machine_shows_every_time_on_its_own_clock(page: PageClient) -> None:
+    # 10:00 that morning: peak hours (off duty) until 12:00.
+    page.post("/overrides/", {"verb": "debug", "moment": "2026-09-29T10:00"})
+    card = _card(page)
+    assert "as of 2026-09-29 10:00" in card
+    assert 'id="now-state" data-state="off-duty"' in card
+    assert NO_OVERRIDE in card
+    # Not the real clock's 19:00 plus the engine's 24h look-ahead.
+    assert _holds_until(card) == "12:00"
+
+
+def test_time_machine_on_another_day_keeps_its_own_date(page: PageClient) -> None:
+    # A week later at 01:30, winding: the next budget step is on that night,
+    # named by its time alone (the card's "today" is the time machine's).
+    page.post("/overrides/", {"verb": "debug", "moment": "2026-10-06T23:30"})
+    card = _card(page)
+    assert "as of 2026-10-06 23:30" in card
+    holds = _holds_until(card)
+    assert re.fullmatch(r"2[34]:\d\d|2026-10-07 \d\d:\d\d", holds), holds
+
+
+@pytest.mark.parametrize("moment", ["1900-01-01T08:06", "8999-12-31T23:00"])
+def test_time_machine_at_the_ends_of_its_range_still_draws_the_card(
+    page: PageClient, moment: str
+) -> None:
+    # The card asks the schedule again as of the time machine's moment; at
+    # the ends of the range allowed there is still an answer, never a 500.
+    assert page.post("/overrides/", {"verb": "debug", "moment": moment}).status_code == 302
+    assert _holds_until(_card(page))
