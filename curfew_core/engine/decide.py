@@ -56,9 +56,13 @@ def join_sentences(*parts: str) -> str:
     for part in parts:
         if not part:
             continue
-        if text and not text[-1].isspace() and not part[0].isspace():
-            if not _closes_without_space(text[-1]):
-                text += " "
+        if (
+            text
+            and not text[-1].isspace()
+            and not part[0].isspace()
+            and not _closes_without_space(text[-1])
+        ):
+            text += " "
         text += part
     return text
 

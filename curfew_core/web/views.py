@@ -194,7 +194,7 @@ def schedule_save(request: HttpRequest) -> HttpResponse:
             door="page",
         )
     except schedule_config.ConfigError as exc:
-        form.flag(exc.errors)
+        form.flag(words.localized_errors(exc.errors))
         return _render_page(request, form=form, status=400)
     except StaleVersion as exc:
         changed = web_selectors.fields_changed_since(user, exc.expected)
