@@ -21,6 +21,7 @@ from curfew_core.engine.schedule import (
     DEFAULT_TIER_TEXTS_EN,
     DEFAULT_TIER_TEXTS_ZH,
 )
+from curfew_core.schema.messages import Message, message_of
 from curfew_core.schema.settings import (
     Declaration,
     ScheduleSettings,
@@ -165,12 +166,15 @@ def _night(config: Config, day: str | None = None) -> tuple[int, int, int]:
     )
 
 
-def _night_problem(start: int, lights: int, wake: int) -> str | None:
+def _night_problem(start: int, lights: int, wake: int) -> Message | None:
     """The three times must come in order around the dial within one day."""
     if cyclic_span(start, lights) + cyclic_span(lights, wake) > MINUTES_PER_DAY:
-        return (
-            f"curfew start {format_wall(start)}, lights-out {format_wall(lights)} and "
-            f"wake-up {format_wall(wake)} overlap: the night would last over 24 hours"
+        return Message(
+            "curfew start %(start)s, lights-out %(lights)s and wake-up %(wake)s overlap: "
+            "the night would last over 24 hours",
+            start=format_wall(start),
+            lights=format_wall(lights),
+            wake=format_wall(wake),
         )
     return None
 
@@ -183,9 +187,10 @@ def _check_whole(config: Config, errors: dict[str, str], changed: Iterable[str])
             # Name the list this change touched; the other was already saved.
             only_holidays = "extra_holidays" in changed and "extra_workdays" not in changed
             key = "extra_holidays" if only_holidays else "extra_workdays"
-            errors[key] = (
-                f"{', '.join(both)} cannot be both one of your holidays and one of your "
-                "workdays; keep it in one list"
+            errors[key] = Message(
+                "%(dates)s cannot be both one of your holidays and one of your workdays; "
+                "keep it in one list",
+                dates=", ".join(both),
             )
     if not any(key in errors for key in NIGHT_KEYS):
         problem = _night_problem(*_night(config))
@@ -197,7 +202,7 @@ def _check_whole(config: Config, errors: dict[str, str], changed: Iterable[str])
         for day in config["weekdays"]:
             problem = _night_problem(*_night(config, day))
             if problem:
-                errors["weekdays"] = f"{day}: {problem}"
+                errors["weekdays"] = Message("%(day)s: %(problem)s", day=day, problem=problem)
                 break
     if "anchors" in errors or any(key in errors for key in NIGHT_KEYS):
         return
@@ -208,13 +213,15 @@ def _check_whole(config: Config, errors: dict[str, str], changed: Iterable[str])
         at = parse_wall(time_text)
         offset = cyclic_span(start, at)
         if window and offset > window:
-            errors["anchors"] = (
-                f"{time_text} is outside the curfew window "
-                f"{format_wall(start)}–{format_wall(lights)}"
+            errors["anchors"] = Message(
+                "%(time)s is outside the curfew window %(start)s–%(end)s",
+                time=time_text,
+                start=format_wall(start),
+                end=format_wall(lights),
             )
             return
         if offset in offsets:
-            errors["anchors"] = f"{time_text} appears twice"
+            errors["anchors"] = Message("%(time)s appears twice", time=time_text)
             return
         offsets.append(offset)
     # Canonical order: by time through the window (23:00 before 00:00).
@@ -234,7 +241,7 @@ def apply_changes(
     half-applied: the caller saves the result or nothing.
     """
     if not isinstance(changes, Mapping):
-        raise ConfigError({"body": "must be a JSON object of settings"})
+        raise ConfigError({"body": Message("must be a JSON object of settings")})
     parsers = parsers_of(declaration)
     config = with_defaults(current, declaration)
     before = with_defaults(current, declaration)
@@ -243,7 +250,7 @@ def apply_changes(
     for key, value in changes.items():
         parser = parsers.get(key)
         if parser is None:
-            errors[key if text_problem(key) is None else show(key)] = "is not a setting"
+            errors[key if text_problem(key) is None else show(key)] = Message("is not a setting")
             continue
         problem = value_problem(value)
         if problem:
@@ -252,10 +259,10 @@ def apply_changes(
         try:
             config[key] = parser(value)
         except Unprocessable as exc:
-            errors[key] = str(exc)
+            errors[key] = message_of(exc)
             unprocessable.add(key)
         except Invalid as exc:
-            errors[key] = str(exc)
+            errors[key] = message_of(exc)
     if not errors:
         _check_whole(config, errors, [key for key in changes if config[key] != before[key]])
         unprocessable.update(errors)

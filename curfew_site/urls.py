@@ -3,10 +3,12 @@ from django.urls import include, path
 
 from curfew_core.health import views as health
 from curfew_core.realtime import changes
+from curfew_core.web.views import favicon
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     # The API's change stream is a real-time door (it follows the channel
     # layer, as the capsule does): mounted under the API's prefix, in its shape.

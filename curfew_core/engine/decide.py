@@ -33,6 +33,40 @@ _DEFAULT_REQUEST = RequestContext()
 _NO_OVERRIDES = Overrides()
 
 
+def _closes_without_space(char: str) -> bool:
+    """Chinese and Japanese text sets no space after a sentence (or a word):
+    their ideographs, kana and full-width punctuation (。，！？、 and the
+    full-width forms). Hangul is left out: Korean does put spaces between words."""
+    code = ord(char)
+    return (
+        0x3000 <= code <= 0x30FF  # CJK punctuation, hiragana, katakana
+        or 0x3400 <= code <= 0x4DBF  # CJK extension A
+        or 0x4E00 <= code <= 0x9FFF  # CJK unified ideographs
+        or 0xF900 <= code <= 0xFAFF  # CJK compatibility ideographs
+        or 0xFF00 <= code <= 0xFF60  # full-width forms (，！？：；)
+        or 0x20000 <= code <= 0x3FFFF  # CJK extensions B and later
+    )
+
+
+def join_sentences(*parts: str) -> str:
+    """The non-empty parts as one text: a space after Latin text ("sleepy. Be
+    brief", also before Chinese: "tired. 正常回答"), none after a Chinese
+    sentence end ("打断。正常回答"), where a space reads as a stray gap."""
+    text = ""
+    for part in parts:
+        if not part:
+            continue
+        if (
+            text
+            and not text[-1].isspace()
+            and not part[0].isspace()
+            and not _closes_without_space(text[-1])
+        ):
+            text += " "
+        text += part
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class _Winding:
     start: datetime
@@ -320,7 +354,7 @@ def decide(
             action = Action.CLAMP
             max_tokens = _clamp(request.max_tokens, winding.budget)
             tier_text = schedule.tier_texts[winding.tier] if schedule.tier_texts else ""
-            persona = " ".join(part for part in (schedule.tired_persona, tier_text) if part) or None
+            persona = join_sentences(schedule.tired_persona, tier_text) or None
             reasoning_effort = schedule.winding_reasoning_effort
         elif state in (State.OFF_DUTY, State.LIGHTS_OUT):
             action = Action.SHORT_CIRCUIT

@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 
 from curfew_core import calendars
 from curfew_core.engine import Curve, format_wall, parse_wall
+from curfew_core.schema.messages import Message, message_of
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[Weekday, ...] = get_args(Weekday)
@@ -66,7 +67,7 @@ DATE_PATTERN = (
 
 
 class Invalid(ValueError):
-    pass
+    """A refused value; raised with a ``Message`` so a page can translate it."""
 
 
 class Unprocessable(Invalid):
@@ -121,11 +122,11 @@ def text_problem(text: str) -> str | None:
     cannot hold NUL. Both are refused before anything is written.
     """
     if "\x00" in text:
-        return "contains a NUL character"
+        return Message("contains a NUL character")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return "contains invalid Unicode (a lone surrogate)"
+        return Message("contains invalid Unicode (a lone surrogate)")
     return None
 
 
@@ -147,22 +148,44 @@ def value_problem(value: Any) -> str | None:
     return None
 
 
+class _RowProblem:
+    """ "row 3: <problem>": an anchor row's problem, numbered for the API. The
+    page shows the problem on the row itself, so it takes the number off
+    again (``problem_of``) rather than parse the English back."""
+
+    template = "row %(number)s: %(problem)s"
+
+    def at(self, number: int, exc: Exception) -> Message:
+        return Message(self.template, number=number, problem=message_of(exc))
+
+    def problem_of(self, message: str) -> str:
+        if isinstance(message, Message) and message.template == self.template:
+            problem: str = message.params["problem"]
+            return problem
+        return message
+
+
+ROW_PROBLEM = _RowProblem()
+
+
 # -- field parsers: JSON value in, canonical JSON value out ------------------
 
 
 def parse_bool(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise Invalid(f"must be true or false, not {show(value)}")
+        raise Invalid(Message("must be true or false, not %(value)s", value=show(value)))
     return value
 
 
 def parse_time(value: Any) -> str:
     if not isinstance(value, str):
-        raise Invalid(f'must be a time of day as "HH:MM", not {show(value)}')
+        raise Invalid(Message('must be a time of day as "HH:MM", not %(value)s', value=show(value)))
     if not re.fullmatch(TIME_PATTERN, value):
         # Not parse_wall alone: its ``\d`` takes any Unicode digit and its
         # ``$`` a final newline, neither of which the document's pattern does.
-        raise Invalid(f"{show(value)} is not a time of day in HH:MM (00:00-23:59)")
+        raise Invalid(
+            Message("%(value)s is not a time of day in HH:MM (00:00-23:59)", value=show(value))
+        )
     try:
         return format_wall(parse_wall(value))
     except ValueError as exc:
@@ -172,93 +195,158 @@ def parse_time(value: Any) -> str:
 def text_parser(*, allow_empty: bool, limit: int = MAX_TEXT) -> Callable[[Any], str]:
     def parse(value: Any) -> str:
         if not isinstance(value, str):
-            raise Invalid(f"must be text, not {show(value)}")
+            raise Invalid(Message("must be text, not %(value)s", value=show(value)))
         if not allow_empty and not value.strip():
-            raise Invalid("must not be empty")
+            raise Invalid(Message("must not be empty"))
         if len(value) > limit:
-            raise Invalid(f"is {len(value)} characters long; at most {limit}")
+            raise Invalid(
+                Message(
+                    "is %(length)s characters long; at most %(limit)s",
+                    length=len(value),
+                    limit=limit,
+                )
+            )
         return value
 
     return parse
 
 
-def parse_positive_int(value: Any, *, floor: int = 1, alternative: str = "") -> int:
+def parse_positive_int(value: Any, *, floor: int = 1, nullable: bool = False) -> int:
+    """A token count; ``nullable`` when the setting may also be null (say so)."""
     number = whole_number(value)
     if number is None:
-        raise Invalid(f"must be {alternative}a whole number of tokens, not {show(value)}")
+        if nullable:
+            raise Invalid(
+                Message(
+                    "must be null (no cap, the default) or a whole number of tokens, not %(value)s",
+                    value=show(value),
+                )
+            )
+        raise Invalid(Message("must be a whole number of tokens, not %(value)s", value=show(value)))
     if number < floor or number > MAX_TOKENS_LIMIT:
-        raise Invalid(
-            f"must be {alternative}between {floor} and {MAX_TOKENS_LIMIT} tokens, "
-            f"not {show(number)}"
+        template = (
+            "must be null (no cap, the default) or between %(floor)s and %(limit)s tokens, "
+            "not %(value)s"
+            if nullable
+            else "must be between %(floor)s and %(limit)s tokens, not %(value)s"
         )
+        raise Invalid(Message(template, floor=floor, limit=MAX_TOKENS_LIMIT, value=show(number)))
     return number
 
 
 def parse_timezone(value: Any) -> str:
     if not isinstance(value, str) or not 1 <= len(value) <= MAX_NAME:
-        raise Invalid(f'must be an IANA timezone name like "Asia/Shanghai", not {show(value)}')
+        raise Invalid(
+            Message(
+                'must be an IANA timezone name like "Asia/Shanghai", not %(value)s',
+                value=show(value),
+            )
+        )
     if value not in zoneinfo.available_timezones():
-        raise Unprocessable(f"{show(value)} is not a known IANA timezone")
+        raise Unprocessable(Message("%(value)s is not a known IANA timezone", value=show(value)))
     return value
 
 
 def parse_curve(value: Any) -> str:
     options = [c.value for c in Curve]
     if value not in options:
-        raise Invalid(f"must be one of {', '.join(options)}, not {show(value)}")
+        raise Invalid(
+            Message(
+                "must be one of %(options)s, not %(value)s",
+                options=", ".join(options),
+                value=show(value),
+            )
+        )
     return str(value)
 
 
 def parse_anchors(value: Any) -> list[list[Any]]:
     if not isinstance(value, list) or not value:
-        raise Invalid('must be a non-empty list of ["HH:MM", tokens] rows')
+        raise Invalid(Message('must be a non-empty list of ["HH:MM", tokens] rows'))
     if len(value) > MAX_ANCHORS:
-        raise Invalid(f"has {len(value)} rows; at most {MAX_ANCHORS}")
+        raise Invalid(
+            Message("has %(count)s rows; at most %(limit)s", count=len(value), limit=MAX_ANCHORS)
+        )
     rows: list[list[Any]] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
-            raise Invalid(f'row {number} must be ["HH:MM", tokens], not {show(row)}')
+            raise Invalid(
+                Message(
+                    'row %(number)s must be ["HH:MM", tokens], not %(value)s',
+                    number=number,
+                    value=show(row),
+                )
+            )
         try:
             rows.append([parse_time(row[0]), parse_positive_int(row[1])])
         except Invalid as exc:
-            raise Invalid(f"row {number}: {exc}") from None
+            raise Invalid(ROW_PROBLEM.at(number, exc)) from None
     return rows
 
 
 def parse_windows(value: Any) -> list[list[str]]:
     if not isinstance(value, list):
-        raise Invalid('must be a list of ["HH:MM", "HH:MM"] pairs')
+        raise Invalid(Message('must be a list of ["HH:MM", "HH:MM"] pairs'))
     if len(value) > MAX_WINDOWS:
-        raise Invalid(f"has {len(value)} windows; at most {MAX_WINDOWS}")
+        raise Invalid(
+            Message("has %(count)s windows; at most %(limit)s", count=len(value), limit=MAX_WINDOWS)
+        )
     out: list[list[str]] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
-            raise Invalid(f'window {number} must be ["HH:MM", "HH:MM"], not {show(row)}')
+            raise Invalid(
+                Message(
+                    'window %(number)s must be ["HH:MM", "HH:MM"], not %(value)s',
+                    number=number,
+                    value=show(row),
+                )
+            )
         try:
             out.append([parse_time(row[0]), parse_time(row[1])])
         except Invalid as exc:
-            raise Invalid(f"window {number}: {exc}") from None
+            raise Invalid(
+                Message("window %(number)s: %(problem)s", number=number, problem=message_of(exc))
+            ) from None
     return out
 
 
 def parse_weekdays(value: Any) -> dict[str, dict[str, str]]:
     if not isinstance(value, dict):
-        raise Invalid('must be an object like {"fri": {"curfew_start": "00:30"}}')
+        raise Invalid(Message('must be an object like {"fri": {"curfew_start": "00:30"}}'))
     out: dict[str, dict[str, str]] = {}
     for day, times in value.items():
         if day not in WEEKDAYS:
-            raise Invalid(f"{show(day)} is not a weekday; use {', '.join(WEEKDAYS)}")
+            raise Invalid(
+                Message(
+                    "%(value)s is not a weekday; use %(options)s",
+                    value=show(day),
+                    options=", ".join(WEEKDAYS),
+                )
+            )
         if not isinstance(times, dict):
-            raise Invalid(f"{day}: must be an object of curfew_start / lights_out / wake_up")
+            raise Invalid(
+                Message(
+                    "%(day)s: must be an object of curfew_start / lights_out / wake_up", day=day
+                )
+            )
         unknown = sorted(set(times) - set(NIGHT_KEYS))
         if unknown:
-            raise Invalid(f"{day}: unknown key {show(unknown[0])}; use {', '.join(NIGHT_KEYS)}")
+            raise Invalid(
+                Message(
+                    "%(day)s: unknown key %(value)s; use %(options)s",
+                    day=day,
+                    value=show(unknown[0]),
+                    options=", ".join(NIGHT_KEYS),
+                )
+            )
         try:
             parsed: dict[str, str] = {
                 key: parse_time(times[key]) for key in NIGHT_KEYS if key in times
             }
         except Invalid as exc:
-            raise Invalid(f"{day}: {exc}") from None
+            raise Invalid(
+                Message("%(day)s: %(problem)s", day=day, problem=message_of(exc))
+            ) from None
         if parsed:
             out[day] = parsed
     return {day: out[day] for day in WEEKDAYS if day in out}
@@ -268,18 +356,31 @@ def parse_holiday_calendar(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str) or len(value) > MAX_NAME:
-        raise Invalid(f'must be a calendar code like "CN" or "US-CA", or null; not {show(value)}')
+        raise Invalid(
+            Message(
+                'must be a calendar code like "CN" or "US-CA", or null; not %(value)s',
+                value=show(value),
+            )
+        )
     code = calendars.canonical(value)
     if code is None:
-        raise Unprocessable(f"{show(value)} is not a holiday calendar the holidays package knows")
+        raise Unprocessable(
+            Message(
+                "%(value)s is not a holiday calendar the holidays package knows", value=show(value)
+            )
+        )
     return code
 
 
 def parse_dates(value: Any) -> list[str]:
     if not isinstance(value, list):
-        raise Invalid('must be a list of "YYYY-MM-DD" dates')
+        raise Invalid(Message('must be a list of "YYYY-MM-DD" dates'))
     if len(value) > MAX_EXTRA_HOLIDAYS:
-        raise Invalid(f"has {len(value)} dates; at most {MAX_EXTRA_HOLIDAYS}")
+        raise Invalid(
+            Message(
+                "has %(count)s dates; at most %(limit)s", count=len(value), limit=MAX_EXTRA_HOLIDAYS
+            )
+        )
     out: set[str] = set()
     for item in value:
         try:
@@ -288,22 +389,28 @@ def parse_dates(value: Any) -> list[str]:
                 raise ValueError
             out.add(dt.date.fromisoformat(item).isoformat())
         except ValueError:
-            raise Invalid(f"{show(item)} is not a date as YYYY-MM-DD") from None
+            raise Invalid(
+                Message("%(value)s is not a date as YYYY-MM-DD", value=show(item))
+            ) from None
     return sorted(out)
 
 
 def parse_tier_texts(value: Any) -> list[str]:
     if not isinstance(value, list) or not value:
-        raise Invalid("must be a non-empty list of texts")
+        raise Invalid(Message("must be a non-empty list of texts"))
     if len(value) > MAX_TIERS:
-        raise Invalid(f"has {len(value)} tiers; at most {MAX_TIERS}")
+        raise Invalid(
+            Message("has %(count)s tiers; at most %(limit)s", count=len(value), limit=MAX_TIERS)
+        )
     parse = text_parser(allow_empty=False, limit=MAX_TIER_TEXT)
     out = []
     for number, item in enumerate(value, start=1):
         try:
             out.append(parse(item))
         except Invalid as exc:
-            raise Invalid(f"tier {number} {exc}") from None
+            raise Invalid(
+                Message("tier %(number)s %(problem)s", number=number, problem=message_of(exc))
+            ) from None
     return out
 
 
@@ -311,28 +418,42 @@ def parse_reasoning_effort(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if value not in REASONING_EFFORTS:
-        raise Invalid(f"must be one of {', '.join(REASONING_EFFORTS)} or null, not {show(value)}")
+        raise Invalid(
+            Message(
+                "must be one of %(options)s or null, not %(value)s",
+                options=", ".join(REASONING_EFFORTS),
+                value=show(value),
+            )
+        )
     return str(value)
 
 
 def parse_safety_max_tokens(value: Any) -> int | None:
     if value is None:
         return None
-    return parse_positive_int(
-        value, floor=MIN_SAFETY_MAX_TOKENS, alternative="null (no cap, the default) or "
-    )
+    return parse_positive_int(value, floor=MIN_SAFETY_MAX_TOKENS, nullable=True)
 
 
 def parse_sessions(value: Any) -> list[str]:
     if not isinstance(value, list):
-        raise Invalid("must be a list of session ids")
+        raise Invalid(Message("must be a list of session ids"))
     if len(value) > MAX_EXEMPT_SESSIONS:
-        raise Invalid(f"has {len(value)} sessions; at most {MAX_EXEMPT_SESSIONS}")
+        raise Invalid(
+            Message(
+                "has %(count)s sessions; at most %(limit)s",
+                count=len(value),
+                limit=MAX_EXEMPT_SESSIONS,
+            )
+        )
     out: list[str] = []
     for item in value:
         if not isinstance(item, str) or not item.strip() or len(item) > MAX_SESSION_ID:
             raise Invalid(
-                f"{show(item)} is not a session id (1-{MAX_SESSION_ID} characters of text)"
+                Message(
+                    "%(value)s is not a session id (1-%(limit)s characters of text)",
+                    value=show(item),
+                    limit=MAX_SESSION_ID,
+                )
             )
         if item.strip() not in out:
             out.append(item.strip())
@@ -343,17 +464,32 @@ def parse_purposes(value: Any) -> list[str]:
     """Purpose names, lowercased, in the order given; a repeat (in any case)
     is folded into the first, as a repeated session id or date is."""
     if not isinstance(value, list):
-        raise Invalid('must be a list of purpose names like "title"')
+        raise Invalid(Message('must be a list of purpose names like "title"'))
     if len(value) > MAX_EXEMPT_PURPOSES:
-        raise Invalid(f"has {len(value)} purposes; at most {MAX_EXEMPT_PURPOSES}")
+        raise Invalid(
+            Message(
+                "has %(count)s purposes; at most %(limit)s",
+                count=len(value),
+                limit=MAX_EXEMPT_PURPOSES,
+            )
+        )
     out: list[str] = []
     for item in value:
         if not isinstance(item, str) or not 1 <= len(item) <= MAX_PURPOSE:
-            raise Invalid(f"{show(item)} is not a purpose name (1-{MAX_PURPOSE} characters)")
+            raise Invalid(
+                Message(
+                    "%(value)s is not a purpose name (1-%(limit)s characters)",
+                    value=show(item),
+                    limit=MAX_PURPOSE,
+                )
+            )
         if not re.fullmatch(PURPOSE_PATTERN, item):
             raise Invalid(
-                f"{show(item)} is not a purpose name: use letters a-z, digits and _ . -, "
-                "starting with a letter or digit"
+                Message(
+                    "%(value)s is not a purpose name: use letters a-z, digits and _ . -, "
+                    "starting with a letter or digit",
+                    value=show(item),
+                )
             )
         if item.lower() not in out:
             out.append(item.lower())

@@ -26,6 +26,7 @@ from curfew_core.schedule_config import (
     text_problem,
     whole_number,
 )
+from curfew_core.schema.messages import Message, message_of
 
 #: The longest session id or purpose a verdict request may carry (the same
 #: as an exempt session id).
@@ -106,15 +107,24 @@ def parse_instant(value: Any) -> datetime:
     for an instant out of the range a verdict can be given for.
     """
     if not isinstance(value, str):
-        raise ValueError(f"must be an RFC 3339 instant text, not {show(value)}")
+        raise ValueError(
+            Message("must be an RFC 3339 instant text, not %(value)s", value=show(value))
+        )
     try:
         parsed = datetime.fromisoformat(value) if len(value) <= MAX_INSTANT_TEXT else None
     except ValueError:
         parsed = None
     if parsed is not None and parsed.tzinfo is None:
-        raise ValueError(f"{show(value)} has no UTC offset; add one, e.g. +08:00 or Z")
+        raise ValueError(
+            Message("%(value)s has no UTC offset; add one, e.g. +08:00 or Z", value=show(value))
+        )
     if parsed is None or not re.fullmatch(override_commands.INSTANT_PATTERN, value):
-        raise ValueError(f"{show(value)} is not an RFC 3339 instant like 2026-09-29T23:30:00+08:00")
+        raise ValueError(
+            Message(
+                "%(value)s is not an RFC 3339 instant like 2026-09-29T23:30:00+08:00",
+                value=show(value),
+            )
+        )
     return override_commands.check_moment(parsed)
 
 
@@ -122,7 +132,11 @@ def _optional_text(value: object, key: str, errors: dict[str, str]) -> str | Non
     if value is None:
         return None
     if not isinstance(value, str) or len(value) > MAX_SCOPE_TEXT:
-        errors[key] = f"must be text of at most {MAX_SCOPE_TEXT} characters, not {show(value)}"
+        errors[key] = Message(
+            "must be text of at most %(limit)s characters, not %(value)s",
+            limit=MAX_SCOPE_TEXT,
+            value=show(value),
+        )
         return None
     problem = text_problem(value)
     if problem:
@@ -149,19 +163,21 @@ def verdict_request(
     if subagent is None:
         subagent = False
     elif not isinstance(subagent, bool):
-        found["subagent"] = f"must be true or false, not {show(subagent)}"
+        found["subagent"] = Message("must be true or false, not %(value)s", value=show(subagent))
     tokens = whole_number(max_tokens)
     if max_tokens is not None and (tokens is None or tokens < 1):
-        found["max_tokens"] = f"must be a positive whole number or null, not {show(max_tokens)}"
+        found["max_tokens"] = Message(
+            "must be a positive whole number or null, not %(value)s", value=show(max_tokens)
+        )
     instant = None
     unprocessable: dict[str, str] = {}
     if at is not None:
         try:
             instant = parse_instant(at)
         except override_commands.Unprocessable as exc:
-            unprocessable["at"] = str(exc)
+            unprocessable["at"] = message_of(exc)
         except ValueError as exc:
-            found["at"] = str(exc)
+            found["at"] = message_of(exc)
     if found or unprocessable:
         raise RequestError(found, unprocessable)
     context = RequestContext(

@@ -201,7 +201,7 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
             at=at,
         )
     except RequestError as exc:
-        return Decision(values, "", exc.fields)
+        return Decision(values, "", words.localized_errors(exc.fields))
     request, at_instant = asked.context, asked.at
     verdict, _bundle = verdict_for(user_id=user.pk, now=now, request=request, at=at_instant)
     payload = verdict_payload(verdict, now=at_instant or now)

@@ -11,7 +11,6 @@ to draw from; no rule lives here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,8 @@ from django.http import QueryDict
 
 from curfew_core import schedule_config
 from curfew_core.schedule_config import ConfigError
+from curfew_core.schema.values import ROW_PROBLEM
+from curfew_core.web import words
 from curfew_core.web.forms import (
     AnchorFormSet,
     PeakWindowFormSet,
@@ -29,8 +30,6 @@ from curfew_core.web.forms import (
     rows_of,
     with_spare_row,
 )
-
-_ROW_PREFIX = re.compile(r"^row \d+: ")
 
 
 @dataclass
@@ -136,7 +135,8 @@ def anchor_problems(
             schedule_config.apply_changes(base, {"anchors": [*accepted, row]})
         except ConfigError as exc:
             message = exc.errors.get("anchors") or next(iter(exc.errors.values()))
-            problems[index] = _ROW_PREFIX.sub("", message)
+            # The row's own problem, without the "row 3: " the API numbers it with.
+            problems[index] = words.localized(ROW_PROBLEM.problem_of(message))
         else:
             accepted.append(row)
     return problems, accepted
@@ -182,7 +182,7 @@ def candidate(saved: Mapping[str, Any], form: ScheduleForm) -> Candidate:
     try:
         return Candidate(schedule_config.apply_changes(saved, changes), {}, [], {})
     except ConfigError as exc:
-        errors = exc.errors
+        errors = words.localized_errors(exc.errors)
     problems, accepted = anchor_problems(saved, changes, form)
     attempt = dict(changes)
     if problems:

@@ -15,6 +15,7 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -38,6 +39,15 @@ View = Callable[..., HttpResponse]
 TEMPLATE = "curfew/settings.html"
 #: Each setting's label, from the declaration (translated when shown).
 FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of().items()}
+#: The status of a partial that flags bad input to htmx. Not 400: with DEBUG on,
+#: django-htmx's debug script (django_htmx/static/django_htmx/django-htmx.js)
+#: catches every htmx answer of 400/403/404/500 and replaces the whole document
+#: with it (meant for Django's technical error pages), so a refused overtime
+#: turned the page into a bare, unstyled fragment under ``make run``. 422 says the
+#: same thing (the request was understood, its content is invalid), the debug
+#: script leaves it alone, and the htmx-config in base.html swaps every 4xx into
+#: its target. Clients without htmx still get the full page with a 400.
+HTMX_INVALID = 422
 
 
 def login_required_page(view: View) -> View:
@@ -184,7 +194,7 @@ def schedule_save(request: HttpRequest) -> HttpResponse:
             door="page",
         )
     except schedule_config.ConfigError as exc:
-        form.flag(exc.errors)
+        form.flag(words.localized_errors(exc.errors))
         return _render_page(request, form=form, status=400)
     except StaleVersion as exc:
         changed = web_selectors.fields_changed_since(user, exc.expected)
@@ -263,7 +273,7 @@ def override(request: HttpRequest) -> HttpResponse:
         override_apply(user=user, command=command, now=timezone.now(), actor=user, door="page")
     except OverrideError as exc:
         if _is_htmx(request):
-            return _status_response(request, str(exc), status=400)
+            return _status_response(request, str(exc), status=HTMX_INVALID)
         return _render_page(request, form=_saved_form(request), status=400, override_error=str(exc))
     if _is_htmx(request):
         if command.verb in ("debug", "debug-clear", "auto"):
@@ -320,12 +330,25 @@ def decision(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     status = page.now_context(user, now)
     result = page.decision(user, request.GET, now=now, tz_name=status["timezone"])
-    # htmx swaps a 4xx in (see the htmx-config in base.html): the fields are flagged.
+    # htmx swaps a 4xx in (see the htmx-config in base.html): the fields are
+    # flagged. 422, not 400: see HTMX_INVALID.
     return _no_store(
         render(
             request,
             f"{TEMPLATE}#decision-result",
             {"decision": result},
-            status=400 if result.errors else 200,
+            status=HTMX_INVALID if result.errors else 200,
         )
     )
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page's <link rel=icon> says
+    (and for non-HTML answers such as the JSON of the API): send them to the
+    SVG icon whitenoise serves, resolved per request so the hashed name of
+    the manifest storage is the one current now. Temporary: that name changes
+    with each deploy of a new icon."""
+    response = HttpResponseRedirect(static("curfew/favicon.svg"))
+    response["Cache-Control"] = "public, max-age=86400"
+    return response

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
@@ -11,6 +12,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from curfew_core.engine import State, Verdict, decide
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import Schedule
+from curfew_core.schema.messages import Message
 
 STATE_NAMES = {
     State.ON_DUTY.value: gettext_lazy("On duty"),
@@ -24,6 +26,28 @@ STATE_HINTS = {
     State.OFF_DUTY.value: gettext_lazy("peak hours: a canned reply, no model call"),
     State.LIGHTS_OUT.value: gettext_lazy("no model call until wake-up"),
 }
+
+
+def localized(message: str) -> str:
+    """A validation message in the active language. The validation layer
+    builds its messages as ``Message`` (English text plus template and
+    parameters, see ``curfew_core.schema.messages``) so the API can keep the
+    English while the page says them in the reader's language."""
+    if not isinstance(message, Message):
+        return message
+    params = {
+        key: localized(value) if isinstance(value, Message) else value
+        for key, value in message.params.items()
+    }
+    template = _(message.template)
+    return template % params if params else template
+
+
+def localized_errors(errors: Mapping[str, str]) -> dict[str, str]:
+    """Each field's message in the active language (see ``localized``)."""
+    return {key: localized(message) for key, message in errors.items()}
+
+
 #: The order of the legend: least to most severe.
 STATE_ORDER = [state.value for state in State]
 

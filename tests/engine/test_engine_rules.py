@@ -26,6 +26,7 @@ from curfew_core.engine import (
     decide,
 )
 from curfew_core.engine.curve import round_half_away
+from curfew_core.engine.decide import join_sentences
 from curfew_core.engine.schedule import DEFAULT_PERSONA_ZH, DEFAULT_TIER_TEXTS_ZH
 
 TUE = (2026, 9, 29)  # an ordinary Tuesday; the night runs into Wednesday 30th
@@ -652,3 +653,37 @@ def test_reason_is_local_even_for_a_utc_instant() -> None:
 def test_naive_instant_is_refused() -> None:
     with pytest.raises(ValueError, match="aware"):
         decide(datetime(2026, 9, 29, 10, 0), cn_schedule())  # noqa: DTZ001
+
+
+# -- persona and tier text, joined as the language writes it -----------------------
+
+
+def test_a_chinese_persona_and_tier_join_without_a_stray_space() -> None:
+    # The default persona ends in 。: the tier follows with no gap (was "打断。 正常回答").
+    verdict = decide(night(23, 30), cn_schedule())
+    assert verdict.persona == DEFAULT_PERSONA_ZH + DEFAULT_TIER_TEXTS_ZH[0]
+    assert "。 " not in verdict.persona
+
+
+def test_a_latin_persona_and_tier_keep_their_space() -> None:
+    schedule = cn_schedule(tired_persona="You are sleepy.", tier_texts=("Be brief.",))
+    assert decide(night(23, 30), schedule).persona == "You are sleepy. Be brief."
+
+
+@pytest.mark.parametrize(
+    ("parts", "joined"),
+    [
+        (("夜深了。", "正常回答"), "夜深了。正常回答"),
+        (("夜深了！", "简短"), "夜深了！简短"),
+        (("困了", "简短"), "困了简短"),
+        (("Tired.", "Short."), "Tired. Short."),
+        (("Tired.", "正常回答"), "Tired. 正常回答"),
+        (("夜深了。", "Be brief."), "夜深了。Be brief."),
+        (("Tired. ", "Short."), "Tired. Short."),
+        (("", "正常回答"), "正常回答"),
+        (("Tired.", ""), "Tired."),
+        (("", ""), ""),
+    ],
+)
+def test_join_sentences(parts: tuple[str, str], joined: str) -> None:
+    assert join_sentences(*parts) == joined

@@ -1,0 +1,166 @@
+"""Bad input on the settings page, in real Chromium, with debug on and off.
+
+Under ``make run`` (CURFEW_DEBUG=1) django-htmx adds a debug script that
+replaces the whole document with any 400/403/404/500 answer to an htmx
+request (meant for Django's yellow error pages). A refused override must
+still land in its panel, with the page's stylesheet kept, in both modes.
+A whole session of ordinary interactions logs no console error and no CSP
+violation, and ``/favicon.ico`` is served.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from curfew_testkit.server import ServedApp
+from tests.browser.test_settings_page import (
+    PASSWORD,
+    WATCH_CSP,
+    Watched,
+    drawn,
+    wait_drawn,
+    wait_until,
+)
+
+pytestmark = pytest.mark.browser
+
+USER = "web-errors"
+
+
+@pytest.fixture(scope="module")
+def debug_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
+    """The app as ``make run`` serves it: debug on (django-htmx's debug script loaded)."""
+    app = ServedApp(tmp_path_factory.mktemp("served-debug"), env={"CURFEW_DEBUG": "1"})
+    app.prepare()
+    app.start()
+    app.create_user(USER, PASSWORD)
+    yield app
+    app.stop()
+
+
+@pytest.fixture(scope="module")
+def plain_app(served_app: ServedApp) -> ServedApp:
+    served_app.create_user(USER, PASSWORD)
+    return served_app
+
+
+def _watched(browser: Any) -> Iterator[Watched]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    context.add_init_script(WATCH_CSP)
+    context.set_default_timeout(15_000)
+    try:
+        yield Watched(context.new_page())
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def watched(browser: Any) -> Iterator[Watched]:
+    yield from _watched(browser)
+
+
+def _sign_in(watched: Watched, app: ServedApp) -> Any:
+    page = watched.page
+    page.goto(f"{app.base_url}/")
+    page.fill("#id_username", USER)
+    page.fill("#id_password", PASSWORD)
+    page.click(".login-card button[type=submit]")
+    page.wait_for_url(f"{app.base_url}/")
+    wait_drawn(page, 0)
+    return page
+
+
+def _refused_overtime_stays_in_its_panel(watched: Watched, app: ServedApp) -> None:
+    page = _sign_in(watched, app)
+    page.fill("#custom-duration", "forever")
+    page.click("#overrides .inline-field button[type=submit]")
+    page.wait_for_selector("#override-error")
+    assert "forever" in page.inner_text("#overrides #override-error")
+    # Swapped into its panel, not the whole document: the page and its stylesheet are still there.
+    assert page.locator("link[rel=stylesheet][href*='curfew/curfew.']").count() == 1
+    assert page.locator("#schedule-form").count() == 1
+    assert page.locator("#curve-chart").count() == 1
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background not in ("rgba(0, 0, 0, 0)", "")  # styled, not a bare fragment
+    # The refused request is a 4xx, which Chromium logs; nothing else went wrong.
+    assert [p for p in watched.problems if "status of 422" not in p] == []
+    watched.problems.clear()
+    watched.assert_clean()
+
+
+def test_refused_overtime_stays_in_its_panel_with_debug_on(
+    watched: Watched, debug_app: ServedApp
+) -> None:
+    _refused_overtime_stays_in_its_panel(watched, debug_app)
+
+
+def test_refused_overtime_stays_in_its_panel_with_debug_off(
+    watched: Watched, plain_app: ServedApp
+) -> None:
+    _refused_overtime_stays_in_its_panel(watched, plain_app)
+
+
+def test_refused_decision_query_stays_in_its_panel_with_debug_on(
+    watched: Watched, debug_app: ServedApp
+) -> None:
+    page = _sign_in(watched, debug_app)
+    page.fill("#decision input[name=max_tokens]", "lots")
+    page.click("#decision-ask")
+    page.wait_for_selector("#decision-result .banner-error")
+    assert page.locator("#schedule-form").count() == 1
+    assert page.locator("link[rel=stylesheet][href*='curfew/curfew.']").count() == 1
+    watched.problems.clear()
+    watched.assert_clean()
+
+
+@pytest.mark.parametrize("app_name", ["plain_app", "debug_app"])
+def test_a_whole_session_logs_no_error_and_no_csp_violation(
+    watched: Watched, app_name: str, request: pytest.FixtureRequest
+) -> None:
+    plain_app: ServedApp = request.getfixturevalue(app_name)
+    page = _sign_in(watched, plain_app)
+    # Edit a field: the chart and band redraw.
+    count = drawn(page)
+    page.fill("#f-curfew_start", "21:30")
+    count = wait_drawn(page, count)
+    # Add an anchor, fill it, then remove it again.
+    page.click("#add-anchor")
+    row = page.locator("#anchor-rows [data-row]").last
+    row.locator("input[name$='-time']").fill("22:15")
+    row.locator("input[name$='-tokens']").fill("2000")
+    count = wait_drawn(page, count)
+    page.locator("#anchor-rows [data-row]").last.locator("[data-remove-row]").click()
+    count = wait_drawn(page, count)
+    # Hover the chart (Plotly's hover label) and ask the decision preview.
+    page.hover("#curve-chart")
+    page.click("#decision-ask")
+    page.wait_for_selector("#decision-json")
+    # Save, then an overtime and back.
+    page.click("#save-schedule")
+    page.wait_for_url(f"{plain_app.base_url}/")
+    wait_drawn(page, 0)
+    page.click("#overrides button[value='30m']")
+    page.wait_for_selector("#now-override")
+    page.click("#back-to-schedule")
+    wait_until(page, "!document.querySelector('#now-override')")
+    page.wait_for_load_state("load")
+    wait_drawn(page, 0)
+    # The browser's own favicon request finds one.
+    watched.assert_clean()
+
+
+@pytest.mark.parametrize("app_name", ["plain_app", "debug_app"])
+def test_favicon_ico_is_served(app_name: str, request: pytest.FixtureRequest) -> None:
+    app: ServedApp = request.getfixturevalue(app_name)
+    try:
+        with urllib.request.urlopen(f"{app.base_url}/favicon.ico", timeout=10) as response:
+            assert response.status == 200
+            assert response.headers["Content-Type"].startswith("image/svg+xml")
+            assert b"<svg" in response.read()
+    except urllib.error.HTTPError as exc:  # pragma: no cover - the failure being guarded
+        pytest.fail(f"/favicon.ico answered {exc.code}")
