@@ -10,12 +10,14 @@ instead of keeping a table of its own. Names are translated through the catalog
 
 from __future__ import annotations
 
-import math
-
 from django.conf import settings
 from django.utils.translation import gettext_lazy, override
 
-from curfew_core.engine import State
+# The one rounding of progress lives in the pure engine (its reasons use it too);
+# re-exported here beside the names, as the displays' vocabulary.
+from curfew_core.engine import State, progress_percent
+
+__all__ = ["STATE_NAMES", "STATE_ORDER", "progress_percent", "state_names"]
 
 STATE_NAMES = {
     State.ON_DUTY.value: gettext_lazy("On duty"),
@@ -27,23 +29,9 @@ STATE_NAMES = {
 STATE_ORDER = [state.value for state in State]
 
 
-def progress_percent(progress: float | None) -> int | None:
-    """How far through the winding-down the night is, in whole percent, rounded DOWN.
-
-    Floor, not round: 12.5 % of the night is not yet 13 %, and the number never
-    reaches 100 while winding still goes on. Rounding to six places first drops
-    float noise (``0.29 * 100 == 28.999999999999996``), so floor never takes a
-    point off a percent that is whole. The page and the capsule both show this
-    number, computed here from the engine's unrounded progress.
-    """
-    if progress is None:
-        return None
-    return max(0, min(100, math.floor(round(progress * 100, 6))))
-
-
 def state_names(state: str) -> dict[str, str]:
     """``state``'s name in every language the site speaks, by primary subtag
-    (``{"en": "On duty", "zh": "上班中"}``): what a capsule on any page shows."""
+    (``{"en": "On duty", "zh": "值班"}``): what a capsule on any page shows."""
     names = {}
     for code, _label in settings.LANGUAGES:
         with override(code):

@@ -21,8 +21,8 @@ from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import overrides_active
 from curfew_core.selectors.verdicts import verdict_for, verdict_payload
-from curfew_core.web import charts, words
 from curfew_core.vocabulary import STATE_NAMES
+from curfew_core.web import charts, words
 from curfew_core.web.schedule_form import Candidate, ScheduleForm, candidate
 
 BAND_VIEWS = ("day", "week")

@@ -148,7 +148,8 @@ def test_on_duty_is_one_colour_and_one_name(
         to_chinese(page)
         capsule_live(page, "on-duty")
         band = page.evaluate(
-            "getComputedStyle(document.querySelector('#band .band .cell.s-on-duty')).backgroundColor"
+            "getComputedStyle(document.querySelector('#band .band .cell.s-on-duty'))"
+            ".backgroundColor"
         )
         legend = page.evaluate(
             "getComputedStyle(document.querySelector('.legend .swatch.s-on-duty')).backgroundColor"

@@ -81,6 +81,7 @@ def polled(user: User) -> dict[str, Any]:
 
 
 def test_progress_is_floored_to_a_whole_percent() -> None:
+    """One rule (``engine.progress_percent``), used by the reason, the page and the capsule."""
     assert progress_percent(0.125) == 12  # round() would say 12, Math.round 13: floor says 12
     assert progress_percent(0.175) == 17  # round() says 18 here
     assert progress_percent(0.29) == 29  # 0.29 * 100 is 28.999999999999996: no point lost
@@ -100,6 +101,7 @@ def test_page_and_polled_capsule_show_the_same_percent_at_a_half_percent(
     assert state["state"] == "winding"
     assert state["progress"] == 0.125, "the instant is a half percent (the case that parts rules)"
     assert state["percent"] == shown == 12
+    assert "winding 12%" in state["reason"], "the engine's reason rounds the same way"
 
 
 @pytest.mark.django_db(transaction=True)
