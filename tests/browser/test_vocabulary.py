@@ -54,8 +54,10 @@ def time_machine(served_app: ServedApp, api_token: str) -> Iterator[Any]:
     travel("clear")
 
 
-def open_page(browser: Any, app: ServedApp, *, width: int) -> Any:
-    context = browser.new_context(viewport={"width": width, "height": 900}, locale="en-US")
+def open_page(browser: Any, app: ServedApp, *, width: int, scheme: str = "light") -> Any:
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, locale="en-US", color_scheme=scheme
+    )
     context.set_default_timeout(15_000)
     page = context.new_page()
     page.goto(f"{app.base_url}/")
@@ -131,6 +133,8 @@ def test_winding_progress_and_names_agree_on_page_and_capsule(
             name = legend_name(page, "winding")
             assert label.startswith(name + " "), (language, label, name)
             assert page.inner_text("#now-state").strip() == name
+            # The declared name is longer than the capsule's old one: still no sideways spill.
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
             page.locator("#capsule-panel").scroll_into_view_if_needed()
             kind = "desktop" if width > 600 else "phone"
             shot(page, artifacts_dir, f"vocabulary-winding-{kind}-{language}.png")
@@ -139,11 +143,12 @@ def test_winding_progress_and_names_agree_on_page_and_capsule(
         page.context.close()
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_on_duty_is_one_colour_and_one_name(
-    browser: Any, served_app: ServedApp, time_machine: Any, artifacts_dir: str
+    browser: Any, served_app: ServedApp, time_machine: Any, artifacts_dir: str, scheme: str
 ) -> None:
     assert time_machine("20:00")["state"] == "on-duty"
-    page = open_page(browser, served_app, width=1280)
+    page = open_page(browser, served_app, width=1280, scheme=scheme)
     try:
         to_chinese(page)
         capsule_live(page, "on-duty")
@@ -159,7 +164,7 @@ def test_on_duty_is_one_colour_and_one_name(
         )
         assert band == legend == capsule, (band, legend, capsule)
         assert capsule_label(page) == legend_name(page, "on-duty") == "值班"
-        shot(page, artifacts_dir, "vocabulary-on-duty-desktop-zh.png")
+        shot(page, artifacts_dir, f"vocabulary-on-duty-desktop-zh-{scheme}.png")
         to_english(page)
     finally:
         page.context.close()
