@@ -37,6 +37,7 @@ from curfew_core.engine.verdict import (
     Segment,
     State,
     Verdict,
+    progress_percent,
 )
 
 __all__ = [
@@ -69,5 +70,6 @@ __all__ = [
     "parse_debug_moment",
     "parse_duration",
     "parse_wall",
+    "progress_percent",
     "segments",
 ]

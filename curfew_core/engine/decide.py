@@ -23,7 +23,14 @@ from curfew_core.engine.curve import budget_at, next_budget_change
 from curfew_core.engine.days import day_kind, night_window
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import RequestContext, Schedule, purpose_key
-from curfew_core.engine.verdict import SEVERITY, Action, Segment, State, Verdict
+from curfew_core.engine.verdict import (
+    SEVERITY,
+    Action,
+    Segment,
+    State,
+    Verdict,
+    progress_percent,
+)
 
 #: How far ahead ``valid_until`` looks when nothing is scheduled to change.
 HORIZON = timedelta(hours=24)
@@ -244,7 +251,7 @@ def _describe(reading: _Reading) -> str:
             return "lights out"
         return f"lights out until {format_wall(reading.wake_up.hour * 60 + reading.wake_up.minute)}"
     if reading.state is State.WINDING and reading.winding is not None:
-        pct = int(reading.winding.progress * 100)
+        pct = progress_percent(reading.winding.progress)
         return f"winding {pct}% · budget {reading.winding.budget}"
     if reading.valley is not None:
         return f"on duty · valley day ({reading.valley})"

@@ -7,6 +7,7 @@ once in ``curfew_client.wire`` and the server maps a ``Verdict`` onto it in
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -17,6 +18,21 @@ class State(enum.StrEnum):
     WINDING = "winding"
     OFF_DUTY = "off-duty"
     LIGHTS_OUT = "lights-out"
+
+
+def progress_percent(progress: float | None) -> int | None:
+    """How far through the winding-down the night is, in whole percent, rounded DOWN:
+    the one rounding every display uses (the verdict's reason, the settings page,
+    the capsule, which is sent this number rather than rounding on its own).
+
+    Floor, not round: 12.5 % of the night is not yet 13 %, and the number never
+    says 100 while winding still goes on. Rounding to six places first drops
+    float noise (``0.29 * 100 == 28.999999999999996``), so floor never takes a
+    point off a percent that is whole.
+    """
+    if progress is None:
+        return None
+    return max(0, min(100, math.floor(round(progress * 100, 6))))
 
 
 #: Harsher wins: the verdict of two gates is the one ranked higher here.

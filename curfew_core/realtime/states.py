@@ -22,7 +22,7 @@ from channels.db import database_sync_to_async
 
 from curfew_core.realtime import access, clock
 from curfew_core.selectors.tokens import identify
-from curfew_core.selectors.verdicts import state_payload
+from curfew_core.selectors.verdicts import capsule_payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ def read_state(*, user_id: int, now: datetime, tokens: frozenset[str]) -> Capsul
         identity = identify(raw, kind="embed")
         if identity is None or identity.user_id != user_id:
             refused.add(raw)
-    payload = state_payload(user_id=user_id, now=now)
+    payload = capsule_payload(user_id=user_id, now=now)
     return CapsuleState(
         payload,
         json.dumps(payload, ensure_ascii=False),

@@ -18,7 +18,7 @@ from curfew_core import throttle
 from curfew_core.http_headers import EMBED_POLICY
 from curfew_core.realtime import clock
 from curfew_core.selectors.tokens import has_live_embed_token, live_embed_tokens
-from curfew_core.selectors.verdicts import state_payload
+from curfew_core.selectors.verdicts import capsule_payload
 from curfew_core.services.tokens import token_create, token_revoke
 
 MODES = ("wide", "narrow")
@@ -64,12 +64,12 @@ def state(request: HttpRequest) -> HttpResponse:
                     "unknown or revoked embed token" if raw else "missing embed token"
                 )
             else:
-                response = JsonResponse(state_payload(user_id=identity.user_id, now=clock.now()))
+                response = JsonResponse(capsule_payload(user_id=identity.user_id, now=clock.now()))
         response["Access-Control-Allow-Origin"] = "*"
         return _private(response)
     if not request.user.is_authenticated:
         return _private(_unauthorized("sign in, or pass ?token=<embed token>"))
-    response = JsonResponse(state_payload(user_id=request.user.pk, now=clock.now()))
+    response = JsonResponse(capsule_payload(user_id=request.user.pk, now=clock.now()))
     response["Vary"] = "Cookie"
     return _private(response)
 

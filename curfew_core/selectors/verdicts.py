@@ -31,6 +31,7 @@ from curfew_core.engine import (
 from curfew_core.engine import day_plan as engine_day_plan
 from curfew_core.engine.clock import to_wall
 from curfew_core.selectors.bundles import UserBundle, bundle_for
+from curfew_core.vocabulary import progress_percent, state_names
 
 
 def verdict_for(
@@ -140,6 +141,10 @@ def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
 def state_answer(*, user_id: int, now: datetime) -> StateAnswer:
     """What a status display needs (``GET /api/v1/state`` and the capsule)."""
     verdict, bundle = verdict_for(user_id=user_id, now=now)
+    return _state_answer(verdict, bundle, now=now)
+
+
+def _state_answer(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> StateAnswer:
     overtime_left = None
     if verdict.override == "overtime" and verdict.override_until is not None:
         overtime_left = max(0, int((verdict.override_until - now).total_seconds()))
@@ -173,3 +178,23 @@ def state_payload(*, user_id: int, now: datetime) -> dict[str, Any]:
 def state_json(*, user_id: int, now: datetime) -> bytes:
     """``state_answer``'s JSON body (``GET /api/v1/state``)."""
     return state_answer(user_id=user_id, now=now).model_dump_json().encode()
+
+
+#: What a capsule's payload adds to the API's state fields: the words it shows.
+CAPSULE_WORDS = frozenset({"percent", "names"})
+
+
+def capsule_payload(*, user_id: int, now: datetime) -> dict[str, Any]:
+    """What a capsule is sent (socket and polling): ``state_payload`` plus the words
+    it shows, so it keeps no vocabulary of its own that could drift from the page's.
+
+    ``percent`` is ``vocabulary.progress_percent`` of the engine's progress, the
+    very number the page shows for the same instant (``null`` when not winding);
+    ``names`` is the state's name in every language of the site
+    (``vocabulary.state_names``). The API's state answer stays the wire model.
+    """
+    verdict, bundle = verdict_for(user_id=user_id, now=now)
+    payload = _state_answer(verdict, bundle, now=now).model_dump(mode="json")
+    payload["percent"] = progress_percent(verdict.progress)
+    payload["names"] = state_names(verdict.state.value)
+    return payload

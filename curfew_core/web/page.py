@@ -15,11 +15,13 @@ from django.utils import dateformat
 from django.utils.translation import gettext as _
 
 from curfew_core import calendars, override_commands, schedule_config
+from curfew_core.engine import State
 from curfew_core.engine.clock import to_wall
 from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import overrides_active
 from curfew_core.selectors.verdicts import verdict_for, verdict_payload
+from curfew_core.vocabulary import STATE_NAMES
 from curfew_core.web import charts, words
 from curfew_core.web.schedule_form import Candidate, ScheduleForm, candidate
 
@@ -50,8 +52,8 @@ def chart_text() -> charts.ChartText:
         budget=_("Budget"),
         anchor=_("Anchor"),
         now=_("Now"),
-        lights_out=_("Lights out"),
-        on_duty=_("On duty"),
+        lights_out=str(STATE_NAMES[State.LIGHTS_OUT.value]),
+        on_duty=str(STATE_NAMES[State.ON_DUTY.value]),
         tokens=_("tokens"),
         empty_window=_("No winding: the night goes straight to lights-out."),
     )

@@ -13,13 +13,20 @@ from curfew_core.engine import State, Verdict, decide
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import Schedule
 from curfew_core.schema.messages import Message
+from curfew_core.vocabulary import STATE_NAMES, STATE_ORDER, progress_percent
 
-STATE_NAMES = {
-    State.ON_DUTY.value: gettext_lazy("On duty"),
-    State.WINDING.value: gettext_lazy("Winding down"),
-    State.OFF_DUTY.value: gettext_lazy("Off duty"),
-    State.LIGHTS_OUT.value: gettext_lazy("Lights out"),
-}
+__all__ = [
+    "STATE_HINTS",
+    "STATE_NAMES",
+    "STATE_ORDER",
+    "NowWords",
+    "describe",
+    "holds_until",
+    "local_time",
+    "localized",
+    "localized_errors",
+]
+
 STATE_HINTS = {
     State.ON_DUTY.value: gettext_lazy("requests pass untouched"),
     State.WINDING.value: gettext_lazy("replies get a shrinking token budget"),
@@ -46,10 +53,6 @@ def localized(message: str) -> str:
 def localized_errors(errors: Mapping[str, str]) -> dict[str, str]:
     """Each field's message in the active language (see ``localized``)."""
     return {key: localized(message) for key, message in errors.items()}
-
-
-#: The order of the legend: least to most severe.
-STATE_ORDER = [state.value for state in State]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +100,7 @@ def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWo
     today = to_wall(verdict.at, schedule.timezone).date()
     state = verdict.state.value
     if verdict.state is State.WINDING and verdict.budget is not None:
-        pct = round((verdict.progress or 0) * 100)
+        pct = progress_percent(verdict.progress or 0)
         headline = _("Replies are capped at %(budget)s tokens.") % {"budget": verdict.budget}
         detail = _("%(pct)s%% of the way through the night.") % {"pct": pct}
     elif verdict.state is State.OFF_DUTY:

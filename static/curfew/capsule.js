@@ -42,12 +42,12 @@
   var CLOSE_FORBIDDEN_ORIGIN = 4403;
   var BACKOFF_CAP = 30; // seconds
 
+  // The four states' names are not here: each push carries the state's name in
+  // every language and the progress percent (curfew_core/vocabulary.py), so the
+  // capsule says exactly what the settings page says. Only the capsule's own
+  // words (overtime, connection states) live in this table.
   var TEXT = {
     en: {
-      "on-duty": "on duty",
-      winding: "winding",
-      "off-duty": "off duty",
-      "lights-out": "lights out",
       overtime: "on overtime",
       disabled: "curfew off",
       connecting: "connecting…",
@@ -66,10 +66,6 @@
       refusedNote: "The server refused this capsule: ",
     },
     zh: {
-      "on-duty": "上班中",
-      winding: "收工中",
-      "off-duty": "下班（高峰）",
-      "lights-out": "熄灯",
       overtime: "加班中",
       disabled: "宵禁已关闭",
       connecting: "连接中…",
@@ -167,12 +163,15 @@
 
   function describe(s) {
     var key = s.enabled === false ? "disabled" : s.override === "overtime" ? "overtime" : s.state;
-    var text = TEXT[key] || s.state;
+    var text = TEXT[key] || (s.names && s.names[lang]) || s.state;
     var parts = [];
     var progress = null;
     if (key === "winding") {
-      progress = Math.round((s.progress || 0) * 100);
-      text += " " + progress + " %";
+      // The server's whole percent (floored there, the page shows the same): never re-rounded here.
+      progress = typeof s.percent === "number" ? s.percent : null;
+      if (progress !== null) {
+        text += " " + progress + " %";
+      }
       if (s.budget !== null && s.budget !== undefined) {
         parts.push(TEXT.budget + " " + s.budget);
       }

@@ -225,8 +225,8 @@ def test_embedded_capsules_follow_overrides_and_heal_after_a_restart(
     # An override through the API reaches every capsule without a reload.
     api_post(served_app, tokens["api"], "/api/v1/overrides", {"off": True})
     everywhere(page, FORCED_OFF)
-    assert all("lights out" in w for w in words(page.main_frame))
-    assert all("lights out" in t for t in live_text(page.main_frame)), "announced to AT"
+    assert all("Lights out" in w for w in words(page.main_frame))
+    assert all("Lights out" in t for t in live_text(page.main_frame)), "announced to AT"
     shot(page, artifacts_dir, "capsule-host-forced-off.png")
 
     api_post(served_app, tokens["api"], "/api/v1/overrides", {"overtime": "30m"})

@@ -12,6 +12,7 @@ from django.test import Client, RequestFactory
 
 from curfew_core.models import ApiToken
 from curfew_core.selectors.tokens import identify
+from curfew_core.selectors.verdicts import CAPSULE_WORDS
 from curfew_core.services.tokens import token_create, token_revoke
 from tests.realtime.conftest import embed_token, local
 
@@ -27,7 +28,8 @@ def test_state_by_embed_token_is_the_api_state_and_readable_cross_origin(user, a
     assert response.status_code == 200
     body = response.json()
     assert (body["state"], body["budget"]) == ("winding", 1824)
-    assert set(body) == set(api.get("/api/v1/state").json())
+    # The API's state fields, plus the words the capsule shows (declared on the server).
+    assert set(body) == set(api.get("/api/v1/state").json()) | CAPSULE_WORDS
     assert response["Access-Control-Allow-Origin"] == "*"
     assert response["Cache-Control"] == "no-store"
     assert response["Referrer-Policy"] == "no-referrer"

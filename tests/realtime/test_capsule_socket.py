@@ -19,7 +19,7 @@ from curfew_core.realtime.codes import (
     CLOSE_UNAUTHORIZED,
     CLOSE_UNAVAILABLE,
 )
-from curfew_core.selectors.verdicts import state_payload
+from curfew_core.selectors.verdicts import CAPSULE_WORDS, capsule_payload, state_payload
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
@@ -61,10 +61,14 @@ async def test_session_socket_sends_the_api_state_on_connect(user, api, set_cloc
     cookie = await db(session_cookie)(user)
     comm = socket(cookie=cookie)
     payload = await open_live(comm)
-    assert payload == await db(lambda: state_payload(user_id=user.pk, now=now))()
+    assert payload == await db(lambda: capsule_payload(user_id=user.pk, now=now))()
     assert payload["state"] == "off-duty"
     api_state = (await db(api.get)("/api/v1/state")).json()
-    assert set(payload) == set(api_state), "the socket speaks exactly the API's state fields"
+    assert set(payload) == set(api_state) | CAPSULE_WORDS, (
+        "the socket speaks the API's state fields, plus the words the capsule shows"
+    )
+    state = await db(lambda: state_payload(user_id=user.pk, now=now))()
+    assert {k: v for k, v in payload.items() if k not in CAPSULE_WORDS} == state
     await comm.disconnect()
 
 

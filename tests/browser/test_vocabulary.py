@@ -1,0 +1,170 @@
+"""One vocabulary and one palette on the settings page and in its live capsule.
+
+Real Chromium on the served app: with the time machine at an instant, the page's
+Now card and band legend and the capsule on the same page must show the same
+progress number, the same state name (English and Chinese) and the same colour.
+The numbers and names come from ``curfew_core.vocabulary``, the colours from
+``static/curfew/states.css``; before they did, the capsule said "winding 13 %"
+beside the page's 12 %, "上班中" beside the legend's "值班", green beside blue.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from curfew_testkit.server import ServedApp
+
+pytestmark = pytest.mark.browser
+
+USER = "vocabulary-browser"
+PASSWORD = "correct horse battery"
+CAPSULE = "document.querySelector('#capsule-panel curfew-capsule')"
+
+
+def api_post(app: ServedApp, token: str, path: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(
+        f"{app.base_url}{path}",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture(scope="module")
+def api_token(served_app: ServedApp) -> str:
+    return served_app.create_user(USER, PASSWORD)
+
+
+@pytest.fixture
+def time_machine(served_app: ServedApp, api_token: str) -> Iterator[Any]:
+    def travel(to: str) -> Any:
+        return api_post(served_app, api_token, "/api/v1/overrides", {"debug": to})
+
+    yield travel
+    travel("clear")
+
+
+def open_page(browser: Any, app: ServedApp, *, width: int, scheme: str = "light") -> Any:
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, locale="en-US", color_scheme=scheme
+    )
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.goto(f"{app.base_url}/")
+    page.fill("#id_username", USER)
+    page.fill("#id_password", PASSWORD)
+    page.click(".login-card button[type=submit]")
+    page.wait_for_url(f"{app.base_url}/")
+    return page
+
+
+def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:
+    """Polled from outside: the page's strict CSP forbids ``wait_for_function``'s eval."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout}s: {expression}")
+        page.wait_for_timeout(50)
+
+
+def capsule_live(page: Any, state: str) -> None:
+    wait_until(
+        page,
+        f"(() => {{ const h = {CAPSULE}; return !!h && h.dataset.link === 'live' "
+        f"&& h.dataset.state === {state!r} && h.dataset.css === 'loaded'; }})()",
+    )
+
+
+def capsule_label(page: Any) -> str:
+    return str(page.evaluate(f"{CAPSULE}.shadowRoot.querySelector('.label').textContent"))
+
+
+def legend_name(page: Any, state: str) -> str:
+    return str(page.inner_text(f".legend .legend-item:has(.s-{state}) .legend-name")).strip()
+
+
+def percent(text: str) -> int:
+    found = re.search(r"(\d+)\s*%", text)
+    assert found, f"no percent in {text!r}"
+    return int(found.group(1))
+
+
+def shot(page: Any, artifacts_dir: str, name: str) -> None:
+    page.screenshot(path=os.path.join(artifacts_dir, name), full_page=True)
+
+
+def to_chinese(page: Any) -> None:
+    page.click("button[name=language][value=zh-hans]")
+    page.wait_for_selector("html[lang=zh-Hans]")
+
+
+def to_english(page: Any) -> None:
+    page.click("button[name=language][value=en]")
+    page.wait_for_selector("html[lang=en]")
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+def test_winding_progress_and_names_agree_on_page_and_capsule(
+    browser: Any, served_app: ServedApp, time_machine: Any, artifacts_dir: str, width: int
+) -> None:
+    # 23:30 is 12.5 % of the night's winding: Python's round says 12, JavaScript's 13.
+    # Floor (declared once, on the server) says 12 for the next 2.4 minutes of the night.
+    state = time_machine("23:30")
+    assert state["state"] == "winding"
+    page = open_page(browser, served_app, width=width)
+    try:
+        for language in ("en", "zh"):
+            if language == "zh":
+                to_chinese(page)
+            capsule_live(page, "winding")
+            page_number = percent(page.inner_text("#now .detail"))
+            label = capsule_label(page)
+            assert percent(label) == page_number == 12, (language, label)
+            name = legend_name(page, "winding")
+            assert label.startswith(name + " "), (language, label, name)
+            assert page.inner_text("#now-state").strip() == name
+            # The declared name is longer than the capsule's old one: still no sideways spill.
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            page.locator("#capsule-panel").scroll_into_view_if_needed()
+            kind = "desktop" if width > 600 else "phone"
+            shot(page, artifacts_dir, f"vocabulary-winding-{kind}-{language}.png")
+        to_english(page)
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_on_duty_is_one_colour_and_one_name(
+    browser: Any, served_app: ServedApp, time_machine: Any, artifacts_dir: str, scheme: str
+) -> None:
+    assert time_machine("20:00")["state"] == "on-duty"
+    page = open_page(browser, served_app, width=1280, scheme=scheme)
+    try:
+        to_chinese(page)
+        capsule_live(page, "on-duty")
+        band = page.evaluate(
+            "getComputedStyle(document.querySelector('#band .band .cell.s-on-duty'))"
+            ".backgroundColor"
+        )
+        legend = page.evaluate(
+            "getComputedStyle(document.querySelector('.legend .swatch.s-on-duty')).backgroundColor"
+        )
+        capsule = page.evaluate(
+            f"getComputedStyle({CAPSULE}.shadowRoot.querySelector('.capsule')).borderTopColor"
+        )
+        assert band == legend == capsule, (band, legend, capsule)
+        assert capsule_label(page) == legend_name(page, "on-duty") == "值班"
+        shot(page, artifacts_dir, f"vocabulary-on-duty-desktop-zh-{scheme}.png")
+        to_english(page)
+    finally:
+        page.context.close()
