@@ -43,6 +43,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.core.handlers.asgi import ASGIRequest
@@ -120,7 +121,10 @@ async def changes(request: HttpRequest) -> HttpResponseBase:
         )
     raw = bearer(request)
     try:
-        identity = await database_sync_to_async(throttle.identify_throttled)(
+        # The request's own thread, whose connections Django's handler looks
+        # after (channels' database_sync_to_async would close them mid-request,
+        # and with them a test's open transaction).
+        identity = await sync_to_async(throttle.identify_throttled)(
             raw, kind="api", address=throttle.client_address(request)
         )
     except throttle.Throttled as exc:
