@@ -10,7 +10,6 @@ proxy relays without buffering.
 from __future__ import annotations
 
 import json
-import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -80,28 +79,11 @@ class FakeAnthropic(RecordingFake):
                 else:
                     self._send_json(200, json.dumps(message(request)).encode())
 
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-
             def _stream(self, request: dict[str, Any]) -> None:
                 self._head(200, "text/event-stream; charset=utf-8")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                try:
-                    for index, event in enumerate(stream_events(request)):
-                        self._chunk(event)
-                        if index == 0 and fake.gate is not None:
-                            fake.gate.wait(10)
-                        elif fake.chunk_delay:
-                            time.sleep(fake.chunk_delay)
-                    self.wfile.write(b"0\r\n\r\n")
-                    self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    self.close_connection = True
-                    fake.aborted.set()
-                    return
-                fake.finished.set()
+                fake.send_chunks(self, stream_events(request))
 
         return Handler
 

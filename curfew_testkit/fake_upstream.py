@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -71,6 +72,26 @@ class RecordingFake(LocalHttpServer):
     def _record(self, recorded: Recorded) -> None:
         with self._lock:
             self.requests.append(recorded)
+
+    def send_chunks(self, handler: BaseHTTPRequestHandler, events: Iterable[bytes]) -> None:
+        """Write ``events`` as HTTP chunks (the head already sent): held after
+        the first while ``gate`` is set, ``chunk_delay`` apart; ``finished`` at
+        the end, ``aborted`` when the proxy hangs up first."""
+        try:
+            for index, event in enumerate(events):
+                handler.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                handler.wfile.flush()
+                if index == 0 and self.gate is not None:
+                    self.gate.wait(10)
+                elif self.chunk_delay:
+                    time.sleep(self.chunk_delay)
+            handler.wfile.write(b"0\r\n\r\n")
+            handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            handler.close_connection = True
+            self.aborted.set()
+            return
+        self.finished.set()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         raise NotImplementedError
@@ -164,10 +185,6 @@ class FakeUpstream(RecordingFake):
                 payload = {"id": found["id"], "object": "response.deleted", "deleted": True}
                 self._send_json(200, json.dumps(payload).encode())
 
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-
             def _stream(self, request: dict[str, Any], events: list[bytes] | None = None) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -176,22 +193,7 @@ class FakeUpstream(RecordingFake):
                 for name, value in fake.extra_headers:
                     self.send_header(name, value)
                 self.end_headers()
-                if events is None:
-                    events = stream_events(request)
-                try:
-                    for index, event in enumerate(events):
-                        self._chunk(event)
-                        if index == 0 and fake.gate is not None:
-                            fake.gate.wait(10)
-                        elif fake.chunk_delay:
-                            time.sleep(fake.chunk_delay)
-                    self.wfile.write(b"0\r\n\r\n")
-                    self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    self.close_connection = True
-                    fake.aborted.set()
-                    return
-                fake.finished.set()
+                fake.send_chunks(self, stream_events(request) if events is None else events)
 
         return Handler
 
