@@ -162,6 +162,7 @@ COVERED_PATTERNS = {
     "embed/state",
     "embed/tokens/",
     "embed/tokens/<int:token_id>/revoke",
+    "favicon.ico",  # public by design: a redirect to the static icon
     "healthz",  # public probes
     "readyz",
     "admin/",
