@@ -14,21 +14,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from curfew_client import sse
-from curfew_client.openai_shapes import VerdictLike, wants_stream, zero_usage
+from curfew_client.openai_shapes import (
+    MAX_CHOICES,
+    VerdictLike,
+    positive_budget,
+    wants_stream,
+    zero_usage,
+)
 
 #: The legacy API's ``max_tokens`` default: a request that names no budget gets
 #: 16 tokens. A clamp is ``min``, never a raise, so when the client set none the
 #: budget is set explicitly to ``min(16, verdict)``: the curfew never lets a
 #: winding request write more than the client would have had by default.
 DEFAULT_MAX_TOKENS = 16
-#: Bounds OpenAI puts on ``n``; anything else is answered with one choice.
-MAX_N = 128
-
-
-def _budget(value: Any) -> int | None:
-    """``value`` when it is a budget we can compare with (a positive int)."""
-    valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    return value if valid else None
 
 
 def apply_verdict(body: Mapping[str, Any], verdict: VerdictLike) -> dict[str, Any]:
@@ -42,7 +40,7 @@ def apply_verdict(body: Mapping[str, Any], verdict: VerdictLike) -> dict[str, An
     out = dict(body)
     verdict_max_tokens = verdict.max_tokens
     if verdict_max_tokens is not None:
-        asked = _budget(out.get("max_tokens"))
+        asked = positive_budget(out.get("max_tokens"))
         out["max_tokens"] = min(DEFAULT_MAX_TOKENS if asked is None else asked, verdict_max_tokens)
     return out
 
@@ -55,12 +53,14 @@ def choice_count(body: Mapping[str, Any]) -> int:
     """How many choices OpenAI would answer with: ``n`` per prompt (a list of
     strings or of token lists is one prompt each)."""
     n = body.get("n")
-    per_prompt = n if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_N else 1
+    per_prompt = (
+        n if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_CHOICES else 1
+    )
     prompt = body.get("prompt")
     prompts = 1
     if isinstance(prompt, list) and prompt and all(isinstance(p, (str, list)) for p in prompt):
         prompts = len(prompt)
-    return max(1, min(per_prompt * prompts, MAX_N))
+    return max(1, min(per_prompt * prompts, MAX_CHOICES))
 
 
 def _model(body: Mapping[str, Any]) -> str:

@@ -111,6 +111,12 @@ def wants_structured(body: Mapping[str, Any]) -> bool:
     )
 
 
+def positive_budget(value: Any) -> int | None:
+    """``value`` when it is a budget we can compare with (a positive int, not a bool)."""
+    valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if valid else None
+
+
 def choice_count(body: Mapping[str, Any]) -> int:
     """How many choices the answer has: the client's ``n`` clamped into
     ``1..MAX_CHOICES``; 1 when it is missing or not a whole number."""

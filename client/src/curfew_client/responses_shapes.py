@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from curfew_client import sse
-from curfew_client.openai_shapes import REASONING_ORDER, VerdictLike
+from curfew_client.openai_shapes import REASONING_ORDER, VerdictLike, positive_budget
 
 #: OpenAI refuses a Responses request whose ``max_output_tokens`` is below 16
 #: (HTTP 400 ``integer_below_min_value``; the SDK does not check it, the API
@@ -51,12 +51,6 @@ def zero_usage() -> dict[str, Any]:
 # -- the request --------------------------------------------------------------
 
 
-def _budget(value: Any) -> int | None:
-    """``value`` when it is a budget we can compare with (a positive int)."""
-    valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    return value if valid else None
-
-
 def _with_persona(instructions: Any, persona: str) -> Any:
     """``instructions`` with ``persona`` appended: after a non-empty string, as a
     developer message after a list of input items, or alone."""
@@ -83,7 +77,7 @@ def apply_verdict(body: Mapping[str, Any], verdict: VerdictLike) -> dict[str, An
     out = dict(body)
     if verdict.max_tokens is not None:
         ceiling = max(verdict.max_tokens, MIN_OUTPUT_TOKENS)
-        current = _budget(out.get("max_output_tokens"))
+        current = positive_budget(out.get("max_output_tokens"))
         out["max_output_tokens"] = ceiling if current is None else min(current, ceiling)
     if verdict.persona:
         out["instructions"] = _with_persona(out.get("instructions"), verdict.persona)
