@@ -163,3 +163,18 @@ def live_tokens(user: User) -> dict[str, list[TokenRow]]:
             )
         )
     return rows
+
+
+def access_keys(user: User) -> list[TokenRow]:
+    """Every live key of the user in one list, newest first: gateways' keys
+    and the capsule's read-only ones side by side, so no panel shows half."""
+    return sorted(
+        (row for rows in live_tokens(user).values() for row in rows),
+        key=lambda row: row.created_at,
+        reverse=True,
+    )
+
+
+def live_token(user: User, token_id: int) -> TokenRow | None:
+    """One live key of the user's, or None (someone else's, revoked, unknown)."""
+    return next((row for row in access_keys(user) if row.id == token_id), None)

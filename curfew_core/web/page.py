@@ -17,12 +17,13 @@ from django.utils.translation import gettext as _
 from curfew_core import calendars, override_commands, schedule_config
 from curfew_core.engine import State
 from curfew_core.engine.clock import to_wall
+from curfew_core.engine.schedule import Schedule
 from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import overrides_active
 from curfew_core.selectors.verdicts import verdict_for, verdict_payload
 from curfew_core.vocabulary import STATE_NAMES
-from curfew_core.web import charts, words
+from curfew_core.web import charts, story, words
 from curfew_core.web.schedule_form import Candidate, ScheduleForm, candidate
 
 BAND_VIEWS = ("day", "week")
@@ -59,8 +60,10 @@ def chart_text() -> charts.ChartText:
     )
 
 
-def now_context(user: User, now: dt.datetime) -> dict[str, Any]:
-    verdict, bundle = verdict_for(user_id=user.pk, now=now)
+def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) -> dict[str, Any]:
+    """The now card: the verdict in force, or as of ``at`` (a page-only
+    preview: the schedule read at that moment, nothing stored)."""
+    verdict, bundle = verdict_for(user_id=user.pk, now=now, at=at)
     active = overrides_active(bundle, now)
     debug_local = ""
     if active["debug_at"] is not None:
@@ -68,14 +71,71 @@ def now_context(user: User, now: dt.datetime) -> dict[str, Any]:
             "%Y-%m-%dT%H:%M"
         )
     return {
-        # The moment the page is about: now, or the time machine's moment.
+        # The moment the page is about: now, the preview's or the time machine's.
         "as_of": verdict.at,
-        "now": words.describe(verdict, bundle.schedule, now=now),
+        "as_of_local": to_wall(verdict.at, bundle.schedule.timezone),
+        "now": words.describe(verdict, bundle.schedule, now=now if at is None else at),
+        "story": story.tell(verdict, bundle.schedule, enabled=bundle.config["enabled"]),
+        "details": json.dumps(
+            verdict_payload(verdict, now=now if at is None else at), ensure_ascii=False, indent=2
+        ),
         "active": active,
         "debug_local": debug_local,
         "timezone": bundle.config["timezone"],
         "enabled": bundle.config["enabled"],
+        "schedule": bundle.schedule,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Look:
+    """The overview's page-only preview: which moment, as typed, and what was wrong."""
+
+    at: dt.datetime | None
+    #: For the picker (``YYYY-MM-DDTHH:MM``), empty for now.
+    value: str
+    #: The scrubber's position on the shown day, minutes since midnight.
+    minute: int | None
+    error: str
+
+
+def look_at(params: QueryDict, *, tz_name: str, now: dt.datetime) -> Look:
+    """``?at=2026-12-01T23:30`` (the picker) or ``?day=…&minute=…`` (the
+    scrubber), in the user's zone; a bad moment says so and shows now."""
+    zone = zoneinfo.ZoneInfo(tz_name)
+    text = params.get("at", "").strip()
+    day_text, minute_text = params.get("day", "").strip(), params.get("minute", "").strip()
+    if not text and day_text and minute_text:
+        minute = schedule_config.int_from_text(minute_text)
+        if minute is None or not 0 <= minute < 24 * 60:
+            return Look(None, "", None, _("The time on the day must be between 00:00 and 23:59."))
+        text = f"{day_text}T{minute // 60:02d}:{minute % 60:02d}"
+    if not text:
+        return Look(None, "", None, "")
+    try:
+        local = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return Look(None, "", None, _("“%(text)s” is not a date and time.") % {"text": text[:40]})
+    if local.tzinfo is None:
+        local = local.replace(tzinfo=zone)
+    if not FIRST_BAND_DATE <= local.date() <= LAST_BAND_DATE:
+        return Look(None, "", None, _("%(text)s is out of range.") % {"text": text[:40]})
+    wall = to_wall(local, zone)
+    return Look(
+        local.astimezone(dt.UTC),
+        wall.strftime("%Y-%m-%dT%H:%M"),
+        wall.hour * 60 + wall.minute,
+        "",
+    )
+
+
+def band_for(
+    schedule: Schedule, at: dt.datetime, *, day: dt.date, view: str
+) -> list[web_selectors.BandDay]:
+    """The schedule's day (or week) band, with ``at`` marked."""
+    if view == "week":
+        return web_selectors.band_week(schedule, day, now=at)
+    return [web_selectors.band_day(schedule, day, now=at)]
 
 
 #: Dates the band may be drawn for: the days a verdict may be asked about.

@@ -43,6 +43,8 @@ class ScheduleForm:
     weekdays: WeekdaysForm
     version: int
     errors: dict[str, str] = field(default_factory=dict)
+    #: The settings this form saves (a section's keys); None: all of them.
+    keys: frozenset[str] | None = None
 
     def flag(self, errors: dict[str, str]) -> None:
         """The validation layer's errors, kept for the page and put on the fields."""
@@ -79,7 +81,7 @@ def _version(post: QueryDict) -> int:
     return -1 if number is None else number
 
 
-def form_from_post(post: QueryDict) -> ScheduleForm:
+def form_from_post(post: QueryDict, keys: frozenset[str] | None = None) -> ScheduleForm:
     settings = ScheduleSettingsForm(post)
     return ScheduleForm(
         settings=settings,
@@ -89,6 +91,7 @@ def form_from_post(post: QueryDict) -> ScheduleForm:
             {key: post.get(key, "") for key in schedule_config.NIGHT_KEYS}
         ),
         version=_version(post),
+        keys=keys,
     )
 
 
@@ -105,11 +108,15 @@ def anchor_rows(form: ScheduleForm) -> list[tuple[int, list[Any]]]:
 
 
 def changes_from_form(form: ScheduleForm) -> dict[str, Any]:
-    """Every setting, typed, ready for ``apply_changes``."""
+    """Every setting the form saves, typed, ready for ``apply_changes``."""
     changes = form.settings.changes()
     changes["anchors"] = [row for _, row in anchor_rows(form)]
     changes["peak_windows"] = [list(cells) for _, cells in rows_of(form.peak_windows)]
     changes["weekdays"] = form.weekdays.changes()
+    if form.keys is not None:
+        # A section's post holds only its own boxes: what is not in it is not
+        # an edit (an absent checkbox is not "off").
+        changes = {key: value for key, value in changes.items() if key in form.keys}
     return changes
 
 
@@ -183,7 +190,10 @@ def candidate(saved: Mapping[str, Any], form: ScheduleForm) -> Candidate:
         return Candidate(schedule_config.apply_changes(saved, changes), {}, [], {})
     except ConfigError as exc:
         errors = words.localized_errors(exc.errors)
-    problems, accepted = anchor_problems(saved, changes, form)
+    problems: dict[int, str] = {}
+    accepted: list[list[Any]] = []
+    if "anchors" in changes:
+        problems, accepted = anchor_problems(saved, changes, form)
     attempt = dict(changes)
     if problems:
         attempt["anchors"] = accepted

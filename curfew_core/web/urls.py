@@ -1,4 +1,4 @@
-"""Pages for people: sign-in and sign-out, the settings page and its parts."""
+"""Pages for people: sign-in and sign-out, and the settings site's sections."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
@@ -16,8 +16,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", views.settings_page, name="settings-page"),
-    path("schedule/", views.schedule_save, name="settings-save"),
+    path("schedule/", views.schedule_section, name="settings-schedule"),
     path("schedule/preview/", views.schedule_preview, name="settings-preview"),
+    path("replies/", views.replies_section, name="settings-replies"),
+    path("integrations/", views.integrations, name="settings-integrations"),
+    path("activity/", views.activity, name="settings-activity"),
     path("overrides/", views.override, name="settings-override"),
     path("tokens/", views.token_new, name="settings-token-create"),
     path("tokens/<int:token_id>/revoke/", views.token_remove, name="settings-token-revoke"),

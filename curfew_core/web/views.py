@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
 from curfew_core import override_commands, schedule_config
@@ -34,9 +34,13 @@ from curfew_core.services.schedules import StaleVersion, schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_core.web import page, schedule_form, words
 from curfew_core.web.schedule_form import ScheduleForm
+from curfew_core.web.sections import FORM_KEYS, SCHEDULE_KEYS, SECTIONS
 
 View = Callable[..., HttpResponse]
-TEMPLATE = "curfew/settings.html"
+OVERVIEW = "curfew/overview.html"
+INTEGRATIONS = "curfew/integrations.html"
+ACTIVITY = "curfew/activity.html"
+SECTION_TEMPLATES = {"schedule": "curfew/schedule.html", "replies": "curfew/replies.html"}
 #: Each setting's label, from the declaration (translated when shown).
 FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of().items()}
 #: The status of a partial that flags bad input to htmx. Not 400: with DEBUG on,
@@ -98,77 +102,127 @@ def _with_choices(form: ScheduleForm) -> None:
     settings_form.set_choices("holiday_calendar", calendars)
 
 
-def _page_context(
+def _base_context(request: HttpRequest, section: str, **extra: Any) -> dict[str, Any]:
+    """What every section shows: the navigation and the user's zone."""
+    return {"section": section, "sections": SECTIONS, **extra}
+
+
+def _form_context(
     request: HttpRequest,
     *,
     form: ScheduleForm,
+    section: str,
     params: Any = None,
     **extra: Any,
 ) -> dict[str, Any]:
+    """A settings form (Schedule or Replies & persona) and its live preview."""
     user = _user(request)
-    now = timezone.now()
     saved = web_selectors.saved_schedule(user)
-    status = page.now_context(user, now)
+    status = page.now_context(user, timezone.now())
     query = request.GET if params is None else params
     preview = page.preview(saved.config, form, at=status["as_of"], params=query)
     form.with_spare_rows()
     if form.errors:
         form.flag_rows(preview.candidate.row_problems)
     _with_choices(form)
-    return {
+    return _base_context(
+        request,
+        section,
         **status,
-        "form": form,
-        "errors": form.errors,
-        "error_list": _labelled(form.errors),
-        "preview": preview,
-        "live_errors": form.errors,
-        "decision": page.decision(user, request.GET, now=now, tz_name=status["timezone"]),
-        "tokens": web_selectors.live_tokens(user),
-        "audit": audit_recent(user, 10, tz=status["timezone"]),
-        "timezone_groups": page.timezone_groups(),
-        "calendar_choices": page.calendar_choices(),
-        "curves": [curve for curve in ("linear", "step", "ease_in")],
-        "efforts": schedule_config.REASONING_EFFORTS,
-        "weekdays": schedule_config.WEEKDAYS,
-        "presets": {
+        form=form,
+        errors=form.errors,
+        error_list=_labelled(form.errors),
+        preview=preview,
+        live_errors=form.errors,
+        curves=["linear", "step", "ease_in"],
+        presets={
             code: {"persona": persona, "tiers": "\n".join(tiers)}
             for code, (persona, tiers) in schedule_config.PERSONA_PRESETS.items()
         },
-        "state_order": words.STATE_ORDER,
-        "state_names": words.STATE_NAMES,
-        "state_hints": words.STATE_HINTS,
-        "hours": range(25),
+        state_order=words.STATE_ORDER,
+        state_names=words.STATE_NAMES,
+        state_hints=words.STATE_HINTS,
+        hours=range(25),
         **extra,
-    }
+    )
 
 
-def _render_page(
-    request: HttpRequest, *, form: ScheduleForm, status: int = 200, **extra: Any
+def _render_section(
+    request: HttpRequest, section: str, *, form: ScheduleForm, status: int = 200, **extra: Any
 ) -> HttpResponse:
-    context = _page_context(request, form=form, **extra)
-    if status == 200 and (context["decision"].errors or context["preview"].band_error):
-        # A bad query (band date, decision preview) is flagged on the page, and
-        # the answer says it was bad input like any other door.
+    context = _form_context(request, form=form, section=section, **extra)
+    if status == 200 and context["preview"].band_error:
+        # A bad band date is flagged on the page, and the answer says it was
+        # bad input like any other door.
         status = 400
-    return _no_store(render(request, TEMPLATE, context, status=status))
+    template = SECTION_TEMPLATES[section]
+    if _is_htmx(request) and request.method == "POST":
+        # Saved or refused in place: the form alone, no reload, no jump.
+        template = f"{template}#section-form"
+        status = HTMX_INVALID if status == 400 else status
+    return _no_store(render(request, template, context, status=status))
 
 
-def _saved_form(request: HttpRequest) -> ScheduleForm:
+def _saved_form(request: HttpRequest, keys: frozenset[str] | None = None) -> ScheduleForm:
     saved = web_selectors.saved_schedule(_user(request))
-    return schedule_form.form_from_config(saved.config, saved.version)
+    form = schedule_form.form_from_config(saved.config, saved.version)
+    form.keys = keys
+    return form
 
 
 @login_required_page
 @require_GET
 def settings_page(request: HttpRequest) -> HttpResponse:
-    return _render_page(request, form=_saved_form(request))
+    """The first screen: what your AI does now and next, in words."""
+    return _no_store(render(request, OVERVIEW, _overview_context(request)))
 
 
-@login_required_page
-@require_POST
-def schedule_save(request: HttpRequest) -> HttpResponse:
+def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
     user = _user(request)
-    form = schedule_form.form_from_post(request.POST)
+    now = timezone.now()
+    status = page.now_context(user, now)
+    look = page.look_at(request.GET, tz_name=status["timezone"], now=now)
+    if look.at is not None:
+        # A preview on this page only: nothing is written, no gateway is told.
+        status = page.now_context(user, now, at=look.at)
+    day = page.parse_band(request.GET, status["as_of_local"].date())
+    return _base_context(
+        request,
+        "overview",
+        **status,
+        look=look,
+        band=page.band_for(status["schedule"], status["as_of"], day=day[0], view=day[1]),
+        band_date=day[0],
+        band_view=day[1],
+        # The scrubber sits on the shown moment, to the quarter hour.
+        scrub_minute=(status["as_of_local"].hour * 60 + status["as_of_local"].minute) // 15 * 15,
+        band_error=day[2],
+        state_order=words.STATE_ORDER,
+        state_names=words.STATE_NAMES,
+        state_hints=words.STATE_HINTS,
+        hours=range(25),
+        **extra,
+    )
+
+
+def _section_page(section: str) -> View:
+    keys = FORM_KEYS[section]
+
+    @login_required_page
+    @require_http_methods(["GET", "POST"])
+    def view(request: HttpRequest) -> HttpResponse:
+        if request.method == "POST":
+            return _save(request, section, keys)
+        return _render_section(request, section, form=_saved_form(request, keys))
+
+    view.__name__ = f"{section}_section"
+    view.__doc__ = f"The {section} section: its form (GET) and its own save (POST)."
+    return view
+
+
+def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpResponse:
+    user = _user(request)
+    form = schedule_form.form_from_post(request.POST, keys)
     preset = request.POST.get("persona_preset")
     if preset is not None:
         # Without script the preset buttons land here: fill in, do not save.
@@ -177,46 +231,72 @@ def schedule_save(request: HttpRequest) -> HttpResponse:
         persona, tiers = schedule_config.PERSONA_PRESETS[preset]
         data = request.POST.copy()
         data["tired_persona"], data["tier_texts"] = persona, "\n".join(tiers)
-        form = schedule_form.form_from_post(data)
-        return _render_page(
+        form = schedule_form.form_from_post(data, keys)
+        return _render_section(
             request,
+            section,
             form=form,
             notice=_("Preset filled in. Nothing is saved until you press Save."),
         )
     changes = schedule_form.changes_from_form(form)
     try:
-        row = schedule_update(
-            user=user,
-            changes=changes,
-            expected_version=form.version,
-            source="form",
-            actor=user,
-            door="page",
-        )
+        row = _update(user, changes, form.version, keys)
     except schedule_config.ConfigError as exc:
         form.flag(words.localized_errors(exc.errors))
-        return _render_page(request, form=form, status=400)
+        return _render_section(request, section, form=form, status=400)
     except StaleVersion as exc:
         changed = web_selectors.fields_changed_since(user, exc.expected)
         # Keep what they typed; the next Save is a deliberate overwrite of
         # the version they have now been shown.
         form.version = exc.current
-        return _render_page(
+        return _render_section(
             request,
+            section,
             form=form,
             status=409,
-            stale={
-                "version": exc.current,
-                "changed": [str(FIELD_LABELS.get(key, key)) for key in changed],
-            },
+            stale={"changed": [str(FIELD_LABELS.get(key, key)) for key in changed]},
         )
-    if row.version == form.version:
-        messages.info(request, _("Nothing changed, so nothing was saved."))
+    saved = row.version != form.version
+    text = _("Saved.") if saved else _("Nothing changed, so nothing was saved.")
+    if _is_htmx(request):
+        return _render_section(
+            request, section, form=_saved_form(request, keys), toast=text, saved=saved
+        )
+    if saved:
+        messages.success(request, text)
     else:
-        messages.success(
-            request, _("Saved. The schedule is now at version %(v)s.") % {"v": row.version}
+        messages.info(request, text)
+    return HttpResponseRedirect(reverse(f"settings-{section}"))
+
+
+def _update(user: Any, changes: dict[str, Any], version: int, keys: frozenset[str]) -> Any:
+    """Save one section. A save elsewhere meanwhile (another section, the
+    API) is no conflict unless it changed one of this section's settings:
+    then the person decides, with both versions named."""
+    try:
+        return schedule_update(
+            user=user,
+            changes=changes,
+            expected_version=version,
+            source="form",
+            actor=user,
+            door="page",
         )
-    return HttpResponseRedirect(reverse("settings-page"))
+    except StaleVersion as exc:
+        if set(web_selectors.fields_changed_since(user, exc.expected)) & keys:
+            raise
+        return schedule_update(
+            user=user,
+            changes=changes,
+            expected_version=exc.current,
+            source="form",
+            actor=user,
+            door="page",
+        )
+
+
+schedule_section = _section_page("schedule")
+replies_section = _section_page("replies")
 
 
 @login_required_page
@@ -224,7 +304,7 @@ def schedule_save(request: HttpRequest) -> HttpResponse:
 def schedule_preview(request: HttpRequest) -> HttpResponse:
     """The chart, band and live field errors for the form as typed (unsaved)."""
     user = _user(request)
-    form = schedule_form.form_from_post(request.POST)
+    form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
     saved = web_selectors.saved_schedule(user)
     status = page.now_context(user, timezone.now())
     preview = page.preview(saved.config, form, at=status["as_of"], params=request.POST)
@@ -233,21 +313,57 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
         "form": form,
         "live_errors": preview.candidate.errors,
         "row_problems": preview.candidate.row_problems,
-        "field_errors": [
-            (key, preview.candidate.errors.get(key, "")) for key in schedule_config.FIELDS
-        ],
+        "field_errors": [(key, preview.candidate.errors.get(key, "")) for key in SCHEDULE_KEYS],
         "oob": True,
         "state_order": words.STATE_ORDER,
         "state_names": words.STATE_NAMES,
+        "state_hints": words.STATE_HINTS,
         "hours": range(25),
     }
-    return _no_store(render(request, f"{TEMPLATE}#preview-response", context))
+    return _no_store(render(request, f"{SECTION_TEMPLATES['schedule']}#preview-response", context))
+
+
+@login_required_page
+@require_GET
+def integrations(request: HttpRequest) -> HttpResponse:
+    """Access keys, the capsule embed, setup snippets and the decision preview."""
+    return _render_integrations(request)
+
+
+def _render_integrations(request: HttpRequest, *, status: int = 200, **extra: Any) -> HttpResponse:
+    user = _user(request)
+    now = timezone.now()
+    tz_name = web_selectors.saved_schedule(user).config["timezone"]
+    result = page.decision(user, request.GET, now=now, tz_name=tz_name)
+    if status == 200 and result.errors:
+        status = 400
+    context = _base_context(
+        request,
+        "integrations",
+        timezone=tz_name,
+        decision=result,
+        tokens=web_selectors.access_keys(user),
+        base_url=f"{request.scheme}://{request.get_host()}",
+        **extra,
+    )
+    return _no_store(render(request, INTEGRATIONS, context, status=status))
+
+
+@login_required_page
+@require_GET
+def activity(request: HttpRequest) -> HttpResponse:
+    """What changed, when, by whom and through which door."""
+    user = _user(request)
+    tz_name = web_selectors.saved_schedule(user).config["timezone"]
+    context = _base_context(
+        request, "activity", timezone=tz_name, audit=audit_recent(user, 100, tz=tz_name)
+    )
+    return _no_store(render(request, ACTIVITY, context))
 
 
 def _status_response(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
-    context = page.now_context(_user(request), timezone.now())
-    context["override_error"] = error
-    return _no_store(render(request, f"{TEMPLATE}#status", context, status=status))
+    context = _overview_context(request, override_error=error)
+    return _no_store(render(request, f"{OVERVIEW}#status", context, status=status))
 
 
 def _override_words(post: Any) -> list[str]:
@@ -274,7 +390,8 @@ def override(request: HttpRequest) -> HttpResponse:
     except OverrideError as exc:
         if _is_htmx(request):
             return _status_response(request, str(exc), status=HTMX_INVALID)
-        return _render_page(request, form=_saved_form(request), status=400, override_error=str(exc))
+        context = _overview_context(request, override_error=str(exc))
+        return _no_store(render(request, OVERVIEW, context, status=400))
     if _is_htmx(request):
         if command.verb in ("debug", "debug-clear", "auto"):
             # The time machine moves the whole page (band, chart, preview).
@@ -286,8 +403,12 @@ def override(request: HttpRequest) -> HttpResponse:
 def _tokens_response(
     request: HttpRequest, *, new_token: dict[str, str] | None = None, status: int = 200
 ) -> HttpResponse:
-    context = {"tokens": web_selectors.live_tokens(_user(request)), "new_token": new_token}
-    return _no_store(render(request, f"{TEMPLATE}#tokens", context, status=status))
+    context = {
+        "tokens": web_selectors.access_keys(_user(request)),
+        "new_token": new_token,
+        "base_url": f"{request.scheme}://{request.get_host()}",
+    }
+    return _no_store(render(request, f"{INTEGRATIONS}#tokens", context, status=status))
 
 
 @login_required_page
@@ -305,19 +426,28 @@ def token_new(request: HttpRequest) -> HttpResponse:
     new_token = {"raw": raw, "kind": token.kind, "name": token.name, "prefix": token.prefix}
     if _is_htmx(request):
         return _tokens_response(request, new_token=new_token, status=201)
-    # Rendered, not redirected: the raw token is shown once and stored nowhere.
-    return _render_page(request, form=_saved_form(request), new_token=new_token, status=201)
+    # Rendered, not redirected: the raw key is shown once and stored nowhere.
+    return _render_integrations(request, new_token=new_token, status=201)
 
 
 @login_required_page
 @require_POST
 def token_remove(request: HttpRequest, token_id: int) -> HttpResponse:
-    if not token_revoke(user=_user(request), token_id=token_id, actor=_user(request), door="page"):
-        raise Http404("no such live token of yours")
+    """Revoke a key: the first post asks (a page naming the key, for clients
+    without script; the page's script asks in a dialog and confirms at once),
+    the confirmed one revokes."""
+    user = _user(request)
+    token = web_selectors.live_token(user, token_id)
+    if token is None:
+        raise Http404("no such live key of yours")
+    if request.POST.get("confirm") != "1":
+        context = _base_context(request, "integrations", token=token)
+        return _no_store(render(request, "curfew/revoke_confirm.html", context))
+    token_revoke(user=user, token_id=token_id, actor=user, door="page")
     if _is_htmx(request):
         return _tokens_response(request)
-    messages.success(request, _("Token revoked. Anything using it is refused from now on."))
-    return HttpResponseRedirect(reverse("settings-page"))
+    messages.success(request, _("Key revoked. Anything using it is refused from now on."))
+    return HttpResponseRedirect(reverse("settings-integrations"))
 
 
 @login_required_page
@@ -325,17 +455,17 @@ def token_remove(request: HttpRequest, token_id: int) -> HttpResponse:
 def decision(request: HttpRequest) -> HttpResponse:
     """What a gateway would get, for a chosen moment and request."""
     if not _is_htmx(request):
-        return _render_page(request, form=_saved_form(request))
+        return _render_integrations(request)
     user = _user(request)
     now = timezone.now()
-    status = page.now_context(user, now)
-    result = page.decision(user, request.GET, now=now, tz_name=status["timezone"])
+    tz_name = web_selectors.saved_schedule(user).config["timezone"]
+    result = page.decision(user, request.GET, now=now, tz_name=tz_name)
     # htmx swaps a 4xx in (see the htmx-config in base.html): the fields are
     # flagged. 422, not 400: see HTMX_INVALID.
     return _no_store(
         render(
             request,
-            f"{TEMPLATE}#decision-result",
+            f"{INTEGRATIONS}#decision-result",
             {"decision": result},
             status=HTMX_INVALID if result.errors else 200,
         )

@@ -1,0 +1,255 @@
+"""What your AI does now and next, in words a person reads at a glance.
+
+The first screen of the settings page: a headline for now, a countdown to
+the next change, the steps of the next day (working normally → gets sleepy
+→ asleep → working), and tomorrow's peak hours. Everything is read off the
+engine (``decide`` for now, ``segments`` for what follows: the very walk the
+verdicts make), so the words cannot promise what gateways will not get.
+Budgets are described as answer length; the tokens are the detail.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.utils import dateformat
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
+
+from curfew_core.engine import State, Verdict, decide
+from curfew_core.engine.clock import to_wall
+from curfew_core.engine.decide import segments
+from curfew_core.engine.schedule import Schedule
+from curfew_core.selectors.web import band_day
+from curfew_core.vocabulary import STATE_NAMES
+
+#: How far ahead the steps look: past the coming night and the next day's peaks.
+HORIZON = dt.timedelta(hours=30)
+#: A step list this long says enough; the band shows the rest.
+MAX_STEPS = 6
+
+#: Answer lengths from the largest budget down: (at least this many tokens, words).
+LENGTHS = (
+    (1500, gettext_lazy("long answers")),
+    (600, gettext_lazy("a few paragraphs")),
+    (200, gettext_lazy("a paragraph")),
+    (80, gettext_lazy("a few sentences")),
+    (0, gettext_lazy("one sentence")),
+)
+
+
+def answer_length(tokens: int) -> str:
+    """A token budget as the length of answer it allows."""
+    for least, words in LENGTHS:
+        if tokens >= least:
+            return str(words)
+    return str(LENGTHS[-1][1])  # pragma: no cover - the last bound is 0
+
+
+def duration(delta: dt.timedelta) -> str:
+    """``2 h 15 min``, ``45 min``, ``less than a minute``."""
+    minutes = int(delta.total_seconds() // 60)
+    if minutes < 1:
+        return _("less than a minute")
+    hours, minutes = divmod(minutes, 60)
+    if hours >= 48:
+        return ngettext("%(n)s day", "%(n)s days", hours // 24) % {"n": hours // 24}
+    if not hours:
+        return _("%(m)s min") % {"m": minutes}
+    if not minutes:
+        return _("%(h)s h") % {"h": hours}
+    return _("%(h)s h %(m)s min") % {"h": hours, "m": minutes}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One stretch of the coming hours, as a person would say it."""
+
+    state: str
+    state_name: str
+    #: ``23:00`` (or ``Tue 09:00`` when not the day of ``at``); empty for "now".
+    starts: str
+    words: str
+    #: The tokens behind the words, for the detail line (winding only).
+    tokens: str
+
+
+@dataclass(frozen=True, slots=True)
+class Story:
+    state: str
+    state_name: str
+    headline: str
+    #: ``Gets sleepy in 2 h 15 min (23:00).``; empty when nothing changes soon.
+    countdown: str
+    #: The moment of the next change (for the page's ticking countdown), or None.
+    next_change: dt.datetime | None
+    steps: tuple[Step, ...]
+    tomorrow: str
+    notes: tuple[str, ...]
+
+
+def _clock(instant: dt.datetime, schedule: Schedule, today: dt.date) -> str:
+    wall = to_wall(instant, schedule.timezone)
+    if wall.date() == today:
+        return wall.strftime("%H:%M")
+    # Localised weekday (星期二 on the Chinese page).
+    return f"{dateformat.format(wall, 'D')} {wall.strftime('%H:%M')}"
+
+
+def _budget(instant: dt.datetime, schedule: Schedule) -> int | None:
+    return decide(instant, schedule).budget
+
+
+def _step(segment_state: State, start: dt.datetime, end: dt.datetime, schedule: Schedule) -> str:
+    """What one stretch means, from ``start`` to ``end``."""
+    if segment_state is State.WINDING:
+        first = _budget(start, schedule)
+        last = _budget(max(start, end - dt.timedelta(minutes=1)), schedule)
+        if first is None or last is None:  # pragma: no cover - winding has a budget
+            return _("gets sleepy")
+        if answer_length(first) == answer_length(last):
+            return _("gets sleepy: answers kept to %(length)s") % {"length": answer_length(last)}
+        return _("gets sleepy: answers shrink from %(first)s to %(last)s") % {
+            "first": answer_length(first),
+            "last": answer_length(last),
+        }
+    if segment_state is State.OFF_DUTY:
+        return _("off for peak hours, replies “%(reply)s”") % {"reply": schedule.off_duty_reply}
+    if segment_state is State.LIGHTS_OUT:
+        return _("asleep, replies “%(reply)s”") % {"reply": schedule.lights_out_reply}
+    return _("working normally")
+
+
+def _tokens(segment_state: State, start: dt.datetime, end: dt.datetime, schedule: Schedule) -> str:
+    if segment_state is not State.WINDING:
+        return ""
+    first = _budget(start, schedule)
+    last = _budget(max(start, end - dt.timedelta(minutes=1)), schedule)
+    return _("%(first)s → %(last)s tokens") % {"first": first, "last": last}
+
+
+def _tomorrow(at: dt.datetime, schedule: Schedule) -> str:
+    day = to_wall(at, schedule.timezone).date() + dt.timedelta(days=1)
+    band = band_day(schedule, day)
+    name = dateformat.format(day, "l")
+    peaks = [row for row in band.plan if row.state == State.OFF_DUTY.value]
+    if peaks:
+        spans = [f"{row.start}–{row.end}" for row in peaks]
+        joined = _(" and ").join([", ".join(spans[:-1]), spans[-1]] if len(spans) > 1 else spans)
+        return _("Tomorrow (%(day)s): off %(spans)s for peak hours.") % {
+            "day": name,
+            "spans": joined,
+        }
+    if band.valley:
+        return _("Tomorrow (%(day)s) is a valley day: no peak hours, your AI works all day.") % {
+            "day": name
+        }
+    return _("Tomorrow (%(day)s): no peak hours.") % {"day": name}
+
+
+def _headline(verdict: Verdict, schedule: Schedule) -> str:
+    if verdict.override == "overtime":
+        return _("Overtime: your AI works normally, whatever the schedule says.")
+    if verdict.override == "off":
+        return _("Switched off by hand: gateways answer “%(reply)s” without calling the model.") % {
+            "reply": schedule.lights_out_reply
+        }
+    state = verdict.state
+    if state is State.WINDING and verdict.budget is not None:
+        return _(
+            "Your AI is getting sleepy: answers are kept to %(length)s (%(budget)s tokens)."
+        ) % {"length": answer_length(verdict.budget), "budget": verdict.budget}
+    if state is State.OFF_DUTY:
+        return _(
+            "Your AI is off for peak hours: it replies “%(reply)s” without calling the model."
+        ) % {"reply": schedule.off_duty_reply}
+    if state is State.LIGHTS_OUT:
+        return _("Your AI is asleep: it replies “%(reply)s” without calling the model.") % {
+            "reply": schedule.lights_out_reply
+        }
+    return _("Your AI is working normally.")
+
+
+#: What the countdown says the next state does.
+_NEXT = {
+    State.ON_DUTY: gettext_lazy("Back to work in %(left)s (%(at)s)."),
+    State.WINDING: gettext_lazy("Gets sleepy in %(left)s (%(at)s)."),
+    State.OFF_DUTY: gettext_lazy("Off for peak hours in %(left)s (%(at)s)."),
+    State.LIGHTS_OUT: gettext_lazy("Asleep in %(left)s (%(at)s)."),
+}
+
+
+def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story:
+    """The story of ``verdict.at`` (now, or the moment the page previews)."""
+    at = verdict.at
+    today = to_wall(at, schedule.timezone).date()
+    state = verdict.state
+    notes: list[str] = []
+    if not enabled:
+        return Story(
+            state=state.value,
+            state_name=str(STATE_NAMES[state.value]),
+            headline=_("The curfew is switched off: every request passes."),
+            countdown="",
+            next_change=None,
+            steps=(),
+            tomorrow="",
+            notes=(),
+        )
+    if verdict.dry_run:
+        notes.append(
+            _("Dry run is on: Curfew only reports what it would do; nothing is held back.")
+        )
+    # After an override the schedule takes over again: the steps start there.
+    resume = verdict.override_until if verdict.override is not None else None
+    start = resume if resume is not None and resume > at else at
+    found = segments(start, at + HORIZON, schedule)
+    steps: list[Step] = []
+    if resume is not None and resume > at:
+        words = (
+            _("working normally (overtime)")
+            if verdict.override == "overtime"
+            else _("switched off by hand")
+        )
+        steps.append(Step(state.value, str(STATE_NAMES[state.value]), "", words, ""))
+    for segment in found:
+        if steps and steps[-1].state == segment.state.value and segment.start != start:
+            continue
+        starts = "" if segment.start <= at else _clock(segment.start, schedule, today)
+        steps.append(
+            Step(
+                state=segment.state.value,
+                state_name=str(STATE_NAMES[segment.state.value]),
+                starts=starts,
+                words=_step(segment.state, segment.start, segment.end, schedule),
+                tokens=_tokens(segment.state, segment.start, segment.end, schedule),
+            )
+        )
+        if len(steps) >= MAX_STEPS:
+            break
+    countdown, next_change = "", None
+    upcoming = [step_segment for step_segment in found if step_segment.start > at]
+    if resume is not None and resume > at:
+        next_change = resume
+        countdown = _("Back to the schedule in %(left)s (%(at)s).") % {
+            "left": duration(resume - at),
+            "at": _clock(resume, schedule, today),
+        }
+    elif upcoming:
+        following = next((seg for seg in upcoming if seg.state is not state), upcoming[0])
+        next_change = following.start
+        countdown = str(_NEXT[following.state]) % {
+            "left": duration(following.start - at),
+            "at": _clock(following.start, schedule, today),
+        }
+    return Story(
+        state=state.value,
+        state_name=str(STATE_NAMES[state.value]),
+        headline=_headline(verdict, schedule),
+        countdown=countdown,
+        next_change=next_change,
+        steps=tuple(steps),
+        tomorrow=_tomorrow(at, schedule),
+        notes=tuple(notes),
+    )
