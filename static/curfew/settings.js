@@ -202,4 +202,86 @@
       }
     }
   });
+  /* ---- unsaved changes ----------------------------------------------------
+     Each section form is compared with what was last saved, by setting (an
+     anchor table or the weekday times count as one). The save bar shows only
+     when something differs ("2 unsaved changes"), and leaving the page then
+     asks first. A form that comes back saved (a fresh page, or htmx after a
+     save) is the new baseline; one that comes back refused keeps the old. */
+  var baselines = {};
+  var leaving = false;
+
+  function group(name) {
+    var match = /^(anchors|peak)-/.exec(name);
+    if (match) return match[1];
+    if (/^wd_/.test(name)) return "weekdays";
+    return name;
+  }
+
+  function snapshot(form) {
+    var map = {};
+    new FormData(form).forEach(function (value, name) {
+      if (name === "csrfmiddlewaretoken" || name === "version") return;
+      var key = group(name);
+      map[key] = (map[key] || "") + "&" + name + "=" + value;
+    });
+    return map;
+  }
+
+  function changedCount(form) {
+    var base = baselines[form.id];
+    if (!base) return 0;
+    var now = snapshot(form);
+    var keys = {};
+    Object.keys(base).concat(Object.keys(now)).forEach(function (key) { keys[key] = true; });
+    return Object.keys(keys).filter(function (key) { return base[key] !== now[key]; }).length;
+  }
+
+  function showDirty(form) {
+    var bar = form.querySelector("[data-savebar]");
+    var status = form.querySelector("[data-dirty-status]");
+    if (!bar || !status) return;
+    var count = changedCount(form);
+    bar.classList.toggle("is-dirty", count > 0);
+    form.toggleAttribute("data-dirty", count > 0);
+    status.textContent = count === 1 ? status.getAttribute("data-one")
+      : count > 1 ? status.getAttribute("data-many").replace("{n}", String(count)) : "";
+  }
+
+  function watch(root) {
+    var forms = [];
+    if (root.matches && root.matches("form[data-dirty-watch]")) forms.push(root);
+    root.querySelectorAll("form[data-dirty-watch]").forEach(function (form) { forms.push(form); });
+    forms.forEach(function (form) {
+      if (form.hasAttribute("data-baseline") || !baselines[form.id]) {
+        baselines[form.id] = snapshot(form);
+      }
+      showDirty(form);
+    });
+  }
+
+  if (window.htmx) {
+    window.htmx.onLoad(watch);
+  } else {
+    document.addEventListener("DOMContentLoaded", function () { watch(document); });
+  }
+  ["input", "change", "rows-changed"].forEach(function (type) {
+    document.addEventListener(type, function (event) {
+      var form = event.target instanceof Element && event.target.closest("form[data-dirty-watch]");
+      if (form) showDirty(form);
+    });
+  });
+  document.addEventListener("submit", function () { leaving = true; });
+  /* A request htmx made stays on the page: whatever follows is guarded again. */
+  document.addEventListener("htmx:afterRequest", function () { leaving = false; });
+  document.addEventListener("click", function (event) {
+    if (event.target instanceof Element && event.target.closest("[data-discard]")) leaving = true;
+  });
+  window.addEventListener("beforeunload", function (event) {
+    if (leaving) return;
+    if (document.querySelector("form[data-dirty]")) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
 })();
