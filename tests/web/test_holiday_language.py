@@ -22,6 +22,8 @@ from tests.web.forms import as_post, form_fields
 NATIONAL_DAY = "2026-10-01"
 GERMAN_UNITY_DAY = "2026-10-03"  # a Saturday; a holiday in Germany's calendar
 ZH = "zh-CN,zh;q=0.9"
+#: The section that draws the day band and holds the calendar setting.
+PAGE = "/schedule/"
 
 
 def _row(html: str, day: str) -> str:
@@ -39,7 +41,7 @@ def _label(html: str, day: str) -> str:
 
 
 def _save(page: PageClient, **fields: str) -> None:
-    data = as_post(form_fields(page.get("/").content.decode(), "schedule-form"), **fields)
+    data = as_post(form_fields(page.get(PAGE).content.decode(), "schedule-form"), **fields)
     assert page.post("/schedule/", data).status_code == 302
 
 
@@ -57,15 +59,16 @@ def fresh_tables() -> Iterator[None]:
 
 
 def test_the_chinese_page_names_national_day_in_chinese(page: PageClient) -> None:
-    zh = page.get("/", {"band_date": NATIONAL_DAY}, HTTP_ACCEPT_LANGUAGE=ZH).content.decode()
+    zh = page.get(PAGE, {"band_date": NATIONAL_DAY}, HTTP_ACCEPT_LANGUAGE=ZH).content.decode()
     assert "国庆节" in _label(zh, NATIONAL_DAY)
     assert "National Day" not in _label(zh, NATIONAL_DAY)
-    en = page.get("/", {"band_date": NATIONAL_DAY}, HTTP_ACCEPT_LANGUAGE="en-US").content.decode()
+    en = page.get(PAGE, {"band_date": NATIONAL_DAY}, HTTP_ACCEPT_LANGUAGE="en-US").content.decode()
     assert "National Day" in _label(en, NATIONAL_DAY)
     assert "国庆节" not in _label(en, NATIONAL_DAY)
 
 
 def test_the_week_view_names_every_holiday_in_the_pages_language(page: PageClient) -> None:
+    # On the overview, which draws the band too.
     html = page.get(
         "/", {"band_date": NATIONAL_DAY, "band_view": "week"}, HTTP_ACCEPT_LANGUAGE=ZH
     ).content.decode()
@@ -81,10 +84,10 @@ def test_a_calendar_without_chinese_names_falls_back_to_its_own(
     # Germany's calendar has German, English, Thai and Ukrainian names, no Chinese:
     # the Chinese page shows its default (German); the English page English.
     _save(page, holiday_calendar="DE")
-    zh = page.get("/", {"band_date": GERMAN_UNITY_DAY}, HTTP_ACCEPT_LANGUAGE=ZH)
+    zh = page.get(PAGE, {"band_date": GERMAN_UNITY_DAY}, HTTP_ACCEPT_LANGUAGE=ZH)
     assert zh.status_code == 200
     assert "Tag der Deutschen Einheit" in _label(zh.content.decode(), GERMAN_UNITY_DAY)
-    en = page.get("/", {"band_date": GERMAN_UNITY_DAY}, HTTP_ACCEPT_LANGUAGE="en-US")
+    en = page.get(PAGE, {"band_date": GERMAN_UNITY_DAY}, HTTP_ACCEPT_LANGUAGE="en-US")
     assert "German Unity Day" in _label(en.content.decode(), GERMAN_UNITY_DAY)
 
 
@@ -93,16 +96,16 @@ def test_a_calendar_with_no_translations_at_all_shows_its_names(
 ) -> None:
     # New Zealand's calendar declares no languages: its names as they are.
     _save(page, holiday_calendar="NZ")
-    html = page.get("/", {"band_date": "2026-12-25"}, HTTP_ACCEPT_LANGUAGE=ZH)
+    html = page.get(PAGE, {"band_date": "2026-12-25"}, HTTP_ACCEPT_LANGUAGE=ZH)
     assert html.status_code == 200
     assert "Christmas Day" in _label(html.content.decode(), "2026-12-25")
 
 
 def test_my_own_holiday_is_named_in_the_pages_language(page: PageClient, user: User) -> None:
     _save(page, extra_holidays="2026-10-14")
-    zh = page.get("/", {"band_date": "2026-10-14"}, HTTP_ACCEPT_LANGUAGE=ZH).content.decode()
+    zh = page.get(PAGE, {"band_date": "2026-10-14"}, HTTP_ACCEPT_LANGUAGE=ZH).content.decode()
     assert "个人假日" in _label(zh, "2026-10-14")
-    en = page.get("/", {"band_date": "2026-10-14"}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    en = page.get(PAGE, {"band_date": "2026-10-14"}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "personal holiday" in _label(en, "2026-10-14")
 
 
