@@ -245,7 +245,7 @@ def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpRespo
         form.flag(words.localized_errors(exc.errors))
         return _render_section(request, section, form=form, status=400)
     except StaleVersion as exc:
-        changed = web_selectors.fields_changed_since(user, exc.expected)
+        changed = web_selectors.fields_changed_since(user, exc.expected) or []
         # Keep what they typed; the next Save is a deliberate overwrite of
         # the version they have now been shown.
         form.version = exc.current
@@ -283,7 +283,10 @@ def _update(user: Any, changes: dict[str, Any], version: int, keys: frozenset[st
             door="page",
         )
     except StaleVersion as exc:
-        if set(web_selectors.fields_changed_since(user, exc.expected)) & keys:
+        changed = web_selectors.fields_changed_since(user, exc.expected)
+        # A version not on record (none posted, or a made-up one) says nothing
+        # about what changed since: a conflict, never a silent overwrite.
+        if changed is None or set(changed) & keys:
             raise
         return schedule_update(
             user=user,
