@@ -174,7 +174,14 @@ def _saved_form(request: HttpRequest, keys: frozenset[str] | None = None) -> Sch
 @require_GET
 def settings_page(request: HttpRequest) -> HttpResponse:
     """The first screen: what your AI does now and next, in words."""
-    return _no_store(render(request, OVERVIEW, _overview_context(request)))
+    context = _overview_context(request)
+    # A bad band date or moment is flagged on the page (drawn for today, now),
+    # and the answer says it was bad input like any other door.
+    # (422 to htmx, the scrubber's requests: see HTMX_INVALID.)
+    status = 200
+    if context["band_error"] or context["look"].error:
+        status = HTMX_INVALID if _is_htmx(request) else 400
+    return _no_store(render(request, OVERVIEW, context, status=status))
 
 
 def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
