@@ -96,16 +96,24 @@ ROUTES: tuple[Route, ...] = (
     # Anthropic's door takes the same API tokens (as a Bearer here, x-api-key elsewhere).
     Route("POST", "/v1/messages", LIVE_API, body={"model": "m", "max_tokens": 8, "messages": []}),
     Route("POST", "/v1/messages/count_tokens", LIVE_API, body={"model": "m", "messages": []}),
-    # The settings page and its forms: a signed-in person, acting on their own account.
+    # The settings site's sections and their forms: a signed-in person, acting
+    # on their own account.
     Route("GET", "/", ANY_SESSION),
+    Route("GET", "/schedule/", ANY_SESSION),
     Route("POST", "/schedule/", ANY_SESSION, form=True),
     Route("POST", "/schedule/preview/", ANY_SESSION, form=True),
+    Route("GET", "/replies/", ANY_SESSION),
+    Route("POST", "/replies/", ANY_SESSION, form=True),
+    Route("GET", "/integrations/", ANY_SESSION),
+    Route("GET", "/activity/", ANY_SESSION),
     Route("POST", "/overrides/", ANY_SESSION, body={"action": "auto"}, form=True),
     Route("POST", "/tokens/", ANY_SESSION, body={"name": "m", "kind": "api"}, form=True),
+    # Unconfirmed, it only asks; confirmed (as here), it revokes.
     Route(
         "POST",
         "/tokens/{own_token_id}/revoke/",
         frozenset({OWN_SESSION}),
+        body={"confirm": "1"},
         form=True,
         owned_by_ada=True,
     ),
@@ -150,6 +158,9 @@ COVERED_PATTERNS = {
     "",
     "schedule/",
     "schedule/preview/",
+    "replies/",
+    "integrations/",
+    "activity/",
     "overrides/",
     "tokens/",
     "tokens/<int:token_id>/revoke/",
