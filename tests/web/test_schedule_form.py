@@ -5,6 +5,7 @@ nothing."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -327,3 +328,31 @@ def test_a_refused_form_comes_back_with_a_spare_row_to_add_to(page: PageClient) 
     assert ("anchors-TOTAL_FORMS", "3") in fields
     assert ("anchors-1-time", "05:00") in fields
     assert ("anchors-2-time", "") in fields
+
+
+def test_an_htmx_save_answers_the_form_with_a_toast(page: PageClient, user: User) -> None:
+    response = page.post("/replies/", as_post(_replies(page), off_duty_reply="Busy."), htmx=True)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.lstrip().startswith('<form id="replies-form"')
+    assert "<html" not in html
+    assert re.search(r'<div id="toast"[^>]*hx-swap-oob="true"><p class="toast toast-success"', html)
+    assert "Saved." in html
+    # The form comes back on the saved version, ready for the next save.
+    assert ("version", "1") in form_fields(html, "replies-form")
+    assert _saved(user)[0]["off_duty_reply"] == "Busy."
+    again = page.post("/schedule/", as_post(_form(page)), htmx=True).content.decode()
+    assert again.lstrip().startswith('<form id="schedule-form"')
+    assert "Nothing changed, so nothing was saved." in again
+    assert "toast-success" not in again
+
+
+def test_an_htmx_refusal_is_a_422_with_the_field_flagged(page: PageClient, user: User) -> None:
+    response = page.post("/schedule/", as_post(_form(page), curfew_start="25:00"), htmx=True)
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert html.lstrip().startswith('<form id="schedule-form"')
+    assert "Nothing was saved" in html
+    assert 'value="25:00"' in html
+    assert 'id="toast"' not in html
+    assert not Schedule.objects.filter(user=user).exists()
