@@ -40,15 +40,17 @@ def saved_schedule(user: User) -> SavedSchedule:
     return SavedSchedule(schedule_config.with_defaults(row.config), row.version)
 
 
-def fields_changed_since(user: User, version: int) -> list[str]:
+def fields_changed_since(user: User, version: int) -> list[str] | None:
     """Settings that differ between ``version`` and the current row (for the
-    stale-form message); empty when that version is not on record."""
+    stale-form message); None when that version is not on record (a form
+    without a version, or one older than the records): then nobody can say
+    what changed, and a save must not assume that nothing did."""
     row = models.Schedule.objects.filter(user=user).first()
     if row is None:
-        return []
+        return None
     old = ScheduleRevision.objects.filter(schedule=row, version=version).first()
     if old is None:
-        return []
+        return None
     before = schedule_config.with_defaults(old.config)
     after = schedule_config.with_defaults(row.config)
     return [key for key in schedule_config.FIELDS if before.get(key) != after.get(key)]

@@ -217,13 +217,18 @@ def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story
         if steps and steps[-1].state == segment.state.value and segment.start != start:
             continue
         starts = "" if segment.start <= at else _clock(segment.start, schedule, today)
+        end = segment.end
+        if segment.state is State.WINDING and end >= at + HORIZON:
+            # Cut by the look-ahead: the words describe the whole night, down
+            # to its last budget, not the budget at the cut.
+            end = segments(segment.start, segment.start + dt.timedelta(days=1), schedule)[0].end
         steps.append(
             Step(
                 state=segment.state.value,
                 state_name=str(STATE_NAMES[segment.state.value]),
                 starts=starts,
-                words=_step(segment.state, segment.start, segment.end, schedule),
-                tokens=_tokens(segment.state, segment.start, segment.end, schedule),
+                words=_step(segment.state, segment.start, end, schedule),
+                tokens=_tokens(segment.state, segment.start, end, schedule),
             )
         )
         if len(steps) >= MAX_STEPS:
