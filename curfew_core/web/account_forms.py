@@ -1,0 +1,62 @@
+"""The Account section's forms: Django's own password forms, saving through
+the account service (so each change is audited), and the preference pickers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.forms import PasswordChangeForm, SetPasswordForm, UserCreationForm
+from django.contrib.auth.models import User
+from django.utils.translation import gettext_lazy as _
+
+from curfew_core.services.account import password_set
+from curfew_core.services.users import user_sign_up
+
+DOOR = "page"
+
+
+class ChangePassword(PasswordChangeForm):
+    """Django's password change (old password, new twice, the validators)."""
+
+    def save(self, commit: bool = True) -> Any:
+        return password_set(
+            user=self.user, password=self.cleaned_data["new_password1"], actor=self.user, door=DOOR
+        )
+
+
+class ResetPassword(SetPasswordForm[User]):
+    """The new password behind a reset link (the link proved who it is)."""
+
+    def save(self, commit: bool = True) -> Any:
+        return password_set(
+            user=self.user, password=self.cleaned_data["new_password1"], actor=self.user, door=DOOR
+        )
+
+
+class SignUp(UserCreationForm[User]):
+    """A name and a password twice, checked by Django's validators."""
+
+    def save(self, commit: bool = True) -> User:
+        return user_sign_up(
+            username=self.cleaned_data["username"], password=self.cleaned_data["password1"]
+        )
+
+
+class LanguageForm(forms.Form):
+    language = forms.ChoiceField(label=_("Language"))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field: Any = self.fields["language"]
+        field.choices = [("", _("The browser's language")), *settings.LANGUAGES]
+        field.required = False
+
+
+class TimezoneForm(forms.Form):
+    """The schedule's ``timezone`` setting and the version it was read at (the
+    schedule service validates the zone and refuses a stale version)."""
+
+    timezone = forms.CharField(label=_("Timezone"), max_length=200)
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=0)
