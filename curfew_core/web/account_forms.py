@@ -3,7 +3,7 @@ the account service (so each change is audited), and the preference pickers."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.conf import settings
@@ -16,6 +16,11 @@ from curfew_core.services.users import user_sign_up
 
 DOOR = "page"
 
+if TYPE_CHECKING:  # generic in the stubs only (django_stubs_ext does not patch it)
+    _SetPassword = SetPasswordForm[User]
+else:
+    _SetPassword = SetPasswordForm
+
 
 class ChangePassword(PasswordChangeForm):
     """Django's password change (old password, new twice, the validators)."""
@@ -26,7 +31,7 @@ class ChangePassword(PasswordChangeForm):
         )
 
 
-class ResetPassword(SetPasswordForm[User]):
+class ResetPassword(_SetPassword):
     """The new password behind a reset link (the link proved who it is)."""
 
     def save(self, commit: bool = True) -> Any:
