@@ -422,3 +422,19 @@ def test_bad_reset_password_is_flagged_and_changes_nothing(user: User) -> None:
     assert _flagged(response.content.decode(), "new_password2")
     user.refresh_from_db()
     assert user.check_password(PASSWORD)
+
+
+def test_the_page_reads_in_chinese(user: User) -> None:
+    here = PageClient(user)
+    phone = Client()
+    phone.force_login(user)
+    here.client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    html = here.get("/account/").content.decode()
+    for words in ("账户", "修改密码", "退出其他会话", "保存时区", "跟随浏览器语言", "旧密码"):
+        assert words in html, words
+    assert "你还在另外 1 个浏览器或设备上登录着。" in html
+    for english in ("Change password", "Other sessions", "Save timezone", "Old password"):
+        assert english not in html, english
+    response = here.post("/account/sessions/")
+    assert "已让另外 1 个会话退出登录。" in _messages(here.get("/account/"))
+    assert response.status_code == 302
