@@ -25,6 +25,11 @@ else:
 class ChangePassword(PasswordChangeForm):
     """Django's password change (old password, new twice, the validators)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # One card of several: the page must not jump to it (or open a phone's keyboard).
+        self.fields["old_password"].widget.attrs.pop("autofocus", None)
+
     def save(self, commit: bool = True) -> Any:
         return password_set(
             user=self.user, password=self.cleaned_data["new_password1"], actor=self.user, door=DOOR

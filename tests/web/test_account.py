@@ -438,3 +438,7 @@ def test_the_page_reads_in_chinese(user: User) -> None:
     response = here.post("/account/sessions/")
     assert "已让另外 1 个会话退出登录。" in _messages(here.get("/account/"))
     assert response.status_code == 302
+
+
+def test_the_page_does_not_jump_to_the_password(page: PageClient) -> None:
+    assert "autofocus" not in page.get("/account/").content.decode()
