@@ -442,3 +442,17 @@ def test_the_page_reads_in_chinese(user: User) -> None:
 
 def test_the_page_does_not_jump_to_the_password(page: PageClient) -> None:
     assert "autofocus" not in page.get("/account/").content.decode()
+
+
+def test_account_changes_show_in_the_audit_trail(page: PageClient, user: User) -> None:
+    from curfew_core.selectors.audit import audit_recent
+
+    page.post("/account/language/", {"language": "zh-hans"})
+    page.post("/account/sessions/")
+    rows = audit_recent(user, 10)
+    assert [(row.subject, row.action) for row in rows] == [
+        ("account", "signed out other sessions"),
+        ("account", "language saved"),
+    ]
+    assert rows[0].details == ("sessions: 0",)
+    assert rows[1].details == ("language: — → zh-hans",)
