@@ -28,7 +28,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from curfew_core import schedule_config
+from curfew_core import schedule_config, throttle
 from curfew_core.schema.settings import labels_of
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.account import preferred_language, session_keys_of
@@ -161,9 +161,14 @@ def account_page(request: HttpRequest) -> HttpResponse:
 @login_required_page
 @require_POST
 def password_change(request: HttpRequest) -> HttpResponse:
-    form = ChangePassword(_user(request), request.POST)
+    form = ChangePassword(_user(request), request.POST, address=throttle.client_address(request))
     if not form.is_valid():
-        return _answer(request, "password", error=True, password_form=form)
+        response = _answer(request, "password", error=True, password_form=form)
+        if form.refusal is not None:
+            # Locked out, as the sign-in page would say: when to come back.
+            response.status_code = 429
+            response["Retry-After"] = str(form.refusal.retry_after)
+        return response
     user = form.save()
     # This browser stays signed in (a new session key, the new hash); every
     # other session of the person ends with the old password.

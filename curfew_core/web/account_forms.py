@@ -9,8 +9,10 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import PasswordChangeForm, SetPasswordForm, UserCreationForm
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from curfew_core import throttle
 from curfew_core.services.account import password_set
 from curfew_core.services.users import user_sign_up
 
@@ -23,12 +25,32 @@ else:
 
 
 class ChangePassword(PasswordChangeForm):
-    """Django's password change (old password, new twice, the validators)."""
+    """Django's password change (old password, new twice, the validators).
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    A wrong current password is a failed sign-in: it counts against the
+    account and the address, and a lock-out refuses the right one too, so a
+    session left open cannot be used to guess the password.
+    """
+
+    refusal: throttle.Refusal | None = None
+
+    def __init__(self, *args: Any, address: str = "unknown", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.address = address
         # One card of several: the page must not jump to it (or open a phone's keyboard).
         self.fields["old_password"].widget.attrs.pop("autofocus", None)
+
+    def clean_old_password(self) -> str:
+        username = self.user.get_username()
+        self.refusal = throttle.signin_refusal(username, self.address)
+        if self.refusal is not None:
+            raise ValidationError(self.refusal.message, code="throttled")
+        try:
+            old: str = super().clean_old_password()
+        except ValidationError:
+            throttle.note_signin_failure(username, self.address)
+            raise
+        return old
 
     def save(self, commit: bool = True) -> Any:
         return password_set(

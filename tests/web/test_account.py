@@ -456,3 +456,24 @@ def test_account_changes_show_in_the_audit_trail(page: PageClient, user: User) -
     ]
     assert rows[0].details == ("sessions: 0",)
     assert rows[1].details == ("language: — → zh-hans",)
+
+
+@override_settings(CURFEW_SIGNIN_FAILURES_PER_ACCOUNT="3/15minutes")
+def test_guessing_the_current_password_locks_like_failed_sign_ins(
+    page: PageClient, user: User
+) -> None:
+    wrong = {"old_password": "guess", "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}
+    for _ in range(3):
+        assert page.post("/account/password/", wrong).status_code == 400
+    right = {**wrong, "old_password": PASSWORD}
+    response = page.post("/account/password/", right)
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) > 0
+    assert _flagged(response.content.decode(), "old_password")
+    htmx = page.post("/account/password/", right, htmx=True)
+    assert htmx.status_code == 429
+    assert "Too many failed sign-ins" in htmx.content.decode()
+    user.refresh_from_db()
+    assert user.check_password(PASSWORD), "refused even with the right password"
+    # The same lock as the sign-in page's.
+    assert Client().post("/login/", {"username": "ada", "password": PASSWORD}).status_code == 429
