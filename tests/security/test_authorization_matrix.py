@@ -77,7 +77,12 @@ class Route:
     owned_by_ada: bool = False
     form: bool = False
     tags: tuple[str, ...] = field(default=())
+    #: Settings the call runs under (a feature the operator turns on).
+    settings: tuple[tuple[str, Any], ...] = ()
 
+
+SIGNUP_ON = (("CURFEW_SIGNUP", True),)
+RESET_ON = (("CURFEW_PASSWORD_RESET", True),)
 
 # ``{own_token_id}`` / ``{own_embed_id}`` are filled with ada's objects' ids.
 ROUTES: tuple[Route, ...] = (
@@ -135,6 +140,40 @@ ROUTES: tuple[Route, ...] = (
         form=True,
         owned_by_ada=True,
     ),
+    # The Account section: a signed-in person, acting on their own account.
+    Route("GET", "/account/", ANY_SESSION),
+    Route("POST", "/account/password/", ANY_SESSION, form=True),
+    Route("POST", "/account/sessions/", ANY_SESSION, form=True),
+    Route("POST", "/account/language/", ANY_SESSION, body={"language": "en"}, form=True),
+    Route("POST", "/account/timezone/", ANY_SESSION, form=True),
+    # Sign-up and password reset: nobody while off (404), everybody while on
+    # (a signed-in person is sent on to the settings page).
+    *(
+        Route(method, path, frozenset(), form=method == "POST")
+        for method, path in (
+            ("GET", "/account/signup/"),
+            ("POST", "/account/signup/"),
+            ("GET", "/account/reset/"),
+            ("POST", "/account/reset/"),
+            ("GET", "/account/reset/done/"),
+            ("GET", "/account/reset/MQ/set-password/"),
+            ("GET", "/account/reset/complete/"),
+        )
+    ),
+    Route("GET", "/account/signup/", frozenset(PRINCIPALS), settings=SIGNUP_ON),
+    Route("POST", "/account/signup/", frozenset(PRINCIPALS), form=True, settings=SIGNUP_ON),
+    Route("GET", "/account/reset/", frozenset(PRINCIPALS), settings=RESET_ON),
+    Route(
+        "POST",
+        "/account/reset/",
+        frozenset(PRINCIPALS),
+        body={"email": "x"},
+        form=True,
+        settings=RESET_ON,
+    ),
+    Route("GET", "/account/reset/done/", frozenset(PRINCIPALS), settings=RESET_ON),
+    Route("GET", "/account/reset/MQ/set-password/", frozenset(PRINCIPALS), settings=RESET_ON),
+    Route("GET", "/account/reset/complete/", frozenset(PRINCIPALS), settings=RESET_ON),
     # The admin: staff only.
     Route("GET", "/admin/", frozenset({STAFF})),
     Route("GET", "/admin/curfew_core/schedule/", frozenset({STAFF})),
@@ -179,6 +218,16 @@ COVERED_PATTERNS = {
     "embed/tokens/",
     "embed/tokens/<int:token_id>/revoke",
     "favicon.ico",  # public by design: a redirect to the static icon
+    "account/",
+    "account/password/",
+    "account/sessions/",
+    "account/language/",
+    "account/timezone/",
+    "account/signup/",  # public by design when on, a 404 when off
+    "account/reset/",
+    "account/reset/done/",
+    "account/reset/<uidb64>/<token>/",
+    "account/reset/complete/",
     "healthz",  # public probes
     "readyz",
     "admin/",
@@ -259,6 +308,11 @@ def _client(world: World, principal: str) -> Client:
 
 
 def _call(world: World, route: Route, principal: str) -> Any:
+    with override_settings(**dict(route.settings)):
+        return _call_as_set(world, route, principal)
+
+
+def _call_as_set(world: World, route: Route, principal: str) -> Any:
     client = _client(world, principal)
     path = route.path.format(own_token_id=world.own_token_id, own_embed_id=world.own_embed_id)
     headers: dict[str, str] = {}
@@ -296,7 +350,11 @@ def _state_of_ada(world: World) -> tuple[Any, ...]:
 
 
 CELLS = [
-    pytest.param(route, principal, id=f"{route.method} {route.path} × {principal}")
+    pytest.param(
+        route,
+        principal,
+        id=f"{route.method} {route.path}{' (on)' if route.settings else ''} × {principal}",
+    )
     for route in ROUTES
     for principal in PRINCIPALS
 ]
