@@ -42,6 +42,7 @@ from curfew_core.web.account_forms import (
     SignUp,
     TimezoneForm,
 )
+from curfew_core.web.sections import SECTIONS
 from curfew_core.web.views import HTMX_INVALID, login_required_page
 
 TEMPLATE = "curfew/account.html"
@@ -125,6 +126,8 @@ def _context(request: HttpRequest, **forms: Any) -> dict[str, Any]:
         "timezone_choices": _timezone_choices(current_zone),
         "current_zone": current_zone,
         "other_sessions": max(0, len(session_keys_of(user)) - 1),
+        "section": "account",
+        "sections": SECTIONS,
         **forms,
     }
 
