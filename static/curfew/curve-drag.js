@@ -255,12 +255,16 @@
   document.addEventListener("figure-drawn", function (event) { attach(event.target); });
 
   /* The preview swaps the panel the chart is in: keep the keyboard's place. */
+  var focused = null;
   document.addEventListener("htmx:beforeSwap", function () {
     var gd = chart();
-    if (gd && document.activeElement === gd) refocus = true;
+    focused = gd && document.activeElement === gd ? gd : null;
   });
   document.addEventListener("htmx:afterSwap", function () {
     var gd = chart();
+    /* Only when the focused chart was the one swapped out. */
+    refocus = !!focused && gd !== focused;
+    focused = null;
     if (refocus && gd && gd._curveDrag === undefined) {
       gd.setAttribute("tabindex", "0");
       gd.focus({ preventScroll: true });

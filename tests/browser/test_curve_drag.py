@@ -81,6 +81,7 @@ def phone(browser: Any, served_app: ServedApp) -> Iterator[Session]:
         browser,
         served_app,
         viewport={"width": 390, "height": 844},
+        color_scheme="dark",
         has_touch=True,
         is_mobile=True,
         device_scale_factor=2,
@@ -298,4 +299,11 @@ def test_touch_drag_on_a_phone(phone: Session, artifacts_dir: str) -> None:
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     save(phone)
     assert ["01:00", tokens] in phone.saved_anchors()
+    # Ease-in on a phone: the marked rows and their hints fit the narrow form.
+    count = drawn(page)
+    page.select_option("#f-curve", "ease_in")
+    wait_drawn(page, count)
+    wait_until(page, "document.querySelectorAll('#anchor-rows .row.is-ignored').length === 3")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    shot(page, artifacts_dir, "curve-drag-phone-ease-in-dark.png")
     phone.watched.assert_clean()
