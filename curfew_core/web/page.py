@@ -62,9 +62,9 @@ def chart_text() -> charts.ChartText:
             Curve.STEP.value: _("ignored by step (lights-out starts here)"),
         },
         drag_help=_(
-            "Budget curve. Drag an anchor, or use the keys: Left and Right choose an anchor, "
-            "Up and Down change its tokens (Shift: more), Page Up and Page Down "
-            "(or Alt with Left and Right) move it %(step)s minutes."
+            "Answer length through the night. Drag an anchor, or use the keys: Left and "
+            "Right choose an anchor, Up and Down change its tokens (Shift: more), "
+            "Page Up and Page Down (or Alt with Left and Right) move it %(step)s minutes."
         )
         % {"step": charts.TIME_STEP_MINUTES},
         announce=_("Anchor %(n)s: %(time)s, %(tokens)s tokens"),

@@ -17,7 +17,8 @@ from curfew_core.schema import values as v
 from curfew_core.web import charts
 from curfew_core.web import page as page_parts
 from tests.web.conftest import PageClient
-from tests.web.test_preview import TUESDAY, _figure, _preview
+from tests.web.forms import as_post, form_fields
+from tests.web.test_preview import TUESDAY, _figure
 
 
 def _figure_for(**changes: Any) -> tuple[dict[str, Any], Any]:
@@ -93,7 +94,9 @@ def test_no_winding_has_nothing_to_edit() -> None:
 
 
 def test_the_preview_carries_the_edit_block(page: PageClient) -> None:
-    html = _preview(page, curve="ease_in").content.decode()
+    fields = form_fields(page.get("/schedule/").content.decode(), "schedule-form")
+    data = as_post(fields, curve="ease_in", band_date=TUESDAY.isoformat(), band_view="day")
+    html = page.post("/schedule/preview/", data, htmx=True).content.decode()
     anchors = _figure(html)["edit"]["anchors"]
     assert [a["ignored"] for a in anchors] == [False, True, True, True, False]
 
@@ -102,6 +105,7 @@ def test_the_editors_words_are_translated() -> None:
     with translation.override("zh-hans"):
         text = page_parts.chart_text()
     assert "缓入" in text.ignored["ease_in"]
+    assert "拖动锚点" in text.drag_help
     assert "%(step)s" not in text.drag_help
     assert "5" in text.drag_help
     assert text.announce == "锚点 %(n)s：%(time)s，%(tokens)s tokens"
