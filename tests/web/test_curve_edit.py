@@ -25,7 +25,10 @@ def _figure_for(**changes: Any) -> tuple[dict[str, Any], Any]:
     config = schedule_config.apply_changes(schedule_config.default_config(), changes)
     schedule = schedule_config.build(config)
     night = charts.night_of(schedule, TUESDAY)
-    return charts.curve_figure(schedule, night, now=None, text=page_parts.chart_text()), schedule
+    # English whatever an earlier test left active (the words are checked below).
+    with translation.override("en"):
+        text = page_parts.chart_text()
+    return charts.curve_figure(schedule, night, now=None, text=text), schedule
 
 
 def _traces(figure: dict[str, Any]) -> dict[str, dict[str, Any]]:
