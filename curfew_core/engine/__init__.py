@@ -6,6 +6,7 @@ server (tests/engine enforces the import rule).
 """
 
 from curfew_core.engine.clock import WallTime, format_wall, parse_wall
+from curfew_core.engine.curve import unused_anchors
 from curfew_core.engine.days import Night, day_kind, night_window
 from curfew_core.engine.decide import decide, segments
 from curfew_core.engine.overrides import (
@@ -72,4 +73,5 @@ __all__ = [
     "parse_wall",
     "progress_percent",
     "segments",
+    "unused_anchors",
 ]

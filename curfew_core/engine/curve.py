@@ -82,3 +82,22 @@ def next_budget_change(points: Points, curve: Curve, p: float) -> float | None:
         # ``p`` sits exactly on a half-token line: the step is immediate.
         return math.nextafter(p, math.inf)
     return min(crossing, hi_at)
+
+
+def unused_anchors(points: Points, curve: Curve) -> frozenset[int]:
+    """The anchors (by index) whose budget no moment of the window ever gets.
+
+    Ease-in runs from the first anchor to the last, so the ones between them
+    change nothing. Step holds each anchor until the next, so an anchor at
+    lights-out (progress 1, which the window never reaches) is never held.
+    Linear uses every anchor. The chart draws these apart and the settings
+    page marks their rows; tests/engine proves each by changing its tokens.
+    """
+    count = len(points)
+    if count < 2:
+        return frozenset()
+    if curve is Curve.EASE_IN:
+        return frozenset(range(1, count - 1))
+    if curve is Curve.STEP:
+        return frozenset(index for index in range(1, count) if points[index][0] >= 1)
+    return frozenset()

@@ -8,12 +8,14 @@ schedule's own anchor fractions (``Schedule.fractions``), the very numbers
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, get_args, get_origin
 
-from curfew_core.engine import Curve, Night, Schedule, night_window
-from curfew_core.engine.clock import to_wall
+from curfew_core.engine import Curve, Night, Schedule, format_wall, night_window, unused_anchors
+from curfew_core.engine.clock import cyclic_span, to_wall
 from curfew_core.engine.curve import budget_at
+from curfew_core.schema.settings import Declaration, ScheduleSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,35 @@ class ChartText:
     on_duty: str
     tokens: str
     empty_window: str
+    #: Why a curve shape ignores an anchor, by shape (``Curve`` value).
+    ignored: Mapping[str, str]
+    #: How to use the chart from the keyboard (its ``aria-label``).
+    drag_help: str
+    #: What the chart announces about the selected anchor: ``%(n)s``, ``%(time)s``, ``%(tokens)s``.
+    announce: str
+
+
+#: Dragging snaps an anchor's time to this many minutes, as the arrow keys move it.
+TIME_STEP_MINUTES = 5
+#: Up/Down change the selected anchor's tokens by this much; with Shift, by the big step.
+TOKEN_STEP = 16
+TOKEN_BIG_STEP = 256
+
+
+def anchor_token_bounds(declaration: Declaration = ScheduleSettings) -> tuple[int, int]:
+    """The fewest and most tokens an anchor row may hold, read from the
+    declared type of ``anchors`` (``list[tuple[Time, Tokens]]``), so the
+    chart's drag clamps where the validation layer refuses."""
+    (row,) = get_args(declaration.model_fields["anchors"].annotation)
+    tokens = get_args(row)[1]
+    assert get_origin(tokens) is Annotated
+    bounds: dict[str, int] = {}
+    for item in get_args(tokens)[1:]:
+        for constraint in getattr(item, "metadata", [item]):
+            for name in ("ge", "le"):
+                if getattr(constraint, name, None) is not None:
+                    bounds[name] = getattr(constraint, name)
+    return bounds["ge"], bounds["le"]
 
 
 #: The night of one evening is the engine's rule; the chart only draws it.
@@ -160,7 +191,7 @@ def curve_figure(
                 "text": text.empty_window,
             }
         )
-        return {"data": data, "layout": layout}
+        return {"data": data, "layout": layout, "edit": None}
 
     xs = _samples(night)
     ys = [budget_at_offset(schedule, night, x) for x in xs]
@@ -180,19 +211,45 @@ def curve_figure(
             "hovertemplate": f"%{{customdata}} · %{{y}} {text.tokens}<extra></extra>",
         }
     )
-    anchor_x = [round(fraction * window, 3) for fraction, _ in schedule.fractions]
-    data.append(
+    unused = unused_anchors(schedule.fractions, schedule.curve)
+    why = text.ignored.get(schedule.curve.value, "")
+    anchors: list[dict[str, Any]] = [
         {
-            "type": "scatter",
-            "mode": "markers",
-            "name": text.anchor,
-            "x": anchor_x,
-            "y": [tokens for _, tokens in schedule.fractions],
-            "marker": {"size": 11, "symbol": "diamond", "line": {"width": 2}},
-            "customdata": [_label(night, x) for x in anchor_x],
-            "hovertemplate": f"{text.anchor} %{{customdata}} → %{{y}} {text.tokens}<extra></extra>",
+            "at": format_wall(anchor.at),
+            "x": round(fraction * window, 3),
+            "tokens": tokens,
+            "ignored": index in unused,
+            "why": why if index in unused else "",
         }
-    )
+        for index, (anchor, (fraction, tokens)) in enumerate(
+            zip(schedule.anchors, schedule.fractions, strict=True)
+        )
+    ]
+    for ignored in (False, True):
+        shown = [a for a in anchors if a["ignored"] is ignored]
+        if not shown:
+            continue
+        note = f" · {why}" if ignored else ""
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"{text.anchor} ({why})" if ignored else text.anchor,
+                # The page's script tells the two anchor traces apart by this.
+                "meta": "anchors-ignored" if ignored else "anchors",
+                "x": [a["x"] for a in shown],
+                "y": [a["tokens"] for a in shown],
+                "marker": {
+                    "size": 11,
+                    "symbol": "diamond-open" if ignored else "diamond",
+                    "line": {"width": 2},
+                },
+                "customdata": [_label(night, a["x"]) for a in shown],
+                "hovertemplate": f"{text.anchor} %{{customdata}} → %{{y}} {text.tokens}{note}"
+                "<extra></extra>",
+            }
+        )
+    figure_edit = _edit(schedule, night, anchors, text)
     if now is not None:
         wall = to_wall(now, schedule.timezone)
         offset = (wall - night.start).total_seconds() / 60
@@ -225,4 +282,33 @@ def curve_figure(
                     "name": "now-line",
                 }
             )
-    return {"data": data, "layout": layout}
+    return {"data": data, "layout": layout, "edit": figure_edit}
+
+
+def _edit(
+    schedule: Schedule, night: Night, anchors: list[dict[str, Any]], text: ChartText
+) -> dict[str, Any]:
+    """What the chart's drag and keyboard editing need (static/curfew/curve-drag.js).
+
+    Anchors are written as clock times on the default night's window and
+    stretched onto ``night`` (``Schedule.anchor_fractions``): a point at chart
+    minute ``x`` is the time ``origin + x / window * span`` (snapped), kept in
+    ``0..span``. The script matches each anchor to its table row by ``at``.
+    """
+    origin = schedule.night.curfew_start
+    span = schedule.night.winding_minutes
+    if span == 0 and schedule.anchors:  # the anchors' own span stands in (see anchor_fractions)
+        origin = schedule.anchors[0].at
+        span = cyclic_span(origin, schedule.anchors[-1].at)
+    low, high = anchor_token_bounds()
+    return {
+        "anchors": anchors,
+        "time": {
+            "origin": origin,
+            "span": span,
+            "window": night.minutes,
+            "step": TIME_STEP_MINUTES,
+        },
+        "tokens": {"min": low, "max": high, "step": TOKEN_STEP, "bigStep": TOKEN_BIG_STEP},
+        "text": {"help": text.drag_help, "announce": text.announce},
+    }

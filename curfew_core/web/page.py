@@ -15,7 +15,7 @@ from django.utils import dateformat
 from django.utils.translation import gettext as _
 
 from curfew_core import calendars, override_commands, schedule_config
-from curfew_core.engine import State
+from curfew_core.engine import Curve, State
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import Schedule
 from curfew_core.schema.verdict_request import RequestError, verdict_request
@@ -57,6 +57,17 @@ def chart_text() -> charts.ChartText:
         on_duty=str(STATE_NAMES[State.ON_DUTY.value]),
         tokens=_("tokens"),
         empty_window=_("No winding: the night goes straight to lights-out."),
+        ignored={
+            Curve.EASE_IN.value: _("ignored by ease-in (only the first and last count)"),
+            Curve.STEP.value: _("ignored by step (lights-out starts here)"),
+        },
+        drag_help=_(
+            "Answer length through the night. Drag an anchor, or use the keys: Left and "
+            "Right choose an anchor, Up and Down change its tokens (Shift: more), "
+            "Page Up and Page Down (or Alt with Left and Right) move it %(step)s minutes."
+        )
+        % {"step": charts.TIME_STEP_MINUTES},
+        announce=_("Anchor %(n)s: %(time)s, %(tokens)s tokens"),
     )
 
 

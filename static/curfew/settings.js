@@ -44,6 +44,10 @@
       if (index === 0) {
         trace.line.color = cssVar("--chart-line");
         trace.fillcolor = cssVar("--chart-fill");
+      } else if (trace.meta === "anchors-ignored") {
+        /* Anchors the curve shape ignores: hollow and grey (charts.py). */
+        trace.marker.color = muted;
+        trace.marker.line.color = muted;
       } else if (trace.mode === "markers") {
         trace.marker.color = cssVar("--c-winding");
         trace.marker.line.color = fg;
@@ -72,6 +76,8 @@
       }).then(function () {
         drawCount += 1;
         el.setAttribute("data-drawn", String(drawCount));
+        /* curve-drag.js listens: it re-attaches to each drawn chart. */
+        el.dispatchEvent(new CustomEvent("figure-drawn", { bubbles: true }));
       });
     });
   }
