@@ -16,6 +16,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
+from django.utils.timesince import timeuntil
 
 from curfew_core.engine.clock import to_wall
 from curfew_core.selectors.bundles import bundle_for, overrides_active
@@ -28,8 +29,10 @@ class Pretend:
     moment: str
     #: When pretending ends, on the user's wall clock (a date if not today).
     end: str
-    #: The real instant it ends (for the countdown).
+    #: The real instant it ends.
     until: dt.datetime
+    #: How long until then ("42 minutes"), in the active language.
+    countdown: str
 
 
 def active_pretend(user_id: int, now: dt.datetime) -> Pretend | None:
@@ -45,6 +48,7 @@ def active_pretend(user_id: int, now: dt.datetime) -> Pretend | None:
         moment=to_wall(moment, schedule.timezone).strftime("%Y-%m-%d %H:%M"),
         end=local_time(until, schedule, today=today),
         until=until,
+        countdown=timeuntil(until, now),
     )
 
 
