@@ -240,3 +240,29 @@ def test_the_same_refusal_by_the_api_is_english(api: ApiClient) -> None:
             "'25h' is not a length to pretend for; use e.g. 15m, 1h, 4h or 24h "
             "(from 1 minute to 24 hours)"
         )
+
+
+def test_every_engine_override_error_has_a_chinese_translation() -> None:
+    """The engine's parsers raise ``OverrideError(template, **params)``; the
+    doors turn those into ``Message`` (``override_commands.localizable``)."""
+    import ast
+    import gettext
+    from pathlib import Path
+
+    from django.conf import settings
+
+    source = Path(__file__).resolve().parents[2] / "curfew_core/engine/overrides.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    templates = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and "%(" in node.value
+        and "\n" not in node.value  # not the docstring
+    }
+    assert len(templates) == 5
+    mo = Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.mo"
+    with mo.open("rb") as handle:
+        catalogue = gettext.GNUTranslations(handle)
+    assert [t for t in templates if catalogue.gettext(t) == t] == []
