@@ -159,7 +159,7 @@ def test_the_form_posts_the_debug_verb_a_moment_and_a_duration(user: User) -> No
     html = _form_html(user)
     assert re.search(r'<form method="post" action="/overrides/"', html)
     assert 'name="verb" value="debug"' in html
-    assert re.search(r'<input type="datetime-local" id="pretend-moment" name="moment"', html)
+    assert re.search(r'<input type="datetime-local" id="time-machine" name="moment"', html)
     options = re.findall(r'<option value="([^"]+)"( selected)?>', html)
     assert options == [("15m", ""), ("1h", " selected"), ("4h", ""), ("24h", "")]
     assert ">Pretend</button>" in html
