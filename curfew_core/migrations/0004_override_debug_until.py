@@ -25,7 +25,7 @@ def end_running_time_machines(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("curfew_core", "0002_audit_trail")]
+    dependencies = [("curfew_core", "0003_account_preference")]
 
     operations = [
         migrations.AddField(
