@@ -52,7 +52,14 @@ class ScheduleRevisionAdmin(ReadOnlyAdmin):
 
 @admin.register(Override)
 class OverrideAdmin(ReadOnlyAdmin):
-    list_display = ("user", "overtime_until", "forced_off_until", "debug_at", "updated_at")
+    list_display = (
+        "user",
+        "overtime_until",
+        "forced_off_until",
+        "debug_at",
+        "debug_until",
+        "updated_at",
+    )
     actions = ("back_to_schedule",)
 
     @admin.action(description="Back to schedule (cancel every override)", permissions=["view"])

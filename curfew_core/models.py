@@ -61,7 +61,10 @@ class Override(models.Model):
     )
     overtime_until = models.DateTimeField(null=True, blank=True)
     forced_off_until = models.DateTimeField(null=True, blank=True)
+    #: "Pretend it is ...": gateways are told it is this moment ...
     debug_at = models.DateTimeField(null=True, blank=True)
+    #: ... until this real instant; then it is as if cleared.
+    debug_until = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from curfew_core.engine import OverrideError, parse_duration
+from curfew_core.engine import OverrideError, parse_debug_moment, parse_duration
 from curfew_core.schedule_config import DATE_PATTERN, show, text_problem, whole_number
+from curfew_core.schema.messages import Message, message_of
 
 Verb = Literal["overtime", "off", "auto", "debug", "debug-clear"]
 
@@ -37,6 +38,12 @@ _N = "[0-9]{1,10}"
 DURATION_PATTERN = f"^({_N}|{_N}h({_N}m)?({_N}s)?|{_N}m({_N}s)?|{_N}s)$"
 #: Overtime as a JSON number is minutes, up to the 24 h an overtime may last.
 MAX_OVERTIME_MINUTES = 24 * 60
+#: "Pretend it is ..." (the ``debug`` override) ends by itself: after an hour
+#: unless told otherwise, after a day at the most.
+DEFAULT_PRETEND = timedelta(hours=1)
+MIN_PRETEND = timedelta(minutes=1)
+MAX_PRETEND = timedelta(hours=24)
+MAX_PRETEND_MINUTES = 24 * 60
 
 
 # -- the override request, declared once: the OpenAPI document's
@@ -72,12 +79,21 @@ class AutoRequest(_OneVerb):
 
 
 class DebugRequest(_OneVerb):
-    """Set or clear the time machine."""
+    """Pretend it is another moment (gateways are told so) for a while, or stop."""
 
     debug: Annotated[str, Field(pattern=DEBUG_PATTERN)] = Field(
         description="HH:MM, YYYY-MM-DD HH:MM or clear; a date that does not "
         "exist or a moment outside 1900-8999 is refused with 422",
         examples=["01:30", "clear"],
+    )
+    duration: (
+        Annotated[str, Field(pattern=DURATION_PATTERN)]
+        | Annotated[int, Field(ge=1, le=MAX_PRETEND_MINUTES)]
+    ) = Field(
+        default="1h",
+        description="how long to pretend: 15m, 1h, 4h, 24h or minutes; 1 minute to 24 h "
+        "(else 422); 1 h when left out. Then it is as if cleared.",
+        examples=["1h"],
     )
 
 
@@ -88,7 +104,13 @@ OVERRIDE_REQUESTS: tuple[type[BaseModel], ...] = (
     AutoRequest,
     DebugRequest,
 )
-VERBS = tuple(name for model in OVERRIDE_REQUESTS for name in model.model_fields)
+#: The verbs: each request's required field (``duration`` goes with ``debug``).
+VERBS = tuple(
+    name
+    for model in OVERRIDE_REQUESTS
+    for name, field in model.model_fields.items()
+    if field.is_required()
+)
 
 
 #: Moments a verdict may be asked about (``at``, the time machine). The engine
@@ -102,96 +124,252 @@ def check_moment(instant: datetime) -> datetime:
     """``instant`` if a verdict can be given for it, else ``Unprocessable``."""
     if not EARLIEST_MOMENT <= instant < LATEST_MOMENT:
         raise Unprocessable(
-            f"{instant.isoformat()} is out of range; use a moment between the years "
-            f"{EARLIEST_MOMENT.year} and {LATEST_MOMENT.year - 1}"
+            Message(
+                "%(moment)s is out of range; use a moment between the years %(first)s and %(last)s",
+                moment=instant.isoformat(),
+                first=EARLIEST_MOMENT.year,
+                last=LATEST_MOMENT.year - 1,
+            )
         )
     return instant
 
 
-#: The longest argument an override takes ("2026-09-29T23:30:00.000000+08:00"
-#: is 32). Longer is never a duration or a moment, and a long run of digits
-#: would reach ``int`` (ValueError past 4300 digits) in the parsers.
+def localizable(exc: OverrideError) -> OverrideError:
+    """``exc`` with its message as a ``Message`` (the page says it in the
+    reader's language, the API keeps the English): the engine's errors carry
+    their template and parameters, but the engine cannot import ``Message``."""
+    if isinstance(exc.args[0] if exc.args else None, Message):
+        return exc
+    again = type(exc)(Message(exc.template, **exc.params))
+    again.field = exc.field
+    return again
+
+
+def debug_moment(text: str, *, now: datetime, tz: tzinfo) -> datetime:
+    """The moment ``debug`` names, as of the real ``now`` in ``tz``; checked."""
+    try:
+        return check_moment(parse_debug_moment(text, now=now, tz=tz))
+    except OverrideError as exc:
+        raise localizable(exc) from None
+
+
+#: The longest argument an override takes ("2026-09-29T23:30:00.000000+08:00
+#: is 32, and "for 24h" after it). Longer is never a duration or a moment, and
+#: a long run of digits would reach ``int`` (ValueError past 4300 digits).
 MAX_ARGUMENT = 64
 
 
 def _argument(verb: str, text: str) -> str:
     problem = text_problem(text)
     if problem:
-        raise OverrideError(f"{verb}: the argument {problem}")
+        raise OverrideError(
+            Message("%(verb)s: the argument %(problem)s", verb=verb, problem=problem)
+        )
     if len(text) > MAX_ARGUMENT:
         raise OverrideError(
-            f"{verb}: {show(text)} is {len(text)} characters long; at most {MAX_ARGUMENT}"
+            Message(
+                "%(verb)s: %(text)s is %(length)s characters long; at most %(most)s",
+                verb=verb,
+                text=show(text),
+                length=len(text),
+                most=MAX_ARGUMENT,
+            )
         )
     return text
+
+
+def _not_an_override(verb: Any) -> OverrideError:
+    return OverrideError(
+        Message(
+            "%(text)s is not an override; use %(verbs)s", text=show(verb), verbs=", ".join(VERBS)
+        )
+    )
+
+
+def pretend_length(text: str) -> timedelta:
+    """How long a pretend lasts: ``15m``, ``1h``, ``4h``, ``24h``, minutes as a
+    bare number; from a minute to a day."""
+    problem = Message(
+        "%(text)s is not a length to pretend for; use e.g. 15m, 1h, 4h or 24h "
+        "(from 1 minute to 24 hours)",
+        text=show(text),
+    )
+    try:
+        length = parse_duration(text)
+    except OverrideError:
+        raise _on("duration", OverrideError(problem)) from None
+    if not MIN_PRETEND <= length <= MAX_PRETEND:
+        raise _on("duration", OverrideError(problem))
+    return length
+
+
+def _on(field: str, exc: OverrideError) -> OverrideError:
+    exc.field = field
+    return exc
 
 
 @dataclass(frozen=True, slots=True)
 class OverrideCommand:
     verb: Verb
+    #: Overtime's length, or how long a ``debug`` pretend lasts.
     duration: timedelta | None = None
     moment: str | None = None
 
 
 def from_words(words: list[str]) -> OverrideCommand:
-    """Words as typed: ``overtime 30m``, ``off``, ``auto``, ``debug 01:30``, ``debug clear``."""
+    """Words as typed: ``overtime 30m``, ``off``, ``auto``, ``debug 01:30``,
+    ``debug 2026-11-30 23:30 for 4h`` (1 h when ``for`` is left out), ``debug clear``."""
     if not words:
-        raise OverrideError(f"name an override: {', '.join(VERBS)}")
+        raise OverrideError(Message("name an override: %(verbs)s", verbs=", ".join(VERBS)))
     verb, args = words[0], words[1:]
     if text_problem(verb):
-        raise OverrideError(f"{show(verb)} is not an override; use {', '.join(VERBS)}")
+        raise _not_an_override(verb)
     if verb == "overtime":
         if len(args) != 1:
-            raise OverrideError("overtime takes one duration, e.g. 30m, 2h, 90s")
-        return OverrideCommand("overtime", duration=parse_duration(_argument(verb, args[0])))
+            raise OverrideError(Message("overtime takes one duration, e.g. 30m, 2h, 90s"))
+        try:
+            return OverrideCommand("overtime", duration=parse_duration(_argument(verb, args[0])))
+        except OverrideError as exc:
+            raise localizable(exc) from None
     if verb in ("off", "auto"):
         if args:
-            raise OverrideError(f"{verb} takes no argument")
+            raise OverrideError(Message("%(verb)s takes no argument", verb=verb))
         return OverrideCommand(verb)  # type: ignore[arg-type]
     if verb == "debug":
-        moment = _argument(verb, " ".join(args).strip())
+        parts = _argument(verb, " ".join(args).strip()).split()
+        length: list[str] = []
+        if "for" in parts:
+            cut = len(parts) - 1 - parts[::-1].index("for")
+            parts, length = parts[:cut], parts[cut + 1 :]
+            if len(length) != 1:
+                raise _on(
+                    "duration",
+                    OverrideError(
+                        Message("debug takes one length after “for”, e.g. debug 23:30 for 1h")
+                    ),
+                )
+        moment = " ".join(parts)
         if not moment:
-            raise OverrideError("debug takes HH:MM, YYYY-MM-DD HH:MM or clear")
+            raise OverrideError(Message("debug takes HH:MM, YYYY-MM-DD HH:MM or clear"))
         if moment == "clear":
+            if length:
+                raise _on(
+                    "duration",
+                    OverrideError(Message("debug clear takes no length: it stops pretending now")),
+                )
             return OverrideCommand("debug-clear")
-        return OverrideCommand("debug", moment=moment)
-    raise OverrideError(f"{show(verb)} is not an override; use {', '.join(VERBS)}")
+        duration = pretend_length(length[0]) if length else DEFAULT_PRETEND
+        return OverrideCommand("debug", duration=duration, moment=moment)
+    raise _not_an_override(verb)
+
+
+def words_from_form(form: Mapping[str, Any]) -> list[str]:
+    """A page's override form as words for ``from_words``: ``verb`` plus
+    ``duration`` (overtime's, or how long to pretend) or ``custom_duration``,
+    and ``moment`` (a ``datetime-local`` value) for ``debug``."""
+    verb = str(form.get("verb", ""))
+    if verb == "overtime":
+        duration = str(form.get("duration") or form.get("custom_duration") or "").strip()
+        return ["overtime", duration] if duration else ["overtime"]
+    if verb == "debug":
+        moment = str(form.get("moment", "")).strip().replace("T", " ")
+        words = ["debug", moment] if moment else ["debug"]
+        length = str(form.get("duration") or "").strip()
+        return [*words, "for", length] if length else words
+    if verb == "debug-clear":
+        return ["debug", "clear"]
+    return [verb] if verb else []
+
+
+def _json_length(value: Any) -> str:
+    """``duration`` as the API takes it: minutes as a number, or text like ``1h``."""
+    minutes = whole_number(value)
+    if minutes is not None:
+        if not 1 <= minutes <= MAX_PRETEND_MINUTES:
+            raise _on(
+                "duration",
+                OverrideError(
+                    Message(
+                        "duration in minutes must be 1 to %(most)s, not %(value)s",
+                        most=MAX_PRETEND_MINUTES,
+                        value=show(value),
+                    )
+                ),
+            )
+        return str(minutes)
+    if not isinstance(value, str) or not re.fullmatch(DURATION_PATTERN, value):
+        raise _on(
+            "duration",
+            OverrideError(
+                Message(
+                    'duration takes a length like "15m", "1h", "4h", "24h" or a number of '
+                    "minutes, not %(value)s",
+                    value=show(value),
+                )
+            ),
+        )
+    return value
 
 
 def from_json(body: Mapping[str, Any]) -> OverrideCommand:
-    """One key: ``{"overtime": "30m"}``, ``{"off": true}``, ``{"auto": true}``,
-    ``{"debug": "01:30" | "clear"}``."""
+    """One verb: ``{"overtime": "30m"}``, ``{"off": true}``, ``{"auto": true}``,
+    ``{"debug": "01:30" | "clear"}``; ``debug`` may add ``"duration": "4h"``."""
     keys = [key for key in body]
-    if len(keys) != 1:
+    if "duration" in keys and "debug" not in keys:
+        raise _on("duration", OverrideError(Message("duration goes with debug only")))
+    verbs = [key for key in keys if key != "duration"] if "debug" in keys else keys
+    if len(verbs) != 1:
         raise OverrideError(
-            f"send exactly one of {', '.join(VERBS)}; got {', '.join(keys) or 'nothing'}"
+            Message(
+                "send exactly one of %(verbs)s; got %(got)s",
+                verbs=", ".join(VERBS),
+                got=", ".join(keys) or Message("nothing"),
+            )
         )
-    verb = keys[0]
+    verb = verbs[0]
     value = body[verb]
     if verb == "overtime":
         minutes = whole_number(value)
         if minutes is not None:
             if not 1 <= minutes <= MAX_OVERTIME_MINUTES:
                 raise OverrideError(
-                    f"overtime in minutes must be 1 to {MAX_OVERTIME_MINUTES}, not {show(value)}"
+                    Message(
+                        "overtime in minutes must be 1 to %(most)s, not %(value)s",
+                        most=MAX_OVERTIME_MINUTES,
+                        value=show(value),
+                    )
                 )
             value = str(minutes)
         if not isinstance(value, str) or not re.fullmatch(DURATION_PATTERN, value):
             raise OverrideError(
-                f'overtime takes a duration like "30m", "2h", "1h30m", "90s" or a number of '
-                f"minutes, not {show(value)}"
+                Message(
+                    'overtime takes a duration like "30m", "2h", "1h30m", "90s" or a number of '
+                    "minutes, not %(value)s",
+                    value=show(value),
+                )
             )
         try:
             return from_words(["overtime", value])
         except OverrideError as exc:
-            raise Unprocessable(str(exc)) from None
+            raise Unprocessable(message_of(exc)) from None
     if verb in ("off", "auto"):
         if value is not True:
-            raise OverrideError(f"{verb} takes true")
+            raise OverrideError(Message("%(verb)s takes true", verb=verb))
         return from_words([verb])
     if verb == "debug":
         if not isinstance(value, str) or not re.fullmatch(DEBUG_PATTERN, value):
             raise OverrideError(
-                f'debug takes "HH:MM", "YYYY-MM-DD HH:MM" or "clear", not {show(value)}'
+                Message(
+                    'debug takes "HH:MM", "YYYY-MM-DD HH:MM" or "clear", not %(value)s',
+                    value=show(value),
+                )
             )
-        return from_words(["debug", value])
-    raise OverrideError(f"{show(verb)} is not an override; use {', '.join(VERBS)}")
+        words = ["debug", value]
+        if "duration" in body:
+            words += ["for", _json_length(body["duration"])]
+        try:
+            return from_words(words)
+        except OverrideError as exc:
+            # Well-formed (the schema admits it): "clear" with a length, "0m", "25h".
+            raise _on(exc.field or "debug", Unprocessable(message_of(exc))) from None
+    raise _not_an_override(verb)

@@ -121,9 +121,9 @@ def overrides(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     try:
         command = override_commands.from_json(body)
     except override_commands.Unprocessable as exc:
-        raise unprocessable_error({field: str(exc)}) from None
+        raise unprocessable_error({exc.field or field: str(exc)}) from None
     except OverrideError as exc:
-        raise invalid({field: str(exc)}) from None
+        raise invalid({exc.field or field: str(exc)}) from None
     user = user_by_id(identity.user_id)
     try:
         override_apply(user=user, command=command, now=timezone.now(), actor=user, door="api")

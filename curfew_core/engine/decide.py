@@ -272,14 +272,17 @@ def decide(
 ) -> Verdict:
     """Decide what the gateway does with one model call at the real instant ``now``.
 
-    Pure: ``now`` is the only clock. ``overrides.debug_at`` (the time machine)
-    replaces the moment the schedule is read at; overtime and force-off are
-    measured against the real ``now``.
+    Pure: ``now`` is the only clock. ``overrides.debug_at`` (the time machine,
+    "pretend it is ...") replaces the moment the schedule is read at until the
+    real ``overrides.debug_until``, and ``valid_until`` never passes that end;
+    from it on, the schedule rules again. Overtime and force-off are measured
+    against the real ``now``.
     """
     if now.tzinfo is None:
         raise ValueError("decide() needs an aware instant; naive datetimes are ambiguous")
     caller_tz = now.tzinfo
-    at = overrides.debug_at or now
+    debug_at = overrides.debug_at_now(now)
+    at = debug_at or now
     # Work on UTC instants: aware datetimes sharing one tzinfo (``now`` written
     # in the schedule's own zone) compare and subtract as wall readings, which
     # ignores ``fold`` and every DST jump between them.
@@ -291,7 +294,10 @@ def decide(
 
     # -- valid_until: the first moment any decision field may change ----------
     limits: list[datetime] = [now + HORIZON]
-    if overrides.debug_at is None:
+    if debug_at is not None and overrides.debug_until is not None:
+        # The pretend ends: caches and capsules look again then.
+        limits.append(overrides.debug_until)
+    if debug_at is None:
         steps = [reading.next_edge]
         if reading.winding is not None:
             steps.append(reading.winding.next_step)
@@ -317,8 +323,11 @@ def decide(
         reasons.append(f"overtime until {_local_hhmm(override_until, schedule)}")
     if override_until is not None:
         limits.append(override_until)
-    if overrides.debug_at is not None:
-        reasons.append("time machine")
+    if debug_at is not None:
+        if overrides.debug_until is None:
+            reasons.append("time machine")
+        else:
+            reasons.append(f"time machine until {_local_hhmm(overrides.debug_until, schedule)}")
 
     schedule_state = reading.state
     if not schedule.enabled:
@@ -414,7 +423,8 @@ def decide(
         budget=winding.budget if winding is not None else None,
         override=override,
         override_until=override_until,
-        debug_at=overrides.debug_at,
+        debug_at=debug_at,
+        debug_until=overrides.debug_until if debug_at is not None else None,
         would=would,
     )
 

@@ -1,8 +1,8 @@
 """Overrides a person sets by hand, and the parsing of their arguments.
 
 Every override is bounded in time (none is silently permanent): overtime has
-its duration, "off" lasts until the next wake-up, the time machine until it is
-cleared, and every verdict names the one in force.
+its duration, "off" lasts until the next wake-up, the time machine ("pretend it
+is ...") until its end, and every verdict names the one in force.
 """
 
 from __future__ import annotations
@@ -18,7 +18,23 @@ _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$", re.ASCII)
 
 
 class OverrideError(ValueError):
-    """An override argument that cannot be understood; the message says why."""
+    """An override argument that cannot be understood; the message says why.
+
+    Raised with a ``%(name)s`` template and its parameters, the error keeps
+    both (``template``, ``params``) beside the English text, so a door that
+    speaks the reader's language can say it again (``override_commands``
+    turns them into a ``schema.messages.Message``; the engine imports no app).
+    """
+
+    template: str
+    params: dict[str, object]
+    #: The request field at fault, when a door knows better than its first key.
+    field: str | None = None
+
+    def __init__(self, message: str, /, **params: object) -> None:
+        super().__init__(message % params if params else message)
+        self.template = message
+        self.params = params
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +45,18 @@ class Overrides:
     forced_off_until: datetime | None = None
     #: The time machine: read the schedule at this instant instead of now.
     debug_at: datetime | None = None
+    #: Real instant the time machine ends ("pretend it is ..." expires): from
+    #: then on it is as if cleared. ``None``: until cleared.
+    debug_until: datetime | None = None
+
+    def debug_at_now(self, now: datetime) -> datetime | None:
+        """The time machine's moment if it is still on at the real ``now``."""
+        if self.debug_at is None or (self.debug_until is not None and self.debug_until <= now):
+            return None
+        return self.debug_at
+
+
+_TOO_LONG = "%(text)s is longer than the 24h an overtime may last"
 
 
 def parse_duration(text: str) -> timedelta:
@@ -41,17 +69,18 @@ def parse_duration(text: str) -> timedelta:
         match = _DURATION.match(cleaned)
         if not cleaned or match is None or not any(match.groups()):
             raise OverrideError(
-                f"{text!r} is not a duration; use e.g. 30m, 2h, 90s, 1h30m or a number of minutes"
+                "%(text)s is not a duration; use e.g. 30m, 2h, 90s, 1h30m or a number of minutes",
+                text=repr(text),
             )
         hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
     try:
         duration = timedelta(hours=hours, minutes=minutes, seconds=seconds)
     except OverflowError:
-        raise OverrideError(f"{text!r} is longer than the 24h an overtime may last") from None
+        raise OverrideError(_TOO_LONG, text=repr(text)) from None
     if duration <= timedelta(0):
-        raise OverrideError(f"{text!r} is not a positive duration")
+        raise OverrideError("%(text)s is not a positive duration", text=repr(text))
     if duration > MAX_OVERTIME:
-        raise OverrideError(f"{text!r} is longer than the 24h an overtime may last")
+        raise OverrideError(_TOO_LONG, text=repr(text))
     return duration
 
 
@@ -89,11 +118,15 @@ def parse_debug_moment(text: str, *, now: datetime, tz: tzinfo) -> datetime:
         fallback = (midnight + timedelta(days=1, minutes=minutes)).replace(tzinfo=tz)
         return min(readings, key=lambda instant: instant.astimezone(UTC), default=fallback)
     if re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", cleaned) is None:
-        raise OverrideError(f"{text!r} is not a moment; use HH:MM or YYYY-MM-DD HH:MM (or 'clear')")
+        raise OverrideError(
+            "%(text)s is not a moment; use HH:MM or YYYY-MM-DD HH:MM (or 'clear')", text=repr(text)
+        )
     try:
         parsed = datetime.fromisoformat(cleaned)
     except ValueError as exc:
-        raise OverrideError(f"{text!r} is not a valid date and time: {exc}") from None
+        raise OverrideError(
+            "%(text)s is not a valid date and time: %(problem)s", text=repr(text), problem=str(exc)
+        ) from None
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=tz)
     return parsed

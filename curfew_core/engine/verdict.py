@@ -74,6 +74,8 @@ class Verdict:
     override: Literal["overtime", "off"] | None
     override_until: datetime | None
     debug_at: datetime | None
+    #: When the time machine ends (real instant), while it is on.
+    debug_until: datetime | None
     #: In a dry run: what would have been done (``action``, ``reply``, ``max_tokens``).
     would: dict[str, Any] | None
 

@@ -51,6 +51,7 @@ def _load_raw(user_id: int) -> dict[str, Any]:
         "overtime_until": override.overtime_until if override else None,
         "forced_off_until": override.forced_off_until if override else None,
         "debug_at": override.debug_at if override else None,
+        "debug_until": override.debug_until if override else None,
         "loaded_at": cache_policy.clock(),
     }
 
@@ -103,6 +104,8 @@ def bundle_for(user_id: int) -> UserBundle:
         raw["overtime_until"],
         raw["forced_off_until"],
         raw["debug_at"],
+        # ``get``: an entry cached before the time machine had an end.
+        raw.get("debug_until"),
     )
     hit = _built.get(user_id)
     if hit is not None and hit[0] == stamp:
@@ -116,6 +119,7 @@ def bundle_for(user_id: int) -> UserBundle:
             overtime_until=_in_range(user_id, "overtime_until", raw["overtime_until"]),
             forced_off_until=_in_range(user_id, "forced_off_until", raw["forced_off_until"]),
             debug_at=_in_range(user_id, "debug_at", raw["debug_at"]),
+            debug_until=raw.get("debug_until"),
         ),
     )
     with _built_lock:
@@ -158,11 +162,14 @@ def committed_schedule(user_id: int) -> dict[str, Any]:
 
 
 def overrides_active(bundle: UserBundle, now: datetime) -> dict[str, Any]:
+    """The overrides still in force at the real ``now`` (an expired one is ``None``)."""
     o = bundle.overrides
+    debug_at = o.debug_at_now(now)
     return {
         "overtime_until": o.overtime_until if o.overtime_until and o.overtime_until > now else None,
         "forced_off_until": o.forced_off_until
         if o.forced_off_until and o.forced_off_until > now
         else None,
-        "debug_at": o.debug_at,
+        "debug_at": debug_at,
+        "debug_until": o.debug_until if debug_at is not None else None,
     }

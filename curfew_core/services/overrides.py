@@ -1,4 +1,4 @@
-"""Overtime, force-off, back to schedule and the time machine."""
+"""Overtime, force-off, back to schedule and the time machine ("pretend it is ...")."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from curfew_core import models, schedule_config
-from curfew_core.engine import OverrideError, Schedule, State, parse_debug_moment, segments
+from curfew_core.engine import OverrideError, Schedule, State, segments
 from curfew_core.models import AuditEntry, Override
-from curfew_core.override_commands import OverrideCommand, check_moment
+from curfew_core.override_commands import DEFAULT_PRETEND, OverrideCommand, debug_moment
+from curfew_core.schema.messages import Message
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record, moment
 
@@ -54,7 +55,8 @@ def override_apply(
     """Apply one override command as of the real instant ``now``.
 
     Overtime and force-off replace each other (the latest word wins); ``auto``
-    clears every override including the time machine. Each command leaves an
+    clears every override including the time machine, which otherwise ends by
+    itself ``command.duration`` after ``now``. Each command leaves an
     audit entry (``actor`` through ``door``; ``None`` is the system).
     """
     override, _ = Override.objects.select_for_update().get_or_create(user=user)
@@ -68,16 +70,16 @@ def override_apply(
         override.forced_off_until = next_wake_up(now, schedule)
         override.overtime_until = None
     elif command.verb == "auto":
-        override.overtime_until = override.forced_off_until = override.debug_at = None
+        override.overtime_until = override.forced_off_until = None
+        override.debug_at = override.debug_until = None
     elif command.verb == "debug":
         assert command.moment is not None
-        override.debug_at = check_moment(
-            parse_debug_moment(command.moment, now=now, tz=schedule.timezone)
-        )
+        override.debug_at = debug_moment(command.moment, now=now, tz=schedule.timezone)
+        override.debug_until = now + (command.duration or DEFAULT_PRETEND)
     elif command.verb == "debug-clear":
-        override.debug_at = None
+        override.debug_at = override.debug_until = None
     else:  # pragma: no cover - OverrideCommand only carries the verbs above
-        raise OverrideError(f"unknown override {command.verb!r}")
+        raise OverrideError(Message("unknown override %(verb)s", verb=repr(command.verb)))
     override.save()
     audit_record(
         user=user,
@@ -89,6 +91,7 @@ def override_apply(
             "overtime_until": moment(override.overtime_until),
             "forced_off_until": moment(override.forced_off_until),
             "debug_at": moment(override.debug_at),
+            "debug_until": moment(override.debug_until),
         },
     )
     after_commit(user_id=user.pk)

@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from curfew_core.engine import State, Verdict, decide
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import Schedule
-from curfew_core.schema.messages import Message
+from curfew_core.schema.messages import Message, message_of
 from curfew_core.vocabulary import STATE_NAMES, STATE_ORDER, progress_percent
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "local_time",
     "localized",
     "localized_errors",
+    "override_error",
 ]
 
 STATE_HINTS = {
@@ -48,6 +49,12 @@ def localized(message: str) -> str:
     }
     template = _(message.template)
     return template % params if params else template
+
+
+def override_error(exc: BaseException) -> str:
+    """An override's error (``OverrideError``) in the active language; the
+    API says ``str(exc)``, the English."""
+    return localized(message_of(exc))
 
 
 def localized_errors(errors: Mapping[str, str]) -> dict[str, str]:

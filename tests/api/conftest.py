@@ -101,5 +101,10 @@ def stored(user: User) -> dict[str, Any]:
         ),
         "override": None
         if override is None
-        else (override.overtime_until, override.forced_off_until, override.debug_at),
+        else (
+            override.overtime_until,
+            override.forced_off_until,
+            override.debug_at,
+            override.debug_until,
+        ),
     }

@@ -87,6 +87,7 @@ def test_api_override_is_audited_with_the_verb_and_resulting_times(api: Any, clo
         "overtime_until": local("2026-09-29 20:30").isoformat(),
         "forced_off_until": None,
         "debug_at": None,
+        "debug_until": None,
     }
 
 

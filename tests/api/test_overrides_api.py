@@ -201,6 +201,12 @@ UNPROCESSABLE_OVERRIDES = [
     ({"debug": "9999-12-31 23:00"}, "debug"),
     ({"debug": "0001-01-01 00:30"}, "debug"),
     ({"debug": "9999-12-31T23:00:00-12:00"}, "debug"),
+    # "Pretend it is ..." lasts from a minute to a day.
+    ({"debug": "01:30", "duration": "0m"}, "duration"),
+    ({"debug": "01:30", "duration": "30s"}, "duration"),
+    ({"debug": "01:30", "duration": "25h"}, "duration"),
+    ({"debug": "01:30", "duration": "1441"}, "duration"),
+    ({"debug": "clear", "duration": "1h"}, "duration"),
 ]
 
 BAD_OVERRIDES = [
@@ -222,6 +228,13 @@ BAD_OVERRIDES = [
     ({"debug": ""}, "debug"),
     ({"debug": " 01:30"}, "debug"),
     ({"overtime": "30m", "off": True}, "overtime"),
+    ({"debug": "01:30", "duration": 0}, "duration"),
+    ({"debug": "01:30", "duration": 1441}, "duration"),
+    ({"debug": "01:30", "duration": "an hour"}, "duration"),
+    ({"debug": "01:30", "duration": 1.5}, "duration"),
+    ({"debug": "01:30", "duration": None}, "duration"),
+    ({"duration": "1h"}, "duration"),
+    ({"overtime": "30m", "duration": "1h"}, "duration"),
 ]
 
 

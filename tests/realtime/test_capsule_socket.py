@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -250,6 +250,26 @@ async def test_override_expiry_is_pushed_within_a_second(user, set_clock):
     late = running() - expiry
     assert pushed["override"] is None
     assert pushed["state"] == "winding"
+    assert timedelta(0) <= late < timedelta(seconds=1), late
+    await comm.disconnect()
+
+
+async def test_pretend_end_is_pushed_within_a_second(user, set_clock):
+    """ "Pretend it is ..." ends by itself: the capsule's timer (``valid_until``)
+    wakes at the end and pushes the schedule's own state, with no write."""
+    start = local("2026-09-29 20:00")  # on duty
+    set_clock(start)
+    await db(override)(user, {"debug": "01:30", "duration": "15m"})  # winding
+    end = start + timedelta(minutes=15)
+    running = set_clock(end - timedelta(seconds=1.5), running=True)
+    comm = socket(token=await db(embed_token)(user))
+    first = await open_live(comm)
+    assert first["state"] == "winding"
+    assert datetime.fromisoformat(first["debug_at"]) == local("2026-09-30 01:30")
+    assert first["valid_until"] == end.isoformat()
+    pushed = await next_state(comm, timeout=4)
+    late = running() - end
+    assert (pushed["state"], pushed["debug_at"]) == ("on-duty", None)
     assert timedelta(0) <= late < timedelta(seconds=1), late
     await comm.disconnect()
 

@@ -31,6 +31,9 @@ SOURCES = (
     "curfew_core/schema/values.py",
     "curfew_core/schedule_config.py",
     "curfew_core/schema/verdict_request.py",
+    # Override errors (the page's override forms; the API keeps the English).
+    "curfew_core/override_commands.py",
+    "curfew_core/services/overrides.py",
 )
 
 

@@ -51,8 +51,18 @@ class Command(BaseCommand):
         overtime.add_argument("duration")
         action("off", "force lights-out now, until the next wake-up")
         action("auto", "cancel every override and follow the schedule")
-        debug = action("debug", "time machine: HH:MM, YYYY-MM-DD HH:MM, or clear")
+        debug = action(
+            "debug",
+            "pretend it is HH:MM or YYYY-MM-DD HH:MM for gateways (for an hour, or --for), "
+            "or clear",
+        )
         debug.add_argument("moment", nargs="+")
+        debug.add_argument(
+            "--for",
+            dest="pretend_for",
+            metavar="DURATION",
+            help="how long to pretend: 15m, 1h, 4h, 24h (1 minute to 24 h; default 1h)",
+        )
         importer = action("import-config", "import the earlier plugin's JSON config file")
         importer.add_argument("file", type=Path)
         demo = action("demo", "make sure the demo user exists and print a fresh demo token")
@@ -88,6 +98,8 @@ class Command(BaseCommand):
                 "overtime": ["overtime", options.get("duration", "")],
                 "debug": ["debug", " ".join(options.get("moment") or [])],
             }.get(name, [name])
+            if name == "debug" and options.get("pretend_for") is not None:
+                words += ["for", options["pretend_for"]]
             try:
                 command = override_commands.from_words(words)
                 override_apply(user=user, command=command, now=timezone.now(), door="command")

@@ -1,0 +1,106 @@
+""" "Pretend it is ..." in real headless Chromium: while gateways are told another
+moment, every signed-in page (settings, the capsule's /embed/ page) carries the
+warning banner, on a phone without sideways scroll, light and dark, with no CSP
+violation; its Stop button is a plain form that ends it. Screenshots go to the
+artifacts folder.
+
+Its own account, so its pretend never leaks into another module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from curfew_testkit.server import ServedApp
+from tests.browser.test_settings_page import WATCH_CSP, Watched
+
+pytestmark = pytest.mark.browser
+
+USER = "web-browser-pretend"
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(scope="module")
+def token(served_app: ServedApp) -> str:
+    return served_app.create_user(USER, PASSWORD)
+
+
+def pretend(app: ServedApp, token: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{app.base_url}/api/v1/overrides",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+        return answer
+
+
+@pytest.fixture(params=[("light", 1280), ("dark", 390)], ids=["desktop-light", "phone-dark"])
+def watched(request: Any, browser: Any, token: str) -> Iterator[Watched]:
+    scheme, width = request.param
+    context = browser.new_context(
+        viewport={"width": width, "height": 800}, color_scheme=scheme, locale="en-US"
+    )
+    context.add_init_script(WATCH_CSP)
+    context.set_default_timeout(15_000)
+    try:
+        yield Watched(context.new_page())
+    finally:
+        context.close()
+
+
+def sign_in(page: Any, app: ServedApp) -> None:
+    page.goto(f"{app.base_url}/login/")
+    page.fill("#id_username", USER)
+    page.fill("#id_password", PASSWORD)
+    page.click(".login-card button[type=submit]")
+    page.wait_for_url(f"{app.base_url}/")
+
+
+def test_the_banner_warns_on_every_page_and_stops_without_javascript(
+    watched: Watched, served_app: ServedApp, token: str, artifacts_dir: str, request: Any
+) -> None:
+    name = request.node.callspec.id
+    page = watched.page
+    sign_in(page, served_app)
+    assert page.locator("#pretend-banner").count() == 0
+    pretend(served_app, token, {"debug": "2026-09-30 01:30", "duration": "4h"})
+    for path in ("/", "/embed/"):
+        page.goto(f"{served_app.base_url}{path}")
+        banner = page.locator("#pretend-banner")
+        assert banner.is_visible()
+        text = " ".join(banner.inner_text().split())
+        assert "Pretend mode: gateways are being told it is 2026-09-30 01:30" in text
+        assert "left" in text
+        # The warning colours of curfew.css, not the page's own background.
+        colours = banner.evaluate(
+            "el => [getComputedStyle(el).backgroundColor, getComputedStyle(document.body)"
+            ".backgroundColor, getComputedStyle(el).borderBottomStyle]"
+        )
+        assert colours[0] != colours[1]
+        assert colours[0] not in ("rgba(0, 0, 0, 0)", "transparent")
+        assert colours[2] == "solid"
+        # Nothing sideways on a phone.
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        banner.screenshot(
+            path=os.path.join(
+                artifacts_dir, f"pretend-banner-{path.strip('/') or 'settings'}-{name}.png"
+            )
+        )
+    page.screenshot(path=os.path.join(artifacts_dir, f"pretend-embed-page-{name}.png"))
+    # The stop button, on the /embed/ page, as a plain form post.
+    with page.expect_navigation():
+        page.click("#pretend-stop")
+    assert page.url == f"{served_app.base_url}/"
+    assert page.locator("#pretend-banner").count() == 0
+    page.goto(f"{served_app.base_url}/embed/")
+    assert page.locator("#pretend-banner").count() == 0
+    watched.assert_clean()
