@@ -376,31 +376,18 @@ def _status_response(request: HttpRequest, error: str = "", status: int = 200) -
     return _no_store(render(request, f"{OVERVIEW}#status", context, status=status))
 
 
-def _override_words(post: Any) -> list[str]:
-    verb = post.get("verb", "")
-    if verb == "overtime":
-        duration = (post.get("duration") or post.get("custom_duration") or "").strip()
-        return ["overtime", duration] if duration else ["overtime"]
-    if verb == "debug":
-        moment = post.get("moment", "").strip().replace("T", " ")
-        return ["debug", moment] if moment else ["debug"]
-    if verb == "debug-clear":
-        return ["debug", "clear"]
-    return [verb] if verb else []
-
-
 @login_required_page
 @require_POST
 def override(request: HttpRequest) -> HttpResponse:
     user = _user(request)
-    words_typed = _override_words(request.POST)
+    words_typed = override_commands.words_from_form(request.POST)
     try:
         command = override_commands.from_words(words_typed)
         override_apply(user=user, command=command, now=timezone.now(), actor=user, door="page")
     except OverrideError as exc:
         if _is_htmx(request):
-            return _status_response(request, str(exc), status=HTMX_INVALID)
-        context = _overview_context(request, override_error=str(exc))
+            return _status_response(request, words.override_error(exc), status=HTMX_INVALID)
+        context = _overview_context(request, override_error=words.override_error(exc))
         return _no_store(render(request, OVERVIEW, context, status=400))
     if _is_htmx(request):
         if command.verb in ("debug", "debug-clear", "auto"):

@@ -187,10 +187,6 @@ def test_the_form_words_reach_the_row(user: User, clock: FrozenClock) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs web/views.py: override() to read override_commands.words_from_form(request.POST)",
-)
 def test_the_page_form_sets_the_duration(page: PageClient, user: User, clock: FrozenClock) -> None:
     page.post("/overrides/", {"verb": "debug", "moment": "2026-09-30T01:30", "duration": "4h"})
     override = Override.objects.get(user=user)
@@ -215,10 +211,6 @@ def test_override_errors_render_in_the_active_language() -> None:
         assert words.override_error(refused.value).startswith("时长应形如")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs web/views.py: override() to show words.override_error(exc), not str(exc)",
-)
 def test_a_refused_override_is_flagged_in_chinese_on_the_page(page: PageClient) -> None:
     response = page.post("/overrides/", {"verb": "overtime", "duration": "forever"}, **ZH)
     assert response.status_code == 400
