@@ -128,7 +128,7 @@ def test_a_rolled_back_change_leaves_no_entry(user: User) -> None:
 
 @pytest.mark.django_db
 def test_page_changes_are_audited(page: Client, user: User) -> None:
-    form = as_post(form_fields(page.get("/").content.decode(), "schedule-form"), curve="step")
+    form = as_post(form_fields(page.get("/schedule/").content.decode(), "schedule-form"), curve="step")
     assert page.post("/schedule/", form).status_code == 302
     entry = _only_new(user, 0)
     assert (entry.door, entry.subject, entry.actor) == ("page", "schedule", user)
@@ -169,7 +169,7 @@ def test_the_settings_page_shows_recent_changes_without_secrets(
     page: Client, user: User, api: Any
 ) -> None:
     api.patch("/api/v1/schedule", {"off_duty_reply": "Busy <b>now</b>."})
-    html = page.get("/").content.decode()
+    html = page.get("/activity/").content.decode()
     assert 'id="audit"' in html
     assert "off_duty_reply" in html
     assert "Busy &lt;b&gt;now&lt;/b&gt;." in html  # escaped
@@ -185,7 +185,7 @@ def test_the_settings_page_shows_recent_changes_without_secrets(
 @pytest.mark.django_db
 def test_each_user_sees_only_their_own_trail(page: Client, other_api: Any) -> None:
     other_api.patch("/api/v1/schedule", {"off_duty_reply": "grace was here"})
-    assert "grace was here" not in page.get("/").content.decode()
+    assert "grace was here" not in page.get("/activity/").content.decode()
 
 
 # -- the command line ----------------------------------------------------------
@@ -287,7 +287,7 @@ def test_the_audit_trail_is_read_only_in_the_admin(staff: tuple[Client, User], a
 
 @pytest.mark.django_db
 def test_the_recent_changes_section_speaks_chinese_too(page: Client) -> None:
-    html = page.get("/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    html = page.get("/activity/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "最近的更改" in html
 
 

@@ -66,7 +66,7 @@ def test_a_save_while_redis_refuses_succeeds_and_shows_within_the_bound(
     assert api.post("/api/v1/verdict", PEAK).json()["state"] == "off-duty"  # cached in Redis
     page = Client()
     page.force_login(user)
-    form = as_post(form_fields(page.get("/").content.decode(), "schedule-form"))
+    form = as_post(form_fields(page.get("/schedule/").content.decode(), "schedule-form"))
     del form["peak_shift"]  # the box unticked
     settings.CACHES = _redis_cache(CLOSED_PORT_REDIS, "refused")  # Redis refuses
     response = page.post("/schedule/", form)
