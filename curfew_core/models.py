@@ -93,6 +93,21 @@ class ApiToken(models.Model):
         return f"{self.kind} token {self.prefix}… of {self.user}"
 
 
+class AccountPreference(models.Model):
+    """A person's own preferences for the pages. Only the language lives here:
+    the timezone is the schedule's ``timezone`` setting (one stored value)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_preference"
+    )
+    #: A code of ``settings.LANGUAGES`` (checked by the service), or empty: the browser's.
+    language = models.CharField(max_length=16, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"preferences of {self.user}"
+
+
 class AuditEntry(models.Model):
     """One change to a user's schedule, overrides or tokens: who, when, through
     which door, and what changed. Written by the services inside the change's
@@ -111,6 +126,8 @@ class AuditEntry(models.Model):
         SCHEDULE = "schedule", "schedule"
         OVERRIDE = "override", "override"
         TOKEN = "token", "token"
+        #: The person's own account: password, sessions, language.
+        ACCOUNT = "account", "account"
 
     #: Whose data changed.
     user = models.ForeignKey(

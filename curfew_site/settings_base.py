@@ -16,6 +16,7 @@ from pathlib import Path
 import dj_database_url
 import django_stubs_ext
 from curfew_client.openai_shapes import UPSTREAM_BUDGET_KEYS
+from django.core.exceptions import ImproperlyConfigured
 
 from curfew_site.env import (
     env_bool,
@@ -266,3 +267,24 @@ CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate("CURFEW_TOKEN_FAILURES_PER_ADDRESS"
 #: Requests per live token (all doors together); far above a gateway fleet's use.
 CURFEW_TOKEN_RATE = env_rate("CURFEW_TOKEN_RATE", "6000/minute")
 CURFEW_THROTTLE_REDIS_CONNECTIONS = env_int("CURFEW_THROTTLE_REDIS_CONNECTIONS", 50)
+
+# -- Accounts ----------------------------------------------------------------
+#: Sign-up at ``/account/signup/``. Off by default: operators invite users (the
+#: admin or ``manage.py curfew token --create-user``); off, the page is a 404 and
+#: the sign-in page offers no link to it.
+CURFEW_SIGNUP = env_bool("CURFEW_SIGNUP", default=False)
+#: Outgoing email (Django's own names). With no ``EMAIL_HOST`` nothing is sent
+#: and password reset by email is off (its pages are 404s).
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=True)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", default=False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be on (pick one)")
+#: Seconds before a stalled mail server fails the send (never a hung request).
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "curfew@localhost")
+#: Password reset by email: on exactly when an email host is configured.
+CURFEW_PASSWORD_RESET = bool(EMAIL_HOST)

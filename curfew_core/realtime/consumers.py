@@ -1,6 +1,7 @@
 """The live status capsule: one socket, one user's state, pushed when it changes.
 
-Every message is the ``GET /api/v1/state`` object. It is sent on connect, when
+Every message is the ``GET /api/v1/state`` object (plus the capsule's words, and
+with ``?band=24h`` the day's band). It is sent on connect, when
 the user's group hears ``user.changed`` (a save or an override, published after
 the commit), and when the one timer per socket fires at the verdict's
 ``valid_until``: no socket wakes up to ask whether anything changed. (Without
@@ -18,6 +19,7 @@ import asyncio
 import logging
 from datetime import datetime
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -29,6 +31,7 @@ from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, C
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
 from curfew_core.realtime.states import capsule_state
+from curfew_core.selectors.verdicts import CAPSULE_BANDS
 
 log = logging.getLogger("curfew.realtime")
 
@@ -36,6 +39,13 @@ log = logging.getLogger("curfew.realtime")
 #: which would silently deafen a capsule left open for days. The timer wakes at
 #: least hourly (``timers.MAX_SLEEP``) and renews the membership this often.
 REJOIN_SECONDS = 3600.0
+
+
+def wants_band(scope: Any) -> bool:
+    """Whether the socket asked for the day's band (``?band=24h``); any other
+    value is no band (the capsule sends only what it knows)."""
+    query = scope.get("query_string", b"").decode("latin1")
+    return parse_qs(query).get("band", [""])[0] in CAPSULE_BANDS
 
 
 def _embed_user_sync(raw: str, address: str) -> int | None:
@@ -61,6 +71,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         #: The session a signed-in socket was opened with (``None`` for a token socket).
         self.session_key: str | None = None
         self.groups_joined: list[str] = []
+        #: The socket asked for the 24-hour band (``?band=24h``).
+        self.band = False
         self.closed = False
         self.accepted = False
         self.close_sent = False
@@ -111,6 +123,7 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         if user_id is None:
             return  # refused with the reason
         self.user_id = user_id
+        self.band = wants_band(self.scope)
         groups = [user_group(user_id)]
         if self.session_key is not None:
             groups.append(session_group(self.session_key))
@@ -242,7 +255,7 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
                 signed_in = self.session_key is None or (
                     await _session_user(self.session_key) == self.user_id
                 )
-                state = await capsule_state(user_id=self.user_id, token=self.token)
+                state = await capsule_state(user_id=self.user_id, token=self.token, band=self.band)
             except Exception:
                 log.exception("capsule state for user %s could not be read", self.user_id)
                 await self.shut(CLOSE_UNAVAILABLE, "state unavailable; retry")
@@ -256,7 +269,7 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             if not state.active:
                 await self.shut(CLOSE_UNAUTHORIZED, "account deactivated")
                 return
-            await self.send(text_data=state.text)
+            await self.send(text_data=state.text_for(band=self.band))
             now = clock.now()
             self.arm(timers.next_wake(state.payload, now), now)
 

@@ -2,6 +2,8 @@
 
 - Sign-out ends one session: its sockets (group ``curfew-session-<hash>``) close
   with 4401 at once.
+- "Sign out other sessions" ends several at once (``services.account``): each
+  of their sockets closes with 4401 the same way.
 - A saved user (password changed, deactivated, deleted) may end any of their
   sockets: each one in ``curfew-user-<id>`` re-checks its credential and closes
   with 4401 if it no longer holds (a session whose password hash is stale, any
@@ -26,6 +28,7 @@ from django.db.models.signals import post_delete, post_save
 
 from curfew_core.events import user_group
 from curfew_core.realtime.access import forget, session_tag
+from curfew_core.services import account
 
 log = logging.getLogger("curfew.realtime")
 
@@ -53,6 +56,15 @@ def _session_ended(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     key = getattr(session, "session_key", None)
     if key:
         # Sent before Django flushes the session, while its key is still known.
+        _send(session_group(key), {"type": "session.ended"})
+
+
+def _sessions_ended(
+    sender: Any, user_id: int, session_keys: tuple[str, ...], **kwargs: Any
+) -> None:
+    """Sessions were ended from elsewhere (after the commit): close their sockets."""
+    forget(user_id)
+    for key in session_keys:
         _send(session_group(key), {"type": "session.ended"})
 
 
@@ -105,6 +117,7 @@ def connect() -> None:
         _token_saved, sender="curfew_core.ApiToken", dispatch_uid="curfew-watch-token"
     )
     user_logged_out.connect(_session_ended, dispatch_uid="curfew-capsule-logout")
+    account.sessions_ended.connect(_sessions_ended, dispatch_uid="curfew-capsule-sessions-ended")
     post_save.connect(
         _user_saved, sender=settings.AUTH_USER_MODEL, dispatch_uid="curfew-capsule-user"
     )

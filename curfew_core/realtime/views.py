@@ -18,7 +18,7 @@ from curfew_core import throttle
 from curfew_core.http_headers import EMBED_POLICY
 from curfew_core.realtime import clock
 from curfew_core.selectors.tokens import has_live_embed_token, live_embed_tokens
-from curfew_core.selectors.verdicts import capsule_payload
+from curfew_core.selectors.verdicts import CAPSULE_BANDS, capsule_payload
 from curfew_core.services.tokens import token_create, token_revoke
 
 MODES = ("wide", "narrow")
@@ -35,6 +35,14 @@ def _unauthorized(message: str) -> JsonResponse:
     return JsonResponse({"error": "unauthorized", "message": message}, status=401)
 
 
+def _band_error(request: HttpRequest) -> str:
+    """What is wrong with ``?band=`` (empty when it is absent or known)."""
+    band = request.GET.get("band")
+    if band is None or band in CAPSULE_BANDS:
+        return ""
+    return f"band must be one of {', '.join(CAPSULE_BANDS)}, not {band[:40]!r}"
+
+
 def _rate_limited(refusal: throttle.Refusal) -> JsonResponse:
     response = JsonResponse({"error": "rate_limited", "message": refusal.message}, status=429)
     response["Retry-After"] = str(refusal.retry_after)
@@ -47,11 +55,18 @@ def state(request: HttpRequest) -> HttpResponse:
 
     ``?token=`` authenticates by embed token only (readable from any origin, like
     the socket); without it the signed-in session (same origin only: no CORS
-    header is sent, so other sites cannot read it).
+    header is sent, so other sites cannot read it). ``?band=24h`` adds the
+    day's band, as on the socket.
     """
     raw = request.GET.get("token")
+    band = request.GET.get("band") in CAPSULE_BANDS
+    response: HttpResponse
+    if error := _band_error(request):
+        response = JsonResponse({"error": "bad_request", "message": error}, status=400)
+        if raw is not None:  # a page elsewhere must be able to read why
+            response["Access-Control-Allow-Origin"] = "*"
+        return _private(response)
     if raw is not None:
-        response: HttpResponse
         try:
             identity = throttle.identify_throttled(
                 raw, kind="embed", address=throttle.client_address(request)
@@ -64,12 +79,14 @@ def state(request: HttpRequest) -> HttpResponse:
                     "unknown or revoked embed token" if raw else "missing embed token"
                 )
             else:
-                response = JsonResponse(capsule_payload(user_id=identity.user_id, now=clock.now()))
+                response = JsonResponse(
+                    capsule_payload(user_id=identity.user_id, now=clock.now(), band=band)
+                )
         response["Access-Control-Allow-Origin"] = "*"
         return _private(response)
     if not request.user.is_authenticated:
         return _private(_unauthorized("sign in, or pass ?token=<embed token>"))
-    response = JsonResponse(capsule_payload(user_id=request.user.pk, now=clock.now()))
+    response = JsonResponse(capsule_payload(user_id=request.user.pk, now=clock.now(), band=band))
     response["Vary"] = "Cookie"
     return _private(response)
 
@@ -77,12 +94,15 @@ def state(request: HttpRequest) -> HttpResponse:
 @xframe_options_exempt
 @require_GET
 def embed_page(request: HttpRequest) -> HttpResponse:
-    """``/embed/capsule/?token=…[&mode=narrow]``: the capsule alone, for an iframe."""
+    """``/embed/capsule/?token=…[&mode=narrow][&band=24h]``: the capsule alone, for an iframe."""
     raw = request.GET.get("token", "")
     mode = request.GET.get("mode", "wide")
+    band = request.GET.get("band", "")
     error, retry_after = "", 0
     if mode not in MODES:
         error, status = f"mode must be one of {', '.join(MODES)}, not {mode!r}", 400
+    elif band_error := _band_error(request):
+        error, status = band_error, 400
     elif not raw:
         error, status = "missing embed token: add ?token=<embed token>", 401
     else:
@@ -97,7 +117,7 @@ def embed_page(request: HttpRequest) -> HttpResponse:
     response = render(
         request,
         "curfew/capsule/embed.html",
-        {"token": raw if status == 200 else "", "mode": mode, "error": error},
+        {"token": raw if status == 200 else "", "mode": mode, "band": band, "error": error},
         status=status,
     )
     response["Content-Security-Policy"] = EMBED_POLICY

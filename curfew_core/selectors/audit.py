@@ -59,6 +59,14 @@ def _details(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
     if entry.subject == AuditEntry.Subject.TOKEN:
         name = changes.get("name") or "unnamed"
         return (f"{changes.get('kind')} token “{name}” ({changes.get('prefix')}…)",)
+    if entry.subject == AuditEntry.Subject.ACCOUNT:
+        # Counts and choices only: the account service stores no secret.
+        return tuple(
+            f"{key}: {_value(value.get('old')) or '—'} → {_value(value.get('new')) or '—'}"
+            if isinstance(value, dict)
+            else f"{key}: {_value(value)}"
+            for key, value in changes.items()
+        )
     return ()
 
 

@@ -31,6 +31,7 @@ from curfew_core.engine import (
 from curfew_core.engine import day_plan as engine_day_plan
 from curfew_core.engine.clock import to_wall
 from curfew_core.selectors.bundles import UserBundle, bundle_for
+from curfew_core.selectors.web import CELL_MINUTES, band_day
 from curfew_core.vocabulary import progress_percent, state_names
 
 
@@ -182,9 +183,59 @@ def state_json(*, user_id: int, now: datetime) -> bytes:
 
 #: What a capsule's payload adds to the API's state fields: the words it shows.
 CAPSULE_WORDS = frozenset({"percent", "names"})
+#: The capsule's 24-hour band, sent only to capsules that ask (``band=24h``).
+CAPSULE_BAND = "band"
+#: The values ``band`` may take (one today: the whole local day).
+CAPSULE_BANDS = ("24h",)
+
+#: Bands per (built schedule, local date), as ``_plans``: every capsule of a
+#: user that shows the band asks for the same one at each push.
+_bands: dict[tuple[int, date], tuple[Schedule, dict[str, Any]]] = {}
 
 
-def capsule_payload(*, user_id: int, now: datetime) -> dict[str, Any]:
+def capsule_band(bundle: UserBundle, at: datetime) -> dict[str, Any]:
+    """The local day containing ``at`` as the settings page draws it
+    (``selectors.web.band_day``: the same 96 quarter-hour cells), sent as runs.
+
+    ``{"date": "2026-09-29", "step": 15, "runs": [["winding", 12], ...],
+    "names": {"winding": {"en": "Winding down", "zh": "…"}, ...}}``: each run
+    is a state and how many consecutive cells of ``step`` minutes it covers,
+    from local midnight (the counts add up to the day's cells); ``names`` names
+    the states in it (``vocabulary.state_names``) for the band's label. Runs
+    keep it small (the default schedule's band is under 500 bytes with its
+    names; the 96 states spelled out would be 1.2 kB alone). Overrides are not
+    in it, as on the page's band: it is what the schedule says.
+    """
+    day = to_wall(at, bundle.schedule.timezone).date()
+    key = (id(bundle.schedule), day)
+    hit = _bands.get(key)
+    if hit is not None and hit[0] is bundle.schedule:
+        band = hit[1]
+    else:
+        runs: list[list[Any]] = []
+        for cell in band_day(bundle.schedule, day).cells:
+            if runs and runs[-1][0] == cell.state:
+                runs[-1][1] += 1
+            else:
+                runs.append([cell.state, 1])
+        band = {
+            "date": day.isoformat(),
+            "step": CELL_MINUTES,
+            "runs": runs,
+            "names": {state: state_names(state) for state in dict.fromkeys(r[0] for r in runs)},
+        }
+        if len(_bands) >= _PLAN_MEMO_SIZE:
+            _bands.clear()
+        _bands[key] = (bundle.schedule, band)
+    # Callers get their own copy: a payload may be mutated before it is sent.
+    return {
+        **band,
+        "runs": [list(run) for run in band["runs"]],
+        "names": {state: dict(names) for state, names in band["names"].items()},
+    }
+
+
+def capsule_payload(*, user_id: int, now: datetime, band: bool = False) -> dict[str, Any]:
     """What a capsule is sent (socket and polling): ``state_payload`` plus the words
     it shows, so it keeps no vocabulary of its own that could drift from the page's.
 
@@ -192,9 +243,12 @@ def capsule_payload(*, user_id: int, now: datetime) -> dict[str, Any]:
     very number the page shows for the same instant (``null`` when not winding);
     ``names`` is the state's name in every language of the site
     (``vocabulary.state_names``). The API's state answer stays the wire model.
+    With ``band``, also ``band``: the local day's 24-hour band (``capsule_band``).
     """
     verdict, bundle = verdict_for(user_id=user_id, now=now)
     payload = _state_answer(verdict, bundle, now=now).model_dump(mode="json")
     payload["percent"] = progress_percent(verdict.progress)
     payload["names"] = state_names(verdict.state.value)
+    if band:
+        payload[CAPSULE_BAND] = capsule_band(bundle, verdict.at)
     return payload

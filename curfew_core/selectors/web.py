@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.utils import translation
+from django.utils.translation import gettext
 
-from curfew_core import models, schedule_config
+from curfew_core import calendars, models, schedule_config
 from curfew_core.engine import Schedule, day_band, format_wall
 from curfew_core.engine.clock import to_wall
 from curfew_core.models import UNSAVED_VERSION, ApiToken, ScheduleRevision
@@ -38,15 +40,17 @@ def saved_schedule(user: User) -> SavedSchedule:
     return SavedSchedule(schedule_config.with_defaults(row.config), row.version)
 
 
-def fields_changed_since(user: User, version: int) -> list[str]:
+def fields_changed_since(user: User, version: int) -> list[str] | None:
     """Settings that differ between ``version`` and the current row (for the
-    stale-form message); empty when that version is not on record."""
+    stale-form message); None when that version is not on record (a form
+    without a version, or one older than the records): then nobody can say
+    what changed, and a save must not assume that nothing did."""
     row = models.Schedule.objects.filter(user=user).first()
     if row is None:
-        return []
+        return None
     old = ScheduleRevision.objects.filter(schedule=row, version=version).first()
     if old is None:
-        return []
+        return None
     before = schedule_config.with_defaults(old.config)
     after = schedule_config.with_defaults(row.config)
     return [key for key in schedule_config.FIELDS if before.get(key) != after.get(key)]
@@ -77,6 +81,7 @@ class BandDay:
     plan: tuple[PlanRow, ...]
     #: ``"weekend"`` or ``"holiday: <name>"`` when peak hours are off all day.
     valley: str | None
+    #: The holiday's name for the reader (``holiday_display_name``).
     holiday: str | None
     #: ``"make-up workday"`` (调休) or ``"personal workday"``: a weekend or
     #: holiday that keeps its peak hours.
@@ -85,13 +90,39 @@ class BandDay:
     today: bool
 
 
-def band_day(schedule: Schedule, day: dt.date, *, now: dt.datetime | None = None) -> BandDay:
+def holiday_display_name(schedule: Schedule, day: dt.date, language: str | None) -> str | None:
+    """The holiday on ``day`` named for a reader of the Django language
+    ``language``: the calendar's own name in it where the calendar has one
+    (国庆节 on a Chinese page, National Day on an English one), otherwise in
+    the calendar's default language; the user's own holidays translated.
+    Display only: the engine and its reasons keep the calendar's fixed names."""
+    lookup = schedule.holidays
+    if isinstance(lookup, calendars.CalendarHolidays):
+        name = lookup.display_name(day, language)
+    else:
+        name = lookup.holiday_name(day)
+    if name == calendars.PERSONAL_HOLIDAY:
+        return gettext("personal holiday")
+    return name
+
+
+def band_day(
+    schedule: Schedule,
+    day: dt.date,
+    *,
+    now: dt.datetime | None = None,
+    language: str | None = None,
+) -> BandDay:
     """One local day as 96 quarter-hour cells plus its exact segment plan.
 
     The engine draws the day (``engine.day_band``: cells, plan, valley
-    reasons); this only writes its wall times for the page and marks ``now``.
+    reasons); this only writes its wall times for the page, marks ``now`` and
+    names the holiday in ``language`` (default: the active language).
     """
     band = day_band(schedule, day, CELL_MINUTES)
+    holiday = None
+    if band.holiday is not None:
+        holiday = holiday_display_name(schedule, day, language or translation.get_language())
     now_cell = None
     if now is not None:
         wall_now = to_wall(now, schedule.timezone)
@@ -120,7 +151,7 @@ def band_day(schedule: Schedule, day: dt.date, *, now: dt.datetime | None = None
             for seg in band.plan
         ),
         valley=band.valley,
-        holiday=band.holiday,
+        holiday=holiday,
         workday=band.workday,
         weekend=band.weekend,
         today=now_cell is not None,
@@ -133,8 +164,14 @@ def week_of(day: dt.date) -> list[dt.date]:
     return [monday + dt.timedelta(days=offset) for offset in range(7)]
 
 
-def band_week(schedule: Schedule, day: dt.date, *, now: dt.datetime | None = None) -> list[BandDay]:
-    return [band_day(schedule, each, now=now) for each in week_of(day)]
+def band_week(
+    schedule: Schedule,
+    day: dt.date,
+    *,
+    now: dt.datetime | None = None,
+    language: str | None = None,
+) -> list[BandDay]:
+    return [band_day(schedule, each, now=now, language=language) for each in week_of(day)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,12 @@
-"""Creating user accounts from the command line (the page has no sign-up)."""
+"""Creating user accounts: from the command line, and by sign-up where it is on."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import transaction
+
+from curfew_core.models import AuditEntry
+from curfew_core.services.audit import audit_record
 
 
 @transaction.atomic
@@ -28,3 +31,19 @@ def demo_user_ensure(*, username: str, password: str) -> tuple[User, bool]:
         user.save()
         return user, True
     return user, False
+
+
+@transaction.atomic
+def user_sign_up(*, username: str, password: str) -> User:
+    """A person signing themselves up (only where ``CURFEW_SIGNUP`` is on);
+    the caller's form has validated the name and the password."""
+    user = User.objects.create_user(username=username, password=password)
+    audit_record(
+        user=user,
+        actor=user,
+        door=AuditEntry.Door.PAGE,
+        subject=AuditEntry.Subject.ACCOUNT,
+        action="signed up",
+        changes={"username": username},
+    )
+    return user

@@ -50,7 +50,7 @@ def calendar_choices() -> list[tuple[str, str]]:
 
 def chart_text() -> charts.ChartText:
     return charts.ChartText(
-        budget=_("Budget"),
+        budget=_("Answer length"),
         anchor=_("Anchor"),
         now=_("Now"),
         lights_out=str(STATE_NAMES[State.LIGHTS_OUT.value]),

@@ -5,14 +5,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.http import HttpResponse
 
 from curfew_core.signin_forms import ThrottledSignIn
+from curfew_core.web.account import apply_preferred_language
 
 
 class LoginView(auth_views.LoginView):
     authentication_form = ThrottledSignIn
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        # Offered only where the operator turned them on (off: the routes are 404s).
+        context["signup_on"] = settings.CURFEW_SIGNUP
+        context["reset_on"] = settings.CURFEW_PASSWORD_RESET
+        return context
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        response = super().form_valid(form)
+        # The person's own language from now on, whichever browser they sign in with.
+        apply_preferred_language(self.request, response)
+        return response
 
     def form_invalid(self, form: Any) -> HttpResponse:
         response = super().form_invalid(form)

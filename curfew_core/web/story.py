@@ -22,7 +22,7 @@ from curfew_core.engine.clock import to_wall
 from curfew_core.engine.decide import segments
 from curfew_core.engine.schedule import Schedule
 from curfew_core.selectors.web import band_day
-from curfew_core.vocabulary import STATE_NAMES
+from curfew_core.vocabulary import STATE_NAMES, progress_percent
 
 #: How far ahead the steps look: past the coming night and the next day's peaks.
 HORIZON = dt.timedelta(hours=30)
@@ -87,6 +87,8 @@ class Story:
     steps: tuple[Step, ...]
     tomorrow: str
     notes: tuple[str, ...]
+    #: ``12% of the way through the night.`` while winding (the capsule's rounding).
+    progress: str = ""
 
 
 def _clock(instant: dt.datetime, schedule: Schedule, today: dt.date) -> str:
@@ -217,13 +219,18 @@ def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story
         if steps and steps[-1].state == segment.state.value and segment.start != start:
             continue
         starts = "" if segment.start <= at else _clock(segment.start, schedule, today)
+        end = segment.end
+        if segment.state is State.WINDING and end >= at + HORIZON:
+            # Cut by the look-ahead: the words describe the whole night, down
+            # to its last budget, not the budget at the cut.
+            end = segments(segment.start, segment.start + dt.timedelta(days=1), schedule)[0].end
         steps.append(
             Step(
                 state=segment.state.value,
                 state_name=str(STATE_NAMES[segment.state.value]),
                 starts=starts,
-                words=_step(segment.state, segment.start, segment.end, schedule),
-                tokens=_tokens(segment.state, segment.start, segment.end, schedule),
+                words=_step(segment.state, segment.start, end, schedule),
+                tokens=_tokens(segment.state, segment.start, end, schedule),
             )
         )
         if len(steps) >= MAX_STEPS:
@@ -252,4 +259,13 @@ def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story
         steps=tuple(steps),
         tomorrow=_tomorrow(at, schedule),
         notes=tuple(notes),
+        progress=_progress(verdict),
     )
+
+
+def _progress(verdict: Verdict) -> str:
+    if verdict.state is not State.WINDING or verdict.progress is None:
+        return ""
+    return _("%(pct)s%% of the way through the night.") % {
+        "pct": progress_percent(verdict.progress)
+    }

@@ -174,7 +174,14 @@ def _saved_form(request: HttpRequest, keys: frozenset[str] | None = None) -> Sch
 @require_GET
 def settings_page(request: HttpRequest) -> HttpResponse:
     """The first screen: what your AI does now and next, in words."""
-    return _no_store(render(request, OVERVIEW, _overview_context(request)))
+    context = _overview_context(request)
+    # A bad band date or moment is flagged on the page (drawn for today, now),
+    # and the answer says it was bad input like any other door.
+    # (422 to htmx, the scrubber's requests: see HTMX_INVALID.)
+    status = 200
+    if context["band_error"] or context["look"].error:
+        status = HTMX_INVALID if _is_htmx(request) else 400
+    return _no_store(render(request, OVERVIEW, context, status=status))
 
 
 def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
@@ -245,7 +252,7 @@ def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpRespo
         form.flag(words.localized_errors(exc.errors))
         return _render_section(request, section, form=form, status=400)
     except StaleVersion as exc:
-        changed = web_selectors.fields_changed_since(user, exc.expected)
+        changed = web_selectors.fields_changed_since(user, exc.expected) or []
         # Keep what they typed; the next Save is a deliberate overwrite of
         # the version they have now been shown.
         form.version = exc.current
@@ -283,7 +290,10 @@ def _update(user: Any, changes: dict[str, Any], version: int, keys: frozenset[st
             door="page",
         )
     except StaleVersion as exc:
-        if set(web_selectors.fields_changed_since(user, exc.expected)) & keys:
+        changed = web_selectors.fields_changed_since(user, exc.expected)
+        # A version not on record (none posted, or a made-up one) says nothing
+        # about what changed since: a conflict, never a silent overwrite.
+        if changed is None or set(changed) & keys:
             raise
         return schedule_update(
             user=user,

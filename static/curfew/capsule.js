@@ -9,7 +9,8 @@
  * from the script's own src. Options (data-*): token (omit on the Curfew site
  * itself: the session is used), mode ("wide": face and words, "narrow": face
  * only), lang ("en" | "zh"), css (stylesheet URL), target (CSS selector),
- * poll (longest seconds between fallback polls, default 30).
+ * poll (longest seconds between fallback polls, default 30), band ("24h": today's
+ * 24-hour band under the pill, as the settings page draws it, with a now marker).
  *
  * Transport: one WebSocket (/ws/capsule/); the server pushes the state on
  * connect and on every change. When the socket drops it reconnects with
@@ -37,6 +38,8 @@
   var pollMax = Math.max(1, parseFloat(data("poll")) || 30) * 1000;
   var langGuess = data("lang") || document.documentElement.lang || navigator.language || "en";
   var lang = /^zh/i.test(langGuess) ? "zh" : "en";
+  // The band is asked of the server (?band=24h): only capsules that show it get it.
+  var BAND = data("band") === "24h" ? "24h" : "";
 
   var CLOSE_UNAUTHORIZED = 4401;
   var CLOSE_FORBIDDEN_ORIGIN = 4403;
@@ -142,6 +145,31 @@
   live.setAttribute("aria-live", "polite");
   root.appendChild(link);
   root.appendChild(pill);
+
+  // The 24-hour band (data-band="24h"): the cells are drawn from the pushed runs.
+  var band = null;
+  var bandCells = null;
+  var bandNow = null;
+  if (BAND) {
+    host.setAttribute("data-band", BAND);
+    band = el("span", "band");
+    band.setAttribute("part", "band");
+    band.setAttribute("role", "img");
+    band.hidden = true;
+    bandCells = el("span", "band-cells");
+    bandNow = el("span", "band-now");
+    bandNow.hidden = true;
+    var axis = el("span", "band-axis");
+    axis.setAttribute("aria-hidden", "true");
+    ["00", "06", "12", "18", "24"].forEach(function (hour) {
+      var tick = el("span");
+      tick.textContent = hour;
+      axis.appendChild(tick);
+    });
+    band.appendChild(bandCells);
+    band.appendChild(axis);
+    root.appendChild(band);
+  }
   root.appendChild(live);
 
   // -- rendering ------------------------------------------------------------
@@ -188,6 +216,104 @@
     return { key: key, label: text, detail: parts.join(" · "), progress: progress };
   }
 
+  // -- the band ---------------------------------------------------------------
+  var bandKey = "";
+  var bandDay = null; // {date, at (ms, server's instant), received (ms, local clock), zone}
+  var nowTimer = null;
+
+  function wallTime(minutes) {
+    var h = Math.floor(minutes / 60);
+    var m = minutes % 60;
+    return (h < 10 ? "0" : "") + h + ":" + (m < 10 ? "0" : "") + m;
+  }
+
+  function drawBand(b) {
+    var key = JSON.stringify([b.date, b.step, b.runs]);
+    if (key === bandKey) {
+      return;
+    }
+    bandKey = key;
+    while (bandCells.firstChild) {
+      bandCells.removeChild(bandCells.firstChild);
+    }
+    var spoken = [];
+    var start = 0;
+    b.runs.forEach(function (run) {
+      var state = run[0];
+      var names = (b.names && b.names[state]) || {};
+      var name = names[lang] || state;
+      var end = start + run[1] * b.step;
+      spoken.push(wallTime(start) + "–" + wallTime(end) + " " + name);
+      for (var i = 0; i < run[1]; i++) {
+        var cell = el("span", "cell s-" + state);
+        cell.setAttribute("data-state", state);
+        bandCells.appendChild(cell);
+      }
+      start = end;
+    });
+    bandCells.appendChild(bandNow);
+    var sentence = b.date + ": " + spoken.join(", ");
+    band.setAttribute("aria-label", sentence);
+    band.title = sentence;
+  }
+
+  function placeNow() {
+    clearTimeout(nowTimer);
+    nowTimer = null;
+    if (!band || !bandDay || !attached()) {
+      return;
+    }
+    // The server's instant moved on by the time since it arrived (a time machine too).
+    var instant = new Date(bandDay.at + (Date.now() - bandDay.received));
+    var parts = {};
+    try {
+      new Intl.DateTimeFormat("en-CA", {
+        timeZone: bandDay.zone || undefined,
+        year: "numeric",
+        month: "2-digit",
+        day: "2-digit",
+        hour: "2-digit",
+        minute: "2-digit",
+        hourCycle: "h23",
+      })
+        .formatToParts(instant)
+        .forEach(function (part) {
+          parts[part.type] = part.value;
+        });
+    } catch (e) {
+      bandNow.hidden = true;
+      return;
+    }
+    var date = parts.year + "-" + parts.month + "-" + parts.day;
+    var minutes = Number(parts.hour) * 60 + Number(parts.minute);
+    bandNow.hidden = date !== bandDay.date || isNaN(minutes);
+    // CSSOM, not a style attribute: allowed under a strict style-src.
+    bandNow.style.left = ((minutes / 1440) * 100).toFixed(3) + "%";
+    host.setAttribute("data-now", bandNow.hidden ? "" : wallTime(minutes));
+    // Moves each minute; the next day's band is pushed by the server at midnight.
+    nowTimer = setTimeout(placeNow, 60000 - (instant.getTime() % 60000) + 50);
+  }
+
+  function showBand(s) {
+    if (!band) {
+      return;
+    }
+    var b = s && s.band;
+    if (!b || !b.runs || !b.step) {
+      // No band to vouch for (connecting, reconnecting, refused): none is shown.
+      band.hidden = true;
+      bandDay = null;
+      clearTimeout(nowTimer);
+      nowTimer = null;
+      return;
+    }
+    drawBand(b);
+    band.hidden = false;
+    var at = Date.parse(s.at);
+    bandDay = { date: b.date, at: isNaN(at) ? Date.now() : at, received: Date.now(), zone: s.timezone };
+    placeNow();
+  }
+
   var lastAnnounced = "";
   function announce(sentence) {
     // Only real changes are spoken, not every identical push.
@@ -219,6 +345,7 @@
     meter.hidden = d.progress === null;
     // CSSOM, not a style attribute: allowed under a strict style-src.
     fill.style.width = (d.progress === null ? 0 : d.progress) + "%";
+    showBand(s);
     announce(TEXT.announce + d.label + (d.detail ? ", " + d.detail : ""));
   }
 
@@ -226,6 +353,7 @@
     var word = TEXT[linkState] || TEXT.reconnecting;
     paint("unknown", linkState, "unknown", word, "", TEXT.staleNote);
     meter.hidden = true;
+    showBand(null);
     if (linkState !== "connecting") {
       announce(TEXT.unknown + word);
     }
@@ -235,6 +363,7 @@
     var word = code === CLOSE_FORBIDDEN_ORIGIN ? TEXT.forbidden : TEXT.unauthorized;
     paint("refused", "refused", "refused", word, "", TEXT.refusedNote + word + " (" + code + ")");
     meter.hidden = true;
+    showBand(null);
     announce(TEXT.unknown + word);
   }
 
@@ -255,6 +384,9 @@
     if (token) {
       url.searchParams.set("token", token);
     }
+    if (BAND) {
+      url.searchParams.set("band", BAND);
+    }
     return url.href;
   }
 
@@ -270,6 +402,7 @@
     stopped = true;
     clearTimeout(retryTimer);
     clearTimeout(pollTimer);
+    clearTimeout(nowTimer);
     if (socket) {
       socket.onclose = null;
       socket.close();

@@ -385,3 +385,150 @@ def test_the_apps_own_pages_show_the_session_capsule(
     shot(page, artifacts_dir, "capsule-panel-new-token.png")
     assert not [e for e in errors if "Content Security Policy" in e], errors
     context.close()
+
+
+# -- the 24-hour band (data-band="24h", iframe ?band=24h) -----------------------------
+
+#: Records CSP violations in every frame before any page script runs.
+WATCH_CSP = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__csp.push([e.violatedDirective, e.blockedURI, e.sourceFile, e.lineNumber].join(" "));
+});
+"""
+
+#: The states' colours as states.css declares them (light; dark lights-out is lighter).
+STATE_RGB = {
+    "on-duty": "rgb(86, 180, 233)",
+    "winding": "rgb(230, 159, 0)",
+    "off-duty": "rgb(204, 121, 167)",
+    "lights-out": "rgb(31, 42, 92)",
+}
+DARK_LIGHTS_OUT = "rgb(74, 86, 166)"
+
+
+def band_page(app: str, token: str) -> str:
+    script = f"{app}/static/curfew/capsule.js"
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<link rel="icon" href="data:,">
+<title>A dashboard with the band</title><style>{HOSTILE_CSS}</style></head>
+<body>
+  <p id="wide"><script src="{script}" data-token="{token}" data-band="24h"></script></p>
+  <p id="narrow"><script src="{script}" data-token="{token}" data-band="24h"
+     data-mode="narrow"></script></p>
+  <p id="plain"><script src="{script}" data-token="{token}"></script></p>
+  <iframe src="{app}/embed/capsule/?token={token}&amp;band=24h" title="AI status" width="300"
+          height="96" style="border:0"></iframe>
+</body></html>"""
+
+
+BAND_HOSTS = "() => [...document.querySelectorAll('curfew-capsule[data-band]')]"
+
+
+def band_facts(frame: Any) -> list[dict[str, Any]]:
+    """What each band capsule in ``frame`` draws: its cells' states and fills, the
+    now marker's place, and the band's size."""
+    return frame.evaluate(
+        f"""() => ({BAND_HOSTS})().map(h => {{
+              const r = h.shadowRoot, band = r.querySelector('.band');
+              const cells = [...r.querySelectorAll('.band-cells .cell')];
+              const now = r.querySelector('.band-now');
+              const box = band.getBoundingClientRect();
+              const fills = {{}};
+              for (const c of cells) fills[c.dataset.state] = getComputedStyle(c).backgroundColor;
+              return {{hidden: band.hidden, states: cells.map(c => c.dataset.state), fills,
+                      label: band.getAttribute('aria-label') || '',
+                      nowShown: !now.hidden, nowLeft: parseFloat(now.style.left),
+                      nowAt: h.dataset.now, width: box.width, height: box.height,
+                      hostWidth: h.getBoundingClientRect().width}}; }})"""
+    )
+
+
+@pytest.mark.parametrize(
+    ("width", "scheme"),
+    [(900, "light"), (900, "dark"), (390, "light"), (390, "dark")],
+    ids=["desktop-light", "desktop-dark", "phone-light", "phone-dark"],
+)
+def test_the_capsule_draws_the_24_hour_band_when_asked(
+    browser: Any,
+    served_app: ServedApp,
+    tokens: dict[str, str],
+    artifacts_dir: str,
+    width: int,
+    scheme: str,
+) -> None:
+    pages = HostPages({"/band": band_page(served_app.base_url, tokens["embed"])})
+    context = browser.new_context(
+        viewport={"width": width, "height": 640}, color_scheme=scheme, locale="en-US"
+    )
+    context.add_init_script(WATCH_CSP)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+    # A weekday at 10:00 (the time machine runs on from there): peak hours, off duty.
+    api_post(served_app, tokens["api"], "/api/v1/overrides", {"debug": "2026-09-29 10:00"})
+    try:
+        page.goto(pages.base_url + "/band")
+        assert len(page.frames) == 2
+        frames = [f for f in page.frames if f is page.main_frame or "/embed/capsule/" in f.url]
+        ready = (
+            "h.dataset.link === 'live' && h.dataset.css === 'loaded' && "
+            "!h.hasAttribute('data-band') || "
+            "!h.shadowRoot.querySelector('.band').hidden && h.dataset.now"
+        )
+        for frame in frames:
+            wait_capsules(frame, ready)
+        facts = [fact for frame in frames for fact in band_facts(frame)]
+        assert len(facts) == 3, "wide, narrow and the iframe ask for the band"
+        for fact in facts:
+            assert not fact["hidden"]
+            assert len(fact["states"]) == 96
+            # The default Tuesday: 09-12 and 14-18 off duty (peak), lights out 03-09.
+            assert fact["states"][36:48] == ["off-duty"] * 12
+            assert fact["states"][12:36] == ["lights-out"] * 24
+            assert fact["states"][48:56] == ["on-duty"] * 8
+            # The now marker sits at 10:xx (40/96 of the day and a bit).
+            assert fact["nowShown"]
+            assert fact["nowAt"].startswith("10:")
+            assert 41.6 <= fact["nowLeft"] < 42.4, fact["nowLeft"]
+            # One palette: the fills are states.css's colours, as on the settings page.
+            expected = dict(STATE_RGB)
+            if scheme == "dark":
+                expected["lights-out"] = DARK_LIGHTS_OUT
+            assert fact["fills"] == expected
+            assert fact["label"].startswith("2026-09-29: 00:00–03:00 Winding down")
+            assert fact["height"] > 10
+            assert fact["width"] <= width
+        # The capsule that did not ask has no band.
+        assert page.evaluate(
+            "() => !document.querySelector('#plain curfew-capsule').shadowRoot"
+            ".querySelector('.band')"
+        )
+        # No sideways scroll on a phone.
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+        shot(page, artifacts_dir, f"capsule-band-{width}-{scheme}.png")
+
+        # Another day (a weekend): the band is pushed again and redrawn, no reload.
+        api_post(served_app, tokens["api"], "/api/v1/overrides", {"debug": "2026-10-11 10:00"})
+        for frame in frames:
+            wait_capsules(
+                frame,
+                "!h.hasAttribute('data-band') || "
+                "h.shadowRoot.querySelector('.band').getAttribute('aria-label')"
+                ".startsWith('2026-10-11')",
+            )
+        for fact in [fact for frame in frames for fact in band_facts(frame)]:
+            assert "off-duty" not in fact["states"], "a Sunday has no peak hours"
+            assert fact["nowShown"]
+        violations = [v for frame in frames for v in frame.evaluate("window.__csp || []")]
+        assert violations == [], f"CSP violations: {violations}"
+        assert failed == [], failed
+        assert errors == [], errors
+    finally:
+        api_post(served_app, tokens["api"], "/api/v1/overrides", {"debug": "clear"})
+        context.close()
+        pages.close()

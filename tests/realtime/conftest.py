@@ -82,7 +82,9 @@ def socket(
     origin: str | None = ALLOWED_ORIGIN,
     host: str | None = HOST,
     extra: list[tuple[bytes, bytes]] | None = None,
+    query: str = "",
 ) -> WebsocketCommunicator:
+    """A socket on the real app; ``query`` adds parameters (``"band=24h"``)."""
     from curfew_site.asgi import application
 
     headers: list[tuple[bytes, bytes]] = list(extra or [])
@@ -92,7 +94,9 @@ def socket(
         headers.append((b"origin", origin.encode()))
     if cookie is not None:
         headers.append((b"cookie", cookie.encode()))
-    path = "/ws/capsule/" if token is None else f"/ws/capsule/?token={token}"
+    params = [f"token={token}"] if token is not None else []
+    params += [query] if query else []
+    path = "/ws/capsule/" + ("?" + "&".join(params) if params else "")
     return WebsocketCommunicator(application, path, headers=headers)
 
 

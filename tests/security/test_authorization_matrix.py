@@ -13,8 +13,10 @@ project without a row here fails ``test_every_route_is_in_the_matrix``.
 from __future__ import annotations
 
 import json
+import zoneinfo
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -24,11 +26,14 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
 from curfew_core.models import ApiToken, Schedule
 from curfew_core.services.tokens import token_create, token_revoke
 
 pytestmark = pytest.mark.django_db(transaction=True)
+#: The default schedule's zone.
+SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
 
 ANONYMOUS = "anonymous"
 GARBAGE = "garbage token"
@@ -72,7 +77,12 @@ class Route:
     owned_by_ada: bool = False
     form: bool = False
     tags: tuple[str, ...] = field(default=())
+    #: Settings the call runs under (a feature the operator turns on).
+    settings: tuple[tuple[str, Any], ...] = ()
 
+
+SIGNUP_ON = (("CURFEW_SIGNUP", True),)
+RESET_ON = (("CURFEW_PASSWORD_RESET", True),)
 
 # ``{own_token_id}`` / ``{own_embed_id}`` are filled with ada's objects' ids.
 ROUTES: tuple[Route, ...] = (
@@ -96,16 +106,24 @@ ROUTES: tuple[Route, ...] = (
     # Anthropic's door takes the same API tokens (as a Bearer here, x-api-key elsewhere).
     Route("POST", "/v1/messages", LIVE_API, body={"model": "m", "max_tokens": 8, "messages": []}),
     Route("POST", "/v1/messages/count_tokens", LIVE_API, body={"model": "m", "messages": []}),
-    # The settings page and its forms: a signed-in person, acting on their own account.
+    # The settings site's sections and their forms: a signed-in person, acting
+    # on their own account.
     Route("GET", "/", ANY_SESSION),
+    Route("GET", "/schedule/", ANY_SESSION),
     Route("POST", "/schedule/", ANY_SESSION, form=True),
     Route("POST", "/schedule/preview/", ANY_SESSION, form=True),
+    Route("GET", "/replies/", ANY_SESSION),
+    Route("POST", "/replies/", ANY_SESSION, form=True),
+    Route("GET", "/integrations/", ANY_SESSION),
+    Route("GET", "/activity/", ANY_SESSION),
     Route("POST", "/overrides/", ANY_SESSION, body={"action": "auto"}, form=True),
     Route("POST", "/tokens/", ANY_SESSION, body={"name": "m", "kind": "api"}, form=True),
+    # Unconfirmed, it only asks; confirmed (as here), it revokes.
     Route(
         "POST",
         "/tokens/{own_token_id}/revoke/",
         frozenset({OWN_SESSION}),
+        body={"confirm": "1"},
         form=True,
         owned_by_ada=True,
     ),
@@ -122,6 +140,40 @@ ROUTES: tuple[Route, ...] = (
         form=True,
         owned_by_ada=True,
     ),
+    # The Account section: a signed-in person, acting on their own account.
+    Route("GET", "/account/", ANY_SESSION),
+    Route("POST", "/account/password/", ANY_SESSION, form=True),
+    Route("POST", "/account/sessions/", ANY_SESSION, form=True),
+    Route("POST", "/account/language/", ANY_SESSION, body={"language": "en"}, form=True),
+    Route("POST", "/account/timezone/", ANY_SESSION, form=True),
+    # Sign-up and password reset: nobody while off (404), everybody while on
+    # (a signed-in person is sent on to the settings page).
+    *(
+        Route(method, path, frozenset(), form=method == "POST")
+        for method, path in (
+            ("GET", "/account/signup/"),
+            ("POST", "/account/signup/"),
+            ("GET", "/account/reset/"),
+            ("POST", "/account/reset/"),
+            ("GET", "/account/reset/done/"),
+            ("GET", "/account/reset/MQ/set-password/"),
+            ("GET", "/account/reset/complete/"),
+        )
+    ),
+    Route("GET", "/account/signup/", frozenset(PRINCIPALS), settings=SIGNUP_ON),
+    Route("POST", "/account/signup/", frozenset(PRINCIPALS), form=True, settings=SIGNUP_ON),
+    Route("GET", "/account/reset/", frozenset(PRINCIPALS), settings=RESET_ON),
+    Route(
+        "POST",
+        "/account/reset/",
+        frozenset(PRINCIPALS),
+        body={"email": "x"},
+        form=True,
+        settings=RESET_ON,
+    ),
+    Route("GET", "/account/reset/done/", frozenset(PRINCIPALS), settings=RESET_ON),
+    Route("GET", "/account/reset/MQ/set-password/", frozenset(PRINCIPALS), settings=RESET_ON),
+    Route("GET", "/account/reset/complete/", frozenset(PRINCIPALS), settings=RESET_ON),
     # The admin: staff only.
     Route("GET", "/admin/", frozenset({STAFF})),
     Route("GET", "/admin/curfew_core/schedule/", frozenset({STAFF})),
@@ -150,6 +202,9 @@ COVERED_PATTERNS = {
     "",
     "schedule/",
     "schedule/preview/",
+    "replies/",
+    "integrations/",
+    "activity/",
     "overrides/",
     "tokens/",
     "tokens/<int:token_id>/revoke/",
@@ -163,6 +218,16 @@ COVERED_PATTERNS = {
     "embed/tokens/",
     "embed/tokens/<int:token_id>/revoke",
     "favicon.ico",  # public by design: a redirect to the static icon
+    "account/",
+    "account/password/",
+    "account/sessions/",
+    "account/language/",
+    "account/timezone/",
+    "account/signup/",  # public by design when on, a 404 when off
+    "account/reset/",
+    "account/reset/done/",
+    "account/reset/<uidb64>/<token>/",
+    "account/reset/complete/",
     "healthz",  # public probes
     "readyz",
     "admin/",
@@ -243,6 +308,11 @@ def _client(world: World, principal: str) -> Client:
 
 
 def _call(world: World, route: Route, principal: str) -> Any:
+    with override_settings(**dict(route.settings)):
+        return _call_as_set(world, route, principal)
+
+
+def _call_as_set(world: World, route: Route, principal: str) -> Any:
     client = _client(world, principal)
     path = route.path.format(own_token_id=world.own_token_id, own_embed_id=world.own_embed_id)
     headers: dict[str, str] = {}
@@ -280,7 +350,11 @@ def _state_of_ada(world: World) -> tuple[Any, ...]:
 
 
 CELLS = [
-    pytest.param(route, principal, id=f"{route.method} {route.path} × {principal}")
+    pytest.param(
+        route,
+        principal,
+        id=f"{route.method} {route.path}{' (on)' if route.settings else ''} × {principal}",
+    )
     for route in ROUTES
     for principal in PRINCIPALS
 ]
@@ -293,7 +367,13 @@ CELLS = [
     CURFEW_UPSTREAM_TIMEOUT=2,
 )
 @pytest.mark.parametrize(("route", "principal"), CELLS)
-def test_only_allowed_callers_get_through(world: World, route: Route, principal: str) -> None:
+def test_only_allowed_callers_get_through(
+    world: World, route: Route, principal: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An on-duty evening of today: off duty the proxy answers 503 by design
+    # (embeddings at night), which this matrix is not about.
+    evening = datetime.now(SHANGHAI).replace(hour=19, minute=30, second=0, microsecond=0)
+    monkeypatch.setattr(timezone, "now", lambda: evening.astimezone(UTC))
     before = _state_of_ada(world)
     response = _call(world, route, principal)
     allowed = principal in route.allowed

@@ -14,10 +14,13 @@ from curfew_core.services.schedules import schedule_update
 from curfew_core.services.tokens import token_create
 from tests.web.conftest import PageClient
 
+#: Every section of the settings site.
+SECTIONS = ["/", "/schedule/", "/replies/", "/integrations/", "/activity/"]
 PAGES = [
-    ("get", "/"),
+    *[("get", path) for path in SECTIONS],
     ("get", "/decision/"),
     ("post", "/schedule/"),
+    ("post", "/replies/"),
     ("post", "/schedule/preview/"),
     ("post", "/overrides/"),
     ("post", "/tokens/"),
@@ -74,9 +77,10 @@ def test_page_shows_only_your_own_schedule_and_tokens(
     schedule_update(user=other_user, changes={"curfew_start": "21:17"}, source="test")
     mine, _ = token_create(user=user, name="my laptop")
     theirs, _ = token_create(user=other_user, name="their laptop")
-    html = page.get("/").content.decode()
+    html = page.get("/schedule/").content.decode()
     assert 'value="22:45"' in html
     assert "21:17" not in html
+    html = page.get("/integrations/").content.decode()
     assert mine.prefix in html
     assert "my laptop" in html
     assert theirs.prefix not in html
@@ -90,8 +94,13 @@ def test_admin_stays_at_admin(db: None) -> None:
     assert client.get("/admin/").status_code == 200
 
 
-def test_content_security_policy_is_strict_and_the_page_keeps_to_it(page: PageClient) -> None:
-    response = page.get("/")
+@pytest.mark.parametrize("path", SECTIONS)
+def test_content_security_policy_is_strict_and_the_page_keeps_to_it(
+    page: PageClient, user: User, path: str
+) -> None:
+    token_create(user=user, name="x")  # the key list, with its revoke forms
+    response = page.get(path)
+    assert response.status_code == 200
     policy = response["Content-Security-Policy"]
     assert "script-src 'self'" in policy
     assert "style-src 'self'" in policy
@@ -151,9 +160,12 @@ def test_login_page_has_the_policy_and_the_stylesheet(db: None) -> None:
     assert 'href="/static/curfew/curfew.css"' in response.content.decode()
 
 
-def test_every_form_carries_csrf(page: PageClient, user: User) -> None:
+@pytest.mark.parametrize("path", SECTIONS)
+def test_every_form_carries_csrf(page: PageClient, user: User, path: str) -> None:
     token_create(user=user, name="x")
-    html = page.get("/").content.decode()
+    html = page.get(path).content.decode()
+    forms = re.findall(r"<form[^>]*>.*?</form>", html, flags=re.S)
+    assert [form for form in forms if 'method="post"' in form]  # sign-out at least
     for form in re.findall(r"<form[^>]*>.*?</form>", html, flags=re.S):
         if 'method="get"' in form:
             continue

@@ -80,8 +80,8 @@ def test_time_machine_shows_the_page_as_of_then(page: PageClient, user: User) ->
     assert override is not None
     assert override.debug_at is not None
     html = page.get("/").content.decode()
-    assert "as of 2026-09-29 10:00" in html
-    assert "time machine" in html
+    assert re.search(r'class="muted as-of">Tue 10:00 · Asia/Shanghai\s', html)
+    assert "pretend mode" in html
     assert 'id="now-state" data-state="off-duty"' in html
     assert 'data-date="2026-09-29"' in html  # the band is that day's
     assert re.search(r'class="cell s-off-duty is-now"', html)
@@ -103,7 +103,7 @@ def test_token_is_shown_once_and_stored_hashed(page: PageClient, user: User) -> 
     identity = identify(secret, kind="api")
     assert identity is not None
     assert identity.user_id == user.pk
-    later = page.get("/").content.decode()
+    later = page.get("/integrations/").content.decode()
     assert secret not in later
     assert token.prefix in later
     assert "laptop gateway" in later
@@ -125,20 +125,71 @@ def test_unknown_token_kind_is_refused(page: PageClient, user: User) -> None:
     assert not ApiToken.objects.filter(user=user).exists()
 
 
+def test_revoke_asks_first_and_names_the_key(page: PageClient, user: User) -> None:
+    mine, mine_raw = token_create(user=user, name="my laptop")
+    response = page.post(f"/tokens/{mine.id}/revoke/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="revoke-confirm"' in html
+    assert "Revoke “my laptop”?" in html
+    # The page's button posts the confirmation to the same door.
+    assert re.search(
+        rf'<form method="post" action="/tokens/{mine.id}/revoke/">\s*'
+        r'<input type="hidden" name="csrfmiddlewaretoken"[^>]*>'
+        r'<input type="hidden" name="confirm" value="1">',
+        html,
+    )
+    mine.refresh_from_db()
+    assert mine.revoked_at is None
+    assert identify(mine_raw, kind="api") is not None
+    # A name-less key is named by its prefix.
+    bare, _ = token_create(user=user, name="")
+    assert f"Revoke “{bare.prefix}”?" in page.post(f"/tokens/{bare.id}/revoke/").content.decode()
+
+
+def test_confirmed_revoke_without_script_goes_back_to_integrations(
+    page: PageClient, user: User
+) -> None:
+    mine, mine_raw = token_create(user=user, name="mine")
+    response = page.post(f"/tokens/{mine.id}/revoke/", {"confirm": "1"})
+    assert response.status_code == 302
+    assert response["Location"] == "/integrations/"
+    mine.refresh_from_db()
+    assert mine.revoked_at is not None
+    assert identify(mine_raw, kind="api") is None
+    html = page.get("/integrations/").content.decode()
+    assert "Key revoked." in html
+    assert mine.prefix not in html
+
+
+def test_the_key_list_confirms_over_htmx(page: PageClient, user: User) -> None:
+    mine, _ = token_create(user=user, name="mine")
+    html = page.get("/integrations/").content.decode()
+    row = html.split(f'data-token-id="{mine.id}"')[1].split("</tr>")[0]
+    # htmx asks in a dialog, then posts confirm=1 with the form.
+    assert 'hx-vals=\'{"confirm": "1"}\'' in row
+    assert "hx-confirm=" in row
+
+
 def test_revoke_own_token_only(page: PageClient, user: User, other_user: User) -> None:
     mine, mine_raw = token_create(user=user, name="mine")
     theirs, _ = token_create(user=other_user, name="theirs")
-    assert page.post(f"/tokens/{theirs.id}/revoke/").status_code == 404
+    for data in ({}, {"confirm": "1"}):
+        response = page.post(f"/tokens/{theirs.id}/revoke/", data)
+        assert response.status_code == 404
+        assert "theirs" not in response.content.decode()
     theirs.refresh_from_db()
     assert theirs.revoked_at is None
-    response = page.post(f"/tokens/{mine.id}/revoke/", htmx=True)
+    response = page.post(f"/tokens/{mine.id}/revoke/", {"confirm": "1"}, htmx=True)
     assert response.status_code == 200
+    assert response.content.decode().lstrip().startswith('<section class="card" id="tokens"')
     mine.refresh_from_db()
     assert mine.revoked_at is not None
     assert identify(mine_raw, kind="api") is None
     assert mine.prefix not in response.content.decode()
-    # Revoking twice is a clear 404, not a silent success.
+    # Revoking twice is a clear 404, not a silent success (nor a question).
     assert page.post(f"/tokens/{mine.id}/revoke/").status_code == 404
+    assert page.post(f"/tokens/{mine.id}/revoke/", {"confirm": "1"}).status_code == 404
 
 
 def test_decision_preview_for_a_chosen_moment(page: PageClient) -> None:
@@ -183,5 +234,8 @@ def test_decision_preview_with_a_request_and_bad_input(page: PageClient) -> None
 
 
 def test_decision_preview_works_without_script(page: PageClient) -> None:
-    html = page.get("/", {"at": "2026-09-30T01:30"}).content.decode()
+    html = page.get("/integrations/", {"at": "2026-09-30T01:30"}).content.decode()
     assert "&quot;budget&quot;: 560" in html
+    assert 'id="decision-at" value="2026-09-30T01:30"' in html or (
+        'value="2026-09-30T01:30" id="decision-at"' in html
+    )

@@ -31,6 +31,27 @@ def test_a_band_date_out_of_range_is_flagged(page: PageClient, query: dict[str, 
 
 
 @pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ({"at": "tuesday"}, "is not a date and time"),
+        ({"at": "9999-12-31T23:59"}, "is out of range"),
+        ({"day": "2026-12-01", "minute": "1440"}, "must be between 00:00 and 23:59"),
+    ],
+)
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_bad_preview_moment_is_flagged_and_now_is_shown(
+    page: PageClient, query: dict[str, str], says: str, htmx: bool
+) -> None:
+    response = page.get("/", query, htmx=htmx)
+    assert response.status_code == (422 if htmx else 400)
+    html = response.content.decode()
+    assert 'id="look-error"' in html
+    assert says in html
+    assert 'id="now"' in html  # the card, for now
+    assert "a preview on this page only" not in html
+
+
+@pytest.mark.parametrize(
     ("query", "field"),
     [
         ({"max_tokens": "²"}, "max_tokens"),
@@ -46,7 +67,7 @@ def test_a_band_date_out_of_range_is_flagged(page: PageClient, query: dict[str, 
 def test_bad_decision_input_is_flagged(
     page: PageClient, query: dict[str, str], field: str, htmx: bool
 ) -> None:
-    response = page.get("/decision/" if htmx else "/", query, htmx=htmx)
+    response = page.get("/decision/" if htmx else "/integrations/", query, htmx=htmx)
     # The full page says 400; the htmx partial 422 (see views.HTMX_INVALID).
     assert response.status_code == (422 if htmx else 400)
     html = response.content.decode()
@@ -56,7 +77,11 @@ def test_bad_decision_input_is_flagged(
 
 
 def _form(page: PageClient) -> list[tuple[str, str]]:
-    return form_fields(page.get("/").content.decode(), "schedule-form")
+    return form_fields(page.get("/schedule/").content.decode(), "schedule-form")
+
+
+def _replies(page: PageClient) -> list[tuple[str, str]]:
+    return form_fields(page.get("/replies/").content.decode(), "replies-form")
 
 
 @pytest.mark.parametrize(
@@ -73,12 +98,14 @@ def test_huge_or_odd_numbers_on_the_form_are_flagged(
     page: PageClient, user: User, replace: dict[str, object], field: str | None
 ) -> None:
     before = stored(user)
-    data = as_post(_form(page), **replace)
-    preview = page.post("/schedule/preview/", data, htmx=True)
-    assert preview.status_code == 200  # the live preview draws what is valid
-    if field is not None:
-        assert f'id="err-{field}"' in preview.content.decode()
-    saved = page.post("/schedule/", data)
+    replies = "safety_max_tokens" in replace
+    data = as_post(_replies(page) if replies else _form(page), **replace)
+    if not replies:  # the live preview is the Schedule section's
+        preview = page.post("/schedule/preview/", data, htmx=True)
+        assert preview.status_code == 200  # the live preview draws what is valid
+        if field is not None:
+            assert f'id="err-{field}"' in preview.content.decode()
+    saved = page.post("/replies/" if replies else "/schedule/", data)
     assert saved.status_code in (400, 409)
     html = saved.content.decode()
     if field is not None:
@@ -123,7 +150,10 @@ def test_the_live_preview_flags_a_band_date_out_of_range(page: PageClient, day: 
     [
         ("put", "/", "GET"),
         ("delete", "/decision/", "GET"),
-        ("get", "/schedule/", "POST"),
+        ("put", "/schedule/", "GET, POST"),
+        ("delete", "/replies/", "GET, POST"),
+        ("post", "/integrations/", "GET"),
+        ("post", "/activity/", "GET"),
         ("get", "/schedule/preview/", "POST"),
         ("get", "/overrides/", "POST"),
         ("get", "/tokens/", "POST"),

@@ -22,14 +22,14 @@ FOUR_AM = "2026-09-30T04:00"  # lights-out, Wednesday morning
 
 
 def _page(page: PageClient, **extra: Any) -> str:
-    response = page.get("/", **extra)
+    response = page.get("/replies/", **extra)
     assert response.status_code == 200
     text: str = response.content.decode()
     return text
 
 
 def _form(page: PageClient) -> list[tuple[str, str]]:
-    return form_fields(_page(page), "schedule-form")
+    return form_fields(_page(page), "replies-form")
 
 
 def _saved(user: User) -> list[str]:
@@ -62,7 +62,7 @@ def test_the_field_speaks_chinese(page: PageClient) -> None:
 
 def test_saving_a_list_lowercases_and_folds_repeats(page: PageClient, user: User) -> None:
     data = as_post(_form(page), exempt_purposes="compaction\n  Nightly-Backup \n\nnightly-backup\n")
-    response = page.post("/schedule/", data)
+    response = page.post("/replies/", data)
     assert response.status_code == 302, response.content[:500]
     assert _saved(user) == ["compaction", "nightly-backup"]
     assert ScheduleRevision.objects.filter(schedule__user=user, source="form").count() == 1
@@ -70,7 +70,7 @@ def test_saving_a_list_lowercases_and_folds_repeats(page: PageClient, user: User
 
 
 def test_an_emptied_field_saves_an_empty_list(page: PageClient, user: User) -> None:
-    assert page.post("/schedule/", as_post(_form(page), exempt_purposes="")).status_code == 302
+    assert page.post("/replies/", as_post(_form(page), exempt_purposes="")).status_code == 302
     assert _saved(user) == []
 
 
@@ -88,10 +88,10 @@ def test_an_emptied_field_saves_an_empty_list(page: PageClient, user: User) -> N
 def test_bad_input_is_flagged_on_the_field_and_nothing_is_saved(
     page: PageClient, user: User, typed: str, says: str
 ) -> None:
-    page.post("/schedule/", as_post(_form(page), curfew_start="22:00"))  # a saved schedule
+    page.post("/replies/", as_post(_form(page), off_duty_reply="Busy."))  # a saved row
     before = stored(user)
     response = page.post(
-        "/schedule/", as_post(_form(page), exempt_purposes=typed, off_duty_reply="changed too")
+        "/replies/", as_post(_form(page), exempt_purposes=typed, off_duty_reply="changed too")
     )
     assert response.status_code == 400
     html = response.content.decode()
@@ -122,6 +122,6 @@ def test_the_decision_preview_honours_the_list(page: PageClient) -> None:
     unlisted = _decision(page, purpose="anything")
     assert unlisted["action"] == "short-circuit"
     assert "purpose 'anything' is not exempt" in unlisted["reason"]
-    page.post("/schedule/", as_post(_form(page), exempt_purposes="compaction"))
+    page.post("/replies/", as_post(_form(page), exempt_purposes="compaction"))
     assert _decision(page, purpose="title")["action"] == "short-circuit"
     assert _decision(page, purpose="compaction")["action"] == "pass"

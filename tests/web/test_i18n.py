@@ -6,34 +6,73 @@ import gettext
 import re
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 
 from tests.web.conftest import PageClient
 
+ZH_CN = "zh-CN,zh;q=0.9"
+#: Words each section shows, by their English msgid.
+SECTION_WORDS = {
+    "/": ("Your day", "Back to schedule", "Change it for now", "Switch off until morning"),
+    "/schedule/": ("Peak hours", "Save", "Winding down: answer length through the night"),
+    "/replies/": ("Canned replies", "Tired persona", "Save"),
+    "/integrations/": ("Access keys", "Decision preview", "Set up your tools"),
+    "/activity/": ("Activity",),
+}
+
+
+def _catalogue() -> gettext.GNUTranslations:
+    mo = Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.mo"
+    with mo.open("rb") as handle:
+        return gettext.GNUTranslations(handle)
+
 
 def test_chinese_from_the_browser_language(page: PageClient) -> None:
-    html = page.get("/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    html = page.get("/", HTTP_ACCEPT_LANGUAGE=ZH_CN).content.decode()
     assert '<html lang="zh-Hans">' in html
-    for words in ("你的一天", "保存作息表", "收尾曲线", "临时调整", "熄灯"):
+    for words in ("你的一天", "恢复作息表", "现在", "熄灯"):
         assert words in html
-    assert "Save schedule" not in html
+    assert "Your day" not in html
+    assert "Back to schedule" not in html
+
+
+@pytest.mark.parametrize("path", list(SECTION_WORDS))
+def test_each_section_speaks_chinese(page: PageClient, path: str) -> None:
+    catalogue = _catalogue()
+    translated = [
+        (english, catalogue.gettext(english))
+        for english in SECTION_WORDS[path]
+        if catalogue.gettext(english) != english
+    ]
+    if not translated:
+        pytest.skip(f"no Chinese yet for the words of {path}")
+    html = page.get(path, HTTP_ACCEPT_LANGUAGE=ZH_CN).content.decode()
+    assert '<html lang="zh-Hans">' in html
+    for english, chinese in translated:
+        assert chinese in html, (english, chinese)
 
 
 def test_english_by_default(page: PageClient) -> None:
     html = page.get("/", HTTP_ACCEPT_LANGUAGE="en-US").content.decode()
     assert '<html lang="en">' in html
-    assert "Save schedule" in html
-    assert "保存作息表" not in html
+    assert "Your day" in html
+    assert "Back to schedule" in html
+    assert "你的一天" not in html
+    assert ">Save</button>" in page.get("/schedule/", HTTP_ACCEPT_LANGUAGE="en-US").content.decode()
 
 
 def test_switch_language_with_set_language(page: PageClient) -> None:
-    response = page.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
+    # The switch on a section comes back to that section.
+    html = page.get("/schedule/").content.decode()
+    assert '<input type="hidden" name="next" value="/schedule/">' in html
+    response = page.post("/i18n/setlang/", {"language": "zh-hans", "next": "/schedule/"})
     assert response.status_code == 302
-    assert response["Location"] == "/"
+    assert response["Location"] == "/schedule/"
     html = page.get("/", HTTP_ACCEPT_LANGUAGE="en-US").content.decode()
-    assert "保存作息表" in html
+    assert "你的一天" in html
     page.post("/i18n/setlang/", {"language": "en", "next": "/"})
-    assert "Save schedule" in page.get("/").content.decode()
+    assert "Your day" in page.get("/").content.decode()
 
 
 def test_sign_in_page_in_chinese(anonymous: PageClient) -> None:

@@ -36,7 +36,7 @@ def _figure(html: str) -> dict[str, Any]:
 
 
 def _preview(page: PageClient, **replace: Any) -> Any:
-    fields = form_fields(page.get("/").content.decode(), "schedule-form")
+    fields = form_fields(page.get("/schedule/").content.decode(), "schedule-form")
     data = as_post(fields, **{"band_date": TUESDAY.isoformat(), "band_view": "day", **replace})
     return page.post("/schedule/preview/", data, htmx=True)
 
@@ -109,7 +109,7 @@ def test_preview_partial_follows_unsaved_edits(page: PageClient, user: User) -> 
     assert 'id="curve-panel"' in html
     assert 'id="band" class="band-body" data-view="day" hx-swap-oob="true"' in html
     assert _figure(html)["layout"]["xaxis"]["ticktext"][0] == "21:00"
-    assert "Budget from Tue 21:00 to Wed 03:00" in html
+    assert "Answer length from Tue 21:00 to Wed 03:00" in html
     # Two more hours of winding on the band: 21:00-23:00 is eight more cells.
     assert _cells(html, "winding") == _cells(saved.content.decode(), "winding") + 8
     assert not Schedule.objects.filter(user=user).exists(), "a preview never saves"
@@ -132,12 +132,19 @@ def test_invalid_rows_are_flagged_and_not_drawn(page: PageClient) -> None:
 
 
 def test_other_field_errors_come_back_live(page: PageClient) -> None:
-    html = _preview(page, timezone="Mars/Olympus", off_duty_reply="").content.decode()
+    html = _preview(page, timezone="Mars/Olympus", extra_holidays="someday").content.decode()
     assert re.search(r'id="err-timezone"[^>]*>&#x27;Mars/Olympus&#x27; is not a known', html)
-    assert re.search(r'id="err-off_duty_reply"[^>]*>must not be empty', html)
+    assert re.search(r'id="err-extra_holidays"[^>]*>[^<]*is not a date', html)
     assert re.search(r'id="err-curfew_start"[^>]*></p>', html)
     # Still drawn, from the valid part of the form.
     assert _figure(html)["data"][0]["y"][0] == 2048
+
+
+def test_the_preview_is_the_schedule_sections_alone(page: PageClient) -> None:
+    # A Replies setting is no edit of the Schedule form: not judged here.
+    html = _preview(page, off_duty_reply="").content.decode()
+    assert "must not be empty" not in html
+    assert 'id="err-off_duty_reply"' not in html
 
 
 def test_band_week_view_through_the_preview(page: PageClient) -> None:

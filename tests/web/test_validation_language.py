@@ -35,7 +35,7 @@ SOURCES = (
 
 
 def _form(page: PageClient) -> list[tuple[str, str]]:
-    return form_fields(page.get("/").content.decode(), "schedule-form")
+    return form_fields(page.get("/schedule/").content.decode(), "schedule-form")
 
 
 def test_a_refused_save_is_flagged_in_chinese(page: PageClient) -> None:

@@ -1,0 +1,61 @@
+"""The settings site's sections: one navigation naming where you are, and the
+Activity section's audit trail of what was changed, by whom, through which door."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+
+from curfew_core.services.schedules import schedule_update
+from curfew_core.web.sections import SECTIONS
+from tests.web.conftest import PageClient
+from tests.web.forms import as_post, form_fields
+
+PATHS = {
+    "overview": "/",
+    "schedule": "/schedule/",
+    "replies": "/replies/",
+    "integrations": "/integrations/",
+    "activity": "/activity/",
+}
+
+
+@pytest.mark.parametrize(("code", "path"), list(PATHS.items()))
+def test_the_navigation_marks_the_current_section(page: PageClient, code: str, path: str) -> None:
+    response = page.get(path)
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    html = response.content.decode()
+    nav = html.split('<nav class="section-nav"')[1].split("</nav>")[0]
+    links = dict(re.findall(r'<a href="([^"]+)"[^>]*data-section="([a-z]+)"', nav))
+    for section_code, section_path in PATHS.items():
+        assert links.get(section_path) == section_code
+    current = re.findall(r'aria-current="page" data-section="([a-z]+)"', nav)
+    assert current == [code]
+
+
+def test_every_declared_section_with_a_page_is_in_the_table() -> None:
+    # A new section joins the tests above (the account page lives elsewhere).
+    assert {s.code for s in SECTIONS} - {"account"} == set(PATHS)
+
+
+def test_activity_lists_your_changes_and_their_door(
+    page: PageClient, user: User, other_user: User
+) -> None:
+    html = page.get("/activity/").content.decode()
+    assert "None yet." in html
+    fields = form_fields(page.get("/replies/").content.decode(), "replies-form")
+    page.post("/replies/", as_post(fields, off_duty_reply="Busy."))
+    schedule_update(
+        user=other_user, changes={"off_duty_reply": "theirs"}, source="test", actor=other_user
+    )
+    html = page.get("/activity/").content.decode()
+    assert "None yet." not in html
+    rows = re.findall(r'<tr data-subject="[^"]*">(.*?)</tr>', html, re.S)
+    assert len(rows) == 1
+    assert "Busy." in rows[0]
+    assert "page" in rows[0]
+    assert user.get_username() in rows[0]
+    assert "theirs" not in html
