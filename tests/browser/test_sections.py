@@ -1,8 +1,8 @@
 """The settings site in sections, in real headless Chromium (issue 12, "Proof").
 
-Each section (Overview, Schedule, Replies & persona, Integrations, Activity)
-at desktop 1280×800 and phone 390×844, light and dark, English and Chinese:
-no console error, no CSP violation, no sideways scroll on a phone. Then the
+Each section (Overview, Schedule, Replies & persona, Integrations, Activity,
+Account) at desktop 1280×800 and phone 390×844, light and dark, English and
+Chinese: no console error, no CSP violation, no sideways scroll. Then the
 flows: the first screen names the next change and its time in words; the save
 bar appears only with unsaved changes and counts them, a save keeps the place
 and shows a toast; the leave-page warning guards unsaved edits only; revoking a
@@ -44,6 +44,7 @@ SECTIONS = {
     "replies": ("/replies/", "#replies-form"),
     "integrations": ("/integrations/", "#key-list, #key-list-empty"),
     "activity": ("/activity/", "main .section-head"),
+    "account": ("/account/", "#password"),
 }
 
 

@@ -1,7 +1,7 @@
 """One vocabulary and one palette on the settings pages and in the live capsule.
 
 Real Chromium on the served app: with the time machine at an instant, the
-overview's Now card (its Details) and band legend, and the capsule on the
+overview's Now card and band legend, and the capsule on the
 Integrations section, must show the same progress number, the same state name
 (English and Chinese) and the same colour.
 The numbers and names come from ``curfew_core.vocabulary``, the colours from
@@ -131,7 +131,9 @@ def test_winding_progress_and_names_agree_on_page_and_capsule(
             # The overview: the Now card's state and its Details' reason, the band's legend.
             page.goto(f"{base}/")
             page.wait_for_selector("#now-headline")
-            page_number = percent(page.text_content("#now-reason") or "")
+            page_number = percent(page.inner_text("#now-progress"))
+            # The same number as the reason in Details (the engine's own).
+            assert percent(page.text_content("#now-reason") or "") == page_number
             name = legend_name(page, "winding")
             assert page.inner_text("#now-state").strip() == name
             # The capsule, on the Integrations section.
