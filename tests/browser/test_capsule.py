@@ -11,6 +11,7 @@ import json
 import os
 import re
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -144,26 +145,38 @@ NOT_FORCED = "h.dataset.link === 'live' && !h.shadowRoot.textContent.includes('f
 
 
 def wait_capsules(frame: Any, condition: str, timeout: float = 15) -> None:
-    """Wait until every capsule in ``frame`` satisfies the JS ``condition`` on ``h`` (host)."""
-    frame.wait_for_function(
+    """Wait until every capsule in ``frame`` satisfies the JS ``condition`` on ``h`` (host).
+
+    Polled from outside: ``wait_for_function`` evals inside the page, which the
+    settings pages' strict CSP forbids."""
+    expression = (
         f"() => {{ const hs = ({ALL_CAPSULES})(); "
-        f"return hs.length > 0 && hs.every(h => {condition}); }}",
-        timeout=timeout * 1000,
+        f"return hs.length > 0 && hs.every(h => {condition}); }}"
     )
+    deadline = time.monotonic() + timeout
+    while not frame.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"capsules still not {condition} after {timeout}s")
+        time.sleep(0.1)
 
 
 def words(frame: Any) -> list[str]:
-    return frame.evaluate(
-        f"""() => ({ALL_CAPSULES})().map(h => {{
+    return list(
+        frame.evaluate(
+            f"""() => ({ALL_CAPSULES})().map(h => {{
               const r = h.shadowRoot;
               return [r.querySelector('.face').textContent, r.querySelector('.label').textContent,
                       r.querySelector('.detail').textContent].join(' ').trim(); }})"""
+        )
     )
 
 
 def live_text(frame: Any) -> list[str]:
-    return frame.evaluate(
-        f"() => ({ALL_CAPSULES})().map(h => h.shadowRoot.querySelector('[aria-live]').textContent)"
+    return list(
+        frame.evaluate(
+            f"() => ({ALL_CAPSULES})().map(h => "
+            "h.shadowRoot.querySelector('[aria-live]').textContent)"
+        )
     )
 
 
@@ -352,24 +365,15 @@ def test_the_apps_own_pages_show_the_session_capsule(
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    pages = ["/embed/"]
-    front = page.goto(served_app.base_url + "/")
-    if (
-        front is not None
-        and front.ok
-        and "curfew-capsule"
-        in page.evaluate(
-            "() => document.querySelectorAll('curfew-capsule').length ? 'curfew-capsule' : ''"
-        )
-    ):
-        pages.append("/")  # the settings page includes the panel
-    for path in pages:
+    # The embed page's panel and the Integrations section's capsule.
+    for path, panel in (("/embed/", "#capsule-panel"), ("/integrations/", "#capsule")):
         page.goto(served_app.base_url + path)
+        assert page.locator(f"{panel} curfew-capsule").count() == 1, path
         wait_capsules(page, "h.dataset.link === 'live' && h.dataset.state !== 'unknown'")
         api_post(served_app, tokens["api"], "/api/v1/overrides", {"off": True})
         wait_capsules(page, FORCED_OFF)
-        name = "capsule-panel-settings-page" if path == "/" else "capsule-panel-embed-page"
-        page.locator("#capsule-panel").screenshot(path=os.path.join(artifacts_dir, f"{name}.png"))
+        name = "capsule-panel-settings-page" if path != "/embed/" else "capsule-panel-embed-page"
+        page.locator(panel).screenshot(path=os.path.join(artifacts_dir, f"{name}.png"))
         api_post(served_app, tokens["api"], "/api/v1/overrides", {"auto": True})
         wait_capsules(page, NOT_FORCED)
     # Minting a token from the panel shows it once, inside a working snippet.

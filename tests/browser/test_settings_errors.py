@@ -71,7 +71,7 @@ def _sign_in(watched: Watched, app: ServedApp) -> Any:
     page.fill("#id_password", PASSWORD)
     page.click(".login-card button[type=submit]")
     page.wait_for_url(f"{app.base_url}/")
-    wait_drawn(page, 0)
+    page.wait_for_selector("#now-headline")
     return page
 
 
@@ -83,8 +83,9 @@ def _refused_overtime_stays_in_its_panel(watched: Watched, app: ServedApp) -> No
     assert "forever" in page.inner_text("#overrides #override-error")
     # Swapped into its panel, not the whole document: the page and its stylesheet are still there.
     assert page.locator("link[rel=stylesheet][href*='curfew/curfew.']").count() == 1
-    assert page.locator("#schedule-form").count() == 1
-    assert page.locator("#curve-chart").count() == 1
+    assert page.locator("#now-headline").count() == 1
+    assert page.locator("#band-section").count() == 1
+    assert page.locator("nav.section-nav").count() == 1
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background not in ("rgba(0, 0, 0, 0)", "")  # styled, not a bare fragment
     # The refused request is a 4xx, which Chromium logs; nothing else went wrong.
@@ -109,10 +110,12 @@ def test_refused_decision_query_stays_in_its_panel_with_debug_on(
     watched: Watched, debug_app: ServedApp
 ) -> None:
     page = _sign_in(watched, debug_app)
+    page.goto(f"{debug_app.base_url}/integrations/")
     page.fill("#decision input[name=max_tokens]", "lots")
     page.click("#decision-ask")
     page.wait_for_selector("#decision-result .banner-error")
-    assert page.locator("#schedule-form").count() == 1
+    assert page.locator("#tokens").count() == 1
+    assert page.locator("#setup").count() == 1
     assert page.locator("link[rel=stylesheet][href*='curfew/curfew.']").count() == 1
     watched.problems.clear()
     watched.assert_clean()
@@ -124,8 +127,10 @@ def test_a_whole_session_logs_no_error_and_no_csp_violation(
 ) -> None:
     plain_app: ServedApp = request.getfixturevalue(app_name)
     page = _sign_in(watched, plain_app)
-    # Edit a field: the chart and band redraw.
-    count = drawn(page)
+    base = plain_app.base_url
+    # Schedule: edit a field, and the chart and band redraw.
+    page.goto(f"{base}/schedule/")
+    count = wait_drawn(page, 0)
     page.fill("#f-curfew_start", "21:30")
     count = wait_drawn(page, count)
     # Add an anchor, fill it, then remove it again.
@@ -134,22 +139,42 @@ def test_a_whole_session_logs_no_error_and_no_csp_violation(
     row.locator("input[name$='-time']").fill("22:15")
     row.locator("input[name$='-tokens']").fill("2000")
     count = wait_drawn(page, count)
+    # Drawn with the new anchor (the answer to the last edit is in, none in flight).
+    wait_until(
+        page,
+        "document.querySelectorAll('#curve-chart .scatterlayer .trace:nth-child(2) path.point')"
+        ".length === 6",
+    )
+    count = drawn(page)
     page.locator("#anchor-rows [data-row]").last.locator("[data-remove-row]").click()
     count = wait_drawn(page, count)
-    # Hover the chart (Plotly's hover label) and ask the decision preview.
+    # Hover the chart (Plotly's hover label), then save in place (a toast).
     page.hover("#curve-chart")
-    page.click("#decision-ask")
-    page.wait_for_selector("#decision-json")
-    # Save, then an overtime and back.
     page.click("#save-schedule")
-    page.wait_for_url(f"{plain_app.base_url}/")
-    wait_drawn(page, 0)
+    page.wait_for_selector("#toast .toast-success")
+    # Overview: an overtime and back (a reload), and a look at another time.
+    page.goto(f"{base}/")
     page.click("#overrides button[value='30m']")
     page.wait_for_selector("#now-override")
     page.click("#back-to-schedule")
     wait_until(page, "!document.querySelector('#now-override')")
     page.wait_for_load_state("load")
-    wait_drawn(page, 0)
+    page.wait_for_selector("#now-headline")
+    page.fill("#look-at", "2026-12-01T23:30")
+    page.dispatch_event("#look-at", "change")
+    page.wait_for_selector("#look-banner .look-banner")
+    # Replies: a preset filled in, then discarded.
+    page.goto(f"{base}/replies/")
+    page.click("button[data-preset=en]")  # the saved persona is the Chinese one
+    page.wait_for_selector("#replies-form .savebar.is-dirty")
+    with page.expect_navigation():
+        page.click("#replies-form [data-discard]")
+    # Integrations: ask the decision preview.
+    page.goto(f"{base}/integrations/")
+    page.click("#decision-ask")
+    page.wait_for_selector("#decision-json")
+    # Activity.
+    page.goto(f"{base}/activity/")
     # The browser's own favicon request finds one.
     watched.assert_clean()
 

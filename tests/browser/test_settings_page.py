@@ -40,10 +40,11 @@ class Watched:
         self.problems: list[str] = []
         page.on("console", self._console)
         page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
-        page.on(
-            "response",
-            lambda r: r.status >= 500 and self.problems.append(f"{r.status} {r.url}"),
-        )
+        page.on("response", self._response)
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 500:
+            self.problems.append(f"{response.status} {response.url}")
 
     def _console(self, message: Any) -> None:
         if message.type in ("error", "warning"):
@@ -90,6 +91,7 @@ def dark(browser: Any, served_app: ServedApp, account: str) -> Iterator[Watched]
 
 
 def sign_in(watched: Watched, app: ServedApp) -> Any:
+    """Sign in; the first screen is the overview (no chart there)."""
     page = watched.page
     page.goto(f"{app.base_url}/")
     assert "/login/" in page.url  # the page needs sign-in
@@ -97,6 +99,13 @@ def sign_in(watched: Watched, app: ServedApp) -> Any:
     page.fill("#id_password", PASSWORD)
     page.click(".login-card button[type=submit]")
     page.wait_for_url(f"{app.base_url}/")
+    page.wait_for_selector("#now-headline")
+    return page
+
+
+def open_schedule(page: Any, app: ServedApp) -> Any:
+    """The Schedule section, with its chart drawn."""
+    page.goto(f"{app.base_url}/schedule/")
     wait_drawn(page, 0)
     return page
 
@@ -166,11 +175,14 @@ def test_edit_save_reload_and_override(
     desktop: Watched, served_app: ServedApp, artifacts_dir: str
 ) -> None:
     page = sign_in(desktop, served_app)
+    # The overview: the now card and the day band.
     assert page.locator("#now-state").is_visible()
     assert_layout(page, labels="#band .tick.major .tick-label")
     screenshot(page, artifacts_dir, "settings-desktop.png")
 
-    # Change the curfew start: chart and band redraw without a reload.
+    # Schedule: change the curfew start, and chart and band redraw without a reload.
+    open_schedule(page, served_app)
+    assert_layout(page, labels="#band .tick.major .tick-label")
     count = drawn(page)
     line = page.get_attribute("#curve-chart .scatterlayer .trace path.js-line", "d")
     winding = cells(page, "winding")
@@ -200,10 +212,11 @@ def test_edit_save_reload_and_override(
         ".length === 6",
     )
 
-    # Save, reload, and it is all still there.
+    # Save (in place, with a toast), reload, and it is all still there.
     page.click("#save-schedule")
-    page.wait_for_url(f"{served_app.base_url}/")
-    assert "Saved" in page.inner_text(".messages")
+    page.wait_for_selector("#toast .toast-success")
+    assert "Saved" in page.inner_text("#toast")
+    assert page.url == f"{served_app.base_url}/schedule/"
     page.reload()
     wait_drawn(page, 0)
     assert page.input_value("#f-curfew_start") == "21:00"
@@ -221,10 +234,12 @@ def test_edit_save_reload_and_override(
     page.wait_for_selector("#form-errors")
     assert "Nothing was saved" in page.inner_text("#form-errors")
     assert page.input_value("#f-curfew_start") == "24:61"  # kept for fixing
-    # The refused save answers 400, which Chromium logs; that one is expected.
-    assert [p for p in desktop.problems if "status of 400" not in p] == []
+    # The refused htmx save answers 422, which Chromium logs; that one is expected.
+    assert [p for p in desktop.problems if "status of 422" not in p] == []
     desktop.problems.clear()
-    page.goto(f"{served_app.base_url}/")
+    # Discarding the edit goes back to what was saved.
+    with page.expect_navigation():
+        page.click("#schedule-form [data-discard]")
     wait_drawn(page, 0)
     assert page.input_value("#f-curfew_start") == "21:00"
 
@@ -232,7 +247,8 @@ def test_edit_save_reload_and_override(
     page.click("label:has(input[name=band_view][value=week])")
     wait_until(page, "document.querySelectorAll('#band .band').length === 7")
 
-    # Apply an override, then go back to the schedule.
+    # On the overview: apply an override, then go back to the schedule.
+    page.goto(f"{served_app.base_url}/")
     page.click("#overrides button[value='30m']")
     page.wait_for_selector("#now-override")
     assert "Overtime until" in page.inner_text("#now-override")
@@ -241,7 +257,7 @@ def test_edit_save_reload_and_override(
     # The page reloads (going back also clears the time machine, which moves everything).
     wait_until(page, "!document.querySelector('#now-override')")
     page.wait_for_load_state("load")
-    wait_drawn(page, 0)
+    page.wait_for_selector("#now-headline")
     assert page.locator("#now-override").count() == 0
     desktop.assert_clean()
 
@@ -249,14 +265,18 @@ def test_edit_save_reload_and_override(
 def test_phone_layout(phone: Watched, served_app: ServedApp, artifacts_dir: str) -> None:
     page = sign_in(phone, served_app)
     assert_layout(page, labels="#band .tick.six .tick-label")
+    screenshot(page, artifacts_dir, "settings-phone.png")
+    open_schedule(page, served_app)
+    assert_layout(page, labels="#band .tick.six .tick-label")
     # On a phone the form is one column and the chart still has room to draw.
     chart = page.locator("#curve-chart").bounding_box()
     assert chart["width"] > 300
-    screenshot(page, artifacts_dir, "settings-phone.png")
+    screenshot(page, artifacts_dir, "settings-phone-schedule.png")
     # The same page in Chinese: the declared labels and help texts, translated.
     page.click("button[name=language][value=zh-hans]")
     page.wait_for_selector("html[lang=zh-Hans]")
     wait_drawn(page, 0)
+    assert page.url == f"{served_app.base_url}/schedule/"
     assert "启用宵禁" in page.inner_text("#schedule-form")
     screenshot(page, artifacts_dir, "settings-phone-zh.png")
     page.click("button[name=language][value=en]")
@@ -268,11 +288,18 @@ def test_dark_mode_and_chinese(dark: Watched, served_app: ServedApp, artifacts_d
     page = sign_in(dark, served_app)
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background != "rgb(244, 245, 250)"  # the light page colour
+    open_schedule(page, served_app)
     page.click("button[name=language][value=zh-hans]")
     page.wait_for_selector("html[lang=zh-Hans]")
     wait_drawn(page, 0)
-    assert "保存作息表" in page.inner_text("#save-schedule")
+    # The save bar is hidden until an edit; its button is translated.
+    assert page.inner_text("#schedule-form legend >> nth=0") == "夜晚"
+    page.fill("#f-curfew_start", "21:15")
+    page.wait_for_selector("#save-schedule", state="visible")
+    assert page.inner_text("#save-schedule").strip() == "保存"
     screenshot(page, artifacts_dir, "settings-desktop-dark-zh.png")
+    with page.expect_navigation():
+        page.click("#schedule-form [data-discard]")
     page.click("button[name=language][value=en]")
     page.wait_for_selector("html[lang=en]")
     dark.assert_clean()

@@ -1,8 +1,9 @@
-"""One vocabulary and one palette on the settings page and in its live capsule.
+"""One vocabulary and one palette on the settings pages and in the live capsule.
 
-Real Chromium on the served app: with the time machine at an instant, the page's
-Now card and band legend and the capsule on the same page must show the same
-progress number, the same state name (English and Chinese) and the same colour.
+Real Chromium on the served app: with the time machine at an instant, the
+overview's Now card and band legend, and the capsule on the
+Integrations section, must show the same progress number, the same state name
+(English and Chinese) and the same colour.
 The numbers and names come from ``curfew_core.vocabulary``, the colours from
 ``static/curfew/states.css``; before they did, the capsule said "winding 13 %"
 beside the page's 12 %, "上班中" beside the legend's "值班", green beside blue.
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.browser
 
 USER = "vocabulary-browser"
 PASSWORD = "correct horse battery"
-CAPSULE = "document.querySelector('#capsule-panel curfew-capsule')"
+CAPSULE = "document.querySelector('#capsule curfew-capsule')"
 
 
 def api_post(app: ServedApp, token: str, path: str, body: dict[str, Any]) -> Any:
@@ -122,20 +123,28 @@ def test_winding_progress_and_names_agree_on_page_and_capsule(
     state = time_machine("23:30")
     assert state["state"] == "winding"
     page = open_page(browser, served_app, width=width)
+    base = served_app.base_url
     try:
         for language in ("en", "zh"):
             if language == "zh":
                 to_chinese(page)
+            # The overview: the Now card's state and its Details' reason, the band's legend.
+            page.goto(f"{base}/")
+            page.wait_for_selector("#now-headline")
+            page_number = percent(page.inner_text("#now-progress"))
+            # The same number as the reason in Details (the engine's own).
+            assert percent(page.text_content("#now-reason") or "") == page_number
+            name = legend_name(page, "winding")
+            assert page.inner_text("#now-state").strip() == name
+            # The capsule, on the Integrations section.
+            page.goto(f"{base}/integrations/")
             capsule_live(page, "winding")
-            page_number = percent(page.inner_text("#now .detail"))
             label = capsule_label(page)
             assert percent(label) == page_number == 12, (language, label)
-            name = legend_name(page, "winding")
             assert label.startswith(name + " "), (language, label, name)
-            assert page.inner_text("#now-state").strip() == name
             # The declared name is longer than the capsule's old one: still no sideways spill.
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-            page.locator("#capsule-panel").scroll_into_view_if_needed()
+            page.locator("#capsule").scroll_into_view_if_needed()
             kind = "desktop" if width > 600 else "phone"
             shot(page, artifacts_dir, f"vocabulary-winding-{kind}-{language}.png")
         to_english(page)
@@ -151,7 +160,7 @@ def test_on_duty_is_one_colour_and_one_name(
     page = open_page(browser, served_app, width=1280, scheme=scheme)
     try:
         to_chinese(page)
-        capsule_live(page, "on-duty")
+        page.wait_for_selector("#now-headline")
         band = page.evaluate(
             "getComputedStyle(document.querySelector('#band .band .cell.s-on-duty'))"
             ".backgroundColor"
@@ -159,11 +168,14 @@ def test_on_duty_is_one_colour_and_one_name(
         legend = page.evaluate(
             "getComputedStyle(document.querySelector('.legend .swatch.s-on-duty')).backgroundColor"
         )
+        name = legend_name(page, "on-duty")
+        page.goto(f"{served_app.base_url}/integrations/")
+        capsule_live(page, "on-duty")
         capsule = page.evaluate(
             f"getComputedStyle({CAPSULE}.shadowRoot.querySelector('.capsule')).borderTopColor"
         )
         assert band == legend == capsule, (band, legend, capsule)
-        assert capsule_label(page) == legend_name(page, "on-duty") == "值班"
+        assert capsule_label(page) == name == "值班"
         shot(page, artifacts_dir, f"vocabulary-on-duty-desktop-zh-{scheme}.png")
         to_english(page)
     finally:
