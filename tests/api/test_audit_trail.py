@@ -146,7 +146,7 @@ def test_page_changes_are_audited(page: Client, user: User) -> None:
     assert (entry.door, entry.subject, entry.action) == ("page", "token", "created")
     assert entry.changes == {"kind": "api", "name": "laptop", "prefix": token.prefix}
 
-    assert page.post(f"/tokens/{token.pk}/revoke/").status_code == 302
+    assert page.post(f"/tokens/{token.pk}/revoke/", {"confirm": "1"}).status_code == 302
     entry = _only_new(user, 3)
     assert (entry.door, entry.subject, entry.action) == ("page", "token", "revoked")
     _no_secrets(user)
