@@ -16,3 +16,18 @@ def lookup(mapping: Mapping[Any, Any] | None, key: Any) -> Any:
     if not mapping:
         return ""
     return mapping.get(key, "")
+
+
+@register.filter
+def audit_what(row: Any) -> str:
+    """An audit row's subject and action in the reader's language."""
+    from curfew_core.web.words import audit_what as words
+
+    return words(row.subject, row.action)
+
+
+@register.filter
+def audit_door(door: str) -> str:
+    from curfew_core.web.words import audit_door as words
+
+    return words(door)

@@ -155,3 +155,40 @@ def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWo
         as_of=to_wall(verdict.at, schedule.timezone).strftime("%Y-%m-%d %H:%M"),
         time_machine=verdict.debug_at is not None,
     )
+
+
+#: What an audit entry says happened, in the reader's language (the stored
+#: codes stay English: the API and the admin read them).
+AUDIT_WHAT = {
+    ("schedule", "saved"): gettext_lazy("Schedule saved"),
+    ("override", "overtime"): gettext_lazy("Overtime started"),
+    ("override", "off"): gettext_lazy("Switched off by hand"),
+    ("override", "auto"): gettext_lazy("Back to schedule"),
+    ("override", "debug"): gettext_lazy("Pretend mode started"),
+    ("override", "debug-clear"): gettext_lazy("Pretend mode stopped"),
+    ("token", "created"): gettext_lazy("Key created"),
+    ("token", "revoked"): gettext_lazy("Key revoked"),
+    ("account", "password changed"): gettext_lazy("Password changed"),
+    ("account", "signed out other sessions"): gettext_lazy("Other sessions signed out"),
+    ("account", "language saved"): gettext_lazy("Language saved"),
+    ("account", "signed up"): gettext_lazy("Signed up"),
+}
+#: The doors by their English names (``AuditEntry.Door`` labels).
+AUDIT_DOORS = {
+    "settings page": gettext_lazy("settings page"),
+    "API": gettext_lazy("API"),
+    "command line": gettext_lazy("command line"),
+    "admin": gettext_lazy("admin"),
+    "system": gettext_lazy("system"),
+}
+
+
+def audit_what(subject: str, action: str) -> str:
+    """``Key revoked`` for ``("token", "revoked")``; an unknown pair as stored."""
+    words = AUDIT_WHAT.get((subject, action))
+    return str(words) if words is not None else f"{subject} {action}"
+
+
+def audit_door(door: str) -> str:
+    words = AUDIT_DOORS.get(door)
+    return str(words) if words is not None else door

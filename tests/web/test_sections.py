@@ -59,3 +59,15 @@ def test_activity_lists_your_changes_and_their_door(
     assert "page" in rows[0]
     assert user.get_username() in rows[0]
     assert "theirs" not in html
+
+
+def test_activity_says_what_happened_in_the_readers_language(page: PageClient, user: User) -> None:
+    from curfew_core.services.tokens import token_create, token_revoke
+
+    token, _raw = token_create(user=user, name="laptop", kind="api", actor=user, door="page")
+    token_revoke(user=user, token_id=token.pk, actor=user, door="page")
+    english = page.get("/activity/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Key revoked" in english and "settings page" in english
+    chinese = page.get("/activity/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+    assert "已吊销密钥" in chinese and "已创建密钥" in chinese and "设置页面" in chinese
+    assert "token revoked" not in chinese
