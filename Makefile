@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 LOCAL := .local
 
-.PHONY: run test lint typecheck pytest pytest-engine bench fuzz clean serve
+.PHONY: run test lint typecheck pytest pytest-engine bench fuzz clean serve screenshots
 
 # client/pyproject.toml: the gateway client is installed from the checkout (-e ./client),
 # so a change to its metadata or dependencies reinstalls it.
@@ -69,3 +69,6 @@ clean:
 # Production: see bin/serve (needs SECRET_KEY, and DATABASE_URL/REDIS_URL for more than one process).
 serve: $(VENV)/.base
 	bin/serve
+
+screenshots: $(VENV)/.dev  ## refresh docs/screenshots (the README's pictures) from the browser suite
+	CURFEW_DOCS_SCREENSHOTS=1 $(PY) -m pytest -q -p no:randomly tests/browser/test_sections.py -k "clean_and_fits"

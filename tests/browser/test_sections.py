@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import urllib.error
 import urllib.request
@@ -34,7 +35,14 @@ pytestmark = pytest.mark.browser
 
 USER = "web-sections"
 PASSWORD = "correct horse battery"
-DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+#: The README's screenshots are refreshed on purpose (``make screenshots``), not
+#: by every run: their content follows the clock, and a test run should leave
+#: the checkout as it found it.
+DOCS_SCREENSHOTS = (
+    Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+    if os.environ.get("CURFEW_DOCS_SCREENSHOTS") == "1"
+    else None
+)
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 #: Each section: its path and an element only it has.
@@ -168,9 +176,9 @@ def test_each_section_is_clean_and_fits(
             viewport["width"],
         )
         assert sticking_out == [], sticking_out
-        if size == "desktop" and scheme == "light" and lang == "en":
+        if DOCS_SCREENSHOTS and (size, scheme, lang) == ("desktop", "light", "en"):
             name = DOCS_SCREENSHOTS / f"{section}-desktop.png"
-        elif size == "phone" and scheme == "dark" and lang == "zh":
+        elif DOCS_SCREENSHOTS and (size, scheme, lang) == ("phone", "dark", "zh"):
             name = DOCS_SCREENSHOTS / f"{section}-phone-zh.png"
         else:
             name = Path(artifacts_dir) / f"sections-{section}-{size}-{scheme}-{lang}.png"
