@@ -136,6 +136,7 @@ class _Day:
         "nights",
         "peaks",
         "personas",
+        "slots",
         "tiers",
         "valley",
         "workday",
@@ -175,12 +176,42 @@ class _Day:
                 + [edge for peak in peaks for edge in peak]
             )
         )
+        #: What the schedule says between two edges, for every wall there:
+        #: ``slots[i]`` holds on ``[edges[i - 1], edges[i])``, where
+        #: ``i = bisect_right(edges, wall)``. Every window starts and ends on an
+        #: edge, so the edge that opens a stretch reads as all of it does.
+        self.slots = tuple(
+            _slot(self.nights, self.peaks, wall) for wall in (self.edges[0] - 1, *self.edges)
+        )
         self.date_text = f"{today:%Y-%m-%d}"
         texts = schedule.tier_texts or ("",)
         #: The persona of each tier, joined once.
         self.personas = tuple(join_sentences(schedule.tired_persona, t) or None for t in texts)
         #: ``_readings`` of the edges and steps asked for so far (bounded).
         self.instants: dict[int, _Readings] = {}
+
+
+#: ``(state, peak, wake_up, winding nights)``: the reading of a stretch between
+#: two edges (``_Day.slots``), its winding windows still to be read at the moment.
+_Slot = tuple[State, bool, int | None, tuple[_Night, ...]]
+
+
+def _slot(nights: tuple[_Night, ...], peaks: tuple[tuple[int, int], ...], wall: int) -> _Slot:
+    state = State.ON_DUTY
+    wake_up: int | None = None
+    winding: list[_Night] = []
+    for night in nights:
+        if night.start <= wall < night.lights_out:
+            winding.append(night)
+            if SEVERITY[State.WINDING] > SEVERITY[state]:
+                state = State.WINDING
+        elif night.lights_out <= wall < night.wake_up:
+            state = State.LIGHTS_OUT
+            wake_up = night.wake_up if wake_up is None else max(wake_up, night.wake_up)
+    peak = any(start <= wall < end for start, end in peaks)
+    if peak and SEVERITY[State.OFF_DUTY] > SEVERITY[state]:
+        state = State.OFF_DUTY
+    return state, peak, wake_up, tuple(winding) if state is State.WINDING else ()
 
 
 #: Days per (schedule, local date). Keyed by the identity of the built
@@ -298,40 +329,21 @@ def _read(
     """What the schedule alone says at one wall reading: its state, the peak
     flag, the winding window (only while winding, and only if asked), the
     wake-up of a lights-out and the index of the next edge in ``day.edges``."""
-    state = State.ON_DUTY
+    after = bisect_right(day.edges, wall)
+    state, peak, wake_up, windows = day.slots[after]
     winding: _Wind | None = None
-    wake_up: int | None = None
-    for night in day.nights:
-        if night.start <= wall < night.lights_out:
-            if winding_too:
-                candidate = _winding(schedule, day, night, wall)
-                # Overlapping windows (odd per-weekday times): the tighter budget
-                # wins, and a step of either window may change which one that is.
-                if winding is not None:
-                    steps = [s for s in (winding[3], candidate[3]) if s is not None]
-                    tighter = candidate if candidate[1] < winding[1] else winding
-                    winding = (*tighter[:3], min(steps, default=None))
-                else:
-                    winding = candidate
-            if SEVERITY[State.WINDING] > SEVERITY[state]:
-                state = State.WINDING
-        elif night.lights_out <= wall < night.wake_up:
-            state = State.LIGHTS_OUT
-            wake_up = night.wake_up if wake_up is None else max(wake_up, night.wake_up)
-    peak = False
-    for start, end in day.peaks:
-        if start <= wall < end:
-            peak = True
-            break
-    if peak and SEVERITY[State.OFF_DUTY] > SEVERITY[state]:
-        state = State.OFF_DUTY
-    return (
-        state,
-        peak,
-        winding if state is State.WINDING else None,
-        wake_up,
-        bisect_right(day.edges, wall),
-    )
+    if winding_too:
+        for night in windows:
+            candidate = _winding(schedule, day, night, wall)
+            # Overlapping windows (odd per-weekday times): the tighter budget
+            # wins, and a step of either window may change which one that is.
+            if winding is not None:
+                steps = [s for s in (winding[3], candidate[3]) if s is not None]
+                tighter = candidate if candidate[1] < winding[1] else winding
+                winding = (*tighter[:3], min(steps, default=None))
+            else:
+                winding = candidate
+    return state, peak, winding, wake_up, after
 
 
 def _describe(state: State, winding: _Wind | None, wake_up: int | None, day: _Day) -> str:
