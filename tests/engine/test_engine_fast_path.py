@@ -7,6 +7,7 @@ every day band, against the old implementation kept as the oracle
 from __future__ import annotations
 
 import dataclasses
+import sys
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -210,3 +211,59 @@ def test_day_bands_of_a_year_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
         fast, before = bands(schedule, day, monkeypatch)
         assert fast == before, day
         day += timedelta(days=9)
+
+
+# -- what is kept, counted (not timed) ---------------------------------------------
+
+
+class CountingHolidays:
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def holiday_name(self, day: date) -> str | None:
+        self.asked += 1
+        return None
+
+    def workday_name(self, day: date) -> str | None:
+        self.asked += 1
+        return None
+
+
+def test_a_date_is_worked_out_once_per_schedule() -> None:
+    calendar = CountingHolidays()
+    schedule = Schedule(holidays=calendar)
+    decide(local(2026, 9, 29, 20, 0), schedule)
+    assert calendar.asked > 0
+    calendar.asked = 0
+    # On duty, peak, winding and the next edges of the same local date: no
+    # holiday lookup again (the day plan holds the day kinds).
+    for hour, minute in [(10, 0), (13, 0), (20, 30), (23, 30), (23, 59)]:
+        decide(local(2026, 9, 29, hour, minute), schedule)
+    assert calendar.asked == 0
+    # A new schedule object is a new plan.
+    decide(local(2026, 9, 29, 10, 0), Schedule(holidays=calendar))
+    assert calendar.asked > 0
+
+
+def test_a_winding_plateau_finds_its_budget_step_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    decide_module = sys.modules["curfew_core.engine.decide"]
+    real = decide_module.next_budget_change
+    calls: list[float] = []
+
+    def counting(*args: Any) -> float | None:
+        calls.append(args[2])
+        return real(*args)
+
+    monkeypatch.setattr(decide_module, "next_budget_change", counting)
+    schedule = Schedule()
+    first = decide(local(2026, 9, 29, 23, 30), schedule)
+    assert len(calls) == 1
+    # Later moments of the same budget plateau, before its step: the step is kept.
+    for micros in (1, 500, 1_000_000):
+        later = decide(local(2026, 9, 29, 23, 30) + timedelta(microseconds=micros), schedule)
+        assert (later.budget, later.valid_until) == (first.budget, first.valid_until)
+    assert len(calls) == 1
+    # Past the step, a new plateau: worked out again.
+    after = decide(first.valid_until, schedule)
+    assert after.budget != first.budget
+    assert len(calls) == 2
