@@ -16,7 +16,7 @@ def round_half_away(value: float) -> int:
     return math.floor(abs(value) + 0.5) * (1 if value >= 0 else -1)
 
 
-def _segment(points: Points, p: float) -> int:
+def segment_of(points: Points, p: float) -> int:
     """Index ``i`` such that ``points[i][0] <= p < points[i+1][0]``."""
     index = 0
     for i in range(len(points) - 1):
@@ -36,7 +36,7 @@ def curve_value(points: Points, curve: Curve, p: float) -> float:
     if curve is Curve.EASE_IN:
         ratio = (p - first_at) / (last_at - first_at)
         return first + (last - first) * ratio * ratio
-    i = _segment(points, p)
+    i = segment_of(points, p)
     (a_at, a_val), (b_at, b_val) = points[i], points[i + 1]
     if curve is Curve.STEP:
         return float(a_val)
@@ -63,12 +63,12 @@ def next_budget_change(points: Points, curve: Curve, p: float) -> float | None:
         return first_at
     current = budget_at(points, curve, p)
     if curve is Curve.STEP:
-        i = _segment(points, p)
+        i = segment_of(points, p)
         return points[i + 1][0]
     if curve is Curve.EASE_IN:
         lo_at, lo_val, hi_at, hi_val = first_at, first, last_at, last
     else:
-        i = _segment(points, p)
+        i = segment_of(points, p)
         (lo_at, lo_val), (hi_at, hi_val) = points[i], points[i + 1]
     if hi_val == lo_val or hi_at == lo_at:
         return hi_at

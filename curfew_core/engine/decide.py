@@ -8,21 +8,16 @@ this call is acted on at all.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
-from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Literal
 
-from curfew_core.engine.clock import (
-    format_wall,
-    next_transition,
-    to_wall,
-    wall_to_instant,
-)
-from curfew_core.engine.curve import budget_at, next_budget_change
-from curfew_core.engine.days import day_kind, night_window
+from curfew_core.engine.clock import MINUTES_PER_DAY, format_wall, next_transition, to_wall
+from curfew_core.engine.curve import Points, budget_at, next_budget_change, segment_of
+from curfew_core.engine.days import Night, day_kind, night_window
 from curfew_core.engine.overrides import Overrides
-from curfew_core.engine.schedule import RequestContext, Schedule, purpose_key
+from curfew_core.engine.schedule import Curve, RequestContext, Schedule, purpose_key
 from curfew_core.engine.verdict import (
     SEVERITY,
     Action,
@@ -74,189 +69,297 @@ def join_sentences(*parts: str) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
-class _Winding:
-    start: datetime
-    end: datetime
-    progress: float
-    budget: int
-    tier: int
-    #: Wall time of the next budget or persona-tier step inside this window.
-    next_step: datetime | None
+# -- what a local date says, apart from the instant -------------------------------
+#
+# Everything below compares wall readings as whole microseconds (``_wall_us``):
+# integers order exactly as the naive wall datetimes they stand for, so a
+# reading is a few integer comparisons, and nothing that holds for a whole date
+# (its nights, peak windows, day kind, texts) is built again per call.
+
+_US = 1_000_000
+_MINUTE_US = 60 * _US
+_DAY_US = 24 * 60 * _MINUTE_US
+_SECOND = timedelta(seconds=1)
+#: ``format_wall`` of every minute of a day, looked up instead of formatted.
+_HHMM = tuple(format_wall(minute) for minute in range(MINUTES_PER_DAY))
+
+#: ``(progress, budget, tier, next_step)`` of a winding window at one moment;
+#: ``next_step`` is the wall reading (``_wall_us``) of its next budget or
+#: persona-tier step inside the window.
+_Wind = tuple[float, int, int, int | None]
+#: A wall reading's real instants (UTC, earliest first; both folds, so the same
+#: instant twice away from a DST change), each with the zone's offset there.
+_Readings = tuple[tuple[datetime, timedelta | None], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Reading:
-    """What the schedule alone says at one wall-clock moment."""
-
-    state: State
-    peak: bool
-    winding: _Winding | None
-    wake_up: datetime | None
-    valley: str | None
-    #: The workday (``"make-up workday"``) that cancels today's valley, if any.
-    workday: str | None
-    #: Next wall time at which the schedule state or the peak flag may change.
-    next_edge: datetime | None
+def _wall_us(wall: datetime) -> int:
+    """A wall reading (its own fields; ``tzinfo`` is not looked at) as whole
+    microseconds since the midnight that starts ordinal day 0."""
+    return (
+        wall.toordinal() * 86_400 + wall.hour * 3_600 + wall.minute * 60 + wall.second
+    ) * _US + wall.microsecond
 
 
-def _midnight(wall: datetime) -> datetime:
-    return wall.replace(hour=0, minute=0, second=0, microsecond=0)
+class _Night:
+    """One night (``night_window``'s) as wall microseconds, with the steps of
+    its persona tiers, which do not depend on the instant either."""
+
+    __slots__ = ("last_step", "length", "lights_out", "start", "tier_steps", "wake_up")
+
+    def __init__(self, night: Night, tiers: int) -> None:
+        self.start = _wall_us(night.start)
+        self.lights_out = _wall_us(night.lights_out)
+        self.wake_up = _wall_us(night.wake_up)
+        #: Seconds, as ``timedelta.total_seconds`` gives them (exactly ``µs / 10**6``).
+        self.length = (night.lights_out - night.start).total_seconds()
+        #: Where tier ``k`` ends (``k + 1`` starts); the last tier ends at lights-out.
+        self.tier_steps = tuple(
+            _wall_us(night.start + timedelta(seconds=(tier + 1) / tiers * self.length))
+            for tier in range(tiers - 1)
+        )
+        #: The last budget step worked out in this window (``_budget_step``).
+        self.last_step: tuple[tuple[bool, int, int], float, int, int] | None = None
 
 
-def _winding(schedule: Schedule, start: datetime, end: datetime, wall: datetime) -> _Winding:
-    length = (end - start).total_seconds()
-    progress = (wall - start).total_seconds() / length
-    points = schedule.fractions
-    tiers = max(len(schedule.tier_texts), 1)
-    tier = min(int(progress * tiers), tiers - 1)
-    steps = [start + timedelta(seconds=(tier + 1) / tiers * length)] if tier + 1 < tiers else []
-    if points:
-        budget = budget_at(points, schedule.curve, progress)
-        change = next_budget_change(points, schedule.curve, progress)
-        if change is not None:
-            step = max(start + timedelta(seconds=change * length), wall + _TICK)
-            # ``change`` is where the raw curve meets a half-token line, rounded
-            # to the microsecond; going down, x.5 still rounds up, so the budget
-            # only changes just after it. Settle on the first microsecond whose
-            # budget really differs: a boundary that is early by a hair would
-            # otherwise be answered by ``wall_to_instant``'s one-second fallback.
-            for _ in range(3):
-                if step >= end:
-                    break
-                ahead = (step - start).total_seconds() / length
-                if budget_at(points, schedule.curve, ahead) != budget:
-                    break
-                step += _TICK
-            steps.append(step)
-    else:
-        budget = 0
-    return _Winding(start, end, progress, budget, tier, min(steps) if steps else None)
-
-
-@dataclass(frozen=True, slots=True)
-class _Frame:
+class _Day:
     """What the schedule says about one local date, apart from the instant.
 
     Built once per (schedule, date) and reused by every reading that falls on
-    that date: the four nights and three days of peak windows are the same
-    datetimes for every instant of the day, and holiday lookups are not free.
+    that date: the four nights and three days of peak windows are the same for
+    every instant of the day, and holiday lookups are not free.
     """
 
-    #: ``(start, lights_out, wake_up)`` of the nights of the two evenings
-    #: before the date, the date's own and the next one's.
-    nights: tuple[tuple[datetime, datetime, datetime], ...]
-    #: Non-empty peak windows of the day before, the date and the day after
-    #: (valley days left out), or none with the peak shift off.
-    peaks: tuple[tuple[datetime, datetime], ...]
-    #: Every night and peak edge, sorted: the next edge is one bisection away.
-    edges: tuple[datetime, ...]
-    valley: str | None
-    workday: str | None
-
-
-def _build_frame(schedule: Schedule, today: datetime) -> _Frame:
-    nights = []
-    # A night starts at most a day after its evening and spans at most 24h, so
-    # the nights of the two evenings before today, today's and tomorrow's are
-    # every night that can cover a moment of today or start next.
-    for offset in (-2, -1, 0, 1):
-        night = night_window(schedule, (today + offset * _DAY).date())
-        nights.append((night.start, night.lights_out, night.wake_up))
-    peaks = []
-    valley_today, workday_today = (
-        day_kind(schedule, today.date()) if schedule.peak_shift else (None, None)
+    __slots__ = (
+        "date_text",
+        "edges",
+        "instants",
+        "nights",
+        "peaks",
+        "personas",
+        "slots",
+        "tiers",
+        "valley",
+        "workday",
     )
-    if schedule.peak_shift:
-        for offset in (-1, 0, 1):
-            day = today + offset * _DAY
-            valley = valley_today if offset == 0 else day_kind(schedule, day.date())[0]
-            if valley is not None:
-                continue
-            for window_start, window_end in schedule.peak_windows:
-                start = day + timedelta(minutes=window_start)
-                end = start + timedelta(minutes=(window_end - window_start) % (24 * 60))
-                if start != end:
-                    peaks.append((start, end))
-    edges = sorted([edge for night in nights for edge in night] + [e for p in peaks for e in p])
-    return _Frame(tuple(nights), tuple(peaks), tuple(edges), valley_today, workday_today)
+
+    def __init__(self, schedule: Schedule, today: datetime) -> None:
+        self.tiers = max(len(schedule.tier_texts), 1)
+        # A night starts at most a day after its evening and spans at most 24h,
+        # so the nights of the two evenings before today, today's and
+        # tomorrow's are every night that can cover a moment of today or start next.
+        self.nights = tuple(
+            _Night(night_window(schedule, (today + offset * _DAY).date()), self.tiers)
+            for offset in (-2, -1, 0, 1)
+        )
+        peaks: list[tuple[int, int]] = []
+        self.valley, self.workday = (
+            day_kind(schedule, today.date()) if schedule.peak_shift else (None, None)
+        )
+        if schedule.peak_shift:
+            for offset in (-1, 0, 1):
+                day = today + offset * _DAY
+                valley = self.valley if offset == 0 else day_kind(schedule, day.date())[0]
+                if valley is not None:
+                    continue
+                for window_start, window_end in schedule.peak_windows:
+                    start = day + timedelta(minutes=window_start)
+                    end = start + timedelta(minutes=(window_end - window_start) % (24 * 60))
+                    if start != end:
+                        peaks.append((_wall_us(start), _wall_us(end)))
+        #: Non-empty peak windows of the day before, the date and the day after
+        #: (valley days left out), or none with the peak shift off.
+        self.peaks = tuple(peaks)
+        #: Every night and peak edge, sorted: the next edge is one bisection away.
+        self.edges = tuple(
+            sorted(
+                [edge for n in self.nights for edge in (n.start, n.lights_out, n.wake_up)]
+                + [edge for peak in peaks for edge in peak]
+            )
+        )
+        #: What the schedule says between two edges, for every wall there:
+        #: ``slots[i]`` holds on ``[edges[i - 1], edges[i])``, where
+        #: ``i = bisect_right(edges, wall)``. Every window starts and ends on an
+        #: edge, so the edge that opens a stretch reads as all of it does.
+        self.slots = tuple(
+            _slot(self.nights, self.peaks, wall) for wall in (self.edges[0] - 1, *self.edges)
+        )
+        self.date_text = f"{today:%Y-%m-%d}"
+        texts = schedule.tier_texts or ("",)
+        #: The persona of each tier, joined once.
+        self.personas = tuple(join_sentences(schedule.tired_persona, t) or None for t in texts)
+        #: ``_readings`` of the edges and steps asked for so far (bounded).
+        self.instants: dict[int, _Readings] = {}
 
 
-#: Frames per (schedule, local date). Keyed by the identity of the built
+#: ``(state, peak, wake_up, winding nights)``: the reading of a stretch between
+#: two edges (``_Day.slots``), its winding windows still to be read at the moment.
+_Slot = tuple[State, bool, int | None, tuple[_Night, ...]]
+
+
+def _slot(nights: tuple[_Night, ...], peaks: tuple[tuple[int, int], ...], wall: int) -> _Slot:
+    state = State.ON_DUTY
+    wake_up: int | None = None
+    winding: list[_Night] = []
+    for night in nights:
+        if night.start <= wall < night.lights_out:
+            winding.append(night)
+            if SEVERITY[State.WINDING] > SEVERITY[state]:
+                state = State.WINDING
+        elif night.lights_out <= wall < night.wake_up:
+            state = State.LIGHTS_OUT
+            wake_up = night.wake_up if wake_up is None else max(wake_up, night.wake_up)
+    peak = any(start <= wall < end for start, end in peaks)
+    if peak and SEVERITY[State.OFF_DUTY] > SEVERITY[state]:
+        state = State.OFF_DUTY
+    return state, peak, wake_up, tuple(winding) if state is State.WINDING else ()
+
+
+#: Days per (schedule, local date). Keyed by the identity of the built
 #: ``Schedule`` (frozen; a new one per saved version); the entry keeps the
 #: object, so an ``id`` is never reused under it. Bounded: cleared when full.
 _FRAME_MEMO_SIZE = 4096
-_frames: dict[tuple[int, date], tuple[Schedule, _Frame]] = {}
+_frames: dict[tuple[int, int], tuple[Schedule, _Day]] = {}
+#: Instants kept per day: its edges, and the steps of a winding night as it goes.
+_INSTANTS_PER_DAY = 64
 
 
-def _frame(schedule: Schedule, wall: datetime) -> _Frame:
-    key = (id(schedule), wall.date())
+def _day(schedule: Schedule, ordinal: int) -> _Day:
+    key = (id(schedule), ordinal)
     hit = _frames.get(key)
     if hit is not None and hit[0] is schedule:
         return hit[1]
-    frame = _build_frame(schedule, _midnight(wall))
+    day = _Day(schedule, datetime.fromordinal(ordinal))
     if len(_frames) >= _FRAME_MEMO_SIZE:
         _frames.clear()
-    _frames[key] = (schedule, frame)
-    return frame
+    _frames[key] = (schedule, day)
+    return day
 
 
-def _read(schedule: Schedule, wall: datetime) -> _Reading:
-    frame = _frame(schedule, wall)
-    state = State.ON_DUTY
-    winding: _Winding | None = None
-    wake_up: datetime | None = None
+def _readings(day: _Day, wall: int, tz: tzinfo) -> _Readings:
+    """The real instants at which the clock reads ``wall`` (``wall_to_instant``'s
+    candidates), each with the zone's offset there, worked out once per day."""
+    found = day.instants.get(wall)
+    if found is None:
+        naive = datetime.fromordinal(wall // _DAY_US) + timedelta(microseconds=wall % _DAY_US)
+        instants = sorted(naive.replace(tzinfo=tz, fold=fold).astimezone(UTC) for fold in (0, 1))
+        found = tuple((instant, instant.astimezone(tz).utcoffset()) for instant in instants)
+        if len(day.instants) >= _INSTANTS_PER_DAY:
+            day.instants.clear()
+        day.instants[wall] = found
+    return found
 
-    for start, lights_out, wake in frame.nights:
-        if start <= wall < lights_out:
-            candidate = _winding(schedule, start, lights_out, wall)
-            # Overlapping windows (odd per-weekday times): the tighter budget wins,
-            # and a step of either window may change which one that is.
+
+def _until(start: datetime, before: timedelta | None, readings: _Readings, tz: tzinfo) -> datetime:
+    """``next_transition(start, boundary, tz) or boundary`` for the boundary
+    ``wall_to_instant`` picks among ``readings`` after ``start``, where
+    ``before`` is the zone's offset at ``start``.
+
+    An offset that is the same at both ends is ``next_transition``'s own
+    "no change" answer, read off the cache instead of converting again.
+    """
+    for boundary, offset in readings:
+        if boundary > start:
+            if offset is not None and offset == before:
+                return boundary
+            return next_transition(start, boundary, tz) or boundary
+    # Both readings lie behind us (a wall time in a repeated hour already
+    # passed twice); the boundary is gone, so look a second ahead.
+    boundary = start + _SECOND
+    return next_transition(start, boundary, tz) or boundary
+
+
+def _budget_step(
+    night: _Night, points: Points, curve: Curve, progress: float, budget: int, wall: int
+) -> int | None:
+    """The wall reading of the next budget step inside ``night`` (or ``None``).
+
+    ``next_budget_change`` depends on the moment only through the budget, the
+    curve's segment and which side of the first anchor it is, except when the
+    moment already sits on the crossing; so the step found for one moment
+    stands for every later moment of the same plateau before it, and the last
+    one is kept.
+    """
+    if len(points) == 1 or progress >= points[-1][0]:
+        return None  # next_budget_change's "no further change"
+    key = (progress < points[0][0], segment_of(points, progress), budget)
+    memo = night.last_step
+    if memo is not None and memo[0] == key and memo[1] > progress and memo[2] > wall:
+        return memo[3]
+    change = next_budget_change(points, curve, progress)
+    if change is None:  # pragma: no cover - ruled out above
+        return None
+    base = night.start + timedelta(seconds=change * night.length) // _TICK
+    step = max(base, wall + 1)
+    # ``change`` is where the raw curve meets a half-token line, rounded to the
+    # microsecond; going down, x.5 still rounds up, so the budget only changes
+    # just after it. Settle on the first microsecond whose budget really
+    # differs: a boundary that is early by a hair would otherwise be answered
+    # by ``wall_to_instant``'s one-second fallback.
+    for _ in range(3):
+        if step >= night.lights_out:
+            break
+        ahead = (step - night.start) / _US / night.length
+        if budget_at(points, curve, ahead) != budget:
+            break
+        step += 1
+    if base > wall and change != math.nextafter(progress, math.inf):
+        night.last_step = (key, change, base, step)
+    return step
+
+
+def _winding(schedule: Schedule, day: _Day, night: _Night, wall: int) -> _Wind:
+    # ``(wall - start).total_seconds() / length``: the same float.
+    progress = (wall - night.start) / _US / night.length
+    tiers = day.tiers
+    tier = min(int(progress * tiers), tiers - 1)
+    next_step = night.tier_steps[tier] if tier + 1 < tiers else None
+    points = schedule.fractions
+    if not points:
+        return progress, 0, tier, next_step
+    budget = budget_at(points, schedule.curve, progress)
+    step = _budget_step(night, points, schedule.curve, progress, budget, wall)
+    if step is not None and (next_step is None or step < next_step):
+        next_step = step
+    return progress, budget, tier, next_step
+
+
+def _read(
+    schedule: Schedule, day: _Day, wall: int, winding_too: bool
+) -> tuple[State, bool, _Wind | None, int | None, int]:
+    """What the schedule alone says at one wall reading: its state, the peak
+    flag, the winding window (only while winding, and only if asked), the
+    wake-up of a lights-out and the index of the next edge in ``day.edges``."""
+    after = bisect_right(day.edges, wall)
+    state, peak, wake_up, windows = day.slots[after]
+    winding: _Wind | None = None
+    if winding_too:
+        for night in windows:
+            candidate = _winding(schedule, day, night, wall)
+            # Overlapping windows (odd per-weekday times): the tighter budget
+            # wins, and a step of either window may change which one that is.
             if winding is not None:
-                steps = [s for s in (winding.next_step, candidate.next_step) if s is not None]
-                tighter = candidate if candidate.budget < winding.budget else winding
-                winding = replace(tighter, next_step=min(steps, default=None))
+                steps = [s for s in (winding[3], candidate[3]) if s is not None]
+                tighter = candidate if candidate[1] < winding[1] else winding
+                winding = (*tighter[:3], min(steps, default=None))
             else:
                 winding = candidate
-            if SEVERITY[State.WINDING] > SEVERITY[state]:
-                state = State.WINDING
-        elif lights_out <= wall < wake:
-            state = State.LIGHTS_OUT
-            wake_up = wake if wake_up is None else max(wake_up, wake)
-
-    peak = any(start <= wall < end for start, end in frame.peaks)
-    valley_today, workday_today = frame.valley, frame.workday
-    after = bisect_right(frame.edges, wall)
-    next_edge = frame.edges[after] if after < len(frame.edges) else None
-    if peak and SEVERITY[State.OFF_DUTY] > SEVERITY[state]:
-        state = State.OFF_DUTY
-
-    return _Reading(
-        state=state,
-        peak=peak,
-        winding=winding if state is State.WINDING else None,
-        wake_up=wake_up,
-        valley=valley_today,
-        workday=workday_today,
-        next_edge=next_edge,
-    )
+    return state, peak, winding, wake_up, after
 
 
-def _describe(reading: _Reading) -> str:
-    if reading.state is State.OFF_DUTY:
+def _describe(state: State, winding: _Wind | None, wake_up: int | None, day: _Day) -> str:
+    if state is State.OFF_DUTY:
         # A Saturday at peak needs its why: it is a make-up workday.
-        return "peak hours" if reading.workday is None else f"peak hours ({reading.workday})"
-    if reading.state is State.LIGHTS_OUT:
-        if reading.wake_up is None:
+        return "peak hours" if day.workday is None else f"peak hours ({day.workday})"
+    if state is State.LIGHTS_OUT:
+        if wake_up is None:
             return "lights out"
-        return f"lights out until {format_wall(reading.wake_up.hour * 60 + reading.wake_up.minute)}"
-    if reading.state is State.WINDING and reading.winding is not None:
-        pct = progress_percent(reading.winding.progress)
-        return f"winding {pct}% · budget {reading.winding.budget}"
-    if reading.valley is not None:
-        return f"on duty · valley day ({reading.valley})"
-    if reading.workday is not None:
-        return f"on duty · {reading.workday}"
+        return f"lights out until {_HHMM[wake_up % _DAY_US // _MINUTE_US]}"
+    if state is State.WINDING and winding is not None:
+        return f"winding {progress_percent(winding[0])}% · budget {winding[1]}"
+    if day.valley is not None:
+        return f"on duty · valley day ({day.valley})"
+    if day.workday is not None:
+        return f"on duty · {day.workday}"
     return "on duty"
 
 
@@ -288,9 +391,11 @@ def decide(
     # ignores ``fold`` and every DST jump between them.
     now = now.astimezone(UTC)
     tz = schedule.timezone
-    wall = to_wall(at, tz)
-    reading = _read(schedule, wall)
-    reasons = [f"{wall:%Y-%m-%d %H:%M}"]
+    local = at.astimezone(tz)  # its fields are the wall reading (``to_wall``)
+    wall = _wall_us(local)
+    day = _day(schedule, wall // _DAY_US)
+    reading_state, reading_peak, reading_winding, wake_up, after = _read(schedule, day, wall, True)
+    reasons = [f"{day.date_text} {_HHMM[local.hour * 60 + local.minute]}"]
 
     # -- valid_until: the first moment any decision field may change ----------
     limits: list[datetime] = [now + HORIZON]
@@ -298,21 +403,25 @@ def decide(
         # The pretend ends: caches and capsules look again then.
         limits.append(overrides.debug_until)
     if debug_at is None:
-        steps = [reading.next_edge]
-        if reading.winding is not None:
-            steps.append(reading.winding.next_step)
-        next_wall = min((s for s in steps if s is not None), default=None)
+        edges = day.edges
+        next_wall = edges[after] if after < len(edges) else None
+        if reading_winding is not None:
+            step = reading_winding[3]
+            if step is not None and (next_wall is None or step < next_wall):
+                next_wall = step
         if next_wall is not None:
-            boundary = wall_to_instant(next_wall, tz, after=now)
-            transition = next_transition(now, boundary, tz)
-            limits.append(transition or boundary)
+            # The zone's offset at ``now``: converted from UTC, ``local`` is
+            # ``now`` in the zone; spelled in the zone it may be a wall time
+            # the clock never shows, so convert again.
+            before = local.utcoffset() if at.tzinfo is UTC else now.astimezone(tz).utcoffset()
+            limits.append(_until(now, before, _readings(day, next_wall, tz), tz))
         else:
             transition = next_transition(now, now + HORIZON, tz)
             if transition is not None:
                 limits.append(transition)
 
     # -- overrides: what will actually happen ---------------------------------
-    state = reading.state
+    state = reading_state
     override: Literal["overtime", "off"] | None = None
     override_until: datetime | None = None
     if overrides.forced_off_until is not None and overrides.forced_off_until > now:
@@ -329,17 +438,17 @@ def decide(
         else:
             reasons.append(f"time machine until {_local_hhmm(overrides.debug_until, schedule)}")
 
-    schedule_state = reading.state
+    schedule_state = reading_state
     if not schedule.enabled:
         state = schedule_state = State.ON_DUTY
         override = override_until = None
         reasons = [reasons[0], "curfew disabled"]
-    elif override is None or reading.state is not State.ON_DUTY:
-        reasons.insert(1, _describe(reading))
+    elif override is None or reading_state is not State.ON_DUTY:
+        reasons.insert(1, _describe(reading_state, reading_winding, wake_up, day))
 
     valid_until = min(limits).astimezone(caller_tz)
-    winding = reading.winding if state is State.WINDING else None
-    peak = reading.peak and schedule.enabled
+    winding = reading_winding if state is State.WINDING else None
+    peak = reading_peak and schedule.enabled
 
     # -- scope: is this call acted on at all? ---------------------------------
     exempt = False
@@ -368,9 +477,8 @@ def decide(
     if not exempt:
         if state is State.WINDING and winding is not None:
             action = Action.CLAMP
-            max_tokens = _clamp(request.max_tokens, winding.budget)
-            tier_text = schedule.tier_texts[winding.tier] if schedule.tier_texts else ""
-            persona = join_sentences(schedule.tired_persona, tier_text) or None
+            max_tokens = _clamp(request.max_tokens, winding[1])
+            persona = day.personas[winding[2]]
             reasoning_effort = schedule.winding_reasoning_effort
         elif state in (State.OFF_DUTY, State.LIGHTS_OUT):
             action = Action.SHORT_CIRCUIT
@@ -413,14 +521,14 @@ def decide(
         persona=persona,
         tools=tools,
         reasoning_effort=reasoning_effort,
-        progress=winding.progress if winding is not None else None,
+        progress=winding[0] if winding is not None else None,
         peak=peak,
         reason=" · ".join(reasons),
         exempt=exempt,
         dry_run=schedule.dry_run and schedule.enabled,
         valid_until=valid_until,
         at=at,
-        budget=winding.budget if winding is not None else None,
+        budget=winding[1] if winding is not None else None,
         override=override,
         override_until=override_until,
         debug_at=debug_at,
@@ -453,15 +561,17 @@ def segments(start: datetime, end: datetime, schedule: Schedule) -> list[Segment
     cursor, end = start.astimezone(UTC), end.astimezone(UTC)
     out: list[Segment] = []
     while cursor < end:
-        wall = to_wall(cursor, tz)
-        reading = _read(schedule, wall)
-        state = reading.state if schedule.enabled else State.ON_DUTY
-        peak = reading.peak and schedule.enabled
-        if reading.next_edge is None:
+        local = cursor.astimezone(tz)
+        wall = _wall_us(local)
+        day = _day(schedule, wall // _DAY_US)
+        state, peak, _, _, after = _read(schedule, day, wall, False)
+        if not schedule.enabled:
+            state, peak = State.ON_DUTY, False
+        if after >= len(day.edges):
             upto = end
         else:
-            boundary = wall_to_instant(reading.next_edge, tz, after=cursor)
-            upto = min(next_transition(cursor, boundary, tz) or boundary, end)
+            readings = _readings(day, day.edges[after], tz)
+            upto = min(_until(cursor, local.utcoffset(), readings, tz), end)
         if out and out[-1].state is state and out[-1].peak == peak:
             out[-1] = Segment(out[-1].start, upto, state, peak)
         else:
