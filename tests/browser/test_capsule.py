@@ -475,10 +475,12 @@ def test_the_capsule_draws_the_24_hour_band_when_asked(
         page.goto(pages.base_url + "/band")
         assert len(page.frames) == 2
         frames = [f for f in page.frames if f is page.main_frame or "/embed/capsule/" in f.url]
+        # Live and styled, and (when the band was asked for) the band drawn: it
+        # is not in the shadow root until the first message, hence ``?.``.
         ready = (
             "h.dataset.link === 'live' && h.dataset.css === 'loaded' && "
-            "!h.hasAttribute('data-band') || "
-            "!h.shadowRoot.querySelector('.band').hidden && h.dataset.now"
+            "(!h.hasAttribute('data-band') || "
+            "(h.shadowRoot.querySelector('.band')?.hidden === false && !!h.dataset.now))"
         )
         for frame in frames:
             wait_capsules(frame, ready)
