@@ -128,7 +128,8 @@ def test_a_rolled_back_change_leaves_no_entry(user: User) -> None:
 
 @pytest.mark.django_db
 def test_page_changes_are_audited(page: Client, user: User) -> None:
-    form = as_post(form_fields(page.get("/schedule/").content.decode(), "schedule-form"), curve="step")
+    html = page.get("/schedule/").content.decode()
+    form = as_post(form_fields(html, "schedule-form"), curve="step")
     assert page.post("/schedule/", form).status_code == 302
     entry = _only_new(user, 0)
     assert (entry.door, entry.subject, entry.actor) == ("page", "schedule", user)

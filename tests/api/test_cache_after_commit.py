@@ -103,7 +103,8 @@ def test_a_save_whose_cache_is_refused_outright_still_succeeds_at_the_page_and_c
     """A real Redis client against a closed port: every cache call is refused."""
     page = Client()
     page.force_login(user)
-    form = as_post(form_fields(page.get("/schedule/").content.decode(), "schedule-form"), curve="step")
+    html = page.get("/schedule/").content.decode()
+    form = as_post(form_fields(html, "schedule-form"), curve="step")
     settings.CACHES = {
         "default": {
             "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
@@ -159,7 +160,8 @@ def test_a_save_whose_cache_refresh_stalls_still_succeeds(
 ) -> None:
     page = Client()
     page.force_login(user)
-    form = as_post(form_fields(page.get("/schedule/").content.decode(), "schedule-form"), curve="step")
+    html = page.get("/schedule/").content.decode()
+    form = as_post(form_fields(html, "schedule-form"), curve="step")
     settings.CACHES = {
         "default": {
             "BACKEND": "curfew_core.redis_cache.SharedRedisCache",

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.test_settings_page import WATCH_CSP, Watched
+from tests.browser import support
+from tests.browser.support import Watched, assert_fits, open_context
 
 pytestmark = pytest.mark.browser
 
@@ -25,9 +26,9 @@ PHONE = {"width": 390, "height": 844}
 
 
 def _open(browser: Any, viewport: dict[str, int], scheme: str = "light") -> Iterator[Watched]:
-    context = browser.new_context(viewport=viewport, color_scheme=scheme, locale="en-US")
-    context.add_init_script(WATCH_CSP)
-    context.set_default_timeout(15_000)
+    context = open_context(
+        browser, width=viewport["width"], height=viewport["height"], scheme=scheme
+    )
     try:
         yield Watched(context.new_page())
     finally:
@@ -45,20 +46,15 @@ def phone(browser: Any) -> Iterator[Watched]:
 
 
 def sign_in(watched: Watched, app: ServedApp, username: str, password: str = PASSWORD) -> Any:
-    page = watched.page
-    page.goto(f"{app.base_url}/login/?next=/account/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click(".login-card button[type=submit]")
-    page.wait_for_url(f"{app.base_url}/account/")
-    return page
-
-
-def no_sideways_scroll(page: Any) -> None:
-    overflow = page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    return support.sign_in(
+        watched.page,
+        app,
+        username,
+        password,
+        start="/login/?next=/account/",
+        arrive="/account/",
+        landing=None,
     )
-    assert overflow <= 0, f"the page scrolls sideways by {overflow}px"
 
 
 def test_account_forms_save_in_place_on_desktop(
@@ -110,7 +106,7 @@ def test_account_forms_save_in_place_on_desktop(
     page.wait_for_selector("html[lang=zh-Hans]")
     assert "语言已保存" in page.inner_text("#account-messages")
     page.screenshot(path=os.path.join(artifacts_dir, "account-desktop-zh.png"), full_page=True)
-    no_sideways_scroll(page)
+    assert_fits(page)
     desktop.assert_clean()
 
 
@@ -125,7 +121,7 @@ def test_account_fits_a_phone(
         page.click(f"button[name=language][value={language}]")
         page.wait_for_selector("html[lang=zh-Hans]")
         page.goto(f"{served_app.base_url}/account/")
-    no_sideways_scroll(page)
+    assert_fits(page)
     # A refused zone cannot come from the picker: send one as a client without script would.
     page.evaluate(
         "document.querySelector('#id_timezone').insertAdjacentHTML('beforeend',"
@@ -140,7 +136,7 @@ def test_account_fits_a_phone(
     assert error
     if language == "zh-hans":
         assert not error.isascii(), error
-    no_sideways_scroll(page)
+    assert_fits(page)
     page.screenshot(
         path=os.path.join(artifacts_dir, f"account-phone-{language}.png"), full_page=True
     )

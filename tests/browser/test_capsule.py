@@ -7,12 +7,10 @@ embed is exercised exactly as a third-party page would use it.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
+from tests.browser.support import api_post, assert_fits, open_context
 
 pytestmark = pytest.mark.browser
 
@@ -85,17 +84,6 @@ def polling_page(app: str, token: str) -> str:
   <script src="{app}/static/curfew/capsule.js" data-token="{token}" data-poll="1"></script>
 </p>
 </body></html>"""
-
-
-def api_post(app: ServedApp, token: str, path: str, body: dict[str, Any]) -> Any:
-    request = urllib.request.Request(
-        f"{app.base_url}{path}",
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
 
 
 def session_cookie(app: ServedApp) -> dict[str, str]:
@@ -389,14 +377,6 @@ def test_the_apps_own_pages_show_the_session_capsule(
 
 # -- the 24-hour band (data-band="24h", iframe ?band=24h) -----------------------------
 
-#: Records CSP violations in every frame before any page script runs.
-WATCH_CSP = """
-window.__csp = [];
-document.addEventListener("securitypolicyviolation", (e) => {
-  window.__csp.push([e.violatedDirective, e.blockedURI, e.sourceFile, e.lineNumber].join(" "));
-});
-"""
-
 #: The states' colours as states.css declares them (light; dark lights-out is lighter).
 STATE_RGB = {
     "on-duty": "rgb(86, 180, 233)",
@@ -429,7 +409,7 @@ BAND_HOSTS = "() => [...document.querySelectorAll('curfew-capsule[data-band]')]"
 def band_facts(frame: Any) -> list[dict[str, Any]]:
     """What each band capsule in ``frame`` draws: its cells' states and fills, the
     now marker's place, and the band's size."""
-    return frame.evaluate(
+    facts: list[dict[str, Any]] = frame.evaluate(
         f"""() => ({BAND_HOSTS})().map(h => {{
               const r = h.shadowRoot, band = r.querySelector('.band');
               const cells = [...r.querySelectorAll('.band-cells .cell')];
@@ -443,6 +423,7 @@ def band_facts(frame: Any) -> list[dict[str, Any]]:
                       nowAt: h.dataset.now, width: box.width, height: box.height,
                       hostWidth: h.getBoundingClientRect().width}}; }})"""
     )
+    return facts
 
 
 @pytest.mark.parametrize(
@@ -459,10 +440,8 @@ def test_the_capsule_draws_the_24_hour_band_when_asked(
     scheme: str,
 ) -> None:
     pages = HostPages({"/band": band_page(served_app.base_url, tokens["embed"])})
-    context = browser.new_context(
-        viewport={"width": width, "height": 640}, color_scheme=scheme, locale="en-US"
-    )
-    context.add_init_script(WATCH_CSP)
+    # This test has always waited with Playwright's own default timeout.
+    context = open_context(browser, width=width, height=640, scheme=scheme, timeout=None)
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -475,10 +454,12 @@ def test_the_capsule_draws_the_24_hour_band_when_asked(
         page.goto(pages.base_url + "/band")
         assert len(page.frames) == 2
         frames = [f for f in page.frames if f is page.main_frame or "/embed/capsule/" in f.url]
+        # Live and styled, and (when the band was asked for) the band drawn: it
+        # is not in the shadow root until the first message, hence ``?.``.
         ready = (
             "h.dataset.link === 'live' && h.dataset.css === 'loaded' && "
-            "!h.hasAttribute('data-band') || "
-            "!h.shadowRoot.querySelector('.band').hidden && h.dataset.now"
+            "(!h.hasAttribute('data-band') || "
+            "(h.shadowRoot.querySelector('.band')?.hidden === false && !!h.dataset.now))"
         )
         for frame in frames:
             wait_capsules(frame, ready)
@@ -509,7 +490,7 @@ def test_the_capsule_draws_the_24_hour_band_when_asked(
             ".querySelector('.band')"
         )
         # No sideways scroll on a phone.
-        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+        assert_fits(page, width)
         shot(page, artifacts_dir, f"capsule-band-{width}-{scheme}.png")
 
         # Another day (a weekend): the band is pushed again and redrawn, no reload.

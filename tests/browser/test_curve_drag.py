@@ -17,14 +17,8 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.test_settings_page import (
-    PASSWORD,
-    WATCH_CSP,
-    Watched,
-    drawn,
-    wait_drawn,
-    wait_until,
-)
+from tests.browser.support import Watched, assert_fits, open_context, sign_in
+from tests.browser.test_settings_page import PASSWORD, drawn, wait_drawn, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -49,19 +43,14 @@ class Session:
         return anchors
 
 
-def _session(browser: Any, app: ServedApp, **context_args: Any) -> Iterator[Session]:
+def _session(
+    browser: Any, app: ServedApp, *, width: int, height: int, **context_args: Any
+) -> Iterator[Session]:
     user = f"curve-drag-{os.getpid()}-{next(_users)}"
     token = app.create_user(user, PASSWORD)
-    context = browser.new_context(locale="en-US", **context_args)
-    context.add_init_script(WATCH_CSP)
-    context.set_default_timeout(15_000)
+    context = open_context(browser, width=width, height=height, **context_args)
     session = Session(Watched(context.new_page()), app, user, token)
-    page = session.page
-    page.goto(f"{app.base_url}/")
-    page.fill("#id_username", user)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login-card button[type=submit]")
-    page.wait_for_url(f"{app.base_url}/")
+    page = sign_in(session.page, app, user, PASSWORD, start="/", landing=None)
     page.goto(f"{app.base_url}/schedule/")
     wait_drawn(page, 0)
     wait_until(page, "document.querySelector('#curve-chart').getAttribute('tabindex') === '0'")
@@ -73,7 +62,7 @@ def _session(browser: Any, app: ServedApp, **context_args: Any) -> Iterator[Sess
 
 @pytest.fixture
 def desktop(browser: Any, served_app: ServedApp) -> Iterator[Session]:
-    yield from _session(browser, served_app, viewport={"width": 1280, "height": 800})
+    yield from _session(browser, served_app, width=1280, height=800)
 
 
 @pytest.fixture
@@ -81,8 +70,9 @@ def phone(browser: Any, served_app: ServedApp) -> Iterator[Session]:
     yield from _session(
         browser,
         served_app,
-        viewport={"width": 390, "height": 844},
-        color_scheme="dark",
+        width=390,
+        height=844,
+        scheme="dark",
         has_touch=True,
         is_mobile=True,
         device_scale_factor=2,
@@ -280,7 +270,7 @@ def test_anchors_ease_in_ignores_are_marked(desktop: Session, artifacts_dir: str
 
 def test_touch_drag_on_a_phone(phone: Session, artifacts_dir: str) -> None:
     page = phone.page
-    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert_fits(page)
     start = anchor(page, "01:00")
     scroll = page.evaluate("window.scrollY")
     count = drawn(page)
@@ -302,7 +292,7 @@ def test_touch_drag_on_a_phone(phone: Session, artifacts_dir: str) -> None:
     wait_drawn(page, count)
     wait_until(page, f"document.getElementById('curve-figure').textContent.includes('{tokens}')")
     shot(page, artifacts_dir, "curve-drag-phone.png")
-    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert_fits(page)
     save(phone)
     assert ["01:00", tokens] in phone.saved_anchors()
     # Ease-in on a phone: the marked rows and their hints fit the narrow form.
@@ -310,6 +300,6 @@ def test_touch_drag_on_a_phone(phone: Session, artifacts_dir: str) -> None:
     page.select_option("#f-curve", "ease_in")
     wait_drawn(page, count)
     wait_until(page, "document.querySelectorAll('#anchor-rows .row.is-ignored').length === 3")
-    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert_fits(page)
     shot(page, artifacts_dir, "curve-drag-phone-ease-in-dark.png")
     phone.watched.assert_clean()

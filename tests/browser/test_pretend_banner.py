@@ -9,16 +9,14 @@ Its own account, so its pretend never leaks into another module.
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.test_settings_page import WATCH_CSP, Watched
+from tests.browser.support import Watched, api_post, assert_fits, open_context, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -32,37 +30,18 @@ def token(served_app: ServedApp) -> str:
 
 
 def pretend(app: ServedApp, token: str, body: dict[str, Any]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        f"{app.base_url}/api/v1/overrides",
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
+    answer: dict[str, Any] = api_post(app, token, "/api/v1/overrides", body)
+    return answer
 
 
 @pytest.fixture(params=[("light", 1280), ("dark", 390)], ids=["desktop-light", "phone-dark"])
 def watched(request: Any, browser: Any, token: str) -> Iterator[Watched]:
     scheme, width = request.param
-    context = browser.new_context(
-        viewport={"width": width, "height": 800}, color_scheme=scheme, locale="en-US"
-    )
-    context.add_init_script(WATCH_CSP)
-    context.set_default_timeout(15_000)
+    context = open_context(browser, width=width, height=800, scheme=scheme)
     try:
         yield Watched(context.new_page())
     finally:
         context.close()
-
-
-def sign_in(page: Any, app: ServedApp) -> None:
-    page.goto(f"{app.base_url}/login/")
-    page.fill("#id_username", USER)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login-card button[type=submit]")
-    page.wait_for_url(f"{app.base_url}/")
 
 
 def test_the_banner_warns_on_every_page_and_stops_without_javascript(
@@ -70,7 +49,7 @@ def test_the_banner_warns_on_every_page_and_stops_without_javascript(
 ) -> None:
     name = request.node.callspec.id
     page = watched.page
-    sign_in(page, served_app)
+    sign_in(page, served_app, USER, PASSWORD, landing=None)
     assert page.locator("#pretend-banner").count() == 0
     pretend(served_app, token, {"debug": "2026-09-30 01:30", "duration": "4h"})
     for path in ("/", "/embed/"):
@@ -89,7 +68,7 @@ def test_the_banner_warns_on_every_page_and_stops_without_javascript(
         assert colours[0] not in ("rgba(0, 0, 0, 0)", "transparent")
         assert colours[2] == "solid"
         # Nothing sideways on a phone.
-        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        assert_fits(page)
         banner.screenshot(
             path=os.path.join(
                 artifacts_dir, f"pretend-banner-{path.strip('/') or 'settings'}-{name}.png"

@@ -17,7 +17,6 @@ to ``docs/screenshots/`` for the README; the rest to the artifacts folder.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import urllib.error
@@ -29,7 +28,9 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.test_settings_page import WATCH_CSP, Watched, wait_drawn, wait_until
+from tests.browser import support
+from tests.browser.support import Watched, api, assert_fits
+from tests.browser.test_settings_page import wait_drawn, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -62,17 +63,6 @@ def api_token(served_app: ServedApp) -> str:
     return served_app.create_user(USER, PASSWORD)
 
 
-def api(app: ServedApp, token: str, method: str, path: str, body: Any = None) -> Any:
-    request = urllib.request.Request(
-        f"{app.base_url}{path}",
-        data=None if body is None else json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        method=method,
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
-
-
 def saved(app: ServedApp, token: str) -> dict[str, Any]:
     """The saved settings, as the API reads them."""
     return dict(api(app, token, "GET", "/api/v1/schedule"))
@@ -87,28 +77,20 @@ def open_context(
     lang: str = "en",
     script: bool = True,
 ) -> Any:
-    context = browser.new_context(
-        viewport=viewport,
-        color_scheme=scheme,
+    return support.open_context(
+        browser,
+        width=viewport["width"],
+        height=viewport["height"],
+        scheme=scheme,
         locale="zh-CN" if lang == "zh" else "en-US",
+        # The language the switcher would set (Django's language cookie).
+        language=(app, "zh-hans" if lang == "zh" else "en"),
         java_script_enabled=script,
     )
-    context.add_init_script(WATCH_CSP)
-    context.set_default_timeout(15_000)
-    # The language the switcher would set (Django's language cookie).
-    code = "zh-hans" if lang == "zh" else "en"
-    context.add_cookies([{"name": "django_language", "value": code, "url": app.base_url}])
-    return context
 
 
 def sign_in(page: Any, app: ServedApp) -> Any:
-    page.goto(f"{app.base_url}/login/")
-    page.fill("#id_username", USER)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login-card button[type=submit]")
-    page.wait_for_url(f"{app.base_url}/")
-    page.wait_for_selector("#now-headline")
-    return page
+    return support.sign_in(page, app, USER, PASSWORD)
 
 
 @pytest.fixture
@@ -164,18 +146,9 @@ def test_each_section_is_clean_and_fits(
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         channels = [int(c) for c in re.findall(r"\d+", background)[:3]]
         assert (sum(channels) / 3 < 100) == (scheme == "dark"), background
-        # Nothing spills sideways, at either width.
-        width = page.evaluate("document.documentElement.scrollWidth")
-        assert width <= viewport["width"], f"sideways scroll: {width} > {viewport['width']}"
-        # Every element with a box stays inside the viewport's width too.
-        sticking_out = page.evaluate(
-            """(w) => Array.from(document.querySelectorAll('main *')).filter(el => {
-                 const r = el.getBoundingClientRect();
-                 return r.width > 0 && r.right > w + 1 && !el.closest('.sr-only, pre');
-               }).map(el => el.tagName + '#' + el.id + '.' + el.className).slice(0, 5)""",
-            viewport["width"],
-        )
-        assert sticking_out == [], sticking_out
+        # Nothing spills sideways, at either width, and every element with a
+        # box in the page's main part stays inside the viewport's width too.
+        assert_fits(page, viewport["width"], inside="main")
         if DOCS_SCREENSHOTS and (size, scheme, lang) == ("desktop", "light", "en"):
             name = DOCS_SCREENSHOTS / f"{section}-desktop.png"
         elif DOCS_SCREENSHOTS and (size, scheme, lang) == ("phone", "dark", "zh"):

@@ -18,14 +18,9 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.test_settings_page import (
-    PASSWORD,
-    WATCH_CSP,
-    Watched,
-    drawn,
-    wait_drawn,
-    wait_until,
-)
+from tests.browser import support
+from tests.browser.support import Watched, open_context
+from tests.browser.test_settings_page import PASSWORD, drawn, wait_drawn, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -49,30 +44,17 @@ def plain_app(served_app: ServedApp) -> ServedApp:
     return served_app
 
 
-def _watched(browser: Any) -> Iterator[Watched]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-    context.add_init_script(WATCH_CSP)
-    context.set_default_timeout(15_000)
+@pytest.fixture
+def watched(browser: Any) -> Iterator[Watched]:
+    context = open_context(browser, width=1280)
     try:
         yield Watched(context.new_page())
     finally:
         context.close()
 
 
-@pytest.fixture
-def watched(browser: Any) -> Iterator[Watched]:
-    yield from _watched(browser)
-
-
 def _sign_in(watched: Watched, app: ServedApp) -> Any:
-    page = watched.page
-    page.goto(f"{app.base_url}/")
-    page.fill("#id_username", USER)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login-card button[type=submit]")
-    page.wait_for_url(f"{app.base_url}/")
-    page.wait_for_selector("#now-headline")
-    return page
+    return support.sign_in(watched.page, app, USER, PASSWORD, start="/")
 
 
 def _refused_overtime_stays_in_its_panel(watched: Watched, app: ServedApp) -> None:

@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.test_settings_page import WATCH_CSP, Watched, wait_drawn
+from tests.browser import support
+from tests.browser.support import Watched, assert_fits, open_context
+from tests.browser.test_settings_page import wait_drawn
 
 pytestmark = pytest.mark.browser
 
@@ -36,11 +38,7 @@ def account(served_app: ServedApp) -> str:
 
 
 def _open(browser: Any, *, width: int) -> Iterator[Watched]:
-    context = browser.new_context(
-        viewport={"width": width, "height": 900}, color_scheme="light", locale="en-US"
-    )
-    context.add_init_script(WATCH_CSP)
-    context.set_default_timeout(15_000)
+    context = open_context(browser, width=width)
     try:
         yield Watched(context.new_page())
     finally:
@@ -58,14 +56,7 @@ def phone(browser: Any, account: str) -> Iterator[Watched]:
 
 
 def sign_in(watched: Watched, app: ServedApp) -> Any:
-    page = watched.page
-    page.goto(f"{app.base_url}/login/")
-    page.fill("#id_username", USER)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login-card button[type=submit]")
-    page.wait_for_url(f"{app.base_url}/")
-    page.wait_for_selector("#now-headline")
-    return page
+    return support.sign_in(watched.page, app, USER, PASSWORD)
 
 
 def language(page: Any, code: str, *, chart: bool = False) -> None:
@@ -255,7 +246,7 @@ def test_curve_panel_fits_a_phone(
         fit = page.evaluate(SELECT_FITS)
         # Room for the arrow too: the widest option and ~1.5rem to spare.
         assert fit["widest"] <= fit["inner"] - 16, fit
-        assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
+        assert_fits(page)
     finally:
         if lang != "en":
             language(page, "en", chart=True)

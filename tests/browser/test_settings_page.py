@@ -18,42 +18,13 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
+from tests.browser import support
+from tests.browser.support import Watched, assert_fits, open_context
 
 pytestmark = pytest.mark.browser
 
 USER = "web-browser"
 PASSWORD = "correct horse battery"
-#: Records CSP violations before any page script runs.
-WATCH_CSP = """
-window.__csp = [];
-document.addEventListener("securitypolicyviolation", (e) => {
-  window.__csp.push([e.violatedDirective, e.blockedURI, e.sourceFile, e.lineNumber].join(" "));
-});
-"""
-
-
-class Watched:
-    """A page plus everything that went wrong on it."""
-
-    def __init__(self, page: Any) -> None:
-        self.page = page
-        self.problems: list[str] = []
-        page.on("console", self._console)
-        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
-        page.on("response", self._response)
-
-    def _response(self, response: Any) -> None:
-        if response.status >= 500:
-            self.problems.append(f"{response.status} {response.url}")
-
-    def _console(self, message: Any) -> None:
-        if message.type in ("error", "warning"):
-            self.problems.append(f"console {message.type}: {message.text}")
-
-    def assert_clean(self) -> None:
-        violations = self.page.evaluate("window.__csp || []")
-        assert violations == [], f"CSP violations: {violations}"
-        assert self.problems == [], self.problems
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +34,7 @@ def account(served_app: ServedApp) -> str:
 
 
 def _open(browser: Any, app: ServedApp, *, width: int, scheme: str = "light") -> Iterator[Watched]:
-    context = browser.new_context(
-        viewport={"width": width, "height": 900}, color_scheme=scheme, locale="en-US"
-    )
-    context.add_init_script(WATCH_CSP)
-    context.set_default_timeout(15_000)
+    context = open_context(browser, width=width, scheme=scheme)
     watched = Watched(context.new_page())
     try:
         yield watched
@@ -95,12 +62,7 @@ def sign_in(watched: Watched, app: ServedApp) -> Any:
     page = watched.page
     page.goto(f"{app.base_url}/")
     assert "/login/" in page.url  # the page needs sign-in
-    page.fill("#id_username", USER)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login-card button[type=submit]")
-    page.wait_for_url(f"{app.base_url}/")
-    page.wait_for_selector("#now-headline")
-    return page
+    return support.sign_in(page, app, USER, PASSWORD, start=None)
 
 
 def open_schedule(page: Any, app: ServedApp) -> Any:
@@ -168,7 +130,7 @@ def assert_layout(page: Any, *, labels: str) -> None:
     assert boxes[0]["x"] >= box["x"] - 1
     assert boxes[-1]["x"] + boxes[-1]["width"] <= box["x"] + box["width"] + 1
     # Nothing spills sideways off the page.
-    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert_fits(page)
 
 
 def test_edit_save_reload_and_override(

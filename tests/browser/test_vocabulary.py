@@ -11,34 +11,22 @@ beside the page's 12 %, "上班中" beside the legend's "值班", green beside b
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from curfew_testkit.server import ServedApp
+from tests.browser.support import api_post, assert_fits, open_context, sign_in
 
 pytestmark = pytest.mark.browser
 
 USER = "vocabulary-browser"
 PASSWORD = "correct horse battery"
 CAPSULE = "document.querySelector('#capsule curfew-capsule')"
-
-
-def api_post(app: ServedApp, token: str, path: str, body: dict[str, Any]) -> Any:
-    request = urllib.request.Request(
-        f"{app.base_url}{path}",
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
 
 
 @pytest.fixture(scope="module")
@@ -56,17 +44,8 @@ def time_machine(served_app: ServedApp, api_token: str) -> Iterator[Any]:
 
 
 def open_page(browser: Any, app: ServedApp, *, width: int, scheme: str = "light") -> Any:
-    context = browser.new_context(
-        viewport={"width": width, "height": 900}, locale="en-US", color_scheme=scheme
-    )
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto(f"{app.base_url}/")
-    page.fill("#id_username", USER)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login-card button[type=submit]")
-    page.wait_for_url(f"{app.base_url}/")
-    return page
+    context = open_context(browser, width=width, scheme=scheme)
+    return sign_in(context.new_page(), app, USER, PASSWORD, start="/", landing=None)
 
 
 def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:
@@ -143,7 +122,7 @@ def test_winding_progress_and_names_agree_on_page_and_capsule(
             assert percent(label) == page_number == 12, (language, label)
             assert label.startswith(name + " "), (language, label, name)
             # The declared name is longer than the capsule's old one: still no sideways spill.
-            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            assert_fits(page)
             page.locator("#capsule").scroll_into_view_if_needed()
             kind = "desktop" if width > 600 else "phone"
             shot(page, artifacts_dir, f"vocabulary-winding-{kind}-{language}.png")

@@ -1,0 +1,148 @@
+"""What every browser suite does the same way: open a watched context, sign in,
+collect what went wrong on a page, and check that nothing spills sideways.
+
+One place, so a change to how the suites watch for CSP violations or sign in
+is made once. Pages and contexts stay ``Any``: Playwright is imported only
+inside the session's ``browser`` fixture (a missing browser skips outside CI).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from typing import Any
+
+from curfew_testkit.server import ServedApp
+
+#: Records CSP violations (in every frame) before any page script runs.
+WATCH_CSP = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__csp.push([e.violatedDirective, e.blockedURI, e.sourceFile, e.lineNumber].join(" "));
+});
+"""
+
+#: Playwright's own default is 30 s; the suites wait at most this long.
+DEFAULT_TIMEOUT_MS = 15_000
+
+
+class Watched:
+    """A page plus everything that went wrong on it."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.problems: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        page.on("response", self._response)
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 500:
+            self.problems.append(f"{response.status} {response.url}")
+
+    def _console(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self.problems.append(f"console {message.type}: {message.text}")
+
+    def assert_clean(self) -> None:
+        violations = self.page.evaluate("window.__csp || []")
+        assert violations == [], f"CSP violations: {violations}"
+        assert self.problems == [], self.problems
+
+
+def open_context(
+    browser: Any,
+    *,
+    width: int,
+    height: int = 900,
+    scheme: str = "light",
+    locale: str = "en-US",
+    language: tuple[ServedApp, str] | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT_MS,
+    **options: Any,
+) -> Any:
+    """A new browser context of ``width``×``height`` in colour ``scheme`` and
+    ``locale``, with the CSP watcher in every page and ``timeout`` (ms, ``None``
+    for Playwright's own) as the default wait.
+
+    ``language=(app, code)`` sets Django's language cookie for ``app`` as the
+    page's switcher would; ``options`` go to ``new_context`` as they are
+    (``java_script_enabled``, ``has_touch``, ``is_mobile``, ...). The caller
+    closes the context.
+    """
+    context = browser.new_context(
+        viewport={"width": width, "height": height},
+        color_scheme=scheme,
+        locale=locale,
+        **options,
+    )
+    context.add_init_script(WATCH_CSP)
+    if timeout is not None:
+        context.set_default_timeout(timeout)
+    if language is not None:
+        app, code = language
+        context.add_cookies([{"name": "django_language", "value": code, "url": app.base_url}])
+    return context
+
+
+def sign_in(
+    page: Any,
+    app: ServedApp,
+    user: str,
+    password: str,
+    *,
+    start: str | None = "/login/",
+    arrive: str = "/",
+    landing: str | None = "#now-headline",
+) -> Any:
+    """Sign in through the login form reached from ``start`` (``None``: the page
+    shows it already); wait to arrive at ``arrive`` and, unless ``None``, for
+    its ``landing`` element. Returns ``page``."""
+    if start is not None:
+        page.goto(f"{app.base_url}{start}")
+    page.fill("#id_username", user)
+    page.fill("#id_password", password)
+    page.click(".login-card button[type=submit]")
+    page.wait_for_url(f"{app.base_url}{arrive}")
+    if landing is not None:
+        page.wait_for_selector(landing)
+    return page
+
+
+def api(app: ServedApp, token: str, method: str, path: str, body: Any = None) -> Any:
+    """Call ``app``'s JSON API with a gateway key, as a client would; the decoded answer."""
+    request = urllib.request.Request(
+        f"{app.base_url}{path}",
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method=method,
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def api_post(app: ServedApp, token: str, path: str, body: dict[str, Any]) -> Any:
+    return api(app, token, "POST", path, body)
+
+
+#: Elements under a selector whose box reaches past a width (a pixel of slack);
+#: screen-reader-only text and preformatted blocks may.
+STICKING_OUT = """([inside, w]) => Array.from(document.querySelectorAll(inside + ' *'))
+  .filter(el => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.right > w + 1 && !el.closest('.sr-only, pre');
+  }).map(el => el.tagName + '#' + el.id + '.' + el.className).slice(0, 5)"""
+
+
+def assert_fits(page: Any, width: int | None = None, *, inside: str | None = None) -> None:
+    """Nothing scrolls sideways: the document is no wider than ``width``, by
+    default the window's inner width (in headless Chromium, whose scrollbars
+    take no room, also the root's client width); with ``inside``, no element
+    with a box under that selector reaches past ``width`` either."""
+    scroll, limit = page.evaluate(
+        "(w) => [document.documentElement.scrollWidth, w ?? window.innerWidth]", width
+    )
+    assert scroll <= limit, f"sideways scroll: {scroll} > {limit}"
+    if inside is not None:
+        sticking_out = page.evaluate(STICKING_OUT, [inside, limit])
+        assert sticking_out == [], sticking_out
