@@ -195,6 +195,9 @@ def main() -> None:
             "CURFEW_ANTHROPIC_UPSTREAM_API_KEY": "sk-ant-bench",
             "CURFEW_MANIFEST_STATIC": "0",
             "CURFEW_LOG_LEVEL": "WARNING",
+            # One token makes every request here: a rate it never reaches (so
+            # the throttle's hit is still paid on every request, as in production).
+            "CURFEW_TOKEN_RATE": "1000000/minute",
         },
     )
     app.manage("migrate", "--no-input", "-v0")
@@ -298,10 +301,14 @@ def main() -> None:
         first_trivial = statistics.median(ttfb["trivial"])
         print("\nissue 13, proxy targets (p50 ms, same server, same run):")
         print(
-            f"  trivial Django JSON view {trivial:.2f} ms (first byte {first_trivial:.2f}); "
-            f"verdict API {verdict_p50:.2f} ms"
+            f"  short-circuits interleaved with the verdict API ({verdict_p50:.2f} ms) and the "
+            f"trivial Django JSON view ({trivial:.2f} ms);"
         )
-        print(f"  {'short-circuit':<24} {'p50':>7} {'verdict':>8}  {'ratio, target <= 1':<18}")
+        print(
+            "  passed calls' first byte interleaved with the trivial view's answer measured "
+            f"the same way ({first_trivial:.2f} ms), the target's baseline"
+        )
+        print(f"  {'short-circuit':<24} {'p50':>7} {'verdict':>8}  short/verdict, target <= 1")
         for door in DOORS:
             for label in ("JSON", "SSE"):
                 short = statistics.median(cost[f"{door.name} {label}"])
@@ -311,7 +318,7 @@ def main() -> None:
                 )
         print(
             f"  {'passed, first byte':<24} {'direct':>7} {'proxy':>8} {'added':>7} "
-            f"{'trivial':>8}  {'ratio, target <= 1':<18}"
+            f"{'trivial':>8}  {'added/trivial, target <= 1':<18}"
         )
         for door in DOORS:
             for label in ("JSON", "SSE"):
@@ -320,7 +327,7 @@ def main() -> None:
                 added = proxy_p50 - direct_p50
                 print(
                     f"  {door.name + ' ' + label:<24} {direct_p50:>7.2f} {proxy_p50:>8.2f} "
-                    f"{added:>7.2f} {trivial:>8.2f}  {verdict(added, trivial)}"
+                    f"{added:>7.2f} {first_trivial:>8.2f}  {verdict(added, first_trivial)}"
                 )
 
         sync_client = CurfewClient(app.base_url, token, timeout=2)
