@@ -1,7 +1,13 @@
 """What the curfew costs a model call, side by side in one run, for every door
 (chat completions, Responses, Anthropic messages, legacy completions):
 
-- a short-circuited request through the proxy (the whole answer; no upstream);
+- a short-circuited request through the proxy (the whole answer; no upstream),
+  beside a verdict API call and a trivial Django JSON view (``/healthz``) from
+  the same server process, interleaved (issue 13: a short-circuit costs no
+  more than a verdict);
+- a passed request's added latency to the upstream's first byte (time to the
+  first body byte through the proxy minus straight from the fake upstream)
+  beside the trivial view's whole latency (issue 13: no more than one);
 - the proxy's added latency on a passed request, against calling the same
   fake upstream directly (JSON and SSE);
 - a clamped (re-encoded) request while winding;
@@ -101,6 +107,66 @@ def post(http: httpx.Client, url: str, body: dict[str, object], headers: dict[st
         raise SystemExit(f"{url} answered {response.status_code}: {response.text[:200]}")
 
 
+def first_byte(
+    http: httpx.Client, url: str, body: dict[str, object], headers: dict[str, str]
+) -> float:
+    """Milliseconds from sending ``body`` to the answer's first body byte."""
+    started = time.perf_counter()
+    with http.stream("POST", url, json=body, headers=headers) as response:
+        if response.status_code != 200:
+            raise SystemExit(f"{url} answered {response.status_code}")
+        chunks = response.iter_raw()
+        next(chunks)
+        elapsed = (time.perf_counter() - started) * 1000
+        for _ in chunks:
+            pass
+    return elapsed
+
+
+def first_byte_get(http: httpx.Client, url: str) -> float:
+    started = time.perf_counter()
+    with http.stream("GET", url) as response:
+        response.raise_for_status()
+        chunks = response.iter_raw()
+        next(chunks)
+        elapsed = (time.perf_counter() - started) * 1000
+        for _ in chunks:
+            pass
+    return elapsed
+
+
+def rounds(calls: dict[str, Callable[[], object]], count: int) -> dict[str, list[float]]:
+    """Milliseconds per call for each of ``calls``, in interleaved rounds of 20
+    (so drift on a shared machine hits every row alike), after a warm-up."""
+    for call in calls.values():
+        for _ in range(10):
+            call()
+    out: dict[str, list[float]] = {label: [] for label in calls}
+    for _ in range(max(1, count // 20)):
+        for label, call in calls.items():
+            for _ in range(20):
+                started = time.perf_counter()
+                call()
+                out[label].append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def measured_rounds(calls: dict[str, Callable[[], float]], count: int) -> dict[str, list[float]]:
+    """As :func:`rounds`, for calls that return their own measure (ms)."""
+    for call in calls.values():
+        for _ in range(10):
+            call()
+    out: dict[str, list[float]] = {label: [] for label in calls}
+    for _ in range(max(1, count // 20)):
+        for label, call in calls.items():
+            out[label] += [call() for _ in range(20)]
+    return out
+
+
+def verdict(p50: float, limit: float) -> str:
+    return f"{p50 / limit:>5.2f}x  {'ok' if p50 <= limit else 'OVER'}"
+
+
 def cached_cost(count: int, call: Callable[[], object]) -> float:
     """Microseconds per cached call (tight loop, best of three)."""
     best = float("inf")
@@ -129,6 +195,9 @@ def main() -> None:
             "CURFEW_ANTHROPIC_UPSTREAM_API_KEY": "sk-ant-bench",
             "CURFEW_MANIFEST_STATIC": "0",
             "CURFEW_LOG_LEVEL": "WARNING",
+            # One token makes every request here: a rate it never reaches (so
+            # the throttle's hit is still paid on every request, as in production).
+            "CURFEW_TOKEN_RATE": "1000000/minute",
         },
     )
     app.manage("migrate", "--no-input", "-v0")
@@ -150,24 +219,34 @@ def main() -> None:
             print(f"proxy latency, {n} sequential requests each (ms):")
             print(f"  {'request':<44} {'p50':>8} {'p95':>8} {'mean':>8}")
 
-            floor = timed(lambda: http.get(f"{app.base_url}/healthz").raise_for_status(), n)
-            row("GET /healthz (the server's floor)", floor)
-
             def upstream_calls() -> int:
                 return len(upstream.requests) + len(anthropic.requests)
 
             travel("2026-09-29 10:00")  # peak hours: off duty
             before = upstream_calls()
+            verdict_url = f"{app.base_url}/api/v1/verdict"
+            side_by_side: dict[str, Callable[[], object]] = {
+                "trivial": lambda: http.get(f"{app.base_url}/healthz").raise_for_status(),
+                "verdict": lambda: post(http, verdict_url, {"max_tokens": 4096}, auth),
+            }
             for door in DOORS:
                 url = f"{app.base_url}{door.path}"
                 stream = {**door.body, "stream": True}
-                short = timed(lambda url=url, body=door.body: post(http, url, body, auth), n)
-                short_sse = timed(lambda url=url, body=stream: post(http, url, body, auth), n)
-                row(f"{door.name}: short-circuit (JSON)", short)
-                row(f"{door.name}: short-circuit (SSE)", short_sse)
+                side_by_side[f"{door.name} JSON"] = lambda url=url, body=door.body: post(
+                    http, url, body, auth
+                )
+                side_by_side[f"{door.name} SSE"] = lambda url=url, body=stream: post(
+                    http, url, body, auth
+                )
+            cost = rounds(side_by_side, n)
+            row("GET /healthz (trivial Django JSON view)", cost["trivial"])
+            row("POST /api/v1/verdict (the verdict API)", cost["verdict"])
+            for door in DOORS:
+                row(f"{door.name}: short-circuit (JSON)", cost[f"{door.name} JSON"])
+                row(f"{door.name}: short-circuit (SSE)", cost[f"{door.name} SSE"])
             if upstream_calls() != before:
                 raise SystemExit("a short-circuited request reached the upstream")
-            print("  (upstream calls while short-circuiting: 0)")
+            print("  (interleaved in rounds of 20; upstream calls while short-circuiting: 0)")
 
             travel("2026-09-29 20:00")  # on duty: passed untouched
             pairs = []
@@ -189,6 +268,23 @@ def main() -> None:
                     row(f"{door.name}: passed through the proxy ({label})", via_proxy)
                     pairs.append((f"{door.name} {label}", to_upstream, via_proxy))
 
+            # Time to the first body byte: straight from the fake, through the
+            # proxy, and the trivial view's whole answer, interleaved.
+            ttfb_calls: dict[str, Callable[[], float]] = {
+                "trivial": lambda: first_byte_get(http, f"{app.base_url}/healthz"),
+            }
+            for door in DOORS:
+                base = anthropic.base_url if door.anthropic else upstream.base_url
+                direct, proxy = f"{base}{door.upstream_path}", f"{app.base_url}{door.path}"
+                for label, body in (("JSON", door.body), ("SSE", {**door.body, "stream": True})):
+                    ttfb_calls[f"{door.name} {label} direct"] = lambda url=direct, body=body: (
+                        first_byte(http, url, body, {})
+                    )
+                    ttfb_calls[f"{door.name} {label} proxy"] = lambda url=proxy, body=body: (
+                        first_byte(http, url, body, auth)
+                    )
+            ttfb = measured_rounds(ttfb_calls, n)
+
             travel("2026-09-29 23:30")  # winding: clamped and re-encoded
             for door in DOORS:
                 url = f"{app.base_url}{door.path}"
@@ -199,6 +295,40 @@ def main() -> None:
             for label, to_upstream, via_proxy in pairs:
                 added = statistics.median(via_proxy) - statistics.median(to_upstream)
                 print(f"    {label:<18} {added:>7.2f} ms")
+
+        trivial = statistics.median(cost["trivial"])
+        verdict_p50 = statistics.median(cost["verdict"])
+        first_trivial = statistics.median(ttfb["trivial"])
+        print("\nissue 13, proxy targets (p50 ms, same server, same run):")
+        print(
+            f"  short-circuits interleaved with the verdict API ({verdict_p50:.2f} ms) and the "
+            f"trivial Django JSON view ({trivial:.2f} ms);"
+        )
+        print(
+            "  passed calls' first byte interleaved with the trivial view's answer measured "
+            f"the same way ({first_trivial:.2f} ms), the target's baseline"
+        )
+        print(f"  {'short-circuit':<24} {'p50':>7} {'verdict':>8}  short/verdict, target <= 1")
+        for door in DOORS:
+            for label in ("JSON", "SSE"):
+                short = statistics.median(cost[f"{door.name} {label}"])
+                print(
+                    f"  {door.name + ' ' + label:<24} {short:>7.2f} {verdict_p50:>8.2f}  "
+                    f"{verdict(short, verdict_p50)}"
+                )
+        print(
+            f"  {'passed, first byte':<24} {'direct':>7} {'proxy':>8} {'added':>7} "
+            f"{'trivial':>8}  {'added/trivial, target <= 1':<18}"
+        )
+        for door in DOORS:
+            for label in ("JSON", "SSE"):
+                direct_p50 = statistics.median(ttfb[f"{door.name} {label} direct"])
+                proxy_p50 = statistics.median(ttfb[f"{door.name} {label} proxy"])
+                added = proxy_p50 - direct_p50
+                print(
+                    f"  {door.name + ' ' + label:<24} {direct_p50:>7.2f} {proxy_p50:>8.2f} "
+                    f"{added:>7.2f} {first_trivial:>8.2f}  {verdict(added, first_trivial)}"
+                )
 
         sync_client = CurfewClient(app.base_url, token, timeout=2)
         sync_client.verdict(session_id="bench", max_tokens=4096)

@@ -14,15 +14,17 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from curfew_core.api import limits as api_limits  # noqa: E402
 from curfew_core.asgi_limits import PAGES, BodyGuard  # noqa: E402
 from curfew_core.proxy import limits as proxy_limits  # noqa: E402
+from curfew_core.proxy.asgi import ProxyRoute  # noqa: E402
 from curfew_core.realtime.guard import CapsuleGuard  # noqa: E402
 from curfew_core.realtime.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # The proxy and the API refuse oversized and unauthenticated bodies
-        # before Django reads them (see curfew_core/asgi_limits.py).
+        # before Django reads them (see curfew_core/asgi_limits.py). The proxy
+        # (/v1/) is Django without the browser middleware (curfew_core/proxy/asgi.py).
         "http": BodyGuard(
-            django_asgi_app,
+            ProxyRoute(django_asgi_app),
             doors=(proxy_limits.MESSAGES_DOOR, proxy_limits.DOOR, api_limits.DOOR, PAGES),
         ),
         # Session sockets must come from ALLOWED_HOSTS (no cross-site WebSocket

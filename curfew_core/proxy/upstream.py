@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -191,16 +192,26 @@ COUNT_TOKENS = ("v1", "messages", "count_tokens")
 def upstream_url(segments: tuple[str, ...], provider: Provider = OPENAI) -> str:
     """The base URL's path plus ``segments``, each checked and encoded as exactly
     one segment; the result is checked again, so no input can leave the base."""
-    base = provider.base_url.rstrip("/")
+    return str(_checked_url(provider.base_url, segments))
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked_url(base_url: str, segments: tuple[str, ...]) -> httpx.URL:
+    """:func:`upstream_url`, parsed, remembered per base URL (read per request,
+    so a changed setting is a new entry) and path: the same fixed paths, and a
+    few model or response ids, come again on every call (the checks and two URL
+    parses cost more than a cheap view's whole answer)."""
+    base = base_url.rstrip("/")
     base_path = urlsplit(base).path
     for segment in segments:
         if not _SEGMENT.fullmatch(segment):
             raise UnsafePath(f"not a path segment: {segment!r}")
     tail = "/".join(quote(segment, safe=":@+~") for segment in segments)
     url = f"{base}/{tail}"
-    if httpx.URL(url).raw_path != f"{base_path}/{tail}".encode():
+    parsed = httpx.URL(url)
+    if parsed.raw_path != f"{base_path}/{tail}".encode():
         raise UnsafePath(f"the upstream URL would not be {base_path}/{tail}")
-    return url
+    return parsed
 
 
 def _where(url: str) -> str:
@@ -314,12 +325,13 @@ async def _relayed(
     provider: Provider,
     extra: Mapping[str, str],
 ) -> HttpResponseBase:
-    url = upstream_url(path, provider)
+    target = _checked_url(provider.base_url, path)
+    url = str(target)
     client = shared_client()
     timeout = float(settings.CURFEW_UPSTREAM_TIMEOUT)
     request = client.build_request(
         method,
-        url,
+        target,
         content=content,
         headers=_upstream_headers(content, provider, extra),
         timeout=httpx.Timeout(

@@ -1,0 +1,168 @@
+"""The proxy under ASGI: Django's own handler, without the browser middleware.
+
+Every request under ``/v1/`` is a bearer-token (or ``x-api-key``) API call.
+Through the site's stack it walked sessions, locale, CSRF, auth, messages,
+htmx and WhiteNoise, none of which it uses, and two sync-only middleware
+(outage, CSP) put the whole chain in a worker thread, from which the async
+proxy view was called back on the event loop (measured: a passed request's
+added latency to the upstream's first byte was about 2-3 trivial views).
+
+:class:`ProxyHandler` is Django's ``ASGIHandler`` (the same request object,
+body spooling, disconnect handling, streaming, signals and URL resolution
+through ``ROOT_URLCONF``, so the proxy's views, error shapes and
+``handler500`` are the ones Django's test client sees) with one async
+middleware instead of the list: what still applies to an API answer is done
+there, by Django's own middleware methods:
+
+- the ``Host`` check (``ALLOWED_HOSTS``; Django's 400 as before);
+- the HTTPS redirect, HSTS, ``nosniff``, referrer and opener policies
+  (``SecurityMiddleware``) and ``X-Frame-Options``;
+- a content security policy that allows nothing (a JSON or SSE answer is
+  never a page), unless a view set its own;
+- a storage outage in a view is a 503 in the door's shape (``outage``), as
+  ``OutageMiddleware`` does (the proxy's views answer their own outages first).
+
+:class:`ProxyRoute` sends ``/v1/…`` here and everything else to Django's app;
+``curfew_site.asgi`` puts it behind ``BodyGuard``, so the body limits and the
+early token check stay in front.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from asgiref.sync import ThreadSensitiveContext, iscoroutinefunction, markcoroutinefunction
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.exception import convert_exception_to_response
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from django.middleware.clickjacking import XFrameOptionsMiddleware
+from django.middleware.security import SecurityMiddleware
+
+from curfew_core import outage
+
+Scope = dict[str, Any]
+ASGIApp = Callable[..., Awaitable[None]]
+#: Django's ``convert_exception_to_response`` (async here; its stubs say either).
+GetResponse = Callable[[HttpRequest], Any]
+
+#: What the proxy serves (Django's URL resolver maps the rest of the path).
+PREFIX = "/v1/"
+#: An API answer is never a page: nothing to load, nothing may frame it.
+API_POLICY = "default-src 'none'; frame-ancestors 'none'"
+
+
+def _never(request: HttpRequest) -> HttpResponseBase:  # pragma: no cover - hooks only
+    raise AssertionError("only the middleware's hooks are called")
+
+
+class ProxyMiddleware:
+    """The only middleware a proxy request walks (async, no thread hop)."""
+
+    sync_capable = False
+    async_capable = True
+
+    def __init__(self, get_response: GetResponse) -> None:
+        if not iscoroutinefunction(get_response):
+            raise TypeError("the proxy's handler is async")
+        self.get_response = get_response
+        # Their hooks only read settings and the request: called inline here.
+        self.security = SecurityMiddleware(_never)
+        self.frames = XFrameOptionsMiddleware(_never)
+        markcoroutinefunction(self)
+
+    async def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        request.get_host()  # DisallowedHost: Django's 400, as before
+        redirect = self.security.process_request(request)
+        if redirect is not None:
+            return redirect
+        try:
+            response: HttpResponseBase = await self.get_response(request)
+        except outage.OUTAGES:
+            response = outage.unavailable(request)
+        # Security only sets headers, on any response (their stubs say HttpResponse).
+        response = self.security.process_response(request, response)  # type: ignore[arg-type]
+        response = self.frames.process_response(request, response)
+        response.headers.setdefault("Content-Security-Policy", API_POLICY)
+        if isinstance(response, HttpResponse) and "Content-Length" not in response:
+            response.headers["Content-Length"] = str(len(response.content))
+        return response
+
+
+class Executors:
+    """Idle one-thread executors, reused request after request.
+
+    Django's handler gives every request a ``ThreadSensitiveContext``, whose
+    executor starts a thread for the request's first sync call (the signals'
+    handlers, the token check and verdict) and, on exit, another thread to
+    join it: two thread starts per request, before and after the answer.
+    Here a request borrows an idle executor instead (its thread, and the
+    database connection Django keeps per thread, live on, as under WSGI):
+    still one thread per request in flight, one call at a time on it.
+    """
+
+    def __init__(self, keep: int) -> None:
+        #: Idle executors kept beyond this many are shut down (a burst's threads end).
+        self.keep = keep
+        self._idle: list[ThreadPoolExecutor] = []
+
+    def take(self) -> ThreadPoolExecutor:
+        try:
+            return self._idle.pop()
+        except IndexError:
+            return ThreadPoolExecutor(max_workers=1, thread_name_prefix="curfew-proxy")
+
+    def give_back(self, executor: ThreadPoolExecutor) -> None:
+        if len(self._idle) < self.keep:
+            self._idle.append(executor)
+        else:
+            executor.shutdown(wait=False)
+
+    def idle(self) -> int:
+        return len(self._idle)
+
+
+class ProxyHandler(ASGIHandler):
+    """Django's ASGI handler with :class:`ProxyMiddleware` as its only
+    middleware, and a borrowed executor per request (:class:`Executors`)."""
+
+    def __init__(self, keep_threads: int = 64) -> None:
+        self.executors = Executors(keep_threads)
+        super().__init__()
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"the proxy serves HTTP, not {scope['type']}")
+        executor = self.executors.take()
+        try:
+            # Django's handler waits for every task it starts: once out of
+            # this block, nothing of the request runs on the executor.
+            async with ThreadSensitiveContext(executor=executor):
+                await self.handle(scope, receive, send)
+        finally:
+            self.executors.give_back(executor)
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        if not is_async:
+            raise TypeError("the proxy is served under ASGI only")
+        self._view_middleware: list[Any] = []
+        self._template_response_middleware: list[Any] = []
+        self._exception_middleware: list[Any] = []
+        inner = convert_exception_to_response(self._get_response_async)  # type: ignore[attr-defined]
+        self._middleware_chain = convert_exception_to_response(ProxyMiddleware(inner))
+
+
+class ProxyRoute:
+    """``/v1/…`` to :class:`ProxyHandler`, everything else to ``app`` (Django's)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.proxy = ProxyHandler()
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("path", "").startswith(PREFIX):
+            await self.proxy(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
