@@ -99,17 +99,20 @@ def _clock(instant: dt.datetime, schedule: Schedule, today: dt.date) -> str:
     return f"{dateformat.format(wall, 'D')} {wall.strftime('%H:%M')}"
 
 
-def _budget(instant: dt.datetime, schedule: Schedule) -> int | None:
-    return decide(instant, schedule).budget
+def _budgets(start: dt.datetime, end: dt.datetime, schedule: Schedule) -> tuple[int, int] | None:
+    """A winding stretch's first and last budget (read once, for the words
+    and for the token detail); None for a stretch that has no budget."""
+    first = decide(start, schedule).budget
+    last = decide(max(start, end - dt.timedelta(minutes=1)), schedule).budget
+    return None if first is None or last is None else (first, last)
 
 
-def _step(segment_state: State, start: dt.datetime, end: dt.datetime, schedule: Schedule) -> str:
-    """What one stretch means, from ``start`` to ``end``."""
+def _step(segment_state: State, budgets: tuple[int, int] | None, schedule: Schedule) -> str:
+    """What one stretch means (``budgets``: a winding stretch's first and last)."""
     if segment_state is State.WINDING:
-        first = _budget(start, schedule)
-        last = _budget(max(start, end - dt.timedelta(minutes=1)), schedule)
-        if first is None or last is None:  # pragma: no cover - winding has a budget
+        if budgets is None:  # pragma: no cover - winding has a budget
             return _("gets sleepy")
+        first, last = budgets
         if answer_length(first) == answer_length(last):
             return _("gets sleepy: answers kept to %(length)s") % {"length": answer_length(last)}
         return _("gets sleepy: answers shrink from %(first)s to %(last)s") % {
@@ -123,12 +126,10 @@ def _step(segment_state: State, start: dt.datetime, end: dt.datetime, schedule: 
     return _("working normally")
 
 
-def _tokens(segment_state: State, start: dt.datetime, end: dt.datetime, schedule: Schedule) -> str:
-    if segment_state is not State.WINDING:
+def _tokens(budgets: tuple[int, int] | None) -> str:
+    if budgets is None:
         return ""
-    first = _budget(start, schedule)
-    last = _budget(max(start, end - dt.timedelta(minutes=1)), schedule)
-    return _("%(first)s → %(last)s tokens") % {"first": first, "last": last}
+    return _("%(first)s → %(last)s tokens") % {"first": budgets[0], "last": budgets[1]}
 
 
 def _tomorrow(at: dt.datetime, schedule: Schedule) -> str:
@@ -224,13 +225,14 @@ def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story
             # Cut by the look-ahead: the words describe the whole night, down
             # to its last budget, not the budget at the cut.
             end = segments(segment.start, segment.start + dt.timedelta(days=1), schedule)[0].end
+        budgets = _budgets(segment.start, end, schedule) if segment.state is State.WINDING else None
         steps.append(
             Step(
                 state=segment.state.value,
                 state_name=str(STATE_NAMES[segment.state.value]),
                 starts=starts,
-                words=_step(segment.state, segment.start, end, schedule),
-                tokens=_tokens(segment.state, segment.start, end, schedule),
+                words=_step(segment.state, budgets, schedule),
+                tokens=_tokens(budgets),
             )
         )
         if len(steps) >= MAX_STEPS:
