@@ -30,8 +30,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import ThreadSensitiveContext
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpResponse
@@ -40,6 +38,7 @@ from django.template import loader
 from redis.exceptions import RedisError
 
 from curfew_core import throttle
+from curfew_core.asgi_threads import in_request_thread
 from curfew_core.http_headers import api_key_or_bearer_token, bearer_token
 
 log = logging.getLogger("curfew.limits")
@@ -132,12 +131,11 @@ def _token(door: Door, scope: Scope) -> str | None:
 async def _token_is_live(raw: str, address: str) -> bool:
     """The doors' own check, throttles included (a failure here counts as one
     there; ``throttle.Throttled`` when the address or the token is over its limit)."""
-    # Its own thread context: token lookups of different requests do not queue
-    # behind one another, and the database connection is tidied after.
-    async with ThreadSensitiveContext():
-        identity = await database_sync_to_async(throttle.identify_throttled)(
-            raw, kind="api", address=address
-        )
+    # Its own thread: token lookups of different requests do not queue behind
+    # one another, and the database connection is tidied after.
+    identity = await in_request_thread(
+        BodyGuard, lambda: throttle.identify_throttled(raw, kind="api", address=address)
+    )
     return identity is not None
 
 

@@ -41,6 +41,10 @@ def api_key_or_bearer(request: HttpRequest) -> str | None:
     )
 
 
+#: An API answer (JSON or an event stream) is never a page: nothing to load,
+#: nothing may frame it (the proxy's and the lean API route's answers).
+API_POLICY = "default-src 'none'; frame-ancestors 'none'"
+
 #: The iframe page may be framed by any site (that is its point); everything it
 #: loads is still its own. ``frame-ancestors *`` admits every http(s) page.
 EMBED_POLICY = (

@@ -23,11 +23,13 @@ token cache beside it would, so the doors' outage answers cover it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import ipaddress
 import math
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,10 +38,14 @@ from typing import Any
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.http import HttpRequest
-from limits import RateLimitItem, parse
+from limits import RateLimitItem, WindowStats, parse
+from limits.aio.strategies import (
+    SlidingWindowCounterRateLimiter as AsyncSlidingWindowCounterRateLimiter,
+)
 from limits.storage import MemoryStorage, RedisStorage, Storage
 from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
+from curfew_core import async_cache
 from curfew_core.selectors.tokens import TokenIdentity, identify
 
 SIGNIN_ACCOUNT = "signin-account"
@@ -137,6 +143,7 @@ def _on_setting_changed(*, setting: str, **_: Any) -> None:
     if setting in _SETTINGS:
         with _lock:
             _current = None
+        _async_sliding.clear()
         _rule.cache_clear()
 
 
@@ -292,7 +299,10 @@ def hit_token_rate(token_id: int) -> Refusal | None:
     key = str(token_id)
     if limiters.sliding.hit(item, TOKEN_RATE, key):
         return None
-    stats = limiters.sliding.get_window_stats(item, TOKEN_RATE, key)
+    return _rate_refusal(item, limiters.sliding.get_window_stats(item, TOKEN_RATE, key))
+
+
+def _rate_refusal(item: RateLimitItem, stats: WindowStats) -> Refusal:
     seconds = _seconds_until(stats.reset_time)
     return Refusal(
         TOKEN_RATE,
@@ -300,6 +310,40 @@ def hit_token_rate(token_id: int) -> Refusal | None:
         f"this token is over its rate of {item.amount} requests per "
         f"{item.get_expiry()} s; retry in {seconds} s",
     )
+
+
+#: ``limits.aio``'s sliding window per running event loop (its Redis client
+#: belongs to the loop), on the same keys as the sync limiter's.
+_async_sliding: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, AsyncSlidingWindowCounterRateLimiter
+] = weakref.WeakKeyDictionary()
+
+
+async def ahit_token_rate(token_id: int) -> Refusal | None:
+    """``hit_token_rate`` from the event loop: with Redis, the same count on the
+    same keys through ``limits.aio`` (no thread hop); in memory, the sync
+    limiter itself (a dict, no I/O)."""
+    item = _rule("CURFEW_TOKEN_RATE")
+    if item is None:
+        return None
+    if not settings.REDIS_URL:
+        return hit_token_rate(token_id)
+    loop = asyncio.get_running_loop()
+    sliding = _async_sliding.get(loop)
+    if sliding is None:
+        from limits.aio.storage import RedisStorage as AsyncRedisStorage
+
+        storage = AsyncRedisStorage(
+            f"async+{settings.REDIS_URL}",
+            implementation="redispy",
+            key_prefix=f"{settings.REDIS_PREFIX}:throttle",
+            connection_pool=async_cache.client().connection_pool,
+        )
+        sliding = _async_sliding[loop] = AsyncSlidingWindowCounterRateLimiter(storage)
+    key = str(token_id)
+    if await sliding.hit(item, TOKEN_RATE, key):
+        return None
+    return _rate_refusal(item, await sliding.get_window_stats(item, TOKEN_RATE, key))
 
 
 def identify_throttled(raw: str | None, *, kind: str, address: str) -> TokenIdentity | None:

@@ -12,6 +12,7 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from curfew_core.api import limits as api_limits  # noqa: E402
+from curfew_core.api.lean import LeanApi  # noqa: E402
 from curfew_core.asgi_limits import PAGES, BodyGuard  # noqa: E402
 from curfew_core.proxy import limits as proxy_limits  # noqa: E402
 from curfew_core.proxy.asgi import ProxyRoute  # noqa: E402
@@ -22,9 +23,10 @@ application = ProtocolTypeRouter(
     {
         # The proxy and the API refuse oversized and unauthenticated bodies
         # before Django reads them (see curfew_core/asgi_limits.py). The proxy
-        # (/v1/) is Django without the browser middleware (curfew_core/proxy/asgi.py).
+        # (/v1/) is Django without the browser middleware (curfew_core/proxy/asgi.py);
+        # the verdict and state routes are answered beside Django (curfew_core/api/lean.py).
         "http": BodyGuard(
-            ProxyRoute(django_asgi_app),
+            LeanApi(ProxyRoute(django_asgi_app)),
             doors=(proxy_limits.MESSAGES_DOOR, proxy_limits.DOOR, api_limits.DOOR, PAGES),
         ),
         # Session sockets must come from ALLOWED_HOSTS (no cross-site WebSocket

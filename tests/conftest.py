@@ -72,10 +72,11 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
         yield  # the engine suite without Django: no caches to empty
         return
     from curfew_core import throttle
-    from curfew_core.selectors import bundles
+    from curfew_core.selectors import bundles, tokens
 
     _clear_cache()
     bundles._built.clear()
+    tokens.forget_seen()
     throttle.reset()  # failed-token and sign-in counts too
     yield
     _clear_cache()
@@ -83,15 +84,55 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     throttle.reset()
 
 
+class DoorClient:
+    """Django's test client, or (``door="lean"``) the same calls to the lean
+    API routes through the site's ASGI app (``tests/api/lean_client.py``)."""
+
+    def __init__(self, door: str, **defaults: Any) -> None:
+        from django.test import Client
+
+        self.django = Client(**defaults)
+        self.door = door
+        self.defaults = defaults
+
+    def _lean(self, path: str) -> bool:
+        from tests.api.lean_client import lean_path
+
+        return self.door == "lean" and lean_path(path)
+
+    def generic(
+        self, method: str, path: str, data: Any = b"", content_type: str = "", **extra: Any
+    ) -> Any:
+        if not self._lean(path):
+            return self.django.generic(method, path, data, content_type, **extra)
+        from tests.api.lean_client import AsgiClient
+
+        body = data.encode() if isinstance(data, str) else bytes(data or b"")
+        return AsgiClient(self.defaults).request(method, path, body, content_type, **extra)
+
+    def get(self, path: str, data: Any = None, **extra: Any) -> Any:
+        if not self._lean(path) or data:
+            return self.django.get(path, data, **extra)
+        return self.generic("GET", path, **extra)
+
+    def post(self, path: str, data: Any = b"", content_type: str = "", **extra: Any) -> Any:
+        if self._lean(path):
+            return self.generic("POST", path, data, content_type, **extra)
+        if content_type:
+            extra["content_type"] = content_type
+        return self.django.post(path, data, **extra)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.django, name)
+
+
 class ApiClient:
     """Django's test client with a bearer token and JSON helpers."""
 
-    def __init__(self, user: User, token: str) -> None:
-        from django.test import Client
-
+    def __init__(self, user: User, token: str, door: str = "django") -> None:
         self.user = user
         self.token = token
-        self.client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+        self.client = DoorClient(door, HTTP_AUTHORIZATION=f"Bearer {token}")
 
     def get(self, path: str, **extra: Any) -> Any:
         return self.client.get(path, **extra)
@@ -124,19 +165,26 @@ def other_user(db: None) -> User:
 
 
 @pytest.fixture
-def api(user: User) -> ApiClient:
-    from curfew_core.services.tokens import token_create
-
-    _, raw = token_create(user=user, name="test")
-    return ApiClient(user, raw)
+def door() -> str:
+    """Which door ``api`` calls: Django's views (``tests/api/lean_client.py``
+    turns a module's tests to both doors)."""
+    return "django"
 
 
 @pytest.fixture
-def other_api(other_user: User) -> ApiClient:
+def api(user: User, door: str) -> ApiClient:
+    from curfew_core.services.tokens import token_create
+
+    _, raw = token_create(user=user, name="test")
+    return ApiClient(user, raw, door)
+
+
+@pytest.fixture
+def other_api(other_user: User, door: str) -> ApiClient:
     from curfew_core.services.tokens import token_create
 
     _, raw = token_create(user=other_user, name="test")
-    return ApiClient(other_user, raw)
+    return ApiClient(other_user, raw, door)
 
 
 @pytest.fixture(scope="session")

@@ -46,26 +46,37 @@ def token_required(view: View[P]) -> Callable[..., HttpResponse]:
     @csrf_exempt
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        raw = bearer(request)
-        try:
-            identity = throttle.identify_throttled(
-                raw, kind="api", address=throttle.client_address(request)
-            )
-            if identity is None:
-                raise ApiError(
-                    401,
-                    "unauthorized",
-                    "missing bearer token" if raw is None else "unknown or revoked token",
-                )
-            return view(request, identity, *args, **kwargs)
-        except ApiError as exc:
-            return exc.response()
-        except throttle.Throttled as exc:
-            return rate_limited(exc.refusal)
-        except (DatabaseError, RedisError):
-            # The cache or the database is down: say so in the API's shape, so
-            # a gateway's outage policy (fail open/closed/last known) can act.
-            log.exception("API: storage unavailable")
-            return unavailable()
+        return with_token(
+            bearer(request),
+            throttle.client_address(request),
+            lambda identity: view(request, identity, *args, **kwargs),
+        )
 
     return wrapper
+
+
+def with_token(
+    raw: str | None, address: str, answer: Callable[[TokenIdentity], HttpResponse]
+) -> HttpResponse:
+    """``answer`` for the live API token ``raw`` (sent from ``address``), or the
+    API's refusal: 401 without a live token, 429 over a throttle, 503 when
+    storage is down; an ``ApiError`` raised by ``answer`` is its response.
+    (The Django views and the lean route's sync path share it.)"""
+    try:
+        identity = throttle.identify_throttled(raw, kind="api", address=address)
+        if identity is None:
+            raise ApiError(
+                401,
+                "unauthorized",
+                "missing bearer token" if raw is None else "unknown or revoked token",
+            )
+        return answer(identity)
+    except ApiError as exc:
+        return exc.response()
+    except throttle.Throttled as exc:
+        return rate_limited(exc.refusal)
+    except (DatabaseError, RedisError):
+        # The cache or the database is down: say so in the API's shape, so
+        # a gateway's outage policy (fail open/closed/last known) can act.
+        log.exception("API: storage unavailable")
+        return unavailable()

@@ -140,6 +140,11 @@ def json_object(request: HttpRequest, *, allow_empty: bool = False) -> dict[str,
             "the body is too large for a settings, override or verdict request",
             {"body": "is too large"},
         ) from None
+    return json_object_from(raw, allow_empty=allow_empty)
+
+
+def json_object_from(raw: bytes, *, allow_empty: bool = False) -> dict[str, Any]:
+    """``json_object`` of a body already read (the lean route reads its own)."""
     if not raw:
         # No body at all is "no fields"; whitespace alone is not JSON.
         if allow_empty:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from functools import wraps
 from typing import Any
 
@@ -16,13 +17,23 @@ from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable
 from curfew_core.api.openapi import document
 from curfew_core.engine import OverrideError
 from curfew_core.schedule_config import show, whole_number
-from curfew_core.schema.verdict_request import RequestError, parse_verdict_body
-from curfew_core.selectors.bundles import committed_schedule
+from curfew_core.schema.verdict_request import RequestError, VerdictRequest, parse_verdict_body
+from curfew_core.selectors.bundles import UserBundle, bundle_for, committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.users import user_by_id
-from curfew_core.selectors.verdicts import state_json, verdict_for, verdict_json
+from curfew_core.selectors.verdicts import decide_for, state_json, verdict_json
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
+
+
+def allowed_methods(method: str, methods: tuple[str, ...]) -> HttpResponse:
+    """The API's JSON 405 for ``method`` where only ``methods`` are served."""
+    return ApiError(
+        405,
+        "method_not_allowed",
+        f"{method} is not allowed here; use {' or '.join(methods)}",
+        headers={"Allow": ", ".join(methods)},
+    ).response()
 
 
 def allow(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
@@ -35,12 +46,7 @@ def allow(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[...
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if request.method not in methods:
-                return ApiError(
-                    405,
-                    "method_not_allowed",
-                    f"{request.method} is not allowed here; use {' or '.join(methods)}",
-                    headers={"Allow": ", ".join(methods)},
-                ).response()
+                return allowed_methods(str(request.method), methods)
             return view(request, *args, **kwargs)
 
         return wrapper
@@ -48,17 +54,27 @@ def allow(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[...
     return decorate
 
 
+def checked_verdict_request(body: dict[str, Any]) -> VerdictRequest:
+    """A verdict request's body, checked (400 or 422 naming the field)."""
+    try:
+        return parse_verdict_body(body)
+    except RequestError as exc:
+        raise (invalid(exc.fields) if exc.errors else unprocessable_error(exc.fields)) from None
+
+
+def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) -> bytes:
+    """``POST /api/v1/verdict``'s answer (here and on the lean route)."""
+    at = asked.at
+    result, _ = decide_for(bundle, now=now, request=asked.context, at=at)
+    return verdict_json(result, now=at or now)
+
+
 @allow("POST")
 @token_required
 def verdict(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
-    try:
-        asked = parse_verdict_body(json_object(request, allow_empty=True))
-    except RequestError as exc:
-        raise (invalid(exc.fields) if exc.errors else unprocessable_error(exc.fields)) from None
-    now = timezone.now()
-    at = asked.at
-    result, _ = verdict_for(user_id=identity.user_id, now=now, request=asked.context, at=at)
-    return HttpResponse(verdict_json(result, now=at or now), content_type="application/json")
+    asked = checked_verdict_request(json_object(request, allow_empty=True))
+    body = verdict_body(bundle_for(identity.user_id), asked, now=timezone.now())
+    return HttpResponse(body, content_type="application/json")
 
 
 @allow("GET", "PATCH")

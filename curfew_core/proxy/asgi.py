@@ -42,6 +42,7 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.security import SecurityMiddleware
 
 from curfew_core import outage
+from curfew_core.http_headers import API_POLICY
 
 Scope = dict[str, Any]
 ASGIApp = Callable[..., Awaitable[None]]
@@ -50,8 +51,6 @@ GetResponse = Callable[[HttpRequest], Any]
 
 #: What the proxy serves (Django's URL resolver maps the rest of the path).
 PREFIX = "/v1/"
-#: An API answer is never a page: nothing to load, nothing may frame it.
-API_POLICY = "default-src 'none'; frame-ancestors 'none'"
 
 
 def _never(request: HttpRequest) -> HttpResponseBase:  # pragma: no cover - hooks only

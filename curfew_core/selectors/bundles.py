@@ -98,7 +98,19 @@ def _in_range(user_id: int, name: str, instant: datetime | None) -> datetime | N
 
 def bundle_for(user_id: int) -> UserBundle:
     """The user's schedule (defaults if never saved) and overrides."""
-    raw = _raw(user_id)
+    return _built_from(user_id, _raw(user_id))
+
+
+def cached_bundle(user_id: int, raw: dict[str, Any] | None) -> UserBundle | None:
+    """``bundle_for`` from the rows already read from the cache
+    (``cache_policy.bundle_key``'s value), or ``None`` if they must be read
+    again (absent, or older than the freshness bound): then ``bundle_for``."""
+    if raw is None or not cache_policy.fresh(raw.get("loaded_at", 0.0)):
+        return None
+    return _built_from(user_id, raw)
+
+
+def _built_from(user_id: int, raw: dict[str, Any]) -> UserBundle:
     stamp = (
         raw["version"],
         raw["overtime_until"],

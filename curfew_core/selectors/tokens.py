@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from dataclasses import dataclass
 
 from django.core.cache import cache
@@ -20,6 +21,8 @@ log = logging.getLogger("curfew.tokens")
 #: the models.
 TokenKind = ApiToken.Kind
 
+#: No token is longer (ours are 43 characters); longer is never looked up.
+MAX_TOKEN_LENGTH = 200
 #: Unknown tokens are remembered briefly too, so garbage cannot hammer the database.
 _MISSING = "missing"
 _MISSING_SECONDS = 30
@@ -50,7 +53,7 @@ def _stale(cached: object) -> bool:
 
 def identify(raw: str, *, kind: str) -> TokenIdentity | None:
     """The live token of ``kind`` behind ``raw``, or ``None``."""
-    if not raw or len(raw) > 200:
+    if not raw or len(raw) > MAX_TOKEN_LENGTH:
         return None
     token_digest = digest(raw)
     key = token_key(token_digest)
@@ -77,18 +80,75 @@ def identify(raw: str, *, kind: str) -> TokenIdentity | None:
             cache.set(
                 key, cached, timeout=_MISSING_SECONDS if row is None else lifetime(_FOUND_SECONDS)
             )
+    identity = cached_identity(token_digest, cached, kind=kind)
+    if identity is not None and stamp_due(identity.token_id):
+        stamp_used(identity.token_id)
+    return identity
+
+
+def usable(cached: object) -> bool:
+    """Whether a cached check (``cache_policy.token_key``'s value) may be read
+    as it is: present, and not older than the freshness bound."""
+    return cached is not None and not _stale(cached)
+
+
+def cached_identity(token_digest: str, cached: object, *, kind: str) -> TokenIdentity | None:
+    """What a usable cached check says of the token (``None``: not a live one of ``kind``)."""
     if cached == _MISSING:
         return None
-    token_id, user_id, token_kind, _ = cached
+    token_id: int
+    user_id: int
+    token_kind: str
+    token_id, user_id, token_kind, _ = cached  # type: ignore[misc]
     if token_kind != kind:
         return None
+    if len(_users) >= _USERS_KEPT:
+        _users.clear()
+    _users[token_digest] = user_id
+    return TokenIdentity(token_id, user_id, token_kind)
+
+
+#: Whose each recently seen token is (digest to user id; a token never changes
+#: hands), so a warm verdict can fetch the token's check and its user's rows in
+#: one cache read (``api.lean``). Only a guess: the check read with it decides.
+_USERS_KEPT = 10_000
+_users: dict[str, int] = {}
+
+
+def likely_user(token_digest: str) -> int | None:
+    """The user a token belonged to when last seen in this process, if it was."""
+    return _users.get(token_digest)
+
+
+#: Tokens this process stamped, and when (``time.monotonic``): the shared
+#: once-a-minute ``add`` is asked at most once a minute per token per process.
+_stamped: dict[int, float] = {}
+
+
+def stamp_due(token_id: int) -> bool:
+    """Whether this process should stamp the token's ``last_used_at`` now."""
+    at = _stamped.get(token_id)
+    return at is None or time.monotonic() - at >= _USED_STAMP_SECONDS
+
+
+def stamp_used(token_id: int) -> None:
+    """Stamp ``last_used_at``, at most once a minute per token across processes
+    (bookkeeping: never fails a request)."""
+    if len(_stamped) >= _USERS_KEPT:
+        _stamped.clear()
+    _stamped[token_id] = time.monotonic()
     if cache.add(token_used_key(token_id), 1, timeout=_USED_STAMP_SECONDS):
         try:
             ApiToken.objects.filter(id=token_id).update(last_used_at=timezone.now())
         except DatabaseError:
             # Bookkeeping only: a warm verdict must not fail with the database.
             log.warning("could not stamp last use of token %s", token_id)
-    return TokenIdentity(token_id, user_id, token_kind)
+
+
+def forget_seen() -> None:
+    """Forget which tokens this process saw and stamped (tests)."""
+    _users.clear()
+    _stamped.clear()
 
 
 def live_embed_tokens(*, user_id: int) -> list[ApiToken]:

@@ -47,7 +47,18 @@ def verdict_for(
     An explicit ``at`` is a what-if for that instant: it replaces both the real
     clock and the time machine, so overrides are judged as of ``at`` too.
     """
-    bundle = bundle_for(user_id)
+    return decide_for(bundle_for(user_id), now=now, request=request, at=at)
+
+
+def decide_for(
+    bundle: UserBundle,
+    *,
+    now: datetime,
+    request: RequestContext | None = None,
+    at: datetime | None = None,
+) -> tuple[Verdict, UserBundle]:
+    """``verdict_for`` with the user's bundle already in hand (the lean route
+    reads it from the cache itself)."""
     overrides = bundle.overrides
     if at is not None:
         now = at
@@ -178,7 +189,13 @@ def state_payload(*, user_id: int, now: datetime) -> dict[str, Any]:
 
 def state_json(*, user_id: int, now: datetime) -> bytes:
     """``state_answer``'s JSON body (``GET /api/v1/state``)."""
-    return state_answer(user_id=user_id, now=now).model_dump_json().encode()
+    return bundle_state_json(bundle_for(user_id), now=now)
+
+
+def bundle_state_json(bundle: UserBundle, *, now: datetime) -> bytes:
+    """``state_json`` with the user's bundle already in hand."""
+    verdict, _ = decide_for(bundle, now=now)
+    return _state_answer(verdict, bundle, now=now).model_dump_json().encode()
 
 
 #: What a capsule's payload adds to the API's state fields: the words it shows.

@@ -12,6 +12,7 @@ from django.test import Client
 from curfew_core.models import ApiToken
 from curfew_core.services.tokens import token_create, token_revoke
 from tests.api.conftest import stored
+from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
 
 ENDPOINTS = [
     ("post", "/api/v1/verdict", {}),
@@ -239,11 +240,12 @@ def test_storage_down_is_a_json_503_not_an_html_500(
     """A gateway's outage policy needs a machine-readable answer."""
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    def down(user_id: int) -> Any:
+    def down(*args: Any) -> Any:
         raise RedisConnectionError("connection refused")
 
     assert api.post("/api/v1/verdict", {}).status_code == 200  # control
-    monkeypatch.setattr("curfew_core.selectors.verdicts.bundle_for", down)
+    # Where every door gets the user's rows (cold or warm, from either door).
+    monkeypatch.setattr("curfew_core.selectors.bundles._built_from", down)
     response = api.post("/api/v1/verdict", {})
     assert response.status_code == 503
     assert response["Retry-After"] == "5"

@@ -22,6 +22,7 @@ from django.test import Client
 
 from curfew_core.models import Schedule
 from curfew_core.services.schedules import schedule_update
+from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
 from tests.api.refusing_cache import REFUSING
 from tests.conftest import ApiClient
 from tests.web.forms import as_post, form_fields

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.test import Client
 
 from curfew_core.schedule_config import DEFAULTS
+from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
 
 VERDICT = "/api/v1/verdict"
 #: Every field the issue says a verdict carries, plus the cache advice.

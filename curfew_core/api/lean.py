@@ -1,0 +1,276 @@
+"""The verdict API's hot routes as a plain ASGI app beside Django's.
+
+A gateway asks ``POST /api/v1/verdict`` before every model call it has not
+cached, and a status display polls ``GET /api/v1/state``: the service's hot
+path. Through Django a bearer-token JSON request walked the session, locale,
+CSRF, auth, messages and htmx middleware it never uses, and, being a sync
+view under ASGI, started a thread per request (measured: 0.73x the
+throughput of a trivial Django JSON view). Here the two routes are answered
+by :class:`LeanApi` in front of Django, with the same pieces, not a second
+implementation:
+
+- the token check, the per-token throttle, body parsing and validation,
+  the engine and the error shapes are the API's own (``api.auth``,
+  ``api.errors``, ``api.views``, ``selectors``, ``throttle``);
+- **warm** (the token's check and the user's rows in the cache and fresh):
+  one cache read (``async_cache.get_many``: one ``MGET`` on Redis) and the
+  throttle's count (``throttle.ahit_token_rate``) on the event loop, then the
+  engine: no thread, no database;
+- anything else (a cold or stale entry, an unknown token, a backend that
+  cannot be read from the loop) takes the sync path Django's views take
+  (``auth.with_token`` and the same selectors) in a thread, with Django's
+  request signals around it, as Django's handler runs a sync view.
+
+What the site's middleware did that still applies to an API answer is done
+here by Django's own code, once per distinct request head (``_front``): the
+``Host`` check and the HTTPS redirect (a request that fails either is handed
+to Django, which answers it as before), the security headers, and a policy
+that allows nothing (``http_headers.API_POLICY``: a JSON answer is never a page).
+``curfew_site.asgi`` mounts it inside ``BodyGuard`` (body limits stay first).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from io import BytesIO
+from typing import Any
+
+from django.core.exceptions import DisallowedHost
+from django.core.handlers.asgi import ASGIRequest
+from django.db import DatabaseError
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
+from django.middleware.clickjacking import XFrameOptionsMiddleware
+from django.middleware.security import SecurityMiddleware
+from django.utils import timezone
+from redis.exceptions import RedisError
+
+from curfew_core import async_cache, throttle
+from curfew_core.api.auth import rate_limited, unavailable, with_token
+from curfew_core.api.errors import ApiError, json_object_from
+from curfew_core.api.views import allowed_methods, checked_verdict_request, verdict_body
+from curfew_core.asgi_threads import in_request_thread
+from curfew_core.cache_policy import bundle_key, token_key
+from curfew_core.http_headers import API_POLICY, bearer_token
+from curfew_core.outage import FAILED_MESSAGE
+from curfew_core.selectors import tokens
+from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle
+from curfew_core.selectors.tokens import TokenIdentity
+from curfew_core.selectors.verdicts import bundle_state_json
+
+log = logging.getLogger("curfew.api")
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+ASGIApp = Callable[..., Awaitable[None]]
+
+VERDICT = "/api/v1/verdict"
+STATE = "/api/v1/state"
+#: The routes answered here and their methods (the Django views' own, ``allow``).
+ROUTES = {VERDICT: ("POST",), STATE: ("GET",)}
+JSON = (b"content-type", b"application/json")
+
+
+def _never(request: Any) -> HttpResponseBase:  # pragma: no cover - hooks only
+    raise AssertionError("only the middleware's hooks are called")
+
+
+@dataclass(frozen=True, slots=True)
+class _Front:
+    """What a request head decides before any view (see ``LeanApi._front``)."""
+
+    #: Django answers it (a disallowed ``Host``, an HTTPS redirect).
+    to_django: bool
+    #: The headers every answer to such a head carries.
+    headers: tuple[tuple[bytes, bytes], ...]
+
+
+#: Distinct request heads seen (scheme, server, and the headers that decide):
+#: a deployment sees a handful.
+_FRONT_KEPT = 256
+_FRONT_HEADERS = (b"host", b"x-forwarded-host", b"x-forwarded-port", b"x-forwarded-proto")
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+class LeanApi:
+    """``ROUTES`` answered here; every other request goes to ``app``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._fronts: dict[tuple[Any, ...], _Front] = {}
+        self._security = SecurityMiddleware(_never)
+        self._frames = XFrameOptionsMiddleware(_never)
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] not in ROUTES:
+            await self.app(scope, receive, send)
+            return
+        front = self._front(scope)
+        if front.to_django:
+            await self.app(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        if body is None:
+            return  # the client went away: nobody to answer
+        status, headers, content = await self._answer(scope, body)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    *headers,
+                    *front.headers,
+                    (b"content-length", str(len(content)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": content})
+
+    # -- the request head -----------------------------------------------------------
+    def _front(self, scope: Scope) -> _Front:
+        key = (
+            scope.get("scheme"),
+            scope.get("server"),
+            *(_header(scope, name) for name in _FRONT_HEADERS),
+        )
+        front = self._fronts.get(key)
+        if front is None:
+            front = self._decide_front(scope)
+            if len(self._fronts) >= _FRONT_KEPT:
+                self._fronts.clear()
+            self._fronts[key] = front
+        return front
+
+    def _decide_front(self, scope: Scope) -> _Front:
+        """Django's own checks and headers for this head (once per distinct head)."""
+        request = ASGIRequest({**scope, "method": "GET"}, BytesIO())
+        try:
+            request.get_host()
+        except DisallowedHost:
+            return _Front(True, ())
+        if self._security.process_request(request) is not None:
+            return _Front(True, ())  # the HTTPS redirect
+        response = HttpResponse()
+        # Security only sets headers, on any response (its stubs say HttpResponse).
+        self._security.process_response(request, response)
+        self._frames.process_response(request, response)
+        response.headers.setdefault("Content-Security-Policy", API_POLICY)
+        return _Front(
+            False,
+            tuple(
+                (name.lower().encode("latin-1"), value.encode("latin-1"))
+                for name, value in response.items()
+                if name.lower() != "content-type"
+            ),
+        )
+
+    # -- the answer -----------------------------------------------------------------
+    async def _answer(self, scope: Scope, body: bytes) -> tuple[int, list[Any], bytes]:
+        path = scope["path"]
+        methods = ROUTES[path]
+        if scope["method"] not in methods:
+            return _converted(allowed_methods(scope["method"], methods))
+        raw = bearer_token((_header(scope, b"authorization") or b"").decode("latin-1"))
+        address = throttle.scope_address(scope)
+        try:
+            warm = await self._warm(path, raw, address, body)
+        except ApiError as exc:
+            return _converted(exc.response())
+        except throttle.Throttled as exc:
+            return _converted(rate_limited(exc.refusal))
+        except (DatabaseError, RedisError):
+            log.exception("API: storage unavailable")
+            return _converted(unavailable())
+        except Exception:
+            log.exception("API: %s failed", path)
+            return _converted(ApiError(500, "internal_error", FAILED_MESSAGE).response())
+        if warm is not None:
+            return 200, [JSON], warm
+        return _converted(await _in_thread(_sync_answer, path, raw, address, body))
+
+    async def _warm(self, path: str, raw: str | None, address: str, body: bytes) -> bytes | None:
+        """The answer from the cache alone, on the event loop; ``None``: take
+        the sync path (nothing was counted or changed here then)."""
+        if raw is None or len(raw) > tokens.MAX_TOKEN_LENGTH or not async_cache.supported():
+            return None
+        token_digest = tokens.digest(raw)
+        user_id = tokens.likely_user(token_digest)
+        keys = [token_key(token_digest)]
+        if user_id is not None:
+            keys.append(bundle_key(user_id))
+        found = await async_cache.get_many(keys)
+        if not tokens.usable(found[0]):
+            return None
+        identity = tokens.cached_identity(token_digest, found[0], kind="api")
+        if identity is None:
+            return None  # unknown, revoked or another kind: counted on the sync path
+        if tokens.stamp_due(identity.token_id):
+            await _in_thread(tokens.stamp_used, identity.token_id)
+        refusal = await throttle.ahit_token_rate(identity.token_id)
+        if refusal is not None:
+            raise throttle.Throttled(refusal)
+        asked = (
+            checked_verdict_request(json_object_from(body, allow_empty=True))
+            if path == VERDICT
+            else None
+        )
+        bundle = None
+        if user_id == identity.user_id:
+            bundle = cached_bundle(identity.user_id, found[1])
+        if bundle is None:
+            bundle = await _in_thread(bundle_for, identity.user_id)
+        return _body(bundle, asked)
+
+
+def _body(bundle: UserBundle, asked: Any) -> bytes:
+    now = timezone.now()
+    if asked is None:
+        return bundle_state_json(bundle, now=now)
+    return verdict_body(bundle, asked, now=now)
+
+
+def _sync_answer(path: str, raw: str | None, address: str, body: bytes) -> HttpResponse:
+    """The sync path: what Django's view does, from the token on."""
+
+    def answer(identity: TokenIdentity) -> HttpResponse:
+        asked = None
+        if path == VERDICT:
+            asked = checked_verdict_request(json_object_from(body, allow_empty=True))
+        return HttpResponse(
+            _body(bundle_for(identity.user_id), asked), content_type="application/json"
+        )
+
+    return with_token(raw, address, answer)
+
+
+async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
+    return await in_request_thread(LeanApi, function, *args)
+
+
+def _converted(response: HttpResponseBase) -> tuple[int, list[Any], bytes]:
+    headers = [
+        (name.lower().encode("latin-1"), str(value).encode("latin-1"))
+        for name, value in response.items()
+    ]
+    return response.status_code, headers, response.content  # type: ignore[attr-defined]
+
+
+async def _read_body(receive: Any) -> bytes | None:
+    """The whole body (``BodyGuard`` in front has bounded it), or ``None`` if
+    the client disconnected first."""
+    chunks = []
+    while True:
+        message: Message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)

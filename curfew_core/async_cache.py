@@ -1,0 +1,106 @@
+"""Read Django's cache from the event loop, without a thread hop.
+
+The lean API route (``curfew_core.api.lean``) answers a warm verdict on the
+event loop: its reads are the token check's and the user's cached rows. With
+Redis (``curfew_core.redis_cache.SharedRedisCache``) they are one ``MGET`` on a
+``redis.asyncio`` client, with the very keys and serializer Django's backend
+uses, so what the sync readers and writers see is what this reads. With the
+process-local cache (``LocMemCache``, no Redis) a read is a dict lookup under
+a lock: done inline. Any other backend: ``SUPPORTED`` is false and callers go
+to a thread (the sync path) as before.
+
+Only reads: every write (a cold read's ``add``, a writer's refresh) stays on
+the sync path, so the add-versus-set rules of ``cache_policy`` are unchanged.
+
+``redis.asyncio`` connections belong to the event loop that opened them: a
+client per running loop (a server process has one; a test client opens and
+closes loops, and closes the clients with ``aclose``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache.backends.locmem import LocMemCache
+from django.core.signals import setting_changed
+
+from curfew_core.redis_cache import SharedRedisCache
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+
+def supported() -> bool:
+    """Whether the default cache can be read here (else: read it in a thread)."""
+    backend = _backend()
+    return isinstance(backend, SharedRedisCache | LocMemCache)
+
+
+_backends: list[Any] = []
+
+
+def _backend() -> Any:
+    # Django makes a backend object per async context (per request under
+    # ASGI); both kinds read here share their storage between objects, so
+    # one per process will do (a settings change drops it).
+    if not _backends:
+        _backends.append(caches[DEFAULT_CACHE_ALIAS])
+    return _backends[0]
+
+
+def client() -> Any:
+    """This loop's Redis client (its pool is shared by the async throttle)."""
+    loop = asyncio.get_running_loop()
+    found = _clients.get(loop)
+    if found is None:
+        import redis.asyncio
+
+        deadline = getattr(settings, "REDIS_TIMEOUT", 2.0)
+        alias: dict[str, Any] = settings.CACHES[DEFAULT_CACHE_ALIAS]
+        options: dict[str, Any] = alias.get("OPTIONS") or {}
+        # Blocking, as the sync pool: a burst waits for a connection (up to
+        # the deadline) rather than fail when the pool is full.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            settings.REDIS_URL,
+            max_connections=options.get("max_connections", 50),
+            timeout=deadline,
+            socket_timeout=deadline,
+            socket_connect_timeout=deadline,
+        )
+        found = _clients[loop] = redis.asyncio.Redis(connection_pool=pool)
+    return found
+
+
+async def get_many(keys: Sequence[str]) -> list[Any]:
+    """The cached values of ``keys`` (``None`` where absent), in order.
+
+    Raises ``RedisError`` like the sync backend would (the doors' outage answer).
+    """
+    backend = _backend()
+    if isinstance(backend, LocMemCache):
+        found = backend.get_many(keys)
+        return [found.get(key) for key in keys]
+    made = [backend.make_and_validate_key(key) for key in keys]
+    raw = await client().mget(made)
+    loads = backend._cache._serializer.loads
+    return [None if value is None else loads(value) for value in raw]
+
+
+async def aclose() -> None:
+    """Close this loop's Redis client (a loop about to end: tests, shutdown)."""
+    found = _clients.pop(asyncio.get_running_loop(), None)
+    if found is not None:
+        await found.aclose(close_connection_pool=True)
+
+
+def _on_setting_changed(*, setting: str, **_: Any) -> None:
+    if setting in {"REDIS_URL", "CACHES"}:
+        _clients.clear()
+        _backends.clear()
+
+
+setting_changed.connect(_on_setting_changed)
