@@ -64,39 +64,54 @@ def main() -> None:
 
     from curfew_testkit.server import ServedApp
 
-    # One token stands in for a whole fleet: its own rate would cap the run.
-    app = ServedApp(
-        Path(tempfile.mkdtemp(prefix="curfew-bench-")), env={"CURFEW_TOKEN_RATE": "off"}
+    print(
+        f"\none server process (uvicorn, SQLite, in-memory cache), "
+        f"{args.concurrency} concurrent clients, {args.seconds:.0f}s each; "
+        "x = throughput against the trivial view of the same server (target: verdict >= 2x):"
     )
-    app.manage("migrate", "--no-input", "-v0")
-    app.start()
-    try:
-        token = app.create_user("bench")
-        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-        body = b'{"max_tokens": 4096}'
-        runs = [
-            ("GET /healthz (trivial JSON)", build_request("GET", app.base_url + "/healthz"), None),
-            (
-                "POST /api/v1/verdict",
-                build_request("POST", app.base_url + "/api/v1/verdict", headers=auth, body=body),
-                is_verdict,
-            ),
-        ]
-        print(
-            f"\none server process (uvicorn, SQLite, in-memory cache), "
-            f"{args.concurrency} concurrent clients, {args.seconds:.0f}s each:"
+    print(f"  {'endpoint':<44} {'req/s':>8} {'x':>6} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    # The lean route (issue 13) and, as the baseline, Django's view (CURFEW_LEAN_API=0).
+    for lean in ("1", "0"):
+        # One token stands in for a whole fleet: its own rate would cap the run.
+        app = ServedApp(
+            Path(tempfile.mkdtemp(prefix="curfew-bench-")),
+            env={"CURFEW_TOKEN_RATE": "off", "CURFEW_LEAN_API": lean},
         )
-        print(f"  {'endpoint':<30} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
-        for label, request, check in runs:
-            kwargs = {"check": check} if check else {}
-            load(request, clients=4, seconds=1, **kwargs)  # warm-up
-            result = load(request, clients=args.concurrency, seconds=args.seconds, **kwargs)
-            print(
-                f"  {label:<30} {result.rate:>8,.0f} {result.percentile(0.5):>8.1f} "
-                f"{result.percentile(0.99):>8.1f} {result.errors:>7}"
-            )
-    finally:
-        app.stop()
+        app.manage("migrate", "--no-input", "-v0")
+        app.start()
+        try:
+            token = app.create_user("bench")
+            auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+            body = b'{"max_tokens": 4096}'
+            route = "lean route" if lean == "1" else "Django's view"
+            runs = [
+                (
+                    "GET /healthz (trivial JSON view)",
+                    build_request("GET", app.base_url + "/healthz"),
+                    None,
+                ),
+                (
+                    f"POST /api/v1/verdict ({route})",
+                    build_request(
+                        "POST", app.base_url + "/api/v1/verdict", headers=auth, body=body
+                    ),
+                    is_verdict,
+                ),
+            ]
+            trivial = None
+            for label, request, check in runs:
+                kwargs = {"check": check} if check else {}
+                load(request, clients=4, seconds=1, **kwargs)  # warm-up
+                result = load(request, clients=args.concurrency, seconds=args.seconds, **kwargs)
+                trivial = trivial or result.rate
+                print(
+                    f"  {label:<44} {result.rate:>8,.0f} {result.rate / trivial:>6.2f} "
+                    f"{result.percentile(0.5):>8.1f} {result.percentile(0.99):>8.1f} "
+                    f"{result.errors:>7}",
+                    flush=True,
+                )
+        finally:
+            app.stop()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curfew_site.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from curfew_core.api import limits as api_limits  # noqa: E402
 from curfew_core.api.lean import LeanApi  # noqa: E402
@@ -26,7 +27,9 @@ application = ProtocolTypeRouter(
         # (/v1/) is Django without the browser middleware (curfew_core/proxy/asgi.py);
         # the verdict and state routes are answered beside Django (curfew_core/api/lean.py).
         "http": BodyGuard(
-            LeanApi(ProxyRoute(django_asgi_app)),
+            LeanApi(ProxyRoute(django_asgi_app))
+            if settings.CURFEW_LEAN_API
+            else ProxyRoute(django_asgi_app),
             doors=(proxy_limits.MESSAGES_DOOR, proxy_limits.DOOR, api_limits.DOOR, PAGES),
         ),
         # Session sockets must come from ALLOWED_HOSTS (no cross-site WebSocket

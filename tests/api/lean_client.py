@@ -10,6 +10,7 @@ the views do.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -64,7 +65,7 @@ class AsgiClient:
         **extra: Any,
     ) -> AsgiResponse:
         path, _, query = path.partition("?")
-        headers = [(b"host", b"testserver")]
+        headers = [(b"host", extra.pop("host", b"testserver"))]
         if content_type:
             headers.append((b"content-type", content_type.encode()))
         if body:
@@ -103,7 +104,9 @@ class AsgiClient:
         async def receive() -> dict[str, Any]:
             nonlocal delivered
             if delivered:
-                return {"type": "http.disconnect"}
+                # A client that waits for its answer (Django listens for a
+                # disconnect while the view runs, and cancels this when done).
+                await asyncio.Event().wait()
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
 

@@ -43,6 +43,8 @@ def served(upstream: FakeUpstream, closing: None) -> Any:
 def _route() -> proxy_asgi.ProxyRoute:
     """The route the site mounts (behind ``BodyGuard``)."""
     route = site_asgi.application.application_mapping["http"].app
+    while not isinstance(route, proxy_asgi.ProxyRoute):  # behind the lean API route
+        route = route.app
     assert isinstance(route, proxy_asgi.ProxyRoute)
     return route
 
