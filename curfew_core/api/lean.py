@@ -47,16 +47,15 @@ from django.middleware.security import SecurityMiddleware
 from django.utils import timezone
 from redis.exceptions import RedisError
 
-from curfew_core import async_cache, throttle
+from curfew_core import throttle
 from curfew_core.api.auth import rate_limited, unavailable, with_token
 from curfew_core.api.errors import ApiError, json_object_from
 from curfew_core.api.views import allowed_methods, checked_verdict_request, verdict_body
 from curfew_core.asgi_threads import in_request_thread
-from curfew_core.cache_policy import bundle_key, token_key
+from curfew_core.hot_path import warm_inputs
 from curfew_core.http_headers import API_POLICY, bearer_token
 from curfew_core.outage import FAILED_MESSAGE
-from curfew_core.selectors import tokens
-from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle
+from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.verdicts import bundle_state_json
 
@@ -197,37 +196,15 @@ class LeanApi:
         return _converted(await _in_thread(_sync_answer, path, raw, address, body))
 
     async def _warm(self, path: str, raw: str | None, address: str, body: bytes) -> bytes | None:
-        """The answer from the cache alone, on the event loop; ``None``: take
-        the sync path (nothing was counted or changed here then)."""
-        if raw is None or len(raw) > tokens.MAX_TOKEN_LENGTH or not async_cache.supported():
+        """The answer from the cache alone, on the event loop (``hot_path``);
+        ``None``: take the sync path (nothing was counted or changed then)."""
+        warm = await warm_inputs(raw, kind="api", in_thread=_in_thread)
+        if warm is None:
             return None
-        token_digest = tokens.digest(raw)
-        user_id = tokens.likely_user(token_digest)
-        keys = [token_key(token_digest)]
-        if user_id is not None:
-            keys.append(bundle_key(user_id))
-        found = await async_cache.get_many(keys)
-        if not tokens.usable(found[0]):
-            return None
-        identity = tokens.cached_identity(token_digest, found[0], kind="api")
-        if identity is None:
-            return None  # unknown, revoked or another kind: counted on the sync path
-        if tokens.stamp_due(identity.token_id):
-            await _in_thread(tokens.stamp_used, identity.token_id)
-        refusal = await throttle.ahit_token_rate(identity.token_id)
-        if refusal is not None:
-            raise throttle.Throttled(refusal)
-        asked = (
-            checked_verdict_request(json_object_from(body, allow_empty=True))
-            if path == VERDICT
-            else None
-        )
-        bundle = None
-        if user_id == identity.user_id:
-            bundle = cached_bundle(identity.user_id, found[1])
-        if bundle is None:
-            bundle = await _in_thread(bundle_for, identity.user_id)
-        return _body(bundle, asked)
+        asked = None
+        if path == VERDICT:
+            asked = checked_verdict_request(json_object_from(body, allow_empty=True))
+        return _body(warm.bundle, asked)
 
 
 def _body(bundle: UserBundle, asked: Any) -> bytes:

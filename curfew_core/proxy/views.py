@@ -30,10 +30,11 @@ from redis.exceptions import RedisError
 
 from curfew_core import throttle
 from curfew_core.engine import Action, RequestContext, Verdict
+from curfew_core.hot_path import warm_inputs
 from curfew_core.outage import RETRY_AFTER_SECONDS
 from curfew_core.proxy import upstream
 from curfew_core.proxy.concurrency import slots
-from curfew_core.selectors.verdicts import verdict_for
+from curfew_core.selectors.verdicts import decide_for, verdict_for
 
 log = logging.getLogger("curfew.proxy")
 ProxyView = Callable[..., Coroutine[Any, Any, HttpResponseBase]]
@@ -76,7 +77,8 @@ class Judged:
 
 
 def _judge(raw_token: str | None, context: RequestContext, address: str) -> Judged | None:
-    """Token and verdict in one trip to the sync world (both cached when warm)."""
+    """Token and verdict in one trip to the sync world (cold, or not readable
+    from the event loop)."""
     identity = throttle.identify_throttled(raw_token, kind="api", address=address)
     if identity is None:
         return None
@@ -84,7 +86,19 @@ def _judge(raw_token: str | None, context: RequestContext, address: str) -> Judg
     return Judged(identity.token_id, verdict)
 
 
-judge = sync_to_async(_judge)
+async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
+    # The request's own thread (Django's handler gave it one).
+    return await sync_to_async(function)(*args)
+
+
+async def judge(raw_token: str | None, context: RequestContext, address: str) -> Judged | None:
+    """The live token and its verdict: warm, on the event loop with no thread
+    (``hot_path``, as the verdict API's lean route); else the sync path."""
+    warm = await warm_inputs(raw_token, kind="api", in_thread=_in_thread)
+    if warm is None:
+        return await sync_to_async(_judge)(raw_token, context, address)
+    verdict, _ = decide_for(warm.bundle, now=timezone.now(), request=context)
+    return Judged(warm.identity.token_id, verdict)
 
 
 def labelled(response: HttpResponseBase, verdict: Verdict | None) -> HttpResponseBase:

@@ -104,3 +104,30 @@ async def test_an_unexpected_failure_still_answers_in_openai_shape(
     assert response["X-Curfew-State"] == "unknown"
     assert response["X-Curfew-Action"] == "none"
     assert "database on fire" in caplog.text
+
+
+async def test_a_warm_call_is_judged_on_the_event_loop(
+    token: str, upstream: FakeUpstream, closing: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13: the token check and verdict of a warm call take no thread (the
+    sync path, ``views._judge``, runs once, for the cold call), and the warm
+    verdict is the one the sync path gave (control: both calls passed)."""
+    from curfew_core.proxy import views
+
+    synced: list[str] = []
+    real = views._judge
+
+    def counted(*args: object) -> object:
+        synced.append("judge")
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(views, "_judge", counted)
+    with override_settings(
+        CURFEW_UPSTREAM_BASE_URL=f"{upstream.base_url}/v1", CURFEW_UPSTREAM_API_KEY=SECRET
+    ):
+        cold = await client(token).post("/v1/chat/completions", CHAT)
+        warm = await client(token).post("/v1/chat/completions", CHAT)
+    assert cold.status_code == warm.status_code == 200
+    assert cold["X-Curfew-Action"] == warm["X-Curfew-Action"] == "pass"
+    assert len(upstream.chat_requests) == 2
+    assert synced == ["judge"]
