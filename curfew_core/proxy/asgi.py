@@ -29,17 +29,22 @@ early token check stay in front.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import ThreadSensitiveContext, iscoroutinefunction, markcoroutinefunction
-from django.core.handlers.asgi import ASGIHandler
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.exception import convert_exception_to_response
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.security import SecurityMiddleware
+from django.urls import set_script_prefix
 
 from curfew_core import outage
 from curfew_core.http_headers import API_POLICY
@@ -90,6 +95,37 @@ class ProxyMiddleware:
         return response
 
 
+class RequestThread(ThreadPoolExecutor):
+    """A one-thread executor that runs Django's request signals *on its own
+    thread*, and only for a request that used it: ``request_started`` before
+    the request's first job; ``request_finished`` is sent by the response's
+    ``close``, which then runs here too (:meth:`ProxyHandler.__call__`). Their
+    handlers tidy this thread's database connection, the only one a proxy
+    request touches; a warm request, judged on the event loop, never wakes
+    the thread at all."""
+
+    #: Whether the current request ran anything here.
+    used = False
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        if not self.used:
+            self.used = True
+
+            def first() -> Any:
+                signals.request_started.send(sender=ProxyHandler)
+                return fn(*args, **kwargs)
+
+            return super().submit(first)
+        return super().submit(fn, *args, **kwargs)
+
+    def end_request(self, closed: bool) -> None:
+        """The request is over (``closed``: its response was closed, which sent
+        ``request_finished``): the next one starts afresh."""
+        if self.used and not closed:
+            super().submit(signals.request_finished.send, sender=ProxyHandler)
+        self.used = False
+
+
 class Executors:
     """Idle one-thread executors, reused request after request.
 
@@ -105,15 +141,16 @@ class Executors:
     def __init__(self, keep: int) -> None:
         #: Idle executors kept beyond this many are shut down (a burst's threads end).
         self.keep = keep
-        self._idle: list[ThreadPoolExecutor] = []
+        self._idle: list[RequestThread] = []
 
-    def take(self) -> ThreadPoolExecutor:
+    def take(self) -> RequestThread:
         try:
             return self._idle.pop()
         except IndexError:
-            return ThreadPoolExecutor(max_workers=1, thread_name_prefix="curfew-proxy")
+            return RequestThread(max_workers=1, thread_name_prefix="curfew-proxy")
 
-    def give_back(self, executor: ThreadPoolExecutor) -> None:
+    def give_back(self, executor: RequestThread, *, closed: bool = False) -> None:
+        executor.end_request(closed)
         if len(self._idle) < self.keep:
             self._idle.append(executor)
         else:
@@ -135,13 +172,70 @@ class ProxyHandler(ASGIHandler):
         if scope["type"] != "http":
             raise ValueError(f"the proxy serves HTTP, not {scope['type']}")
         executor = self.executors.take()
+        closed = False
         try:
             # Django's handler waits for every task it starts: once out of
             # this block, nothing of the request runs on the executor.
             async with ThreadSensitiveContext(executor=executor):
-                await self.handle(scope, receive, send)
+                response = await self.handle(scope, receive, send)
+            if response is not None:
+                # ``close`` sends ``request_finished``: on the request's thread
+                # if it had work there (its handlers tidy that thread), inline
+                # if not (nothing to tidy on the event loop's thread).
+                if executor.used:
+                    await asyncio.get_running_loop().run_in_executor(executor, response.close)
+                else:
+                    response.close()
+                closed = True
         finally:
-            self.executors.give_back(executor)
+            self.executors.give_back(executor, closed=closed)
+
+    async def handle(
+        self, scope: Scope, receive: Any, send: Any
+    ) -> HttpResponseBase | None:
+        """Django's ``ASGIHandler.handle``, without its two trips to a thread
+        for the request signals (they run on the request's thread when it had
+        work there, :class:`RequestThread`); the answer, sent, is returned for
+        the caller to close (``None``: nothing to close)."""
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return None
+        set_script_prefix(get_script_prefix(scope))
+        request, error_response = self.create_request(scope, body_file)
+        if request is None:
+            body_file.close()
+            assert error_response is not None  # Django gives one or the other
+            await self.send_response(error_response, send)
+            return error_response
+
+        async def process_request() -> HttpResponseBase:
+            response: HttpResponseBase = await self.run_get_response(request)
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.send_response(response, send)  # else: the client went away
+            return response
+
+        # As Django: a disconnect while the answer is made cancels it.
+        tasks = [
+            asyncio.create_task(self.listen_for_disconnect(receive)),
+            asyncio.create_task(process_request()),
+        ]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in tasks:
+            if task.done():
+                try:
+                    task.result()
+                except RequestAborted:
+                    pass
+                except AssertionError:
+                    body_file.close()
+                    raise
+            else:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        body_file.close()
+        return None if tasks[1].cancelled() else tasks[1].result()
 
     def load_middleware(self, is_async: bool = False) -> None:
         if not is_async:

@@ -9,6 +9,7 @@ request borrows a kept one-thread executor rather than starting threads.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from typing import Any
@@ -173,3 +174,45 @@ def test_an_executor_beyond_the_kept_number_is_shut_down() -> None:
     assert executors.take() is first
     with pytest.raises(RuntimeError):
         second.submit(lambda: None)
+
+
+async def test_request_signals_run_on_the_requests_thread_and_only_when_it_worked(
+    served: FakeUpstream, token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Django's handler sent ``request_started`` and ``request_finished`` through
+    two trips to a thread per request; here they run on the request's kept
+    thread (whose database connection they tidy), around its work, and a warm
+    call, judged on the event loop, wakes no thread."""
+    from django.core import signals
+
+    seen: list[tuple[str, str]] = []
+
+    def started(**kwargs: Any) -> None:
+        seen.append(("started", threading.current_thread().name))
+
+    def finished(**kwargs: Any) -> None:
+        seen.append(("finished", threading.current_thread().name))
+
+    signals.request_started.connect(started)
+    signals.request_finished.connect(finished)
+    try:
+        cold = await _chat(token)  # a cold token: judged in the thread
+        assert cold.status == 200
+        await sync_to_async(lambda: None)()  # the queued "finished" has run by now
+        for _ in range(20):
+            if len(seen) >= 2:
+                break
+            await asyncio.sleep(0.05)
+        assert [event for event, _ in seen] == ["started", "finished"]
+        assert all("curfew-proxy" in thread for _, thread in seen), seen
+        seen.clear()
+        warm = await _chat(token)
+        assert warm.status == 200
+        await asyncio.sleep(0.1)
+        # Only the response's own close, inline on the event loop's thread
+        # (whose handlers find nothing to tidy there): no thread was woken.
+        assert seen == [("finished", threading.current_thread().name)]
+        assert len(served.chat_requests) == 2  # control: both calls were passed
+    finally:
+        signals.request_started.disconnect(started)
+        signals.request_finished.disconnect(finished)
