@@ -70,29 +70,50 @@ def manage(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
+#: What each server is asked, one after the other: the trivial Django JSON view
+#: (the baseline), the verdict on the lean route, and the verdict through
+#: Django's view (a second start of the same server with CURFEW_LEAN_API=0).
+ENDPOINTS = ("trivial view", "verdict (lean route)", "verdict (Django's view)")
+
+
 def measure(
     spec: ServerSpec, env: dict[str, str], token: str, args: argparse.Namespace, workdir: Path
-) -> LoadReport:
-    port = free_port()
-    server = RunningServer(spec, port=port, env=env, log_path=workdir / f"{spec.kind}-{port}.log")
-    try:
-        server.wait_ready()
-        request = build_request(
-            "POST",
-            f"{server.base_url}/api/v1/verdict",
-            headers={
-                "Authorization": f"Bearer {token}",
-                "Content-Type": "application/json",
-                # As the TLS-terminating proxy in front of production sends it.
-                "X-Forwarded-Proto": "https",
-            },
-            body=b'{"max_tokens": 4096}',
+) -> list[tuple[str, LoadReport]]:
+    rows = []
+    for lean in ("1", "0"):
+        port = free_port()
+        server = RunningServer(
+            spec,
+            port=port,
+            env={**env, "CURFEW_LEAN_API": lean},
+            log_path=workdir / f"{spec.kind}-{port}.log",
         )
-        # Warm every worker's caches and connections before measuring.
-        load(request, clients=spec.workers * 8, seconds=2, check=is_verdict)
-        return load(request, clients=args.clients, seconds=args.seconds, check=is_verdict)
-    finally:
-        server.stop()
+        try:
+            server.wait_ready()
+            # As the TLS-terminating proxy in front of production sends it.
+            https = {"X-Forwarded-Proto": "https"}
+            verdict = build_request(
+                "POST",
+                f"{server.base_url}/api/v1/verdict",
+                headers={
+                    "Authorization": f"Bearer {token}",
+                    "Content-Type": "application/json",
+                    **https,
+                },
+                body=b'{"max_tokens": 4096}',
+            )
+            # Warm every worker's caches and connections before measuring.
+            load(verdict, clients=spec.workers * 8, seconds=2, check=is_verdict)
+            if lean == "1":
+                trivial = build_request("GET", f"{server.base_url}/healthz", headers=https)
+                rows.append(
+                    (ENDPOINTS[0], load(trivial, clients=args.clients, seconds=args.seconds))
+                )
+            report = load(verdict, clients=args.clients, seconds=args.seconds, check=is_verdict)
+            rows.append((ENDPOINTS[1 if lean == "1" else 2], report))
+        finally:
+            server.stop()
+    return rows
 
 
 def main() -> int:
@@ -100,7 +121,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--servers", default="uvicorn:1,uvicorn,gunicorn,daphne:1")
+    parser.add_argument("--servers", default="uvicorn:1,uvicorn,daphne:1")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument(
         "--settings",
@@ -137,7 +158,7 @@ def main() -> int:
         "CURFEW_TOKEN_RATE": "off",
     }
     env.pop("CURFEW_HTTPS", None)
-    rows: list[tuple[ServerSpec, LoadReport | str]] = []
+    rows: list[tuple[ServerSpec, list[tuple[str, LoadReport]] | str]] = []
     try:
         manage(env, "migrate", "--no-input", "-v0")
         script = (
@@ -147,7 +168,8 @@ def main() -> int:
         )
         token = manage(env, "shell", "-c", script).split()[-1]
         print(
-            f"POST /api/v1/verdict, {args.clients} concurrent keep-alive clients, "
+            f"POST /api/v1/verdict beside GET /healthz (a trivial Django JSON view), "
+            f"{args.clients} concurrent keep-alive clients, "
             f"{args.seconds:.0f}s per server, PostgreSQL + Redis, {os.cpu_count()} cores shared "
             "with the load generator:",
             flush=True,
@@ -159,27 +181,33 @@ def main() -> int:
         admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     print(
-        f"  {'server':<32} {'req/s':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} "
-        f"{'errors':>7} {'client CPU':>10}"
+        f"  {'server':<24} {'endpoint':<24} {'req/s':>7} {'x':>6} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'max ms':>8} {'errors':>7} {'client CPU':>10}"
     )
+    print("  (x: throughput against the trivial view on the same server; target: verdict >= 2x)")
     for spec, result in rows:
         if isinstance(result, str):
-            print(f"  {spec.label:<32} {result}")
+            print(f"  {spec.label:<24} {result}")
             continue
-        share = result.client_cpu_seconds / result.seconds * 100
-        print(
-            f"  {spec.label:<32} {result.rate:>7,.0f} {result.percentile(0.5):>8.1f} "
-            f"{result.percentile(0.99):>8.1f} {max(result.latencies_ms, default=0):>8.1f} "
-            f"{result.errors:>7} {share:>9.0f}%"
-        )
-        if result.errors:
-            print(f"    first errors: {result.error_samples[:3]}")
+        trivial_rate = result[0][1].rate
+        for endpoint, report in result:
+            share = report.client_cpu_seconds / report.seconds * 100
+            print(
+                f"  {spec.label:<24} {endpoint:<24} {report.rate:>7,.0f} "
+                f"{report.rate / max(trivial_rate, 1e-9):>6.2f} "
+                f"{report.percentile(0.5):>8.1f} {report.percentile(0.99):>8.1f} "
+                f"{max(report.latencies_ms, default=0):>8.1f} {report.errors:>7} {share:>9.0f}%"
+            )
+            if report.errors:
+                print(f"    first errors: {report.error_samples[:3]}")
     if args.json:
         args.json.write_text(
             json.dumps(
                 [
-                    {"server": spec.label, **(r.as_dict() if isinstance(r, LoadReport) else {})}
-                    for spec, r in rows
+                    {"server": spec.label, "endpoint": endpoint, **report.as_dict()}
+                    for spec, result in rows
+                    if not isinstance(result, str)
+                    for endpoint, report in result
                 ],
                 indent=2,
             )

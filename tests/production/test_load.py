@@ -1,5 +1,6 @@
 """The verdict API holds 200 concurrent clients for 60 seconds, with zero errors,
-on the production command (``bin/serve``: two uvicorn workers on one port,
+and its throughput is reported beside a trivial Django JSON view's on the same
+servers, on the production command (``bin/serve``: two uvicorn workers on one port,
 PostgreSQL and Redis). Loopback only, bounded in time.
 
 Throughput and latency are reported (``-s`` prints them; test-artifacts/load.json
@@ -72,20 +73,30 @@ def test_the_verdict_api_holds_200_clients_for_60_seconds_without_an_error(
     )
 
     report = load(request, clients=CLIENTS, seconds=SECONDS, check=is_verdict)
+    # The baseline on the same servers, same clients (issue 13): a trivial
+    # Django JSON view. A third of the time: a rate needs no more.
+    trivial = load(
+        build_request("GET", f"{production.base_url}/healthz", headers=production.client_headers),
+        clients=CLIENTS,
+        seconds=max(5.0, SECONDS / 3),
+    )
 
     result = {
         "server": f"bin/serve: uvicorn --workers {WORKERS}, PostgreSQL, Redis",
         "endpoint": "POST /api/v1/verdict",
         **report.as_dict(),
+        "trivial_view": {"endpoint": "GET /healthz", **trivial.as_dict()},
     }
     Path(artifacts_dir, "load.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(
-        f"\nload: {CLIENTS} clients x {report.seconds:.0f}s on {WORKERS} workers: "
-        f"{report.requests} requests, {report.errors} errors, {report.rate:,.0f} req/s, "
-        f"p50 {report.percentile(0.5):.1f} ms, p99 {report.percentile(0.99):.1f} ms, "
-        f"max {max(report.latencies_ms, default=0):.1f} ms "
-        f"(client used {report.client_cpu_seconds:.0f} CPU-s)"
-    )
+    for label, run in (("verdict", report), ("trivial view", trivial)):
+        print(
+            f"\nload, {label}: {CLIENTS} clients x {run.seconds:.0f}s on {WORKERS} workers: "
+            f"{run.requests} requests, {run.errors} errors, {run.rate:,.0f} req/s, "
+            f"p50 {run.percentile(0.5):.1f} ms, p99 {run.percentile(0.99):.1f} ms, "
+            f"max {max(run.latencies_ms, default=0):.1f} ms "
+            f"(client used {run.client_cpu_seconds:.0f} CPU-s)"
+        )
+    print(f"verdict / trivial view throughput: {report.rate / max(trivial.rate, 1e-9):.2f}x")
     assert report.errors == 0, report.error_samples
     # Every client was answered again and again (at least every 6 s on average),
     # not only a lucky few.
