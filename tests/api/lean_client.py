@@ -22,6 +22,7 @@ from django.http import HttpResponse
 
 from curfew_core import async_cache
 from curfew_core.api import lean
+from curfew_testkit.asgi_scope import http_scope
 
 DOORS = ("django", "lean")
 
@@ -73,20 +74,8 @@ class AsgiClient:
         for name, value in {**self.headers, **extra}.items():
             if name.startswith("HTTP_"):
                 headers.append((_meta_header(name), str(value).encode("latin-1")))
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": method,
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": query.encode(),
-            "root_path": "",
-            "headers": headers,
-            "client": (extra.get("REMOTE_ADDR", "127.0.0.1"), 5000),
-            "server": ("testserver", 80),
-        }
+        client = (extra.get("REMOTE_ADDR", "127.0.0.1"), 5000)
+        scope = http_scope(method, path, headers, query=query.encode(), client=client)
         signals.request_started.disconnect(close_old_connections)
         signals.request_finished.disconnect(close_old_connections)
         try:

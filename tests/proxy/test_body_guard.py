@@ -18,6 +18,7 @@ import pytest
 from django.test import override_settings
 
 from curfew_site.asgi import application
+from curfew_testkit.asgi_scope import http_scope
 from curfew_testkit.fake_upstream import REPLY_TEXT, FakeUpstream
 from tests.proxy import rawhttp
 from tests.proxy.conftest import Proxy
@@ -91,20 +92,7 @@ async def call(
         headers.append((b"content-length", raw_length))
     elif method != "GET":
         headers.append((b"transfer-encoding", b"chunked"))
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 5000),
-        "server": ("testserver", 80),
-    }
+    scope = http_scope(method, path, headers)
     exchange = Exchange(chunks)
     await application(scope, exchange.receive, exchange.send)
     return exchange

@@ -25,6 +25,7 @@ from curfew_core.events import user_group
 from curfew_core.models import ApiToken
 from curfew_core.realtime import changes, watch
 from curfew_core.services.tokens import token_create, token_revoke
+from curfew_testkit.asgi_scope import http_scope
 from tests.conftest import require
 from tests.realtime.test_capsule_redis import redis_answers
 
@@ -71,20 +72,7 @@ def open_stream(token: str | None, method: str = "GET") -> Stream:
     headers = [(b"host", b"testserver")]
     if token is not None:
         headers.append((b"authorization", f"Bearer {token}".encode()))
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": PATH,
-        "raw_path": PATH.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
+    scope = http_scope(method, PATH, headers, client=("127.0.0.1", 50000))
     requested = False
 
     async def receive() -> dict[str, Any]:
