@@ -1,0 +1,134 @@
+"""The recorder: ``record()`` on the hot path, batches written in the background.
+
+``record(entry)`` appends to this process's buffer (a ``deque``: one atomic
+append, no lock, no I/O) and, the first time, starts the flusher: a daemon
+thread that writes what has gathered at most every
+``CURFEW_LEDGER_FLUSH_SECONDS`` (1 s), and once more at exit. So a request
+never waits for the database, and a crashed process loses at most the last
+second of decisions (``tests/ledger/test_crash.py`` kills one to prove it).
+
+``flush()`` writes everything buffered now, on the caller's thread and
+connection: tests call it (inside their own transaction, which the flusher's
+thread could not see on PostgreSQL), and so does the exit hook. With
+``CURFEW_LEDGER_FLUSH_SECONDS`` at 0 no thread is started (the test settings):
+only ``flush()`` writes.
+
+If the database refuses a batch, it is kept and retried at the next tick; the
+buffer holds at most ``MAX_BUFFERED`` entries, the oldest dropped beyond that
+(counted in ``dropped``, logged once per tick), so an outage cannot eat memory.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+from collections import deque
+
+from django.conf import settings
+from django.db import DatabaseError, close_old_connections, connection
+
+from curfew_core.ledger.entry import Entry
+
+log = logging.getLogger("curfew.ledger")
+
+#: The most entries a process holds while the database refuses them.
+MAX_BUFFERED = 100_000
+#: Entries written per transaction.
+BATCH = 5_000
+
+_buffer: deque[Entry] = deque()
+_flush_lock = threading.Lock()
+_start_lock = threading.Lock()
+_wake = threading.Event()
+_thread: threading.Thread | None = None
+_owner_pid: int | None = None
+dropped = 0
+
+
+def record(entry: Entry) -> None:
+    """Remember one decision; it is written within about a second. Never
+    raises, never touches the database, and costs one ``deque.append`` (plus
+    a pid check)."""
+    _buffer.append(entry)
+    if _owner_pid != os.getpid():
+        _start()
+
+
+def _interval() -> float:
+    return float(getattr(settings, "CURFEW_LEDGER_FLUSH_SECONDS", 1.0))
+
+
+def _start() -> None:
+    """Start this process's flusher (again after a fork: threads do not follow)."""
+    global _thread, _owner_pid
+    with _start_lock:
+        if _owner_pid == os.getpid():
+            return
+        _owner_pid = os.getpid()
+        if _interval() <= 0:
+            return
+        _thread = threading.Thread(target=_run, name="curfew-ledger", daemon=True)
+        _thread.start()
+
+
+def _run() -> None:
+    interval = _interval()
+    while True:
+        _wake.wait(interval)
+        _wake.clear()
+        try:
+            flush()
+        except Exception:  # the flusher must outlive any one bad batch
+            log.exception("ledger: a batch could not be written; kept for the next tick")
+        finally:
+            close_old_connections()
+
+
+def pending() -> int:
+    return len(_buffer)
+
+
+def flush() -> int:
+    """Write every buffered entry now, on this thread; returns how many were
+    written. A batch the database refuses goes back to the front of the
+    buffer (and the error is raised)."""
+    global dropped
+    from curfew_core.services.ledger import decisions_write
+
+    written = 0
+    with _flush_lock:
+        while _buffer:
+            batch: list[Entry] = []
+            while _buffer and len(batch) < BATCH:
+                batch.append(_buffer.popleft())
+            try:
+                written += decisions_write(entries=batch)
+            except DatabaseError:
+                _buffer.extendleft(reversed(batch))
+                over = len(_buffer) - MAX_BUFFERED
+                if over > 0:
+                    for _ in range(over):
+                        _buffer.popleft()
+                    dropped += over
+                    log.error("ledger: buffer full; dropped the %d oldest decisions", over)
+                raise
+    return written
+
+
+def discard() -> None:
+    """Forget what is buffered (tests)."""
+    _buffer.clear()
+
+
+@atexit.register
+def _at_exit() -> None:
+    if not _buffer:
+        return
+    try:
+        flush()
+    except Exception:
+        log.exception("ledger: the last decisions could not be written at exit")
+    finally:
+        connection.close()
