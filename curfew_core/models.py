@@ -205,7 +205,7 @@ class Decision(models.Model):
         GATEWAY = "gateway", "gateway report"
 
     class Action(models.TextChoices):
-        PASS = "pass", "pass"  # noqa: S105 - an action, not a password
+        PASS = "pass", "pass"
         CLAMP = "clamp", "clamp"
         SHORT_CIRCUIT = "short-circuit", "short-circuit"
 
@@ -227,15 +227,14 @@ class Decision(models.Model):
     input_tokens = models.PositiveIntegerField(null=True, blank=True)
     output_tokens = models.PositiveIntegerField(null=True, blank=True)
     #: A gateway's own id for a reported decision: a retried batch is no double.
-    client_id = models.CharField(max_length=64, null=True, blank=True)
+    #: Null, not "", when none: the unique constraint then ignores it.
+    client_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
 
     class Meta:
         ordering = ["-at", "-id"]
         indexes = [models.Index(fields=["user", "-at"], name="decision_user_recent")]
         constraints = [
-            models.UniqueConstraint(
-                fields=["user", "client_id"], name="decision_unique_client_id"
-            )
+            models.UniqueConstraint(fields=["user", "client_id"], name="decision_unique_client_id")
         ]
 
     def __str__(self) -> str:

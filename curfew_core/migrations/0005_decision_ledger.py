@@ -6,75 +6,152 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('curfew_core', '0004_override_debug_until'),
+        ("curfew_core", "0004_override_debug_until"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='auditentry',
-            name='subject',
-            field=models.CharField(choices=[('schedule', 'schedule'), ('override', 'override'), ('token', 'token'), ('account', 'account'), ('prices', 'prices')], max_length=16),
+            model_name="auditentry",
+            name="subject",
+            field=models.CharField(
+                choices=[
+                    ("schedule", "schedule"),
+                    ("override", "override"),
+                    ("token", "token"),
+                    ("account", "account"),
+                    ("prices", "prices"),
+                ],
+                max_length=16,
+            ),
         ),
         migrations.CreateModel(
-            name='PriceTable',
+            name="PriceTable",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('config', models.JSONField(default=dict)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='curfew_prices', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("config", models.JSONField(default=dict)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="curfew_prices",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Decision',
+            name="Decision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField()),
-                ('session', models.CharField(blank=True, default='', max_length=200)),
-                ('purpose', models.CharField(blank=True, default='', max_length=200)),
-                ('state', models.CharField(max_length=16)),
-                ('action', models.CharField(choices=[('pass', 'pass'), ('clamp', 'clamp'), ('short-circuit', 'short-circuit')], max_length=16)),
-                ('reason', models.CharField(blank=True, default='', max_length=500)),
-                ('budget_before', models.PositiveIntegerField(blank=True, null=True)),
-                ('budget_after', models.PositiveIntegerField(blank=True, null=True)),
-                ('door', models.CharField(choices=[('chat', 'proxy: chat completions'), ('completions', 'proxy: legacy completions'), ('responses', 'proxy: responses'), ('messages', 'proxy: messages'), ('embeddings', 'proxy: embeddings'), ('verdict', 'verdict API'), ('gateway', 'gateway report')], max_length=16)),
-                ('exempt', models.BooleanField(default=False)),
-                ('dry_run', models.BooleanField(default=False)),
-                ('input_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('output_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('client_id', models.CharField(blank=True, max_length=64, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='curfew_decisions', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("at", models.DateTimeField()),
+                ("session", models.CharField(blank=True, default="", max_length=200)),
+                ("purpose", models.CharField(blank=True, default="", max_length=200)),
+                ("state", models.CharField(max_length=16)),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("pass", "pass"),
+                            ("clamp", "clamp"),
+                            ("short-circuit", "short-circuit"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("reason", models.CharField(blank=True, default="", max_length=500)),
+                ("budget_before", models.PositiveIntegerField(blank=True, null=True)),
+                ("budget_after", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "door",
+                    models.CharField(
+                        choices=[
+                            ("chat", "proxy: chat completions"),
+                            ("completions", "proxy: legacy completions"),
+                            ("responses", "proxy: responses"),
+                            ("messages", "proxy: messages"),
+                            ("embeddings", "proxy: embeddings"),
+                            ("verdict", "verdict API"),
+                            ("gateway", "gateway report"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("exempt", models.BooleanField(default=False)),
+                ("dry_run", models.BooleanField(default=False)),
+                ("input_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("output_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("client_id", models.CharField(blank=True, max_length=64, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="curfew_decisions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-id'],
-                'indexes': [models.Index(fields=['user', '-at'], name='decision_user_recent')],
-                'constraints': [models.UniqueConstraint(fields=('user', 'client_id'), name='decision_unique_client_id')],
+                "ordering": ["-at", "-id"],
+                "indexes": [models.Index(fields=["user", "-at"], name="decision_user_recent")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("user", "client_id"), name="decision_unique_client_id"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='DecisionHour',
+            name="DecisionHour",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('hour_start', models.DateTimeField()),
-                ('local_date', models.DateField()),
-                ('local_hour', models.PositiveSmallIntegerField()),
-                ('state', models.CharField(max_length=16)),
-                ('action', models.CharField(max_length=16)),
-                ('count', models.PositiveIntegerField(default=0)),
-                ('exempt', models.PositiveIntegerField(default=0)),
-                ('dry_run', models.PositiveIntegerField(default=0)),
-                ('requests_not_sent', models.PositiveIntegerField(default=0)),
-                ('output_tokens_not_generated', models.BigIntegerField(default=0)),
-                ('usage_known', models.PositiveIntegerField(default=0)),
-                ('input_tokens', models.BigIntegerField(default=0)),
-                ('output_tokens', models.BigIntegerField(default=0)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='curfew_decision_hours', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("hour_start", models.DateTimeField()),
+                ("local_date", models.DateField()),
+                ("local_hour", models.PositiveSmallIntegerField()),
+                ("state", models.CharField(max_length=16)),
+                ("action", models.CharField(max_length=16)),
+                ("count", models.PositiveIntegerField(default=0)),
+                ("exempt", models.PositiveIntegerField(default=0)),
+                ("dry_run", models.PositiveIntegerField(default=0)),
+                ("requests_not_sent", models.PositiveIntegerField(default=0)),
+                ("output_tokens_not_generated", models.BigIntegerField(default=0)),
+                ("usage_known", models.PositiveIntegerField(default=0)),
+                ("input_tokens", models.BigIntegerField(default=0)),
+                ("output_tokens", models.BigIntegerField(default=0)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="curfew_decision_hours",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-hour_start'],
-                'constraints': [models.UniqueConstraint(fields=('user', 'hour_start', 'state', 'action'), name='decision_hour_unique')],
+                "ordering": ["-hour_start"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("user", "hour_start", "state", "action"),
+                        name="decision_hour_unique",
+                    )
+                ],
             },
         ),
     ]

@@ -70,12 +70,11 @@ def _upsert(hours: Iterable[_Hour]) -> None:
     columns = ["user_id", "hour_start", "local_date", "local_hour", "state", "action", *_SUMS]
     placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
     updates = ", ".join(f"{q(c)} = {table}.{q(c)} + excluded.{q(c)}" for c in _SUMS)
-    sql = (
-        f"INSERT INTO {table} ({', '.join(q(c) for c in columns)}) VALUES "
-        + ", ".join([placeholders] * len(rows))
-        + f" ON CONFLICT ({', '.join(q(c) for c in ('user_id', 'hour_start', 'state', 'action'))})"
-        + f" DO UPDATE SET {updates}"
-    )
+    conflict = ", ".join(q(c) for c in ("user_id", "hour_start", "state", "action"))
+    values = ", ".join([placeholders] * len(rows))
+    names = ", ".join(q(c) for c in columns)
+    # Only quoted model names and %s placeholders: no value is ever in the text.
+    sql = f"INSERT INTO {table} ({names}) VALUES {values} ON CONFLICT ({conflict}) DO UPDATE SET {updates}"  # noqa: S608, E501
     params: list[Any] = []
     for hour in rows:
         params += [

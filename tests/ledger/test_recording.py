@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection
+from django.db import connection, models
 from django.test.utils import CaptureQueriesContext
 
 from curfew_core.ledger import recorder
@@ -149,3 +149,25 @@ def test_prune_deletes_old_rows_and_keeps_the_hours(user: User) -> None:
     assert decisions_prune(before=T0 - timedelta(days=30)) == 1
     assert list(Decision.objects.values_list("at", flat=True)) == [T0]
     assert DecisionHour.objects.count() == 2
+
+
+def test_the_prune_command_keeps_the_retention(user: User, settings: object) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    now = timezone.now()
+    for days in (3, 29, 31, 400):
+        recorder.record(entry(user, now - timedelta(days=days)))
+    recorder.flush()
+    out = StringIO()
+    call_command("curfew", "prune", stdout=out)
+    assert "pruned 2 decision(s) older than 30 day(s)" in out.getvalue()
+    assert Decision.objects.count() == 2
+    settings.CURFEW_LEDGER_RETENTION_DAYS = 5  # type: ignore[attr-defined]
+    call_command("curfew", "prune", stdout=out)
+    assert Decision.objects.count() == 1
+    call_command("curfew", "prune", "--days", "1", stdout=out)
+    assert Decision.objects.count() == 0
+    assert DecisionHour.objects.aggregate(n=models.Sum("count"))["n"] == 4
