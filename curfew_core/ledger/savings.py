@@ -79,7 +79,7 @@ def _decimal(value: Any, field: str, errors: dict[str, str], *, upper: Decimal) 
     if not number.is_finite() or number < 0 or number > upper:
         errors[field] = f"must be between 0 and {upper}, not {str(value)[:40]}"
         return None
-    return str(number.normalize()) if number == number.to_integral() else str(number)
+    return format(number.normalize(), "f")
 
 
 def check_prices(config: Mapping[str, Any]) -> dict[str, Any]:

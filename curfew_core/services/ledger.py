@@ -121,11 +121,11 @@ def decisions_write(*, entries: Sequence[Entry]) -> int:
         )
         kept: list[tuple[int, Entry]] = []
         for user_id, entry in resolved:
-            key = (user_id, entry.client_id)
-            if entry.client_id and key in seen:
+            reported_key = (user_id, entry.client_id)
+            if entry.client_id and reported_key in seen:
                 continue
             if entry.client_id:
-                seen.add(key)
+                seen.add(reported_key)
             kept.append((user_id, entry))
         resolved = kept
     if not resolved:
