@@ -65,6 +65,14 @@ def _whole(
     return int(raw)
 
 
+def _known(request: HttpRequest, names: tuple[str, ...], errors: dict[str, str]) -> None:
+    """Unknown query parameters are refused, each named (a mistyped filter
+    must not silently widen the answer)."""
+    for key in request.GET:
+        if key not in names:
+            errors[key[:64] or "query"] = f"is not a query parameter here; use {', '.join(names)}"
+
+
 def _range(request: HttpRequest, errors: dict[str, str]) -> tuple[datetime | None, datetime | None]:
     late: dict[str, str] = {}
     since = _instant(request, "from", errors, late)
@@ -84,6 +92,7 @@ def decisions(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     if request.method == "POST":
         return _report(request, identity)
     errors: dict[str, str] = {}
+    _known(request, ("from", "to", "session_id", "action", "page", "per_page"), errors)
     session = request.GET.get("session_id")
     if session is not None and (len(session) > MAX_SCOPE_TEXT or text_problem(session)):
         errors["session_id"] = f"must be text of at most {MAX_SCOPE_TEXT} characters, no NUL"
@@ -126,7 +135,9 @@ def _report(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
 @allow("GET")
 @token_required
 def savings(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
-    since, until = _range(request, {})
+    errors: dict[str, str] = {}
+    _known(request, ("from", "to"), errors)
+    since, until = _range(request, errors)
     until = until or timezone.now()
     since = since or until - DEFAULT_RANGE
     if since >= until:

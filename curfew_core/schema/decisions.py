@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from curfew_core import override_commands
 from curfew_core.ledger.entry import MAX_REASON, Entry
@@ -36,7 +36,14 @@ DoorName = Literal[
     "chat", "completions", "responses", "messages", "embeddings", "verdict", "gateway"
 ]
 _Scope = Annotated[str, Field(max_length=MAX_SCOPE_TEXT, pattern=TEXT_PATTERN)]
-_Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+
+
+def _whole_float(value: object) -> object:
+    """``418908.0`` is a JSON Schema integer; strict mode alone would refuse it."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+_Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS), BeforeValidator(_whole_float)]
 _Instant = Annotated[
     str,
     Field(

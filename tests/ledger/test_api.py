@@ -125,6 +125,7 @@ def test_decisions_are_paged_and_filtered(api: ApiClient, other_api: ApiClient) 
     ("query", "field", "status"),
     [
         ({"action": "nap"}, "action", 400),
+        ({"sessoin": "b"}, "sessoin", 400),
         ({"page": "0"}, "page", 400),
         ({"per_page": "201"}, "per_page", 400),
         ({"from": "monday"}, "from", 400),
