@@ -80,12 +80,14 @@ def verdict_entry(
     budget_before: int | None = None,
     input_tokens: int | None = None,
     output_tokens: int | None = None,
+    action: str | None = None,
 ) -> Entry:
     """The entry for an engine ``Verdict`` (duck-typed: this module imports no
     engine). ``budget_after`` is the budget the call was allowed: on a clamp
     ``min(budget_before, verdict.max_tokens)``, on a short-circuit 0, else the
-    budget asked."""
-    action = verdict.action.value
+    budget asked. ``action`` is what the door did when it is not the
+    verdict's own (embeddings pass while winding: there is nothing to clamp)."""
+    action = action or verdict.action.value
     budget_after: int | None
     if action == "clamp" and not verdict.dry_run:
         ceiling = verdict.max_tokens
