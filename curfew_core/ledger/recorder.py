@@ -25,11 +25,13 @@ import logging
 import os
 import threading
 from collections import deque
+from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 
-from curfew_core.ledger.entry import Entry
+from curfew_core.ledger.entry import Entry, verdict_entry
 
 log = logging.getLogger("curfew.ledger")
 
@@ -54,6 +56,40 @@ def record(entry: Entry) -> None:
     _buffer.append(entry)
     if _owner_pid != os.getpid():
         _start()
+
+
+def record_verdict(
+    verdict: Any,
+    *,
+    door: str,
+    at: datetime,
+    user_id: int | None = None,
+    token_id: int | None = None,
+    session: str | None = None,
+    purpose: str | None = None,
+    budget_before: int | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    action: str | None = None,
+) -> None:
+    """``record`` the decision an engine ``Verdict`` made (see
+    ``entry.verdict_entry`` for what each field means): the one call a door
+    makes, e.g. the verdict API with ``door="verdict"``. No I/O."""
+    record(
+        verdict_entry(
+            verdict,
+            door=door,
+            at=at,
+            user_id=user_id,
+            token_id=token_id,
+            session=session,
+            purpose=purpose,
+            budget_before=budget_before,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            action=action,
+        )
+    )
 
 
 def _interval() -> float:

@@ -171,3 +171,29 @@ def test_the_prune_command_keeps_the_retention(user: User, settings: object) -> 
     call_command("curfew", "prune", "--days", "1", stdout=out)
     assert Decision.objects.count() == 0
     assert DecisionHour.objects.aggregate(n=models.Sum("count"))["n"] == 4
+
+
+def test_record_verdict_takes_an_engine_verdict_with_no_query(user: User) -> None:
+    from curfew_core.engine import RequestContext
+    from curfew_core.ledger.recorder import record_verdict
+    from curfew_core.selectors.verdicts import verdict_for
+
+    verdict, _ = verdict_for(
+        user_id=user.pk, now=T0, request=RequestContext(session_id="s", max_tokens=4096)
+    )
+    assert verdict.action.value == "clamp"  # 23:30 in Shanghai: winding
+    with CaptureQueriesContext(connection) as queries:
+        record_verdict(
+            verdict, door="verdict", at=T0, user_id=user.pk, session="s", budget_before=4096
+        )
+    assert len(queries) == 0
+    recorder.flush()
+    row = Decision.objects.get()
+    assert (row.door, row.state, row.action, row.budget_before) == (
+        "verdict",
+        "winding",
+        "clamp",
+        4096,
+    )
+    assert row.budget_after == verdict.max_tokens
+    assert row.reason == verdict.reason
