@@ -153,6 +153,21 @@ def flush() -> int:
     return written
 
 
+def _forked() -> None:
+    """In a forked child: the parent's buffer is the parent's to write (else
+    both would), its flusher did not follow, and a lock held by another of its
+    threads would never be released here."""
+    global _flush_lock, _start_lock, _thread, _owner_pid
+    _buffer.clear()
+    _flush_lock = threading.Lock()
+    _start_lock = threading.Lock()
+    _thread = None
+    _owner_pid = None
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def discard() -> None:
     """Forget what is buffered (tests)."""
     _buffer.clear()

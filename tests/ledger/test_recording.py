@@ -197,3 +197,17 @@ def test_record_verdict_takes_an_engine_verdict_with_no_query(user: User) -> Non
     )
     assert row.budget_after == verdict.max_tokens
     assert row.reason == verdict.reason
+
+
+def test_a_forked_child_does_not_write_its_parents_buffer(user: User) -> None:
+    import os
+
+    recorder.record(entry(user))
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what it holds, and leave at once
+        os.write(write, str(recorder.pending()).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 16) == b"0"
+    assert recorder.pending() == 1  # the parent still holds its own

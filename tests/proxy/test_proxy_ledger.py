@@ -172,3 +172,14 @@ async def test_a_short_circuit_records_zero_usage_and_a_request_not_sent(
     assert (row.input_tokens, row.output_tokens, row.budget_after) == (0, 0, 0)
     hour = await sync_to_async(DecisionHour.objects.get)()
     assert (hour.count, hour.requests_not_sent) == (1, 1)
+
+
+async def test_an_exempt_call_off_duty_is_recorded_as_such(
+    live: None, closing: None, upstream: FakeUpstream
+) -> None:
+    token = await sync_to_async(token_at)("exempt", "10:00")
+    await call(token, "/v1/chat/completions", CHAT, **{"X-Curfew-Purpose": "title"})
+    assert len(upstream.chat_requests) == 1  # exempt: it went upstream
+    [row] = await recorded()
+    assert (row.state, row.action, row.exempt, row.purpose) == ("off-duty", "pass", True, "title")
+    assert (row.input_tokens, row.output_tokens) == (11, 5)
