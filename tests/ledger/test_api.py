@@ -171,3 +171,26 @@ def test_savings_in_a_range(api: ApiClient) -> None:
     assert body["typical_call"] == {"input_tokens": 1000.0, "output_tokens": 500.0}
     empty = api.get("/api/v1/savings", data={"to": "2026-09-29T00:00:00Z"}).json()
     assert (empty["decisions"], empty["money"], empty["typical_call"]) == (0, 0.0, None)
+
+
+def test_a_database_outage_is_the_apis_json_503(
+    api: ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import OperationalError
+
+    from curfew_core.api import ledger_views
+
+    def down(**kwargs: Any) -> Any:
+        raise OperationalError("database unreachable")
+
+    for name in ("decisions_write", "decisions_page", "savings_between"):
+        monkeypatch.setattr(ledger_views, name, down)
+    answers = [
+        api.post("/api/v1/decisions", {"decisions": [report(1)]}),
+        api.get("/api/v1/decisions"),
+        api.get("/api/v1/savings"),
+    ]
+    for answer in answers:
+        assert answer.status_code == 503
+        assert answer.json()["error"] == "unavailable"
+        assert answer["Retry-After"]
