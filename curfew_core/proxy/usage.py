@@ -74,6 +74,20 @@ class UsageScan:
         if isinstance(event, dict):
             self._usage_of(event)
 
+    def _take_last_usage(self, body: bytes) -> None:
+        """The answer's last ``"usage": {...}`` object, decoded alone: a long
+        answer is not parsed whole on the event loop for two numbers."""
+        at = body.rfind(b'"usage"')
+        start = body.find(b"{", at) if at >= 0 else -1
+        if start < 0 or body[at + 7 : start].strip() != b":":
+            return
+        try:
+            usage, _ = json.JSONDecoder().raw_decode(body[start:].decode("utf-8", "replace"))
+        except ValueError:
+            return
+        if isinstance(usage, dict):
+            self._usage_of({"usage": usage})
+
     def _usage_of(self, event: dict[str, Any]) -> None:
         for holder in (event, event.get("response"), event.get("message")):
             usage = holder.get("usage") if isinstance(holder, dict) else None
@@ -87,7 +101,7 @@ class UsageScan:
     @property
     def tokens(self) -> tuple[int | None, int | None]:
         if not self.sse and self._body and self._size <= MAX_JSON_SCAN:
-            self._take(b"".join(self._body))
+            self._take_last_usage(b"".join(self._body))
             self._body = []
         if self.sse and self._pending.startswith(b"data:"):
             self._take(self._pending[5:])
