@@ -175,7 +175,9 @@ def discard() -> None:
 
 @atexit.register
 def _at_exit() -> None:
-    if not _buffer:
+    # Without a flusher (the tests) only an explicit flush writes: the test
+    # database is gone by now.
+    if not _buffer or _interval() <= 0:
         return
     try:
         flush()
