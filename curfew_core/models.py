@@ -10,6 +10,8 @@ from django.db import models
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from curfew_core.ledger.entry import ACTIONS, DOORS, STATES
+
 #: The version of a schedule nobody has saved yet (defaults, with or without a
 #: row): ``version`` counts saves, so readers and the writer's stale check agree.
 UNSAVED_VERSION = 0
@@ -195,32 +197,18 @@ class Decision(models.Model):
     kept for ``CURFEW_LEDGER_RETENTION_DAYS`` (``manage.py curfew prune``),
     while :class:`DecisionHour` keeps the counts indefinitely."""
 
-    class Door(models.TextChoices):
-        CHAT = "chat", "proxy: chat completions"
-        COMPLETIONS = "completions", "proxy: legacy completions"
-        RESPONSES = "responses", "proxy: responses"
-        MESSAGES = "messages", "proxy: messages"
-        EMBEDDINGS = "embeddings", "proxy: embeddings"
-        VERDICT = "verdict", "verdict API"
-        GATEWAY = "gateway", "gateway report"
-
-    class Action(models.TextChoices):
-        PASS = "pass", "pass"
-        CLAMP = "clamp", "clamp"
-        SHORT_CIRCUIT = "short-circuit", "short-circuit"
-
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_decisions"
     )
     at = models.DateTimeField()
     session = models.CharField(max_length=200, blank=True, default="")
     purpose = models.CharField(max_length=200, blank=True, default="")
-    state = models.CharField(max_length=16)
-    action = models.CharField(max_length=16, choices=Action.choices)
+    state = models.CharField(max_length=16, choices=[(s, s) for s in STATES])
+    action = models.CharField(max_length=16, choices=[(a, a) for a in ACTIONS])
     reason = models.CharField(max_length=500, blank=True, default="")
     budget_before = models.PositiveIntegerField(null=True, blank=True)
     budget_after = models.PositiveIntegerField(null=True, blank=True)
-    door = models.CharField(max_length=16, choices=Door.choices)
+    door = models.CharField(max_length=16, choices=[(d, d) for d in DOORS])
     exempt = models.BooleanField(default=False)
     dry_run = models.BooleanField(default=False)
     #: What the upstream said it used, when the door saw its ``usage``.

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import get_args
 
+from curfew_client.wire import ActionName
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
@@ -16,7 +17,6 @@ from curfew_core.api.views import allow
 from curfew_core.override_commands import Unprocessable
 from curfew_core.schedule_config import text_problem
 from curfew_core.schema.decisions import (
-    ActionName,
     DecisionPageAnswer,
     DecisionRow,
     ReportAnswer,

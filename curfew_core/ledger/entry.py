@@ -8,20 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+from curfew_client.wire import ActionName, StateName
+
+#: Where a decision was made: the proxy's model-call doors, the verdict API,
+#: a gateway's report. Declared here once (the model's choices and the API's
+#: schema derive from it); states and actions are the wire's own.
 Door = Literal["chat", "completions", "responses", "messages", "embeddings", "verdict", "gateway"]
-DOORS: tuple[Door, ...] = (
-    "chat",
-    "completions",
-    "responses",
-    "messages",
-    "embeddings",
-    "verdict",
-    "gateway",
-)
-ACTIONS = ("pass", "clamp", "short-circuit")
-STATES = ("on-duty", "winding", "off-duty", "lights-out")
+DOORS: tuple[Door, ...] = get_args(Door)
+ACTIONS: tuple[ActionName, ...] = get_args(ActionName)
+STATES: tuple[StateName, ...] = get_args(StateName)
 #: The reason line is kept this long at most.
 MAX_REASON = 500
 MAX_SCOPE = 200

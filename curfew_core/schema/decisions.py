@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
+from curfew_client.wire import ActionName, StateName
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from curfew_core import override_commands
-from curfew_core.ledger.entry import MAX_REASON, Entry
+from curfew_core.ledger.entry import MAX_REASON, Door, Entry
 from curfew_core.schedule_config import TEXT_PATTERN
 from curfew_core.schema.verdict_request import (
     MAX_SCOPE_TEXT,
@@ -30,11 +31,6 @@ FUTURE_SLACK = timedelta(minutes=5)
 MAX_TOKENS = 10_000_000
 ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 
-State = Literal["on-duty", "winding", "off-duty", "lights-out"]
-ActionName = Literal["pass", "clamp", "short-circuit"]
-DoorName = Literal[
-    "chat", "completions", "responses", "messages", "embeddings", "verdict", "gateway"
-]
 _Scope = Annotated[str, Field(max_length=MAX_SCOPE_TEXT, pattern=TEXT_PATTERN)]
 
 
@@ -63,7 +59,7 @@ class DecisionReport(BaseModel):
         description="the gateway's own id for this decision: a retried report stores it once"
     )
     at: _Instant = Field(description="when it was decided (at most 5 minutes ahead)")
-    state: State
+    state: StateName
     action: ActionName
     session_id: _Scope | None = None
     purpose: _Scope | None = None
@@ -93,12 +89,12 @@ class DecisionRow(BaseModel):
     at: str
     session_id: str | None
     purpose: str | None
-    state: State
+    state: StateName
     action: ActionName
     reason: str
     budget_before: int | None
     budget_after: int | None
-    door: DoorName
+    door: Door
     exempt: bool
     dry_run: bool
     input_tokens: int | None
