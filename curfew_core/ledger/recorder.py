@@ -111,13 +111,20 @@ def _start() -> None:
 
 def _run() -> None:
     interval = _interval()
+    failing = False
     while True:
         _wake.wait(interval)
         _wake.clear()
         try:
             flush()
         except Exception:  # the flusher must outlive any one bad batch
-            log.exception("ledger: a batch could not be written; kept for the next tick")
+            if not failing:  # once per outage, not every second
+                log.exception("ledger: a batch could not be written; kept and retried")
+            failing = True
+        else:
+            if failing:
+                log.warning("ledger: writing again (%d decisions dropped meanwhile)", dropped)
+            failing = False
         finally:
             close_old_connections()
 

@@ -211,3 +211,29 @@ def test_a_forked_child_does_not_write_its_parents_buffer(user: User) -> None:
     os.waitpid(pid, 0)
     assert os.read(read, 16) == b"0"
     assert recorder.pending() == 1  # the parent still holds its own
+
+
+def test_a_refused_batch_is_kept_and_bounded(user: User, monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.db import OperationalError
+
+    from curfew_core.services import ledger as ledger_service
+
+    real = ledger_service.decisions_write
+
+    def down(**kwargs: object) -> int:
+        raise OperationalError("database unreachable")
+
+    for n in range(3):
+        recorder.record(entry(user, T0 + timedelta(seconds=n), session=f"s{n}"))
+    monkeypatch.setattr(ledger_service, "decisions_write", down)
+    with pytest.raises(OperationalError):
+        recorder.flush()
+    assert recorder.pending() == 3  # kept, in order
+    monkeypatch.setattr(recorder, "MAX_BUFFERED", 2)
+    dropped = recorder.dropped
+    with pytest.raises(OperationalError):
+        recorder.flush()
+    assert (recorder.pending(), recorder.dropped - dropped) == (2, 1)  # the oldest went
+    monkeypatch.setattr(ledger_service, "decisions_write", real)
+    assert recorder.flush() == 2
+    assert sorted(Decision.objects.values_list("session", flat=True)) == ["s1", "s2"]
