@@ -20,14 +20,20 @@ buffer holds at most ``MAX_BUFFERED`` entries, the oldest dropped beyond that
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import contextlib
 import logging
 import os
+import signal
 import threading
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime
+from types import FrameType
 from typing import Any
 
+from asgiref.sync import SyncToAsync
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 
@@ -39,6 +45,8 @@ log = logging.getLogger("curfew.ledger")
 MAX_BUFFERED = 100_000
 #: Entries written per transaction.
 BATCH = 5_000
+#: While stopping, the flusher also writes at least this often.
+DRAIN_SECONDS = 0.05
 
 _buffer: deque[Entry] = deque()
 _flush_lock = threading.Lock()
@@ -54,6 +62,8 @@ def record(entry: Entry) -> None:
     raises, never touches the database, and costs one ``deque.append`` (plus
     a pid check)."""
     _buffer.append(entry)
+    if _draining:
+        _wake.set()
     if _owner_pid != os.getpid():
         _start()
 
@@ -107,6 +117,77 @@ def _start() -> None:
             return
         _thread = threading.Thread(target=_run, name="curfew-ledger", daemon=True)
         _thread.start()
+        _watch_stop_signals()
+
+
+#: Set when the process was asked to stop: from then on every record wakes the
+#: flusher at once, so a worker that drains its requests and then dies of the
+#: signal (uvicorn re-raises it after a graceful shutdown: no exit hook runs)
+#: has written its decisions by then.
+_draining = False
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _begin_drain() -> None:
+    global _draining
+    _draining = True
+    _wake.set()
+
+
+def _chained(previous: Any) -> Callable[[int, FrameType | None], None]:
+    def on_stop(signum: int, frame: FrameType | None) -> None:
+        _begin_drain()
+        if callable(previous):
+            previous(signum, frame)  # the server's own handler: its graceful stop
+        elif previous == signal.SIG_DFL:
+            # Nobody else handles it: write now, then end as the signal would.
+            _flush_in_thread()
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+
+    on_stop.curfew_ledger = True  # type: ignore[attr-defined]
+    return on_stop
+
+
+def _install_signal_handlers() -> None:
+    """Chain each stop signal's handler (only from the main thread)."""
+    for signum in _STOP_SIGNALS:
+        previous = signal.getsignal(signum)
+        if previous == signal.SIG_IGN or getattr(previous, "curfew_ledger", False):
+            continue
+        signal.signal(signum, _chained(previous))
+
+
+def _watch_stop_signals() -> None:
+    """Install the handlers from the main thread: now if this is it, else
+    through the main event loop (an ASGI server's, where sync views run in
+    worker threads); without either, only the exit hook and the ticks write."""
+    if threading.current_thread() is threading.main_thread():
+        _install_signal_handlers()
+        return
+    loop: asyncio.AbstractEventLoop | None = None
+    if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) == os.getpid():
+        loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+    if loop is not None and not loop.is_closed():
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_install_signal_handlers)
+
+
+def _flush_in_thread() -> None:
+    """``flush`` on a thread of its own and wait for it: the caller may be an
+    event loop's thread, where Django refuses database calls."""
+    worker = threading.Thread(target=_flush_quietly, name="curfew-ledger-stop")
+    worker.start()
+    worker.join(timeout=30)
+
+
+def _flush_quietly() -> None:
+    try:
+        flush()
+    except Exception:
+        log.exception("ledger: the last decisions could not be written")
+    finally:
+        connection.close()
 
 
 def _run() -> None:
@@ -115,6 +196,8 @@ def _run() -> None:
     while True:
         _wake.wait(interval)
         _wake.clear()
+        if _draining:
+            interval = min(interval, DRAIN_SECONDS)
         try:
             flush()
         except Exception:  # the flusher must outlive any one bad batch
@@ -164,8 +247,9 @@ def _forked() -> None:
     """In a forked child: the parent's buffer is the parent's to write (else
     both would), its flusher did not follow, and a lock held by another of its
     threads would never be released here."""
-    global _flush_lock, _start_lock, _thread, _owner_pid
+    global _flush_lock, _start_lock, _thread, _owner_pid, _draining
     _buffer.clear()
+    _draining = False
     _flush_lock = threading.Lock()
     _start_lock = threading.Lock()
     _thread = None
