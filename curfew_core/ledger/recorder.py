@@ -7,6 +7,12 @@ thread that writes what has gathered at most every
 never waits for the database, and a crashed process loses at most the last
 second of decisions (``tests/ledger/test_crash.py`` kills one to prove it).
 
+A stop signal is not a crash: uvicorn's workers drain their requests and then
+die of the re-raised SIGTERM, where no exit hook runs. So the first record
+also chains the stop signals' handlers (from the main thread, or through the
+ASGI server's loop), and once one arrives every record wakes the flusher at
+once (``tests/ledger/test_served_exit.py``).
+
 ``flush()`` writes everything buffered now, on the caller's thread and
 connection: tests call it (inside their own transaction, which the flusher's
 thread could not see on PostgreSQL), and so does the exit hook. With
