@@ -10,6 +10,8 @@ from django.db import models
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from curfew_core.ledger.entry import ACTIONS, DOORS, STATES
+
 #: The version of a schedule nobody has saved yet (defaults, with or without a
 #: row): ``version`` counts saves, so readers and the writer's stale check agree.
 UNSAVED_VERSION = 0
@@ -131,6 +133,8 @@ class AuditEntry(models.Model):
         TOKEN = "token", "token"
         #: The person's own account: password, sessions, language.
         ACCOUNT = "account", "account"
+        #: The person's price table for the savings view.
+        PRICES = "prices", "prices"
 
     #: Whose data changed.
     user = models.ForeignKey(
@@ -183,3 +187,96 @@ def _forget_tokens_of_changed_user(sender: type[Any], instance: Any, **kwargs: A
     digests = list(ApiToken.objects.filter(user=instance).values_list("digest", flat=True))
     if digests:
         _forget_tokens_after_commit(instance.pk, digests)
+
+
+class Decision(models.Model):
+    """One decision that was acted on (issue 14's ledger): when, whose, what the
+    curfew did and why, through which door. Never the prompt or the reply.
+
+    Written in batches by ``curfew_core.ledger`` (never on the caller's thread);
+    kept for ``CURFEW_LEDGER_RETENTION_DAYS`` (``manage.py curfew prune``),
+    while :class:`DecisionHour` keeps the counts indefinitely."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_decisions"
+    )
+    at = models.DateTimeField()
+    session = models.CharField(max_length=200, blank=True, default="")
+    purpose = models.CharField(max_length=200, blank=True, default="")
+    state = models.CharField(max_length=16, choices=[(s, s) for s in STATES])
+    action = models.CharField(max_length=16, choices=[(a, a) for a in ACTIONS])
+    reason = models.CharField(max_length=500, blank=True, default="")
+    budget_before = models.PositiveIntegerField(null=True, blank=True)
+    budget_after = models.PositiveIntegerField(null=True, blank=True)
+    door = models.CharField(max_length=16, choices=[(d, d) for d in DOORS])
+    exempt = models.BooleanField(default=False)
+    dry_run = models.BooleanField(default=False)
+    #: What the upstream said it used, when the door saw its ``usage``.
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    #: A gateway's own id for a reported decision: a retried batch is no double.
+    #: Null, not "", when none: the unique constraint then ignores it.
+    client_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["user", "-at"], name="decision_user_recent")]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "client_id"], name="decision_unique_client_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} ({self.state}) for {self.user_id} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class DecisionHour(models.Model):
+    """The decisions of one user in one of their LOCAL hours, per state and
+    action, kept indefinitely. ``hour_start`` is the UTC instant the local hour
+    began, so the two 01:00 hours of a DST fall-back are two rows (same
+    ``local_date`` and ``local_hour``) and a skipped hour has none."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_decision_hours"
+    )
+    hour_start = models.DateTimeField()
+    local_date = models.DateField()
+    local_hour = models.PositiveSmallIntegerField()
+    state = models.CharField(max_length=16)
+    action = models.CharField(max_length=16)
+    count = models.PositiveIntegerField(default=0)
+    exempt = models.PositiveIntegerField(default=0)
+    dry_run = models.PositiveIntegerField(default=0)
+    #: Short-circuits that acted (not dry runs): requests that were never sent.
+    requests_not_sent = models.PositiveIntegerField(default=0)
+    #: On clamps: the budget asked minus the budget allowed (an upper bound).
+    output_tokens_not_generated = models.BigIntegerField(default=0)
+    #: Decisions whose upstream usage is known, and that usage.
+    usage_known = models.PositiveIntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-hour_start"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "hour_start", "state", "action"], name="decision_hour_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.local_date} {self.local_hour:02d}h {self.state}/{self.action}"
+
+
+class PriceTable(models.Model):
+    """A user's prices for the savings view (``curfew_core.ledger.savings``
+    reads it; ``services.prices`` validates and audits every change). Empty
+    means the defaults."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_prices"
+    )
+    config = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"prices of {self.user}"

@@ -293,3 +293,11 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "curfew@localhost")
 #: Password reset by email: on exactly when an email host is configured.
 CURFEW_PASSWORD_RESET = bool(EMAIL_HOST)
+
+# -- Decision ledger (issue 14) ------------------------------------------------
+#: Raw decisions older than this many days go at ``manage.py curfew prune``;
+#: the hourly aggregates are kept indefinitely.
+CURFEW_LEDGER_RETENTION_DAYS = env_int("CURFEW_LEDGER_RETENTION_DAYS", 30)
+#: How often each process writes its buffered decisions (seconds): what a
+#: crash can lose. 0: only an explicit flush writes (the tests).
+CURFEW_LEDGER_FLUSH_SECONDS = env_float("CURFEW_LEDGER_FLUSH_SECONDS", 1.0)

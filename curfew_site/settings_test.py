@@ -31,3 +31,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# The tests flush the ledger themselves, inside their own transaction (a
+# flusher thread could not see a test's rows on PostgreSQL).
+CURFEW_LEDGER_FLUSH_SECONDS = 0.0

@@ -72,12 +72,14 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
         yield  # the engine suite without Django: no caches to empty
         return
     from curfew_core import throttle
+    from curfew_core.ledger import recorder
     from curfew_core.selectors import bundles, tokens
 
     _clear_cache()
     bundles._built.clear()
     tokens.forget_seen()
     throttle.reset()  # failed-token and sign-in counts too
+    recorder.discard()  # no test flushes another's decisions
     yield
     _clear_cache()
     bundles._built.clear()

@@ -142,6 +142,8 @@ _CHANGE_EVENT: dict[str, Any] = {
 
 
 def document() -> dict[str, Any]:
+    from curfew_core.api import ledger_openapi  # it builds on this module
+
     return {
         "openapi": "3.1.0",
         "info": {
@@ -164,6 +166,7 @@ def document() -> dict[str, Any]:
                     "properties": _SETTINGS,
                     "additionalProperties": False,
                 },
+                **ledger_openapi.ledger_schemas(),
             },
         },
         "paths": {
@@ -234,6 +237,7 @@ def document() -> dict[str, Any]:
                     },
                 }
             },
+            **ledger_openapi.ledger_paths(),
             "/openapi.json": {
                 "get": {
                     "summary": "This document",

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from curfew_core.api import views
+from curfew_core.api import ledger_views, views
 
 urlpatterns = [
     path("verdict", views.verdict, name="api-verdict"),
@@ -8,6 +8,8 @@ urlpatterns = [
     path("overrides", views.overrides, name="api-overrides"),
     path("state", views.state, name="api-state"),
     path("openapi.json", views.openapi, name="api-openapi"),
+    path("decisions", ledger_views.decisions, name="api-decisions"),
+    path("savings", ledger_views.savings, name="api-savings"),
     # Anything else under the API answers in the API's own JSON error shape.
     re_path(r"^.*$", views.not_found, name="api-not-found"),
 ]

@@ -25,11 +25,12 @@ from typing import Any
 from curfew_client.scope import Scope
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
+from django.utils import timezone
 
 from curfew_core import throttle
 from curfew_core.engine import Action, RequestContext, Verdict
 from curfew_core.http_headers import bearer
-from curfew_core.proxy import bodies, upstream, views
+from curfew_core.proxy import bodies, upstream, usage, views
 
 #: ``(request body, canned text) -> (payload, content type)``.
 ShortCircuit = Callable[[Mapping[str, Any], str], tuple[bytes, str]]
@@ -56,6 +57,10 @@ OPENAI = Dialect(
 )
 
 
+#: A call without scope headers.
+NO_SCOPE = Scope(None, None, False)
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     """An authenticated model call: the exact bytes, their JSON, the verdict."""
@@ -63,6 +68,8 @@ class Call:
     judged: views.Judged
     raw: bytes
     body: dict[str, Any]
+    #: Who asked (the scope headers), for the decision ledger.
+    scope: Scope = NO_SCOPE
 
     @property
     def verdict(self) -> Verdict:
@@ -118,7 +125,7 @@ async def read_call(
         return refused(
             dialect, judged.verdict, 400, problem, code="invalid_request", param=problem.param
         )
-    return Call(judged, raw, body)
+    return Call(judged, raw, body, scope)
 
 
 async def read_caller(
@@ -144,6 +151,21 @@ def passed(response: HttpResponseBase, verdict: Verdict) -> HttpResponseBase:
     return response
 
 
+def recording(call: Call, door: str, *, action: str | None = None) -> usage.Recording:
+    """The call's one ledger entry, recorded by ``act`` (or a door's own
+    answer) once the upstream's usage is known."""
+    return usage.Recording(
+        call.verdict,
+        door=door,
+        at=timezone.now(),
+        token_id=call.judged.token_id,
+        session=call.scope.session_id,
+        purpose=call.scope.purpose,
+        budget_before=usage.asked_budget(call.body),
+        action=action,
+    )
+
+
 def canned(call: Call, short_circuit: ShortCircuit) -> HttpResponseBase | None:
     """The short-circuit answer when the verdict is one (nothing goes upstream)."""
     verdict = call.verdict
@@ -161,12 +183,19 @@ async def act(
     short_circuit: ShortCircuit,
     apply: Apply,
     *,
+    door: str,
     dialect: Dialect = OPENAI,
     headers: Mapping[str, str] | None = None,
 ) -> HttpResponseBase:
-    """Short-circuit, clamp (``apply``) and forward, or forward the very bytes."""
+    """Short-circuit, clamp (``apply``) and forward, or forward the very bytes.
+
+    Each call leaves one entry in the decision ledger (``door`` names it): a
+    short-circuit with zero usage, a forwarded call with the upstream's usage
+    when its answer is over (buffered, never a write on this request)."""
+    entry = recording(call, door)
     answer = canned(call, short_circuit)
     if answer is not None:
+        entry(0, 0)
         return answer
     verdict = call.verdict
     if verdict.action is Action.PASS:
@@ -177,4 +206,4 @@ async def act(
     response = await views._forward(
         call.judged.token_id, "POST", path, content, provider=dialect.provider, headers=headers
     )
-    return views.labelled(response, verdict)
+    return views.labelled(entry.after(response), verdict)

@@ -37,7 +37,9 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     call = await calls.read_call(request, "a chat completions JSON object")
     if not isinstance(call, calls.Call):
         return call
-    return await calls.act(call, upstream.CHAT_COMPLETIONS, short_circuit_body, _clamped)
+    return await calls.act(
+        call, upstream.CHAT_COMPLETIONS, short_circuit_body, _clamped, door="chat"
+    )
 
 
 @csrf_exempt

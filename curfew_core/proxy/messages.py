@@ -124,6 +124,7 @@ async def messages(request: HttpRequest) -> HttpResponseBase:
         upstream.MESSAGES,
         anthropic_shapes.short_circuit_body,
         anthropic_shapes.apply_verdict,
+        door="messages",
         dialect=ANTHROPIC,
         headers=protocol_headers(request),
     )

@@ -24,7 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from curfew_core.engine import Action, Verdict
 from curfew_core.proxy import upstream, views
-from curfew_core.proxy.calls import Call, act, passed, read_call
+from curfew_core.proxy.calls import Call, act, passed, read_call, recording
 
 #: The error ``code`` (and, with ``type``, the message) of a refused embedding.
 OFF_DUTY_CODE = "curfew_off_duty"
@@ -78,11 +78,12 @@ async def embeddings(request: HttpRequest) -> HttpResponseBase:
         return call
     verdict = call.verdict
     if verdict.action is Action.SHORT_CIRCUIT:
+        recording(call, "embeddings")(0, 0)
         return views.labelled(off_duty_refusal(verdict, timezone.now()), verdict)
     # Winding too: an embedding has no reply budget, so there is nothing to clamp.
-    return passed(
-        await views._forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw), verdict
-    )
+    entry = recording(call, "embeddings", action=Action.PASS.value)
+    forwarded = await views._forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw)
+    return passed(entry.after(forwarded), verdict)
 
 
 @csrf_exempt
@@ -99,4 +100,5 @@ async def completions(request: HttpRequest) -> HttpResponseBase:
         upstream.COMPLETIONS,
         completions_shapes.short_circuit_body,
         completions_shapes.apply_verdict,
+        door="completions",
     )

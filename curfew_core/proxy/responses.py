@@ -41,6 +41,7 @@ async def create_response(request: HttpRequest) -> HttpResponseBase:
         upstream.RESPONSES,
         responses_shapes.short_circuit_body,
         responses_shapes.apply_verdict,
+        door="responses",
     )
 
 

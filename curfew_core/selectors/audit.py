@@ -59,8 +59,8 @@ def _details(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
     if entry.subject == AuditEntry.Subject.TOKEN:
         name = changes.get("name") or "unnamed"
         return (f"{changes.get('kind')} token “{name}” ({changes.get('prefix')}…)",)
-    if entry.subject == AuditEntry.Subject.ACCOUNT:
-        # Counts and choices only: the account service stores no secret.
+    if entry.subject in (AuditEntry.Subject.ACCOUNT, AuditEntry.Subject.PRICES):
+        # Counts, choices and prices only: neither service stores a secret.
         return tuple(
             f"{key}: {_value(value.get('old')) or '—'} → {_value(value.get('new')) or '—'}"
             if isinstance(value, dict)

@@ -81,6 +81,12 @@ class Route:
     settings: tuple[tuple[str, Any], ...] = ()
 
 
+#: One decision a gateway reports (the matrix sends it as every caller).
+REPORT = {
+    "decisions": [
+        {"id": "m-1", "at": "2026-09-29T23:30:00+08:00", "state": "winding", "action": "pass"}
+    ]
+}
 SIGNUP_ON = (("CURFEW_SIGNUP", True),)
 RESET_ON = (("CURFEW_PASSWORD_RESET", True),)
 
@@ -94,6 +100,9 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/api/v1/state", LIVE_API),
     Route("GET", "/api/v1/changes", LIVE_API),
     Route("GET", "/api/v1/openapi.json", frozenset(PRINCIPALS)),
+    Route("GET", "/api/v1/decisions", LIVE_API),
+    Route("POST", "/api/v1/decisions", LIVE_API, body=REPORT),
+    Route("GET", "/api/v1/savings", LIVE_API),
     # The proxy: API tokens only.
     Route("POST", "/v1/chat/completions", LIVE_API, body={"model": "m", "messages": []}),
     Route("GET", "/v1/models", LIVE_API),
@@ -188,6 +197,8 @@ COVERED_PATTERNS = {
     "api/v1/state",
     "api/v1/changes",
     "api/v1/openapi.json",
+    "api/v1/decisions",
+    "api/v1/savings",
     "api/v1/^.*$",  # the API's JSON 404
     "v1/chat/completions",
     "v1/models",

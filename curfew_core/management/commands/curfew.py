@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 from argparse import ArgumentParser
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
@@ -23,6 +25,7 @@ from curfew_core.schedule_config import ConfigError, text_problem
 from curfew_core.selectors.tokens import live_token_ids
 from curfew_core.selectors.users import user_by_name
 from curfew_core.selectors.verdicts import state_payload
+from curfew_core.services.ledger import decisions_prune
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
@@ -67,6 +70,14 @@ class Command(BaseCommand):
         importer.add_argument("file", type=Path)
         demo = action("demo", "make sure the demo user exists and print a fresh demo token")
         demo.add_argument("--password", default="demo")
+        prune = actions.add_parser(
+            "prune",
+            help="delete raw decisions older than the retention "
+            "(CURFEW_LEDGER_RETENTION_DAYS, default 30); hourly totals are kept",
+        )
+        prune.add_argument(
+            "--days", type=int, default=None, help="keep this many days instead (at least 1)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["action"]
@@ -79,6 +90,9 @@ class Command(BaseCommand):
                 raise CommandError(f"--{option} {problem}")
         if name == "demo":
             self._demo(options["user"], options["password"])
+            return
+        if name == "prune":
+            self._prune(options.get("days"))
             return
         user = self._user(options["user"], create=bool(options.get("create_user")))
         if name in ("token", "embed-token"):
@@ -161,6 +175,13 @@ class Command(BaseCommand):
             f"imported {len(settings)} setting(s) into {user.get_username()}'s schedule "
             f"(version {schedule.version})"
         )
+
+    def _prune(self, days: int | None) -> None:
+        keep = django_settings.CURFEW_LEDGER_RETENTION_DAYS if days is None else days
+        if keep < 1:
+            raise CommandError(f"--days must be at least 1, not {keep}")
+        deleted = decisions_prune(before=timezone.now() - timedelta(days=keep))
+        self.stdout.write(f"pruned {deleted} decision(s) older than {keep} day(s)")
 
     def _demo(self, username: str, password: str) -> None:
         user, password_set = demo_user_ensure(username=username, password=password)

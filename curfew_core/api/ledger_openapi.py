@@ -1,0 +1,99 @@
+"""The decision ledger's part of the OpenAPI document (``api/openapi.py``
+adds it): its schemas from the models its parsers and answers use
+(``schema.decisions``), and its three operations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from curfew_core.api import openapi as base
+from curfew_core.override_commands import INSTANT_PATTERN
+from curfew_core.schedule_config import TEXT_PATTERN
+from curfew_core.schema.decisions import (
+    MAX_BATCH,
+    DecisionBatch,
+    DecisionPageAnswer,
+    ReportAnswer,
+    SavingsAnswer,
+)
+from curfew_core.schema.verdict_request import MAX_SCOPE_TEXT
+from curfew_core.selectors.ledger import MAX_PER_PAGE
+
+
+def ledger_schemas() -> dict[str, dict[str, Any]]:
+    return base._model_schemas(DecisionBatch, DecisionPageAnswer, ReportAnswer, SavingsAnswer)
+
+
+def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "schema": schema,
+        "description": description,
+    }
+
+
+_INSTANT = {"type": "string", "maxLength": 64, "pattern": INSTANT_PATTERN, "format": "date-time"}
+_RANGE = [
+    _query("from", _INSTANT, "from this instant (inclusive), RFC 3339 with its offset"),
+    _query("to", _INSTANT, "until this instant (exclusive); must be after from"),
+]
+
+
+def ledger_paths() -> dict[str, Any]:
+    json, ref, errors = base._json, base._ref, base._errors
+    return {
+        "/decisions": {
+            "get": {
+                "summary": "The decisions the curfew acted on, newest first (raw rows are "
+                "kept for the retention, 30 days by default)",
+                "parameters": [
+                    *_RANGE,
+                    _query(
+                        "session_id",
+                        {"type": "string", "maxLength": MAX_SCOPE_TEXT, "pattern": TEXT_PATTERN},
+                        "only this session's",
+                    ),
+                    _query(
+                        "action",
+                        {"enum": ["pass", "clamp", "short-circuit"]},
+                        "only this action's",
+                    ),
+                    _query("page", {"type": "integer", "minimum": 1, "maximum": 100_000}, "1"),
+                    _query(
+                        "per_page",
+                        {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE},
+                        "50 by default",
+                    ),
+                ],
+                "responses": {
+                    "200": {"description": "a page", "content": json(ref("DecisionPage"))},
+                    **errors(400, 401, 422, 429, 503),
+                },
+            },
+            "post": {
+                "summary": f"A gateway reports up to {MAX_BATCH} decisions it made from its "
+                "cached verdict; each id is stored once, so a retried report is no double",
+                "requestBody": {"required": True, "content": json(ref("DecisionBatch"))},
+                "responses": {
+                    "200": {
+                        "description": "stored",
+                        "content": json(ref("DecisionReportAnswer")),
+                    },
+                    **errors(*base._WITH_BODY, 422),
+                },
+            },
+        },
+        "/savings": {
+            "get": {
+                "summary": "What the curfew saved in a range of whole hours (the last 30 "
+                "days by default): requests not sent, tokens not generated, money",
+                "parameters": list(_RANGE),
+                "responses": {
+                    "200": {"description": "savings", "content": json(ref("Savings"))},
+                    **errors(400, 401, 422, 429, 503),
+                },
+            }
+        },
+    }

@@ -1,0 +1,167 @@
+"""The decision ledger's API doors (issue 14): read the decisions, read what
+was saved, and take a gateway's report of the decisions it made from its
+cached verdict. Same bearer tokens, throttles and error shape as the rest."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import get_args
+
+from curfew_client.wire import ActionName
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from curfew_core.api.auth import token_required
+from curfew_core.api.errors import invalid, json_object, unprocessable_error
+from curfew_core.api.views import allow
+from curfew_core.override_commands import Unprocessable
+from curfew_core.schedule_config import text_problem
+from curfew_core.schema.decisions import (
+    DecisionPageAnswer,
+    DecisionRow,
+    ReportAnswer,
+    SavingsAnswer,
+    TypicalCall,
+    parse_report,
+)
+from curfew_core.schema.verdict_request import MAX_SCOPE_TEXT, RequestError, parse_instant
+from curfew_core.selectors.ledger import MAX_PER_PAGE, decisions_page, savings_between
+from curfew_core.selectors.tokens import TokenIdentity
+from curfew_core.services.ledger import decisions_write
+
+#: The savings range when none is given.
+DEFAULT_RANGE = timedelta(days=30)
+MAX_PAGE = 100_000
+
+
+def _json(body: str) -> HttpResponse:
+    return HttpResponse(body, content_type="application/json")
+
+
+def _instant(
+    request: HttpRequest, name: str, errors: dict[str, str], late: dict[str, str]
+) -> datetime | None:
+    raw = request.GET.get(name)
+    if raw is None:
+        return None
+    try:
+        return parse_instant(raw)
+    except Unprocessable as exc:
+        late[name] = str(exc)
+    except ValueError as exc:
+        errors[name] = str(exc)
+    return None
+
+
+def _whole(
+    request: HttpRequest, name: str, default: int, upper: int, errors: dict[str, str]
+) -> int:
+    raw = request.GET.get(name)
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw[:12]) <= upper:
+        errors[name] = f"must be a whole number from 1 to {upper}"
+        return default
+    return int(raw)
+
+
+def _known(request: HttpRequest, names: tuple[str, ...], errors: dict[str, str]) -> None:
+    """Unknown query parameters are refused, each named (a mistyped filter
+    must not silently widen the answer)."""
+    for key in request.GET:
+        if key not in names:
+            errors[key[:64] or "query"] = f"is not a query parameter here; use {', '.join(names)}"
+
+
+def _range(request: HttpRequest, errors: dict[str, str]) -> tuple[datetime | None, datetime | None]:
+    late: dict[str, str] = {}
+    since = _instant(request, "from", errors, late)
+    until = _instant(request, "to", errors, late)
+    if errors:
+        raise invalid(errors)
+    if not late and since is not None and until is not None and since >= until:
+        late["from"] = "must be before to"
+    if late:
+        raise unprocessable_error(late)
+    return since, until
+
+
+@allow("GET", "POST")
+@token_required
+def decisions(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    if request.method == "POST":
+        return _report(request, identity)
+    errors: dict[str, str] = {}
+    _known(request, ("from", "to", "session_id", "action", "page", "per_page"), errors)
+    session = request.GET.get("session_id")
+    if session is not None and (len(session) > MAX_SCOPE_TEXT or text_problem(session)):
+        errors["session_id"] = f"must be text of at most {MAX_SCOPE_TEXT} characters, no NUL"
+    action = request.GET.get("action")
+    actions = get_args(ActionName)
+    if action is not None and action not in actions:
+        errors["action"] = f"must be one of {', '.join(actions)}"
+    page = _whole(request, "page", 1, MAX_PAGE, errors)
+    per_page = _whole(request, "per_page", 50, MAX_PER_PAGE, errors)
+    since, until = _range(request, errors)
+    found = decisions_page(
+        user_id=identity.user_id,
+        since=since,
+        until=until,
+        session=session,
+        action=action,
+        page=page,
+        per_page=per_page,
+    )
+    answer = DecisionPageAnswer(
+        decisions=[DecisionRow(**row) for row in found.rows],
+        page=found.page,
+        per_page=found.per_page,
+        next_page=found.next_page,
+    )
+    return _json(answer.model_dump_json())
+
+
+def _report(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    body = json_object(request)
+    try:
+        entries = parse_report(body, user_id=identity.user_id, now=timezone.now())
+    except RequestError as exc:
+        raise (invalid(exc.fields) if exc.errors else unprocessable_error(exc.fields)) from None
+    # Written now, not buffered: a report is not the hot path, and a 200 means stored.
+    stored = decisions_write(entries=entries)
+    return _json(ReportAnswer(received=len(entries), stored=stored).model_dump_json())
+
+
+@allow("GET")
+@token_required
+def savings(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    errors: dict[str, str] = {}
+    _known(request, ("from", "to"), errors)
+    since, until = _range(request, errors)
+    until = until or timezone.now()
+    since = since or until - DEFAULT_RANGE
+    if since >= until:
+        raise unprocessable_error({"from": "must be before to"})
+    result = savings_between(user_id=identity.user_id, since=since, until=until)
+    typical = (
+        TypicalCall(
+            input_tokens=float(result.typical_input_tokens),
+            output_tokens=float(result.typical_output_tokens or 0),
+        )
+        if result.typical_input_tokens is not None
+        else None
+    )
+    answer = SavingsAnswer.model_validate(
+        {
+            "from": since.isoformat(),
+            "to": until.isoformat(),
+            "decisions": result.decisions,
+            "requests_not_sent": result.requests_not_sent,
+            "input_tokens_not_sent": result.input_tokens_not_sent,
+            "output_tokens_not_generated": result.output_tokens_not_generated,
+            "money": float(result.money),
+            "currency": result.currency,
+            "typical_call": typical,
+        }
+    )
+    return _json(answer.model_dump_json(by_alias=True))

@@ -1,0 +1,117 @@
+"""The plain record of one decision, as a door hands it to the recorder.
+
+No Django, no I/O: building one costs a few attribute reads, so the hot path
+can afford it. Never the prompt or the reply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+from curfew_client.wire import ActionName, StateName
+
+#: Where a decision was made: the proxy's model-call doors, the verdict API,
+#: a gateway's report. Declared here once (the model's choices and the API's
+#: schema derive from it); states and actions are the wire's own.
+Door = Literal["chat", "completions", "responses", "messages", "embeddings", "verdict", "gateway"]
+DOORS: tuple[Door, ...] = get_args(Door)
+ACTIONS: tuple[ActionName, ...] = get_args(ActionName)
+STATES: tuple[StateName, ...] = get_args(StateName)
+#: The reason line is kept this long at most.
+MAX_REASON = 500
+MAX_SCOPE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One decision that was acted on. Either ``user_id`` or ``token_id`` names
+    whose it is (the proxy knows only the token on its hot path; the flusher
+    looks its user up, once per batch)."""
+
+    at: datetime
+    state: str
+    action: str
+    door: str
+    user_id: int | None = None
+    token_id: int | None = None
+    session: str | None = None
+    purpose: str | None = None
+    reason: str = ""
+    budget_before: int | None = None
+    budget_after: int | None = None
+    exempt: bool = False
+    dry_run: bool = False
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    #: A gateway's own id for the decision (idempotent reports).
+    client_id: str | None = None
+
+
+def clamp_saving(entry: Entry) -> int:
+    """Output tokens a clamp kept from being generated: the budget asked minus
+    the budget allowed (an upper bound: the answer may have ended sooner);
+    0 for anything else, a dry run, or an unknown budget."""
+    if entry.action != "clamp" or entry.dry_run:
+        return 0
+    if entry.budget_before is None or entry.budget_after is None:
+        return 0
+    return max(0, entry.budget_before - entry.budget_after)
+
+
+def not_sent(entry: Entry) -> bool:
+    """A short-circuit that acted: nothing went upstream (a dry run never acts)."""
+    return entry.action == "short-circuit" and not entry.dry_run
+
+
+def verdict_entry(
+    verdict: Any,
+    *,
+    door: str,
+    at: datetime,
+    user_id: int | None = None,
+    token_id: int | None = None,
+    session: str | None = None,
+    purpose: str | None = None,
+    budget_before: int | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    action: str | None = None,
+) -> Entry:
+    """The entry for an engine ``Verdict`` (duck-typed: this module imports no
+    engine). ``budget_after`` is the budget the call was allowed: on a clamp
+    ``min(budget_before, verdict.max_tokens)``, on a short-circuit 0, else the
+    budget asked. ``action`` is what the door did when it is not the
+    verdict's own (embeddings pass while winding: there is nothing to clamp)."""
+    action = action or verdict.action.value
+    budget_after: int | None
+    if action == "clamp" and not verdict.dry_run:
+        ceiling = verdict.max_tokens
+        if ceiling is None:
+            budget_after = budget_before
+        elif budget_before is None:
+            budget_after = ceiling
+        else:
+            budget_after = min(budget_before, ceiling)
+    elif action == "short-circuit" and not verdict.dry_run:
+        budget_after = 0
+    else:
+        budget_after = budget_before
+    return Entry(
+        at=at,
+        state=verdict.state.value,
+        action=action,
+        door=door,
+        user_id=user_id,
+        token_id=token_id,
+        session=session,
+        purpose=purpose,
+        reason=verdict.reason[:MAX_REASON],
+        budget_before=budget_before,
+        budget_after=budget_after,
+        exempt=bool(verdict.exempt),
+        dry_run=bool(verdict.dry_run),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+    )

@@ -1,0 +1,284 @@
+"""The recorder: ``record()`` on the hot path, batches written in the background.
+
+``record(entry)`` appends to this process's buffer (a ``deque``: one atomic
+append, no lock, no I/O) and, the first time, starts the flusher: a daemon
+thread that writes what has gathered at most every
+``CURFEW_LEDGER_FLUSH_SECONDS`` (1 s), and once more at exit. So a request
+never waits for the database, and a crashed process loses at most the last
+second of decisions (``tests/ledger/test_crash.py`` kills one to prove it).
+
+A stop signal is not a crash: uvicorn's workers drain their requests and then
+die of the re-raised SIGTERM, where no exit hook runs. So the first record
+also chains the stop signals' handlers (from the main thread, or through the
+ASGI server's loop), and once one arrives every record wakes the flusher at
+once (``tests/ledger/test_served_exit.py``).
+
+``flush()`` writes everything buffered now, on the caller's thread and
+connection: tests call it (inside their own transaction, which the flusher's
+thread could not see on PostgreSQL), and so does the exit hook. With
+``CURFEW_LEDGER_FLUSH_SECONDS`` at 0 no thread is started (the test settings):
+only ``flush()`` writes.
+
+If the database refuses a batch, it is kept and retried at the next tick; the
+buffer holds at most ``MAX_BUFFERED`` entries, the oldest dropped beyond that
+(counted in ``dropped``, logged once per tick), so an outage cannot eat memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+import os
+import signal
+import threading
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime
+from types import FrameType
+from typing import Any
+
+from asgiref.sync import SyncToAsync
+from django.conf import settings
+from django.db import DatabaseError, close_old_connections, connection
+
+from curfew_core.ledger.entry import Entry, verdict_entry
+
+log = logging.getLogger("curfew.ledger")
+
+#: The most entries a process holds while the database refuses them.
+MAX_BUFFERED = 100_000
+#: Entries written per transaction.
+BATCH = 5_000
+#: While stopping, the flusher also writes at least this often.
+DRAIN_SECONDS = 0.05
+
+_buffer: deque[Entry] = deque()
+_flush_lock = threading.Lock()
+_start_lock = threading.Lock()
+_wake = threading.Event()
+_thread: threading.Thread | None = None
+_owner_pid: int | None = None
+dropped = 0
+
+
+def record(entry: Entry) -> None:
+    """Remember one decision; it is written within about a second. Never
+    raises, never touches the database, and costs one ``deque.append`` (plus
+    a pid check)."""
+    _buffer.append(entry)
+    if _draining:
+        _wake.set()
+    if _owner_pid != os.getpid():
+        _start()
+
+
+def record_verdict(
+    verdict: Any,
+    *,
+    door: str,
+    at: datetime,
+    user_id: int | None = None,
+    token_id: int | None = None,
+    session: str | None = None,
+    purpose: str | None = None,
+    budget_before: int | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    action: str | None = None,
+) -> None:
+    """``record`` the decision an engine ``Verdict`` made (see
+    ``entry.verdict_entry`` for what each field means): the one call a door
+    makes, e.g. the verdict API with ``door="verdict"``. No I/O."""
+    record(
+        verdict_entry(
+            verdict,
+            door=door,
+            at=at,
+            user_id=user_id,
+            token_id=token_id,
+            session=session,
+            purpose=purpose,
+            budget_before=budget_before,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            action=action,
+        )
+    )
+
+
+def _interval() -> float:
+    return float(getattr(settings, "CURFEW_LEDGER_FLUSH_SECONDS", 1.0))
+
+
+def _start() -> None:
+    """Start this process's flusher (again after a fork: threads do not follow)."""
+    global _thread, _owner_pid
+    with _start_lock:
+        if _owner_pid == os.getpid():
+            return
+        _owner_pid = os.getpid()
+        if _interval() <= 0:
+            return
+        _thread = threading.Thread(target=_run, name="curfew-ledger", daemon=True)
+        _thread.start()
+        _watch_stop_signals()
+
+
+#: Set when the process was asked to stop: from then on every record wakes the
+#: flusher at once, so a worker that drains its requests and then dies of the
+#: signal (uvicorn re-raises it after a graceful shutdown: no exit hook runs)
+#: has written its decisions by then.
+_draining = False
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _begin_drain() -> None:
+    global _draining
+    _draining = True
+    _wake.set()
+
+
+def _chained(previous: Any) -> Callable[[int, FrameType | None], None]:
+    def on_stop(signum: int, frame: FrameType | None) -> None:
+        _begin_drain()
+        if callable(previous):
+            previous(signum, frame)  # the server's own handler: its graceful stop
+        elif previous == signal.SIG_DFL:
+            # Nobody else handles it: write now, then end as the signal would.
+            _flush_in_thread()
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+
+    on_stop.curfew_ledger = True  # type: ignore[attr-defined]
+    return on_stop
+
+
+def _install_signal_handlers() -> None:
+    """Chain each stop signal's handler (only from the main thread)."""
+    for signum in _STOP_SIGNALS:
+        previous = signal.getsignal(signum)
+        if previous == signal.SIG_IGN or getattr(previous, "curfew_ledger", False):
+            continue
+        signal.signal(signum, _chained(previous))
+
+
+def _watch_stop_signals() -> None:
+    """Install the handlers from the main thread: now if this is it, else
+    through the main event loop (an ASGI server's, where sync views run in
+    worker threads); without either, only the exit hook and the ticks write."""
+    if threading.current_thread() is threading.main_thread():
+        _install_signal_handlers()
+        return
+    loop: asyncio.AbstractEventLoop | None = None
+    if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) == os.getpid():
+        loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+    if loop is not None and not loop.is_closed():
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_install_signal_handlers)
+
+
+def _flush_in_thread() -> None:
+    """``flush`` on a thread of its own and wait for it: the caller may be an
+    event loop's thread, where Django refuses database calls."""
+    worker = threading.Thread(target=_flush_quietly, name="curfew-ledger-stop")
+    worker.start()
+    worker.join(timeout=30)
+
+
+def _flush_quietly() -> None:
+    try:
+        flush()
+    except Exception:
+        log.exception("ledger: the last decisions could not be written")
+    finally:
+        connection.close()
+
+
+def _run() -> None:
+    interval = _interval()
+    failing = False
+    while True:
+        _wake.wait(interval)
+        _wake.clear()
+        if _draining:
+            interval = min(interval, DRAIN_SECONDS)
+        try:
+            flush()
+        except Exception:  # the flusher must outlive any one bad batch
+            if not failing:  # once per outage, not every second
+                log.exception("ledger: a batch could not be written; kept and retried")
+            failing = True
+        else:
+            if failing:
+                log.warning("ledger: writing again (%d decisions dropped meanwhile)", dropped)
+            failing = False
+        finally:
+            close_old_connections()
+
+
+def pending() -> int:
+    return len(_buffer)
+
+
+def flush() -> int:
+    """Write every buffered entry now, on this thread; returns how many were
+    written. A batch the database refuses goes back to the front of the
+    buffer (and the error is raised)."""
+    global dropped
+    from curfew_core.services.ledger import decisions_write
+
+    written = 0
+    with _flush_lock:
+        while _buffer:
+            batch: list[Entry] = []
+            while _buffer and len(batch) < BATCH:
+                batch.append(_buffer.popleft())
+            try:
+                written += decisions_write(entries=batch)
+            except DatabaseError:
+                _buffer.extendleft(reversed(batch))
+                over = len(_buffer) - MAX_BUFFERED
+                if over > 0:
+                    for _ in range(over):
+                        _buffer.popleft()
+                    dropped += over
+                    log.error("ledger: buffer full; dropped the %d oldest decisions", over)
+                raise
+    return written
+
+
+def _forked() -> None:
+    """In a forked child: the parent's buffer is the parent's to write (else
+    both would), its flusher did not follow, and a lock held by another of its
+    threads would never be released here."""
+    global _flush_lock, _start_lock, _thread, _owner_pid, _draining
+    _buffer.clear()
+    _draining = False
+    _flush_lock = threading.Lock()
+    _start_lock = threading.Lock()
+    _thread = None
+    _owner_pid = None
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
+def discard() -> None:
+    """Forget what is buffered (tests)."""
+    _buffer.clear()
+
+
+@atexit.register
+def _at_exit() -> None:
+    # Without a flusher (the tests) only an explicit flush writes: the test
+    # database is gone by now.
+    if not _buffer or _interval() <= 0:
+        return
+    try:
+        flush()
+    except Exception:
+        log.exception("ledger: the last decisions could not be written at exit")
+    finally:
+        connection.close()

@@ -1,0 +1,226 @@
+"""What the curfew saved, from the hourly aggregates and a price table (pure).
+
+- **Requests not sent**: short-circuits that acted (a dry run never acts).
+- **Output tokens not generated**: on clamps, the budget asked minus the budget
+  allowed (an upper bound: an answer may end sooner); for each request not
+  sent, the output a call that went through untouched used on average in the
+  same range (upstream ``usage``, where the door saw it). No such call: 0.
+- **Money**: per hour, the input a typical passed call sent and the output
+  above, at the table's per-million prices, times ``1 - discount_rate`` for the
+  share of the hour inside a discount window (UTC clock times).
+
+Default prices: DeepSeek's published list (https://api-docs.deepseek.com/quick_start/pricing,
+"Models & Pricing", as served on 2026-11-15 and read on 2026-11-30):
+``deepseek-flash`` at peak USD 0.30 per million input tokens (cache miss) and
+USD 1.20 per million output tokens; off-peak rates are half the peak rates;
+peak hours are 01:00-04:00 and 06:00-10:00 UTC, all other hours off-peak. So
+the default discount windows are 10:00-01:00 and 04:00-06:00 UTC at 50 %.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+MINUTES_A_DAY = 24 * 60
+MAX_PRICE = Decimal(10_000)
+MAX_WINDOWS = 8
+CURRENCY_PATTERN = "^[A-Z]{3}$"
+TIME_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+MONEY_PLACES = Decimal("0.000001")
+
+DEFAULT_PRICES: dict[str, Any] = {
+    "input_per_million": "0.30",
+    "output_per_million": "1.20",
+    "currency": "USD",
+    "discount_windows": [["10:00", "01:00"], ["04:00", "06:00"]],
+    "discount_rate": "0.5",
+}
+PRICE_FIELDS = tuple(DEFAULT_PRICES)
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    input_per_million: Decimal
+    output_per_million: Decimal
+    currency: str
+    #: ``(start, end)`` minutes of the UTC day; ``end < start`` wraps midnight.
+    discount_windows: tuple[tuple[int, int], ...]
+    #: The share taken off inside a window (0.5: half price).
+    discount_rate: Decimal
+
+
+class PriceError(ValueError):
+    """Each refused field and why; nothing was changed."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        self.errors = dict(errors)
+        super().__init__("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
+
+
+def _minutes(text: str) -> int:
+    hours, minutes = text.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+def _decimal(value: Any, field: str, errors: dict[str, str], *, upper: Decimal) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        errors[field] = f"must be a number, not {type(value).__name__}"
+        return None
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        errors[field] = f"must be a number, not {str(value)[:40]!r}"
+        return None
+    if not number.is_finite() or number < 0 or number > upper:
+        errors[field] = f"must be between 0 and {upper}, not {str(value)[:40]}"
+        return None
+    return format(number.normalize(), "f")
+
+
+def check_prices(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The canonical table (every field) for ``config`` laid over the defaults,
+    or ``PriceError`` naming every bad or unknown field."""
+    errors: dict[str, str] = {}
+    for key in config:
+        if key not in PRICE_FIELDS:
+            errors[str(key)[:64]] = f"is not a price field; use {', '.join(PRICE_FIELDS)}"
+    merged = {**DEFAULT_PRICES, **{k: v for k, v in config.items() if k in PRICE_FIELDS}}
+    out: dict[str, Any] = {}
+    for field in ("input_per_million", "output_per_million"):
+        out[field] = _decimal(merged[field], field, errors, upper=MAX_PRICE)
+    out["discount_rate"] = _decimal(
+        merged["discount_rate"], "discount_rate", errors, upper=Decimal(1)
+    )
+    currency = merged["currency"]
+    if not isinstance(currency, str) or not re.fullmatch(CURRENCY_PATTERN, currency):
+        errors["currency"] = "must be a three-letter currency code in capitals, like USD or CNY"
+    out["currency"] = currency
+    windows = merged["discount_windows"]
+    good = (
+        isinstance(windows, list)
+        and len(windows) <= MAX_WINDOWS
+        and all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and all(isinstance(t, str) and re.fullmatch(TIME_PATTERN, t) for t in pair)
+            and pair[0] != pair[1]
+            for pair in windows
+        )
+    )
+    if not good:
+        errors["discount_windows"] = (
+            f"must be a list of at most {MAX_WINDOWS} [start, end] pairs of different "
+            'UTC times "HH:MM" (an end before its start wraps midnight)'
+        )
+    out["discount_windows"] = windows
+    if errors:
+        raise PriceError(errors)
+    return out
+
+
+def prices_of(stored: Mapping[str, Any]) -> Prices:
+    """The ``Prices`` of a stored table (defaults where it is silent)."""
+    table = check_prices(stored)
+    return Prices(
+        input_per_million=Decimal(table["input_per_million"]),
+        output_per_million=Decimal(table["output_per_million"]),
+        currency=table["currency"],
+        discount_windows=tuple(
+            (_minutes(start), _minutes(end)) for start, end in table["discount_windows"]
+        ),
+        discount_rate=Decimal(table["discount_rate"]),
+    )
+
+
+def _in_windows(minute: int, windows: Iterable[tuple[int, int]]) -> bool:
+    for start, end in windows:
+        if start < end and start <= minute < end:
+            return True
+        if start > end and (minute >= start or minute < end):
+            return True
+    return False
+
+
+def discounted_share(hour_start: datetime, prices: Prices) -> Decimal:
+    """The share of the hour from ``hour_start`` (UTC) inside a discount window,
+    counted by the minute (an hour from 00:30 UTC in a window ending 01:00: 1/2)."""
+    first = hour_start.hour * 60 + hour_start.minute
+    inside = sum(
+        1
+        for minute in range(first, first + 60)
+        if _in_windows(minute % MINUTES_A_DAY, prices.discount_windows)
+    )
+    return Decimal(inside) / Decimal(60)
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """One hourly aggregate, as the arithmetic needs it."""
+
+    start: datetime
+    action: str
+    count: int = 0
+    requests_not_sent: int = 0
+    output_tokens_not_generated: int = 0
+    usage_known: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Savings:
+    decisions: int
+    requests_not_sent: int
+    output_tokens_not_generated: int
+    input_tokens_not_sent: int
+    money: Decimal
+    currency: str
+    #: The typical passed call the estimate for requests not sent rests on
+    #: (``None`` when no passed call's usage is known in the range).
+    typical_input_tokens: Decimal | None
+    typical_output_tokens: Decimal | None
+
+
+def savings(buckets: Iterable[Bucket], prices: Prices) -> Savings:
+    rows = list(buckets)
+    known = sum(b.usage_known for b in rows if b.action == "pass")
+    if known:
+        typical_in: Decimal | None = Decimal(
+            sum(b.input_tokens for b in rows if b.action == "pass")
+        ) / Decimal(known)
+        typical_out: Decimal | None = Decimal(
+            sum(b.output_tokens for b in rows if b.action == "pass")
+        ) / Decimal(known)
+    else:
+        typical_in = typical_out = None
+    per_in = typical_in or Decimal(0)
+    per_out = typical_out or Decimal(0)
+    million = Decimal(1_000_000)
+    money = Decimal(0)
+    input_saved = Decimal(0)
+    output_saved = Decimal(0)
+    for b in rows:
+        tokens_in = b.requests_not_sent * per_in
+        tokens_out = b.requests_not_sent * per_out + b.output_tokens_not_generated
+        input_saved += tokens_in
+        output_saved += tokens_out
+        if not tokens_in and not tokens_out:
+            continue
+        rate = Decimal(1) - prices.discount_rate * discounted_share(b.start, prices)
+        cost = tokens_in * prices.input_per_million + tokens_out * prices.output_per_million
+        money += cost / million * rate
+    return Savings(
+        decisions=sum(b.count for b in rows),
+        requests_not_sent=sum(b.requests_not_sent for b in rows),
+        output_tokens_not_generated=int(output_saved.to_integral_value(ROUND_HALF_UP)),
+        input_tokens_not_sent=int(input_saved.to_integral_value(ROUND_HALF_UP)),
+        money=money.quantize(MONEY_PLACES, ROUND_HALF_UP),
+        currency=prices.currency,
+        typical_input_tokens=typical_in,
+        typical_output_tokens=typical_out,
+    )

@@ -1,0 +1,181 @@
+"""What the upstream said it used, read off its answer as it passes through
+(for the decision ledger), and the one ledger entry per model call.
+
+Every protocol names it ``usage``: OpenAI's chat and legacy completions
+(``prompt_tokens`` / ``completion_tokens``, in a stream's last chunk when the
+client asked for it), the Responses API (``input_tokens`` / ``output_tokens``,
+in ``response.completed``), Anthropic's messages (``input_tokens`` in
+``message_start``, the running ``output_tokens`` in ``message_delta``). The
+latest number seen for each wins. Nothing else of the answer is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from django.http.response import HttpResponseBase
+
+from curfew_core.engine import Verdict
+from curfew_core.ledger.entry import verdict_entry
+from curfew_core.ledger.recorder import record
+
+#: A JSON answer larger than this is relayed without reading its usage.
+MAX_JSON_SCAN = 4 * 2**20
+_BUDGET_NAMES = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+
+def asked_budget(body: Mapping[str, Any]) -> int | None:
+    """The tightest reply budget the client named (any protocol's name)."""
+    asked = [
+        value
+        for name in _BUDGET_NAMES
+        if isinstance(value := body.get(name), int) and not isinstance(value, bool) and value > 0
+    ]
+    return min(asked) if asked else None
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+class UsageScan:
+    """Feed it the answer's bytes; ``tokens`` is then (input, output), each
+    ``None`` when the answer did not say."""
+
+    def __init__(self, *, sse: bool) -> None:
+        self.sse = sse
+        self.input: int | None = None
+        self.output: int | None = None
+        self._pending = b""
+        self._body: list[bytes] = []
+        self._size = 0
+
+    def feed(self, chunk: bytes) -> None:
+        if not self.sse:
+            self._size += len(chunk)
+            if self._size <= MAX_JSON_SCAN:
+                self._body.append(chunk)
+            return
+        lines = (self._pending + chunk).split(b"\n")
+        self._pending = lines.pop()
+        for line in lines:
+            if line.startswith(b"data:") and b'"usage"' in line:
+                self._take(line[5:])
+
+    def _take(self, data: bytes) -> None:
+        try:
+            event = json.loads(data)
+        except ValueError:
+            return
+        if isinstance(event, dict):
+            self._usage_of(event)
+
+    def _take_last_usage(self, body: bytes) -> None:
+        """The answer's last ``"usage": {...}`` object, decoded alone: a long
+        answer is not parsed whole on the event loop for two numbers."""
+        at = body.rfind(b'"usage"')
+        start = body.find(b"{", at) if at >= 0 else -1
+        if start < 0 or body[at + 7 : start].strip() != b":":
+            return
+        try:
+            usage, _ = json.JSONDecoder().raw_decode(body[start:].decode("utf-8", "replace"))
+        except ValueError:
+            return
+        if isinstance(usage, dict):
+            self._usage_of({"usage": usage})
+
+    def _usage_of(self, event: dict[str, Any]) -> None:
+        for holder in (event, event.get("response"), event.get("message")):
+            usage = holder.get("usage") if isinstance(holder, dict) else None
+            if not isinstance(usage, dict):
+                continue
+            given_in = _whole(usage.get("prompt_tokens", usage.get("input_tokens")))
+            given_out = _whole(usage.get("completion_tokens", usage.get("output_tokens")))
+            self.input = given_in if given_in is not None else self.input
+            self.output = given_out if given_out is not None else self.output
+
+    @property
+    def tokens(self) -> tuple[int | None, int | None]:
+        if not self.sse and self._body and self._size <= MAX_JSON_SCAN:
+            self._take_last_usage(b"".join(self._body))
+            self._body = []
+        if self.sse and self._pending.startswith(b"data:"):
+            self._take(self._pending[5:])
+            self._pending = b""
+        return self.input, self.output
+
+
+class Recording:
+    """One model call's ledger entry, recorded exactly once."""
+
+    def __init__(
+        self,
+        verdict: Verdict,
+        *,
+        door: str,
+        at: datetime,
+        token_id: int,
+        session: str | None,
+        purpose: str | None,
+        budget_before: int | None,
+        action: str | None = None,
+    ) -> None:
+        self.verdict = verdict
+        self.door = door
+        self.at = at
+        self.token_id = token_id
+        self.session = session
+        self.purpose = purpose
+        self.budget_before = budget_before
+        self.action = action
+        self.done = False
+
+    def __call__(self, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
+        if self.done:
+            return
+        self.done = True
+        record(
+            verdict_entry(
+                self.verdict,
+                door=self.door,
+                at=self.at,
+                token_id=self.token_id,
+                session=self.session,
+                purpose=self.purpose,
+                budget_before=self.budget_before,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                action=self.action,
+            )
+        )
+
+    def after(self, response: HttpResponseBase) -> HttpResponseBase:
+        """Record when the answer is over: a relayed stream when its last
+        byte has passed (or the client went away), anything else now (an
+        upstream error or an outage: usage unknown)."""
+        if not isinstance(response, StreamingHttpResponse) or not response.is_async:
+            self()
+            return response
+        scan = UsageScan(sse="text/event-stream" in response.get("Content-Type", ""))
+        inner = response.streaming_content
+        assert isinstance(inner, AsyncIterator)
+
+        async def relayed() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in inner:
+                    scan.feed(chunk)
+                    yield chunk
+            finally:
+                self(*scan.tokens)
+                aclose = getattr(inner, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+
+        response.streaming_content = relayed()
+        # Also on close: a response dropped before its relay began still counts once.
+        response._resource_closers.append(lambda: self(*scan.tokens))  # type: ignore[attr-defined]
+        return response

@@ -1,0 +1,106 @@
+"""Reading the decision ledger: a page of decisions, the hourly totals, the
+price table, and what was saved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from curfew_core.ledger.savings import Bucket, Prices, Savings, check_prices, prices_of, savings
+from curfew_core.models import Decision, DecisionHour, PriceTable
+
+#: The most decisions one page holds.
+MAX_PER_PAGE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionPage:
+    rows: list[dict[str, Any]]
+    page: int
+    per_page: int
+    #: The next page's number, or None on the last page.
+    next_page: int | None
+
+
+def decision_json(row: Decision) -> dict[str, Any]:
+    return {
+        "id": row.client_id,
+        "at": row.at.isoformat(),
+        "session_id": row.session or None,
+        "purpose": row.purpose or None,
+        "state": row.state,
+        "action": row.action,
+        "reason": row.reason,
+        "budget_before": row.budget_before,
+        "budget_after": row.budget_after,
+        "door": row.door,
+        "exempt": row.exempt,
+        "dry_run": row.dry_run,
+        "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens,
+    }
+
+
+def decisions_page(
+    *,
+    user_id: int,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session: str | None = None,
+    action: str | None = None,
+    page: int = 1,
+    per_page: int = 50,
+) -> DecisionPage:
+    """The user's decisions, newest first, in ``[since, until)``."""
+    rows = Decision.objects.filter(user_id=user_id)
+    if since is not None:
+        rows = rows.filter(at__gte=since)
+    if until is not None:
+        rows = rows.filter(at__lt=until)
+    if session is not None:
+        rows = rows.filter(session=session)
+    if action is not None:
+        rows = rows.filter(action=action)
+    first = (page - 1) * per_page
+    found = list(rows.order_by("-at", "-id")[first : first + per_page + 1])
+    more = len(found) > per_page
+    return DecisionPage(
+        rows=[decision_json(row) for row in found[:per_page]],
+        page=page,
+        per_page=per_page,
+        next_page=page + 1 if more else None,
+    )
+
+
+def price_table(user_id: int) -> dict[str, Any]:
+    """The user's whole price table (the defaults where they set nothing)."""
+    row = PriceTable.objects.filter(user_id=user_id).first()
+    return check_prices(row.config if row else {})
+
+
+def prices_for(user_id: int) -> Prices:
+    row = PriceTable.objects.filter(user_id=user_id).first()
+    return prices_of(row.config if row else {})
+
+
+def hour_buckets(*, user_id: int, since: datetime, until: datetime) -> list[Bucket]:
+    """The user's hourly totals whose hour began in ``[since, until)``."""
+    rows = DecisionHour.objects.filter(
+        user_id=user_id, hour_start__gte=since, hour_start__lt=until
+    ).values_list(
+        "hour_start",
+        "action",
+        "count",
+        "requests_not_sent",
+        "output_tokens_not_generated",
+        "usage_known",
+        "input_tokens",
+        "output_tokens",
+    )
+    return [Bucket(*row) for row in rows]
+
+
+def savings_between(*, user_id: int, since: datetime, until: datetime) -> Savings:
+    """What the curfew saved the user in ``[since, until)`` (whole hours)."""
+    return savings(hour_buckets(user_id=user_id, since=since, until=until), prices_for(user_id))

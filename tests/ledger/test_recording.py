@@ -1,0 +1,239 @@
+"""The recorder: zero queries on the caller, batches in one flush, the local
+hours of the aggregates (DST included), idempotent reports, pruning."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection, models
+from django.test.utils import CaptureQueriesContext
+
+from curfew_core.ledger import recorder
+from curfew_core.ledger.entry import Entry
+from curfew_core.ledger.hours import local_hour
+from curfew_core.models import Decision, DecisionHour
+from curfew_core.services.ledger import decisions_prune
+from curfew_core.services.schedules import schedule_update
+from curfew_core.services.tokens import token_create
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2026, 9, 29, 15, 30, tzinfo=UTC)  # 23:30 in Shanghai
+
+
+@pytest.fixture(autouse=True)
+def _empty_buffer() -> Iterator[None]:
+    recorder.discard()
+    yield
+    recorder.discard()
+
+
+def entry(user: User, at: datetime = T0, **fields: object) -> Entry:
+    values: dict[str, object] = {
+        "at": at,
+        "state": "winding",
+        "action": "clamp",
+        "door": "chat",
+        "user_id": user.pk,
+        "reason": "winding 12% · budget 1824",
+        "budget_before": 4096,
+        "budget_after": 1824,
+    }
+    values.update(fields)
+    return Entry(**values)  # type: ignore[arg-type]
+
+
+def test_recording_makes_no_query_and_one_flush_stores_them_all(user: User) -> None:
+    with CaptureQueriesContext(connection) as queries:
+        for n in range(50):
+            recorder.record(entry(user, T0 + timedelta(seconds=n)))
+    assert len(queries) == 0
+    assert Decision.objects.count() == 0  # the control: nothing is written yet
+    assert recorder.flush() == 50
+    assert Decision.objects.filter(user=user).count() == 50
+    [hour] = DecisionHour.objects.filter(user=user)
+    assert (hour.count, hour.output_tokens_not_generated) == (50, 50 * (4096 - 1824))
+    assert recorder.pending() == 0
+
+
+def test_a_second_flush_adds_to_the_same_hour(user: User) -> None:
+    recorder.record(entry(user, action="short-circuit", state="off-duty", budget_after=0))
+    recorder.flush()
+    recorder.record(entry(user, action="short-circuit", state="off-duty", budget_after=0))
+    recorder.record(entry(user, action="short-circuit", state="off-duty", dry_run=True))
+    recorder.flush()
+    [hour] = DecisionHour.objects.filter(user=user)
+    assert (hour.count, hour.requests_not_sent, hour.dry_run) == (3, 2, 1)
+    assert hour.output_tokens_not_generated == 0  # short-circuits are not clamps
+
+
+def test_hours_are_the_users_local_hours(user: User) -> None:
+    # Default zone: Asia/Shanghai (UTC+8).
+    recorder.record(entry(user, T0))
+    recorder.flush()
+    [hour] = DecisionHour.objects.all()
+    assert (hour.local_date, hour.local_hour) == (date(2026, 9, 29), 23)
+    assert hour.hour_start == datetime(2026, 9, 29, 15, 0, tzinfo=UTC)
+
+
+def test_the_repeated_hour_of_a_fall_back_night_is_two_hours(user: User) -> None:
+    schedule_update(user=user, changes={"timezone": "Europe/Berlin"}, source="test")
+    # 2026-10-25: 03:00 CEST -> 02:00 CET; 02:xx happens twice (00:xx and 01:xx UTC).
+    first = datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
+    second = datetime(2026, 10, 25, 1, 30, tzinfo=UTC)
+    recorder.record(entry(user, first))
+    recorder.record(entry(user, second))
+    recorder.flush()
+    hours = list(DecisionHour.objects.order_by("hour_start"))
+    assert [(h.local_date, h.local_hour, h.count) for h in hours] == [
+        (date(2026, 10, 25), 2, 1),
+        (date(2026, 10, 25), 2, 1),
+    ]
+    assert [h.hour_start for h in hours] == [
+        datetime(2026, 10, 25, 0, 0, tzinfo=UTC),
+        datetime(2026, 10, 25, 1, 0, tzinfo=UTC),
+    ]
+
+
+def test_a_spring_forward_night_skips_its_missing_hour() -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    # 2026-03-29: 02:00 CET -> 03:00 CEST. 00:59 UTC is 01:59 CET; 01:00 UTC is 03:00 CEST.
+    before = local_hour(datetime(2026, 3, 29, 0, 59, tzinfo=UTC), berlin)
+    after = local_hour(datetime(2026, 3, 29, 1, 0, tzinfo=UTC), berlin)
+    assert (before.local_hour, after.local_hour) == (1, 3)
+    assert after.start - before.start == timedelta(hours=1)
+
+
+def test_a_half_hour_zone_starts_its_hours_at_half_past() -> None:
+    kolkata = ZoneInfo("Asia/Kolkata")
+    hour = local_hour(datetime(2026, 9, 29, 10, 45, tzinfo=UTC), kolkata)  # 16:15 IST
+    assert (hour.local_hour, hour.start) == (16, datetime(2026, 9, 29, 10, 30, tzinfo=UTC))
+
+
+def test_entries_named_by_token_find_their_user(user: User) -> None:
+    token, _ = token_create(user=user, name="t")
+    recorder.record(entry(user, user_id=None, token_id=token.pk))
+    recorder.record(entry(user, user_id=None, token_id=10**9))  # unknown: dropped
+    assert recorder.flush() == 1
+    assert Decision.objects.get().user == user
+
+
+def test_a_reported_id_is_stored_once(user: User) -> None:
+    recorder.record(entry(user, door="gateway", client_id="abc"))
+    recorder.record(entry(user, door="gateway", client_id="abc"))
+    recorder.flush()
+    recorder.record(entry(user, door="gateway", client_id="abc"))
+    recorder.flush()
+    assert Decision.objects.count() == 1
+    assert DecisionHour.objects.get().count == 1
+
+
+def test_usage_is_summed_where_known(user: User) -> None:
+    recorder.record(entry(user, action="pass", state="on-duty", input_tokens=10, output_tokens=5))
+    recorder.record(entry(user, action="pass", state="on-duty", input_tokens=3, output_tokens=4))
+    recorder.record(entry(user, action="pass", state="on-duty"))
+    recorder.flush()
+    hour = DecisionHour.objects.get()
+    assert (hour.count, hour.usage_known, hour.input_tokens, hour.output_tokens) == (3, 2, 13, 9)
+
+
+def test_prune_deletes_old_rows_and_keeps_the_hours(user: User) -> None:
+    old = T0 - timedelta(days=40)
+    recorder.record(entry(user, old))
+    recorder.record(entry(user, T0))
+    recorder.flush()
+    assert decisions_prune(before=T0 - timedelta(days=30)) == 1
+    assert list(Decision.objects.values_list("at", flat=True)) == [T0]
+    assert DecisionHour.objects.count() == 2
+
+
+def test_the_prune_command_keeps_the_retention(user: User, settings: object) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    now = timezone.now()
+    for days in (3, 29, 31, 400):
+        recorder.record(entry(user, now - timedelta(days=days)))
+    recorder.flush()
+    out = StringIO()
+    call_command("curfew", "prune", stdout=out)
+    assert "pruned 2 decision(s) older than 30 day(s)" in out.getvalue()
+    assert Decision.objects.count() == 2
+    settings.CURFEW_LEDGER_RETENTION_DAYS = 5  # type: ignore[attr-defined]
+    call_command("curfew", "prune", stdout=out)
+    assert Decision.objects.count() == 1
+    call_command("curfew", "prune", "--days", "1", stdout=out)
+    assert Decision.objects.count() == 0
+    assert DecisionHour.objects.aggregate(n=models.Sum("count"))["n"] == 4
+
+
+def test_record_verdict_takes_an_engine_verdict_with_no_query(user: User) -> None:
+    from curfew_core.engine import RequestContext
+    from curfew_core.ledger.recorder import record_verdict
+    from curfew_core.selectors.verdicts import verdict_for
+
+    verdict, _ = verdict_for(
+        user_id=user.pk, now=T0, request=RequestContext(session_id="s", max_tokens=4096)
+    )
+    assert verdict.action.value == "clamp"  # 23:30 in Shanghai: winding
+    with CaptureQueriesContext(connection) as queries:
+        record_verdict(
+            verdict, door="verdict", at=T0, user_id=user.pk, session="s", budget_before=4096
+        )
+    assert len(queries) == 0
+    recorder.flush()
+    row = Decision.objects.get()
+    assert (row.door, row.state, row.action, row.budget_before) == (
+        "verdict",
+        "winding",
+        "clamp",
+        4096,
+    )
+    assert row.budget_after == verdict.max_tokens
+    assert row.reason == verdict.reason
+
+
+def test_a_forked_child_does_not_write_its_parents_buffer(user: User) -> None:
+    import os
+
+    recorder.record(entry(user))
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what it holds, and leave at once
+        os.write(write, str(recorder.pending()).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 16) == b"0"
+    assert recorder.pending() == 1  # the parent still holds its own
+
+
+def test_a_refused_batch_is_kept_and_bounded(user: User, monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.db import OperationalError
+
+    from curfew_core.services import ledger as ledger_service
+
+    real = ledger_service.decisions_write
+
+    def down(**kwargs: object) -> int:
+        raise OperationalError("database unreachable")
+
+    for n in range(3):
+        recorder.record(entry(user, T0 + timedelta(seconds=n), session=f"s{n}"))
+    monkeypatch.setattr(ledger_service, "decisions_write", down)
+    with pytest.raises(OperationalError):
+        recorder.flush()
+    assert recorder.pending() == 3  # kept, in order
+    monkeypatch.setattr(recorder, "MAX_BUFFERED", 2)
+    dropped = recorder.dropped
+    with pytest.raises(OperationalError):
+        recorder.flush()
+    assert (recorder.pending(), recorder.dropped - dropped) == (2, 1)  # the oldest went
+    monkeypatch.setattr(ledger_service, "decisions_write", real)
+    assert recorder.flush() == 2
+    assert sorted(Decision.objects.values_list("session", flat=True)) == ["s1", "s2"]
