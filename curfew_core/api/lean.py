@@ -204,14 +204,14 @@ class LeanApi:
         asked = None
         if path == VERDICT:
             asked = checked_verdict_request(json_object_from(body, allow_empty=True))
-        return _body(warm.bundle, asked)
+        return _body(warm.bundle, asked, warm.identity.token_id)
 
 
-def _body(bundle: UserBundle, asked: Any) -> bytes:
+def _body(bundle: UserBundle, asked: Any, token_id: int) -> bytes:
     now = timezone.now()
     if asked is None:
         return bundle_state_json(bundle, now=now)
-    return verdict_body(bundle, asked, now=now)
+    return verdict_body(bundle, asked, now=now, token_id=token_id)
 
 
 def _sync_answer(path: str, raw: str | None, address: str, body: bytes) -> HttpResponse:
@@ -222,7 +222,8 @@ def _sync_answer(path: str, raw: str | None, address: str, body: bytes) -> HttpR
         if path == VERDICT:
             asked = checked_verdict_request(json_object_from(body, allow_empty=True))
         return HttpResponse(
-            _body(bundle_for(identity.user_id), asked), content_type="application/json"
+            _body(bundle_for(identity.user_id), asked, identity.token_id),
+            content_type="application/json",
         )
 
     return with_token(raw, address, answer)

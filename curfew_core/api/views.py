@@ -16,6 +16,7 @@ from curfew_core.api.auth import token_required
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
 from curfew_core.api.openapi import document
 from curfew_core.engine import OverrideError
+from curfew_core.ledger.recorder import record_verdict
 from curfew_core.schedule_config import show, whole_number
 from curfew_core.schema.verdict_request import RequestError, VerdictRequest, parse_verdict_body
 from curfew_core.selectors.bundles import UserBundle, bundle_for, committed_schedule
@@ -62,10 +63,27 @@ def checked_verdict_request(body: dict[str, Any]) -> VerdictRequest:
         raise (invalid(exc.fields) if exc.errors else unprocessable_error(exc.fields)) from None
 
 
-def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) -> bytes:
-    """``POST /api/v1/verdict``'s answer (here and on the lean route)."""
+def verdict_body(
+    bundle: UserBundle, asked: VerdictRequest, *, now: datetime, token_id: int
+) -> bytes:
+    """``POST /api/v1/verdict``'s answer (here and on the lean route), and its
+    line in the decision ledger: a gateway acts on the verdict it asked for
+    (buffered, no I/O here). A what-if for another moment (``at``) is a
+    preview, acted on by nobody: not recorded."""
     at = asked.at
-    result, _ = decide_for(bundle, now=now, request=asked.context, at=at)
+    context = asked.context
+    result, _ = decide_for(bundle, now=now, request=context, at=at)
+    if at is None:
+        record_verdict(
+            result,
+            door="verdict",
+            at=now,
+            user_id=bundle.user_id,
+            token_id=token_id,
+            session=context.session_id,
+            purpose=context.purpose,
+            budget_before=context.max_tokens,
+        )
     return verdict_json(result, now=at or now)
 
 
@@ -73,7 +91,9 @@ def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) ->
 @token_required
 def verdict(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     asked = checked_verdict_request(json_object(request, allow_empty=True))
-    body = verdict_body(bundle_for(identity.user_id), asked, now=timezone.now())
+    body = verdict_body(
+        bundle_for(identity.user_id), asked, now=timezone.now(), token_id=identity.token_id
+    )
     return HttpResponse(body, content_type="application/json")
 
 

@@ -190,9 +190,7 @@ class ProxyHandler(ASGIHandler):
         finally:
             self.executors.give_back(executor, closed=closed)
 
-    async def handle(
-        self, scope: Scope, receive: Any, send: Any
-    ) -> HttpResponseBase | None:
+    async def handle(self, scope: Scope, receive: Any, send: Any) -> HttpResponseBase | None:
         """Django's ``ASGIHandler.handle``, without its two trips to a thread
         for the request signals (they run on the request's thread when it had
         work there, :class:`RequestThread`); the answer, sent, is returned for
