@@ -70,12 +70,19 @@ def main() -> None:
         "x = throughput against the trivial view of the same server (target: verdict >= 2x):"
     )
     print(f"  {'endpoint':<44} {'req/s':>8} {'x':>6} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
-    # The lean route (issue 13) and, as the baseline, Django's view (CURFEW_LEAN_API=0).
-    for lean in ("1", "0"):
+    # The lean route (issue 13) with and without the decision ledger (issue 14:
+    # recording must not cost a measurable drop), and, as the baseline,
+    # Django's view (CURFEW_LEAN_API=0).
+    setups = [
+        ("lean route", {"CURFEW_LEAN_API": "1"}),
+        ("lean, no ledger", {"CURFEW_LEAN_API": "1", "CURFEW_LEDGER": "0"}),
+        ("Django's view", {"CURFEW_LEAN_API": "0"}),
+    ]
+    for route, setup in setups:
         # One token stands in for a whole fleet: its own rate would cap the run.
         app = ServedApp(
             Path(tempfile.mkdtemp(prefix="curfew-bench-")),
-            env={"CURFEW_TOKEN_RATE": "off", "CURFEW_LEAN_API": lean},
+            env={"CURFEW_TOKEN_RATE": "off", **setup},
         )
         app.manage("migrate", "--no-input", "-v0")
         app.start()
@@ -83,7 +90,6 @@ def main() -> None:
             token = app.create_user("bench")
             auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
             body = b'{"max_tokens": 4096}'
-            route = "lean route" if lean == "1" else "Django's view"
             runs = [
                 (
                     "GET /healthz (trivial JSON view)",

@@ -295,6 +295,9 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "curfew@localhost")
 CURFEW_PASSWORD_RESET = bool(EMAIL_HOST)
 
 # -- Decision ledger (issue 14) ------------------------------------------------
+#: Record the decisions the doors act on (``0``: keep no ledger; the
+#: benchmarks' control).
+CURFEW_LEDGER = env_bool("CURFEW_LEDGER", default=True)
 #: Raw decisions older than this many days go at ``manage.py curfew prune``;
 #: the hourly aggregates are kept indefinitely.
 CURFEW_LEDGER_RETENTION_DAYS = env_int("CURFEW_LEDGER_RETENTION_DAYS", 30)

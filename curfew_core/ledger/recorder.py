@@ -66,7 +66,9 @@ dropped = 0
 def record(entry: Entry) -> None:
     """Remember one decision; it is written within about a second. Never
     raises, never touches the database, and costs one ``deque.append`` (plus
-    a pid check)."""
+    a pid check). Nothing at all with ``CURFEW_LEDGER`` off."""
+    if not settings.CURFEW_LEDGER:
+        return
     _buffer.append(entry)
     if _draining:
         _wake.set()

@@ -62,3 +62,12 @@ def test_warm_verdicts_record_without_a_query(api: Any, django_assert_num_querie
 def test_state_reads_are_not_decisions(api: Any) -> None:
     assert api.get("/api/v1/state").status_code == 200
     assert recorder.flush() == 0
+
+
+def test_no_ledger_when_it_is_off(api: Any, settings: Any) -> None:
+    settings.CURFEW_LEDGER = False
+    assert api.post("/api/v1/verdict", {}).status_code == 200
+    assert recorder.pending() == 0
+    settings.CURFEW_LEDGER = True  # control
+    assert api.post("/api/v1/verdict", {}).status_code == 200
+    assert recorder.pending() == 1
