@@ -105,11 +105,15 @@ class LedgerQuery:
     #: What was not understood (and so ignored), in the reader's language.
     problems: tuple[str, ...] = field(default=())
 
-    def params(self, **changes: Any) -> str:
-        """The query string of this view (page 1 unless ``page=`` is given)."""
-        values = {"period": self.days, "session": self.session, "action": self.action}
-        values.update(changes)
-        return urlencode({k: v for k, v in values.items() if v not in ("", None, 1)})
+    def params(self) -> str:
+        """This view's query string (page 1, defaults left out), for the
+        export link and the pager."""
+        values = {
+            "period": "" if self.days == PERIODS[0] else self.days,
+            "session": self.session,
+            "action": self.action,
+        }
+        return urlencode({k: v for k, v in values.items() if v != ""})
 
 
 def parse_query(params: Mapping[str, str]) -> LedgerQuery:
