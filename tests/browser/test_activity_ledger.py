@@ -198,3 +198,45 @@ def test_the_filter_narrows_the_list_in_place(
         watched.assert_clean()
     finally:
         context.close()
+
+
+def test_without_script_the_filter_is_a_plain_form_and_prices_save(
+    browser: Any, served_app: ServedApp, seeded: str
+) -> None:
+    context = support.open_context(
+        browser, width=1280, height=900, language=(served_app, "en"), java_script_enabled=False
+    )
+    watched = Watched(context.new_page())
+    page = watched.page
+    try:
+        support.sign_in(page, served_app, USER, PASSWORD)
+        page.goto(f"{served_app.base_url}/activity/")
+        page.select_option("#filter-session", "writer")
+        page.select_option("#filter-action", "pass")
+        page.click("#ledger-filter button[type=submit]")
+        page.wait_for_url("**/activity/?*session=writer*")
+        assert page.locator("#decision-table tbody tr").count() == 6
+        # A refused price is flagged on its field; a good one is saved.
+        page.click(".price-edit summary")
+        page.fill("#id_currency", "euros")
+        page.click("#price-form button[type=submit]")
+        assert page.inner_text("#err-currency").strip()
+        # The refusal is a 400 (Chromium logs it); nothing else may be.
+        refused = (
+            "console error: Failed to load resource: the server responded with a status of 400"
+        )
+        assert [p for p in watched.problems if p.startswith(refused)] != []
+        watched.problems = [p for p in watched.problems if not p.startswith(refused)]
+        assert "USD" in page.inner_text("#prices p.small")
+        page.fill("#id_currency", "EUR")
+        page.click("#price-form button[type=submit]")
+        page.wait_for_url("**/activity/#prices")
+        assert page.inner_text("#total-money").startswith("EUR ")
+        # Back to USD for the other tests of this module.
+        page.click(".price-edit summary")
+        page.fill("#id_currency", "USD")
+        page.click("#price-form button[type=submit]")
+        page.wait_for_url("**/activity/#prices")
+        watched.assert_clean()
+    finally:
+        context.close()
