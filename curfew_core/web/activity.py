@@ -335,7 +335,10 @@ def _csv_text(rows: list[list[Any]]) -> bytes:
 Chunk = Callable[[tuple[dt.datetime, int] | None], list[DecisionLine]]
 
 
-def _chunker(*, user_id: int, period: Period, query: LedgerQuery) -> Chunk:
+def export_chunker(*, user_id: int, period: Period, query: LedgerQuery) -> Chunk:
+    """Reads the export's chunks: ``chunk(None)`` the first, then
+    ``chunk((at, id))`` of the last line sent for the next."""
+
     def chunk(after: tuple[dt.datetime, int] | None) -> list[DecisionLine]:
         return export_chunk(
             user_id=user_id,
@@ -348,27 +351,31 @@ def _chunker(*, user_id: int, period: Period, query: LedgerQuery) -> Chunk:
     return chunk
 
 
-def csv_lines(*, user_id: int, period: Period, query: LedgerQuery) -> Iterator[bytes]:
-    """The export for a synchronous server: the header, then chunk by chunk."""
-    chunk = _chunker(user_id=user_id, period=period, query=query)
-    yield _csv_text([list(CSV_COLUMNS)])
-    after = None
-    while lines := chunk(after):
-        yield _csv_text([csv_row(line) for line in lines])
-        after = (lines[-1].at, lines[-1].id)
+def _key(lines: list[DecisionLine]) -> tuple[dt.datetime, int]:
+    return (lines[-1].at, lines[-1].id)
 
 
-async def csv_lines_async(
-    *, user_id: int, period: Period, query: LedgerQuery
-) -> AsyncIterator[bytes]:
-    """The same export for the ASGI server: each chunk read on the database
-    thread, so a long export neither blocks the event loop nor is read whole."""
-    chunk = sync_to_async(_chunker(user_id=user_id, period=period, query=query))
+def csv_lines(chunk: Chunk, first: list[DecisionLine]) -> Iterator[bytes]:
+    """The export for a synchronous server: the header, the ``first`` chunk
+    (read by the view, so an outage then is the page's 503), then the rest
+    chunk by chunk."""
     yield _csv_text([list(CSV_COLUMNS)])
-    after = None
-    while lines := await chunk(after):
+    lines = first
+    while lines:
         yield _csv_text([csv_row(line) for line in lines])
-        after = (lines[-1].at, lines[-1].id)
+        lines = chunk(_key(lines))
+
+
+async def csv_lines_async(chunk: Chunk, first: list[DecisionLine]) -> AsyncIterator[bytes]:
+    """The same export for the ASGI server: each further chunk read on the
+    database thread, so a long export neither blocks the event loop nor is
+    read whole first."""
+    read = sync_to_async(chunk)
+    yield _csv_text([list(CSV_COLUMNS)])
+    lines = first
+    while lines:
+        yield _csv_text([csv_row(line) for line in lines])
+        lines = await read(_key(lines))
 
 
 # ---- the price table ---------------------------------------------------------

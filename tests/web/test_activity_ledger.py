@@ -366,6 +366,7 @@ def test_the_csv_streams_in_keyset_chunks_without_loss_or_double(
     monkeypatch.setattr(activity, "export_chunk", functools.partial(small))
     rows = _csv(page.get("/activity/decisions.csv"))
     assert sorted(row[5] for row in rows[1:]) == [f"r{n}" for n in range(7)]
+    # Keyset pages of two; the empty one ends the file.
     assert calls == [2, 2, 2, 1, 0]
 
 
@@ -400,15 +401,12 @@ async def test_the_csv_streams_asynchronously_under_asgi(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(activity, "export_chunk", fake_chunk)
     period = ledger_page.period_of(7, now=now, tz_name=ZONE)
-    chunks = [
-        chunk
-        async for chunk in activity.csv_lines_async(
-            user_id=1, period=period, query=activity.LedgerQuery()
-        )
-    ]
+    chunk = activity.export_chunker(user_id=1, period=period, query=activity.LedgerQuery())
+    chunks = [part async for part in activity.csv_lines_async(chunk, [line])]
     assert len(chunks) == 2  # the header, then one chunk
     assert chunks[1].decode().startswith(f"{now.isoformat()},'=x,")
-    assert seen == [(None, True), ((now, 1), True)]
+    # The first chunk came from the view; the next was asked for off the loop.
+    assert seen == [((now, 1), True)]
 
 
 # ---- the price table ---------------------------------------------------------
@@ -480,3 +478,26 @@ def test_a_bad_price_is_flagged_in_chinese(page: PageClient, user: User) -> None
     ).content.decode()
     assert "请使用三个字母的代码" in html
     assert "没有保存任何内容" in html
+
+
+# ---- an outage ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/activity/", "/activity/decisions.csv"])
+def test_a_database_outage_is_the_styled_503_page(
+    user: User, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    from django.db import OperationalError
+    from django.test import Client
+
+    def down(**kwargs: Any) -> Any:
+        raise OperationalError("the database went away")
+
+    monkeypatch.setattr(ledger_page, "chart_cells", down)
+    monkeypatch.setattr(activity, "export_chunk", down)
+    client = Client(raise_request_exception=False)
+    client.force_login(user)
+    response = client.get(path)
+    assert response.status_code == 503
+    assert response["Content-Type"].startswith("text/html")
+    assert "Temporarily unavailable" in response.content.decode()
