@@ -409,7 +409,8 @@ class PriceForm(forms.Form):
     )
     currency = forms.CharField(
         label=gettext_lazy("Currency"),
-        max_length=3,
+        # Bounded, but a wrong length gets the same plain advice as a wrong code.
+        max_length=40,
         help_text=gettext_lazy("A three-letter code, like USD or CNY."),
     )
     discount_windows = forms.CharField(

@@ -201,7 +201,7 @@ def test_the_filter_narrows_the_list_in_place(
 
 
 def test_without_script_the_filter_is_a_plain_form_and_prices_save(
-    browser: Any, served_app: ServedApp, seeded: str
+    browser: Any, served_app: ServedApp, seeded: str, artifacts_dir: str
 ) -> None:
     context = support.open_context(
         browser, width=1280, height=900, language=(served_app, "en"), java_script_enabled=False
@@ -221,6 +221,9 @@ def test_without_script_the_filter_is_a_plain_form_and_prices_save(
         page.fill("#id_currency", "euros")
         page.click("#price-form button[type=submit]")
         assert page.inner_text("#err-currency").strip()
+        page.locator("#prices").screenshot(
+            path=str(Path(artifacts_dir) / "activity-prices-refused.png")
+        )
         # The refusal is a 400 (Chromium logs it); nothing else may be.
         refused = (
             "console error: Failed to load resource: the server responded with a status of 400"

@@ -477,6 +477,8 @@ def test_a_bad_price_is_flagged_in_chinese(page: PageClient, user: User) -> None
         "/activity/prices/", {**GOOD_PRICES, "currency": "x"}, HTTP_ACCEPT_LANGUAGE="zh-CN"
     ).content.decode()
     assert "请使用三个字母的代码" in html
+    english = page.post("/activity/prices/", {**GOOD_PRICES, "currency": "euros"}).content
+    assert "Use a three-letter code, like USD or CNY." in english.decode()
     assert "没有保存任何内容" in html
 
 
