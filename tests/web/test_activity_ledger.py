@@ -503,3 +503,29 @@ def test_a_database_outage_is_the_styled_503_page(
     assert response.status_code == 503
     assert response["Content-Type"].startswith("text/html")
     assert "Temporarily unavailable" in response.content.decode()
+
+
+# ---- local days across a clock change ------------------------------------------
+
+
+def test_a_fall_back_week_is_seven_local_days_and_its_repeated_hour_one_bar(
+    user: User,
+) -> None:
+    """New York falls back on 2026-11-01: that week has 7 x 24 + 1 hours, and
+    the two 01:00 hours (two aggregates) are one bar at 01:00 on the wall clock."""
+    schedule_update(user=user, changes={"timezone": "America/New_York"}, source="test", actor=user)
+    now = dt.datetime(2026, 11, 3, 17, 0, tzinfo=dt.UTC)  # noon on the 3rd in New York
+    period = ledger_page.period_of(7, now=now, tz_name="America/New_York")
+    assert (period.first_day, period.last_day) == (dt.date(2026, 10, 28), dt.date(2026, 11, 3))
+    assert period.until - period.since == dt.timedelta(hours=7 * 24 + 1)
+    first_one = dt.datetime(2026, 11, 1, 5, 30, tzinfo=dt.UTC)  # 01:30 EDT
+    second_one = dt.datetime(2026, 11, 1, 6, 30, tzinfo=dt.UTC)  # 01:30 EST
+    record(user, first_one, state="lights-out", action="short-circuit")
+    record(user, second_one, state="lights-out", action="short-circuit")
+    record(user, second_one, state="lights-out", action="short-circuit")
+    recorder.flush()
+    cells = ledger_page.chart_cells(user_id=user.pk, period=period)
+    assert [(c.local_hour, c.count) for c in cells] == [(1, 1), (1, 2)]
+    figure = activity.ledger_figure(cells, period)
+    [trace] = figure["data"]
+    assert (trace["x"], trace["y"]) == (["2026-11-01 01:00"], [3])
