@@ -31,3 +31,37 @@ def audit_door(door: str) -> str:
     from curfew_core.web.words import audit_door as words
 
     return words(door)
+
+
+@register.filter
+def thousands(number: int | None) -> str:
+    """``12,345``: digits grouped the same in both languages the site speaks."""
+    return "—" if number is None else f"{number:,}"
+
+
+@register.filter
+def state_word(state: str) -> str:
+    from curfew_core.web.activity import state_word as words
+
+    return words(state)
+
+
+@register.filter
+def action_word(action: str) -> str:
+    """``answered without a request`` for ``short-circuit`` (the ledger's codes)."""
+    from curfew_core.web.activity import action_word as words
+
+    return words(action)
+
+
+@register.filter
+def door_word(door: str) -> str:
+    from curfew_core.web.activity import door_word as words
+
+    return words(door)
+
+
+@register.filter
+def windows(pairs: list[list[str]]) -> str:
+    """Discount windows as ``10:00–01:00, 04:00–06:00``."""
+    return ", ".join(f"{start}–{end}" for start, end in pairs)

@@ -13,7 +13,15 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.core.handlers.asgi import ASGIRequest
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
+from django.http.response import HttpResponseBase
 from django.shortcuts import render, resolve_url
 from django.templatetags.static import static
 from django.urls import reverse
@@ -25,18 +33,23 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefre
 
 from curfew_core import override_commands, schedule_config
 from curfew_core.engine import OverrideError
+from curfew_core.ledger.savings import PriceError
 from curfew_core.schema.settings import labels_of
+from curfew_core.selectors import ledger as ledger_selectors
+from curfew_core.selectors import ledger_page
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.audit import audit_recent
 from curfew_core.selectors.tokens import TokenKind
 from curfew_core.services.overrides import override_apply
+from curfew_core.services.prices import price_table_set
 from curfew_core.services.schedules import StaleVersion, schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
+from curfew_core.web import activity as activity_words
 from curfew_core.web import page, schedule_form, words
 from curfew_core.web.schedule_form import ScheduleForm
 from curfew_core.web.sections import FORM_KEYS, SCHEDULE_KEYS, SECTIONS
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 OVERVIEW = "curfew/overview.html"
 INTEGRATIONS = "curfew/integrations.html"
 ACTIVITY = "curfew/activity.html"
@@ -59,7 +72,7 @@ def login_required_page(view: View) -> View:
     instead of having the form swapped into a corner of the page."""
 
     @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:
             if getattr(request, "htmx", False):
                 login = resolve_url(settings.LOGIN_URL)
@@ -362,13 +375,107 @@ def _render_integrations(request: HttpRequest, *, status: int = 200, **extra: An
 @login_required_page
 @require_GET
 def activity(request: HttpRequest) -> HttpResponse:
-    """What changed, when, by whom and through which door."""
+    """What the curfew did (the decision ledger: chart, totals, recent
+    decisions, export) and what changed (the audit trail). A filter the page
+    does not know is named and ignored; with htmx the ledger card alone."""
+    query = activity_words.parse_query(request.GET)
+    status = 200
+    if query.problems:
+        status = HTMX_INVALID if _is_htmx(request) else 400
+    return _render_activity(request, query, status=status)
+
+
+def _render_activity(
+    request: HttpRequest,
+    query: activity_words.LedgerQuery,
+    *,
+    status: int = 200,
+    price_form: activity_words.PriceForm | None = None,
+) -> HttpResponse:
     user = _user(request)
     tz_name = web_selectors.saved_schedule(user).config["timezone"]
-    context = _base_context(
-        request, "activity", timezone=tz_name, audit=audit_recent(user, 100, tz=tz_name)
+    period = ledger_page.period_of(query.days, now=timezone.now(), tz_name=tz_name)
+    cells = ledger_page.chart_cells(user_id=user.pk, period=period)
+    table = ledger_selectors.price_table(user.pk)
+    if price_form is None:
+        price_form = activity_words.PriceForm(initial=activity_words.price_form_initial(table))
+    saved = ledger_selectors.savings_between(
+        user_id=user.pk, since=period.since, until=period.until
     )
-    return _no_store(render(request, ACTIVITY, context))
+    context = _base_context(
+        request,
+        "activity",
+        timezone=tz_name,
+        query=query,
+        period=period,
+        periods=ledger_page.PERIODS,
+        actions=[(code, activity_words.action_word(code)) for code in activity_words.ACTION_ORDER],
+        sessions=ledger_page.session_choices(user_id=user.pk, period=period),
+        figure=activity_words.ledger_figure(cells, period),
+        series=activity_words.series_totals(cells),
+        saved=saved,
+        money=activity_words.money_text(saved.money),
+        decisions=ledger_page.recent_decisions(
+            user_id=user.pk,
+            period=period,
+            session=query.session or None,
+            action=query.action or None,
+            page=query.page,
+            per_page=activity_words.PER_PAGE,
+        ),
+        prices=table,
+        discount_percent=activity_words.price_form_initial(table)["discount_percent"],
+        price_form=price_form,
+        retention_days=settings.CURFEW_LEDGER_RETENTION_DAYS,
+        audit=audit_recent(user, 100, tz=tz_name),
+    )
+    template = ACTIVITY
+    if _is_htmx(request) and request.method == "GET":
+        template = f"{ACTIVITY}#ledger"
+    return _no_store(render(request, template, context, status=status))
+
+
+@login_required_page
+@require_GET
+def activity_export(request: HttpRequest) -> StreamingHttpResponse:
+    """The decisions of the chosen period and filter as CSV, streamed."""
+    query = activity_words.parse_query(request.GET)
+    user = _user(request)
+    tz_name = web_selectors.saved_schedule(user).config["timezone"]
+    period = ledger_page.period_of(query.days, now=timezone.now(), tz_name=tz_name)
+    chunk = activity_words.export_chunker(user_id=user.pk, period=period, query=query)
+    # The first chunk is read here: a database outage now is the styled 503
+    # page, not a download cut short. (One later is a cut-short download:
+    # the status has been sent.)
+    first = chunk(None)
+    lines = (
+        activity_words.csv_lines_async(chunk, first)
+        if isinstance(request, ASGIRequest)
+        else activity_words.csv_lines(chunk, first)
+    )
+    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
+    name = f"curfew-decisions-{period.first_day.isoformat()}-{period.last_day.isoformat()}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required_page
+@require_POST
+def activity_prices(request: HttpRequest) -> HttpResponse:
+    """Save the price table; a refused field is flagged and nothing changes."""
+    user = _user(request)
+    form = activity_words.PriceForm(request.POST)
+    query = activity_words.parse_query(request.GET)
+    if form.is_valid():
+        try:
+            price_table_set(user=user, changes=form.changes(), actor=user, door="page")
+        except PriceError as exc:
+            activity_words.flag_price_errors(form, exc.errors)
+    if form.errors:
+        return _render_activity(request, query, status=400, price_form=form)
+    messages.success(request, _("Prices saved."))
+    return HttpResponseRedirect(reverse("settings-activity") + "#prices")
 
 
 def _status_response(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:

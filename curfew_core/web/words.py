@@ -172,6 +172,7 @@ AUDIT_WHAT = {
     ("account", "signed out other sessions"): gettext_lazy("Other sessions signed out"),
     ("account", "language saved"): gettext_lazy("Language saved"),
     ("account", "signed up"): gettext_lazy("Signed up"),
+    ("prices", "prices saved"): gettext_lazy("Prices saved"),
 }
 #: The doors by their English names (``AuditEntry.Door`` labels).
 AUDIT_DOORS = {

@@ -125,6 +125,20 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/replies/", ANY_SESSION, form=True),
     Route("GET", "/integrations/", ANY_SESSION),
     Route("GET", "/activity/", ANY_SESSION),
+    Route("GET", "/activity/decisions.csv", ANY_SESSION),
+    Route(
+        "POST",
+        "/activity/prices/",
+        ANY_SESSION,
+        body={
+            "input_per_million": "0.3",
+            "output_per_million": "1.2",
+            "currency": "USD",
+            "discount_windows": "10:00-01:00",
+            "discount_percent": "50",
+        },
+        form=True,
+    ),
     Route("POST", "/overrides/", ANY_SESSION, body={"action": "auto"}, form=True),
     Route("POST", "/tokens/", ANY_SESSION, body={"name": "m", "kind": "api"}, form=True),
     # Unconfirmed, it only asks; confirmed (as here), it revokes.
@@ -216,6 +230,8 @@ COVERED_PATTERNS = {
     "replies/",
     "integrations/",
     "activity/",
+    "activity/decisions.csv",  # the ledger's export: own decisions only
+    "activity/prices/",
     "overrides/",
     "tokens/",
     "tokens/<int:token_id>/revoke/",
