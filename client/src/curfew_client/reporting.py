@@ -36,7 +36,6 @@ import logging
 import os
 import random
 import secrets
-import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -142,12 +141,11 @@ class DecisionLog:
         self.outbox: list[dict[str, Any]] | None = None
         self.retry_at = 0.0
         self.failures = 0
-        #: Decisions dropped because the queue was full / refused by the server.
-        self.dropped = 0
+        #: Decisions dropped because the queue was full (``dropped``); refused by the server.
+        self._drops = itertools.count()
         self.refused = 0
         #: Decisions the server acknowledged (stored, or already stored).
         self.delivered = 0
-        self._count_lock = threading.Lock()
         #: The flavour's own reset for a forked child (its locks, its sender).
         self.after_fork: Callable[[], None] | None = None
         self._new_prefix()
@@ -164,8 +162,7 @@ class DecisionLog:
     def add(self, at: float, key: Key, budget: int | None, verdict: CurfewVerdict) -> None:
         pending = self.pending
         if len(pending) >= self.limit:
-            with self._count_lock:
-                self.dropped += 1
+            next(self._drops)  # one C call: atomic across threads, no lock on the hot path
         pending.append((at, key, budget, verdict))
         if not self.running or (len(pending) >= self.batch and not self.kicked):
             self._wake()
@@ -254,10 +251,15 @@ class DecisionLog:
         self.kicked = False
         self.failures = 0
         self.retry_at = 0.0
-        self._count_lock = threading.Lock()
+        self._drops = itertools.count()
         self._new_prefix()
         if self.after_fork is not None:
             self.after_fork()
+
+    @property
+    def dropped(self) -> int:
+        """Decisions dropped, the oldest first, because the queue was full."""
+        return int(repr(self._drops)[len("count(") : -1])
 
     @property
     def waiting(self) -> int:
