@@ -250,14 +250,19 @@ def test_close_and_the_context_flush_what_is_left() -> None:
     assert fake.threads == [threading.main_thread()]  # close() waited for it
 
 
-def test_close_never_raises_nor_hangs_with_the_server_down() -> None:
+def test_close_never_raises_nor_hangs_with_the_server_down(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     fake = FakeCurfew()
     fake.script = [(0, {})] * 10
     c = client(fake)
     c.verdict(session_id="s")
     c.verdict(session_id="s")
-    c.close()  # one try, then given up
+    c.close()  # one try, then given up, and said so (not "retrying")
     assert len(fake.reports) == 1
+    assert [r.getMessage() for r in caplog.records if r.name == "curfew.client.reports"] == [
+        "1 decision(s) not reported: the curfew server did not take them"
+    ]
 
 
 def test_the_hot_path_never_waits_for_a_report() -> None:
@@ -391,6 +396,18 @@ async def test_async_opt_out_and_outage_report_nothing() -> None:
     async with aclient(fake, report_decisions=False) as c:
         for _ in range(3):
             await c.verdict(session_id="s")
+    assert fake.reports == []
+
+    def down(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/v1/verdict":
+            raise httpx.ConnectError("down", request=request)
+        return fake(request)
+
+    async with AsyncCurfewClient(
+        "http://curfew", "t", transport=httpx.MockTransport(down), clock=lambda: NOW
+    ) as c:
+        for _ in range(3):
+            assert (await c.verdict(session_id="s")).origin == "fail_open"
     assert fake.reports == []
 
 

@@ -204,9 +204,11 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        self.reports.running = False  # the last try's failure is not "retrying"
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(FLUSH_TIMEOUT):
                 await self._send_reports(final=True)
+        self.reports.given_up()
 
     def _flush_at_exit(self) -> None:
         """At exit, the loop that ran the client is usually gone: send what is

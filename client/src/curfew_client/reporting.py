@@ -194,6 +194,12 @@ class DecisionLog:
             return None
         return self.outbox
 
+    def given_up(self) -> None:
+        """At close: say what could not be sent (it is lost with the process)."""
+        left = self.waiting
+        if left:
+            log.warning("%d decision(s) not reported: the curfew server did not take them", left)
+
     def answered(self, now: float, status: int, retry_header: str | None) -> bool:
         """The server's answer to the outbox; whether to go on sending."""
         batch = self.outbox or []
@@ -236,7 +242,7 @@ class DecisionLog:
         if advised is not None:
             delay = max(delay, min(advised, MAX_BACKOFF * 5))
         self.retry_at = now + delay
-        if self.failures == 1:
+        if self.failures == 1 and self.running:
             log.warning(
                 "curfew server did not take a decision report (%s); retrying it "
                 "(same ids) with backoff",

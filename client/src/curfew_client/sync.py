@@ -90,9 +90,9 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
                     thread = threading.Thread(
                         target=self._report_loop, name="curfew-decision-reports", daemon=True
                     )
+                    thread.start()  # may fail (at interpreter exit): then not running
                     self._report_thread = thread
                     reports.running = True
-                    thread.start()
             return
         reports.kicked = True
         self._report_wake.set()
@@ -187,7 +187,9 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
             thread = self._report_thread
             if thread is not None and thread is not threading.current_thread():
                 thread.join(timeout=FLUSH_TIMEOUT)
+            self.reports.running = False  # the last try's failure is not "retrying"
             self._send_reports(final=True, deadline=time.monotonic() + FLUSH_TIMEOUT)
+            self.reports.given_up()
         # Closing the connections also wakes the stream's blocked read.
         self._http.close()
         if self._push_thread is not None and self._push_thread is not threading.current_thread():
