@@ -5,6 +5,7 @@ cannot import the server's model: this is what keeps the two from drifting)."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import httpx
@@ -42,7 +43,7 @@ def _auth(token: str) -> dict[str, str]:
 
 
 def test_reported_decisions_land_in_the_ledger_once_after_a_retry(api_app: ServedApp) -> None:
-    token = api_app.create_user("client-ledger")
+    token = api_app.create_user(f"client-ledger-{secrets.token_hex(4)}")  # a reused database too
     answer = httpx.post(
         f"{api_app.base_url}/api/v1/overrides",
         json={"debug": "2026-09-29 23:30"},  # winding: the calls are clamped
