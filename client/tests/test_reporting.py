@@ -391,6 +391,39 @@ async def test_async_background_sender_and_retry_with_the_same_ids() -> None:
     assert len(fake.stored) == 3
 
 
+async def test_async_hot_path_never_waits_for_a_report() -> None:
+    """The report task's request is held open; the cached calls on the same loop
+    all answer meanwhile, and none of them sent anything."""
+    fake = FakeCurfew()
+    held, release = asyncio.Event(), asyncio.Event()
+
+    async def holding(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/v1/decisions" and not release.is_set():
+            held.set()
+            await asyncio.wait_for(release.wait(), 10)
+        return fake(request)
+
+    async with AsyncCurfewClient(
+        "http://curfew",
+        "t",
+        transport=httpx.MockTransport(holding),
+        clock=lambda: NOW,
+        report_interval=3600,
+        report_batch=10,
+    ) as c:
+        await c.verdict(session_id="s")
+        for _ in range(10):
+            await c.verdict(session_id="s")  # a full batch: the task starts its report
+        await asyncio.wait_for(held.wait(), 10)
+        requests = len(fake.reports) + fake.verdicts
+        for _ in range(1000):
+            await c.verdict(session_id="s")
+        assert len(fake.reports) + fake.verdicts == requests
+        release.set()
+    assert sum(map(len, fake.reports)) == 1010
+    assert len(fake.stored) == 1010
+
+
 async def test_async_opt_out_and_outage_report_nothing() -> None:
     fake = FakeCurfew()
     async with aclient(fake, report_decisions=False) as c:
