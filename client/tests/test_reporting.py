@@ -219,6 +219,22 @@ def test_a_refused_report_is_dropped_and_counted_not_retried() -> None:
     assert len(fake.reports) == 1
 
 
+def test_a_server_without_a_ledger_is_not_reported_to_again() -> None:
+    fake, clock = FakeCurfew(), Clock()
+    fake.script = [(404, {})]
+    with client(fake, clock) as c:
+        c.verdict(session_id="s")
+        c.verdict(session_id="s")
+        c.flush_reports()
+        for _ in range(3):
+            c.verdict(session_id="s")
+        clock.now += 10
+        c.flush_reports()
+        assert c.reports is not None
+        assert (c.reports.unsupported, c.reports.refused, c.reports.waiting) == (True, 1, 0)
+    assert len(fake.reports) == 1  # close() sent nothing either
+
+
 def test_the_queue_is_bounded_the_oldest_dropped_and_counted() -> None:
     fake, clock = FakeCurfew(), Clock()
     fake.script = [(503, {"Retry-After": "3600"})]

@@ -144,6 +144,8 @@ class DecisionLog:
         #: Decisions dropped because the queue was full (``dropped``); refused by the server.
         self._drops = itertools.count()
         self.refused = 0
+        #: The server has no ledger (``POST /api/v1/decisions`` is 404): nothing is sent.
+        self.unsupported = False
         #: Decisions the server acknowledged (stored, or already stored).
         self.delivered = 0
         #: The flavour's own reset for a forked child (its locks, its sender).
@@ -178,6 +180,9 @@ class DecisionLog:
     def due(self, now: float, *, final: bool = False) -> list[dict[str, Any]] | None:
         """The batch to send now, or ``None`` (nothing waiting, or backing off;
         ``final`` ignores the backoff: the last chance at close)."""
+        if self.unsupported:
+            self.pending.clear()  # a server without a ledger: nothing to send them to
+            return None
         if self.outbox is None:
             pending = self.pending
             taken: list[dict[str, Any]] = []
@@ -211,6 +216,16 @@ class DecisionLog:
             self._backoff(now, f"HTTP {status}", retry_after(retry_header))
             return False
         self.refused += len(batch)
+        if status == 404:
+            # A server from before the ledger: said once, and no more reports.
+            self.unsupported = True
+            log.warning(
+                "curfew server has no decision ledger (HTTP 404 from %s); not reporting "
+                "decisions to it",
+                "POST /api/v1/decisions",
+            )
+            self._done(now)
+            return False
         log.warning(
             "curfew server refused a report of %d decision(s) (HTTP %d); dropped",
             len(batch),
