@@ -23,6 +23,8 @@ class FakeCurfew(LocalHttpServer):
         self.moment = moment
         self.schedule = schedule
         self.bodies: list[dict[str, Any]] = []
+        #: The decision reports (``POST /api/v1/decisions``), apart from the verdicts.
+        self.reports: list[list[dict[str, Any]]] = []
         #: Override the engine's freshness: ``valid_until = moment + valid_for``.
         self.valid_for: float | None = None
         self.max_age: int | None = 60
@@ -47,6 +49,11 @@ class FakeCurfew(LocalHttpServer):
         class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path.endswith("/decisions"):
+                    with fake._lock:
+                        fake.reports.append(body["decisions"])
+                    self._answer(200, {"received": len(body["decisions"]), "stored": 0})
+                    return
                 with fake._lock:
                     fake.bodies.append(body)
                 if fake.delay:
@@ -55,6 +62,9 @@ class FakeCurfew(LocalHttpServer):
                     status, answer = 401, {"error": "unauthorized", "message": "unknown token"}
                 else:
                     status, answer = 200, fake.payload(body)
+                self._answer(status, answer)
+
+            def _answer(self, status: int, answer: dict[str, Any]) -> None:
                 data = json.dumps(answer, ensure_ascii=False).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -13,7 +13,14 @@ import pytest
 from curfew_client import Action, AsyncCurfewClient, CurfewUnavailable, State
 
 from tests.client.fake_curfew import TOKEN, FakeCurfew
-from tests.client.test_client import OFF_DUTY, SCHEDULE, WINDING, Clock, closed_port_url
+from tests.client.test_client import (
+    OFF_DUTY,
+    SCHEDULE,
+    WINDING,
+    Clock,
+    closed_port_url,
+    verdict_log,
+)
 
 
 @pytest.fixture
@@ -105,7 +112,7 @@ async def test_timeout_is_a_hard_deadline(caplog: pytest.LogCaptureFixture) -> N
     finally:
         slow.stop()
     assert slow.count == 1
-    assert len(caplog.records) == 1
+    assert len(verdict_log(caplog)) == 1
 
 
 async def test_a_custom_transport_is_used() -> None:

@@ -58,3 +58,4 @@ def test_the_client_follows_the_real_server(api_app: ServedApp) -> None:
     assert changed.state == State.LIGHTS_OUT
     assert changed.short_circuit
     assert changed.reply == "明天再说。"
+    client.close()

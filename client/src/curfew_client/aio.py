@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import weakref
 from types import TracebackType
 
 import httpx
 
 from curfew_client.base import Answer, BaseCurfewClient, for_budget
-from curfew_client.policy import Key, request_body
+from curfew_client.policy import Key, budget, request_body
 from curfew_client.push import (
     STREAM_CONNECT_TIMEOUT,
     STREAM_READ_TIMEOUT,
     StreamRefused,
     retry_after,
 )
+from curfew_client.reporting import FLUSH_TIMEOUT, REPORT_TIMEOUT, log
 from curfew_client.verdict import CurfewVerdict
 
 
@@ -37,6 +40,20 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inflight: dict[Key, asyncio.Future[Answer]] = {}
         self._push_task: asyncio.Task[None] | None = None
+        self._report_task: asyncio.Task[None] | None = None
+        self._report_event: asyncio.Event | None = None
+        self._report_loop_of: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+        if self.reports is not None:
+            ref = weakref.ref(self)
+
+            def at_exit() -> None:
+                client = ref()
+                if client is not None:
+                    client._flush_at_exit()
+
+            self._at_exit = at_exit
+            atexit.register(at_exit)
 
     def _client(self, loop: asyncio.AbstractEventLoop) -> httpx.AsyncClient:
         if self._http is None or self._loop is not loop:
@@ -72,13 +89,19 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
         loop = asyncio.get_running_loop()
         http = self._client(loop)
         pending = self._inflight.get(key)
+        joined = pending is not None
         if pending is None:
             pending = loop.create_task(self._fetch(http, key, now, generation))
             self._inflight[key] = pending
             pending.add_done_callback(lambda done: self._forget(key, done))
         # Shielded: one caller being cancelled must not cancel the others' answer.
         # Each caller clamps the shared answer to its own budget.
-        return for_budget(await asyncio.shield(pending), max_tokens)
+        verdict = for_budget(await asyncio.shield(pending), max_tokens)
+        reports = self.reports
+        if joined and reports is not None and verdict.origin == "server":
+            # The server recorded the one request; this caller's decision it never saw.
+            reports.add(now, key, budget(max_tokens), verdict)
+        return verdict
 
     def _forget(self, key: Key, done: asyncio.Future[Answer]) -> None:
         if self._inflight.get(key) is done:
@@ -93,6 +116,119 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
         except Exception as exc:  # anything at all: the hot path must not raise; policy answers
             return self.cache.failed(key, now, exc)
         return self._answered(key, now, generation, response.status_code, response.content)
+
+    # -- decision reports --------------------------------------------------------
+    def _nudge_reporter(self) -> None:
+        reports = self.reports
+        if reports is None or self._closed:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        task, event = self._report_task, self._report_event
+        if task is None or task.done() or event is None or self._report_loop_of is not loop:
+            self._report_event = asyncio.Event()
+            self._report_loop_of = loop
+            reports.running, reports.kicked = True, False
+            self._report_task = loop.create_task(self._report_loop(self._report_event))
+            # asyncio.run() cancels it at the end: the next loop's first call starts another.
+            self._report_task.add_done_callback(self._reporter_ended)
+            return
+        reports.kicked = True
+        event.set()
+
+    def _reporter_ended(self, task: asyncio.Task[None]) -> None:
+        if task is self._report_task and self.reports is not None:
+            self.reports.running = self.reports.kicked = False
+
+    async def _report_loop(self, event: asyncio.Event) -> None:
+        reports = self.reports
+        assert reports is not None
+        while not self._closed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), reports.wait(self._clock()))
+            event.clear()
+            reports.kicked = False
+            if self._closed:
+                return
+            await self._send_reports(final=False)
+
+    async def flush_reports(self, timeout: float = FLUSH_TIMEOUT) -> None:
+        """Send the decisions waiting now (unless backing off after a failure).
+        Never raises."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._send_reports(final=False)
+
+    async def _send_reports(self, *, final: bool) -> None:
+        reports = self.reports
+        if reports is None:
+            return
+        try:
+            http = self._client(asyncio.get_running_loop())
+            while True:
+                batch = reports.due(self._clock(), final=final)
+                if batch is None:
+                    return
+                try:
+                    response = await http.post(
+                        self.decisions_url, json={"decisions": batch}, timeout=REPORT_TIMEOUT
+                    )
+                except asyncio.CancelledError:
+                    raise  # the batch stays in the outbox: sent again with the same ids
+                except Exception as exc:  # whatever it was, the batch waits for a retry
+                    reports.failed(self._clock(), exc)
+                    return
+                status, advised = response.status_code, response.headers.get("Retry-After")
+                if not reports.answered(self._clock(), status, advised):
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # reporting never raises into the gateway
+            log.debug("decision report failed", exc_info=True)
+
+    async def _stop_reporter(self) -> None:
+        """Stop the reporter task and send what is left (one try each, bounded)."""
+        self._closed = True
+        if self.reports is None:
+            return
+        atexit.unregister(self._at_exit)
+        task, self._report_task = self._report_task, None
+        # A task of another (gone) loop's cannot be awaited here: it is dropped.
+        if (
+            task is not None
+            and not task.done()
+            and self._report_loop_of is asyncio.get_running_loop()
+        ):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.reports.running = False  # the last try's failure is not "retrying"
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(FLUSH_TIMEOUT):
+                await self._send_reports(final=True)
+        self.reports.given_up()
+
+    def _flush_at_exit(self) -> None:
+        """At exit, the loop that ran the client is usually gone: send what is
+        left from a fresh one (a fresh connection pool too)."""
+        reports = self.reports
+        if reports is None or self._closed or not reports.waiting:
+            return
+        try:
+            asyncio.get_running_loop()
+            return  # a loop still runs in this thread: it cannot be blocked here
+        except RuntimeError:
+            pass
+        self._http = self._loop = None
+        self._report_task = self._push_task = None
+        feed, self.feed = self.feed, None  # no change stream for a last flush
+        try:
+            asyncio.run(self.aclose())
+        except Exception:  # at exit, nothing is worth a traceback
+            log.debug("decision reports not flushed at exit", exc_info=True)
+        self.feed = feed
 
     # -- push mode ---------------------------------------------------------------
     async def _follow(self, http: httpx.AsyncClient) -> None:
@@ -126,6 +262,9 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
                 feed.line(line)
 
     async def aclose(self) -> None:
+        """Stop the change stream, send the decisions still waiting (for at
+        most ``FLUSH_TIMEOUT`` seconds, one try each), and close the connections."""
+        await self._stop_reporter()
         task, self._push_task = self._push_task, None
         if task is not None:
             task.cancel()

@@ -10,12 +10,19 @@ from typing import Generic, Literal, TypeVar
 
 from curfew_client.policy import Entry, Key, Policy, VerdictCache, budget, cache_key, clamp
 from curfew_client.push import ChangeFeed
+from curfew_client.reporting import (
+    DEFAULT_BATCH,
+    DEFAULT_INTERVAL,
+    DEFAULT_QUEUE,
+    DecisionLog,
+)
 from curfew_client.transport import (
     DEFAULT_LAST_KNOWN_LIMIT,
     DEFAULT_RETRY_INTERVAL,
     DEFAULT_TIMEOUT,
     ask_headers,
     changes_url,
+    decisions_url,
     parse_response,
     verdict_url,
 )
@@ -45,6 +52,15 @@ class BaseCurfewClient(Generic[TransportT]):
     While the stream is down, freshness falls back to ``max_age`` and the
     stream is retried with backoff; on reconnect the cache is dropped once
     (a change may have been missed). ``close()`` stops it.
+
+    ``report_decisions=True`` (the default) reports each ``verdict()``
+    answered from the cache to the server's decision ledger
+    (``POST /api/v1/decisions``), in the background: at most every
+    ``report_interval`` seconds or ``report_batch`` decisions, at most
+    ``report_queue`` waiting (the oldest dropped and counted in
+    ``reports.dropped``), retried with backoff, flushed by ``close()`` and at
+    exit. A verdict the server was asked for is recorded by the server, so
+    each decision is counted once (see ``curfew_client.reporting``).
     """
 
     def __init__(
@@ -62,9 +78,14 @@ class BaseCurfewClient(Generic[TransportT]):
         clock: Callable[[], float] = time.time,
         transport: TransportT | None = None,
         push: bool = False,
+        report_decisions: bool = True,
+        report_interval: float = DEFAULT_INTERVAL,
+        report_batch: int = DEFAULT_BATCH,
+        report_queue: int = DEFAULT_QUEUE,
     ) -> None:
         self.url = verdict_url(base_url)
         self.changes_url = changes_url(base_url)
+        self.decisions_url = decisions_url(base_url)
         self.cache = VerdictCache(
             server=self.url,
             policy=policy,
@@ -81,10 +102,26 @@ class BaseCurfewClient(Generic[TransportT]):
         self._transport = transport
         #: The change stream's state (``None`` without push mode).
         self.feed: ChangeFeed | None = ChangeFeed(self.cache, self.changes_url) if push else None
+        #: The decisions waiting to be reported (``None`` with ``report_decisions=False``).
+        self.reports: DecisionLog | None = (
+            DecisionLog(
+                interval=report_interval,
+                batch=report_batch,
+                limit=report_queue,
+                clock=clock,
+                nudge=self._nudge_reporter,
+            )
+            if report_decisions
+            else None
+        )
         self._open()
 
     def _open(self) -> None:
         """Set up the flavour's HTTP client (called once, at the end of ``__init__``)."""
+
+    def _nudge_reporter(self) -> None:
+        """Start the flavour's reporter, or wake it for a full batch (rare: not
+        once per call)."""
 
     def _ready(
         self,
@@ -102,7 +139,12 @@ class BaseCurfewClient(Generic[TransportT]):
         generation = cache.generation
         entry = cache.entries.get(key)
         if entry is not None and entry.fresh(now, pushed=cache.pushed):
-            return key, now, generation, entry.clamped(budget(max_tokens))
+            asked = budget(max_tokens)
+            verdict = entry.clamped(asked)
+            reports = self.reports
+            if reports is not None:  # answered without asking: the server never saw it
+                reports.add(now, key, asked, verdict)
+            return key, now, generation, verdict
         if cache.backing_off(now):
             return key, now, generation, for_budget(cache.fallback(key, now), max_tokens)
         return key, now, generation, None

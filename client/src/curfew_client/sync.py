@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import threading
+import time
+import weakref
 from types import TracebackType
 
 import httpx
@@ -15,6 +18,7 @@ from curfew_client.push import (
     StreamRefused,
     retry_after,
 )
+from curfew_client.reporting import FLUSH_TIMEOUT, REPORT_TIMEOUT
 from curfew_client.verdict import CurfewVerdict
 
 
@@ -33,6 +37,26 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
                 target=self._follow, name="curfew-change-stream", daemon=True
             )
             self._push_thread.start()
+        self._report_thread: threading.Thread | None = None
+        self._reporter_forked()
+        if self.reports is not None:
+            self.reports.after_fork = self._reporter_forked
+            ref = weakref.ref(self)
+
+            def at_exit() -> None:
+                client = ref()
+                if client is not None:
+                    client.close()
+
+            self._at_exit = at_exit
+            atexit.register(at_exit)
+
+    def _reporter_forked(self) -> None:
+        """Fresh locks and no sender (also in a forked child: threads do not follow)."""
+        self._report_wake = threading.Event()
+        self._report_lock = threading.Lock()
+        self._report_start = threading.Lock()
+        self._report_thread = None
 
     def verdict(
         self,
@@ -53,6 +77,72 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
             return for_budget(self.cache.failed(key, now, exc), max_tokens)
         answer = self._answered(key, now, generation, response.status_code, response.content)
         return for_budget(answer, max_tokens)
+
+    # -- decision reports --------------------------------------------------------
+    def _nudge_reporter(self) -> None:
+        reports = self.reports
+        if reports is None or self._stop.is_set():
+            return
+        if not reports.running:
+            with self._report_start:
+                if not reports.running:
+                    # A daemon, like the stream's: close() or atexit flushes it.
+                    thread = threading.Thread(
+                        target=self._report_loop, name="curfew-decision-reports", daemon=True
+                    )
+                    thread.start()  # may fail (at interpreter exit): then not running
+                    self._report_thread = thread
+                    reports.running = True
+            return
+        reports.kicked = True
+        self._report_wake.set()
+
+    def _report_loop(self) -> None:
+        reports = self.reports
+        assert reports is not None
+        while not self._stop.is_set():
+            self._report_wake.wait(reports.wait(self._clock()))
+            self._report_wake.clear()
+            reports.kicked = False
+            if self._stop.is_set():
+                break
+            self._send_reports(final=False, deadline=None)
+
+    def flush_reports(self, timeout: float = FLUSH_TIMEOUT) -> None:
+        """Send the decisions waiting now, in this thread (unless backing off
+        after a failure). Never raises."""
+        self._send_reports(final=False, deadline=time.monotonic() + timeout)
+
+    def _send_reports(self, *, final: bool, deadline: float | None) -> None:
+        reports = self.reports
+        if reports is None:
+            return
+        if not self._report_lock.acquire(timeout=FLUSH_TIMEOUT if deadline else -1):
+            return
+        try:
+            while True:
+                batch = reports.due(self._clock(), final=final)
+                if batch is None:
+                    return
+                timeout = REPORT_TIMEOUT
+                if deadline is not None:
+                    timeout = min(timeout, deadline - time.monotonic())
+                    if timeout <= 0:
+                        return
+                try:
+                    response = self._http.post(
+                        self.decisions_url, json={"decisions": batch}, timeout=timeout
+                    )
+                except Exception as exc:  # whatever it was, the batch waits for a retry
+                    reports.failed(self._clock(), exc)
+                    return
+                status, advised = response.status_code, response.headers.get("Retry-After")
+                if not reports.answered(self._clock(), status, advised):
+                    return
+        except Exception:  # reporting never raises into the gateway
+            return
+        finally:
+            self._report_lock.release()
 
     # -- push mode ---------------------------------------------------------------
     def _follow(self) -> None:
@@ -86,9 +176,20 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
                 feed.line(line)
 
     def close(self) -> None:
+        """Stop the change stream, send the decisions still waiting (for at
+        most ``FLUSH_TIMEOUT`` seconds, one try each), and close the connections."""
         self._stop.set()
         if self.feed is not None:
             self.feed.cache.set_pushed(False)
+        if self.reports is not None:
+            atexit.unregister(self._at_exit)
+            self._report_wake.set()
+            thread = self._report_thread
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout=FLUSH_TIMEOUT)
+            self.reports.running = False  # the last try's failure is not "retrying"
+            self._send_reports(final=True, deadline=time.monotonic() + FLUSH_TIMEOUT)
+            self.reports.given_up()
         # Closing the connections also wakes the stream's blocked read.
         self._http.close()
         if self._push_thread is not None and self._push_thread is not threading.current_thread():

@@ -36,6 +36,11 @@ def changes_url(base_url: str) -> str:
     return f"{_api_root(base_url)}/changes"
 
 
+def decisions_url(base_url: str) -> str:
+    """Where a gateway reports the decisions it made from its cache."""
+    return f"{_api_root(base_url)}/decisions"
+
+
 def ask_headers(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "User-Agent": USER_AGENT}
 
