@@ -165,3 +165,25 @@ async def test_a_client_gone_before_its_body_is_answered_nothing() -> None:
     }
     await lean.LeanApi(django)(scope, receive, send)
     assert sent == []
+
+
+async def test_the_async_pool_waits_for_a_connection_as_the_sync_one(settings: Any) -> None:
+    """A full pool is load, not an outage: a warm verdict waits for a Redis
+    connection as long as the sync cache would (``CACHES`` OPTIONS), never
+    just the socket deadline (the 200-client load test got 503s with 2 s)."""
+    from curfew_core import async_cache
+
+    settings.REDIS_URL = "redis://127.0.0.1:6379/15"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
+            "LOCATION": settings.REDIS_URL,
+            "OPTIONS": {"max_connections": 37, "timeout": 9, "socket_timeout": 2},
+        }
+    }
+    pool = async_cache.client().connection_pool
+    try:
+        assert (pool.max_connections, pool.timeout) == (37, 9)
+        assert pool.connection_kwargs["socket_timeout"] == settings.REDIS_TIMEOUT
+    finally:
+        await async_cache.aclose()
