@@ -12,6 +12,7 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from curfew_core.engine import RequestContext, decide
@@ -55,6 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=4)
     args, _ = parser.parse_known_args()
 
     print("engine alone (one core, in-process):")
@@ -62,12 +64,17 @@ def main() -> None:
     for label, rate in engine_rate(6.0):
         print(f"  {label:<22} {rate:>12,.0f} {1e6 / rate:>11.1f}")
 
+    import statistics
+
     from curfew_testkit.server import ServedApp
 
+    rounds = max(1, args.rounds)
     print(
-        f"\none server process (uvicorn, SQLite, in-memory cache), "
-        f"{args.concurrency} concurrent clients, {args.seconds:.0f}s each; "
-        "x = throughput against the trivial view of the same server (target: verdict >= 2x):"
+        f"\none server process each (uvicorn, SQLite, in-memory cache), {args.concurrency} "
+        f"concurrent clients; {rounds} interleaved rounds of {args.seconds / rounds:.1f}s per "
+        "row (every server and endpoint in each round, so a busy machine slows all alike); "
+        "medians of the rounds. x = throughput against the trivial view of the same server "
+        "(issue 13's target: verdict >= 2x):"
     )
     print(f"  {'endpoint':<44} {'req/s':>8} {'x':>6} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
     # The lean route (issue 13) with and without the decision ledger (issue 14:
@@ -78,45 +85,52 @@ def main() -> None:
         ("lean, no ledger", {"CURFEW_LEAN_API": "1", "CURFEW_LEDGER": "0"}),
         ("Django's view", {"CURFEW_LEAN_API": "0"}),
     ]
-    for route, setup in setups:
-        # One token stands in for a whole fleet: its own rate would cap the run.
-        app = ServedApp(
-            Path(tempfile.mkdtemp(prefix="curfew-bench-")),
-            env={"CURFEW_TOKEN_RATE": "off", **setup},
-        )
-        app.manage("migrate", "--no-input", "-v0")
-        app.start()
-        try:
+    apps = []
+    try:
+        runs = []
+        for route, setup in setups:
+            # One token stands in for a whole fleet: its own rate would cap the run.
+            app = ServedApp(
+                Path(tempfile.mkdtemp(prefix="curfew-bench-")),
+                env={"CURFEW_TOKEN_RATE": "off", **setup},
+            )
+            apps.append(app)
+            app.manage("migrate", "--no-input", "-v0")
+            app.start()
             token = app.create_user("bench")
             auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-            body = b'{"max_tokens": 4096}'
-            runs = [
-                (
-                    "GET /healthz (trivial JSON view)",
-                    build_request("GET", app.base_url + "/healthz"),
-                    None,
-                ),
-                (
-                    f"POST /api/v1/verdict ({route})",
-                    build_request(
-                        "POST", app.base_url + "/api/v1/verdict", headers=auth, body=body
-                    ),
-                    is_verdict,
-                ),
-            ]
-            trivial = None
-            for label, request, check in runs:
+            trivial = build_request("GET", app.base_url + "/healthz")
+            verdict = build_request(
+                "POST", app.base_url + "/api/v1/verdict", headers=auth, body=b'{"max_tokens": 4096}'
+            )
+            load(trivial, clients=4, seconds=1)  # warm-up
+            load(verdict, clients=4, seconds=1, check=is_verdict)
+            runs.append(("GET /healthz (trivial JSON view)", trivial, None, route))
+            runs.append((f"POST /api/v1/verdict ({route})", verdict, is_verdict, route))
+        slices: dict[tuple[str, str], list[Any]] = {(label, route): [] for label, *_, route in runs}
+        for _ in range(rounds):
+            for label, request, check, route in runs:
                 kwargs = {"check": check} if check else {}
-                load(request, clients=4, seconds=1, **kwargs)  # warm-up
-                result = load(request, clients=args.concurrency, seconds=args.seconds, **kwargs)
-                trivial = trivial or result.rate
-                print(
-                    f"  {label:<44} {result.rate:>8,.0f} {result.rate / trivial:>6.2f} "
-                    f"{result.percentile(0.5):>8.1f} {result.percentile(0.99):>8.1f} "
-                    f"{result.errors:>7}",
-                    flush=True,
+                report = load(
+                    request, clients=args.concurrency, seconds=args.seconds / rounds, **kwargs
                 )
-        finally:
+                slices[label, route].append(report)
+        trivial_rate = 0.0
+        for label, _request, _check, route in runs:
+            mine = slices[label, route]
+            rate = statistics.median(report.rate for report in mine)
+            if label.startswith("GET /healthz"):
+                trivial_rate = rate
+            p50 = statistics.median(report.percentile(0.5) for report in mine)
+            p99 = statistics.median(report.percentile(0.99) for report in mine)
+            errors = sum(report.errors for report in mine)
+            print(
+                f"  {label:<44} {rate:>8,.0f} {rate / trivial_rate:>6.2f} "
+                f"{p50:>8.1f} {p99:>8.1f} {errors:>7}",
+                flush=True,
+            )
+    finally:
+        for app in apps:
             app.stop()
 
 
