@@ -204,8 +204,15 @@ def decisions_write(*, entries: Sequence[Entry]) -> int:
     default_zone = _zone(None)
     _insert_rows(resolved)
     hours: dict[tuple[int, datetime, str, str], _Hour] = {}
+    # Every zone's offset is whole minutes (since the 1970s): instants in one UTC
+    # minute share their local hour, so it is worked out once per zone and minute.
+    hour_of: dict[tuple[zoneinfo.ZoneInfo, datetime], Any] = {}
     for user_id, e in resolved:
-        local = local_hour(e.at, zones.get(user_id, default_zone))
+        zone = zones.get(user_id, default_zone)
+        minute = (zone, e.at.replace(second=0, microsecond=0))
+        local = hour_of.get(minute)
+        if local is None:
+            local = hour_of[minute] = local_hour(e.at, zone)
         key = (user_id, local.start, e.state, e.action)
         hour = hours.get(key)
         if hour is None:
