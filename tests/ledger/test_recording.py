@@ -237,3 +237,12 @@ def test_a_refused_batch_is_kept_and_bounded(user: User, monkeypatch: pytest.Mon
     monkeypatch.setattr(ledger_service, "decisions_write", real)
     assert recorder.flush() == 2
     assert sorted(Decision.objects.values_list("session", flat=True)) == ["s1", "s2"]
+
+
+def test_the_flushers_insert_names_every_column_of_the_model() -> None:
+    """The raw rows are written by plain INSERTs (``services.ledger``): a column
+    added to ``Decision`` must be added there too, or this fails."""
+    from curfew_core.services import ledger as ledger_service
+
+    columns = [f.column for f in Decision._meta.concrete_fields if not f.primary_key]
+    assert sorted(ledger_service._ROW_COLUMNS) == sorted(columns)
