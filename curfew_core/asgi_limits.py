@@ -106,25 +106,26 @@ def _door(path: str, doors: Sequence[Door]) -> Door | None:
     return None
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
+def scope_header(scope: Scope, name: bytes) -> bytes | None:
+    """A request header's value from an ASGI scope (the lean API route reads them too)."""
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
             return bytes(value)
     return None
 
 
-def _bearer(scope: Scope) -> str | None:
+def scope_bearer(scope: Scope) -> str | None:
     """The token as the doors read it (``Authorization: Bearer <token>``)."""
-    return bearer_token((_header(scope, b"authorization") or b"").decode("latin-1"))
+    return bearer_token((scope_header(scope, b"authorization") or b"").decode("latin-1"))
 
 
 def _token(door: Door, scope: Scope) -> str | None:
     """The token as ``door`` reads it."""
     if not door.takes_api_key:
-        return _bearer(scope)
+        return scope_bearer(scope)
     return api_key_or_bearer_token(
-        (_header(scope, b"x-api-key") or b"").decode("latin-1"),
-        (_header(scope, b"authorization") or b"").decode("latin-1"),
+        (scope_header(scope, b"x-api-key") or b"").decode("latin-1"),
+        (scope_header(scope, b"authorization") or b"").decode("latin-1"),
     )
 
 
@@ -164,13 +165,13 @@ class BodyGuard:
             await self.app(scope, receive, send)
             return
         limit = door.max_body()
-        declared = _header(scope, b"content-length")
+        declared = scope_header(scope, b"content-length")
         length = int(declared) if declared is not None and declared.isdigit() else None
         if limit is not None and length is not None and length > limit:
             await _answer(send, door.too_large(limit))
             return
         # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body.
-        unknown = length is None and _header(scope, b"transfer-encoding") is not None
+        unknown = length is None and scope_header(scope, b"transfer-encoding") is not None
         large = unknown or (length is not None and length > EARLY_AUTH_BYTES)
         if large and door.takes_tokens and scope["path"] not in door.public:
             refusal = await self._check_token(door, scope)

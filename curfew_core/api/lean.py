@@ -51,9 +51,10 @@ from curfew_core import throttle
 from curfew_core.api.auth import rate_limited, unavailable, with_token
 from curfew_core.api.errors import ApiError, json_object_from
 from curfew_core.api.views import allowed_methods, checked_verdict_request, verdict_body
+from curfew_core.asgi_limits import scope_bearer, scope_header
 from curfew_core.asgi_threads import in_request_thread
 from curfew_core.hot_path import warm_inputs
-from curfew_core.http_headers import API_POLICY, bearer_token
+from curfew_core.http_headers import API_POLICY
 from curfew_core.outage import FAILED_MESSAGE
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.tokens import TokenIdentity
@@ -90,13 +91,6 @@ class _Front:
 #: a deployment sees a handful.
 _FRONT_KEPT = 256
 _FRONT_HEADERS = (b"host", b"x-forwarded-host", b"x-forwarded-port", b"x-forwarded-proto")
-
-
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value)
-    return None
 
 
 class LeanApi:
@@ -138,7 +132,7 @@ class LeanApi:
         key = (
             scope.get("scheme"),
             scope.get("server"),
-            *(_header(scope, name) for name in _FRONT_HEADERS),
+            *(scope_header(scope, name) for name in _FRONT_HEADERS),
         )
         front = self._fronts.get(key)
         if front is None:
@@ -177,7 +171,7 @@ class LeanApi:
         methods = ROUTES[path]
         if scope["method"] not in methods:
             return _converted(allowed_methods(scope["method"], methods))
-        raw = bearer_token((_header(scope, b"authorization") or b"").decode("latin-1"))
+        raw = scope_bearer(scope)
         address = throttle.scope_address(scope)
         try:
             warm = await self._warm(path, raw, address, body)
@@ -201,28 +195,24 @@ class LeanApi:
         warm = await warm_inputs(raw, kind="api", in_thread=_in_thread)
         if warm is None:
             return None
-        asked = None
-        if path == VERDICT:
-            asked = checked_verdict_request(json_object_from(body, allow_empty=True))
-        return _body(warm.bundle, asked, warm.identity.token_id)
+        return _body(path, body, warm.bundle, warm.identity.token_id)
 
 
-def _body(bundle: UserBundle, asked: Any, token_id: int) -> bytes:
-    now = timezone.now()
-    if asked is None:
-        return bundle_state_json(bundle, now=now)
-    return verdict_body(bundle, asked, now=now, token_id=token_id)
+def _body(path: str, body: bytes, bundle: UserBundle, token_id: int) -> bytes:
+    """The route's answer for a known token and its user's bundle (the body
+    is checked first: a 400 or 422 names the field)."""
+    if path == VERDICT:
+        asked = checked_verdict_request(json_object_from(body, allow_empty=True))
+        return verdict_body(bundle, asked, now=timezone.now(), token_id=token_id)
+    return bundle_state_json(bundle, now=timezone.now())
 
 
 def _sync_answer(path: str, raw: str | None, address: str, body: bytes) -> HttpResponse:
     """The sync path: what Django's view does, from the token on."""
 
     def answer(identity: TokenIdentity) -> HttpResponse:
-        asked = None
-        if path == VERDICT:
-            asked = checked_verdict_request(json_object_from(body, allow_empty=True))
         return HttpResponse(
-            _body(bundle_for(identity.user_id), asked, identity.token_id),
+            _body(path, body, bundle_for(identity.user_id), identity.token_id),
             content_type="application/json",
         )
 
