@@ -35,7 +35,6 @@ import signal
 import threading
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime
 from types import FrameType
 from typing import Any
 
@@ -43,7 +42,7 @@ from asgiref.sync import SyncToAsync
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 
-from curfew_core.ledger.entry import Entry, verdict_entry
+from curfew_core.ledger.entry import Entry
 
 log = logging.getLogger("curfew.ledger")
 
@@ -74,40 +73,6 @@ def record(entry: Entry) -> None:
         _wake.set()
     if _owner_pid != os.getpid():
         _start()
-
-
-def record_verdict(
-    verdict: Any,
-    *,
-    door: str,
-    at: datetime,
-    user_id: int | None = None,
-    token_id: int | None = None,
-    session: str | None = None,
-    purpose: str | None = None,
-    budget_before: int | None = None,
-    input_tokens: int | None = None,
-    output_tokens: int | None = None,
-    action: str | None = None,
-) -> None:
-    """``record`` the decision an engine ``Verdict`` made (see
-    ``entry.verdict_entry`` for what each field means): the one call a door
-    makes, e.g. the verdict API with ``door="verdict"``. No I/O."""
-    record(
-        verdict_entry(
-            verdict,
-            door=door,
-            at=at,
-            user_id=user_id,
-            token_id=token_id,
-            session=session,
-            purpose=purpose,
-            budget_before=budget_before,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            action=action,
-        )
-    )
 
 
 def _interval() -> float:

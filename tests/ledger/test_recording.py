@@ -173,9 +173,9 @@ def test_the_prune_command_keeps_the_retention(user: User, settings: object) -> 
     assert DecisionHour.objects.aggregate(n=models.Sum("count"))["n"] == 4
 
 
-def test_record_verdict_takes_an_engine_verdict_with_no_query(user: User) -> None:
+def test_a_verdicts_entry_is_recorded_with_no_query(user: User) -> None:
     from curfew_core.engine import RequestContext
-    from curfew_core.ledger.recorder import record_verdict
+    from curfew_core.ledger.entry import verdict_entry
     from curfew_core.selectors.verdicts import verdict_for
 
     verdict, _ = verdict_for(
@@ -183,8 +183,10 @@ def test_record_verdict_takes_an_engine_verdict_with_no_query(user: User) -> Non
     )
     assert verdict.action.value == "clamp"  # 23:30 in Shanghai: winding
     with CaptureQueriesContext(connection) as queries:
-        record_verdict(
-            verdict, door="verdict", at=T0, user_id=user.pk, session="s", budget_before=4096
+        recorder.record(
+            verdict_entry(
+                verdict, door="verdict", at=T0, user_id=user.pk, session="s", budget_before=4096
+            )
         )
     assert len(queries) == 0
     recorder.flush()
