@@ -15,6 +15,7 @@ import pytest
 
 from curfew_core.api import lean
 from curfew_core.http_headers import API_POLICY
+from curfew_testkit.asgi_scope import http_scope
 from tests.api.lean_client import AsgiClient
 
 pytestmark = pytest.mark.django_db
@@ -154,15 +155,7 @@ async def test_a_client_gone_before_its_body_is_answered_nothing() -> None:
     async def django(scope: Any, receive: Any, send: Any) -> None:
         raise AssertionError("lean's route is not handed on")
 
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/api/v1/verdict",
-        "headers": [(b"host", b"testserver")],
-        "server": ("testserver", 80),
-        "client": ("127.0.0.1", 1),
-    }
+    scope = http_scope("POST", "/api/v1/verdict", [(b"host", b"testserver")])
     await lean.LeanApi(django)(scope, receive, send)
     assert sent == []
 

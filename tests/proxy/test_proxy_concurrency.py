@@ -23,6 +23,7 @@ from django.test import override_settings
 from curfew_core.proxy import upstream as upstream_module
 from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.tokens import identify
+from curfew_testkit.asgi_scope import http_scope
 from curfew_testkit.fake_upstream import REPLY_TEXT, FakeUpstream
 from tests.proxy.conftest import on_duty_token
 from tests.proxy.inprocess import CHAT, SECRET, body_of, client
@@ -126,25 +127,16 @@ async def test_a_stream_abandoned_before_its_relay_began_gives_its_slot_back(
             head_sent.set()
             await asyncio.Event().wait()  # the client is gone: never returns
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/v1/chat/completions",
-        "raw_path": b"/v1/chat/completions",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [
+    scope = http_scope(
+        "POST",
+        "/v1/chat/completions",
+        [
             (b"host", b"testserver"),
             (b"authorization", f"Bearer {token}".encode()),
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
         ],
-        "client": ("127.0.0.1", 5000),
-        "server": ("testserver", 80),
-    }
+    )
     await get_asgi_application()(scope, receive, send)
     assert head_sent.is_set()
     gc.collect()

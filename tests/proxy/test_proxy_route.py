@@ -21,6 +21,7 @@ from django.test import override_settings
 from curfew_core.proxy import asgi as proxy_asgi
 from curfew_core.proxy import views
 from curfew_site import asgi as site_asgi
+from curfew_testkit.asgi_scope import http_scope
 from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy.inprocess import SECRET
 from tests.proxy.test_body_guard import Exchange, call
@@ -54,25 +55,16 @@ async def _chat(token: str, host: bytes = b"testserver") -> Exchange:
     if host == b"testserver":
         return await call("/v1/chat/completions", [CHAT], token=token, length=len(CHAT))
     exchange = Exchange([CHAT])
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/v1/chat/completions",
-        "raw_path": b"/v1/chat/completions",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [
+    scope = http_scope(
+        "POST",
+        "/v1/chat/completions",
+        [
             (b"host", host),
             (b"content-type", b"application/json"),
             (b"authorization", f"Bearer {token}".encode()),
             (b"content-length", str(len(CHAT)).encode()),
         ],
-        "client": ("127.0.0.1", 5000),
-        "server": ("testserver", 80),
-    }
+    )
     await site_asgi.application(scope, exchange.receive, exchange.send)
     return exchange
 
@@ -113,20 +105,7 @@ async def test_a_host_not_allowed_is_refused_before_the_view(
 async def test_pages_still_walk_the_browser_middleware() -> None:
     """The control: outside ``/v1/`` nothing changed (the page's policy, not the API's)."""
     exchange = Exchange([b""])
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": "/healthz",
-        "raw_path": b"/healthz",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 5000),
-        "server": ("testserver", 80),
-    }
+    scope = http_scope("GET", "/healthz", [(b"host", b"testserver")])
     await site_asgi.application(scope, exchange.receive, exchange.send)
     assert exchange.status == 200
     assert exchange.headers["content-security-policy"] != proxy_asgi.API_POLICY
