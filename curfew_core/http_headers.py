@@ -10,7 +10,12 @@ so that no door (and no module in front of them) imports another to share one.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest
+from django.http.response import HttpResponseBase
+from django.middleware.clickjacking import XFrameOptionsMiddleware
+from django.middleware.security import SecurityMiddleware
 
 
 def bearer_token(header: str) -> str | None:
@@ -44,6 +49,33 @@ def api_key_or_bearer(request: HttpRequest) -> str | None:
 #: An API answer (JSON or an event stream) is never a page: nothing to load,
 #: nothing may frame it (the proxy's and the lean API route's answers).
 API_POLICY = "default-src 'none'; frame-ancestors 'none'"
+
+
+def _never(request: HttpRequest) -> HttpResponseBase:  # pragma: no cover - hooks only
+    raise AssertionError("only the middleware's hooks are called")
+
+
+class ApiAnswers:
+    """What the site's middleware did that still applies to an API answer, by
+    Django's own middleware hooks, for the routes that skip that middleware
+    (the proxy's handler, the lean API route): the HTTPS redirect, HSTS and
+    the security headers, ``X-Frame-Options``, and ``API_POLICY`` unless the
+    answer set its own policy."""
+
+    def __init__(self) -> None:
+        self.security = SecurityMiddleware(_never)
+        self.frames = XFrameOptionsMiddleware(_never)
+
+    def redirect(self, request: HttpRequest) -> HttpResponseBase | None:
+        """The HTTPS redirect for ``request``, if the settings ask for one."""
+        return self.security.process_request(request)
+
+    def finish(self, request: HttpRequest, response: Any) -> None:
+        """Set the headers on ``response`` (they only set headers, on any response)."""
+        self.security.process_response(request, response)
+        self.frames.process_response(request, response)
+        response.headers.setdefault("Content-Security-Policy", API_POLICY)
+
 
 #: The iframe page may be framed by any site (that is its point); everything it
 #: loads is still its own. ``frame-ancestors *`` admits every http(s) page.

@@ -42,8 +42,6 @@ from django.core.handlers.asgi import ASGIRequest
 from django.db import DatabaseError
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
-from django.middleware.clickjacking import XFrameOptionsMiddleware
-from django.middleware.security import SecurityMiddleware
 from django.utils import timezone
 from redis.exceptions import RedisError
 
@@ -54,7 +52,7 @@ from curfew_core.api.views import allowed_methods, checked_verdict_request, verd
 from curfew_core.asgi_limits import scope_bearer, scope_header
 from curfew_core.asgi_threads import in_request_thread
 from curfew_core.hot_path import warm_inputs
-from curfew_core.http_headers import API_POLICY
+from curfew_core.http_headers import ApiAnswers
 from curfew_core.outage import FAILED_MESSAGE
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.tokens import TokenIdentity
@@ -71,10 +69,6 @@ STATE = "/api/v1/state"
 #: The routes answered here and their methods (the Django views' own, ``allow``).
 ROUTES = {VERDICT: ("POST",), STATE: ("GET",)}
 JSON = (b"content-type", b"application/json")
-
-
-def _never(request: Any) -> HttpResponseBase:  # pragma: no cover - hooks only
-    raise AssertionError("only the middleware's hooks are called")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +93,7 @@ class LeanApi:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self._fronts: dict[tuple[Any, ...], _Front] = {}
-        self._security = SecurityMiddleware(_never)
-        self._frames = XFrameOptionsMiddleware(_never)
+        self._answers = ApiAnswers()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"] not in ROUTES:
@@ -149,13 +142,10 @@ class LeanApi:
             request.get_host()
         except DisallowedHost:
             return _Front(True, ())
-        if self._security.process_request(request) is not None:
+        if self._answers.redirect(request) is not None:
             return _Front(True, ())  # the HTTPS redirect
         response = HttpResponse()
-        # Security only sets headers, on any response (its stubs say HttpResponse).
-        self._security.process_response(request, response)
-        self._frames.process_response(request, response)
-        response.headers.setdefault("Content-Security-Policy", API_POLICY)
+        self._answers.finish(request, response)
         return _Front(
             False,
             tuple(

@@ -42,12 +42,10 @@ from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.exception import convert_exception_to_response
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
-from django.middleware.clickjacking import XFrameOptionsMiddleware
-from django.middleware.security import SecurityMiddleware
 from django.urls import set_script_prefix
 
 from curfew_core import outage
-from curfew_core.http_headers import API_POLICY
+from curfew_core.http_headers import ApiAnswers
 
 Scope = dict[str, Any]
 ASGIApp = Callable[..., Awaitable[None]]
@@ -56,10 +54,6 @@ GetResponse = Callable[[HttpRequest], Any]
 
 #: What the proxy serves (Django's URL resolver maps the rest of the path).
 PREFIX = "/v1/"
-
-
-def _never(request: HttpRequest) -> HttpResponseBase:  # pragma: no cover - hooks only
-    raise AssertionError("only the middleware's hooks are called")
 
 
 class ProxyMiddleware:
@@ -73,23 +67,19 @@ class ProxyMiddleware:
             raise TypeError("the proxy's handler is async")
         self.get_response = get_response
         # Their hooks only read settings and the request: called inline here.
-        self.security = SecurityMiddleware(_never)
-        self.frames = XFrameOptionsMiddleware(_never)
+        self.answers = ApiAnswers()
         markcoroutinefunction(self)
 
     async def __call__(self, request: HttpRequest) -> HttpResponseBase:
         request.get_host()  # DisallowedHost: Django's 400, as before
-        redirect = self.security.process_request(request)
+        redirect = self.answers.redirect(request)
         if redirect is not None:
             return redirect
         try:
             response: HttpResponseBase = await self.get_response(request)
         except outage.OUTAGES:
             response = outage.unavailable(request)
-        # Security only sets headers, on any response (their stubs say HttpResponse).
-        response = self.security.process_response(request, response)  # type: ignore[arg-type]
-        response = self.frames.process_response(request, response)
-        response.headers.setdefault("Content-Security-Policy", API_POLICY)
+        self.answers.finish(request, response)
         if isinstance(response, HttpResponse) and "Content-Length" not in response:
             response.headers["Content-Length"] = str(len(response.content))
         return response

@@ -18,6 +18,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import override_settings
 
+from curfew_core.http_headers import API_POLICY
 from curfew_core.proxy import asgi as proxy_asgi
 from curfew_core.proxy import views
 from curfew_site import asgi as site_asgi
@@ -79,7 +80,7 @@ async def test_a_passed_call_keeps_the_api_headers_and_none_of_the_browser_ones(
     headers = exchange.headers
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["x-frame-options"] == "DENY"
-    assert headers["content-security-policy"] == proxy_asgi.API_POLICY
+    assert headers["content-security-policy"] == API_POLICY
     # No session, CSRF, locale or messages middleware ran.
     assert "set-cookie" not in headers
     assert "content-language" not in headers
@@ -91,7 +92,7 @@ async def test_an_error_answer_carries_its_length_and_the_headers(token: str) ->
     assert exchange.status == 400
     assert exchange.headers["content-length"] == str(len(exchange.body))
     assert exchange.headers["x-curfew-action"] == "none"
-    assert exchange.headers["content-security-policy"] == proxy_asgi.API_POLICY
+    assert exchange.headers["content-security-policy"] == API_POLICY
 
 
 async def test_a_host_not_allowed_is_refused_before_the_view(
@@ -108,7 +109,7 @@ async def test_pages_still_walk_the_browser_middleware() -> None:
     scope = http_scope("GET", "/healthz", [(b"host", b"testserver")])
     await site_asgi.application(scope, exchange.receive, exchange.send)
     assert exchange.status == 200
-    assert exchange.headers["content-security-policy"] != proxy_asgi.API_POLICY
+    assert exchange.headers["content-security-policy"] != API_POLICY
 
 
 async def test_requests_borrow_one_kept_thread_instead_of_starting_threads(
