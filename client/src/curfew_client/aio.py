@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import weakref
 from types import TracebackType
 
 import httpx
@@ -45,15 +44,7 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
         self._report_loop_of: asyncio.AbstractEventLoop | None = None
         self._closed = False
         if self.reports is not None:
-            ref = weakref.ref(self)
-
-            def at_exit() -> None:
-                client = ref()
-                if client is not None:
-                    client._flush_at_exit()
-
-            self._at_exit = at_exit
-            atexit.register(at_exit)
+            self._flush_on_exit(AsyncCurfewClient._flush_at_exit)
 
     def _client(self, loop: asyncio.AbstractEventLoop) -> httpx.AsyncClient:
         if self._http is None or self._loop is not loop:

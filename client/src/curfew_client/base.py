@@ -4,9 +4,11 @@ only send the request, each in its own kind of I/O."""
 
 from __future__ import annotations
 
+import atexit
 import time
+import weakref
 from collections.abc import Callable
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from curfew_client.policy import Entry, Key, Policy, VerdictCache, budget, cache_key, clamp
 from curfew_client.push import ChangeFeed
@@ -115,6 +117,20 @@ class BaseCurfewClient(Generic[TransportT]):
             else None
         )
         self._open()
+
+    def _flush_on_exit(self, finish: Callable[[Any], None]) -> None:
+        """Run ``finish(self)`` at interpreter exit if this client is still
+        alive then (a weak reference: the hook never keeps a dropped client
+        alive); ``close`` unregisters ``self._at_exit``."""
+        ref = weakref.ref(self)
+
+        def at_exit() -> None:
+            client = ref()
+            if client is not None:
+                finish(client)
+
+        self._at_exit = at_exit
+        atexit.register(at_exit)
 
     def _open(self) -> None:
         """Set up the flavour's HTTP client (called once, at the end of ``__init__``)."""

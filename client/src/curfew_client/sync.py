@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import threading
 import time
-import weakref
 from types import TracebackType
 
 import httpx
@@ -41,15 +40,7 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
         self._reporter_forked()
         if self.reports is not None:
             self.reports.after_fork = self._reporter_forked
-            ref = weakref.ref(self)
-
-            def at_exit() -> None:
-                client = ref()
-                if client is not None:
-                    client.close()
-
-            self._at_exit = at_exit
-            atexit.register(at_exit)
+            self._flush_on_exit(CurfewClient.close)
 
     def _reporter_forked(self) -> None:
         """Fresh locks and no sender (also in a forked child: threads do not follow)."""
