@@ -33,7 +33,7 @@ def fake() -> Iterator[FakeCurfew]:
 async def test_verdicts_are_cached_per_key(fake: FakeCurfew) -> None:
     fake.valid_for, fake.max_age = 30, 60
     clock = Clock(WINDING)
-    async with AsyncCurfewClient(fake.base_url, TOKEN, clock=clock) as client:
+    async with AsyncCurfewClient(fake.base_url, TOKEN, timeout=2, clock=clock) as client:
         first = await client.verdict(session_id="s", max_tokens=500)
         assert (first.state, first.action, first.max_tokens) == (State.WINDING, Action.CLAMP, 500)
         clock.advance(29)
