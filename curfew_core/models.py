@@ -197,8 +197,13 @@ class Decision(models.Model):
     kept for ``CURFEW_LEDGER_RETENTION_DAYS`` (``manage.py curfew prune``),
     while :class:`DecisionHour` keeps the counts indefinitely."""
 
+    #: No index of its own: ``decision_user_recent`` starts with the user (one
+    #: index fewer to write per decision).
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_decisions"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="curfew_decisions",
+        db_index=False,
     )
     at = models.DateTimeField()
     session = models.CharField(max_length=200, blank=True, default="")
@@ -215,14 +220,19 @@ class Decision(models.Model):
     input_tokens = models.PositiveIntegerField(null=True, blank=True)
     output_tokens = models.PositiveIntegerField(null=True, blank=True)
     #: A gateway's own id for a reported decision: a retried batch is no double.
-    #: Null, not "", when none: the unique constraint then ignores it.
+    #: Null when none: the unique constraint covers only the rows that have one
+    #: (a partial index: nothing to write for the other decisions).
     client_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
 
     class Meta:
         ordering = ["-at", "-id"]
         indexes = [models.Index(fields=["user", "-at"], name="decision_user_recent")]
         constraints = [
-            models.UniqueConstraint(fields=["user", "client_id"], name="decision_unique_client_id")
+            models.UniqueConstraint(
+                fields=["user", "client_id"],
+                condition=models.Q(client_id__isnull=False),
+                name="decision_unique_client_id",
+            )
         ]
 
     def __str__(self) -> str:

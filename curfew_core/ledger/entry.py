@@ -24,11 +24,15 @@ MAX_REASON = 500
 MAX_SCOPE = 200
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Entry:
     """One decision that was acted on. Either ``user_id`` or ``token_id`` names
     whose it is (the proxy knows only the token on its hot path; the flusher
-    looks its user up, once per batch)."""
+    looks its user up, once per batch).
+
+    Not ``frozen``: a frozen dataclass sets each field through
+    ``object.__setattr__``, five times the cost of building this one on every
+    verdict. Nothing changes an entry once built."""
 
     at: datetime
     state: str

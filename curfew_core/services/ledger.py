@@ -1,48 +1,30 @@
 """Writing the decision ledger: one batch of entries in one transaction.
 
 Called by the recorder's flusher (``curfew_core.ledger.recorder``), never on a
-request's thread: raw rows by ``bulk_create``, the hourly aggregates by one
-upsert that adds to what is there (``ON CONFLICT ... DO UPDATE SET n = n +
-excluded.n``, so several processes flushing at once never lose a count).
+request's thread, and by the batch endpoint for a gateway's reports: raw rows
+by multi-row INSERTs, the hourly aggregates by one upsert that adds to what is
+there (``ON CONFLICT ... DO UPDATE SET n = n + excluded.n``, so several
+processes flushing at once never lose a count).
 """
 
 from __future__ import annotations
 
+import functools
+import sqlite3
 import zoneinfo
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from itertools import chain
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from curfew_core import schedule_config
-from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry, clamp_saving, not_sent
+from curfew_core.ledger.batch import ROW_COLUMNS, SUMS, Batch, Row
+from curfew_core.ledger.entry import Entry
 from curfew_core.ledger.hours import local_hour
 from curfew_core.models import ApiToken, Decision, DecisionHour, Schedule
-
-_SUMS = (
-    "count",
-    "exempt",
-    "dry_run",
-    "requests_not_sent",
-    "output_tokens_not_generated",
-    "usage_known",
-    "input_tokens",
-    "output_tokens",
-)
-
-
-@dataclass
-class _Hour:
-    user_id: int
-    start: datetime
-    local_date: Any
-    local_hour: int
-    state: str
-    action: str
-    sums: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_SUMS, 0))
 
 
 def _zone(config: dict[str, Any] | None) -> zoneinfo.ZoneInfo:
@@ -61,178 +43,191 @@ def _owners(entries: Sequence[Entry]) -> dict[int, int]:
     return dict(ApiToken.objects.filter(id__in=token_ids).values_list("id", "user_id"))
 
 
-def _upsert(hours: Iterable[_Hour]) -> None:
-    rows = list(hours)
-    if not rows:
-        return
-    table = connection.ops.quote_name(DecisionHour._meta.db_table)
-    q = connection.ops.quote_name
-    columns = ["user_id", "hour_start", "local_date", "local_hour", "state", "action", *_SUMS]
-    placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    updates = ", ".join(f"{q(c)} = {table}.{q(c)} + excluded.{q(c)}" for c in _SUMS)
-    conflict = ", ".join(q(c) for c in ("user_id", "hour_start", "state", "action"))
-    values = ", ".join([placeholders] * len(rows))
-    names = ", ".join(q(c) for c in columns)
-    # Only quoted model names and %s placeholders: no value is ever in the text.
-    sql = f"INSERT INTO {table} ({names}) VALUES {values} ON CONFLICT ({conflict}) DO UPDATE SET {updates}"  # noqa: S608, E501
-    params: list[Any] = []
-    for hour in rows:
-        params += [
-            hour.user_id,
-            connection.ops.adapt_datetimefield_value(hour.start),
-            connection.ops.adapt_datefield_value(hour.local_date),
-            hour.local_hour,
-            hour.state,
-            hour.action,
-            *(hour.sums[c] for c in _SUMS),
-        ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+def at_value() -> Callable[[datetime], Any]:
+    """An instant as this database stores it: Django's own adapter, with a
+    shortcut on SQLite for the UTC instants every door records (what Django
+    stores for them: the naive UTC time as text), cheap enough for the hot
+    path (``ledger.batch``)."""
+    adapt = connection.ops.adapt_datetimefield_value
+    if connection.vendor != "sqlite" or connection.timezone_name != "UTC":
+        return adapt
+
+    def sqlite_at(at: datetime) -> Any:
+        if at.tzinfo is UTC:  # "2026-12-01 00:52:21.123456+00:00", less the offset
+            return at.isoformat(" ")[:-6]
+        return adapt(at)
+
+    return sqlite_at
 
 
-#: The raw row's columns, in the order ``_insert_rows`` gives them.
-_ROW_COLUMNS = (
-    "user_id",
-    "at",
-    "session",
-    "purpose",
-    "state",
-    "action",
-    "reason",
-    "budget_before",
-    "budget_after",
-    "door",
-    "exempt",
-    "dry_run",
-    "input_tokens",
-    "output_tokens",
-    "client_id",
-)
-
-
-def _insert_rows(resolved: Sequence[tuple[int, Entry]]) -> None:
+def _insert_rows(rows: Sequence[Row]) -> None:
     """The raw rows by multi-row ``INSERT``s of ``_INSERT_CHUNK`` rows.
 
     Not ``bulk_create``: it compiled every field of every row through the ORM
-    (two thirds of a flush: 97 µs a decision on SQLite, against 27). Not
-    ``executemany`` either: SQLite then steps once per row, dropping and
-    taking back the GIL each time, and a flusher that waits for the GIL row
-    after row slows the event loop beside it (the throughput bench lost a
-    third of its rate with the ledger on). A few statements per flush."""
+    (97 µs a decision on SQLite). Not ``executemany`` either: SQLite then steps
+    once per row, dropping and taking back the GIL each time. The rows come
+    built (``Batch.add``): their parameters are bound in C, and the database's
+    work runs without the GIL, so the flusher hardly holds it."""
     q = connection.ops.quote_name
-    table = q(Decision._meta.db_table)
-    names = ", ".join(q(c) for c in _ROW_COLUMNS)
-    marks = "(" + ", ".join(["%s"] * len(_ROW_COLUMNS)) + ")"
-    when = connection.ops.adapt_datetimefield_value
+    names = ", ".join(q(c) for c in ROW_COLUMNS)
     with connection.cursor() as cursor:
-        for first in range(0, len(resolved), _INSERT_CHUNK):
-            chunk = resolved[first : first + _INSERT_CHUNK]
-            params: list[Any] = []
-            for user_id, e in chunk:
-                params += (
-                    user_id,
-                    when(e.at),
-                    (e.session or "")[:MAX_SCOPE],
-                    (e.purpose or "")[:MAX_SCOPE],
-                    e.state,
-                    e.action,
-                    e.reason[:MAX_REASON],
-                    e.budget_before,
-                    e.budget_after,
-                    e.door,
-                    e.exempt,
-                    e.dry_run,
-                    e.input_tokens,
-                    e.output_tokens,
-                    e.client_id,
-                )
-            values = ", ".join([marks] * len(chunk))
-            # Only quoted model names and %s placeholders: no value is in the text.
-            cursor.execute(f"INSERT INTO {table} ({names}) VALUES {values}", params)  # noqa: S608
+        for first in range(0, len(rows), _INSERT_CHUNK):
+            chunk = rows[first : first + _INSERT_CHUNK]
+            # Only quoted model names and placeholders: no value is in the text.
+            sql = f"INSERT INTO {q(Decision._meta.db_table)} ({names}) VALUES {_marks(len(chunk))}"  # noqa: S608
+            _execute(cursor, sql, list(chain.from_iterable(chunk)))
+
+
+def _marks(count: int) -> str:
+    row = "(" + ", ".join(["%s"] * len(ROW_COLUMNS)) + ")"
+    return ", ".join([row] * count)
+
+
+def _execute(cursor: Any, sql: str, params: list[Any]) -> None:
+    """``cursor.execute``, except that on SQLite the placeholders are turned
+    into its own here, once per statement text, and not by Django's cursor on
+    every call: a regex over 15,000 placeholders held the GIL for 2 µs a row.
+    Database errors are Django's, as from ``cursor.execute``."""
+    if connection.vendor != "sqlite":
+        cursor.execute(sql, params)
+        return
+    raw = cursor.cursor  # Django's SQLite cursor: a sqlite3.Cursor
+    with connection.wrap_database_errors:
+        sqlite3.Cursor.execute(raw, _qmark(sql), params)
+
+
+@functools.lru_cache(maxsize=8)
+def _qmark(sql: str) -> str:
+    return sql.replace("%s", "?")
 
 
 #: Raw rows per INSERT (15 parameters each; SQLite allows 32766 in all).
 _INSERT_CHUNK = 1000
 
 
+def _upsert(hours: Sequence[tuple[Any, ...]]) -> None:
+    """Add ``hours`` (``user_id, hour_start, local_date, local_hour, state,
+    action, *SUMS``) to what is stored, in one statement that adds to an
+    existing row (several processes flushing at once never lose a count)."""
+    table = connection.ops.quote_name(DecisionHour._meta.db_table)
+    q = connection.ops.quote_name
+    columns = ["user_id", "hour_start", "local_date", "local_hour", "state", "action", *SUMS]
+    placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    updates = ", ".join(f"{q(c)} = {table}.{q(c)} + excluded.{q(c)}" for c in SUMS)
+    conflict = ", ".join(q(c) for c in ("user_id", "hour_start", "state", "action"))
+    values = ", ".join([placeholders] * len(hours))
+    names = ", ".join(q(c) for c in columns)
+    # Only quoted model names and %s placeholders: no value is ever in the text.
+    sql = f"INSERT INTO {table} ({names}) VALUES {values} ON CONFLICT ({conflict}) DO UPDATE SET {updates}"  # noqa: S608, E501
+    with connection.cursor() as cursor:
+        _execute(cursor, sql, list(chain.from_iterable(hours)))
+
+
 #: Rows per INSERT of the aggregates (SQLite allows 32766 parameters).
 _UPSERT_CHUNK = 500
 
 
-@transaction.atomic
-def decisions_write(*, entries: Sequence[Entry]) -> int:
-    """Store ``entries`` (raw rows and hourly aggregates) in one transaction;
-    returns how many were stored. Entries of users (or tokens) that no longer
-    exist are dropped; a gateway-reported entry whose ``client_id`` is already
-    stored is dropped too (a retried report), so its counts are not doubled."""
+def _hours(batch: Batch) -> list[tuple[Any, ...]]:
+    """The batch's tallies summed per user, local hour, state and action."""
+    zones = {
+        user_id: _zone(config)
+        for user_id, config in Schedule.objects.filter(user_id__in=batch.users()).values_list(
+            "user_id", "config"
+        )
+    }
+    default_zone = _zone(None)
+    hours: dict[tuple[int, datetime, str, str], list[Any]] = {}
+    hour_of: dict[tuple[zoneinfo.ZoneInfo, datetime], Any] = {}
+    for (user_id, epoch_minute, state, action), sums in batch.tally_items():
+        zone = zones.get(user_id, default_zone)
+        minute = datetime.fromtimestamp(epoch_minute * 60, UTC)
+        local = hour_of.get((zone, minute))
+        if local is None:
+            local = hour_of[zone, minute] = local_hour(minute, zone)
+        key = (user_id, local.start, state, action)
+        hour = hours.get(key)
+        if hour is None:
+            hours[key] = [local, list(sums)]
+        else:
+            hour[1] = [a + b for a, b in zip(hour[1], sums, strict=True)]
+    date_value = connection.ops.adapt_datefield_value
+    when = connection.ops.adapt_datetimefield_value
+    # In key order: concurrent upserts take their row locks in the same order.
+    return [
+        (
+            user_id,
+            when(start),
+            date_value(local.local_date),
+            local.local_hour,
+            state,
+            action,
+            *sums,
+        )
+        for (user_id, start, state, action), (local, sums) in sorted(hours.items())
+    ]
+
+
+def _reported(resolved: list[tuple[int, Entry]]) -> list[tuple[int, Entry]]:
+    """``resolved`` without the gateway-reported entries whose ``client_id`` is
+    already stored, or repeated in the batch (a retried report)."""
+    reported = {(u, e.client_id) for u, e in resolved if e.client_id}
+    if not reported:
+        return resolved
+    seen = set(
+        Decision.objects.filter(
+            user_id__in={u for u, _ in reported},
+            client_id__in={c for _, c in reported},
+        ).values_list("user_id", "client_id")
+    )
+    kept: list[tuple[int, Entry]] = []
+    for user_id, entry in resolved:
+        reported_key = (user_id, entry.client_id)
+        if entry.client_id and reported_key in seen:
+            continue
+        if entry.client_id:
+            seen.add(reported_key)
+        kept.append((user_id, entry))
+    return kept
+
+
+def _resolved(entries: Sequence[Entry]) -> list[tuple[int, Entry]]:
+    """``entries`` with their user, less those of users (or tokens) that no
+    longer exist and the repeated reports."""
     if not entries:
-        return 0
+        return []
     owners = _owners(entries)
     resolved: list[tuple[int, Entry]] = []
     for entry in entries:
         user_id = entry.user_id if entry.user_id is not None else owners.get(entry.token_id or 0)
         if user_id is not None:
             resolved.append((user_id, entry))
-    user_ids = {user_id for user_id, _ in resolved}
-    alive = set(User.objects.filter(id__in=user_ids).values_list("id", flat=True))
-    resolved = [(u, e) for u, e in resolved if u in alive]
-    reported = {(u, e.client_id) for u, e in resolved if e.client_id}
-    if reported:
-        seen = set(
-            Decision.objects.filter(
-                user_id__in={u for u, _ in reported},
-                client_id__in={c for _, c in reported},
-            ).values_list("user_id", "client_id")
-        )
-        kept: list[tuple[int, Entry]] = []
-        for user_id, entry in resolved:
-            reported_key = (user_id, entry.client_id)
-            if entry.client_id and reported_key in seen:
-                continue
-            if entry.client_id:
-                seen.add(reported_key)
-            kept.append((user_id, entry))
-        resolved = kept
-    if not resolved:
+    users = {user_id for user_id, _ in resolved}
+    alive = set(User.objects.filter(id__in=users).values_list("id", flat=True))
+    return _reported([(u, e) for u, e in resolved if u in alive])
+
+
+@transaction.atomic
+def decisions_write(*, entries: Sequence[Entry] = (), batch: Batch | None = None) -> int:
+    """Store ``entries`` and the recorder's prepared ``batch`` (raw rows and
+    hourly aggregates) in one transaction; returns how many decisions were
+    stored. Entries of users (or tokens) that no longer exist are dropped; a
+    gateway-reported entry whose ``client_id`` is already stored is dropped too
+    (a retried report), so its counts are not doubled."""
+    stored = Batch(at_value())
+    if batch is not None:
+        stored.absorb(batch)  # a copy: if this fails, the recorder keeps the batch whole
+    for user_id, entry in _resolved(entries):
+        stored.add(entry, user_id)
+    if not stored.rows:
         return 0
-    zones = {
-        user_id: _zone(config)
-        for user_id, config in Schedule.objects.filter(user_id__in=alive).values_list(
-            "user_id", "config"
-        )
-    }
-    default_zone = _zone(None)
-    _insert_rows(resolved)
-    hours: dict[tuple[int, datetime, str, str], _Hour] = {}
-    # Every zone's offset is whole minutes (since the 1970s): instants in one UTC
-    # minute share their local hour, so it is worked out once per zone and minute.
-    hour_of: dict[tuple[zoneinfo.ZoneInfo, datetime], Any] = {}
-    for user_id, e in resolved:
-        zone = zones.get(user_id, default_zone)
-        minute = (zone, e.at.replace(second=0, microsecond=0))
-        local = hour_of.get(minute)
-        if local is None:
-            local = hour_of[minute] = local_hour(e.at, zone)
-        key = (user_id, local.start, e.state, e.action)
-        hour = hours.get(key)
-        if hour is None:
-            hour = hours[key] = _Hour(
-                user_id, local.start, local.local_date, local.local_hour, e.state, e.action
-            )
-        sums = hour.sums
-        sums["count"] += 1
-        sums["exempt"] += int(e.exempt)
-        sums["dry_run"] += int(e.dry_run)
-        sums["requests_not_sent"] += int(not_sent(e))
-        sums["output_tokens_not_generated"] += clamp_saving(e)
-        if e.input_tokens is not None or e.output_tokens is not None:
-            sums["usage_known"] += 1
-            sums["input_tokens"] += e.input_tokens or 0
-            sums["output_tokens"] += e.output_tokens or 0
-    ordered = sorted(hours.values(), key=lambda h: (h.user_id, h.start, h.state, h.action))
-    for first in range(0, len(ordered), _UPSERT_CHUNK):
-        _upsert(ordered[first : first + _UPSERT_CHUNK])
-    return len(resolved)
+    stored.only_users(set(User.objects.filter(id__in=stored.users()).values_list("id", flat=True)))
+    if not stored.rows:
+        return 0
+    _insert_rows(stored.rows)
+    hours = _hours(stored)
+    for first in range(0, len(hours), _UPSERT_CHUNK):
+        _upsert(hours[first : first + _UPSERT_CHUNK])
+    return len(stored.rows)
 
 
 @transaction.atomic

@@ -239,12 +239,85 @@ def test_a_refused_batch_is_kept_and_bounded(user: User, monkeypatch: pytest.Mon
     monkeypatch.setattr(ledger_service, "decisions_write", real)
     assert recorder.flush() == 2
     assert sorted(Decision.objects.values_list("session", flat=True)) == ["s1", "s2"]
+    # The dropped decision's raw row is gone, but the hour still counts it.
+    [hour] = DecisionHour.objects.filter(user=user)
+    assert hour.count == 3
+
+
+def test_a_batch_refused_midway_is_written_once_when_retried(
+    user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write fails after the token-named entries joined the batch: the
+    retry stores each decision once (no doubled rows or counts)."""
+    from django.db import OperationalError
+
+    from curfew_core.services import ledger as ledger_service
+
+    token, _ = token_create(user=user, name="gateway")
+    recorder.record(entry(user))
+    recorder.record(entry(user, user_id=None, token_id=token.pk))
+    real = ledger_service._insert_rows
+
+    def refused(rows: object) -> None:
+        raise OperationalError("database unreachable")
+
+    monkeypatch.setattr(ledger_service, "_insert_rows", refused)
+    with pytest.raises(OperationalError):
+        recorder.flush()
+    assert recorder.pending() == 2
+    monkeypatch.setattr(ledger_service, "_insert_rows", real)
+    assert recorder.flush() == 2
+    [hour] = DecisionHour.objects.filter(user=user)
+    assert (Decision.objects.filter(user=user).count(), hour.count) == (2, 2)
+
+
+def test_decisions_recorded_from_many_threads_at_once_are_all_counted(user: User) -> None:
+    """Records come from the event loop and request threads at once: the
+    batch they share loses none of them, rows or tallies."""
+    import threading
+
+    def burst(n: int) -> None:
+        for k in range(500):
+            recorder.record(entry(user, T0 + timedelta(milliseconds=k), session=f"t{n}"))
+
+    threads = [threading.Thread(target=burst, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert recorder.flush() == 2000
+    [hour] = DecisionHour.objects.filter(user=user)
+    assert (hour.count, Decision.objects.filter(user=user).count()) == (2000, 2000)
+
+
+@pytest.mark.parametrize(
+    "instant",
+    [
+        T0,
+        T0.replace(microsecond=123456),
+        datetime(2026, 3, 29, 1, 0, 0, 1, tzinfo=UTC),
+        datetime(2026, 9, 29, 23, 30, tzinfo=ZoneInfo("Asia/Shanghai")),  # not UTC: Django's own
+    ],
+)
+def test_an_instant_is_stored_as_django_stores_it(instant: datetime) -> None:
+    """The batch's own form of an instant (built on the hot path, a shortcut on
+    SQLite) is exactly Django's, so lookups and ordering on ``at`` hold."""
+    from curfew_core.services.ledger import at_value
+
+    assert at_value()(instant) == connection.ops.adapt_datetimefield_value(instant)
 
 
 def test_the_flushers_insert_names_every_column_of_the_model() -> None:
-    """The raw rows are written by plain INSERTs (``services.ledger``): a column
-    added to ``Decision`` must be added there too, or this fails."""
-    from curfew_core.services import ledger as ledger_service
+    """The raw rows are built by ``ledger.batch`` and written by plain INSERTs:
+    a column added to ``Decision`` (or a counter to ``DecisionHour``) must be
+    added there too, or this fails."""
+    from curfew_core.ledger.batch import ROW_COLUMNS, SUMS
 
     columns = [f.column for f in Decision._meta.concrete_fields if not f.primary_key]
-    assert sorted(ledger_service._ROW_COLUMNS) == sorted(columns)
+    assert sorted(ROW_COLUMNS) == sorted(columns)
+    counters = [
+        f.column
+        for f in DecisionHour._meta.concrete_fields
+        if isinstance(f, models.IntegerField) and f.column != "local_hour" and not f.primary_key
+    ]
+    assert sorted(SUMS) == sorted(counters)
