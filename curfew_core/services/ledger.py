@@ -61,7 +61,8 @@ def at_value() -> Callable[[datetime], Any]:
 
 
 def _insert_rows(rows: Sequence[Row]) -> None:
-    """The raw rows by multi-row ``INSERT``s of ``_INSERT_CHUNK`` rows.
+    """The raw rows: by ``COPY`` on PostgreSQL, elsewhere by multi-row
+    ``INSERT``s of ``_INSERT_CHUNK`` rows.
 
     Not ``bulk_create``: it compiled every field of every row through the ORM
     (97 µs a decision on SQLite). Not ``executemany`` either: SQLite then steps
@@ -71,6 +72,14 @@ def _insert_rows(rows: Sequence[Row]) -> None:
     q = connection.ops.quote_name
     names = ", ".join(q(c) for c in ROW_COLUMNS)
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # COPY: psycopg's client-side binding splits a 15,000-placeholder
+            # statement in Python (~80 µs a row); COPY formats a row in C (~6).
+            copy_sql = f"COPY {q(Decision._meta.db_table)} ({names}) FROM STDIN"
+            with connection.wrap_database_errors, cursor.copy(copy_sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
         for first in range(0, len(rows), _INSERT_CHUNK):
             chunk = rows[first : first + _INSERT_CHUNK]
             # Only quoted model names and placeholders: no value is in the text.
