@@ -71,21 +71,28 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 #: What each server is asked, one after the other: the trivial Django JSON view
-#: (the baseline), the verdict on the lean route, and the verdict through
-#: Django's view (a second start of the same server with CURFEW_LEAN_API=0).
-ENDPOINTS = ("trivial view", "verdict (lean route)", "verdict (Django's view)")
+#: (the baseline), the verdict on the lean route, the same without the decision
+#: ledger (issue 14: recording must cost no measurable drop), and the verdict
+#: through Django's view; each verdict row is its own start of the server, with
+#: these settings.
+ENDPOINTS = {
+    "trivial view": {},
+    "verdict (lean route)": {"CURFEW_LEAN_API": "1"},
+    "verdict (lean, no ledger)": {"CURFEW_LEAN_API": "1", "CURFEW_LEDGER": "0"},
+    "verdict (Django's view)": {"CURFEW_LEAN_API": "0"},
+}
 
 
 def measure(
     spec: ServerSpec, env: dict[str, str], token: str, args: argparse.Namespace, workdir: Path
 ) -> list[tuple[str, LoadReport]]:
     rows = []
-    for lean in ("1", "0"):
+    for index, (endpoint, setup) in enumerate(list(ENDPOINTS.items())[1:]):
         port = free_port()
         server = RunningServer(
             spec,
             port=port,
-            env={**env, "CURFEW_LEAN_API": lean},
+            env={**env, **setup},
             log_path=workdir / f"{spec.kind}-{port}.log",
         )
         try:
@@ -104,13 +111,13 @@ def measure(
             )
             # Warm every worker's caches and connections before measuring.
             load(verdict, clients=spec.workers * 8, seconds=2, check=is_verdict)
-            if lean == "1":
+            if index == 0:
                 trivial = build_request("GET", f"{server.base_url}/healthz", headers=https)
                 rows.append(
-                    (ENDPOINTS[0], load(trivial, clients=args.clients, seconds=args.seconds))
+                    ("trivial view", load(trivial, clients=args.clients, seconds=args.seconds))
                 )
             report = load(verdict, clients=args.clients, seconds=args.seconds, check=is_verdict)
-            rows.append((ENDPOINTS[1 if lean == "1" else 2], report))
+            rows.append((endpoint, report))
         finally:
             server.stop()
     return rows
@@ -181,7 +188,7 @@ def main() -> int:
         admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     print(
-        f"  {'server':<24} {'endpoint':<24} {'req/s':>7} {'x':>6} {'p50 ms':>8} {'p99 ms':>8} "
+        f"  {'server':<24} {'endpoint':<26} {'req/s':>7} {'x':>6} {'p50 ms':>8} {'p99 ms':>8} "
         f"{'max ms':>8} {'errors':>7} {'client CPU':>10}"
     )
     print("  (x: throughput against the trivial view on the same server; target: verdict >= 2x)")
@@ -193,7 +200,7 @@ def main() -> int:
         for endpoint, report in result:
             share = report.client_cpu_seconds / report.seconds * 100
             print(
-                f"  {spec.label:<24} {endpoint:<24} {report.rate:>7,.0f} "
+                f"  {spec.label:<24} {endpoint:<26} {report.rate:>7,.0f} "
                 f"{report.rate / max(trivial_rate, 1e-9):>6.2f} "
                 f"{report.percentile(0.5):>8.1f} {report.percentile(0.99):>8.1f} "
                 f"{max(report.latencies_ms, default=0):>8.1f} {report.errors:>7} {share:>9.0f}%"

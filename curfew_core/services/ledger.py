@@ -62,7 +62,7 @@ def at_value() -> Callable[[datetime], Any]:
 
 def _insert_rows(rows: Sequence[Row]) -> None:
     """The raw rows: by ``COPY`` on PostgreSQL, elsewhere by multi-row
-    ``INSERT``s of ``_INSERT_CHUNK`` rows.
+    ``INSERT``s of a few fixed sizes (``_INSERT_SIZES``).
 
     Not ``bulk_create``: it compiled every field of every row through the ORM
     (97 µs a decision on SQLite). Not ``executemany`` either: SQLite then steps
@@ -80,8 +80,8 @@ def _insert_rows(rows: Sequence[Row]) -> None:
                 for row in rows:
                     copy.write_row(row)
             return
-        for first in range(0, len(rows), _INSERT_CHUNK):
-            chunk = rows[first : first + _INSERT_CHUNK]
+        for first, size in _chunks(len(rows)):
+            chunk = rows[first : first + size]
             # Only quoted model names and placeholders: no value is in the text.
             sql = f"INSERT INTO {q(Decision._meta.db_table)} ({names}) VALUES {_marks(len(chunk))}"  # noqa: S608
             _execute(cursor, sql, list(chain.from_iterable(chunk)))
@@ -110,8 +110,22 @@ def _qmark(sql: str) -> str:
     return sql.replace("%s", "?")
 
 
-#: Raw rows per INSERT (15 parameters each; SQLite allows 32766 in all).
-_INSERT_CHUNK = 1000
+#: Raw rows per INSERT (15 parameters each; SQLite allows 32766 in all), the
+#: largest first. Few sizes, so few statement texts: SQLite keeps each parsed
+#: (the flusher's connection lives from tick to tick), where a statement of
+#: each flush's own length was parsed anew every second.
+_INSERT_SIZES = (1000, 100, 10, 1)
+
+
+def _chunks(count: int) -> list[tuple[int, int]]:
+    """``(first, size)`` of each INSERT for ``count`` rows."""
+    chunks = []
+    first = 0
+    for size in _INSERT_SIZES:
+        while count - first >= size:
+            chunks.append((first, size))
+            first += size
+    return chunks
 
 
 def _upsert(hours: Sequence[tuple[Any, ...]]) -> None:

@@ -321,3 +321,17 @@ def test_the_flushers_insert_names_every_column_of_the_model() -> None:
         if isinstance(f, models.IntegerField) and f.column != "local_hour" and not f.primary_key
     ]
     assert sorted(SUMS) == sorted(counters)
+
+
+@pytest.mark.parametrize("count", [0, 1, 9, 10, 11, 999, 1000, 1001, 3456])
+def test_the_raw_rows_go_in_a_few_statement_sizes(count: int) -> None:
+    """Every row once, in order, in statements of the few fixed sizes (so the
+    database keeps each statement parsed)."""
+    from curfew_core.services.ledger import _INSERT_SIZES, _chunks
+
+    chunks = _chunks(count)
+    assert [first for first, _ in chunks] == [
+        sum(size for _, size in chunks[:n]) for n in range(len(chunks))
+    ]
+    assert sum(size for _, size in chunks) == count
+    assert {size for _, size in chunks} <= set(_INSERT_SIZES)
