@@ -61,6 +61,8 @@ SUMS = (
 #: (user id, minutes since the epoch, state, action)
 TallyKey = tuple[int, int, str, str]
 Row = tuple[Any, ...]
+#: An instant, given with its minute since the epoch, as the database stores it.
+AtValue = Callable[[datetime, int], Any]
 
 
 class Batch:
@@ -70,10 +72,11 @@ class Batch:
 
     __slots__ = ("_at", "rows", "tallies")
 
-    def __init__(self, at_value: Callable[[datetime], Any]) -> None:
+    def __init__(self, at_value: AtValue) -> None:
         self.rows: list[Row] = []
         self.tallies: dict[TallyKey, list[int]] = {}
-        #: An instant as the database stores it (``ops.adapt_datetimefield_value``).
+        #: An instant (and its minute) as the database stores it
+        #: (``services.ledger.at_value``).
         self._at = at_value
 
     def __len__(self) -> int:
@@ -81,6 +84,7 @@ class Batch:
 
     def add(self, entry: Entry, user_id: int) -> None:
         at = entry.at
+        minute = int(at.timestamp()) // 60
         dry_run = entry.dry_run
         action = entry.action
         before = entry.budget_before
@@ -90,7 +94,7 @@ class Batch:
         self.rows.append(
             (
                 user_id,
-                self._at(at),
+                self._at(at, minute),
                 (entry.session or "")[:MAX_SCOPE],
                 (entry.purpose or "")[:MAX_SCOPE],
                 entry.state,
@@ -106,7 +110,7 @@ class Batch:
                 entry.client_id,
             )
         )
-        key = (user_id, int(at.timestamp()) // 60, entry.state, action)
+        key = (user_id, minute, entry.state, action)
         sums = self.tallies.get(key)
         if sums is None:
             sums = self.tallies[key] = [0, 0, 0, 0, 0, 0, 0, 0]

@@ -42,7 +42,6 @@ import signal
 import threading
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime
 from types import FrameType
 from typing import Any
 
@@ -50,7 +49,7 @@ from asgiref.sync import SyncToAsync
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from curfew_core.ledger.batch import Batch
+from curfew_core.ledger.batch import AtValue, Batch
 from curfew_core.ledger.entry import Entry
 
 log = logging.getLogger("curfew.ledger")
@@ -94,7 +93,7 @@ def record(entry: Entry) -> None:
         _start()
 
 
-_at_value: Callable[[datetime], Any] | None = None
+_at_value: AtValue | None = None
 
 
 def _new_batch() -> Batch:

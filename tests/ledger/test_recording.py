@@ -295,7 +295,9 @@ def test_decisions_recorded_from_many_threads_at_once_are_all_counted(user: User
     [
         T0,
         T0.replace(microsecond=123456),
+        T0.replace(second=7, microsecond=5),
         datetime(2026, 3, 29, 1, 0, 0, 1, tzinfo=UTC),
+        datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
         datetime(2026, 9, 29, 23, 30, tzinfo=ZoneInfo("Asia/Shanghai")),  # not UTC: Django's own
     ],
 )
@@ -304,7 +306,10 @@ def test_an_instant_is_stored_as_django_stores_it(instant: datetime) -> None:
     SQLite) is exactly Django's, so lookups and ordering on ``at`` hold."""
     from curfew_core.services.ledger import at_value
 
-    assert at_value()(instant) == connection.ops.adapt_datetimefield_value(instant)
+    minute = int(instant.timestamp()) // 60
+    convert = at_value()
+    assert convert(instant, minute) == connection.ops.adapt_datetimefield_value(instant)
+    assert convert(instant, minute) == connection.ops.adapt_datetimefield_value(instant)  # kept
 
 
 def test_the_flushers_insert_names_every_column_of_the_model() -> None:
