@@ -12,8 +12,8 @@ implementation:
   ``views.parse_scope``, the verdict judged warm from the cache
   (``views.judge_warm``: ``hot_path``, no thread, no database, **nothing
   counted** yet);
-- only a short-circuit is answered here: the rate is counted then
-  (``hot_path.charge``), the body read and checked (``calls.arrived``,
+- only a short-circuit is answered here: the body is read, the rate
+  counted (``hot_path.charge``), the body checked (``calls.arrived``,
   ``calls.called``: the same 400s), and the canned answer and its ledger entry
   are ``calls.answered_here``'s, the one the Django view's ``act`` returns;
 - anything else (a pass or a clamp, which go upstream; a cold cache or a row
@@ -107,10 +107,12 @@ async def _short_circuit(door: calls.ModelDoor, scope: AsgiScope, receive: Any) 
     warmly = await views.judge_warm(raw_token, calls.context_of(scope_read or calls.NO_SCOPE))
     if warmly is None or not calls.short_circuits(warmly.judged.verdict):
         raise _ToDjango
-    await charge(warmly.identity)
+    # The body first, as Django's handler reads it before the view: a client
+    # gone (or cut off by ``BodyGuard``) is not counted.
     body = await read_body(receive)
     if body is None:
         raise _Gone
+    await charge(warmly.identity)
 
     def read() -> bytes:
         views.check_length(headers.get("content-length"))

@@ -317,3 +317,29 @@ def test_scope_headers_read_as_djangos_request_headers() -> None:
         assert mine.get(name) == django.get(name), name
     assert mine.get("x-curfew-purpose") == "a,b"
     assert mine.get("x-curfew-session") is None
+
+
+async def test_a_client_gone_before_its_body_is_answered_nothing_and_not_counted(
+    live: None,
+) -> None:
+    token = await sync_to_async(token_at)("peak", "10:00")
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def django(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("a warm short-circuit is not handed on")
+
+    headers = [(b"host", b"testserver"), (b"authorization", f"Bearer {token}".encode())]
+    scope = http_scope("POST", "/v1/chat/completions", headers)
+    with override_settings(CURFEW_TOKEN_RATE="2/minute"):
+        await warm(token)  # counted: one
+        await lean.LeanProxy(django)(scope, receive, send)
+        assert sent == []
+        again = await post(token, "/v1/chat/completions", CHAT)  # two: within the rate
+    assert again.status_code == 200
+    assert len(await recorded()) == 1
