@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from curfew_core import throttle
 from curfew_core.engine import Action, RequestContext, Verdict
+from curfew_core.hot_path import charge
 from curfew_core.http_headers import bearer_in
 from curfew_core.proxy import bodies, upstream, usage, views
 
@@ -190,6 +191,11 @@ async def read_call(
     """The call through Django's view, or the answer that ends it (:func:`called`;
     ``what`` the body should be)."""
     came = arrived(request.headers, lambda: views._raw_body(request), what, dialect)
+    ahead = views.judged_ahead(request)
+    if ahead is not None:
+        # Judged by the lean route from these headers, not yet counted.
+        await charge(ahead.identity)
+        return called(came, ahead.judged, dialect)
     judged = await views.judge(came.raw_token, came.context, throttle.client_address(request))
     return called(came, judged, dialect)
 

@@ -19,7 +19,9 @@ implementation:
 - anything else (a pass or a clamp, which go upstream; a cold cache or a row
   to read in a thread; an unknown token; another path or method; a head
   Django must answer) goes to Django's route untouched: the body not read,
-  nothing counted;
+  nothing counted; a pass or clamp judged here carries its verdict along
+  (``views.JUDGED_AHEAD``), which Django's view counts and acts on instead
+  of judging the call a second time;
 - a failure after that is ``views.failed``'s answer in the door's shape, as
   ``views.labelled_always`` gives the view's.
 
@@ -60,7 +62,12 @@ ROUTES: dict[str, calls.ModelDoor] = {
 
 
 class _ToDjango(Exception):
-    """Not answered here: Django's route answers (nothing was read or counted)."""
+    """Not answered here: Django's route answers (nothing was read or counted),
+    with the verdict judged here if there is one (``views.JUDGED_AHEAD``)."""
+
+    def __init__(self, warmly: views.Warmly | None = None) -> None:
+        super().__init__()
+        self.warmly = warmly
 
 
 class _Gone(Exception):
@@ -84,7 +91,10 @@ class LeanProxy:
             return
         try:
             answer = await _short_circuit(door, scope, receive)
-        except _ToDjango:
+        except _ToDjango as handed:
+            if handed.warmly is not None:
+                # Judged once: Django's route counts and acts on this verdict.
+                scope = {**scope, views.JUDGED_AHEAD: handed.warmly}
             await self.app(scope, receive, send)
             return
         except _Gone:
@@ -106,7 +116,7 @@ async def _short_circuit(door: calls.ModelDoor, scope: AsgiScope, receive: Any) 
         scope_read = None  # ``calls.arrived`` names it; judged without a scope, as there
     warmly = await views.judge_warm(raw_token, calls.context_of(scope_read or calls.NO_SCOPE))
     if warmly is None or not calls.short_circuits(warmly.judged.verdict):
-        raise _ToDjango
+        raise _ToDjango(warmly)
     # The body first, as Django's handler reads it before the view: a client
     # gone (or cut off by ``BodyGuard``) is not counted.
     body = await read_body(receive)

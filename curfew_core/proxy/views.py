@@ -122,6 +122,19 @@ class Warmly:
     identity: TokenIdentity
 
 
+#: Where the lean route hands Django's route the verdict it judged (warm,
+#: uncounted) for a call it does not answer itself, so a passed or clamped
+#: call is judged once (an ASGI scope key: only the server sets those).
+JUDGED_AHEAD = "curfew.judged_ahead"
+
+
+def judged_ahead(request: HttpRequest) -> Warmly | None:
+    """The lean route's judgment of this call, if it made one."""
+    scope = getattr(request, "scope", None)
+    ahead = scope.get(JUDGED_AHEAD) if isinstance(scope, dict) else None
+    return ahead if isinstance(ahead, Warmly) else None
+
+
 class _Cold(Exception):
     """Warm judging needed a thread (a stale row, the once-a-minute stamp)."""
 

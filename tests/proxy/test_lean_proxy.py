@@ -27,7 +27,7 @@ from curfew_core.asgi_front import ScopeHeaders
 from curfew_core.http_headers import API_POLICY
 from curfew_core.ledger import recorder
 from curfew_core.models import Decision
-from curfew_core.proxy import lean
+from curfew_core.proxy import lean, views
 from curfew_core.proxy.asgi import ProxyHandler
 from curfew_testkit.asgi_scope import http_scope
 from curfew_testkit.fake_anthropic import FakeAnthropic
@@ -224,10 +224,18 @@ async def test_a_call_that_goes_upstream_goes_through_django_counted_once(
     action: str,
 ) -> None:
     """On duty, winding, and an exempt purpose off duty: forwarded by Django's
-    route (the recording fake is the control), and the token's rate counted
-    once per call: with room for the warm-up and two calls, the third is refused."""
+    route (the recording fake is the control), judged once (on the lean route,
+    whose verdict Django's view acts on) and the token's rate counted once per
+    call: with room for the warm-up and two calls, the third is refused."""
     token = await sync_to_async(token_at)("upstream", clock)
     extra = {"HTTP_X_CURFEW_PURPOSE": "title"} if clock == "10:00" else {}
+    judged_again: list[str] = []
+
+    async def judge(*args: Any) -> Any:
+        judged_again.append("judge")
+        raise AssertionError("judged twice")
+
+    monkeypatch.setattr(views, "judge", judge)
     with override_settings(CURFEW_TOKEN_RATE="3/minute"):
         await warm(token)  # counted: one
         watch = Watch(monkeypatch)
@@ -236,6 +244,7 @@ async def test_a_call_that_goes_upstream_goes_through_django_counted_once(
     assert answers[0]["X-Curfew-Action"] == action
     assert len(upstream.chat_requests) == 2
     assert watch.django == 3
+    assert judged_again == []
     [row, _] = await recorded()
     assert (row.door, row.action) == ("chat", action)
 
