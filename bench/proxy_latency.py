@@ -13,7 +13,10 @@
 - a clamped (re-encoded) request while winding;
 - the gateway client's cached ``verdict()`` against an uncached one.
 
-    python -m bench.proxy_latency [--requests 400]
+    python -m bench.proxy_latency [--requests 400] [--short-circuit-only]
+
+``--short-circuit-only``: the first comparison alone (short-circuits beside
+the verdict API and the trivial view), for a quick look on a busy machine.
 
 One uvicorn process (SQLite, in-memory cache) on loopback, sequential requests
 over a kept-alive connection, so the numbers are latency, not throughput.
@@ -178,9 +181,29 @@ def cached_cost(count: int, call: Callable[[], object]) -> float:
     return best
 
 
+def short_circuits(cost: dict[str, list[float]]) -> None:
+    """The short-circuit target's table: each door beside the verdict API."""
+    trivial = statistics.median(cost["trivial"])
+    verdict_p50 = statistics.median(cost["verdict"])
+    print("\nissue 13, proxy targets (p50 ms, same server, same run):")
+    print(
+        f"  short-circuits interleaved with the verdict API ({verdict_p50:.2f} ms) and the "
+        f"trivial Django JSON view ({trivial:.2f} ms);"
+    )
+    print(f"  {'short-circuit':<24} {'p50':>7} {'verdict':>8}  short/verdict, target <= 1")
+    for door in DOORS:
+        for label in ("JSON", "SSE"):
+            short = statistics.median(cost[f"{door.name} {label}"])
+            print(
+                f"  {door.name + ' ' + label:<24} {short:>7.2f} {verdict_p50:>8.2f}  "
+                f"{verdict(short, verdict_p50)}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--short-circuit-only", action="store_true")
     args, _ = parser.parse_known_args()
     n = args.requests
 
@@ -247,6 +270,9 @@ def main() -> None:
             if upstream_calls() != before:
                 raise SystemExit("a short-circuited request reached the upstream")
             print("  (interleaved in rounds of 20; upstream calls while short-circuiting: 0)")
+            if args.short_circuit_only:
+                short_circuits(cost)
+                return
 
             travel("2026-09-29 20:00")  # on duty: passed untouched
             pairs = []
@@ -296,26 +322,12 @@ def main() -> None:
                 added = statistics.median(via_proxy) - statistics.median(to_upstream)
                 print(f"    {label:<18} {added:>7.2f} ms")
 
-        trivial = statistics.median(cost["trivial"])
-        verdict_p50 = statistics.median(cost["verdict"])
         first_trivial = statistics.median(ttfb["trivial"])
-        print("\nissue 13, proxy targets (p50 ms, same server, same run):")
-        print(
-            f"  short-circuits interleaved with the verdict API ({verdict_p50:.2f} ms) and the "
-            f"trivial Django JSON view ({trivial:.2f} ms);"
-        )
+        short_circuits(cost)
         print(
             "  passed calls' first byte interleaved with the trivial view's answer measured "
             f"the same way ({first_trivial:.2f} ms), the target's baseline"
         )
-        print(f"  {'short-circuit':<24} {'p50':>7} {'verdict':>8}  short/verdict, target <= 1")
-        for door in DOORS:
-            for label in ("JSON", "SSE"):
-                short = statistics.median(cost[f"{door.name} {label}"])
-                print(
-                    f"  {door.name + ' ' + label:<24} {short:>7.2f} {verdict_p50:>8.2f}  "
-                    f"{verdict(short, verdict_p50)}"
-                )
         print(
             f"  {'passed, first byte':<24} {'direct':>7} {'proxy':>8} {'added':>7} "
             f"{'trivial':>8}  {'added/trivial, target <= 1':<18}"

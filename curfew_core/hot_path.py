@@ -33,13 +33,18 @@ class Warm:
     bundle: UserBundle
 
 
-async def warm_inputs(raw: str | None, *, kind: str, in_thread: InThread) -> Warm | None:
+async def warm_inputs(
+    raw: str | None, *, kind: str, in_thread: InThread, count: bool = True
+) -> Warm | None:
     """The live token's identity and its user's bundle, or ``None``: take the
     sync path (nothing was counted here then). Raises ``throttle.Throttled``
     when the token is over its rate, ``RedisError`` when the cache is down.
 
     The user's rows are read in a thread (``in_thread``) only when the token
     is warm but the rows are not; so is the once-a-minute ``last_used_at`` stamp.
+    With ``count`` false the rate is not counted: the caller counts it with
+    :func:`charge` once it knows it answers the request (the proxy's lean
+    route, which hands any call it does not answer to Django's, uncounted).
     """
     if raw is None or len(raw) > tokens.MAX_TOKEN_LENGTH or not async_cache.supported():
         return None
@@ -56,12 +61,18 @@ async def warm_inputs(raw: str | None, *, kind: str, in_thread: InThread) -> War
         return None  # unknown, revoked or another kind: counted on the sync path
     if tokens.stamp_due(identity.token_id):
         await in_thread(tokens.stamp_used, identity.token_id)
-    refusal = await throttle.ahit_token_rate(identity.token_id)
-    if refusal is not None:
-        raise throttle.Throttled(refusal)
+    if count:
+        await charge(identity)
     bundle = None
     if user_id == identity.user_id:
         bundle = cached_bundle(identity.user_id, found[1])
     if bundle is None:
         bundle = await in_thread(bundle_for, identity.user_id)
     return Warm(identity, bundle)
+
+
+async def charge(identity: TokenIdentity) -> None:
+    """Count one request against the token's rate (``throttle.Throttled`` past it)."""
+    refusal = await throttle.ahit_token_rate(identity.token_id)
+    if refusal is not None:
+        raise throttle.Throttled(refusal)

@@ -10,6 +10,7 @@ so that no door (and no module in front of them) imports another to share one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest
@@ -27,9 +28,14 @@ def bearer_token(header: str) -> str | None:
     return value.strip()
 
 
+def bearer_in(headers: Mapping[str, str]) -> str | None:
+    """The bearer token in request headers (case-insensitive), or None."""
+    return bearer_token(headers.get("Authorization", ""))
+
+
 def bearer(request: HttpRequest) -> str | None:
     """The request's bearer token, or None."""
-    return bearer_token(request.headers.get("Authorization", ""))
+    return bearer_in(request.headers)
 
 
 def api_key_or_bearer_token(api_key: str, authorization: str) -> str | None:
@@ -39,11 +45,14 @@ def api_key_or_bearer_token(api_key: str, authorization: str) -> str | None:
     return api_key.strip() or bearer_token(authorization)
 
 
+def api_key_or_bearer_in(headers: Mapping[str, str]) -> str | None:
+    """The ``x-api-key`` or bearer token in request headers (case-insensitive), or None."""
+    return api_key_or_bearer_token(headers.get("x-api-key", ""), headers.get("Authorization", ""))
+
+
 def api_key_or_bearer(request: HttpRequest) -> str | None:
     """The request's ``x-api-key`` or bearer token, or None."""
-    return api_key_or_bearer_token(
-        request.headers.get("x-api-key", ""), request.headers.get("Authorization", "")
-    )
+    return api_key_or_bearer_in(request.headers)
 
 
 #: An API answer (JSON or an event stream) is never a page: nothing to load,

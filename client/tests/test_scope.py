@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 import httpx
 import pytest
 
@@ -48,3 +50,28 @@ def test_text_is_bounded(name: str) -> None:
 
 def test_blank_text_is_no_text() -> None:
     assert scope_from_headers({"X-Curfew-Session": "   ", "X-Curfew-Purpose": ""}) == Scope()
+
+
+class _NoWalk(Mapping[str, str]):
+    """A case-insensitive mapping that refuses to be walked."""
+
+    def __init__(self, found: dict[str, str]) -> None:
+        self.found = {name.lower(): value for name, value in found.items()}
+
+    def __getitem__(self, name: str) -> str:
+        return self.found[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        raise AssertionError("an absent header was looked for by walking the others")
+
+    def __len__(self) -> int:
+        return len(self.found)
+
+
+def test_a_case_insensitive_mapping_is_not_walked_for_absent_headers() -> None:
+    """Only a plain dict is scanned: Django's ``request.headers`` (or the lean
+    route's) answers an absent name itself, and the proxy reads three names,
+    usually all absent, on every call."""
+    assert scope_from_headers(_NoWalk({"x-curfew-purpose": "compaction"})) == Scope(
+        None, "compaction", False
+    )

@@ -22,10 +22,10 @@ implementation:
   request signals around it, as Django's handler runs a sync view.
 
 What the site's middleware did that still applies to an API answer is done
-here by Django's own code, once per distinct request head (``_front``): the
-``Host`` check and the HTTPS redirect (a request that fails either is handed
-to Django, which answers it as before), the security headers, and a policy
-that allows nothing (``http_headers.API_POLICY``: a JSON answer is never a page).
+by Django's own code, once per distinct request head (``asgi_front.Fronts``,
+shared with the proxy's lean route): the ``Host`` check and the HTTPS
+redirect (a request that fails either is handed to Django, which answers it
+as before), the security headers, and a policy that allows nothing.
 ``curfew_site.asgi`` mounts it inside ``BodyGuard`` (body limits stay first).
 """
 
@@ -33,15 +33,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from io import BytesIO
 from typing import Any
 
-from django.core.exceptions import DisallowedHost
-from django.core.handlers.asgi import ASGIRequest
 from django.db import DatabaseError
 from django.http import HttpResponse
-from django.http.response import HttpResponseBase
 from django.utils import timezone
 from redis.exceptions import RedisError
 
@@ -49,10 +44,10 @@ from curfew_core import throttle
 from curfew_core.api.auth import rate_limited, unavailable, with_token
 from curfew_core.api.errors import ApiError, json_object_from
 from curfew_core.api.views import allowed_methods, checked_verdict_request, verdict_body
-from curfew_core.asgi_limits import scope_bearer, scope_header
+from curfew_core.asgi_front import Fronts, Headers, converted, read_body, send_answer
+from curfew_core.asgi_limits import scope_bearer
 from curfew_core.asgi_threads import in_request_thread
 from curfew_core.hot_path import warm_inputs
-from curfew_core.http_headers import ApiAnswers
 from curfew_core.outage import FAILED_MESSAGE
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.tokens import TokenIdentity
@@ -61,7 +56,6 @@ from curfew_core.selectors.verdicts import bundle_state_json
 log = logging.getLogger("curfew.api")
 
 Scope = dict[str, Any]
-Message = dict[str, Any]
 ASGIApp = Callable[..., Awaitable[None]]
 
 VERDICT = "/api/v1/verdict"
@@ -71,29 +65,12 @@ ROUTES = {VERDICT: ("POST",), STATE: ("GET",)}
 JSON = (b"content-type", b"application/json")
 
 
-@dataclass(frozen=True, slots=True)
-class _Front:
-    """What a request head decides before any view (see ``LeanApi._front``)."""
-
-    #: Django answers it (a disallowed ``Host``, an HTTPS redirect).
-    to_django: bool
-    #: The headers every answer to such a head carries.
-    headers: tuple[tuple[bytes, bytes], ...]
-
-
-#: Distinct request heads seen (scheme, server, and the headers that decide):
-#: a deployment sees a handful.
-_FRONT_KEPT = 256
-_FRONT_HEADERS = (b"host", b"x-forwarded-host", b"x-forwarded-port", b"x-forwarded-proto")
-
-
 class LeanApi:
     """``ROUTES`` answered here; every other request goes to ``app``."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._fronts: dict[tuple[Any, ...], _Front] = {}
-        self._answers = ApiAnswers()
+        self._front = Fronts()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"] not in ROUTES:
@@ -103,81 +80,34 @@ class LeanApi:
         if front.to_django:
             await self.app(scope, receive, send)
             return
-        body = await _read_body(receive)
+        body = await read_body(receive)
         if body is None:
             return  # the client went away: nobody to answer
-        status, headers, content = await self._answer(scope, body)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    *headers,
-                    *front.headers,
-                    (b"content-length", str(len(content)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": content})
-
-    # -- the request head -----------------------------------------------------------
-    def _front(self, scope: Scope) -> _Front:
-        key = (
-            scope.get("scheme"),
-            scope.get("server"),
-            *(scope_header(scope, name) for name in _FRONT_HEADERS),
-        )
-        front = self._fronts.get(key)
-        if front is None:
-            front = self._decide_front(scope)
-            if len(self._fronts) >= _FRONT_KEPT:
-                self._fronts.clear()
-            self._fronts[key] = front
-        return front
-
-    def _decide_front(self, scope: Scope) -> _Front:
-        """Django's own checks and headers for this head (once per distinct head)."""
-        request = ASGIRequest({**scope, "method": "GET"}, BytesIO())
-        try:
-            request.get_host()
-        except DisallowedHost:
-            return _Front(True, ())
-        if self._answers.redirect(request) is not None:
-            return _Front(True, ())  # the HTTPS redirect
-        response = HttpResponse()
-        self._answers.finish(request, response)
-        return _Front(
-            False,
-            tuple(
-                (name.lower().encode("latin-1"), value.encode("latin-1"))
-                for name, value in response.items()
-                if name.lower() != "content-type"
-            ),
-        )
+        await send_answer(send, front, *await self._answer(scope, body))
 
     # -- the answer -----------------------------------------------------------------
-    async def _answer(self, scope: Scope, body: bytes) -> tuple[int, list[Any], bytes]:
+    async def _answer(self, scope: Scope, body: bytes) -> tuple[int, Headers, bytes]:
         path = scope["path"]
         methods = ROUTES[path]
         if scope["method"] not in methods:
-            return _converted(allowed_methods(scope["method"], methods))
+            return converted(allowed_methods(scope["method"], methods))
         raw = scope_bearer(scope)
         address = throttle.scope_address(scope)
         try:
             warm = await self._warm(path, raw, address, body)
         except ApiError as exc:
-            return _converted(exc.response())
+            return converted(exc.response())
         except throttle.Throttled as exc:
-            return _converted(rate_limited(exc.refusal))
+            return converted(rate_limited(exc.refusal))
         except (DatabaseError, RedisError):
             log.exception("API: storage unavailable")
-            return _converted(unavailable())
+            return converted(unavailable())
         except Exception:
             log.exception("API: %s failed", path)
-            return _converted(ApiError(500, "internal_error", FAILED_MESSAGE).response())
+            return converted(ApiError(500, "internal_error", FAILED_MESSAGE).response())
         if warm is not None:
             return 200, [JSON], warm
-        return _converted(await _in_thread(_sync_answer, path, raw, address, body))
+        return converted(await _in_thread(_sync_answer, path, raw, address, body))
 
     async def _warm(self, path: str, raw: str | None, address: str, body: bytes) -> bytes | None:
         """The answer from the cache alone, on the event loop (``hot_path``);
@@ -211,24 +141,3 @@ def _sync_answer(path: str, raw: str | None, address: str, body: bytes) -> HttpR
 
 async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
     return await in_request_thread(LeanApi, function, *args)
-
-
-def _converted(response: HttpResponseBase) -> tuple[int, list[Any], bytes]:
-    headers = [
-        (name.lower().encode("latin-1"), str(value).encode("latin-1"))
-        for name, value in response.items()
-    ]
-    return response.status_code, headers, response.content  # type: ignore[attr-defined]
-
-
-async def _read_body(receive: Any) -> bytes | None:
-    """The whole body (``BodyGuard`` in front has bounded it), or ``None`` if
-    the client disconnected first."""
-    chunks = []
-    while True:
-        message: Message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(chunks)

@@ -24,7 +24,9 @@ there, by Django's own middleware methods:
 
 :class:`ProxyRoute` sends ``/v1/…`` here and everything else to Django's app;
 ``curfew_site.asgi`` puts it behind ``BodyGuard``, so the body limits and the
-early token check stay in front.
+early token check stay in front, and behind the proxy's lean route
+(``proxy.lean``), which answers a warm short-circuit itself and hands every
+other call here untouched.
 """
 
 from __future__ import annotations

@@ -29,17 +29,24 @@ def _clamped(body: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
     return apply_verdict(body, verdict, budget_key=settings.CURFEW_UPSTREAM_BUDGET_KEY)
 
 
+DOOR = calls.ModelDoor(
+    name="chat",
+    what="a chat completions JSON object",
+    path=upstream.CHAT_COMPLETIONS,
+    short_circuit=short_circuit_body,
+    apply=_clamped,
+)
+
+
 @csrf_exempt
 @views.labelled_always
 async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     if request.method != "POST":
         return views._not_allowed("POST")
-    call = await calls.read_call(request, "a chat completions JSON object")
+    call = await calls.read_call(request, DOOR.what)
     if not isinstance(call, calls.Call):
         return call
-    return await calls.act(
-        call, upstream.CHAT_COMPLETIONS, short_circuit_body, _clamped, door="chat"
-    )
+    return await calls.act(call, DOOR)
 
 
 @csrf_exempt

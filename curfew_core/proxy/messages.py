@@ -25,7 +25,7 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
-from curfew_core.http_headers import api_key_or_bearer
+from curfew_core.http_headers import api_key_or_bearer_in
 from curfew_core.proxy import calls, upstream
 from curfew_core.proxy.views import (
     BadRequest,
@@ -104,10 +104,20 @@ def protocol_headers(request: HttpRequest) -> dict[str, str]:
 
 #: Anthropic's protocol: the token as ``x-api-key`` (or Bearer), its error shape.
 ANTHROPIC = calls.Dialect(
-    credential=api_key_or_bearer,
+    credential=api_key_or_bearer_in,
     error=anthropic_error,
     unauthorized=unauthorized,
     provider=upstream.ANTHROPIC,
+)
+
+
+DOOR = calls.ModelDoor(
+    name="messages",
+    what="a Messages API JSON object",
+    path=upstream.MESSAGES,
+    short_circuit=anthropic_shapes.short_circuit_body,
+    apply=anthropic_shapes.apply_verdict,
+    dialect=ANTHROPIC,
 )
 
 
@@ -116,18 +126,10 @@ ANTHROPIC = calls.Dialect(
 async def messages(request: HttpRequest) -> HttpResponseBase:
     if request.method != "POST":
         return _not_allowed()
-    call = await calls.read_call(request, "a Messages API JSON object", ANTHROPIC)
+    call = await calls.read_call(request, DOOR.what, DOOR.dialect)
     if not isinstance(call, calls.Call):
         return call
-    return await calls.act(
-        call,
-        upstream.MESSAGES,
-        anthropic_shapes.short_circuit_body,
-        anthropic_shapes.apply_verdict,
-        door="messages",
-        dialect=ANTHROPIC,
-        headers=protocol_headers(request),
-    )
+    return await calls.act(call, DOOR, headers=protocol_headers(request))
 
 
 @csrf_exempt

@@ -24,7 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from curfew_core.engine import Action, Verdict
 from curfew_core.proxy import upstream, views
-from curfew_core.proxy.calls import Call, act, passed, read_call, recording
+from curfew_core.proxy.calls import Call, ModelDoor, act, passed, read_call, recording
 
 #: The error ``code`` (and, with ``type``, the message) of a refused embedding.
 OFF_DUTY_CODE = "curfew_off_duty"
@@ -86,19 +86,22 @@ async def embeddings(request: HttpRequest) -> HttpResponseBase:
     return passed(entry.after(forwarded), verdict)
 
 
+COMPLETIONS = ModelDoor(
+    name="completions",
+    what="a completions JSON object",
+    path=upstream.COMPLETIONS,
+    short_circuit=completions_shapes.short_circuit_body,
+    apply=completions_shapes.apply_verdict,
+)
+
+
 @csrf_exempt
 @views.labelled_always
 async def completions(request: HttpRequest) -> HttpResponseBase:
     """``POST /v1/completions`` (legacy)."""
     if request.method != "POST":
         return views._not_allowed("POST")
-    call = await read_call(request, "a completions JSON object")
+    call = await read_call(request, COMPLETIONS.what)
     if not isinstance(call, Call):
         return call
-    return await act(
-        call,
-        upstream.COMPLETIONS,
-        completions_shapes.short_circuit_body,
-        completions_shapes.apply_verdict,
-        door="completions",
-    )
+    return await act(call, COMPLETIONS)

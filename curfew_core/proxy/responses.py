@@ -24,7 +24,24 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from curfew_core.proxy import upstream, views
-from curfew_core.proxy.calls import OPENAI, Call, act, passed, read_call, read_caller, refused
+from curfew_core.proxy.calls import (
+    OPENAI,
+    Call,
+    ModelDoor,
+    act,
+    passed,
+    read_call,
+    read_caller,
+    refused,
+)
+
+DOOR = ModelDoor(
+    name="responses",
+    what="a Responses API JSON object",
+    path=upstream.RESPONSES,
+    short_circuit=responses_shapes.short_circuit_body,
+    apply=responses_shapes.apply_verdict,
+)
 
 
 @csrf_exempt
@@ -33,16 +50,10 @@ async def create_response(request: HttpRequest) -> HttpResponseBase:
     """``POST /v1/responses``."""
     if request.method != "POST":
         return views._not_allowed("POST")
-    call = await read_call(request, "a Responses API JSON object")
+    call = await read_call(request, DOOR.what)
     if not isinstance(call, Call):
         return call
-    return await act(
-        call,
-        upstream.RESPONSES,
-        responses_shapes.short_circuit_body,
-        responses_shapes.apply_verdict,
-        door="responses",
-    )
+    return await act(call, DOOR)
 
 
 @csrf_exempt

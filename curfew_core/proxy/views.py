@@ -30,10 +30,11 @@ from redis.exceptions import RedisError
 
 from curfew_core import throttle
 from curfew_core.engine import Action, RequestContext, Verdict
-from curfew_core.hot_path import warm_inputs
+from curfew_core.hot_path import Warm, warm_inputs
 from curfew_core.outage import RETRY_AFTER_SECONDS
 from curfew_core.proxy import upstream
 from curfew_core.proxy.concurrency import slots
+from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.verdicts import decide_for, verdict_for
 
 log = logging.getLogger("curfew.proxy")
@@ -50,23 +51,31 @@ class BadRequest(ValueError):
         self.param = param
 
 
-def parse_scope(request: HttpRequest) -> Scope:
-    """Who is asking, from ``X-Curfew-Session`` / ``-Purpose`` / ``-Subagent``:
-    the client's own reading (``curfew_client.scope``), so the proxy and every
-    gateway take the same headers; a bad one is a ``BadRequest`` naming it."""
+def parse_scope(headers: Mapping[str, str]) -> Scope:
+    """Who is asking, from ``X-Curfew-Session`` / ``-Purpose`` / ``-Subagent``
+    (``headers``: case-insensitive, Django's ``request.headers`` or the lean
+    route's): the client's own reading (``curfew_client.scope``), so the proxy
+    and every gateway take the same headers; a bad one is a ``BadRequest``
+    naming it."""
     try:
-        return scope_from_headers(request.headers)
+        return scope_from_headers(headers)
     except ScopeHeaderError as exc:
         raise BadRequest(str(exc), exc.header) from None
+
+
+def check_length(declared: str | None) -> None:
+    """A ``BadRequest`` unless ``declared`` (the ``Content-Length``, if any)
+    is a length within ``MAX_BODY_BYTES``."""
+    length = declared or "0"
+    # ASCII digits only: "²".isdigit() is true and int("²") raises.
+    if not (length.isascii() and length.isdigit()) or int(length) > MAX_BODY_BYTES:
+        raise BadRequest(f"the request body must be at most {MAX_BODY_BYTES // 2**20} MB")
 
 
 def _raw_body(request: HttpRequest) -> bytes:
     if hasattr(request, "_body"):
         return request.body
-    length = request.META.get("CONTENT_LENGTH") or "0"
-    # ASCII digits only: "²".isdigit() is true and int("²") raises.
-    if not (length.isascii() and length.isdigit()) or int(length) > MAX_BODY_BYTES:
-        raise BadRequest(f"the request body must be at most {MAX_BODY_BYTES // 2**20} MB")
+    check_length(request.META.get("CONTENT_LENGTH"))
     return request.read(MAX_BODY_BYTES + 1)
 
 
@@ -91,14 +100,58 @@ async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
     return await sync_to_async(function)(*args)
 
 
+def _decided(warm: Warm, context: RequestContext) -> Judged:
+    verdict, _ = decide_for(warm.bundle, now=timezone.now(), request=context)
+    return Judged(warm.identity.token_id, verdict)
+
+
 async def judge(raw_token: str | None, context: RequestContext, address: str) -> Judged | None:
     """The live token and its verdict: warm, on the event loop with no thread
     (``hot_path``, as the verdict API's lean route); else the sync path."""
     warm = await warm_inputs(raw_token, kind="api", in_thread=_in_thread)
     if warm is None:
         return await sync_to_async(_judge)(raw_token, context, address)
-    verdict, _ = decide_for(warm.bundle, now=timezone.now(), request=context)
-    return Judged(warm.identity.token_id, verdict)
+    return _decided(warm, context)
+
+
+@dataclass(frozen=True, slots=True)
+class Warmly:
+    """A verdict judged warm, and whose token it is (to count the rate)."""
+
+    judged: Judged
+    identity: TokenIdentity
+
+
+#: Where the lean route hands Django's route the verdict it judged (warm,
+#: uncounted) for a call it does not answer itself, so a passed or clamped
+#: call is judged once (an ASGI scope key: only the server sets those).
+JUDGED_AHEAD = "curfew.judged_ahead"
+
+
+def judged_ahead(request: HttpRequest) -> Warmly | None:
+    """The lean route's judgment of this call, if it made one."""
+    scope = getattr(request, "scope", None)
+    ahead = scope.get(JUDGED_AHEAD) if isinstance(scope, dict) else None
+    return ahead if isinstance(ahead, Warmly) else None
+
+
+class _Cold(Exception):
+    """Warm judging needed a thread (a stale row, the once-a-minute stamp)."""
+
+
+async def _no_thread(function: Callable[..., Any], *args: Any) -> Any:
+    raise _Cold
+
+
+async def judge_warm(raw_token: str | None, context: RequestContext) -> Warmly | None:
+    """``judge`` from the cache alone, with no thread and **nothing counted**
+    (the proxy's lean route: it counts with ``hot_path.charge`` only once it
+    answers the call itself); ``None``: anything else, for ``judge`` to do."""
+    try:
+        warm = await warm_inputs(raw_token, kind="api", in_thread=_no_thread, count=False)
+    except _Cold:
+        return None
+    return None if warm is None else Warmly(_decided(warm, context), warm.identity)
 
 
 def labelled(response: HttpResponseBase, verdict: Verdict | None) -> HttpResponseBase:
@@ -176,6 +229,24 @@ def unavailable(error: ErrorAnswer = openai_error) -> HttpResponseBase:
     return labelled(response, None)
 
 
+def failed(exc: Exception, error: ErrorAnswer, method: str, path: str) -> HttpResponseBase:
+    """The answer when a door raised ``exc`` (from inside an ``except``): a
+    throttle's 429, an outage's 503, anything else a 500, in ``error``'s shape."""
+    if isinstance(exc, throttle.Throttled):
+        return labelled(rate_limited(exc.refusal, error), None)
+    if isinstance(exc, (DatabaseError, RedisError)):
+        # Storage is down: a gateway or SDK should retry, not report a bug.
+        log.exception("proxy: storage unavailable on %s %s", method, path)
+        return unavailable(error)
+    log.exception("proxy failed on %s %s", method, path)
+    return labelled(
+        error(
+            500, "the curfew proxy failed; see its log", code="internal_error", type="server_error"
+        ),
+        None,
+    )
+
+
 def labelled_always(view: ProxyView, error: ErrorAnswer = openai_error) -> ProxyView:
     """An unexpected failure still answers in OpenAI's shape (or ``error``'s), with the headers."""
 
@@ -183,23 +254,8 @@ def labelled_always(view: ProxyView, error: ErrorAnswer = openai_error) -> Proxy
     async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
             return await view(request, *args, **kwargs)
-        except throttle.Throttled as exc:
-            return labelled(rate_limited(exc.refusal, error), None)
-        except (DatabaseError, RedisError):
-            # Storage is down: a gateway or SDK should retry, not report a bug.
-            log.exception("proxy: storage unavailable on %s %s", request.method, request.path)
-            return unavailable(error)
-        except Exception:
-            log.exception("proxy failed on %s %s", request.method, request.path)
-            return labelled(
-                error(
-                    500,
-                    "the curfew proxy failed; see its log",
-                    code="internal_error",
-                    type="server_error",
-                ),
-                None,
-            )
+        except Exception as exc:
+            return failed(exc, error, request.method or "", request.path)
 
     return guarded
 

@@ -65,6 +65,30 @@ class AsgiClient:
         content_type: str | None = None,
         **extra: Any,
     ) -> AsgiResponse:
+        scope = self._scope(method, path, body, content_type, extra)
+        signals.request_started.disconnect(close_old_connections)
+        signals.request_finished.disconnect(close_old_connections)
+        try:
+            return async_to_sync(self._call)(scope, body)
+        finally:
+            signals.request_started.connect(close_old_connections)
+            signals.request_finished.connect(close_old_connections)
+
+    async def arequest(
+        self,
+        method: str,
+        path: str,
+        body: bytes = b"",
+        content_type: str | None = None,
+        **extra: Any,
+    ) -> AsgiResponse:
+        """``request`` from an async test (a transactional one: the app's
+        sync work runs in other threads, on their own connections)."""
+        return await self._call(self._scope(method, path, body, content_type, extra), body)
+
+    def _scope(
+        self, method: str, path: str, body: bytes, content_type: str | None, extra: dict[str, Any]
+    ) -> dict[str, Any]:
         path, _, query = path.partition("?")
         headers = [(b"host", extra.pop("host", b"testserver"))]
         if content_type:
@@ -75,14 +99,7 @@ class AsgiClient:
             if name.startswith("HTTP_"):
                 headers.append((_meta_header(name), str(value).encode("latin-1")))
         client = (extra.get("REMOTE_ADDR", "127.0.0.1"), 5000)
-        scope = http_scope(method, path, headers, query=query.encode(), client=client)
-        signals.request_started.disconnect(close_old_connections)
-        signals.request_finished.disconnect(close_old_connections)
-        try:
-            return async_to_sync(self._call)(scope, body)
-        finally:
-            signals.request_started.connect(close_old_connections)
-            signals.request_finished.connect(close_old_connections)
+        return http_scope(method, path, headers, query=query.encode(), client=client)
 
     async def _call(self, scope: dict[str, Any], body: bytes) -> AsgiResponse:
         from curfew_site.asgi import application

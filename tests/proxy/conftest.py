@@ -81,15 +81,23 @@ class Proxy:
         self.api("POST", "overrides", {"debug": moment})
 
 
-@pytest.fixture(scope="session")
+#: The served suites run through both of the proxy's routes: ``lean`` as
+#: deployed (a warm short-circuit answered beside Django, ``proxy/lean.py``),
+#: and ``django`` (``CURFEW_LEAN_API=0``: Django's proxy route answers all).
+PROXY_DOORS = ("lean", "django")
+
+
+@pytest.fixture(scope="session", params=PROXY_DOORS)
 def proxy_app(
+    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     upstream: FakeUpstream,
     anthropic_upstream: FakeAnthropic,
 ) -> Iterator[ServedApp]:
     app = ServedApp(
-        Path(tmp_path_factory.mktemp("proxy")),
+        Path(tmp_path_factory.mktemp(f"proxy-{request.param}")),
         env={
+            "CURFEW_LEAN_API": "1" if request.param == "lean" else "0",
             "CURFEW_UPSTREAM_BASE_URL": f"{upstream.base_url}/v1",
             "CURFEW_UPSTREAM_API_KEY": UPSTREAM_KEY,
             "CURFEW_UPSTREAM_TIMEOUT": "30",

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from django.contrib.auth.models import User
 from django.test import AsyncClient
+from django.utils import timezone
+
+from curfew_core import override_commands
+from curfew_core.services.overrides import override_apply
+from curfew_core.services.tokens import token_create
 
 SECRET = "sk-inprocess-secret-4242"
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
@@ -35,3 +43,17 @@ async def body_of(response: object) -> bytes:
     if getattr(response, "streaming", False):
         return b"".join([chunk async for chunk in response.streaming_content])  # type: ignore[attr-defined]
     return response.content  # type: ignore[attr-defined,no-any-return]
+
+
+def token_at(username: str, clock: str) -> str:
+    """A token of a new user whose clock says ``clock`` on Tuesday 2026-09-29."""
+    user = User.objects.create_user(username)
+    _, raw = token_create(user=user, name="proxy")
+    hour, minute = map(int, clock.split(":"))
+    moment = datetime(2026, 9, 29, hour, minute, tzinfo=ZoneInfo("Asia/Shanghai"))
+    override_apply(
+        user=user,
+        command=override_commands.from_json({"debug": moment.isoformat()}),
+        now=timezone.now(),
+    )
+    return raw

@@ -5,24 +5,17 @@ short-circuit records zero usage and what it saved."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth.models import User
 from django.test import AsyncClient, override_settings
-from django.utils import timezone
 
-from curfew_core import override_commands
 from curfew_core.ledger import recorder
 from curfew_core.models import Decision, DecisionHour
-from curfew_core.services.overrides import override_apply
-from curfew_core.services.tokens import token_create
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream
-from tests.proxy.inprocess import SECRET, body_of
+from tests.proxy.inprocess import SECRET, body_of, token_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,20 +24,6 @@ RESPONSES = {"model": "m", "input": "hi", "max_output_tokens": 4096}
 MESSAGES = {"model": "m", "max_tokens": 4096, "messages": [{"role": "user", "content": "hi"}]}
 COMPLETIONS = {"model": "m", "prompt": "hi", "max_tokens": 4096}
 EMBEDDINGS = {"model": "m", "input": "hi"}
-
-
-def token_at(username: str, clock: str) -> str:
-    """A token of a new user whose clock says ``clock`` on Tuesday 2026-09-29."""
-    user = User.objects.create_user(username)
-    _, raw = token_create(user=user, name="proxy")
-    hour, minute = map(int, clock.split(":"))
-    moment = datetime(2026, 9, 29, hour, minute, tzinfo=ZoneInfo("Asia/Shanghai"))
-    override_apply(
-        user=user,
-        command=override_commands.from_json({"debug": moment.isoformat()}),
-        now=timezone.now(),
-    )
-    return raw
 
 
 @pytest.fixture

@@ -42,10 +42,12 @@ def _lookup(headers: Mapping[str, str], name: str) -> str:
     """``name``'s value whatever the case of the keys (a plain ``dict`` included).
 
     Case-insensitive mappings (Django's ``request.headers``, httpx's,
-    Starlette's) answer the direct lookup; a plain dict falls back to a scan.
+    Starlette's) answer the direct lookup, an absent name included; only a
+    ``dict`` (whose keys keep their case) falls back to a scan, so an absent
+    header, the usual case, costs no walk over the others.
     """
     value = headers.get(name)
-    if value is None:
+    if value is None and isinstance(headers, dict):
         wanted = name.lower()
         value = next((v for k, v in headers.items() if k.lower() == wanted), None)
     return "" if value is None else str(value)
