@@ -3,9 +3,14 @@
 Every message is the ``GET /api/v1/state`` object (plus the capsule's words, and
 with ``?band=24h`` the day's band). It is sent on connect, when
 the user's group hears ``user.changed`` (a save or an override, published after
-the commit), and when the one timer per socket fires at the verdict's
+the commit), and when the socket's timer fires at the verdict's
 ``valid_until``: no socket wakes up to ask whether anything changed. (Without
 Redis, one watcher per process notices other processes' writes: ``watch``.)
+
+A socket is not a channel of its own: the process's one listener (``hub``)
+follows the user's and the session's groups for all its sockets and hands each
+message to them, and sockets waking at the same instant share one timer
+(``alarms``). Ten thousand sockets are then one receive loop and a few timers.
 
 Before each push the socket's credential is checked again (``access``): a
 signed-out session, a changed password or a deactivated user closes it with
@@ -23,10 +28,11 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 
 from curfew_core import throttle
 from curfew_core.events import user_group
-from curfew_core.realtime import access, clock, timers, watch
+from curfew_core.realtime import access, alarms, clock, hub, timers, watch
 from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
@@ -37,8 +43,15 @@ log = logging.getLogger("curfew.realtime")
 
 #: Channel layers drop group members after ``group_expiry`` (a day by default),
 #: which would silently deafen a capsule left open for days. The timer wakes at
-#: least hourly (``timers.MAX_SLEEP``) and renews the membership this often.
+#: least hourly (``timers.MAX_SLEEP``) and renews the hub's memberships this often.
 REJOIN_SECONDS = 3600.0
+
+#: What the hub may hand a capsule, and the handler of each.
+EVENTS = {
+    "user.changed": "user_changed",
+    "user.recheck": "user_recheck",
+    "session.ended": "session_ended",
+}
 
 
 def wants_band(scope: Any) -> bool:
@@ -64,8 +77,15 @@ async def _session_user(session_key: str) -> int | None:
 
 
 class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
+    #: No channel of its own (an alias no setting names, so Channels gives it no
+    #: layer and no receive): the hub hears its groups and calls ``hear``.
+    channel_layer_alias = "curfew-capsule-has-no-channel"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        #: This socket's name for the watcher's roll (it has no channel name).
+        self.key = f"capsule.{id(self):x}"
+        self.hub: hub.Hub | None = None
         self.user_id: int | None = None
         self.token: str | None = None
         #: The session a signed-in socket was opened with (``None`` for a token socket).
@@ -76,11 +96,12 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.closed = False
         self.accepted = False
         self.close_sent = False
-        self.joined_at = 0.0  # event-loop time of the last group_add
         self.wake_at: datetime | None = None
-        self.timer: asyncio.TimerHandle | None = None
-        self.tick: asyncio.Task[None] | None = None
+        #: Handlers started by the hub or a timer; cancelled when the socket goes.
+        self.tasks: set[asyncio.Task[None]] = set()
         # A timer tick and a group message may both want to push; one at a time.
+        # Held from the handshake to the first state, so nothing closes a socket
+        # half-way through its accept.
         self.lock = asyncio.Lock()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -92,7 +113,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             log.exception("capsule socket failed")
             self.closed = True
             self.disarm()
-            watch.leave(getattr(self, "channel_name", ""))
+            watch.leave(self.key)
+            await self.leave_hub()
             if self.close_sent:
                 return
             try:
@@ -114,6 +136,10 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     # -- lifecycle ----------------------------------------------------------------
     async def connect(self) -> None:
+        async with self.lock:
+            await self.open()
+
+    async def open(self) -> None:
         try:
             user_id = await self.authenticate()
         except Exception:
@@ -129,17 +155,19 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             groups.append(session_group(self.session_key))
         # Join before the first read, so a change committed in between is not missed.
         try:
-            for group in groups:
-                await self.channel_layer.group_add(group, self.channel_name)
-                self.groups_joined.append(group)
-            self.joined_at = asyncio.get_running_loop().time()
-            await watch.enroll(self.channel_name, self.channel_layer)
+            layer = get_channel_layer()
+            self.hub = await hub.hub_for(layer)
+            self.groups_joined = groups
+            await self.hub.join(self, groups)
+            await watch.enroll(self.key, layer)
         except Exception:
             log.exception("capsule socket: channel layer unavailable")
+            watch.leave(self.key)
+            await self.leave_hub()
             await self.refuse(CLOSE_UNAVAILABLE, "state unavailable; retry")
             return
         await self.accept()
-        await self.push()
+        await self.send_state()
 
     async def authenticate(self) -> int | None:
         """The user this socket may follow, or ``None`` once refused (4401)."""
@@ -175,20 +203,16 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def disconnect(self, code: int) -> None:
         self.closed = True
         self.disarm()
-        if self.tick is not None and not self.tick.done():
-            self.tick.cancel()
-        watch.leave(self.channel_name)
-        for group in self.groups_joined:
-            try:
-                await self.channel_layer.group_discard(group, self.channel_name)
-            except Exception:
-                # Redis is gone; its group entries expire on their own.
-                log.warning("capsule socket: could not leave %s", group)
+        for task in self.tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+        watch.leave(self.key)
+        await self.leave_hub()
 
-    async def join(self) -> None:
-        for group in self.groups_joined:
-            await self.channel_layer.group_add(group, self.channel_name)
-        self.joined_at = asyncio.get_running_loop().time()
+    async def leave_hub(self) -> None:
+        joined, self.hub = self.hub, None
+        if joined is not None:
+            await joined.leave(self, self.groups_joined)
 
     async def refuse(self, code: int, reason: str) -> None:
         # Accepted first: a browser sees a refused handshake only as 1006.
@@ -200,6 +224,27 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         """The capsule only listens; anything it is sent is ignored."""
 
     # -- events -------------------------------------------------------------------
+    def hear(self, kind: str) -> None:
+        """The hub heard ``kind`` for one of this socket's groups."""
+        name = EVENTS.get(kind)
+        if name is not None and not self.closed:
+            self.spawn(getattr(self, name)({"type": kind}))
+
+    def hub_lost(self) -> None:
+        """The channel layer failed under the hub: this socket can hear nothing more."""
+        self.hub = None
+        self.spawn(self.unavailable())
+
+    async def unavailable(self) -> None:
+        async with self.lock:  # after the handshake, if it is still under way
+            if not self.close_sent:
+                await self.shut(CLOSE_UNAVAILABLE, "state unavailable; retry")
+
+    def spawn(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
     async def user_changed(self, event: dict[str, Any]) -> None:
         """A save or override of this user was committed: re-read and send."""
         await self.push()
@@ -214,22 +259,17 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         """This socket's session signed out."""
         await self.shut(CLOSE_UNAUTHORIZED, "signed out")
 
-    # -- the one timer ------------------------------------------------------------
+    # -- the timer (shared with every socket waking at the same instant) ------------
     def arm(self, wake_at: datetime, now: datetime) -> None:
-        self.disarm()
         self.wake_at = wake_at
-        delay = max(0.0, (wake_at - now).total_seconds()) + timers.LATE.total_seconds()
-        self.timer = asyncio.get_running_loop().call_later(delay, self.on_timer)
+        alarms.arm(self, wake_at, now)
 
     def disarm(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+        alarms.disarm(self)
 
     def on_timer(self) -> None:
-        self.timer = None
         if not self.closed:
-            self.tick = asyncio.ensure_future(self.on_tick())
+            self.spawn(self.on_tick())
 
     async def on_tick(self) -> None:
         now = clock.now()
@@ -238,8 +278,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             self.arm(self.wake_at, now)
             return
         try:
-            if asyncio.get_running_loop().time() - self.joined_at >= REJOIN_SECONDS:
-                await self.join()
+            if self.hub is not None:
+                await self.hub.rejoin(REJOIN_SECONDS)
             await self.push()
         except Exception:
             # Nobody awaits a timer's task: say what went wrong instead of losing it.
@@ -249,31 +289,38 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def push(self) -> None:
         """Read the state as of now, send it, and set the timer for its next change."""
         async with self.lock:
-            if self.closed or self.user_id is None:
-                return
-            try:
-                signed_in = self.session_key is None or (
-                    await _session_user(self.session_key) == self.user_id
-                )
-                state = await capsule_state(user_id=self.user_id, token=self.token, band=self.band)
-            except Exception:
-                log.exception("capsule state for user %s could not be read", self.user_id)
-                await self.shut(CLOSE_UNAVAILABLE, "state unavailable; retry")
-                return
-            if not signed_in:
-                await self.shut(CLOSE_UNAUTHORIZED, "signed out")
-                return
-            if state is None:
-                await self.shut(CLOSE_UNAUTHORIZED, "embed token revoked")
-                return
-            if not state.active:
-                await self.shut(CLOSE_UNAUTHORIZED, "account deactivated")
-                return
-            await self.send(text_data=state.text_for(band=self.band))
-            now = clock.now()
-            self.arm(timers.next_wake(state.payload, now), now)
+            await self.send_state()
+
+    async def send_state(self) -> None:
+        """``push`` under the lock its caller holds."""
+        if self.closed or self.user_id is None:
+            return
+        try:
+            signed_in = self.session_key is None or (
+                await _session_user(self.session_key) == self.user_id
+            )
+            state = await capsule_state(user_id=self.user_id, token=self.token, band=self.band)
+        except Exception:
+            log.exception("capsule state for user %s could not be read", self.user_id)
+            await self.shut(CLOSE_UNAVAILABLE, "state unavailable; retry")
+            return
+        if self.closed:  # closed while reading (signed out, the layer failed)
+            return
+        if not signed_in:
+            await self.shut(CLOSE_UNAUTHORIZED, "signed out")
+            return
+        if state is None:
+            await self.shut(CLOSE_UNAUTHORIZED, "embed token revoked")
+            return
+        if not state.active:
+            await self.shut(CLOSE_UNAUTHORIZED, "account deactivated")
+            return
+        await self.send(text_data=state.text_for(band=self.band))
+        now = clock.now()
+        self.arm(timers.next_wake(state.payload, now), now)
 
     async def shut(self, code: int, reason: str) -> None:
         self.closed = True
         self.disarm()
-        await self.close(code=code, reason=reason)
+        if not self.close_sent:  # a socket is closed once (signed out and failed at once)
+            await self.close(code=code, reason=reason)
