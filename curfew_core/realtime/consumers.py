@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import suppress
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 
@@ -77,9 +79,7 @@ async def _session_user(session_key: str) -> int | None:
 
 
 class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
-    #: No channel of its own (an alias no setting names, so Channels gives it no
-    #: layer and no receive): the hub hears its groups and calls ``hear``.
-    channel_layer_alias = "curfew-capsule-has-no-channel"
+    #: No channel of its own (``serve``): the hub hears its groups and calls ``hear``.
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -98,7 +98,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.close_sent = False
         self.wake_at: datetime | None = None
         #: Handlers started by the hub or a timer; cancelled when the socket goes.
-        self.tasks: set[asyncio.Task[None]] = set()
+        #: (Made on the first: most sockets sit idle, and ten thousand empty sets add up.)
+        self.tasks: set[asyncio.Task[None]] | None = None
         # A timer tick and a group message may both want to push; one at a time.
         # Held from the handshake to the first state, so nothing closes a socket
         # half-way through its accept.
@@ -108,7 +109,7 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         """Whatever fails underneath (the channel layer's receive on a dead Redis)
         ends the socket with 1011, never an HTTP 500 handshake or a bare drop."""
         try:
-            await super().__call__(scope, receive, send)
+            await self.serve(scope, receive, send)
         except Exception:
             log.exception("capsule socket failed")
             self.closed = True
@@ -125,6 +126,17 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
                 )
             except Exception:
                 log.debug("capsule socket: could not send the 1011 close", exc_info=True)
+
+    async def serve(self, scope: Any, receive: Any, send: Any) -> None:
+        """Channels' ``AsyncConsumer.__call__`` for a consumer with no channel: the
+        client's messages are the only input, read in this task (Channels would
+        add a task and an ``asyncio.wait`` per socket to listen to two inputs)."""
+        self.scope = scope
+        self.channel_layer = None
+        self.base_send = send
+        with suppress(StopConsumer):
+            while True:
+                await self.dispatch(await receive())
 
     async def accept(self, subprotocol: str | None = None, headers: Any = None) -> None:
         await super().accept(subprotocol, headers)
@@ -203,7 +215,7 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def disconnect(self, code: int) -> None:
         self.closed = True
         self.disarm()
-        for task in self.tasks:
+        for task in self.tasks or ():
             if task is not asyncio.current_task():
                 task.cancel()
         watch.leave(self.key)
@@ -242,6 +254,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     def spawn(self, work: Any) -> None:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
+        if self.tasks is None:
+            self.tasks = set()
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
