@@ -112,7 +112,7 @@ def post(app: ServedApp, token: str, body: dict[str, Any]) -> Any:
 
 class Capsule(asyncio.Protocol):
     """A bare WebSocket client for one capsule: enough of RFC 6455 to read the
-    server's text frames, and cheap, so ten thousand of them on one event loop
+    server's text frames and answer its pings, and cheap, so ten thousand of them on one event loop
     time the server rather than the client. Offers per-message deflate, as
     browsers do, and inflates when the server takes it."""
 
@@ -168,6 +168,11 @@ class Capsule(asyncio.Protocol):
             if opcode == 0x8:
                 self.fail(RuntimeError(f"closed by the server: {payload[:2].hex()}"))
                 return
+            if opcode == 0x9 and self.transport is not None:  # ping: the server's keepalive
+                mask = os.urandom(4)
+                masked = bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload))
+                self.transport.write(bytes([0x8A, 0x80 | len(payload)]) + mask + masked)
+                continue
             if opcode != 0x1:
                 continue
             if first & 0x40 and self.inflater is not None:  # RSV1: compressed
