@@ -117,5 +117,5 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         await super().send(message)
         if self.handshake_complete and getattr(self, "response", None) is not None:
             # The handshake is answered: its parsed request and response are not read again.
-            self.request = None
-            self.response = None
+            self.request = None  # type: ignore[assignment]
+            self.response = None  # type: ignore[assignment]
