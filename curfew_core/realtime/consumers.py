@@ -10,7 +10,10 @@ Redis, one watcher per process notices other processes' writes: ``watch``.)
 A socket is not a channel of its own: the process's one listener (``hub``)
 follows the user's and the session's groups for all its sockets and hands each
 message to them, and sockets waking at the same instant share one timer
-(``alarms``). Ten thousand sockets are then one receive loop and a few timers.
+(``alarms``). The sockets woken in one event-loop turn are then served in one
+*burst*: one task reads each user's state once and sends it to their sockets in
+turn (``burst``), instead of a task, a lock wait and a shared-read wait per
+socket. Ten thousand sockets are one receive loop, a few timers and one task.
 
 Before each push the socket's credential is checked again (``access``): a
 signed-out session, a changed password or a deactivated user closes it with
@@ -21,6 +24,7 @@ closes it with 1011, never an HTTP 500 on the handshake.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from contextlib import suppress
 from datetime import datetime
@@ -38,7 +42,7 @@ from curfew_core.realtime import access, alarms, clock, hub, timers, watch
 from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
-from curfew_core.realtime.states import capsule_state
+from curfew_core.realtime.states import CapsuleState, capsule_state, shared_state
 from curfew_core.selectors.verdicts import CAPSULE_BANDS
 
 log = logging.getLogger("curfew.realtime")
@@ -47,13 +51,6 @@ log = logging.getLogger("curfew.realtime")
 #: which would silently deafen a capsule left open for days. The timer wakes at
 #: least hourly (``timers.MAX_SLEEP``) and renews the hub's memberships this often.
 REJOIN_SECONDS = 3600.0
-
-#: What the hub may hand a capsule, and the handler of each.
-EVENTS = {
-    "user.changed": "user_changed",
-    "user.recheck": "user_recheck",
-    "session.ended": "session_ended",
-}
 
 
 def wants_band(scope: Any) -> bool:
@@ -238,9 +235,16 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     # -- events -------------------------------------------------------------------
     def hear(self, kind: str) -> None:
         """The hub heard ``kind`` for one of this socket's groups."""
-        name = EVENTS.get(kind)
-        if name is not None and not self.closed:
-            self.spawn(getattr(self, name)({"type": kind}))
+        if self.closed:
+            return
+        if kind == "user.changed":  # a save or override of this user was committed
+            queue_push(self)
+        elif kind == "user.recheck":  # the user was saved (password, active flag)
+            if self.user_id is not None:
+                access.forget(self.user_id)
+            queue_push(self)
+        elif kind == "session.ended":  # this socket's session signed out
+            self.spawn(self.shut(CLOSE_UNAUTHORIZED, "signed out"))
 
     def hub_lost(self) -> None:
         """The channel layer failed under the hub: this socket can hear nothing more."""
@@ -259,20 +263,6 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def user_changed(self, event: dict[str, Any]) -> None:
-        """A save or override of this user was committed: re-read and send."""
-        await self.push()
-
-    async def user_recheck(self, event: dict[str, Any]) -> None:
-        """The user was saved (password, active flag): check the credential now."""
-        if self.user_id is not None:
-            access.forget(self.user_id)
-        await self.push()
-
-    async def session_ended(self, event: dict[str, Any]) -> None:
-        """This socket's session signed out."""
-        await self.shut(CLOSE_UNAUTHORIZED, "signed out")
-
     # -- the timer (shared with every socket waking at the same instant) ------------
     def arm(self, wake_at: datetime, now: datetime) -> None:
         self.wake_at = wake_at
@@ -282,22 +272,24 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         alarms.disarm(self)
 
     def on_timer(self) -> None:
-        if not self.closed:
-            self.spawn(self.on_tick())
-
-    async def on_tick(self) -> None:
+        if self.closed:
+            return
         now = clock.now()
         if self.wake_at is not None and now < self.wake_at:
             # The loop's monotonic timer ran ahead of the wall clock: wait the rest.
             self.arm(self.wake_at, now)
             return
+        if self.hub is not None and self.hub.stale(REJOIN_SECONDS):
+            self.spawn(self.rejoin())
+        queue_push(self)
+
+    async def rejoin(self) -> None:
         try:
             if self.hub is not None:
                 await self.hub.rejoin(REJOIN_SECONDS)
-            await self.push()
         except Exception:
             # Nobody awaits a timer's task: say what went wrong instead of losing it.
-            log.exception("capsule timer for user %s failed", self.user_id)
+            log.exception("capsule socket: could not renew the hub's groups")
 
     # -- sending ------------------------------------------------------------------
     async def push(self) -> None:
@@ -323,18 +315,104 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         if not signed_in:
             await self.shut(CLOSE_UNAUTHORIZED, "signed out")
             return
-        if state is None:
+        now = clock.now()
+        await self.deliver(state, None if state is None else timers.next_wake(state.payload, now))
+
+    async def deliver(self, state: CapsuleState | None, wake_at: datetime | None) -> None:
+        """Send ``state`` (``None``: this socket's token is revoked) and sleep until
+        ``wake_at``; or close, if the state says this socket may see it no more."""
+        if self.closed:
+            return
+        if state is None or (self.token is not None and self.token in state.refused):
             await self.shut(CLOSE_UNAUTHORIZED, "embed token revoked")
             return
         if not state.active:
             await self.shut(CLOSE_UNAUTHORIZED, "account deactivated")
             return
         await self.send(text_data=state.text_for(band=self.band))
-        now = clock.now()
-        self.arm(timers.next_wake(state.payload, now), now)
+        if wake_at is not None:
+            self.arm(wake_at, clock.now())
 
     async def shut(self, code: int, reason: str) -> None:
         self.closed = True
         self.disarm()
         if not self.close_sent:  # a socket is closed once (signed out and failed at once)
             await self.close(code=code, reason=reason)
+
+
+# -- bursts: the sockets woken in one loop turn, served by one task -----------------
+#: Sockets to push to, per event loop, gathered until the loop's next turn.
+_queued: dict[asyncio.AbstractEventLoop, dict[CapsuleConsumer, None]] = {}
+#: Running bursts, held so the loop does not drop them half-way.
+_bursts: set[asyncio.Task[None]] = set()
+#: Sockets one task of a burst sends to in turn.
+WAVE = 64
+
+
+def queue_push(socket: CapsuleConsumer) -> None:
+    """Push to ``socket`` in this turn's burst (every socket woken by one message
+    or one timer joins it before it starts)."""
+    loop = asyncio.get_running_loop()
+    queued = _queued.get(loop)
+    if queued is None:
+        queued = _queued[loop] = {}
+        loop.call_soon(_start_burst, loop)
+    queued[socket] = None
+
+
+def _start_burst(loop: asyncio.AbstractEventLoop) -> None:
+    sockets = list(_queued.pop(loop, {}))
+    # A context of its own: a burst serves sockets of many connections.
+    task = loop.create_task(burst(sockets), context=contextvars.Context())
+    _bursts.add(task)
+    task.add_done_callback(_bursts.discard)
+
+
+async def burst(sockets: list[CapsuleConsumer]) -> None:
+    """Read each user's state once and send it to their sockets in turn.
+
+    A session socket checks its session first (one lookup each), and a socket
+    with a push under way re-reads after it: both take ``push``, their own task.
+    """
+    by_user: dict[int, list[CapsuleConsumer]] = {}
+    for socket in sockets:
+        if socket.closed or socket.user_id is None:
+            continue
+        if socket.session_key is not None or socket.lock.locked():
+            socket.spawn(socket.push())
+        else:
+            by_user.setdefault(socket.user_id, []).append(socket)
+    await asyncio.gather(*(_burst_user(user_id, group) for user_id, group in by_user.items()))
+
+
+async def _burst_user(user_id: int, sockets: list[CapsuleConsumer]) -> None:
+    tokens = {socket.token for socket in sockets if socket.token is not None}
+    try:
+        state = await shared_state(
+            user_id=user_id, tokens=tokens, band=any(socket.band for socket in sockets)
+        )
+    except Exception:
+        log.exception("capsule state for user %s could not be read", user_id)
+        for socket in sockets:
+            socket.spawn(socket.shut(CLOSE_UNAVAILABLE, "state unavailable; retry"))
+        return
+    wake_at = timers.next_wake(state.payload, clock.now())
+    # Sent in turn within a wave, waves side by side: a client that stopped reading
+    # holds up a send until its server notices (keepalive), and then only its wave.
+    waves = [sockets[i : i + WAVE] for i in range(0, len(sockets), WAVE)]
+    await asyncio.gather(*(_send_wave(wave, state, wake_at) for wave in waves))
+
+
+async def _send_wave(
+    sockets: list[CapsuleConsumer], state: CapsuleState, wake_at: datetime
+) -> None:
+    for socket in sockets:
+        if socket.lock.locked():  # a push began meanwhile: it sends after its own read
+            socket.spawn(socket.push())
+            continue
+        try:
+            async with socket.lock:
+                await socket.deliver(state, wake_at)
+        except Exception:
+            # This socket's client is gone (its disconnect follows); the rest still hear.
+            log.debug("capsule burst: could not send to a socket", exc_info=True)

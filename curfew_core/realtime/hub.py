@@ -75,6 +75,11 @@ class Hub:
         if self.failed:
             raise RuntimeError("the channel layer failed")
 
+    def stale(self, max_age: float) -> bool:
+        """A membership is older than ``max_age`` seconds (``rejoin`` renews it)."""
+        now = self.loop.time()
+        return any(now - at >= max_age for at in self.joined_at.values())
+
     async def rejoin(self, max_age: float) -> None:
         """Renew the memberships older than ``max_age`` seconds (channel layers expire them)."""
         now = self.loop.time()
