@@ -76,7 +76,8 @@ async def _session_user(session_key: str) -> int | None:
 
 
 class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
-    #: No channel of its own (``serve``): the hub hears its groups and calls ``hear``.
+    """One capsule socket. It has no channel of its own (``serve``): the hub
+    hears its groups and calls ``hear``; the shared timer calls ``on_timer``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
