@@ -20,13 +20,24 @@ def user_group(user_id: int) -> str:
     return f"curfew-user-{user_id}"
 
 
+#: The key naming the group a message was sent to: one listener per process
+#: (``realtime.hub``) hears every group its capsules follow, on one channel.
+GROUP = "group"
+
+
+def group_event(group: str, kind: str) -> dict[str, str]:
+    """The message sent to ``group``: its ``type``, and the group it was sent to."""
+    return {"type": kind, GROUP: group}
+
+
 def publish_user_changed(user_id: int) -> None:
     """Tell every open capsule of this user to re-read, now. Never raises."""
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(user_group(user_id), {"type": "user.changed"})
+        group = user_group(user_id)
+        async_to_sync(layer.group_send)(group, group_event(group, "user.changed"))
     except Exception:
         # A dead channel layer must not fail the save that already committed;
         # capsules re-sync on their next boundary or reconnect.

@@ -3,9 +3,17 @@
 Every message is the ``GET /api/v1/state`` object (plus the capsule's words, and
 with ``?band=24h`` the day's band). It is sent on connect, when
 the user's group hears ``user.changed`` (a save or an override, published after
-the commit), and when the one timer per socket fires at the verdict's
+the commit), and when the socket's timer fires at the verdict's
 ``valid_until``: no socket wakes up to ask whether anything changed. (Without
 Redis, one watcher per process notices other processes' writes: ``watch``.)
+
+A socket is not a channel of its own: the process's one listener (``hub``)
+follows the user's and the session's groups for all its sockets and hands each
+message to them, and sockets waking at the same instant share one timer
+(``alarms``). The sockets woken in one event-loop turn are then served in one
+*burst*: one task reads each user's state once and sends it to their sockets in
+turn (``burst``), instead of a task, a lock wait and a shared-read wait per
+socket. Ten thousand sockets are one receive loop, a few timers and one task.
 
 Before each push the socket's credential is checked again (``access``): a
 signed-out session, a changed password or a deactivated user closes it with
@@ -16,28 +24,32 @@ closes it with 1011, never an HTTP 500 on the handshake.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
+from contextlib import suppress
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 
 from curfew_core import throttle
 from curfew_core.events import user_group
-from curfew_core.realtime import access, clock, timers, watch
+from curfew_core.realtime import access, alarms, clock, hub, timers, watch
 from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
-from curfew_core.realtime.states import capsule_state
+from curfew_core.realtime.states import CapsuleState, capsule_state, shared_state
 from curfew_core.selectors.verdicts import CAPSULE_BANDS
 
 log = logging.getLogger("curfew.realtime")
 
 #: Channel layers drop group members after ``group_expiry`` (a day by default),
 #: which would silently deafen a capsule left open for days. The timer wakes at
-#: least hourly (``timers.MAX_SLEEP``) and renews the membership this often.
+#: least hourly (``timers.MAX_SLEEP``) and renews the hub's memberships this often.
 REJOIN_SECONDS = 3600.0
 
 
@@ -64,8 +76,14 @@ async def _session_user(session_key: str) -> int | None:
 
 
 class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
+    """One capsule socket. It has no channel of its own (``serve``): the hub
+    hears its groups and calls ``hear``; the shared timer calls ``on_timer``."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        #: This socket's name for the watcher's roll (it has no channel name).
+        self.key = f"capsule.{id(self):x}"
+        self.hub: hub.Hub | None = None
         self.user_id: int | None = None
         self.token: str | None = None
         #: The session a signed-in socket was opened with (``None`` for a token socket).
@@ -76,23 +94,26 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.closed = False
         self.accepted = False
         self.close_sent = False
-        self.joined_at = 0.0  # event-loop time of the last group_add
         self.wake_at: datetime | None = None
-        self.timer: asyncio.TimerHandle | None = None
-        self.tick: asyncio.Task[None] | None = None
+        #: Handlers started by the hub or a timer; cancelled when the socket goes.
+        #: (Made on the first: most sockets sit idle, and ten thousand empty sets add up.)
+        self.tasks: set[asyncio.Task[None]] | None = None
         # A timer tick and a group message may both want to push; one at a time.
+        # Held from the handshake to the first state, so nothing closes a socket
+        # half-way through its accept.
         self.lock = asyncio.Lock()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """Whatever fails underneath (the channel layer's receive on a dead Redis)
         ends the socket with 1011, never an HTTP 500 handshake or a bare drop."""
         try:
-            await super().__call__(scope, receive, send)
+            await self.serve(scope, receive, send)
         except Exception:
             log.exception("capsule socket failed")
             self.closed = True
             self.disarm()
-            watch.leave(getattr(self, "channel_name", ""))
+            watch.leave(self.key)
+            await self.leave_hub()
             if self.close_sent:
                 return
             try:
@@ -104,6 +125,17 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             except Exception:
                 log.debug("capsule socket: could not send the 1011 close", exc_info=True)
 
+    async def serve(self, scope: Any, receive: Any, send: Any) -> None:
+        """Channels' ``AsyncConsumer.__call__`` for a consumer with no channel: the
+        client's messages are the only input, read in this task (Channels would
+        add a task and an ``asyncio.wait`` per socket to listen to two inputs)."""
+        self.scope = scope
+        self.channel_layer = None
+        self.base_send = send
+        with suppress(StopConsumer):
+            while True:
+                await self.dispatch(await receive())
+
     async def accept(self, subprotocol: str | None = None, headers: Any = None) -> None:
         await super().accept(subprotocol, headers)
         self.accepted = True
@@ -114,6 +146,10 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     # -- lifecycle ----------------------------------------------------------------
     async def connect(self) -> None:
+        async with self.lock:
+            await self.open()
+
+    async def open(self) -> None:
         try:
             user_id = await self.authenticate()
         except Exception:
@@ -129,17 +165,19 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             groups.append(session_group(self.session_key))
         # Join before the first read, so a change committed in between is not missed.
         try:
-            for group in groups:
-                await self.channel_layer.group_add(group, self.channel_name)
-                self.groups_joined.append(group)
-            self.joined_at = asyncio.get_running_loop().time()
-            await watch.enroll(self.channel_name, self.channel_layer)
+            layer = get_channel_layer()
+            self.hub = await hub.hub_for(layer)
+            self.groups_joined = groups
+            await self.hub.join(self, groups)
+            await watch.enroll(self.key, layer)
         except Exception:
             log.exception("capsule socket: channel layer unavailable")
+            watch.leave(self.key)
+            await self.leave_hub()
             await self.refuse(CLOSE_UNAVAILABLE, "state unavailable; retry")
             return
         await self.accept()
-        await self.push()
+        await self.send_state()
 
     async def authenticate(self) -> int | None:
         """The user this socket may follow, or ``None`` once refused (4401)."""
@@ -175,20 +213,16 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def disconnect(self, code: int) -> None:
         self.closed = True
         self.disarm()
-        if self.tick is not None and not self.tick.done():
-            self.tick.cancel()
-        watch.leave(self.channel_name)
-        for group in self.groups_joined:
-            try:
-                await self.channel_layer.group_discard(group, self.channel_name)
-            except Exception:
-                # Redis is gone; its group entries expire on their own.
-                log.warning("capsule socket: could not leave %s", group)
+        for task in self.tasks or ():
+            if task is not asyncio.current_task():
+                task.cancel()
+        watch.leave(self.key)
+        await self.leave_hub()
 
-    async def join(self) -> None:
-        for group in self.groups_joined:
-            await self.channel_layer.group_add(group, self.channel_name)
-        self.joined_at = asyncio.get_running_loop().time()
+    async def leave_hub(self) -> None:
+        joined, self.hub = self.hub, None
+        if joined is not None:
+            await joined.leave(self, self.groups_joined)
 
     async def refuse(self, code: int, reason: str) -> None:
         # Accepted first: a browser sees a refused handshake only as 1006.
@@ -200,80 +234,186 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         """The capsule only listens; anything it is sent is ignored."""
 
     # -- events -------------------------------------------------------------------
-    async def user_changed(self, event: dict[str, Any]) -> None:
-        """A save or override of this user was committed: re-read and send."""
-        await self.push()
+    def hear(self, kind: str) -> None:
+        """The hub heard ``kind`` for one of this socket's groups."""
+        if self.closed:
+            return
+        if kind == "user.changed":  # a save or override of this user was committed
+            queue_push(self)
+        elif kind == "user.recheck":  # the user was saved (password, active flag)
+            if self.user_id is not None:
+                access.forget(self.user_id)
+            queue_push(self)
+        elif kind == "session.ended":  # this socket's session signed out
+            self.spawn(self.shut(CLOSE_UNAUTHORIZED, "signed out"))
 
-    async def user_recheck(self, event: dict[str, Any]) -> None:
-        """The user was saved (password, active flag): check the credential now."""
-        if self.user_id is not None:
-            access.forget(self.user_id)
-        await self.push()
+    def hub_lost(self) -> None:
+        """The channel layer failed under the hub: this socket can hear nothing more."""
+        self.hub = None
+        self.spawn(self.unavailable())
 
-    async def session_ended(self, event: dict[str, Any]) -> None:
-        """This socket's session signed out."""
-        await self.shut(CLOSE_UNAUTHORIZED, "signed out")
+    async def unavailable(self) -> None:
+        async with self.lock:  # after the handshake, if it is still under way
+            if not self.close_sent:
+                await self.shut(CLOSE_UNAVAILABLE, "state unavailable; retry")
 
-    # -- the one timer ------------------------------------------------------------
+    def spawn(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
+        if self.tasks is None:
+            self.tasks = set()
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    # -- the timer (shared with every socket waking at the same instant) ------------
     def arm(self, wake_at: datetime, now: datetime) -> None:
-        self.disarm()
         self.wake_at = wake_at
-        delay = max(0.0, (wake_at - now).total_seconds()) + timers.LATE.total_seconds()
-        self.timer = asyncio.get_running_loop().call_later(delay, self.on_timer)
+        alarms.arm(self, wake_at, now)
 
     def disarm(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+        alarms.disarm(self)
 
     def on_timer(self) -> None:
-        self.timer = None
-        if not self.closed:
-            self.tick = asyncio.ensure_future(self.on_tick())
-
-    async def on_tick(self) -> None:
+        if self.closed:
+            return
         now = clock.now()
         if self.wake_at is not None and now < self.wake_at:
             # The loop's monotonic timer ran ahead of the wall clock: wait the rest.
             self.arm(self.wake_at, now)
             return
+        if self.hub is not None and self.hub.stale(REJOIN_SECONDS):
+            self.spawn(self.rejoin())
+        queue_push(self)
+
+    async def rejoin(self) -> None:
         try:
-            if asyncio.get_running_loop().time() - self.joined_at >= REJOIN_SECONDS:
-                await self.join()
-            await self.push()
+            if self.hub is not None:
+                await self.hub.rejoin(REJOIN_SECONDS)
         except Exception:
             # Nobody awaits a timer's task: say what went wrong instead of losing it.
-            log.exception("capsule timer for user %s failed", self.user_id)
+            log.exception("capsule socket: could not renew the hub's groups")
 
     # -- sending ------------------------------------------------------------------
     async def push(self) -> None:
         """Read the state as of now, send it, and set the timer for its next change."""
         async with self.lock:
-            if self.closed or self.user_id is None:
-                return
-            try:
-                signed_in = self.session_key is None or (
-                    await _session_user(self.session_key) == self.user_id
-                )
-                state = await capsule_state(user_id=self.user_id, token=self.token, band=self.band)
-            except Exception:
-                log.exception("capsule state for user %s could not be read", self.user_id)
-                await self.shut(CLOSE_UNAVAILABLE, "state unavailable; retry")
-                return
-            if not signed_in:
-                await self.shut(CLOSE_UNAUTHORIZED, "signed out")
-                return
-            if state is None:
-                await self.shut(CLOSE_UNAUTHORIZED, "embed token revoked")
-                return
-            if not state.active:
-                await self.shut(CLOSE_UNAUTHORIZED, "account deactivated")
-                return
-            await self.send(text_data=state.text_for(band=self.band))
-            now = clock.now()
-            self.arm(timers.next_wake(state.payload, now), now)
+            await self.send_state()
+
+    async def send_state(self) -> None:
+        """``push`` under the lock its caller holds."""
+        if self.closed or self.user_id is None:
+            return
+        try:
+            signed_in = self.session_key is None or (
+                await _session_user(self.session_key) == self.user_id
+            )
+            state = await capsule_state(user_id=self.user_id, token=self.token, band=self.band)
+        except Exception:
+            log.exception("capsule state for user %s could not be read", self.user_id)
+            await self.shut(CLOSE_UNAVAILABLE, "state unavailable; retry")
+            return
+        if self.closed:  # closed while reading (signed out, the layer failed)
+            return
+        if not signed_in:
+            await self.shut(CLOSE_UNAUTHORIZED, "signed out")
+            return
+        now = clock.now()
+        await self.deliver(state, None if state is None else timers.next_wake(state.payload, now))
+
+    async def deliver(self, state: CapsuleState | None, wake_at: datetime | None) -> None:
+        """Send ``state`` (``None``: this socket's token is revoked) and sleep until
+        ``wake_at``; or close, if the state says this socket may see it no more."""
+        if self.closed:
+            return
+        if state is None or (self.token is not None and self.token in state.refused):
+            await self.shut(CLOSE_UNAUTHORIZED, "embed token revoked")
+            return
+        if not state.active:
+            await self.shut(CLOSE_UNAUTHORIZED, "account deactivated")
+            return
+        await self.send(text_data=state.text_for(band=self.band))
+        if wake_at is not None:
+            self.arm(wake_at, clock.now())
 
     async def shut(self, code: int, reason: str) -> None:
         self.closed = True
         self.disarm()
-        await self.close(code=code, reason=reason)
+        if not self.close_sent:  # a socket is closed once (signed out and failed at once)
+            await self.close(code=code, reason=reason)
+
+
+# -- bursts: the sockets woken in one loop turn, served by one task -----------------
+#: Sockets to push to, per event loop, gathered until the loop's next turn.
+_queued: dict[asyncio.AbstractEventLoop, dict[CapsuleConsumer, None]] = {}
+#: Running bursts, held so the loop does not drop them half-way.
+_bursts: set[asyncio.Task[None]] = set()
+#: Sockets one task of a burst sends to in turn.
+WAVE = 64
+
+
+def queue_push(socket: CapsuleConsumer) -> None:
+    """Push to ``socket`` in this turn's burst (every socket woken by one message
+    or one timer joins it before it starts)."""
+    loop = asyncio.get_running_loop()
+    queued = _queued.get(loop)
+    if queued is None:
+        queued = _queued[loop] = {}
+        loop.call_soon(_start_burst, loop)
+    queued[socket] = None
+
+
+def _start_burst(loop: asyncio.AbstractEventLoop) -> None:
+    sockets = list(_queued.pop(loop, {}))
+    # A context of its own: a burst serves sockets of many connections.
+    task = loop.create_task(burst(sockets), context=contextvars.Context())
+    _bursts.add(task)
+    task.add_done_callback(_bursts.discard)
+
+
+async def burst(sockets: list[CapsuleConsumer]) -> None:
+    """Read each user's state once and send it to their sockets in turn.
+
+    A session socket checks its session first (one lookup each), and a socket
+    with a push under way re-reads after it: both take ``push``, their own task.
+    """
+    by_user: dict[int, list[CapsuleConsumer]] = {}
+    for socket in sockets:
+        if socket.closed or socket.user_id is None:
+            continue
+        if socket.session_key is not None or socket.lock.locked():
+            socket.spawn(socket.push())
+        else:
+            by_user.setdefault(socket.user_id, []).append(socket)
+    await asyncio.gather(*(_burst_user(user_id, group) for user_id, group in by_user.items()))
+
+
+async def _burst_user(user_id: int, sockets: list[CapsuleConsumer]) -> None:
+    tokens = {socket.token for socket in sockets if socket.token is not None}
+    try:
+        state = await shared_state(
+            user_id=user_id, tokens=tokens, band=any(socket.band for socket in sockets)
+        )
+    except Exception:
+        log.exception("capsule state for user %s could not be read", user_id)
+        for socket in sockets:
+            socket.spawn(socket.shut(CLOSE_UNAVAILABLE, "state unavailable; retry"))
+        return
+    wake_at = timers.next_wake(state.payload, clock.now())
+    # Sent in turn within a wave, waves side by side: a client that stopped reading
+    # holds up a send until its server notices (keepalive), and then only its wave.
+    waves = [sockets[i : i + WAVE] for i in range(0, len(sockets), WAVE)]
+    await asyncio.gather(*(_send_wave(wave, state, wake_at) for wave in waves))
+
+
+async def _send_wave(
+    sockets: list[CapsuleConsumer], state: CapsuleState, wake_at: datetime
+) -> None:
+    for socket in sockets:
+        if socket.lock.locked():  # a push began meanwhile: it sends after its own read
+            socket.spawn(socket.push())
+            continue
+        try:
+            async with socket.lock:
+                await socket.deliver(state, wake_at)
+        except Exception:
+            # This socket's client is gone (its disconnect follows); the rest still hear.
+            log.debug("capsule burst: could not send to a socket", exc_info=True)

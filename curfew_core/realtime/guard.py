@@ -140,7 +140,9 @@ class CapsuleGuard:
             raise ValueError("CapsuleGuard only guards WebSocket connections")
         raw = token_from_query(scope)
         if raw is not None:
-            headers = [(k, v) for k, v in scope.get("headers", []) if k != b"cookie"]
+            headers = scope.get("headers", [])
+            if any(name == b"cookie" for name, _ in headers):  # else no copy (kept per socket)
+                headers = [(k, v) for k, v in headers if k != b"cookie"]
             scope = {**scope, "headers": headers, CREDENTIAL: "token", TOKEN: raw}
             await self.token_app(scope, receive, send)
         else:

@@ -26,7 +26,7 @@ from django.contrib.auth.signals import user_logged_out
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
-from curfew_core.events import user_group
+from curfew_core.events import group_event, user_group
 from curfew_core.realtime.access import forget, session_tag
 from curfew_core.services import account
 
@@ -40,15 +40,15 @@ def session_group(session_key: str) -> str:
     return f"curfew-session-{session_tag(session_key)}"
 
 
-def _send(group: str, message: dict[str, Any]) -> None:
+def _send(group: str, kind: str) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(group, message)
+        async_to_sync(layer.group_send)(group, group_event(group, kind))
     except Exception:
         # The sign-out or save already happened; every push re-checks anyway.
-        log.exception("could not tell %s: %s", group, message["type"])
+        log.exception("could not tell %s: %s", group, kind)
 
 
 def _session_ended(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
@@ -56,7 +56,7 @@ def _session_ended(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     key = getattr(session, "session_key", None)
     if key:
         # Sent before Django flushes the session, while its key is still known.
-        _send(session_group(key), {"type": "session.ended"})
+        _send(session_group(key), "session.ended")
 
 
 def _sessions_ended(
@@ -65,7 +65,7 @@ def _sessions_ended(
     """Sessions were ended from elsewhere (after the commit): close their sockets."""
     forget(user_id)
     for key in session_keys:
-        _send(session_group(key), {"type": "session.ended"})
+        _send(session_group(key), "session.ended")
 
 
 def _user_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
@@ -77,7 +77,7 @@ def _user_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
 
     def announce() -> None:
         forget(user_id)
-        _send(user_group(user_id), {"type": "user.recheck"})
+        _send(user_group(user_id), "user.recheck")
 
     transaction.on_commit(announce, robust=True)
 

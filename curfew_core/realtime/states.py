@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -104,11 +105,9 @@ def _launch(flight: _Flight) -> None:
     task.add_done_callback(_running.discard)
 
 
-async def capsule_state(
-    *, user_id: int, token: str | None, band: bool = False
-) -> CapsuleState | None:
-    """The state to send, read after this call began; ``None`` if ``token`` is no longer live.
-    With ``band`` its ``band_text`` holds the day's band."""
+async def shared_state(*, user_id: int, tokens: Iterable[str], band: bool) -> CapsuleState:
+    """The state read after this call began, for sockets holding ``tokens`` (see
+    ``CapsuleState.refused``); with ``band`` its ``band_text`` holds the day's band."""
     loop = asyncio.get_running_loop()
     flight = _boarding.get(user_id)
     if flight is None or flight.loop is not loop:
@@ -116,10 +115,18 @@ async def capsule_state(
         _boarding[user_id] = flight
         # The next turn: every socket woken by the same event joins first.
         loop.call_soon(_launch, flight)
-    if token is not None:
-        flight.tokens.add(token)
+    flight.tokens.update(tokens)
     if band:
         flight.band = True
     # A socket that goes away while waiting must not cancel the others' read.
-    state = await asyncio.shield(flight.future)
+    return await asyncio.shield(flight.future)
+
+
+async def capsule_state(
+    *, user_id: int, token: str | None, band: bool = False
+) -> CapsuleState | None:
+    """The state to send, read after this call began; ``None`` if ``token`` is no longer live.
+    With ``band`` its ``band_text`` holds the day's band."""
+    tokens = () if token is None else (token,)
+    state = await shared_state(user_id=user_id, tokens=tokens, band=band)
     return None if token is not None and token in state.refused else state

@@ -24,10 +24,16 @@ def next_local_midnight(now: datetime, timezone_name: str) -> datetime:
     return midnight if midnight > now else now + timedelta(hours=1)
 
 
+def recheck_at(now: datetime) -> datetime:
+    """``MAX_SLEEP`` from ``now``, down to the whole minute: sockets opened within
+    one minute then share one timer (``alarms``) instead of one each."""
+    return (now + MAX_SLEEP).replace(second=0, microsecond=0)
+
+
 def next_wake(payload: dict[str, Any], now: datetime) -> datetime:
     """The verdict's ``valid_until`` (schedule edges, budget steps, override
-    expiry), the local midnight (``day`` changes), or ``MAX_SLEEP``: the earliest."""
-    candidates = [now + MAX_SLEEP, datetime.fromisoformat(payload["valid_until"])]
+    expiry), the local midnight (``day`` changes), or the hourly re-check: the earliest."""
+    candidates = [recheck_at(now), datetime.fromisoformat(payload["valid_until"])]
     # A zone the engine accepted is known here too; an odd one only loses the midnight wake.
     with suppress(KeyError, ValueError):
         candidates.append(next_local_midnight(now, payload["timezone"]))

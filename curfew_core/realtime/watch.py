@@ -31,7 +31,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from curfew_core.cache_policy import bundle_key, token_key
-from curfew_core.events import user_group
+from curfew_core.events import group_event, user_group
 from curfew_core.selectors.changes import Change, recent_changes
 
 log = logging.getLogger("curfew.realtime")
@@ -128,7 +128,8 @@ class Watcher:
                 continue
             failing = False
             for user_id in users:
-                await self.layer.group_send(user_group(user_id), {"type": "user.changed"})
+                group = user_group(user_id)
+                await self.layer.group_send(group, group_event(group, "user.changed"))
 
 
 #: One watcher per event loop (one per server process; tests get one per test).

@@ -276,14 +276,18 @@ async def test_pretend_end_is_pushed_within_a_second(user, set_clock):
 
 async def test_schedule_boundary_is_pushed_by_the_timer_not_a_poll(user, set_clock, monkeypatch):
     reads = 0
-    real_read = consumers.capsule_state
 
-    async def counting_read(**kwargs: Any) -> Any:
-        nonlocal reads
-        reads += 1
-        return await real_read(**kwargs)
+    def counting(real_read: Any) -> Any:
+        async def counting_read(**kwargs: Any) -> Any:
+            nonlocal reads
+            reads += 1
+            return await real_read(**kwargs)
 
-    monkeypatch.setattr(consumers, "capsule_state", counting_read)
+        return counting_read
+
+    # A socket's own push and a burst of woken sockets read through these two.
+    for name in ("capsule_state", "shared_state"):
+        monkeypatch.setattr(consumers, name, counting(getattr(consumers, name)))
     boundary = local("2026-09-29 12:00")  # Tuesday: the morning peak ends
     running = set_clock(boundary - timedelta(seconds=1.5), running=True)
     comm = socket(token=await db(embed_token)(user))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from curfew_core.realtime.timers import MAX_SLEEP, next_local_midnight, next_wake
+from curfew_core.realtime.timers import MAX_SLEEP, next_local_midnight, next_wake, recheck_at
 
 NOW = datetime(2026, 9, 29, 12, 0, tzinfo=UTC)  # 20:00 in Shanghai
 
@@ -32,6 +32,15 @@ def test_a_far_wake_is_rechecked_within_max_sleep():
     # Honolulu's midnight is 22 h away; nothing else changes for a day.
     wake = next_wake(payload(NOW + timedelta(hours=24), "Pacific/Honolulu"), NOW)
     assert wake == NOW + MAX_SLEEP
+
+
+def test_the_hourly_recheck_is_on_a_whole_minute_so_sockets_share_it():
+    # Sockets opened seconds apart wake together (one shared timer), within MAX_SLEEP.
+    opened = [NOW + timedelta(seconds=s, microseconds=ms) for s, ms in ((3, 5), (17, 0), (59, 999))]
+    wakes = {recheck_at(at) for at in opened}
+    assert wakes == {NOW + MAX_SLEEP}
+    for at in opened:
+        assert at < recheck_at(at) <= at + MAX_SLEEP
 
 
 def test_midnight_that_does_not_exist_still_lands_after_now():

@@ -1,0 +1,121 @@
+"""The application and WebSocket protocol as ``bin/serve`` starts them.
+
+``bin/serve`` runs uvicorn with ``--factory curfew_site.serve:application``, so
+each worker imports the app, then moves everything loaded at startup (Django,
+the app's modules, their caches) out of the garbage collector's sight with
+``gc.freeze()``: a server holding ten thousand open sockets would otherwise
+re-walk those objects on every full collection. Collections also run less
+often (``GC_THRESHOLD`` allocations, not 700): each socket allocates a few
+dozen container objects, and the young generation's scans of ten thousand of
+them were most of the time a fan-out took. Reference counting still frees
+almost everything at once; the collector is only for cycles.
+
+``--ws curfew_site.serve:LeanWebSocketProtocol`` is uvicorn's sans-I/O
+websockets protocol with less kept per open socket (a capsule stays open for
+hours, mostly idle): its inbox and its "writable" flag hold no empty deques
+(an ``asyncio.Queue`` is four of them, about 3 KiB a socket), and the parsed
+handshake request and response are dropped once the handshake is answered.
+Its behaviour is uvicorn's (``tests/production`` runs ``bin/serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections import deque
+from typing import Any
+
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+#: First-generation threshold (CPython's default is 700).
+GC_THRESHOLD = 20_000
+
+
+def application() -> Any:
+    from curfew_site.asgi import application as app
+
+    gc.collect()
+    gc.freeze()
+    _, second, third = gc.get_threshold()
+    gc.set_threshold(GC_THRESHOLD, second, third)
+    return app
+
+
+class Inbox:
+    """What uvicorn uses of ``asyncio.Queue`` (``put_nowait``, ``get``, ``empty``)
+    for its one reader (the app's ``receive``), holding nothing while empty."""
+
+    __slots__ = ("items", "waiter")
+
+    def __init__(self) -> None:
+        self.items: deque[Any] | None = None
+        self.waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: Any) -> None:
+        if self.items is None:
+            self.items = deque()
+        self.items.append(item)
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    async def get(self) -> Any:
+        while not self.items:
+            self.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+        item = self.items.popleft()
+        if not self.items:
+            self.items = None
+        return item
+
+    def empty(self) -> bool:
+        return not self.items
+
+
+class Flag:
+    """What uvicorn uses of ``asyncio.Event`` (``set``, ``clear``, ``wait``),
+    holding no waiter list while nobody waits (almost always: it is set)."""
+
+    __slots__ = ("value", "waiters")
+
+    def __init__(self) -> None:
+        self.value = False
+        self.waiters: list[asyncio.Future[None]] | None = None
+
+    def set(self) -> None:
+        self.value = True
+        waiters, self.waiters = self.waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def clear(self) -> None:
+        self.value = False
+
+    def is_set(self) -> bool:
+        return self.value
+
+    async def wait(self) -> None:
+        while not self.value:
+            waiter = asyncio.get_running_loop().create_future()
+            if self.waiters is None:
+                self.waiters = []
+            self.waiters.append(waiter)
+            await waiter
+
+
+class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.queue = Inbox()  # type: ignore[assignment]
+        self.writable = Flag()  # type: ignore[assignment]
+        self.writable.set()
+
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if self.handshake_complete and getattr(self, "response", None) is not None:
+            # The handshake is answered: its parsed request and response are not read again.
+            self.request = None  # type: ignore[assignment]
+            self.response = None  # type: ignore[assignment]
