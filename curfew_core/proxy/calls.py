@@ -230,6 +230,7 @@ def recording(call: Call, door: str, *, action: str | None = None) -> usage.Reco
         call.verdict,
         door=door,
         at=timezone.now(),
+        user_id=call.judged.user_id,
         token_id=call.judged.token_id,
         session=call.scope.session_id,
         purpose=call.scope.purpose,

@@ -119,6 +119,7 @@ class Recording:
         door: str,
         at: datetime,
         token_id: int,
+        user_id: int | None = None,
         session: str | None,
         purpose: str | None,
         budget_before: int | None,
@@ -128,6 +129,7 @@ class Recording:
         self.door = door
         self.at = at
         self.token_id = token_id
+        self.user_id = user_id
         self.session = session
         self.purpose = purpose
         self.budget_before = budget_before
@@ -143,6 +145,7 @@ class Recording:
                 self.verdict,
                 door=self.door,
                 at=self.at,
+                user_id=self.user_id,
                 token_id=self.token_id,
                 session=self.session,
                 purpose=self.purpose,

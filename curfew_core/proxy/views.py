@@ -83,6 +83,8 @@ def _raw_body(request: HttpRequest) -> bytes:
 class Judged:
     token_id: int
     verdict: Verdict
+    #: Whose token it is: the ledger's entry then needs no lookup by token.
+    user_id: int
 
 
 def _judge(raw_token: str | None, context: RequestContext, address: str) -> Judged | None:
@@ -92,7 +94,7 @@ def _judge(raw_token: str | None, context: RequestContext, address: str) -> Judg
     if identity is None:
         return None
     verdict, _ = verdict_for(user_id=identity.user_id, now=timezone.now(), request=context)
-    return Judged(identity.token_id, verdict)
+    return Judged(identity.token_id, verdict, identity.user_id)
 
 
 async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
@@ -102,7 +104,7 @@ async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
 
 def _decided(warm: Warm, context: RequestContext) -> Judged:
     verdict, _ = decide_for(warm.bundle, now=timezone.now(), request=context)
-    return Judged(warm.identity.token_id, verdict)
+    return Judged(warm.identity.token_id, verdict, warm.identity.user_id)
 
 
 async def judge(raw_token: str | None, context: RequestContext, address: str) -> Judged | None:

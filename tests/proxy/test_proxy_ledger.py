@@ -85,6 +85,9 @@ async def test_a_passed_call_records_one_row_with_the_upstreams_usage(
     token = await sync_to_async(token_at)("on-duty", "20:00")
     assert await recorded() == []  # the control: nothing before the call
     await call(token, path, body, **{"X-Curfew-Session": "s-1"})
+    # Recorded with its user, so it joined the batch as it is stored (the
+    # entries the flusher must look up by token wait apart).
+    assert (recorder.pending(), len(recorder._buffer)) == (1, 0)
     [row] = await recorded()
     assert (row.door, row.state, row.action) == (door, "on-duty", "pass")
     assert (row.input_tokens, row.output_tokens) == usage
