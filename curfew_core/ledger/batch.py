@@ -20,11 +20,11 @@ No Django, no I/O: the instant's database form comes from the caller.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry
+from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry, clamp_saving, not_sent
 
 #: The raw row's columns, in the order ``Batch.add`` gives them (a test checks
 #: them against the model: a new column cannot be silently left out).
@@ -85,10 +85,6 @@ class Batch:
     def add(self, entry: Entry, user_id: int) -> None:
         at = entry.at
         minute = int(at.timestamp()) // 60
-        dry_run = entry.dry_run
-        action = entry.action
-        before = entry.budget_before
-        after = entry.budget_after
         usage_in = entry.input_tokens
         usage_out = entry.output_tokens
         self.rows.append(
@@ -98,33 +94,30 @@ class Batch:
                 (entry.session or "")[:MAX_SCOPE],
                 (entry.purpose or "")[:MAX_SCOPE],
                 entry.state,
-                action,
+                entry.action,
                 entry.reason[:MAX_REASON],
-                before,
-                after,
+                entry.budget_before,
+                entry.budget_after,
                 entry.door,
                 entry.exempt,
-                dry_run,
+                entry.dry_run,
                 usage_in,
                 usage_out,
                 entry.client_id,
             )
         )
-        key = (user_id, minute, entry.state, action)
+        key = (user_id, minute, entry.state, entry.action)
         sums = self.tallies.get(key)
         if sums is None:
             sums = self.tallies[key] = [0, 0, 0, 0, 0, 0, 0, 0]
         sums[0] += 1
         if entry.exempt:
             sums[1] += 1
-        if dry_run:
+        if entry.dry_run:
             sums[2] += 1
-        elif action == "short-circuit":  # nothing went upstream (a dry run never acts)
+        if not_sent(entry):
             sums[3] += 1
-        elif action == "clamp" and before is not None and after is not None and before > after:
-            # What the clamp kept from being generated (an upper bound: the
-            # answer may have ended sooner).
-            sums[4] += before - after
+        sums[4] += clamp_saving(entry)
         if usage_in is not None or usage_out is not None:
             sums[5] += 1
             sums[6] += usage_in or 0
@@ -163,6 +156,3 @@ class Batch:
             return
         self.rows = [row for row in self.rows if row[0] in kept]
         self.tallies = {key: sums for key, sums in self.tallies.items() if key[0] in kept}
-
-    def tally_items(self) -> Iterator[tuple[TallyKey, list[int]]]:
-        return iter(self.tallies.items())

@@ -26,9 +26,9 @@ MAX_SCOPE = 200
 
 @dataclass(slots=True)
 class Entry:
-    """One decision that was acted on. Either ``user_id`` or ``token_id`` names
-    whose it is (the proxy knows only the token on its hot path; the flusher
-    looks its user up, once per batch).
+    """One decision that was acted on. ``user_id`` names whose it is (the
+    doors know it); an entry with only its ``token_id`` waits for the flusher
+    to look its user up, once per batch.
 
     Not ``frozen``: a frozen dataclass sets each field through
     ``object.__setattr__``, five times the cost of building this one on every

@@ -8,9 +8,8 @@ thread that writes what has gathered at most every
 never waits for the database, the flusher has no Python work per decision to
 hold the GIL with, and a crashed process loses at most the last second of
 decisions (``tests/ledger/test_crash.py`` kills one to prove it). An entry
-that names only its token (the proxy's, where the user is not at hand) or
-carries a gateway's own id waits as it is: the flusher finds its user and
-drops a repeated report, once per batch.
+that names only its token or carries a gateway's own id waits as it is: the
+flusher finds its user and drops a repeated report, once per batch.
 
 A stop signal is not a crash: uvicorn's workers drain their requests and then
 die of the re-raised SIGTERM, where no exit hook runs. So the first record
@@ -239,10 +238,9 @@ def _put_back(batch: Batch | None, entries: list[Entry]) -> None:
     """A refused batch goes back in front of what arrived meanwhile, bounded."""
     global _batch, dropped
     _buffer.extendleft(reversed(entries))
-    over = len(_buffer) - MAX_BUFFERED
-    for _ in range(max(0, over)):
+    lost = max(0, len(_buffer) - MAX_BUFFERED)
+    for _ in range(lost):
         _buffer.popleft()
-    lost = max(0, over)
     if batch is not None:
         with _batch_lock:
             if _batch is not None:

@@ -80,6 +80,13 @@ class _SqliteUtcText:
 _SECONDS = tuple(f"{second:02d}" for second in range(61))
 
 
+#: Raw rows per INSERT (15 parameters each; SQLite allows 32766 in all), the
+#: largest first. Few sizes, so few statement texts: SQLite keeps each parsed
+#: (the flusher's connection lives from tick to tick), where a statement of
+#: each flush's own length was parsed anew every second.
+_INSERT_SIZES = (1000, 100, 10, 1)
+
+
 def _insert_rows(rows: Sequence[Row]) -> None:
     """The raw rows: by ``COPY`` on PostgreSQL, elsewhere by multi-row
     ``INSERT``s of a few fixed sizes (``_INSERT_SIZES``).
@@ -89,27 +96,36 @@ def _insert_rows(rows: Sequence[Row]) -> None:
     once per row, dropping and taking back the GIL each time. The rows come
     built (``Batch.add``): their parameters are bound in C, and the database's
     work runs without the GIL, so the flusher hardly holds it."""
-    q = connection.ops.quote_name
-    names = ", ".join(q(c) for c in ROW_COLUMNS)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # COPY: psycopg's client-side binding splits a 15,000-placeholder
             # statement in Python (~80 µs a row); COPY formats a row in C (~6).
-            copy_sql = f"COPY {q(Decision._meta.db_table)} ({names}) FROM STDIN"
-            with connection.wrap_database_errors, cursor.copy(copy_sql) as copy:
+            with connection.wrap_database_errors, cursor.copy(_copy_sql()) as copy:
                 for row in rows:
                     copy.write_row(row)
             return
         for first, size in _chunks(len(rows)):
-            chunk = rows[first : first + size]
-            # Only quoted model names and placeholders: no value is in the text.
-            sql = f"INSERT INTO {q(Decision._meta.db_table)} ({names}) VALUES {_marks(len(chunk))}"  # noqa: S608
-            _execute(cursor, sql, list(chain.from_iterable(chunk)))
+            _execute(
+                cursor, _insert_sql(size), list(chain.from_iterable(rows[first : first + size]))
+            )
 
 
-def _marks(count: int) -> str:
+def _columns() -> str:
+    q = connection.ops.quote_name
+    return f"{q(Decision._meta.db_table)} ({', '.join(q(c) for c in ROW_COLUMNS)})"
+
+
+def _copy_sql() -> str:
+    return f"COPY {_columns()} FROM STDIN"
+
+
+@functools.lru_cache(maxsize=len(_INSERT_SIZES))
+def _insert_sql(size: int) -> str:
+    """The INSERT of ``size`` rows, built once per size (the same text object
+    each flush: its 15,000 placeholders are not joined, nor hashed, again)."""
     row = "(" + ", ".join(["%s"] * len(ROW_COLUMNS)) + ")"
-    return ", ".join([row] * count)
+    # Only quoted model names and placeholders: no value is in the text.
+    return f"INSERT INTO {_columns()} VALUES {', '.join([row] * size)}"  # noqa: S608
 
 
 def _execute(cursor: Any, sql: str, params: list[Any]) -> None:
@@ -128,13 +144,6 @@ def _execute(cursor: Any, sql: str, params: list[Any]) -> None:
 @functools.lru_cache(maxsize=8)
 def _qmark(sql: str) -> str:
     return sql.replace("%s", "?")
-
-
-#: Raw rows per INSERT (15 parameters each; SQLite allows 32766 in all), the
-#: largest first. Few sizes, so few statement texts: SQLite keeps each parsed
-#: (the flusher's connection lives from tick to tick), where a statement of
-#: each flush's own length was parsed anew every second.
-_INSERT_SIZES = (1000, 100, 10, 1)
 
 
 def _chunks(count: int) -> list[tuple[int, int]]:
@@ -181,7 +190,7 @@ def _hours(batch: Batch) -> list[tuple[Any, ...]]:
     default_zone = _zone(None)
     hours: dict[tuple[int, datetime, str, str], list[Any]] = {}
     hour_of: dict[tuple[zoneinfo.ZoneInfo, datetime], Any] = {}
-    for (user_id, epoch_minute, state, action), sums in batch.tally_items():
+    for (user_id, epoch_minute, state, action), sums in batch.tallies.items():
         zone = zones.get(user_id, default_zone)
         minute = datetime.fromtimestamp(epoch_minute * 60, UTC)
         local = hour_of.get((zone, minute))
