@@ -11,15 +11,18 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 from django.contrib.auth.models import User
+from django.test import override_settings
 from django.utils import timezone
 
 from curfew_core import override_commands
+from curfew_core.ledger import recorder
 from curfew_core.proxy import upstream as upstream_module
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.tokens import token_create
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ServedApp
+from tests.proxy.inprocess import SECRET
 
 UPSTREAM_KEY = "sk-upstream-secret"
 ANTHROPIC_KEY = "sk-ant-upstream-secret"
@@ -38,6 +41,21 @@ def anthropic_upstream() -> Iterator[FakeAnthropic]:
     fake = FakeAnthropic().start()
     yield fake
     fake.stop()
+
+
+@pytest.fixture
+def both_upstreams(upstream: FakeUpstream, anthropic_upstream: FakeAnthropic) -> Iterator[None]:
+    """Both fake upstreams as the in-process proxy's (so a call that should not
+    go there could), and an empty ledger buffer before and after."""
+    recorder.discard()
+    with override_settings(
+        CURFEW_UPSTREAM_BASE_URL=f"{upstream.base_url}/v1",
+        CURFEW_UPSTREAM_API_KEY=SECRET,
+        CURFEW_ANTHROPIC_UPSTREAM_BASE_URL=f"{anthropic_upstream.base_url}/anthropic",
+        CURFEW_ANTHROPIC_UPSTREAM_API_KEY=SECRET,
+    ):
+        yield
+    recorder.discard()
 
 
 @pytest.fixture(autouse=True)

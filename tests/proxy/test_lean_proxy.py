@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from io import BytesIO
 from typing import Any
 
@@ -33,7 +32,7 @@ from curfew_testkit.asgi_scope import http_scope
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream
 from tests.api.lean_client import AsgiClient, AsgiResponse
-from tests.proxy.inprocess import SECRET, token_at
+from tests.proxy.inprocess import token_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,20 +54,6 @@ SHORT = [
 ]
 SHORT_IDS = [f"{door}{'-sse' if body.get('stream') else ''}" for door, _, body in SHORT]
 SECURITY = ("X-Content-Type-Options", "Referrer-Policy", "Cross-Origin-Opener-Policy")
-
-
-@pytest.fixture
-def live(upstream: FakeUpstream, anthropic_upstream: FakeAnthropic) -> Iterator[None]:
-    """The fake upstreams as the proxy's (so a call that should not go there could)."""
-    recorder.discard()
-    with override_settings(
-        CURFEW_UPSTREAM_BASE_URL=f"{upstream.base_url}/v1",
-        CURFEW_UPSTREAM_API_KEY=SECRET,
-        CURFEW_ANTHROPIC_UPSTREAM_BASE_URL=f"{anthropic_upstream.base_url}/anthropic",
-        CURFEW_ANTHROPIC_UPSTREAM_API_KEY=SECRET,
-    ):
-        yield
-    recorder.discard()
 
 
 class Watch:
@@ -131,7 +116,7 @@ def comparable(content: bytes) -> bytes:
 
 @pytest.mark.parametrize(("door", "path", "body"), SHORT, ids=SHORT_IDS)
 async def test_a_warm_short_circuit_takes_no_thread_no_query_and_not_django(
-    live: None,
+    both_upstreams: None,
     closing: None,
     upstream: FakeUpstream,
     anthropic_upstream: FakeAnthropic,
@@ -155,7 +140,7 @@ async def test_a_warm_short_circuit_takes_no_thread_no_query_and_not_django(
 
 @pytest.mark.parametrize(("door", "path", "body"), SHORT, ids=SHORT_IDS)
 async def test_the_answer_is_the_django_routes(
-    live: None,
+    both_upstreams: None,
     closing: None,
     monkeypatch: pytest.MonkeyPatch,
     door: str,
@@ -189,7 +174,7 @@ async def test_the_answer_is_the_django_routes(
     ids=["not-json", "not-an-object", "bad-scope-header"],
 )
 async def test_a_bad_call_is_the_django_routes_400(
-    live: None,
+    both_upstreams: None,
     monkeypatch: pytest.MonkeyPatch,
     body: bytes,
     extra: dict[str, str],
@@ -216,7 +201,7 @@ async def test_a_bad_call_is_the_django_routes_400(
     ("clock", "action"), [("20:00", "pass"), ("23:30", "clamp"), ("10:00", "pass")]
 )
 async def test_a_call_that_goes_upstream_goes_through_django_counted_once(
-    live: None,
+    both_upstreams: None,
     closing: None,
     upstream: FakeUpstream,
     monkeypatch: pytest.MonkeyPatch,
@@ -250,7 +235,7 @@ async def test_a_call_that_goes_upstream_goes_through_django_counted_once(
 
 
 async def test_a_throttled_short_circuit_is_refused_in_the_doors_shape(
-    live: None, monkeypatch: pytest.MonkeyPatch
+    both_upstreams: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     token = await sync_to_async(token_at)("peak", "10:00")
     with override_settings(CURFEW_TOKEN_RATE="2/minute"):
@@ -270,7 +255,7 @@ async def test_a_throttled_short_circuit_is_refused_in_the_doors_shape(
 
 
 async def test_a_cold_call_is_djangos_and_warms_the_next(
-    live: None, monkeypatch: pytest.MonkeyPatch
+    both_upstreams: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     token = await sync_to_async(token_at)("peak", "10:00")
     watch = Watch(monkeypatch)
@@ -284,7 +269,7 @@ async def test_a_cold_call_is_djangos_and_warms_the_next(
 
 
 async def test_what_the_lean_route_does_not_serve_is_djangos(
-    live: None, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+    both_upstreams: None, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     token = await sync_to_async(token_at)("peak", "10:00")
     await warm(token)
@@ -329,7 +314,7 @@ def test_scope_headers_read_as_djangos_request_headers() -> None:
 
 
 async def test_a_client_gone_before_its_body_is_answered_nothing_and_not_counted(
-    live: None,
+    both_upstreams: None,
 ) -> None:
     token = await sync_to_async(token_at)("peak", "10:00")
     sent: list[Any] = []

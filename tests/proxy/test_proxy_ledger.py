@@ -4,18 +4,17 @@ short-circuit records zero usage and what it saved."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.test import AsyncClient, override_settings
+from django.test import AsyncClient
 
 from curfew_core.ledger import recorder
 from curfew_core.models import Decision, DecisionHour
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream
-from tests.proxy.inprocess import SECRET, body_of, token_at
+from tests.proxy.inprocess import body_of, token_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,19 +23,6 @@ RESPONSES = {"model": "m", "input": "hi", "max_output_tokens": 4096}
 MESSAGES = {"model": "m", "max_tokens": 4096, "messages": [{"role": "user", "content": "hi"}]}
 COMPLETIONS = {"model": "m", "prompt": "hi", "max_tokens": 4096}
 EMBEDDINGS = {"model": "m", "input": "hi"}
-
-
-@pytest.fixture
-def live(upstream: FakeUpstream, anthropic_upstream: FakeAnthropic) -> Iterator[None]:
-    recorder.discard()
-    with override_settings(
-        CURFEW_UPSTREAM_BASE_URL=f"{upstream.base_url}/v1",
-        CURFEW_UPSTREAM_API_KEY=SECRET,
-        CURFEW_ANTHROPIC_UPSTREAM_BASE_URL=f"{anthropic_upstream.base_url}/anthropic",
-        CURFEW_ANTHROPIC_UPSTREAM_API_KEY=SECRET,
-    ):
-        yield
-    recorder.discard()
 
 
 async def call(token: str, path: str, body: dict[str, Any], **headers: str) -> bytes:
@@ -80,7 +66,12 @@ PASSED = [
 
 @pytest.mark.parametrize(("door", "path", "body", "usage"), PASSED)
 async def test_a_passed_call_records_one_row_with_the_upstreams_usage(
-    live: None, closing: None, door: str, path: str, body: dict[str, Any], usage: tuple[Any, Any]
+    both_upstreams: None,
+    closing: None,
+    door: str,
+    path: str,
+    body: dict[str, Any],
+    usage: tuple[Any, Any],
 ) -> None:
     token = await sync_to_async(token_at)("on-duty", "20:00")
     assert await recorded() == []  # the control: nothing before the call
@@ -111,7 +102,7 @@ async def test_a_passed_call_records_one_row_with_the_upstreams_usage(
     ],
 )
 async def test_a_clamped_call_records_the_budget_it_kept(
-    live: None, closing: None, door: str, path: str, body: dict[str, Any]
+    both_upstreams: None, closing: None, door: str, path: str, body: dict[str, Any]
 ) -> None:
     token = await sync_to_async(token_at)("winding", "23:30")
     await call(token, path, body)
@@ -137,7 +128,7 @@ async def test_a_clamped_call_records_the_budget_it_kept(
     ],
 )
 async def test_a_short_circuit_records_zero_usage_and_a_request_not_sent(
-    live: None,
+    both_upstreams: None,
     closing: None,
     upstream: FakeUpstream,
     anthropic_upstream: FakeAnthropic,
@@ -157,7 +148,7 @@ async def test_a_short_circuit_records_zero_usage_and_a_request_not_sent(
 
 
 async def test_an_exempt_call_off_duty_is_recorded_as_such(
-    live: None, closing: None, upstream: FakeUpstream
+    both_upstreams: None, closing: None, upstream: FakeUpstream
 ) -> None:
     token = await sync_to_async(token_at)("exempt", "10:00")
     await call(token, "/v1/chat/completions", CHAT, **{"X-Curfew-Purpose": "title"})
