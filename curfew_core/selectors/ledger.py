@@ -103,4 +103,11 @@ def hour_buckets(*, user_id: int, since: datetime, until: datetime) -> list[Buck
 
 def savings_between(*, user_id: int, since: datetime, until: datetime) -> Savings:
     """What the curfew saved the user in ``[since, until)`` (whole hours)."""
-    return savings(hour_buckets(user_id=user_id, since=since, until=until), prices_for(user_id))
+    return savings_of(
+        user_id=user_id, buckets=hour_buckets(user_id=user_id, since=since, until=until)
+    )
+
+
+def savings_of(*, user_id: int, buckets: list[Bucket]) -> Savings:
+    """What ``buckets`` (hourly totals, however filtered) saved, at the user's prices."""
+    return savings(buckets, prices_for(user_id))

@@ -2,8 +2,8 @@
 local days, the hourly totals to chart, the sessions to filter by, the recent
 decisions on the user's clock, and the rows of the CSV export.
 
-What was saved is not computed here: the page asks
-``selectors.ledger.savings_between`` (``curfew_core.ledger.savings``), the one
+What was saved is not computed here: the page hands the hours it read to
+``selectors.ledger.savings_of`` (``curfew_core.ledger.savings``), the one
 arithmetic the API uses too.
 """
 
@@ -14,9 +14,12 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Max, Q
+from django.db.models import Count, F, Max, Q, Sum, Value
+from django.db.models.functions import Coalesce, Greatest, Trunc
 
 from curfew_core import schedule_config
+from curfew_core.ledger.hours import local_hour
+from curfew_core.ledger.savings import Bucket
 from curfew_core.models import Decision, DecisionHour
 
 #: The periods the page offers, in local days (today included).
@@ -78,16 +81,121 @@ class ChartCell:
     dry_run: int = 0
 
 
-def chart_cells(*, user_id: int, period: Period) -> list[ChartCell]:
-    """The user's hourly totals in ``period``, oldest first."""
-    rows = (
-        DecisionHour.objects.filter(
-            user_id=user_id, hour_start__gte=period.since, hour_start__lt=period.until
-        )
-        .order_by("hour_start", "state", "action")
-        .values_list("local_date", "local_hour", "state", "action", "count", "dry_run")
+@dataclass(frozen=True, slots=True)
+class Hours:
+    """The hourly totals the Activity card draws and adds up: the chart's
+    cells and the buckets the savings arithmetic reads, for one filter."""
+
+    cells: list[ChartCell]
+    buckets: list[Bucket]
+    #: Read from the raw decisions (a session filter): only as far back as they are kept.
+    from_decisions: bool
+
+
+def hours(*, user_id: int, period: Period, session: str | None = None) -> Hours:
+    """The user's hourly totals in ``period``, oldest first, of every session or one.
+
+    Without a session they are the stored aggregates (kept indefinitely). The
+    aggregates have no session, so for one session they are summed here from
+    its raw decisions, grouped in SQL by UTC hour (by minute in a zone whose
+    offset is not whole hours) and put in local hours by the aggregator's own
+    ``local_hour``: the same hours, DST included, as the stored ones."""
+    if session:
+        return _session_hours(user_id=user_id, period=period, session=session)
+    rows = DecisionHour.objects.filter(
+        user_id=user_id, hour_start__gte=period.since, hour_start__lt=period.until
     )
-    return [ChartCell(*row) for row in rows]
+    cells = []
+    buckets = []
+    for start, day, hour, state, act, count, dry_run, *sums in rows.order_by(
+        "hour_start", "state", "action"
+    ).values_list(
+        "hour_start", "local_date", "local_hour", "state", "action", "count", "dry_run", *_SUMS
+    ):
+        cells.append(ChartCell(day, hour, state, act, count, dry_run))
+        buckets.append(Bucket(start, act, count, *sums))
+    return Hours(cells, buckets, from_decisions=False)
+
+
+#: The sums a savings bucket needs beyond its count, in ``Bucket``'s order.
+_SUMS = (
+    "requests_not_sent",
+    "output_tokens_not_generated",
+    "usage_known",
+    "input_tokens",
+    "output_tokens",
+)
+
+
+def _whole_hours(period: Period) -> bool:
+    """The zone's offset is whole hours all through ``period`` (sampled daily:
+    an offset lasts months), so a UTC hour lies inside one local hour."""
+    day = dt.timedelta(days=1)
+    return all(
+        (period.since + k * day).astimezone(period.zone).utcoffset() % dt.timedelta(hours=1)
+        == dt.timedelta(0)
+        for k in range(period.days + 1)
+    )
+
+
+def _session_hours(*, user_id: int, period: Period, session: str) -> Hours:
+    rows = Decision.objects.filter(
+        user_id=user_id, session=session, at__gte=period.since, at__lt=period.until
+    )
+    acted = Q(dry_run=False)
+    # The aggregator's rules (``ledger.entry.not_sent``, ``clamp_saving``) in SQL.
+    grouped = (
+        rows.annotate(
+            bucket=Trunc("at", "hour" if _whole_hours(period) else "minute", tzinfo=dt.UTC)
+        )
+        .values("bucket", "state", "action")
+        .annotate(
+            n=Count("id"),
+            dry=Count("id", filter=Q(dry_run=True)),
+            not_sent=Count("id", filter=acted & Q(action="short-circuit")),
+            kept=Coalesce(
+                Sum(
+                    Greatest(F("budget_before") - F("budget_after"), Value(0)),
+                    filter=acted
+                    & Q(action="clamp", budget_before__isnull=False, budget_after__isnull=False),
+                ),
+                0,
+            ),
+            known=Count(
+                "id", filter=Q(input_tokens__isnull=False) | Q(output_tokens__isnull=False)
+            ),
+            used_in=Coalesce(Sum("input_tokens"), 0),
+            used_out=Coalesce(Sum("output_tokens"), 0),
+        )
+        .order_by()
+        .values_list(
+            "bucket",
+            "state",
+            "action",
+            "n",
+            "dry",
+            "not_sent",
+            "kept",
+            "known",
+            "used_in",
+            "used_out",
+        )
+    )
+    summed: dict[tuple[dt.datetime, str, str], list[int]] = {}
+    labels: dict[dt.datetime, tuple[dt.date, int]] = {}
+    for bucket, state, act, *sums in grouped:
+        hour = local_hour(bucket, period.zone)
+        labels[hour.start] = (hour.local_date, hour.local_hour)
+        total = summed.setdefault((hour.start, state, act), [0] * len(sums))
+        for i, value in enumerate(sums):
+            total[i] += value
+    cells = []
+    buckets = []
+    for (start, state, act), (count, dry, *sums) in sorted(summed.items()):
+        day, hour_of_day = labels[start]
+        cells.append(ChartCell(day, hour_of_day, state, act, count, dry))
+        buckets.append(Bucket(start, act, count, *sums))
+    return Hours(cells, buckets, from_decisions=True)
 
 
 def session_choices(*, user_id: int, period: Period) -> list[str]:

@@ -395,13 +395,14 @@ def _render_activity(
     user = _user(request)
     tz_name = web_selectors.saved_schedule(user).config["timezone"]
     period = ledger_page.period_of(query.days, now=timezone.now(), tz_name=tz_name)
-    cells = ledger_page.chart_cells(user_id=user.pk, period=period)
+    # The chart and the totals follow the session filter, as the list below them
+    # does; not the action filter: the chart shows each action already, and the
+    # money for requests not sent rests on the passed calls' usage.
+    hours = ledger_page.hours(user_id=user.pk, period=period, session=query.session or None)
     table = ledger_selectors.price_table(user.pk)
     if price_form is None:
         price_form = activity_words.PriceForm(initial=activity_words.price_form_initial(table))
-    saved = ledger_selectors.savings_between(
-        user_id=user.pk, since=period.since, until=period.until
-    )
+    saved = ledger_selectors.savings_of(user_id=user.pk, buckets=hours.buckets)
     context = _base_context(
         request,
         "activity",
@@ -411,8 +412,9 @@ def _render_activity(
         periods=ledger_page.PERIODS,
         actions=[(code, activity_words.action_word(code)) for code in activity_words.ACTION_ORDER],
         sessions=ledger_page.session_choices(user_id=user.pk, period=period),
-        figure=activity_words.ledger_figure(cells, period),
-        series=activity_words.series_totals(cells),
+        figure=activity_words.ledger_figure(hours.cells, period),
+        series=activity_words.series_totals(hours.cells),
+        from_decisions=hours.from_decisions,
         saved=saved,
         money=activity_words.money_text(saved.money),
         decisions=ledger_page.recent_decisions(

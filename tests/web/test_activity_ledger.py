@@ -232,6 +232,118 @@ def test_filters_by_session_and_action_and_never_show_another_users(
     assert 'id="decisions-empty"' in nothing
 
 
+def _figure_total(html: str) -> int:
+    block = re.search(r'<script id="ledger-figure" type="application/json">(.*?)</script>', html)
+    assert block is not None
+    return sum(sum(trace["y"]) for trace in json.loads(block.group(1))["data"])
+
+
+def test_the_chart_and_totals_follow_the_session_filter(
+    page: PageClient, user: User, other_user: User, now: dt.datetime
+) -> None:
+    """Before, the totals and the chart were every session's whatever the
+    filter said: picking a session changed only the list."""
+    _zone(user, other_user)
+    _plain_prices(user)
+    at = now - dt.timedelta(hours=1)
+    for _ in range(3):
+        record(user, at, session="alpha", state="off-duty", action="short-circuit")
+    record(user, at, session="beta", state="off-duty", action="short-circuit")
+    record(
+        user,
+        at,
+        session="beta",
+        state="winding",
+        action="clamp",
+        budget_before=500,
+        budget_after=100,
+    )
+    record(other_user, at, session="alpha", state="off-duty", action="short-circuit")
+    recorder.flush()
+
+    everything = page.get("/activity/").content.decode()
+    assert _text(everything, "total-not-sent") == "4"
+    assert _text(everything, "total-tokens") == "400"
+    assert _figure_total(everything) == 5
+    assert "all sessions: 5 decisions" in everything
+
+    alpha = page.get("/activity/", {"session": "alpha"}).content.decode()
+    assert _text(alpha, "total-not-sent") == "3"
+    assert _text(alpha, "total-tokens") == "0"
+    assert _figure_total(alpha) == 3
+    assert "session “alpha”: 3 decisions" in alpha
+    assert "kept for 30 days" in alpha
+
+    beta = page.get("/activity/", {"session": "beta"}, HTTP_HX_REQUEST="true").content.decode()
+    assert _text(beta, "total-not-sent") == "1"
+    assert _text(beta, "total-tokens") == "400"
+    assert _figure_total(beta) == 2
+    chinese = page.get("/activity/", {"session": "beta"}, HTTP_ACCEPT_LANGUAGE="zh-CN")
+    assert "会话“beta”：共 2 次决定" in chinese.content.decode()
+
+    # The action filter narrows the list, not the totals (the chart shows each action).
+    clamps = page.get("/activity/", {"session": "beta", "action": "clamp"}).content.decode()
+    assert len(_rows(clamps)) == 1
+    assert _text(clamps, "total-not-sent") == "1"
+
+
+_KINDS: list[dict[str, Any]] = [
+    {"state": "on-duty", "action": "pass", "input_tokens": 1200, "output_tokens": 300},
+    {"state": "off-duty", "action": "short-circuit", "budget_before": 0},
+    {"state": "lights-out", "action": "short-circuit", "dry_run": True},
+    {"state": "winding", "action": "clamp", "budget_before": 4096, "budget_after": 1000},
+    {"state": "winding", "action": "clamp", "budget_before": 100, "budget_after": 100},
+    {"state": "winding", "action": "clamp", "budget_after": 64},
+    {
+        "state": "winding",
+        "action": "clamp",
+        "budget_before": 800,
+        "budget_after": 90,
+        "dry_run": True,
+    },
+    {"state": "on-duty", "action": "pass", "exempt": True, "output_tokens": 7},
+    {
+        "state": "winding",
+        "action": "clamp",
+        "budget_before": 900,
+        "budget_after": 200,
+        "input_tokens": 5,
+    },
+]
+
+
+@pytest.mark.parametrize(
+    "zone_name",
+    [
+        "America/New_York",  # falls back on 2026-11-01 at 06:00 UTC: two 01:00 hours
+        "Asia/Kolkata",  # +05:30: its hours start at :30 UTC
+        "Asia/Kathmandu",  # +05:45
+        "Australia/Lord_Howe",  # a half-hour DST offset (+11:00 in November)
+    ],
+)
+def test_one_sessions_hours_summed_in_sql_are_the_stored_hours(user: User, zone_name: str) -> None:
+    """For a session the page sums raw decisions in SQL; the stored hours were
+    summed by the flusher in Python. With every decision in one session the two
+    must be the same cells and buckets, across a fall-back night and in zones
+    whose offset is not whole hours."""
+    schedule_update(user=user, changes={"timezone": zone_name}, source="test", actor=user)
+    now = dt.datetime(2026, 11, 3, 17, 0, tzinfo=dt.UTC)
+    period = ledger_page.period_of(7, now=now, tz_name=zone_name)
+    start = dt.datetime(2026, 10, 31, 20, 0, 30, tzinfo=dt.UTC)
+    for n, minute in enumerate(range(0, 14 * 60, 11)):
+        record(
+            user, start + dt.timedelta(minutes=minute), session="only", **_KINDS[n % len(_KINDS)]
+        )
+    recorder.flush()
+    stored = ledger_page.hours(user_id=user.pk, period=period)
+    summed = ledger_page.hours(user_id=user.pk, period=period, session="only")
+    assert (stored.from_decisions, summed.from_decisions) == (False, True)
+    assert len({c.local_hour for c in stored.cells}) >= 13
+    assert summed.cells == stored.cells
+    assert summed.buckets == stored.buckets
+    assert ledger_page.hours(user_id=user.pk, period=period, session="other").cells == []
+
+
 def test_pages_of_decisions_and_the_htmx_partial(
     page: PageClient, user: User, now: dt.datetime
 ) -> None:
@@ -495,7 +607,7 @@ def test_a_database_outage_is_the_styled_503_page(
     def down(**kwargs: Any) -> Any:
         raise OperationalError("the database went away")
 
-    monkeypatch.setattr(ledger_page, "chart_cells", down)
+    monkeypatch.setattr(ledger_page, "hours", down)
     monkeypatch.setattr(activity, "export_chunk", down)
     client = Client(raise_request_exception=False)
     client.force_login(user)
@@ -524,7 +636,7 @@ def test_a_fall_back_week_is_seven_local_days_and_its_repeated_hour_one_bar(
     record(user, second_one, state="lights-out", action="short-circuit")
     record(user, second_one, state="lights-out", action="short-circuit")
     recorder.flush()
-    cells = ledger_page.chart_cells(user_id=user.pk, period=period)
+    cells = ledger_page.hours(user_id=user.pk, period=period).cells
     assert [(c.local_hour, c.count) for c in cells] == [(1, 1), (1, 2)]
     figure = activity.ledger_figure(cells, period)
     [trace] = figure["data"]
