@@ -131,8 +131,9 @@ def _whole_hours(period: Period) -> bool:
     """The zone's offset is whole hours all through ``period`` (sampled daily:
     an offset lasts months), so a UTC hour lies inside one local hour."""
     day = dt.timedelta(days=1)
+    hour = dt.timedelta(hours=1)
     return all(
-        (period.since + k * day).astimezone(period.zone).utcoffset() % dt.timedelta(hours=1)
+        ((period.since + k * day).astimezone(period.zone).utcoffset() or hour) % hour
         == dt.timedelta(0)
         for k in range(period.days + 1)
     )
