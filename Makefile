@@ -42,8 +42,12 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(VENV)/bin/mypy curfew_core curfew_site client/src client/tests
 
+# The suite runs in one process per core (pytest-xdist; each has its own test
+# database and Redis namespace): much of it waits on servers and browsers it
+# starts. PYTEST_WORKERS=0 runs it in this one process.
+PYTEST_WORKERS ?= auto
 pytest: $(VENV)/.dev
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 	# The client's own tests, without Django (its own pytest config in client/pyproject.toml).
 	$(VENV)/bin/pytest client/tests
 
