@@ -9,6 +9,7 @@ no Django, like the rest of the client.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 from collections.abc import Mapping
@@ -154,13 +155,26 @@ def answer_events(
     return [(event["type"], event) for event in events]
 
 
+@functools.cache
+def _stream_template() -> sse.Template:
+    """``answer_events``' body with a hole for every value a request changes."""
+    events = answer_events({"model": sse.hole("model")}, sse.hole("reply"), id=sse.hole("id"))
+    return sse.Template.of_stream(events, done=False)
+
+
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``body`` with ``text``, streamed or not as it asked:
     ``(payload, content_type)``."""
     if body.get("stream") is True:
         # Named events (SDKs skip an event without a name), no ``[DONE]``:
-        # ``message_stop`` is the end.
-        return sse.stream(answer_events(body, text), done=False), sse.CONTENT_TYPE
+        # ``message_stop`` is the end. ``answer_events``' very bytes, from the
+        # template: only the request's values are encoded.
+        values = {
+            "reply": sse.value(text),
+            "model": sse.value(_model(body)),
+            "id": sse.value(message_id()),
+        }
+        return _stream_template().fill(values), sse.CONTENT_TYPE
     return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"
 
 

@@ -14,6 +14,7 @@ is not sent: it is not a wire field, the SDK computes it from ``output``.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
@@ -127,24 +128,42 @@ def _echo(body: Mapping[str, Any], key: str, kind: type | tuple[type, ...], defa
     return value if isinstance(value, kind) and not isinstance(value, bool) else default
 
 
-def _part(body: Mapping[str, Any], text: str) -> dict[str, Any]:
-    if wants_structured(body):
+def _part(refusal: bool, text: str) -> dict[str, Any]:
+    if refusal:
         return {"type": "refusal", "refusal": text}
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
+def _settings(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a response echoes of the request, by its key in the response."""
+    text = body.get("text")
+    parallel = body.get("parallel_tool_calls")
+    return {
+        "instructions": _echo(body, "instructions", (str, list), None),
+        "max_output_tokens": _echo(body, "max_output_tokens", int, None),
+        "model": _model(body),
+        "parallel_tool_calls": parallel if isinstance(parallel, bool) else True,
+        "previous_response_id": _echo(body, "previous_response_id", str, None),
+        "reasoning": _echo(body, "reasoning", dict, None),
+        "temperature": _echo(body, "temperature", (int, float), None),
+        "text": text if isinstance(text, Mapping) else {"format": {"type": "text"}},
+        "tool_choice": _echo(body, "tool_choice", (str, dict), "auto"),
+        "tools": _echo(body, "tools", list, []),
+        "top_p": _echo(body, "top_p", (int, float), None),
+        "metadata": _echo(body, "metadata", dict, {}),
+    }
+
+
 def _response(
-    body: Mapping[str, Any],
+    settings: Mapping[str, Any],
     *,
     id: str,
-    created_at: int,
+    created_at: Any,
     status: str,
     output: list[dict[str, Any]],
     usage: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """A ``response`` object echoing the request's settings, as OpenAI's does."""
-    text = body.get("text")
-    parallel = body.get("parallel_tool_calls")
+    """A ``response`` object echoing the request's ``settings``, as OpenAI's does."""
     return {
         "id": id,
         "object": "response",
@@ -154,24 +173,24 @@ def _response(
         "background": False,
         "error": None,
         "incomplete_details": None,
-        "instructions": _echo(body, "instructions", (str, list), None),
-        "max_output_tokens": _echo(body, "max_output_tokens", int, None),
+        "instructions": settings["instructions"],
+        "max_output_tokens": settings["max_output_tokens"],
         "max_tool_calls": None,
-        "model": _model(body),
+        "model": settings["model"],
         "output": output,
-        "parallel_tool_calls": parallel if isinstance(parallel, bool) else True,
-        "previous_response_id": _echo(body, "previous_response_id", str, None),
-        "reasoning": _echo(body, "reasoning", dict, None),
+        "parallel_tool_calls": settings["parallel_tool_calls"],
+        "previous_response_id": settings["previous_response_id"],
+        "reasoning": settings["reasoning"],
         "store": False,
-        "temperature": _echo(body, "temperature", (int, float), None),
-        "text": text if isinstance(text, Mapping) else {"format": {"type": "text"}},
-        "tool_choice": _echo(body, "tool_choice", (str, dict), "auto"),
-        "tools": _echo(body, "tools", list, []),
-        "top_p": _echo(body, "top_p", (int, float), None),
+        "temperature": settings["temperature"],
+        "text": settings["text"],
+        "tool_choice": settings["tool_choice"],
+        "tools": settings["tools"],
+        "top_p": settings["top_p"],
         "truncation": "disabled",
         "usage": usage,
         "user": None,
-        "metadata": _echo(body, "metadata", dict, {}),
+        "metadata": settings["metadata"],
     }
 
 
@@ -195,28 +214,34 @@ def answer(
     ``previous_response_id`` pointing at it is the upstream's to refuse.
     """
     return _response(
-        body,
+        _settings(body),
         id=id or response_id(),
         created_at=int(time.time()) if created_at is None else created_at,
         status="completed",
-        output=[_message(_item_id(), "completed", [_part(body, text)])],
+        output=[_message(_item_id(), "completed", [_part(wants_structured(body), text)])],
         usage=zero_usage(),
     )
 
 
-def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[str, Any]]]:
-    """The streaming answer: ``(event name, data)`` in OpenAI's order, each with
-    its ``sequence_number``; the lifecycle events carry the same response id."""
-    rid, item_id, created_at = response_id(), _item_id(), int(time.time())
-    refusal = wants_structured(body)
-    done_part = _part(body, text)
+def _events(
+    settings: Mapping[str, Any],
+    text: str,
+    *,
+    refusal: bool,
+    id: str,
+    item_id: str,
+    created_at: Any,
+) -> list[tuple[str, dict[str, Any]]]:
+    """The stream's ``(event name, data)`` pairs for these values (the real
+    ones, or a template's holes)."""
+    done_part = _part(refusal, text)
     empty_part = {**done_part, "refusal": ""} if refusal else {**done_part, "text": ""}
     kind = "refusal" if refusal else "output_text"
     done_key = "refusal" if refusal else "text"
     where = {"item_id": item_id, "output_index": 0, "content_index": 0}
     text_extra: dict[str, Any] = {} if refusal else {"logprobs": []}
     in_progress = _response(
-        body, id=rid, created_at=created_at, status="in_progress", output=[], usage=None
+        settings, id=id, created_at=created_at, status="in_progress", output=[], usage=None
     )
     done_item = _message(item_id, "completed", [done_part])
     events: list[tuple[str, dict[str, Any]]] = [
@@ -235,8 +260,8 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
             "response.completed",
             {
                 "response": _response(
-                    body,
-                    id=rid,
+                    settings,
+                    id=id,
                     created_at=created_at,
                     status="completed",
                     output=[done_item],
@@ -251,10 +276,50 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
     ]
 
 
+def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The streaming answer: ``(event name, data)`` in OpenAI's order, each with
+    its ``sequence_number``; the lifecycle events carry the same response id."""
+    return _events(
+        _settings(body),
+        text,
+        refusal=wants_structured(body),
+        id=response_id(),
+        item_id=_item_id(),
+        created_at=int(time.time()),
+    )
+
+
+@functools.cache
+def _stream_template(refusal: bool) -> sse.Template:
+    """``answer_events``' body with a hole for every value a request changes."""
+    return sse.Template.of_stream(
+        _events(
+            {key: sse.hole(key) for key in _settings({})},
+            sse.hole("reply"),
+            refusal=refusal,
+            id=sse.hole("id"),
+            item_id=sse.hole("item_id"),
+            created_at=sse.hole("created_at"),
+        ),
+        done=False,
+    )
+
+
+def _stream(body: Mapping[str, Any], text: str) -> bytes:
+    """``sse.stream(answer_events(body, text), done=False)``, byte for byte, from
+    the template: only the request's values are encoded."""
+    values = {key: sse.value(setting) for key, setting in _settings(body).items()}
+    values["reply"] = sse.value(text)
+    values["id"] = sse.value(response_id())
+    values["item_id"] = sse.value(_item_id())
+    values["created_at"] = str(int(time.time()))
+    return _stream_template(wants_structured(body)).fill(values)
+
+
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``body`` with ``text``, streamed or not as it asked:
     ``(payload, content_type)``. The Responses stream has no ``[DONE]``:
     ``response.completed`` is its end."""
     if wants_stream(body):
-        return sse.stream(answer_events(body, text), done=False), sse.CONTENT_TYPE
+        return _stream(body, text), sse.CONTENT_TYPE
     return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"
