@@ -15,7 +15,6 @@ is not sent: it is not a wire field, the SDK computes it from ``output``.
 from __future__ import annotations
 
 import functools
-import json
 import secrets
 import time
 from collections.abc import Mapping
@@ -204,6 +203,26 @@ def _message(item_id: str, status: str, content: list[dict[str, Any]]) -> dict[s
     }
 
 
+def _answer(
+    settings: Mapping[str, Any],
+    text: str,
+    *,
+    refusal: bool,
+    id: str,
+    item_id: str,
+    created_at: Any,
+) -> dict[str, Any]:
+    """``answer`` for these values (the real ones, or a template's holes)."""
+    return _response(
+        settings,
+        id=id,
+        created_at=created_at,
+        status="completed",
+        output=[_message(item_id, "completed", [_part(refusal, text)])],
+        usage=zero_usage(),
+    )
+
+
 def answer(
     body: Mapping[str, Any], text: str, *, id: str | None = None, created_at: int | None = None
 ) -> dict[str, Any]:
@@ -213,13 +232,13 @@ def answer(
     ``store`` is false: nothing is stored upstream under this id, so a later
     ``previous_response_id`` pointing at it is the upstream's to refuse.
     """
-    return _response(
+    return _answer(
         _settings(body),
+        text,
+        refusal=wants_structured(body),
         id=id or response_id(),
+        item_id=_item_id(),
         created_at=int(time.time()) if created_at is None else created_at,
-        status="completed",
-        output=[_message(_item_id(), "completed", [_part(wants_structured(body), text)])],
-        usage=zero_usage(),
     )
 
 
@@ -289,37 +308,48 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
     )
 
 
+def _holes() -> dict[str, Any]:
+    """A hole for every value a request changes in an answer, as ``_answer``
+    and ``_events`` take them."""
+    return {
+        "settings": {key: sse.hole(key) for key in _settings({})},
+        "text": sse.hole("reply"),
+        "id": sse.hole("id"),
+        "item_id": sse.hole("item_id"),
+        "created_at": sse.hole("created_at"),
+    }
+
+
 @functools.cache
 def _stream_template(refusal: bool) -> sse.Template:
     """``answer_events``' body with a hole for every value a request changes."""
-    return sse.Template.of_stream(
-        _events(
-            {key: sse.hole(key) for key in _settings({})},
-            sse.hole("reply"),
-            refusal=refusal,
-            id=sse.hole("id"),
-            item_id=sse.hole("item_id"),
-            created_at=sse.hole("created_at"),
-        ),
-        done=False,
-    )
+    return sse.Template.of_stream(_events(**_holes(), refusal=refusal), done=False)
 
 
-def _stream(body: Mapping[str, Any], text: str) -> bytes:
-    """``sse.stream(answer_events(body, text), done=False)``, byte for byte, from
-    the template: only the request's values are encoded."""
+@functools.cache
+def _answer_template(refusal: bool) -> sse.Template:
+    """``answer``'s JSON with a hole for every value a request changes."""
+    return sse.Template.of_json(_answer(**_holes(), refusal=refusal))
+
+
+def _values(body: Mapping[str, Any], text: str) -> dict[str, str]:
+    """What fills the holes for ``body`` and ``text``: their JSON, fresh ids, now."""
     values = {key: sse.value(setting) for key, setting in _settings(body).items()}
     values["reply"] = sse.value(text)
     values["id"] = sse.value(response_id())
     values["item_id"] = sse.value(_item_id())
     values["created_at"] = str(int(time.time()))
-    return _stream_template(wants_structured(body)).fill(values)
+    return values
 
 
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``body`` with ``text``, streamed or not as it asked:
     ``(payload, content_type)``. The Responses stream has no ``[DONE]``:
-    ``response.completed`` is its end."""
+    ``response.completed`` is its end.
+
+    The very bytes of ``sse.stream(answer_events(...))`` or ``json.dumps(answer(...))``,
+    from a template: only the request's values are encoded."""
+    refusal, values = wants_structured(body), _values(body, text)
     if wants_stream(body):
-        return _stream(body, text), sse.CONTENT_TYPE
-    return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"
+        return _stream_template(refusal).fill(values), sse.CONTENT_TYPE
+    return _answer_template(refusal).fill(values), "application/json"

@@ -4,12 +4,13 @@ OpenAI's chat and legacy completions name no events and end with ``[DONE]``;
 the Responses and Messages APIs name every event (their SDKs dispatch on the
 name) and end with their own last event.
 
-A canned stream is the same events every time but for a few values (ids, the
-time, the model, the text, the settings a Responses stream echoes), so each
-shape encodes its events once, with a :func:`hole` where each of those goes,
-as a :class:`Template`, and fills the holes per request with the values'
-JSON: the very bytes :func:`stream` gives for the events with the values in,
-without encoding the same structure again on every short-circuit.
+A canned answer (its stream, or its one JSON document) is the same every time
+but for a few values (ids, the time, the model, the text, the settings a
+Responses answer echoes), so each shape encodes it once, with a :func:`hole`
+where each of those goes, as a :class:`Template`, and fills the holes per
+request with the values' JSON: the very bytes :func:`stream` (or
+``json.dumps``) gives with the values in, without encoding the same structure
+again on every short-circuit.
 """
 
 from __future__ import annotations
@@ -100,6 +101,12 @@ class Template:
     ) -> Template:
         """The template of :func:`stream`'s body for ``events``."""
         return cls(stream(events, done=done).decode())
+
+    @classmethod
+    def of_json(cls, data: Any) -> Template:
+        """The template of ``data`` as one JSON document (``json.dumps(data,
+        ensure_ascii=False)``): a non-streamed answer."""
+        return cls(_encode(data))
 
     def fill(self, values: Mapping[str, str]) -> bytes:
         """The text with each hole replaced by ``values[name]`` (JSON text, see
