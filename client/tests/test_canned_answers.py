@@ -1,10 +1,10 @@
-"""The canned streams come from templates (``sse.Template``): encoded once per
-shape, their holes filled per request. What a client receives must not change
-by a byte for it, ids and timestamps aside:
+"""The canned answers, streamed or not, come from templates (``sse.Template``):
+encoded once per shape, their holes filled per request. What a client receives
+must not change by a byte for it, ids and timestamps aside:
 
 - against the slow construction (``sse.stream`` over the shape's
-  ``answer_events``, which builds and encodes every event), for a spread of
-  request bodies and for generated ones;
+  ``answer_events``, or ``json.dumps`` of its ``answer``, which build and encode
+  every object), for a spread of request bodies and for generated ones;
 - against bodies written before templates existed (``canned/``: the
   construction of commit d425c69, with the ids and the clock of :func:`fixed`),
   so the slow construction cannot drift along unseen either;
@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from openai._models import validate_type
-from openai.types.responses import ResponseStreamEvent
+from openai.types.responses import Response, ResponseStreamEvent
 
 from curfew_client import (
     anthropic_shapes,
@@ -63,13 +63,17 @@ def fixed() -> Iterator[None]:
 
 
 def slow(shape: shapes.Shape, body: Mapping[str, Any], text: str) -> bytes:
-    """The stream as it was built before templates: every event built, then encoded."""
-    return sse.stream(shapes.module(shape).answer_events(body, text), done=DONE[shape])
+    """The answer as it was built before templates: every object built, then encoded."""
+    module = shapes.module(shape)
+    if body.get("stream") is True:
+        return sse.stream(module.answer_events(body, text), done=DONE[shape])
+    return json.dumps(module.answer(body, text), ensure_ascii=False).encode()
 
 
 def fast(shape: shapes.Shape, body: Mapping[str, Any], text: str) -> bytes:
-    payload, content_type = shapes.module(shape).short_circuit_body({**body, "stream": True}, text)
-    assert content_type == sse.CONTENT_TYPE
+    payload, content_type = shapes.module(shape).short_circuit_body(body, text)
+    streamed = body.get("stream") is True
+    assert content_type == (sse.CONTENT_TYPE if streamed else "application/json")
     return payload
 
 
@@ -113,11 +117,12 @@ OTHER_BODIES: dict[shapes.Shape, list[dict[str, Any]]] = {
 
 
 def cases() -> Iterator[tuple[shapes.Shape, dict[str, Any], str]]:
-    for body, model, text in itertools.product(RESPONSES_BODIES, MODELS, TEXTS[:3]):
-        yield "responses", {**body, "model": model}, text
-    for shape, bodies in OTHER_BODIES.items():
-        for body, model, text in itertools.product(bodies, MODELS, TEXTS):
-            yield shape, {**body, "model": model}, text
+    for stream in (True, False):
+        for body, model, text in itertools.product(RESPONSES_BODIES, MODELS, TEXTS[:3]):
+            yield "responses", {**body, "model": model, "stream": stream}, text
+        for shape, bodies in OTHER_BODIES.items():
+            for body, model, text in itertools.product(bodies, MODELS, TEXTS):
+                yield shape, {**body, "model": model, "stream": stream}, text
 
 
 @pytest.mark.parametrize(("shape", "body", "text"), list(cases()))
@@ -125,7 +130,7 @@ def test_the_template_gives_the_slow_constructions_very_bytes(
     shape: shapes.Shape, body: dict[str, Any], text: str
 ) -> None:
     with fixed():
-        assert fast(shape, body, text) == slow(shape, {**body, "stream": True}, text)
+        assert fast(shape, body, text) == slow(shape, body, text)
 
 
 #: The bodies in ``canned/``, by file name: written by the construction before
@@ -160,6 +165,12 @@ GOLDEN: dict[str, tuple[shapes.Shape, dict[str, Any], str]] = {
     "messages.sse": ("messages", {"model": ODD, "max_tokens": 9, "stream": True}, ODD),
     "completions.sse": ("completions", {"model": ODD, "n": 2, "stream": True}, ODD),
 }
+GOLDEN.update(
+    {
+        name.replace(".sse", ".json"): (shape, {**body, "stream": False}, text)
+        for name, (shape, body, text) in GOLDEN.items()
+    }
+)
 
 
 @pytest.mark.parametrize("name", GOLDEN)
@@ -175,7 +186,10 @@ def test_the_golden_bodies_have_content() -> None:
     """The control for the test above: the files are real streams, ids in."""
     for name, (shape, _, _) in GOLDEN.items():
         text = (CANNED / name).read_text()
-        assert text.endswith("data: [DONE]\n\n" if DONE[shape] else "}\n\n"), name
+        if name.endswith(".json"):
+            assert json.loads(text)["id"].endswith("0123456789abcdef01234567")
+        else:
+            assert text.endswith("data: [DONE]\n\n" if DONE[shape] else "}\n\n"), name
         assert "0123456789abcdef01234567" in text
         assert str(int(NOW)) in text or shape == "messages"
 
@@ -197,12 +211,14 @@ SETTINGS = [
     shape=st.sampled_from(shapes.SHAPES),
     body=st.dictionaries(st.sampled_from(SETTINGS), JSON_VALUES, max_size=6),
     text=st.text(),
+    stream=st.booleans(),
 )
 def test_any_body_gets_the_slow_constructions_very_bytes(
-    shape: shapes.Shape, body: dict[str, Any], text: str
+    shape: shapes.Shape, body: dict[str, Any], text: str, stream: bool
 ) -> None:
+    body = {**body, "stream": stream}
     with fixed():
-        assert fast(shape, body, text) == slow(shape, {**body, "stream": True}, text)
+        assert fast(shape, body, text) == slow(shape, body, text)
 
 
 def test_ids_and_timestamps_are_fresh_per_request() -> None:
@@ -213,8 +229,8 @@ def test_ids_and_timestamps_are_fresh_per_request() -> None:
     assert first[2]["item"]["id"] != second[2]["item"]["id"]
     with fixed():
         assert _events(fast("responses", body, "."))[0]["response"]["created_at"] == int(NOW)
-    for shape in ("chat", "messages", "completions"):
-        one, two = (fast(shape, {"model": "m"}, ".") for _ in range(2))
+    for shape, stream in itertools.product(shapes.SHAPES, (True, False)):
+        one, two = (fast(shape, {"model": "m", "stream": stream}, ".") for _ in range(2))
         assert one != two, shape
 
 
@@ -225,10 +241,10 @@ def test_ids_and_timestamps_are_fresh_per_request() -> None:
         for n, body in enumerate(RESPONSES_BODIES)
     ],
 )
-def test_every_templated_responses_event_is_one_the_sdk_accepts(
+def test_every_templated_responses_answer_is_one_the_sdk_accepts(
     body: dict[str, Any], model: Any, text: str
 ) -> None:
-    events = _events(fast("responses", {**body, "model": model}, text))
+    events = _events(fast("responses", {**body, "model": model, "stream": True}, text))
     for data in events:
         parsed: Any = validate_type(type_=ResponseStreamEvent, value=data)  # type: ignore[arg-type]
         assert parsed.type == data["type"]
@@ -236,6 +252,8 @@ def test_every_templated_responses_event_is_one_the_sdk_accepts(
         model if isinstance(model, str) and model else "curfew"
     )
     assert events[4]["delta"] == text
+    answer = json.loads(fast("responses", {**body, "model": model}, text))
+    assert validate_type(type_=Response, value=answer).model == events[-1]["response"]["model"]
 
 
 def _events(payload: bytes) -> list[dict[str, Any]]:
