@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from curfew_client import sse
@@ -117,40 +117,43 @@ def _item_id() -> str:
     return f"msg_curfew_{secrets.token_hex(12)}"
 
 
-def _model(body: Mapping[str, Any]) -> str:
-    model = body.get("model")
-    return model if isinstance(model, str) and model else "curfew"
-
-
-def _echo(body: Mapping[str, Any], key: str, kind: type | tuple[type, ...], default: Any) -> Any:
-    value = body.get(key)
-    return value if isinstance(value, kind) and not isinstance(value, bool) else default
-
-
 def _part(refusal: bool, text: str) -> dict[str, Any]:
     if refusal:
         return {"type": "refusal", "refusal": text}
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
+def _integer(value: Any) -> Any:
+    return value if isinstance(value, int) else None
+
+
+def _number(value: Any) -> Any:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+#: What a response echoes of each request setting, in the response's order,
+#: from the request's value of that key alone (``None`` when it has none):
+#: the value when it is of the right kind, else the default (made fresh, as an
+#: answer is the caller's to change).
+_ECHO: dict[str, Callable[[Any], Any]] = {
+    "instructions": lambda value: value if isinstance(value, (str, list)) else None,
+    "max_output_tokens": lambda value: None if isinstance(value, bool) else _integer(value),
+    "model": lambda value: value if isinstance(value, str) and value else "curfew",
+    "parallel_tool_calls": lambda value: value if isinstance(value, bool) else True,
+    "previous_response_id": lambda value: value if isinstance(value, str) else None,
+    "reasoning": lambda value: value if isinstance(value, dict) else None,
+    "temperature": _number,
+    "text": lambda value: value if isinstance(value, Mapping) else {"format": {"type": "text"}},
+    "tool_choice": lambda value: value if isinstance(value, (str, dict)) else "auto",
+    "tools": lambda value: value if isinstance(value, list) else [],
+    "top_p": _number,
+    "metadata": lambda value: value if isinstance(value, dict) else {},
+}
+
+
 def _settings(body: Mapping[str, Any]) -> dict[str, Any]:
     """What a response echoes of the request, by its key in the response."""
-    text = body.get("text")
-    parallel = body.get("parallel_tool_calls")
-    return {
-        "instructions": _echo(body, "instructions", (str, list), None),
-        "max_output_tokens": _echo(body, "max_output_tokens", int, None),
-        "model": _model(body),
-        "parallel_tool_calls": parallel if isinstance(parallel, bool) else True,
-        "previous_response_id": _echo(body, "previous_response_id", str, None),
-        "reasoning": _echo(body, "reasoning", dict, None),
-        "temperature": _echo(body, "temperature", (int, float), None),
-        "text": text if isinstance(text, Mapping) else {"format": {"type": "text"}},
-        "tool_choice": _echo(body, "tool_choice", (str, dict), "auto"),
-        "tools": _echo(body, "tools", list, []),
-        "top_p": _echo(body, "top_p", (int, float), None),
-        "metadata": _echo(body, "metadata", dict, {}),
-    }
+    return {key: echo(body.get(key)) for key, echo in _ECHO.items()}
 
 
 def _response(
@@ -332,9 +335,17 @@ def _answer_template(refusal: bool) -> sse.Template:
     return sse.Template.of_json(_answer(**_holes(), refusal=refusal))
 
 
+#: Each echoed setting's JSON when the request does not set it: a setting
+#: depends on the request's key of its own name only (``_ECHO``), so only the
+#: keys a request has are echoed and encoded per request (most set ``model`` only).
+_UNSET = {key: sse.value(setting) for key, setting in _settings({}).items()}
+
+
 def _values(body: Mapping[str, Any], text: str) -> dict[str, str]:
     """What fills the holes for ``body`` and ``text``: their JSON, fresh ids, now."""
-    values = {key: sse.value(setting) for key, setting in _settings(body).items()}
+    values = _UNSET.copy()
+    for key in _ECHO.keys() & body.keys():
+        values[key] = sse.value(_ECHO[key](body[key]))
     values["reply"] = sse.value(text)
     values["id"] = sse.value(response_id())
     values["item_id"] = sse.value(_item_id())
