@@ -8,7 +8,8 @@ must not change by a byte for it, ids and timestamps aside:
 - against bodies written before templates existed (``canned/``: the
   construction of commit d425c69, with the ids and the clock of :func:`fixed`),
   so the slow construction cannot drift along unseen either;
-- each streamed event still what the openai SDK's own models accept.
+- each Responses event, and the Responses answer, still what the openai SDK's own
+  models accept.
 """
 
 from __future__ import annotations
