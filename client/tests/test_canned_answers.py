@@ -294,3 +294,11 @@ def test_a_hole_left_without_a_value_is_an_error() -> None:
 )
 def test_a_value_is_what_the_writer_writes_inside_an_event(data: Any) -> None:
     assert sse.event({"v": data}) == b'data: {"v": ' + sse.value(data).encode() + b"}\n\n"
+
+
+@pytest.mark.parametrize("name", ["", "Reply", "re-ply", "reply1", "a b"])
+def test_a_hole_is_named_so_it_is_found_again(name: str) -> None:
+    """A name the encoded text is not searched for would leave the hole's
+    stand-in in every answer: refused when the template is built."""
+    with pytest.raises(ValueError, match="lower-case"):
+        sse.hole(name)

@@ -47,12 +47,15 @@ def stream(events: Iterable[tuple[str | None, Mapping[str, Any]]], *, done: bool
 #: A hole as the encoder writes it: NUL is always escaped, and nothing but the
 #: template's own holes is in the text this is searched in.
 _HOLE = re.compile(r'"\\u0000([a-z_]+)\\u0000"')
+_NAME = re.compile(r"[a-z_]+")
 
 
 def hole(name: str) -> str:
     """A stand-in for a per-request value in the events a :class:`Template` is
     built from: a string no request value is (NUL-delimited), found again in
     the encoded events. ``name`` is lower-case letters and underscores."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"a hole's name is lower-case letters and underscores, not {name!r}")
     return f"\0{name}\0"
 
 
