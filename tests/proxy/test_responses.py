@@ -141,6 +141,55 @@ def test_the_stream_is_named_sse_events_without_done(proxy: Proxy, upstream: Fak
     assert upstream.requests == []
 
 
+#: A model name a template must echo exactly (quotes, braces, ``%``, non-ASCII).
+ODD_MODEL = 'gpt-4.1 "nightly" {model} %s é 日本 😀'
+#: Request settings the canned stream echoes (its response objects, thrice).
+ECHOED: list[dict[str, Any]] = [
+    {},
+    {"instructions": 'Be "brief".\n{instructions}', "metadata": {"team": "moon", "{k}": "é"}},
+    {"previous_response_id": "resp_abc", "max_output_tokens": 64, "temperature": 0.5, "top_p": 1},
+    {
+        "tools": [
+            {"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": True}
+        ],
+        "tool_choice": "required",
+        "parallel_tool_calls": False,
+    },
+    {"reasoning": {"effort": "low"}, "text": {"format": {"type": "text"}}},
+    {"text": {"format": {"type": "json_schema", "name": "Moon", "schema": {"type": "object"}}}},
+]
+
+
+@pytest.mark.parametrize("settings", ECHOED)
+def test_the_canned_stream_echoes_the_request_and_the_sdk_parses_it(
+    proxy: Proxy, upstream: FakeUpstream, settings: dict[str, Any]
+) -> None:
+    proxy.travel(OFF_DUTY)
+    stream = sdk(proxy).responses.create(model=ODD_MODEL, input="hi", stream=True, **settings)
+    events = list(stream)
+
+    refusal = "text" in settings and settings["text"]["format"]["type"] == "json_schema"
+    kind = "refusal" if refusal else "output_text"
+    assert [e.type for e in events][3:7] == [
+        "response.content_part.added",
+        f"response.{kind}.delta",
+        f"response.{kind}.done",
+        "response.content_part.done",
+    ]
+    assert events[4].delta == "。"  # type: ignore[union-attr]
+    created, final = events[0].response, events[-1].response  # type: ignore[union-attr]
+    assert created.id == final.id
+    assert created.status == "in_progress"
+    assert final.status == "completed"
+    for response in (created, final):
+        sent = response.to_dict(mode="json")
+        assert sent["model"] == ODD_MODEL
+        for key, value in settings.items():
+            assert sent[key] == value, key
+    assert_zero_usage(final.usage)
+    assert upstream.requests == []
+
+
 class Moon(BaseModel):
     year: int
 

@@ -9,7 +9,7 @@ no Django, like the rest of the client.
 
 from __future__ import annotations
 
-import json
+import functools
 import secrets
 from collections.abc import Mapping
 from typing import Any, TypeGuard
@@ -154,14 +154,30 @@ def answer_events(
     return [(event["type"], event) for event in events]
 
 
+@functools.cache
+def _template(stream: bool) -> sse.Template:
+    """The answer's body (``answer_events``' stream, or ``answer``'s JSON) with
+    a hole for every value a request changes."""
+    holes = ({"model": sse.hole("model")}, sse.hole("reply"))
+    if not stream:
+        return sse.Template.of_json(answer(*holes, id=sse.hole("id")))
+    return sse.Template.of_stream(answer_events(*holes, id=sse.hole("id")), done=False)
+
+
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``body`` with ``text``, streamed or not as it asked:
-    ``(payload, content_type)``."""
-    if body.get("stream") is True:
-        # Named events (SDKs skip an event without a name), no ``[DONE]``:
-        # ``message_stop`` is the end.
-        return sse.stream(answer_events(body, text), done=False), sse.CONTENT_TYPE
-    return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"
+    ``(payload, content_type)``. Streamed, the events are named (SDKs skip an
+    event without a name) and there is no ``[DONE]``: ``message_stop`` is the end.
+
+    The very bytes of ``sse.stream(answer_events(...))`` or ``json.dumps(answer(...))``,
+    from a template: only the request's values are encoded."""
+    stream = body.get("stream") is True
+    values = {
+        "reply": sse.value(text),
+        "model": sse.value(_model(body)),
+        "id": sse.value(message_id()),
+    }
+    return _template(stream).fill(values), sse.CONTENT_TYPE if stream else "application/json"
 
 
 def error_body(message: str, *, type: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ Standard library only and no Django, like :mod:`curfew_client.openai_shapes`.
 
 from __future__ import annotations
 
-import json
+import functools
 import secrets
 import time
 from collections.abc import Mapping
@@ -75,13 +75,24 @@ def _choice(index: int, text: str, finish: str | None) -> dict[str, Any]:
 def answer(body: Mapping[str, Any], text: str) -> dict[str, Any]:
     """The non-streaming answer: a ``text_completion``, one choice per expected
     choice, each ``text``, and zero usage."""
+    return _answer(
+        text,
+        id=completion_id(),
+        created=int(time.time()),
+        model=_model(body),
+        count=choice_count(body),
+    )
+
+
+def _answer(text: str, *, id: str, created: Any, model: str, count: int) -> dict[str, Any]:
+    """``answer`` for these values (the real ones, or a template's holes)."""
     return {
-        "id": completion_id(),
+        "id": id,
         "object": "text_completion",
-        "created": int(time.time()),
-        "model": _model(body),
+        "created": created,
+        "model": model,
         "system_fingerprint": None,
-        "choices": [_choice(index, text, "stop") for index in range(choice_count(body))],
+        "choices": [_choice(index, text, "stop") for index in range(count)],
         "usage": zero_usage(),
     }
 
@@ -90,15 +101,26 @@ def answer_chunks(body: Mapping[str, Any], text: str) -> list[dict[str, Any]]:
     """The streaming answer as ``text_completion`` chunks: the text, then the
     ``stop`` chunk (per choice); the zero usage rides on the last chunk, as it
     does in the chat stream when no usage chunk was asked for."""
+    return _chunks(
+        text,
+        id=completion_id(),
+        created=int(time.time()),
+        model=_model(body),
+        count=choice_count(body),
+    )
+
+
+def _chunks(text: str, *, id: str, created: Any, model: str, count: int) -> list[dict[str, Any]]:
+    """``answer_chunks`` for these values (the real ones, or a template's holes)."""
     base = {
-        "id": completion_id(),
+        "id": id,
         "object": "text_completion",
-        "created": int(time.time()),
-        "model": _model(body),
+        "created": created,
+        "model": model,
         "system_fingerprint": None,
     }
     chunks: list[dict[str, Any]] = []
-    for index in range(choice_count(body)):
+    for index in range(count):
         chunks.append({**base, "choices": [_choice(index, text, None)]})
         chunks.append({**base, "choices": [_choice(index, "", "stop")]})
     chunks[-1]["usage"] = zero_usage()
@@ -111,8 +133,30 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str | None, 
     return [(None, chunk) for chunk in answer_chunks(body, text)]
 
 
+@functools.lru_cache(maxsize=32)
+def _template(stream: bool, count: int) -> sse.Template:
+    """The answer's body (``answer_events``' stream, or ``answer``'s JSON) with
+    a hole for every value a request changes."""
+    holes = {"id": sse.hole("id"), "created": sse.hole("created"), "model": sse.hole("model")}
+    if not stream:
+        return sse.Template.of_json(_answer(sse.hole("reply"), **holes, count=count))
+    chunks = _chunks(sse.hole("reply"), **holes, count=count)
+    return sse.Template.of_stream([(None, chunk) for chunk in chunks], done=True)
+
+
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
-    """``(payload, content_type)``: JSON, or an SSE stream ending ``[DONE]``."""
-    if wants_stream(body):
-        return sse.stream(answer_events(body, text), done=True), sse.CONTENT_TYPE
-    return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"
+    """``(payload, content_type)``: JSON, or an SSE stream ending ``[DONE]``.
+
+    The very bytes of ``sse.stream(answer_events(...), done=True)`` or
+    ``json.dumps(answer(...))``, from a template: only the request's values are
+    encoded."""
+    stream = wants_stream(body)
+    payload = _template(stream, choice_count(body)).fill(
+        {
+            "reply": sse.value(text),
+            "id": sse.value(completion_id()),
+            "created": str(int(time.time())),
+            "model": sse.value(_model(body)),
+        }
+    )
+    return payload, sse.CONTENT_TYPE if stream else "application/json"

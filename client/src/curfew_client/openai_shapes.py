@@ -9,7 +9,7 @@ must be importable in a gateway that has never heard of Django.
 
 from __future__ import annotations
 
-import json
+import functools
 import secrets
 import time
 from collections.abc import Mapping
@@ -367,13 +367,46 @@ sse_event = sse.event
 SSE_DONE = sse.DONE
 
 
+@functools.lru_cache(maxsize=32)
+def _template(stream: bool, include_usage: bool, n: int, refusal: bool) -> sse.Template:
+    """The answer's body (``answer_events``' stream, or ``answer``'s JSON) with
+    a hole for every value a request changes."""
+    holes: dict[str, Any] = {
+        "model": sse.hole("model"),
+        "created": sse.hole("created"),  # filled with an int
+        "id": sse.hole("id"),
+        "n": n,
+        "refusal": refusal,
+    }
+    if not stream:
+        return sse.Template.of_json(short_circuit_completion(sse.hole("reply"), **holes))
+    chunks = short_circuit_chunks(sse.hole("reply"), include_usage=include_usage, **holes)
+    return sse.Template.of_stream([(None, chunk) for chunk in chunks], done=True)
+
+
 def short_circuit_body(request_body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``request_body`` with ``text``, streamed or not as it asked:
-    ``(payload, content_type)``."""
-    if wants_stream(request_body):
-        return sse.stream(answer_events(request_body, text), done=True), sse.CONTENT_TYPE
-    payload = json.dumps(answer(request_body, text), ensure_ascii=False)
-    return payload.encode(), "application/json"
+    ``(payload, content_type)``.
+
+    The very bytes of ``sse.stream(answer_events(...), done=True)`` or
+    ``json.dumps(answer(...))``, from a template: only the request's values are
+    encoded."""
+    stream = wants_stream(request_body)
+    template = _template(
+        stream,
+        stream and wants_usage_chunk(request_body),
+        choice_count(request_body),
+        wants_structured(request_body),
+    )
+    payload = template.fill(
+        {
+            "reply": sse.value(text),
+            "model": sse.value(_model(request_body.get("model"))),
+            "created": str(int(time.time())),
+            "id": sse.value(completion_id()),
+        }
+    )
+    return payload, sse.CONTENT_TYPE if stream else "application/json"
 
 
 def error_body(

@@ -14,10 +14,10 @@ is not sent: it is not a wire field, the SDK computes it from ``output``.
 
 from __future__ import annotations
 
-import json
+import functools
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from curfew_client import sse
@@ -117,34 +117,55 @@ def _item_id() -> str:
     return f"msg_curfew_{secrets.token_hex(12)}"
 
 
-def _model(body: Mapping[str, Any]) -> str:
-    model = body.get("model")
-    return model if isinstance(model, str) and model else "curfew"
-
-
-def _echo(body: Mapping[str, Any], key: str, kind: type | tuple[type, ...], default: Any) -> Any:
-    value = body.get(key)
-    return value if isinstance(value, kind) and not isinstance(value, bool) else default
-
-
-def _part(body: Mapping[str, Any], text: str) -> dict[str, Any]:
-    if wants_structured(body):
+def _part(refusal: bool, text: str) -> dict[str, Any]:
+    if refusal:
         return {"type": "refusal", "refusal": text}
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
+def _integer(value: Any) -> Any:
+    return value if isinstance(value, int) else None
+
+
+def _number(value: Any) -> Any:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+#: What a response echoes of each request setting, in the response's order,
+#: from the request's value of that key alone (``None`` when it has none):
+#: the value when it is of the right kind, else the default (made fresh, as an
+#: answer is the caller's to change).
+_ECHO: dict[str, Callable[[Any], Any]] = {
+    "instructions": lambda value: value if isinstance(value, (str, list)) else None,
+    "max_output_tokens": lambda value: None if isinstance(value, bool) else _integer(value),
+    "model": lambda value: value if isinstance(value, str) and value else "curfew",
+    "parallel_tool_calls": lambda value: value if isinstance(value, bool) else True,
+    "previous_response_id": lambda value: value if isinstance(value, str) else None,
+    "reasoning": lambda value: value if isinstance(value, dict) else None,
+    "temperature": _number,
+    "text": lambda value: value if isinstance(value, Mapping) else {"format": {"type": "text"}},
+    "tool_choice": lambda value: value if isinstance(value, (str, dict)) else "auto",
+    "tools": lambda value: value if isinstance(value, list) else [],
+    "top_p": _number,
+    "metadata": lambda value: value if isinstance(value, dict) else {},
+}
+
+
+def _settings(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a response echoes of the request, by its key in the response."""
+    return {key: echo(body.get(key)) for key, echo in _ECHO.items()}
+
+
 def _response(
-    body: Mapping[str, Any],
+    settings: Mapping[str, Any],
     *,
     id: str,
-    created_at: int,
+    created_at: Any,
     status: str,
     output: list[dict[str, Any]],
     usage: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """A ``response`` object echoing the request's settings, as OpenAI's does."""
-    text = body.get("text")
-    parallel = body.get("parallel_tool_calls")
+    """A ``response`` object echoing the request's ``settings``, as OpenAI's does."""
     return {
         "id": id,
         "object": "response",
@@ -154,24 +175,24 @@ def _response(
         "background": False,
         "error": None,
         "incomplete_details": None,
-        "instructions": _echo(body, "instructions", (str, list), None),
-        "max_output_tokens": _echo(body, "max_output_tokens", int, None),
+        "instructions": settings["instructions"],
+        "max_output_tokens": settings["max_output_tokens"],
         "max_tool_calls": None,
-        "model": _model(body),
+        "model": settings["model"],
         "output": output,
-        "parallel_tool_calls": parallel if isinstance(parallel, bool) else True,
-        "previous_response_id": _echo(body, "previous_response_id", str, None),
-        "reasoning": _echo(body, "reasoning", dict, None),
+        "parallel_tool_calls": settings["parallel_tool_calls"],
+        "previous_response_id": settings["previous_response_id"],
+        "reasoning": settings["reasoning"],
         "store": False,
-        "temperature": _echo(body, "temperature", (int, float), None),
-        "text": text if isinstance(text, Mapping) else {"format": {"type": "text"}},
-        "tool_choice": _echo(body, "tool_choice", (str, dict), "auto"),
-        "tools": _echo(body, "tools", list, []),
-        "top_p": _echo(body, "top_p", (int, float), None),
+        "temperature": settings["temperature"],
+        "text": settings["text"],
+        "tool_choice": settings["tool_choice"],
+        "tools": settings["tools"],
+        "top_p": settings["top_p"],
         "truncation": "disabled",
         "usage": usage,
         "user": None,
-        "metadata": _echo(body, "metadata", dict, {}),
+        "metadata": settings["metadata"],
     }
 
 
@@ -185,6 +206,26 @@ def _message(item_id: str, status: str, content: list[dict[str, Any]]) -> dict[s
     }
 
 
+def _answer(
+    settings: Mapping[str, Any],
+    text: str,
+    *,
+    refusal: bool,
+    id: str,
+    item_id: str,
+    created_at: Any,
+) -> dict[str, Any]:
+    """``answer`` for these values (the real ones, or a template's holes)."""
+    return _response(
+        settings,
+        id=id,
+        created_at=created_at,
+        status="completed",
+        output=[_message(item_id, "completed", [_part(refusal, text)])],
+        usage=zero_usage(),
+    )
+
+
 def answer(
     body: Mapping[str, Any], text: str, *, id: str | None = None, created_at: int | None = None
 ) -> dict[str, Any]:
@@ -194,29 +235,35 @@ def answer(
     ``store`` is false: nothing is stored upstream under this id, so a later
     ``previous_response_id`` pointing at it is the upstream's to refuse.
     """
-    return _response(
-        body,
+    return _answer(
+        _settings(body),
+        text,
+        refusal=wants_structured(body),
         id=id or response_id(),
+        item_id=_item_id(),
         created_at=int(time.time()) if created_at is None else created_at,
-        status="completed",
-        output=[_message(_item_id(), "completed", [_part(body, text)])],
-        usage=zero_usage(),
     )
 
 
-def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[str, Any]]]:
-    """The streaming answer: ``(event name, data)`` in OpenAI's order, each with
-    its ``sequence_number``; the lifecycle events carry the same response id."""
-    rid, item_id, created_at = response_id(), _item_id(), int(time.time())
-    refusal = wants_structured(body)
-    done_part = _part(body, text)
+def _events(
+    settings: Mapping[str, Any],
+    text: str,
+    *,
+    refusal: bool,
+    id: str,
+    item_id: str,
+    created_at: Any,
+) -> list[tuple[str, dict[str, Any]]]:
+    """The stream's ``(event name, data)`` pairs for these values (the real
+    ones, or a template's holes)."""
+    done_part = _part(refusal, text)
     empty_part = {**done_part, "refusal": ""} if refusal else {**done_part, "text": ""}
     kind = "refusal" if refusal else "output_text"
     done_key = "refusal" if refusal else "text"
     where = {"item_id": item_id, "output_index": 0, "content_index": 0}
     text_extra: dict[str, Any] = {} if refusal else {"logprobs": []}
     in_progress = _response(
-        body, id=rid, created_at=created_at, status="in_progress", output=[], usage=None
+        settings, id=id, created_at=created_at, status="in_progress", output=[], usage=None
     )
     done_item = _message(item_id, "completed", [done_part])
     events: list[tuple[str, dict[str, Any]]] = [
@@ -235,8 +282,8 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
             "response.completed",
             {
                 "response": _response(
-                    body,
-                    id=rid,
+                    settings,
+                    id=id,
                     created_at=created_at,
                     status="completed",
                     output=[done_item],
@@ -251,10 +298,69 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
     ]
 
 
+def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The streaming answer: ``(event name, data)`` in OpenAI's order, each with
+    its ``sequence_number``; the lifecycle events carry the same response id."""
+    return _events(
+        _settings(body),
+        text,
+        refusal=wants_structured(body),
+        id=response_id(),
+        item_id=_item_id(),
+        created_at=int(time.time()),
+    )
+
+
+def _holes() -> dict[str, Any]:
+    """A hole for every value a request changes in an answer, as ``_answer``
+    and ``_events`` take them."""
+    return {
+        "settings": {key: sse.hole(key) for key in _settings({})},
+        "text": sse.hole("reply"),
+        "id": sse.hole("id"),
+        "item_id": sse.hole("item_id"),
+        "created_at": sse.hole("created_at"),
+    }
+
+
+@functools.cache
+def _stream_template(refusal: bool) -> sse.Template:
+    """``answer_events``' body with a hole for every value a request changes."""
+    return sse.Template.of_stream(_events(**_holes(), refusal=refusal), done=False)
+
+
+@functools.cache
+def _answer_template(refusal: bool) -> sse.Template:
+    """``answer``'s JSON with a hole for every value a request changes."""
+    return sse.Template.of_json(_answer(**_holes(), refusal=refusal))
+
+
+#: Each echoed setting's JSON when the request does not set it: a setting
+#: depends on the request's key of its own name only (``_ECHO``), so only the
+#: keys a request has are echoed and encoded per request (most set ``model`` only).
+_UNSET = {key: sse.value(setting) for key, setting in _settings({}).items()}
+
+
+def _values(body: Mapping[str, Any], text: str) -> dict[str, str]:
+    """What fills the holes for ``body`` and ``text``: their JSON, fresh ids, now."""
+    values = _UNSET.copy()
+    for key in _ECHO.keys() & body.keys():
+        values[key] = sse.value(_ECHO[key](body[key]))
+    values["reply"] = sse.value(text)
+    values["id"] = sse.value(response_id())
+    values["item_id"] = sse.value(_item_id())
+    values["created_at"] = str(int(time.time()))
+    return values
+
+
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
     """The answer to ``body`` with ``text``, streamed or not as it asked:
     ``(payload, content_type)``. The Responses stream has no ``[DONE]``:
-    ``response.completed`` is its end."""
+    ``response.completed`` is its end.
+
+    The very bytes of ``sse.stream(answer_events(...))`` or ``json.dumps(answer(...))``,
+    from a template: only the request's values are encoded."""
+    refusal, values = wants_structured(body), _values(body, text)
     if wants_stream(body):
-        return sse.stream(answer_events(body, text), done=False), sse.CONTENT_TYPE
-    return json.dumps(answer(body, text), ensure_ascii=False).encode(), "application/json"
+        return _stream_template(refusal).fill(values), sse.CONTENT_TYPE
+    return _answer_template(refusal).fill(values), "application/json"
