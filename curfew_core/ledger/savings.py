@@ -186,18 +186,27 @@ class Savings:
     typical_output_tokens: Decimal | None
 
 
-def savings(buckets: Iterable[Bucket], prices: Prices) -> Savings:
-    rows = list(buckets)
+def _typical(rows: list[Bucket]) -> tuple[Decimal, Decimal] | None:
+    """The average passed call's input and output tokens, where any usage is known."""
     known = sum(b.usage_known for b in rows if b.action == "pass")
-    if known:
-        typical_in: Decimal | None = Decimal(
-            sum(b.input_tokens for b in rows if b.action == "pass")
-        ) / Decimal(known)
-        typical_out: Decimal | None = Decimal(
-            sum(b.output_tokens for b in rows if b.action == "pass")
-        ) / Decimal(known)
-    else:
-        typical_in = typical_out = None
+    if not known:
+        return None
+    return (
+        Decimal(sum(b.input_tokens for b in rows if b.action == "pass")) / Decimal(known),
+        Decimal(sum(b.output_tokens for b in rows if b.action == "pass")) / Decimal(known),
+    )
+
+
+def savings(
+    buckets: Iterable[Bucket], prices: Prices, *, typical_of: Iterable[Bucket] = ()
+) -> Savings:
+    """What ``buckets`` saved. A request not sent is priced as the typical passed
+    call among them; where none of theirs is known (one session that is always
+    answered without a request), as the typical one of ``typical_of``."""
+    rows = list(buckets)
+    typical = _typical(rows) or _typical(list(typical_of))
+    typical_in: Decimal | None = typical[0] if typical else None
+    typical_out: Decimal | None = typical[1] if typical else None
     per_in = typical_in or Decimal(0)
     per_out = typical_out or Decimal(0)
     million = Decimal(1_000_000)

@@ -3,6 +3,7 @@ price table, and what was saved."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -108,6 +109,10 @@ def savings_between(*, user_id: int, since: datetime, until: datetime) -> Saving
     )
 
 
-def savings_of(*, user_id: int, buckets: list[Bucket]) -> Savings:
-    """What ``buckets`` (hourly totals, however filtered) saved, at the user's prices."""
-    return savings(buckets, prices_for(user_id))
+def savings_of(
+    *, user_id: int, buckets: Sequence[Bucket], typical_of: Sequence[Bucket] = ()
+) -> Savings:
+    """What ``buckets`` (hourly totals, however filtered) saved, at the user's
+    prices; ``typical_of`` prices a request not sent where ``buckets`` know no
+    passed call's usage (see ``ledger.savings.savings``)."""
+    return savings(buckets, prices_for(user_id), typical_of=typical_of)

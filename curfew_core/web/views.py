@@ -402,7 +402,12 @@ def _render_activity(
     table = ledger_selectors.price_table(user.pk)
     if price_form is None:
         price_form = activity_words.PriceForm(initial=activity_words.price_form_initial(table))
-    saved = ledger_selectors.savings_of(user_id=user.pk, buckets=hours.buckets)
+    # One session's requests not sent are priced as its own typical passed call,
+    # or, if none of its calls passed, as the user's.
+    every = ledger_page.hours(user_id=user.pk, period=period) if query.session else hours
+    saved = ledger_selectors.savings_of(
+        user_id=user.pk, buckets=hours.buckets, typical_of=every.buckets
+    )
     context = _base_context(
         request,
         "activity",

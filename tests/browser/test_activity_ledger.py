@@ -243,3 +243,49 @@ def test_without_script_the_filter_is_a_plain_form_and_prices_save(
         watched.assert_clean()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(
+    ("size", "lang", "scheme"),
+    [((1280, 900), "en", "light"), ((390, 844), "zh", "dark")],
+    ids=["desktop-en", "phone-zh"],
+)
+def test_picking_a_session_redraws_the_chart_and_totals_for_it(
+    browser: Any,
+    served_app: ServedApp,
+    seeded: str,
+    artifacts_dir: str,
+    size: tuple[int, int],
+    lang: str,
+    scheme: str,
+) -> None:
+    """The seeded days hold 18 peak short-circuits, 12 of them night-bot's (one
+    more of its is a dry run, which saves nothing); the passes and clamps are writer's."""
+    width, height = size
+    context, watched = open_activity(
+        browser, served_app, width=width, height=height, lang=lang, scheme=scheme
+    )
+    page = watched.page
+    try:
+        assert page.inner_text("#total-not-sent") == "18"
+        page.select_option("#filter-session", "night-bot")
+        page.wait_for_url("**/activity/?*session=night-bot*")
+        page.wait_for_selector("#ledger-chart[data-drawn]")
+        assert page.inner_text("#total-not-sent") == "12"
+        # Night-bot never passed: its requests are priced as writer's typical call (800 out).
+        assert page.inner_text("#total-tokens") == "9,600"
+        note = page.inner_text("#ledger-note")
+        assert "night-bot" in note
+        assert ("13 decisions" if lang == "en" else "共 13 次决定") in note
+        drawn = page.evaluate(
+            "document.getElementById('ledger-chart').data"
+            ".reduce((n, trace) => n + trace.y.reduce((a, b) => a + b, 0), 0)"
+        )
+        assert drawn == 13
+        assert_fits(page)
+        page.screenshot(
+            path=str(Path(artifacts_dir) / f"activity-session-{lang}-{scheme}.png"), full_page=True
+        )
+        watched.assert_clean()
+    finally:
+        context.close()

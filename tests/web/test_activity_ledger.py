@@ -287,6 +287,31 @@ def test_the_chart_and_totals_follow_the_session_filter(
     assert _text(clamps, "total-not-sent") == "1"
 
 
+def test_a_session_never_passed_is_priced_as_the_users_typical_call(
+    page: PageClient, user: User, now: dt.datetime
+) -> None:
+    """A bot that is always answered without a request has no passed call of its
+    own to price its requests by: it takes the user's (all sessions), not zero;
+    a session with known usage of its own keeps its own."""
+    _zone(user)
+    _plain_prices(user)
+    at = now - dt.timedelta(hours=1)
+    record(user, at, session="writer", input_tokens=1000, output_tokens=400)
+    record(user, at, session="writer", input_tokens=3000, output_tokens=800)
+    for _ in range(3):
+        record(user, at, session="night-bot", state="off-duty", action="short-circuit")
+    record(user, at, session="own", input_tokens=100, output_tokens=50)
+    record(user, at, session="own", state="off-duty", action="short-circuit")
+    recorder.flush()
+    bot = page.get("/activity/", {"session": "night-bot"}).content.decode()
+    # The user's typical call: (1000 + 3000 + 100) / 3 in, (400 + 800 + 50) / 3 out.
+    assert _text(bot, "total-tokens") == "1,250"  # 3 x 416.67
+    # 3 x (1366.67 x 10 + 416.67 x 20) / 1M = 0.066
+    assert _text(bot, "total-money") == "EUR 0.07"
+    own = page.get("/activity/", {"session": "own"}).content.decode()
+    assert _text(own, "total-tokens") == "50"
+
+
 _KINDS: list[dict[str, Any]] = [
     {"state": "on-duty", "action": "pass", "input_tokens": 1200, "output_tokens": 300},
     {"state": "off-duty", "action": "short-circuit", "budget_before": 0},
