@@ -249,6 +249,14 @@ def ledger_figure(cells: list[ChartCell], period: Period) -> dict[str, Any]:
         "paper_bgcolor": "rgba(0,0,0,0)",
         "plot_bgcolor": "rgba(0,0,0,0)",
     }
+    totals: dict[str, int] = {}
+    for per_bin in bins.values():
+        for key, n in per_bin.items():
+            totals[key] = totals.get(key, 0) + n
+    if max(totals.values(), default=0) <= 10:
+        # Short bars: a tick per whole decision. Left to itself Plotly ticks
+        # every half, and "d" printed 0 1 1 2 2 3 3.
+        layout["yaxis"]["dtick"] = 1
     if not data:
         layout["annotations"] = [
             {

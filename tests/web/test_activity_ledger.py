@@ -152,6 +152,8 @@ def test_the_chart_names_each_kind_in_words_and_keeps_dry_runs_apart(
         "dry run, nothing done (peak)": ([hour], [1]),
     }
     assert figure["layout"]["barmode"] == "stack"
+    # Three decisions at most in a bar: a tick per whole decision, never 0 1 1 2 2 3 3.
+    assert figure["layout"]["yaxis"]["dtick"] == 1
     # 30 days: a bar per local day.
     html = page.get("/activity/", {"period": "30"}).content.decode()
     block = re.search(r'<script id="ledger-figure" type="application/json">(.*?)</script>', html)
@@ -666,3 +668,15 @@ def test_a_fall_back_week_is_seven_local_days_and_its_repeated_hour_one_bar(
     figure = activity.ledger_figure(cells, period)
     [trace] = figure["data"]
     assert (trace["x"], trace["y"]) == (["2026-11-01 01:00"], [3])
+
+
+@pytest.mark.parametrize(("count", "dtick"), [(1, 1), (10, 1), (11, None)])
+def test_short_bars_tick_per_whole_decision(count: int, dtick: int | None) -> None:
+    now = dt.datetime(2026, 11, 3, 17, 0, tzinfo=dt.UTC)
+    period = ledger_page.period_of(7, now=now, tz_name=ZONE)
+    half = count // 2
+    cells = [
+        ledger_page.ChartCell(dt.date(2026, 11, 3), 9, "off-duty", "short-circuit", half),
+        ledger_page.ChartCell(dt.date(2026, 11, 3), 9, "winding", "clamp", count - half),
+    ]
+    assert activity.ledger_figure(cells, period)["layout"]["yaxis"].get("dtick") == dtick
