@@ -88,6 +88,14 @@ def seeded(served_app: ServedApp) -> str:
     return token
 
 
+#: Each look at the page: a desktop in English, a phone in Chinese and dark.
+DESKTOP_EN_AND_PHONE_ZH = pytest.mark.parametrize(
+    ("size", "lang", "scheme"),
+    [((1280, 900), "en", "light"), ((390, 844), "zh", "dark")],
+    ids=["desktop-en", "phone-zh"],
+)
+
+
 def open_activity(
     browser: Any, app: ServedApp, *, width: int, height: int, lang: str, scheme: str
 ) -> tuple[Any, Watched]:
@@ -107,11 +115,7 @@ def open_activity(
     return context, watched
 
 
-@pytest.mark.parametrize(
-    ("size", "lang", "scheme"),
-    [((1280, 900), "en", "light"), ((390, 844), "zh", "dark")],
-    ids=["desktop-en", "phone-zh"],
-)
+@DESKTOP_EN_AND_PHONE_ZH
 def test_activity_draws_the_ledger_and_downloads_it(
     browser: Any,
     served_app: ServedApp,
@@ -245,11 +249,7 @@ def test_without_script_the_filter_is_a_plain_form_and_prices_save(
         context.close()
 
 
-@pytest.mark.parametrize(
-    ("size", "lang", "scheme"),
-    [((1280, 900), "en", "light"), ((390, 844), "zh", "dark")],
-    ids=["desktop-en", "phone-zh"],
-)
+@DESKTOP_EN_AND_PHONE_ZH
 def test_picking_a_session_redraws_the_chart_and_totals_for_it(
     browser: Any,
     served_app: ServedApp,
