@@ -85,20 +85,21 @@ def prices_for(user_id: int) -> Prices:
     return prices_of(row.config if row else {})
 
 
+#: The stored sums a savings ``Bucket`` reads after its count, in its order.
+BUCKET_SUMS = (
+    "requests_not_sent",
+    "output_tokens_not_generated",
+    "usage_known",
+    "input_tokens",
+    "output_tokens",
+)
+
+
 def hour_buckets(*, user_id: int, since: datetime, until: datetime) -> list[Bucket]:
     """The user's hourly totals whose hour began in ``[since, until)``."""
     rows = DecisionHour.objects.filter(
         user_id=user_id, hour_start__gte=since, hour_start__lt=until
-    ).values_list(
-        "hour_start",
-        "action",
-        "count",
-        "requests_not_sent",
-        "output_tokens_not_generated",
-        "usage_known",
-        "input_tokens",
-        "output_tokens",
-    )
+    ).values_list("hour_start", "action", "count", *BUCKET_SUMS)
     return [Bucket(*row) for row in rows]
 
 

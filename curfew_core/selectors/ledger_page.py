@@ -21,6 +21,7 @@ from curfew_core import schedule_config
 from curfew_core.ledger.hours import local_hour
 from curfew_core.ledger.savings import Bucket
 from curfew_core.models import Decision, DecisionHour
+from curfew_core.selectors.ledger import BUCKET_SUMS
 
 #: The periods the page offers, in local days (today included).
 PERIODS = (7, 30)
@@ -110,21 +111,18 @@ def hours(*, user_id: int, period: Period, session: str | None = None) -> Hours:
     for start, day, hour, state, act, count, dry_run, *sums in rows.order_by(
         "hour_start", "state", "action"
     ).values_list(
-        "hour_start", "local_date", "local_hour", "state", "action", "count", "dry_run", *_SUMS
+        "hour_start",
+        "local_date",
+        "local_hour",
+        "state",
+        "action",
+        "count",
+        "dry_run",
+        *BUCKET_SUMS,
     ):
         cells.append(ChartCell(day, hour, state, act, count, dry_run))
         buckets.append(Bucket(start, act, count, *sums))
     return Hours(cells, buckets, from_decisions=False)
-
-
-#: The sums a savings bucket needs beyond its count, in ``Bucket``'s order.
-_SUMS = (
-    "requests_not_sent",
-    "output_tokens_not_generated",
-    "usage_known",
-    "input_tokens",
-    "output_tokens",
-)
 
 
 def _whole_hours(period: Period) -> bool:

@@ -202,11 +202,14 @@ def ledger_figure(cells: list[ChartCell], period: Period) -> dict[str, Any]:
     wall clock: a fall-back night's two 01:00 hours share one bar."""
     hourly = period.days <= 7
     bins: dict[tuple[str, str], dict[str, int]] = {}
+    #: Each bar's height (all its kinds stacked).
+    heights: dict[str, int] = {}
     for cell in cells:
         key = _bin(cell, hourly)
         for kind, n in _kinds(cell):
             per_bin = bins.setdefault(kind, {})
             per_bin[key] = per_bin.get(key, 0) + n
+            heights[key] = heights.get(key, 0) + n
     data = []
     for state, action in sorted(bins, key=_series_order):
         per_bin = bins[(state, action)]
@@ -249,11 +252,7 @@ def ledger_figure(cells: list[ChartCell], period: Period) -> dict[str, Any]:
         "paper_bgcolor": "rgba(0,0,0,0)",
         "plot_bgcolor": "rgba(0,0,0,0)",
     }
-    totals: dict[str, int] = {}
-    for per_bin in bins.values():
-        for key, n in per_bin.items():
-            totals[key] = totals.get(key, 0) + n
-    if max(totals.values(), default=0) <= 10:
+    if max(heights.values(), default=0) <= 10:
         # Short bars: a tick per whole decision. Left to itself Plotly ticks
         # every half, and "d" printed 0 1 1 2 2 3 3.
         layout["yaxis"]["dtick"] = 1
