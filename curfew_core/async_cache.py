@@ -1,6 +1,6 @@
 """Read Django's cache from the event loop, without a thread hop.
 
-The lean API route (``curfew_core.api.lean``) answers a warm verdict on the
+The edge (``curfew_core.edge.caller``) answers a warm token door on the
 event loop: its reads are the token check's and the user's cached rows. With
 Redis (``curfew_core.redis_cache.SharedRedisCache``) they are one ``MGET`` on a
 ``redis.asyncio`` client, with the very keys and serializer Django's backend
@@ -66,8 +66,12 @@ def client() -> Any:
         # free connection rather than fail (a full pool is load, not an
         # outage: the 200-client load test got 503s with a 2 s wait on a busy
         # machine); a stalled Redis still fails fast on the socket deadline.
+        # The server the sync backend reads (its LOCATION), never a second
+        # setting that could name another.
+        location = alias["LOCATION"]
+        url = location[0] if isinstance(location, list | tuple) else location
         pool = redis.asyncio.BlockingConnectionPool.from_url(
-            settings.REDIS_URL,
+            url,
             max_connections=options.get("max_connections", 50),
             timeout=options.get("timeout", 10),
             socket_timeout=deadline,

@@ -2,7 +2,7 @@
 so that no door (and no module in front of them) imports another to share one.
 
 - the bearer token: the API, the proxy and the guard in front of Django
-  (``asgi_limits``) read it the same way (and the Messages door, Anthropic's
+  (``edge``) read it the same way (and the Messages door, Anthropic's
   ``x-api-key`` too);
 - the capsule's Content-Security-Policy: the embed door sets it, and so does
   the outage answer (``outage``) on the same pages.
@@ -56,7 +56,7 @@ def api_key_or_bearer(request: HttpRequest) -> str | None:
 
 
 #: An API answer (JSON or an event stream) is never a page: nothing to load,
-#: nothing may frame it (the proxy's and the lean API route's answers).
+#: nothing may frame it (every answer of the edge).
 API_POLICY = "default-src 'none'; frame-ancestors 'none'"
 
 
@@ -67,7 +67,7 @@ def _never(request: HttpRequest) -> HttpResponseBase:  # pragma: no cover - hook
 class ApiAnswers:
     """What the site's middleware did that still applies to an API answer, by
     Django's own middleware hooks, for the routes that skip that middleware
-    (the proxy's handler, the lean API route): the HTTPS redirect, HSTS and
+    (the edge, ``edge.heads``): the HTTPS redirect, HSTS and
     the security headers, ``X-Frame-Options``, and ``API_POLICY`` unless the
     answer set its own policy."""
 

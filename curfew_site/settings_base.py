@@ -259,9 +259,6 @@ CURFEW_UPSTREAM_BUDGET_KEY = env_choice("CURFEW_UPSTREAM_BUDGET_KEY", UPSTREAM_B
 #: otherwise. CURFEW_THROTTLE=0 turns every one off (benchmarks).
 CURFEW_THROTTLE = env_bool("CURFEW_THROTTLE", default=True)
 
-#: The verdict and state routes answered beside Django (``curfew_core.api.lean``);
-#: ``0`` serves them through Django's views (the benchmark's baseline).
-CURFEW_LEAN_API = env_bool("CURFEW_LEAN_API", default=True)
 #: Failed sign-ins per account name, then that account is locked for the window.
 CURFEW_SIGNIN_FAILURES_PER_ACCOUNT = env_rate("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT", "10/15minutes")
 #: Failed sign-ins per client address, whatever names it tries.

@@ -86,55 +86,15 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     throttle.reset()
 
 
-class DoorClient:
-    """Django's test client, or (``door="lean"``) the same calls to the lean
-    API routes through the site's ASGI app (``tests/api/lean_client.py``)."""
-
-    def __init__(self, door: str, **defaults: Any) -> None:
-        from django.test import Client
-
-        self.django = Client(**defaults)
-        self.door = door
-        self.defaults = defaults
-
-    def _lean(self, path: str) -> bool:
-        from tests.api.lean_client import lean_path
-
-        return self.door == "lean" and lean_path(path)
-
-    def generic(
-        self, method: str, path: str, data: Any = b"", content_type: str = "", **extra: Any
-    ) -> Any:
-        if not self._lean(path):
-            return self.django.generic(method, path, data, content_type, **extra)
-        from tests.api.lean_client import AsgiClient
-
-        body = data.encode() if isinstance(data, str) else bytes(data or b"")
-        return AsgiClient(self.defaults).request(method, path, body, content_type, **extra)
-
-    def get(self, path: str, data: Any = None, **extra: Any) -> Any:
-        if not self._lean(path) or data:
-            return self.django.get(path, data, **extra)
-        return self.generic("GET", path, **extra)
-
-    def post(self, path: str, data: Any = b"", content_type: str = "", **extra: Any) -> Any:
-        if self._lean(path):
-            return self.generic("POST", path, data, content_type, **extra)
-        if content_type:
-            extra["content_type"] = content_type
-        return self.django.post(path, data, **extra)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.django, name)
-
-
 class ApiClient:
     """Django's test client with a bearer token and JSON helpers."""
 
-    def __init__(self, user: User, token: str, door: str = "django") -> None:
+    def __init__(self, user: User, token: str) -> None:
         self.user = user
         self.token = token
-        self.client = DoorClient(door, HTTP_AUTHORIZATION=f"Bearer {token}")
+        from curfew_testkit.asgi_client import Client
+
+        self.client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
     def get(self, path: str, **extra: Any) -> Any:
         return self.client.get(path, **extra)
@@ -153,6 +113,22 @@ class ApiClient:
 
 
 @pytest.fixture
+def client() -> Any:
+    """pytest-django's ``client``, with the edge's routes driven through the edge."""
+    from curfew_testkit.asgi_client import Client
+
+    return Client()
+
+
+@pytest.fixture
+def async_client() -> Any:
+    """pytest-django's ``async_client``, with the edge's routes driven through the edge."""
+    from curfew_testkit.asgi_client import AsyncClient
+
+    return AsyncClient()
+
+
+@pytest.fixture
 def user(db: None) -> User:
     from django.contrib.auth.models import User
 
@@ -167,26 +143,19 @@ def other_user(db: None) -> User:
 
 
 @pytest.fixture
-def door() -> str:
-    """Which door ``api`` calls: Django's views (``tests/api/lean_client.py``
-    turns a module's tests to both doors)."""
-    return "django"
-
-
-@pytest.fixture
-def api(user: User, door: str) -> ApiClient:
+def api(user: User) -> ApiClient:
     from curfew_core.services.tokens import token_create
 
     _, raw = token_create(user=user, name="test")
-    return ApiClient(user, raw, door)
+    return ApiClient(user, raw)
 
 
 @pytest.fixture
-def other_api(other_user: User, door: str) -> ApiClient:
+def other_api(other_user: User) -> ApiClient:
     from curfew_core.services.tokens import token_create
 
     _, raw = token_create(user=other_user, name="test")
-    return ApiClient(other_user, raw, door)
+    return ApiClient(other_user, raw)
 
 
 @pytest.fixture(scope="session")

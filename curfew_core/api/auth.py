@@ -14,8 +14,8 @@ from redis.exceptions import RedisError
 
 from curfew_core import throttle
 from curfew_core.api.errors import ApiError
+from curfew_core.edge.dialects import RETRY_AFTER_SECONDS
 from curfew_core.http_headers import bearer
-from curfew_core.outage import RETRY_AFTER_SECONDS
 from curfew_core.selectors.tokens import TokenIdentity
 
 log = logging.getLogger("curfew.api")

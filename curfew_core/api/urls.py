@@ -3,10 +3,8 @@ from django.urls import path, re_path
 from curfew_core.api import ledger_views, views
 
 urlpatterns = [
-    path("verdict", views.verdict, name="api-verdict"),
     path("schedule", views.schedule, name="api-schedule"),
     path("overrides", views.overrides, name="api-overrides"),
-    path("state", views.state, name="api-state"),
     path("openapi.json", views.openapi, name="api-openapi"),
     path("decisions", ledger_views.decisions, name="api-decisions"),
     path("savings", ledger_views.savings, name="api-savings"),

@@ -20,7 +20,7 @@ from curfew_core.ledger.entry import verdict_entry
 from curfew_core.ledger.recorder import record
 from curfew_core.schedule_config import show, whole_number
 from curfew_core.schema.verdict_request import RequestError, VerdictRequest, parse_verdict_body
-from curfew_core.selectors.bundles import UserBundle, bundle_for, committed_schedule
+from curfew_core.selectors.bundles import UserBundle, committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.users import user_by_id
 from curfew_core.selectors.verdicts import decide_for, state_json, verdict_json
@@ -67,7 +67,7 @@ def checked_verdict_request(body: dict[str, Any]) -> VerdictRequest:
 def verdict_body(
     bundle: UserBundle, asked: VerdictRequest, *, now: datetime, token_id: int
 ) -> bytes:
-    """``POST /api/v1/verdict``'s answer (here and on the lean route), and its
+    """``POST /api/v1/verdict``'s answer (``api.hot``), and its
     line in the decision ledger: a gateway acts on the verdict it asked for
     (buffered, no I/O here). A what-if for another moment (``at``) is a
     preview, acted on by nobody: not recorded."""
@@ -88,16 +88,6 @@ def verdict_body(
             )
         )
     return verdict_json(result, now=at or now)
-
-
-@allow("POST")
-@token_required
-def verdict(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
-    asked = checked_verdict_request(json_object(request, allow_empty=True))
-    body = verdict_body(
-        bundle_for(identity.user_id), asked, now=timezone.now(), token_id=identity.token_id
-    )
-    return HttpResponse(body, content_type="application/json")
 
 
 @allow("GET", "PATCH")
@@ -170,14 +160,6 @@ def overrides(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         # from_json took it, so it is well-formed: a date that does not exist
         # or a moment out of range is for a rule the schema cannot state.
         raise unprocessable_error({field: str(exc)}) from None
-    return HttpResponse(
-        state_json(user_id=identity.user_id, now=timezone.now()), content_type="application/json"
-    )
-
-
-@allow("GET")
-@token_required
-def state(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     return HttpResponse(
         state_json(user_id=identity.user_id, now=timezone.now()), content_type="application/json"
     )

@@ -1,25 +1,17 @@
 """The one sequence every proxy door follows, whatever protocol it speaks.
 
-A model call (chat completions, Responses, legacy completions, embeddings,
-Anthropic messages): read the scope and body, judge, then act on the verdict in
-the door's own shapes (:func:`read_call`, :func:`act`). A bad body is still
-judged first, so a wrong token is a 401 before anything else, and a bad body
-then a 400, both in the door's shape and labelled.
+The edge (``edge.app``) has checked the method and the token, counted the
+rate and read the body. A model call (chat completions, Responses, legacy
+completions, embeddings, Anthropic messages) is then read (:func:`read_call`:
+the scope headers, the JSON body; a bad one is a 400 in the door's shape,
+labelled with the verdict) and acted on (:func:`act`): answered here off duty,
+clamped and forwarded while winding, forwarded byte for byte on duty.
 
 A call that is not a model call (listing models, a stored response, counting
-tokens) is only authenticated and forwarded (:func:`read_caller`).
+tokens) is only judged for its labels and forwarded (:func:`judged_caller`).
 
-A model door is declared once (:class:`ModelDoor`) and served by two routes
-that share every step here: Django's view (:func:`read_call`, then
-:func:`act`), and the lean route in front of Django (``proxy.lean``), which
-answers a warm short-circuit on the event loop with the same steps
-(:func:`arrived`, :func:`called`, :func:`answered_here`) and hands anything
-else to the view.
-
-What differs between protocols (where the token is, the error shape, the
-upstream provider) is one :class:`Dialect`. The helpers are used through the
-``views`` module (not imported by name), so a test that patches ``views.judge``
-patches every door.
+What differs between protocols (the error shape, the upstream provider) is the
+door's dialect (``edge.dialects``) and :class:`ModelEndpoint`.
 """
 
 from __future__ import annotations
@@ -29,16 +21,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from curfew_client.scope import Scope
-from django.http import HttpRequest, HttpResponse
+from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
+from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
 
-from curfew_core import throttle
+from curfew_core.edge.dialects import Dialect, labelled
+from curfew_core.edge.request import EdgeRequest
 from curfew_core.engine import Action, RequestContext, Verdict
-from curfew_core.hot_path import charge
-from curfew_core.http_headers import bearer_in
-from curfew_core.proxy import bodies, upstream, usage, views
+from curfew_core.proxy import bodies, upstream, usage
+from curfew_core.proxy.forward import forward
+from curfew_core.proxy.judge import Judged, judge
 
 #: ``(request body, canned text) -> (payload, content type)``.
 ShortCircuit = Callable[[Mapping[str, Any], str], tuple[bytes, str]]
@@ -46,30 +39,25 @@ ShortCircuit = Callable[[Mapping[str, Any], str], tuple[bytes, str]]
 Apply = Callable[[Mapping[str, Any], Verdict], dict[str, Any]]
 
 
-@dataclass(frozen=True, slots=True)
-class Dialect:
-    """What a door's protocol decides: where its client puts the token, how its
-    errors look (401 included), and which upstream speaks it."""
-
-    #: The token in the request's headers (case-insensitive).
-    credential: Callable[[Mapping[str, str]], str | None]
-    error: views.ErrorAnswer
-    unauthorized: Callable[[str | None], HttpResponseBase]
-    provider: upstream.Provider
+class BadRequest(ValueError):
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
-OPENAI = Dialect(
-    credential=bearer_in,
-    error=views.openai_error,
-    unauthorized=lambda raw_token: views.unauthorized(raw_token),
-    provider=upstream.OPENAI,
-)
+def parse_scope(headers: Mapping[str, str]) -> Scope:
+    """Who is asking, from ``X-Curfew-Session`` / ``-Purpose`` / ``-Subagent``:
+    the client's own reading (``curfew_client.scope``), so the proxy and every
+    gateway take the same headers; a bad one is a ``BadRequest`` naming it."""
+    try:
+        return scope_from_headers(headers)
+    except ScopeHeaderError as exc:
+        raise BadRequest(str(exc), exc.header) from None
 
 
 @dataclass(frozen=True, slots=True)
-class ModelDoor:
-    """A model-call door, as both of its routes (Django's view and the lean
-    route) serve it."""
+class ModelEndpoint:
+    """What a model-call route does, in its protocol."""
 
     #: Its name in the decision ledger.
     name: str
@@ -80,7 +68,7 @@ class ModelDoor:
     #: The canned answer in its protocol, and the clamp.
     short_circuit: ShortCircuit
     apply: Apply
-    dialect: Dialect = OPENAI
+    provider: upstream.Provider = upstream.OPENAI
 
 
 #: A call without scope headers.
@@ -89,12 +77,11 @@ NO_SCOPE = Scope(None, None, False)
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """An authenticated model call: the exact bytes, their JSON, the verdict."""
+    """A model call: the exact bytes, their JSON, the verdict, who asked."""
 
-    judged: views.Judged
+    judged: Judged
     raw: bytes
     body: dict[str, Any]
-    #: Who asked (the scope headers), for the decision ledger.
     scope: Scope = NO_SCOPE
 
     @property
@@ -121,114 +108,60 @@ def refused(
     param: str | None = None,
 ) -> HttpResponseBase:
     """A request the door cannot act on: the error, labelled, and ``none`` done."""
-    response = views.labelled(dialect.error(status, str(error), code=code, param=param), verdict)
+    response = labelled(dialect.error(status, str(error), code=code, param=param), verdict)
     response["X-Curfew-Action"] = "none"
     return response
 
 
-@dataclass(frozen=True, slots=True)
-class Arrived:
-    """A model call as it arrived, before it is judged: the token, who asks,
-    the body, and what is wrong with them (answered once the token is known)."""
-
-    raw_token: str | None
-    scope: Scope
-    raw: bytes
-    body: dict[str, Any]
-    problem: views.BadRequest | None
-
-    @property
-    def context(self) -> RequestContext:
-        return context_of(self.scope)
-
-
-def arrived(
-    headers: Mapping[str, str],
-    read_body: Callable[[], bytes],
-    what: str,
-    dialect: Dialect,
-    *,
-    read_scope: Scope | None = None,
-) -> Arrived:
-    """Read the call (``headers`` case-insensitive; ``read_body`` may raise
-    ``BadRequest``; ``read_scope``: the scope already read from ``headers``);
-    nothing is refused yet."""
-    problem: views.BadRequest | None = None
-    raw = b""
-    body: dict[str, Any] = {}
+def read_call(request: EdgeRequest, what: str) -> Call | HttpResponseBase:
+    """The call, or the 400 that ends it (naming what the body should be);
+    a bad scope header is judged without a scope, then refused."""
+    problem: BadRequest | None = None
     scope = NO_SCOPE
+    body: dict[str, Any] = {}
     try:
-        scope = views.parse_scope(headers) if read_scope is None else read_scope
-        raw = read_body()
-        body = bodies.json_object(raw)
-    except views.BadRequest as exc:
+        scope = parse_scope(request.headers)
+        body = bodies.json_object(request.body)
+    except BadRequest as exc:
         problem = exc
     except bodies.BadBody as exc:
-        problem = views.BadRequest(f"{exc}; send {what}")
-    return Arrived(dialect.credential(headers), scope, raw, body, problem)
-
-
-def called(came: Arrived, judged: views.Judged | None, dialect: Dialect) -> Call | HttpResponseBase:
-    """The call, or the answer that ends it (401, or 400 naming what the body
-    should have been)."""
-    if judged is None:
-        return dialect.unauthorized(came.raw_token)
-    if came.problem is not None:
+        problem = BadRequest(f"{exc}; send {what}")
+    judged = judge(request.the_caller(), context_of(scope))
+    if problem is not None:
         return refused(
-            dialect,
+            request.door.dialect,
             judged.verdict,
             400,
-            came.problem,
+            problem,
             code="invalid_request",
-            param=came.problem.param,
+            param=problem.param,
         )
-    return Call(judged, came.raw, came.body, came.scope)
+    return Call(judged, request.body, body, scope)
 
 
-async def read_call(
-    request: HttpRequest, what: str, dialect: Dialect = OPENAI
-) -> Call | HttpResponseBase:
-    """The call through Django's view, or the answer that ends it (:func:`called`;
-    ``what`` the body should be)."""
-    came = arrived(request.headers, lambda: views._raw_body(request), what, dialect)
-    ahead = views.judged_ahead(request)
-    if ahead is not None:
-        # Judged by the lean route from these headers, not yet counted.
-        await charge(ahead.identity)
-        return called(came, ahead.judged, dialect)
-    judged = await views.judge(came.raw_token, came.context, throttle.client_address(request))
-    return called(came, judged, dialect)
-
-
-async def read_caller(
-    request: HttpRequest, dialect: Dialect = OPENAI
-) -> views.Judged | HttpResponseBase:
-    """Who is calling, for a call that is not a model call (forwarded whatever
-    the hour): the token must be live; a bad scope header is ignored."""
-    raw_token = dialect.credential(request.headers)
+def judged_caller(request: EdgeRequest) -> Judged:
+    """The caller's verdict, for a call that is not a model call (forwarded
+    whatever the hour, labelled): a bad scope header is ignored."""
     try:
-        scope = views.parse_scope(request.headers)
-    except views.BadRequest:
-        scope = Scope(None, None, False)
-    judged = await views.judge(raw_token, context_of(scope), throttle.client_address(request))
-    if judged is None:
-        return dialect.unauthorized(raw_token)
-    return judged
+        scope = parse_scope(request.headers)
+    except BadRequest:
+        scope = NO_SCOPE
+    return judge(request.the_caller(), context_of(scope))
 
 
 def passed(response: HttpResponseBase, verdict: Verdict) -> HttpResponseBase:
     """A forwarded non-model call: labelled with the state, and ``pass`` done."""
-    response = views.labelled(response, verdict)
+    response = labelled(response, verdict)
     response["X-Curfew-Action"] = Action.PASS.value
     return response
 
 
-def recording(call: Call, door: str, *, action: str | None = None) -> usage.Recording:
+def recording(call: Call, name: str, *, action: str | None = None) -> usage.Recording:
     """The call's one ledger entry, recorded by ``act`` (or a door's own
     answer) once the upstream's usage is known."""
     return usage.Recording(
         call.verdict,
-        door=door,
+        door=name,
         at=timezone.now(),
         user_id=call.judged.user_id,
         token_id=call.judged.token_id,
@@ -244,51 +177,55 @@ def short_circuits(verdict: Verdict) -> bool:
     return verdict.action is Action.SHORT_CIRCUIT and verdict.reply is not None
 
 
-def canned(call: Call, short_circuit: ShortCircuit) -> HttpResponseBase | None:
-    """The short-circuit answer when the verdict is one (nothing goes upstream)."""
+def answered_here(call: Call, endpoint: ModelEndpoint) -> HttpResponseBase | None:
+    """The short-circuit, when the verdict is one: the canned answer, its
+    ledger entry recorded (zero usage); ``None``: the call goes upstream."""
     verdict = call.verdict
     if not short_circuits(verdict) or verdict.reply is None:
         return None
-    payload, content_type = short_circuit(call.body, verdict.reply)
+    payload, content_type = endpoint.short_circuit(call.body, verdict.reply)
     answer = HttpResponse(payload, content_type=content_type)
     answer["Cache-Control"] = "no-cache"
-    return views.labelled(answer, verdict)
-
-
-def answered_here(call: Call, door: ModelDoor) -> HttpResponseBase | None:
-    """The short-circuit, when the verdict is one: the canned answer, its
-    ledger entry recorded (zero usage); ``None``: the call goes upstream."""
-    answer = canned(call, door.short_circuit)
-    if answer is not None:
-        recording(call, door.name)(0, 0)
-    return answer
+    recording(call, endpoint.name)(0, 0)
+    return labelled(answer, verdict)
 
 
 async def act(
-    call: Call, door: ModelDoor, *, headers: Mapping[str, str] | None = None
+    call: Call, endpoint: ModelEndpoint, *, headers: Mapping[str, str] | None = None
 ) -> HttpResponseBase:
-    """Short-circuit (:func:`answered_here`), clamp (``door.apply``) and
+    """Short-circuit (:func:`answered_here`), clamp (``endpoint.apply``) and
     forward, or forward the very bytes.
 
-    Each call leaves one entry in the decision ledger (``door.name`` names
-    it): a short-circuit with zero usage, a forwarded call with the upstream's
-    usage when its answer is over (buffered, never a write on this request)."""
-    answer = answered_here(call, door)
+    Each call leaves one entry in the decision ledger (``endpoint.name``
+    names it): a short-circuit with zero usage, a forwarded call with the
+    upstream's usage when its answer is over (buffered, never a write on this
+    request)."""
+    answer = answered_here(call, endpoint)
     if answer is not None:
         return answer
-    entry = recording(call, door.name)
+    entry = recording(call, endpoint.name)
     verdict = call.verdict
     if verdict.action is Action.PASS:
         # Untouched means the very bytes the client sent.
         content = call.raw
     else:
-        content = json.dumps(door.apply(call.body, verdict), ensure_ascii=False).encode()
-    response = await views._forward(
+        content = json.dumps(endpoint.apply(call.body, verdict), ensure_ascii=False).encode()
+    response = await forward(
         call.judged.token_id,
         "POST",
-        door.path,
+        endpoint.path,
         content,
-        provider=door.dialect.provider,
+        provider=endpoint.provider,
         headers=headers,
     )
-    return views.labelled(entry.after(response), verdict)
+    return labelled(entry.after(response), verdict)
+
+
+async def model_call(
+    request: EdgeRequest, endpoint: ModelEndpoint, *, headers: Mapping[str, str] | None = None
+) -> HttpResponseBase:
+    """A model route's whole answer: :func:`read_call`, then :func:`act`."""
+    call = read_call(request, endpoint.what)
+    if not isinstance(call, Call):
+        return call
+    return await act(call, endpoint, headers=headers)

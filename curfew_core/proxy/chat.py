@@ -1,4 +1,4 @@
-"""The OpenAI chat doors: ``POST /v1/chat/completions`` and ``GET /v1/models``.
+"""The OpenAI chat routes: ``POST /v1/chat/completions`` and ``GET /v1/models``.
 
 - short-circuit: the canned reply (streamed or not, as asked), zero usage, and
   nothing sent upstream; shaped for the request (``openai_shapes.answer``): a
@@ -16,12 +16,12 @@ from typing import Any
 
 from curfew_client.openai_shapes import apply_verdict, short_circuit_body
 from django.conf import settings
-from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.views.decorators.csrf import csrf_exempt
 
+from curfew_core.edge.request import EdgeRequest
 from curfew_core.engine import Verdict
-from curfew_core.proxy import calls, upstream, views
+from curfew_core.proxy import calls, upstream
+from curfew_core.proxy.forward import forward
 
 
 def _clamped(body: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def _clamped(body: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
     return apply_verdict(body, verdict, budget_key=settings.CURFEW_UPSTREAM_BUDGET_KEY)
 
 
-DOOR = calls.ModelDoor(
+CHAT = calls.ModelEndpoint(
     name="chat",
     what="a chat completions JSON object",
     path=upstream.CHAT_COMPLETIONS,
@@ -38,32 +38,20 @@ DOOR = calls.ModelDoor(
 )
 
 
-@csrf_exempt
-@views.labelled_always
-async def chat_completions(request: HttpRequest) -> HttpResponseBase:
-    if request.method != "POST":
-        return views._not_allowed("POST")
-    call = await calls.read_call(request, DOOR.what)
-    if not isinstance(call, calls.Call):
-        return call
-    return await calls.act(call, DOOR)
+async def chat_completions(request: EdgeRequest) -> HttpResponseBase:
+    return await calls.model_call(request, CHAT)
 
 
-@csrf_exempt
-@views.labelled_always
-async def models(request: HttpRequest, model: str | None = None) -> HttpResponseBase:
+async def models(request: EdgeRequest) -> HttpResponseBase:
     """``GET /v1/models[/<id>]``, forwarded: listing models is not a model call."""
-    if request.method != "GET":
-        return views._not_allowed("GET")
-    judged = await calls.read_caller(request)
-    if not isinstance(judged, views.Judged):
-        return judged
+    judged = calls.judged_caller(request)
+    model = request.params.get("model")
     try:
         # The id is one opaque segment: nothing in it may move the request
         # elsewhere on the upstream (where the operator's key would go with it).
         path = upstream.MODELS if model is None else upstream.model_path(model)
     except upstream.UnsafePath as exc:
         return calls.refused(
-            calls.OPENAI, judged.verdict, 400, exc, code="invalid_model", param="model"
+            request.door.dialect, judged.verdict, 400, exc, code="invalid_model", param="model"
         )
-    return calls.passed(await views._forward(judged.token_id, "GET", path), judged.verdict)
+    return calls.passed(await forward(judged.token_id, "GET", path), judged.verdict)

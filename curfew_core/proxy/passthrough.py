@@ -17,14 +17,15 @@ import math
 from datetime import datetime
 
 from curfew_client import completions_shapes
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
-from django.views.decorators.csrf import csrf_exempt
 
+from curfew_core.edge.dialects import labelled, openai_error
+from curfew_core.edge.request import EdgeRequest
 from curfew_core.engine import Action, Verdict
-from curfew_core.proxy import upstream, views
-from curfew_core.proxy.calls import Call, ModelDoor, act, passed, read_call, recording
+from curfew_core.proxy import calls, upstream
+from curfew_core.proxy.forward import forward
 
 #: The error ``code`` (and, with ``type``, the message) of a refused embedding.
 OFF_DUTY_CODE = "curfew_off_duty"
@@ -54,7 +55,7 @@ def off_duty_refusal(verdict: Verdict, now: datetime) -> HttpResponse:
     ``curfew_off_duty``) instead of retrying a refusal that will stand for
     hours.
     """
-    response = views.openai_error(
+    response = openai_error(
         503,
         f"the curfew is {verdict.state.value}: embeddings are not served until it lifts; "
         "retry after the Retry-After seconds",
@@ -67,26 +68,22 @@ def off_duty_refusal(verdict: Verdict, now: datetime) -> HttpResponse:
     return response
 
 
-@csrf_exempt
-@views.labelled_always
-async def embeddings(request: HttpRequest) -> HttpResponseBase:
+async def embeddings(request: EdgeRequest) -> HttpResponseBase:
     """``POST /v1/embeddings``: forwarded as sent, or refused off duty."""
-    if request.method != "POST":
-        return views._not_allowed("POST")
-    call = await read_call(request, "an embeddings JSON object")
-    if not isinstance(call, Call):
+    call = calls.read_call(request, "an embeddings JSON object")
+    if not isinstance(call, calls.Call):
         return call
     verdict = call.verdict
     if verdict.action is Action.SHORT_CIRCUIT:
-        recording(call, "embeddings")(0, 0)
-        return views.labelled(off_duty_refusal(verdict, timezone.now()), verdict)
+        calls.recording(call, "embeddings")(0, 0)
+        return labelled(off_duty_refusal(verdict, timezone.now()), verdict)
     # Winding too: an embedding has no reply budget, so there is nothing to clamp.
-    entry = recording(call, "embeddings", action=Action.PASS.value)
-    forwarded = await views._forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw)
-    return passed(entry.after(forwarded), verdict)
+    entry = calls.recording(call, "embeddings", action=Action.PASS.value)
+    forwarded = await forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw)
+    return calls.passed(entry.after(forwarded), verdict)
 
 
-COMPLETIONS = ModelDoor(
+COMPLETIONS = calls.ModelEndpoint(
     name="completions",
     what="a completions JSON object",
     path=upstream.COMPLETIONS,
@@ -95,13 +92,6 @@ COMPLETIONS = ModelDoor(
 )
 
 
-@csrf_exempt
-@views.labelled_always
-async def completions(request: HttpRequest) -> HttpResponseBase:
+async def completions(request: EdgeRequest) -> HttpResponseBase:
     """``POST /v1/completions`` (legacy)."""
-    if request.method != "POST":
-        return views._not_allowed("POST")
-    call = await read_call(request, COMPLETIONS.what)
-    if not isinstance(call, Call):
-        return call
-    return await act(call, COMPLETIONS)
+    return await calls.model_call(request, COMPLETIONS)

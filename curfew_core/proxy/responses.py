@@ -19,23 +19,13 @@ Not served (404 ``not_proxied``): ``/v1/responses/<id>/cancel``,
 from __future__ import annotations
 
 from curfew_client import responses_shapes
-from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.views.decorators.csrf import csrf_exempt
 
-from curfew_core.proxy import upstream, views
-from curfew_core.proxy.calls import (
-    OPENAI,
-    Call,
-    ModelDoor,
-    act,
-    passed,
-    read_call,
-    read_caller,
-    refused,
-)
+from curfew_core.edge.request import EdgeRequest
+from curfew_core.proxy import calls, upstream
+from curfew_core.proxy.forward import forward
 
-DOOR = ModelDoor(
+RESPONSES = calls.ModelEndpoint(
     name="responses",
     what="a Responses API JSON object",
     path=upstream.RESPONSES,
@@ -44,31 +34,24 @@ DOOR = ModelDoor(
 )
 
 
-@csrf_exempt
-@views.labelled_always
-async def create_response(request: HttpRequest) -> HttpResponseBase:
+async def create_response(request: EdgeRequest) -> HttpResponseBase:
     """``POST /v1/responses``."""
-    if request.method != "POST":
-        return views._not_allowed("POST")
-    call = await read_call(request, DOOR.what)
-    if not isinstance(call, Call):
-        return call
-    return await act(call, DOOR)
+    return await calls.model_call(request, RESPONSES)
 
 
-@csrf_exempt
-@views.labelled_always
-async def stored_response(request: HttpRequest, response_id: str) -> HttpResponseBase:
+async def stored_response(request: EdgeRequest) -> HttpResponseBase:
     """``GET`` / ``DELETE /v1/responses/<id>``, forwarded (not a model call)."""
-    if request.method not in ("GET", "DELETE"):
-        return views._not_allowed("GET, DELETE")
-    judged = await read_caller(request)
-    if not isinstance(judged, views.Judged):
-        return judged
+    judged = calls.judged_caller(request)
     try:
-        path = upstream.response_path(response_id)
+        path = upstream.response_path(request.params["response_id"])
     except upstream.UnsafePath as exc:
-        return refused(
-            OPENAI, judged.verdict, 400, exc, code="invalid_response_id", param="response_id"
+        return calls.refused(
+            request.door.dialect,
+            judged.verdict,
+            400,
+            exc,
+            code="invalid_response_id",
+            param="response_id",
         )
-    return passed(await views._forward(judged.token_id, request.method, path), judged.verdict)
+    forwarded = await forward(judged.token_id, request.method, path)
+    return calls.passed(forwarded, judged.verdict)

@@ -441,7 +441,9 @@ def _until_done(
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(lambda: _in_background(loop, response.aclose()))
 
-    weakref.finalize(streaming, abandoned)
+    # Whichever comes first: the server closing the response (the edge closes
+    # every answer it ends, sent or not), or its collection.
+    streaming._resource_closers.append(weakref.finalize(streaming, abandoned))  # type: ignore[attr-defined]
 
 
 async def _relay(

@@ -17,8 +17,8 @@ after every committed save or override (``services.after_commit``) and
 ``user.recheck`` when the user is saved; and, with the in-memory layer, the
 watcher (``realtime.watch``) that reports other processes' writes
 (``manage.py curfew off``). It lives in ``realtime`` for that reason, and is
-mounted under the API's prefix by ``curfew_site.urls``; its refusals are the
-API's error shape (``schema.errors``), the API's own helpers being another door.
+served by the edge under the API's prefix (``edge.doors``), which checks the
+method and the token first and answers refusals in the API's dialect.
 
 The stream, each event ``event:`` + ``data:`` (JSON):
 
@@ -43,22 +43,16 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.core.handlers.asgi import ASGIRequest
-from django.db import DatabaseError
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from django.http.response import HttpResponseBase
-from django.views.decorators.csrf import csrf_exempt
-from redis.exceptions import RedisError
 
-from curfew_core import throttle
+from curfew_core.edge.dialects import API
+from curfew_core.edge.request import EdgeRequest
 from curfew_core.events import user_group
-from curfew_core.http_headers import bearer
-from curfew_core.outage import RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE
+from curfew_core.http_headers import bearer_in
 from curfew_core.realtime import access, watch
-from curfew_core.schema.errors import api_error_body
 from curfew_core.selectors.tokens import identify
 
 log = logging.getLogger("curfew.realtime")
@@ -69,21 +63,6 @@ HEARTBEAT_SECONDS = 15.0
 #: Group memberships expire (a day by default): renewed this often, as the capsule does.
 REJOIN_SECONDS = 3600.0
 CONTENT_TYPE = "text/event-stream"
-
-
-def _error(status: int, code: str, message: str, **headers: str) -> JsonResponse:
-    """A refusal in the API's one error shape (as ``api.errors.ApiError`` answers)."""
-    response = JsonResponse(api_error_body(code, message), status=status)
-    if status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
-    for name, value in headers.items():
-        response[name.replace("_", "-")] = value
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-def _unavailable() -> JsonResponse:
-    return _error(503, "unavailable", UNAVAILABLE_MESSAGE, Retry_After=str(RETRY_AFTER_SECONDS))
 
 
 def event(name: str, data: dict[str, Any]) -> bytes:
@@ -104,48 +83,14 @@ def _still_allowed(raw: str, user_id: int) -> bool:
 still_allowed = database_sync_to_async(_still_allowed, thread_sensitive=False)
 
 
-def _finished(reason: str) -> HttpResponse:
-    response = HttpResponse(event("end", {"reason": reason}), content_type=CONTENT_TYPE)
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-@csrf_exempt
-async def changes(request: HttpRequest) -> HttpResponseBase:
-    if request.method != "GET":
-        return _error(
-            405,
-            "method_not_allowed",
-            f"{request.method} is not allowed here; use GET",
-            Allow="GET",
-        )
-    raw = bearer(request)
-    try:
-        # The request's own thread, whose connections Django's handler looks
-        # after (channels' database_sync_to_async would close them mid-request,
-        # and with them a test's open transaction).
-        identity = await sync_to_async(throttle.identify_throttled)(
-            raw, kind="api", address=throttle.client_address(request)
-        )
-    except throttle.Throttled as exc:
-        return _error(
-            429, "rate_limited", exc.refusal.message, Retry_After=str(exc.refusal.retry_after)
-        )
-    except (DatabaseError, RedisError):
-        log.exception("change stream: storage unavailable")
-        return _unavailable()
-    if identity is None or raw is None:
-        message = "missing bearer token" if raw is None else "unknown or revoked token"
-        return _error(401, "unauthorized", message)
-    if not isinstance(request, ASGIRequest):
-        # A stream needs the ASGI server; under WSGI (the test client, a WSGI
-        # deployment) it would be read to its end first, which never comes.
-        # The client hears a finished stream and keeps polling by max_age.
-        return _finished("this server runs without ASGI; no changes are pushed")
+async def changes(request: EdgeRequest) -> HttpResponseBase:
+    """The stream of the caller's changes (the edge checked method and token)."""
+    raw = bearer_in(request.headers) or ""
+    user_id = request.the_caller().user_id
     layer = get_channel_layer()
     if layer is None:
-        return _unavailable()
-    group = user_group(identity.user_id)
+        return API.unavailable()
+    group = user_group(user_id)
     try:
         channel = await layer.new_channel("curfew-changes.")
         # Joined before ``ready`` is sent: a change committed after it is heard.
@@ -153,9 +98,9 @@ async def changes(request: HttpRequest) -> HttpResponseBase:
         await watch.enroll(channel, layer)
     except Exception:
         log.exception("change stream: channel layer unavailable")
-        return _unavailable()
+        return API.unavailable()
     response = StreamingHttpResponse(
-        _stream(layer, channel, group, raw, identity.user_id), content_type=CONTENT_TYPE
+        _stream(layer, channel, group, raw, user_id), content_type=CONTENT_TYPE
     )
     response["Cache-Control"] = "no-store"
     # Nginx and friends would otherwise hold events back in a buffer.

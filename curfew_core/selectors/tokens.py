@@ -110,7 +110,7 @@ def cached_identity(token_digest: str, cached: object, *, kind: str) -> TokenIde
 
 #: Whose each recently seen token is (digest to user id; a token never changes
 #: hands), so a warm verdict can fetch the token's check and its user's rows in
-#: one cache read (``api.lean``). Only a guess: the check read with it decides.
+#: one cache read (``edge.caller``). Only a guess: the check read with it decides.
 _USERS_KEPT = 10_000
 _users: dict[str, int] = {}
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from curfew_core.models import ApiToken, Override, Schedule
+from curfew_testkit.asgi_client import Client
 from tests.api.conftest import stored
 
 FAR = datetime(9999, 12, 31, 12, 0, tzinfo=UTC)

@@ -12,11 +12,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import transaction
-from django.test import Client
 
 from curfew_core.models import ApiToken, AuditEntry
 from curfew_core.selectors.audit import audit_recent
 from curfew_core.services.schedules import schedule_update
+from curfew_testkit.asgi_client import Client
 from tests.api.conftest import local
 from tests.web.forms import as_post, form_fields
 

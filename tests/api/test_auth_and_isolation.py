@@ -7,12 +7,11 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from curfew_core.models import ApiToken
 from curfew_core.services.tokens import token_create, token_revoke
+from curfew_testkit.asgi_client import Client
 from tests.api.conftest import stored
-from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
 
 ENDPOINTS = [
     ("post", "/api/v1/verdict", {}),

@@ -10,7 +10,6 @@ import pytest
 
 from curfew_core import schedule_config
 from tests.api.conftest import stored
-from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
 
 SURROGATE = "\ud800"
 HUGE = "9" * 5000

@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.db import connections
-from django.test import Client
 
 from curfew_core.models import Schedule
 from curfew_core.services.schedules import schedule_update
-from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
+from curfew_testkit.asgi_client import Client
 from tests.api.refusing_cache import REFUSING
 from tests.conftest import ApiClient
 from tests.web.forms import as_post, form_fields

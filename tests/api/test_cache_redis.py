@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from curfew_core.models import Schedule
+from curfew_testkit.asgi_client import Client
 from curfew_testkit.server import ServedApp
 from tests.api.test_cache_after_commit import BOUND, CLOSED_PORT_REDIS, Wall, wall
 from tests.conftest import require

@@ -17,7 +17,6 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from curfew_core.models import ApiToken
-from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
 from tests.api.test_cache_after_commit import BOUND, Wall, refusing_cache, wall
 from tests.conftest import ApiClient
 

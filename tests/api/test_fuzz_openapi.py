@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 import schemathesis
-from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from django.test import TestCase
@@ -30,13 +29,16 @@ from hypothesis import HealthCheck, Phase, settings
 from schemathesis.config import SchemathesisConfig
 
 from curfew_core.services.tokens import token_create
+from curfew_testkit.asgi_client import as_wsgi
 
 MAX_EXAMPLES = int(os.environ.get("CURFEW_FUZZ_EXAMPLES", "10"))
 
 
-#: The whole app in-process, as WSGI; the document is fetched from it as a
-#: client would (the view needs no database, so this works at collection).
-APP = WSGIHandler()
+#: The whole app in-process, the edge in front of Django (the token doors are
+#: not Django's), called on the test's thread inside its transaction; the
+#: document is fetched from it as a client would (the view needs no database,
+#: so this works at collection).
+APP = as_wsgi
 CONFIG = SchemathesisConfig.from_dict(
     {
         # Show the real request in a failure (it holds only test data).

@@ -15,7 +15,6 @@ from curfew_core.override_commands import from_words
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
 from tests.api.conftest import FrozenClock, local
-from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
 
 VERDICT = "/api/v1/verdict"
 PEAK = {"at": "2026-09-29T10:00:00+08:00"}

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.test import Client
 
 from curfew_core.schedule_config import DEFAULTS
-from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
+from curfew_testkit.asgi_client import Client
 
 VERDICT = "/api/v1/verdict"
 #: Every field the issue says a verdict carries, plus the cache advice.

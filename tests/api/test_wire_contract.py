@@ -19,7 +19,6 @@ from curfew_client.wire import (
     openapi_schemas,
     synthetic_stream,
 )
-from django.test import Client
 from jsonschema import Draft202012Validator
 from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
@@ -29,6 +28,7 @@ from referencing.jsonschema import DRAFT202012
 from curfew_core import schedule_config
 from curfew_core.engine import Overrides, RequestContext, Verdict, decide
 from curfew_core.selectors.verdicts import verdict_answer, verdict_json
+from curfew_testkit.asgi_client import Client
 from tests.api.conftest import FrozenClock, local
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")

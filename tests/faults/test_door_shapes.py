@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from curfew_core.models import ApiToken
 from curfew_core.services.tokens import token_create
+from curfew_testkit.asgi_client import Client
 from tests.faults.conftest import broken_redis
 
 pytestmark = pytest.mark.django_db

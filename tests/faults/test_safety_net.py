@@ -10,7 +10,8 @@ import json
 from typing import Any
 
 import pytest
-from django.test import Client
+
+from curfew_testkit.asgi_client import Client
 
 pytestmark = [pytest.mark.urls("tests.faults.urls"), pytest.mark.django_db]
 
@@ -65,10 +66,50 @@ def test_api_door(fault, status, settings):
     assert_retry(response, status)
 
 
+def _failing_edge_handler(monkeypatch: pytest.MonkeyPatch, handler: str, fault: str) -> None:
+    """The edge's handler of a route, failing on purpose (the edge is not Django's)."""
+    from curfew_site.asgi import application
+    from tests.faults.urls import FAULTS
+
+    async def boom(request: Any) -> Any:
+        raise FAULTS[fault]()
+
+    edge = application.application_mapping["http"]
+    monkeypatch.setitem(edge.handlers, handler, boom)
+
+
 @pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("database", 503), ("bug", 500)])
-def test_proxy_door(fault, status):
-    response = get(f"/v1/boom/{fault}")
+def test_proxy_door(fault, status, api, monkeypatch):
+    _failing_edge_handler(monkeypatch, "curfew_core.proxy.chat.chat_completions", fault)
+    response = Client(raise_request_exception=False).post(
+        "/v1/chat/completions",
+        "{}",
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {api.token}",
+    )
     assert_openai_shape(response, status)
+    assert_retry(response, status)
+
+
+@pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("database", 503), ("bug", 500)])
+def test_anthropic_door(fault, status, api, monkeypatch):
+    _failing_edge_handler(monkeypatch, "curfew_core.proxy.messages.messages", fault)
+    response = Client(raise_request_exception=False).post(
+        "/v1/messages", "{}", content_type="application/json", HTTP_X_API_KEY=api.token
+    )
+    assert response.status_code == status
+    body = json.loads(response.content)
+    assert body["type"] == "error"
+    assert body["error"]["type"] == "api_error"  # Anthropic names a 5xx it has no name for so
+    assert (response["X-Curfew-State"], response["X-Curfew-Action"]) == ("unknown", "none")
+    assert_retry(response, status)
+
+
+@pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("database", 503), ("bug", 500)])
+def test_api_edge_door(fault, status, api, monkeypatch):
+    _failing_edge_handler(monkeypatch, "curfew_core.api.hot.verdict", fault)
+    response = api.post("/api/v1/verdict", {})
+    assert_api_shape(response, status)
     assert_retry(response, status)
 
 

@@ -21,13 +21,8 @@ def boom(request: HttpRequest, fault: str) -> HttpResponse:
     raise FAULTS[fault]()
 
 
-async def async_boom(request: HttpRequest, fault: str) -> HttpResponse:
-    raise FAULTS[fault]()
-
-
 urlpatterns = [
     path("api/v1/boom/<str:fault>", boom),
-    path("v1/boom/<str:fault>", async_boom),
     path("embed/state/boom/<str:fault>", boom),
     path("embed/capsule/boom/<str:fault>", boom),
     path("boom/<str:fault>", boom),

@@ -10,7 +10,6 @@ import pytest
 
 from curfew_core.ledger import recorder
 from curfew_core.models import Decision
-from tests.api.lean_client import door  # noqa: F401 - every test here, through both doors
 
 pytestmark = pytest.mark.django_db
 

@@ -99,23 +99,15 @@ class Proxy:
         self.api("POST", "overrides", {"debug": moment})
 
 
-#: The served suites run through both of the proxy's routes: ``lean`` as
-#: deployed (a warm short-circuit answered beside Django, ``proxy/lean.py``),
-#: and ``django`` (``CURFEW_LEAN_API=0``: Django's proxy route answers all).
-PROXY_DOORS = ("lean", "django")
-
-
-@pytest.fixture(scope="session", params=PROXY_DOORS)
+@pytest.fixture(scope="session")
 def proxy_app(
-    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     upstream: FakeUpstream,
     anthropic_upstream: FakeAnthropic,
 ) -> Iterator[ServedApp]:
     app = ServedApp(
-        Path(tmp_path_factory.mktemp(f"proxy-{request.param}")),
+        Path(tmp_path_factory.mktemp("proxy")),
         env={
-            "CURFEW_LEAN_API": "1" if request.param == "lean" else "0",
             "CURFEW_UPSTREAM_BASE_URL": f"{upstream.base_url}/v1",
             "CURFEW_UPSTREAM_API_KEY": UPSTREAM_KEY,
             "CURFEW_UPSTREAM_TIMEOUT": "30",

@@ -7,12 +7,12 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth.models import User
-from django.test import AsyncClient
 from django.utils import timezone
 
 from curfew_core import override_commands
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.tokens import token_create
+from curfew_testkit.asgi_client import AsyncClient
 
 SECRET = "sk-inprocess-secret-4242"
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}

@@ -11,10 +11,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test import AsyncClient, override_settings
+from django.test import override_settings
 
 from curfew_core import throttle
-from curfew_core.proxy import views
+from curfew_core.edge import caller
+from curfew_testkit.asgi_client import AsyncClient
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from tests.proxy.inprocess import SECRET, body_of
 
@@ -67,7 +68,7 @@ async def test_a_throttled_client_is_a_429_in_anthropics_shape(
     async def throttled(*args: object) -> None:
         raise throttle.Throttled(throttle.Refusal("api", 7, "too many requests"))
 
-    monkeypatch.setattr(views, "judge", throttled)
+    monkeypatch.setattr(caller, "resolve", throttled)
     response = await post(token)
     _rate_limited(response)
     assert response["Retry-After"] == "7"

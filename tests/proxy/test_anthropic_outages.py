@@ -127,7 +127,7 @@ def test_the_outage_middleware_answers_messages_in_anthropics_shape(fault: Excep
     assert response is not None
     _assert_unavailable(_as_httpx(response))
     # The OpenAI doors beside it keep OpenAI's shape.
-    chat = outage.door_answer(RequestFactory().post("/v1/chat/completions"), 503, "u", "m")
+    chat = outage.door_answer(RequestFactory().post("/v1/chat/completions"), 503)
     assert set(json.loads(chat.content)["error"]) == {"message", "type", "param", "code"}
 
 
@@ -145,15 +145,14 @@ def test_a_bug_escaping_to_handler500_is_a_500_in_anthropics_shape() -> None:
 async def test_an_unexpected_failure_in_the_door_is_a_500_in_anthropics_shape(
     token: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from django.test import AsyncClient
+    from curfew_core.proxy import calls
+    from curfew_testkit.asgi_client import AsyncClient
 
-    from curfew_core.proxy import views
-
-    async def broken(*args: object) -> None:
+    def broken(*args: object) -> None:
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr(views, "judge", broken)
-    with caplog.at_level(logging.ERROR, logger="curfew.proxy"):
+    monkeypatch.setattr(calls, "judge", broken)
+    with caplog.at_level(logging.ERROR, logger="curfew.edge"):
         response = await AsyncClient().post(
             "/v1/messages", BODY, content_type="application/json", headers={"x-api-key": token}
         )

@@ -220,33 +220,41 @@ async def test_a_large_declared_body_with_a_live_token_reaches_the_api(token: st
     assert "state" in exchange.json()
 
 
-async def test_a_small_or_absent_body_is_left_to_the_view(
+async def test_the_token_is_looked_up_once_per_request_whatever_the_body(
     token: str, live: FakeUpstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Under one receive's worth (or no body at all), the view answers and
-    authenticates as ever: the guard makes no token lookup of its own, so the
-    hot path does not pay for two."""
-    from curfew_core import asgi_limits
+    """On the edge's routes the token is checked before the body is read, small
+    body or large, and only then: one lookup per request, never two (the hot
+    path does not pay twice). Under a token door Django answers, only a large
+    body is looked up early (the view checks a small one itself)."""
+    from curfew_core.edge import caller
 
-    early_lookups: list[str] = []
-    real = asgi_limits._token_is_live
+    lookups: list[str | None] = []
+    real = caller.resolve
 
-    async def counted(raw: str, address: str) -> bool:
-        early_lookups.append(raw)
-        return await real(raw, address)
+    async def counted(raw: str | None, address: str, **kwargs: Any) -> Any:
+        lookups.append(raw)
+        return await real(raw, address, **kwargs)
 
-    monkeypatch.setattr(asgi_limits, "_token_is_live", counted)
+    monkeypatch.setattr(caller, "resolve", counted)
     bad = await call("/v1/chat/completions", [CHAT], token="cfw_bad", length=len(CHAT))
     assert _proxy_error(bad, 401)["code"] == "invalid_api_key"
-    assert bad.consumed == 1
+    assert bad.consumed == 0  # refused before its body was read
     verdict = await call("/api/v1/verdict", [b"{}"], token=token, length=2)
     assert verdict.status == 200
     state = await call("/api/v1/state", [b""], token=token, method="GET", length=None)
     assert state.status == 200
-    assert early_lookups == []
-    # The control: a large body is looked up early.
-    await call("/api/v1/verdict", [b"{}" + b" " * MiB], token=token, length=MiB + 2)
-    assert early_lookups == [token]
+    large = await call("/api/v1/verdict", [b"{}" + b" " * MiB], token=token, length=MiB + 2)
+    assert large.status == 200
+    assert lookups == ["cfw_bad", token, token, token]
+    lookups.clear()
+    # Django's API routes: a small body is the view's to check, a large one early.
+    await call("/api/v1/schedule", [b"{}"], token=token, method="PATCH", length=2)
+    assert lookups == []
+    await call(
+        "/api/v1/schedule", [b"{}" + b" " * MiB], token=token, method="PATCH", length=MiB + 2
+    )
+    assert lookups == [token]
 
 
 # -- an outage during the early check ---------------------------------------------------
@@ -328,7 +336,7 @@ async def test_a_small_form_post_reaches_the_page_as_before() -> None:
 async def test_a_content_length_of_superscript_two_is_a_400_not_a_500(token: str) -> None:
     """A raw 0xB2 byte is "²" in latin-1 ASGI headers: ``"²".isdigit()`` is true and
     ``int("²")`` raises, so the length is read as ASCII digits only. (uvicorn's
-    parser refuses such a head itself; daphne, under ``make run``, passes it on.)"""
+    parser refuses such a head itself; daphne passes it on.)"""
     exchange = await call("/v1/chat/completions", [CHAT], token=token, length=b"\xb2")
     assert exchange.status == 400, exchange.body[:300]
     assert "body" in exchange.json()["error"]["message"]

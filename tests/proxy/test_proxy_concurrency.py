@@ -104,8 +104,8 @@ async def test_a_stream_abandoned_before_its_relay_began_gives_its_slot_back(
     """The client hangs up after the answer's head was handed to the server but
     before the relay began (so the relay's own ``finally`` never runs): the slot
     and the upstream connection must come back all the same. Driven through
-    Django's ASGI handler, as the server drives it."""
-    from django.core.asgi import get_asgi_application
+    the site's ASGI app, as the server drives it."""
+    from curfew_site.asgi import application
 
     token_id = await _token_id(token)
     body = json.dumps(STREAM).encode()
@@ -137,7 +137,7 @@ async def test_a_stream_abandoned_before_its_relay_began_gives_its_slot_back(
             (b"content-length", str(len(body)).encode()),
         ],
     )
-    await get_asgi_application()(scope, receive, send)
+    await application(scope, receive, send)
     assert head_sent.is_set()
     gc.collect()
     assert slots.held(token_id) == 0

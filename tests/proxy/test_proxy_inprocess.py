@@ -91,13 +91,13 @@ async def test_bad_scope_headers_are_named(token: str, upstream: FakeUpstream) -
 async def test_an_unexpected_failure_still_answers_in_openai_shape(
     token: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from curfew_core.proxy import views
+    from curfew_core.proxy import calls
 
-    async def broken(*args: object) -> None:
+    def broken(*args: object) -> None:
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr(views, "judge", broken)
-    with caplog.at_level(logging.ERROR, logger="curfew.proxy"):
+    monkeypatch.setattr(calls, "judge", broken)
+    with caplog.at_level(logging.ERROR, logger="curfew.edge"):
         response = await client(token).post("/v1/chat/completions", CHAT)
     assert response.status_code == 500
     assert response.json()["error"]["type"] == "server_error"
@@ -110,18 +110,18 @@ async def test_a_warm_call_is_judged_on_the_event_loop(
     token: str, upstream: FakeUpstream, closing: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 13: the token check and verdict of a warm call take no thread (the
-    sync path, ``views._judge``, runs once, for the cold call), and the warm
-    verdict is the one the sync path gave (control: both calls passed)."""
-    from curfew_core.proxy import views
+    edge's sync path, ``caller._cold``, runs once, for the cold call), and the
+    warm verdict is the one the sync path gave (control: both calls passed)."""
+    from curfew_core.edge import caller
 
     synced: list[str] = []
-    real = views._judge
+    real = caller._cold
 
     def counted(*args: object) -> object:
         synced.append("judge")
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(views, "_judge", counted)
+    monkeypatch.setattr(caller, "_cold", counted)
     with override_settings(
         CURFEW_UPSTREAM_BASE_URL=f"{upstream.base_url}/v1", CURFEW_UPSTREAM_API_KEY=SECRET
     ):

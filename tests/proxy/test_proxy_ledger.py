@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.test import AsyncClient
 
 from curfew_core.ledger import recorder
 from curfew_core.models import Decision, DecisionHour
+from curfew_testkit.asgi_client import AsyncClient
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy.inprocess import body_of, token_at

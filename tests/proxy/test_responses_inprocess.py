@@ -57,13 +57,13 @@ async def test_a_wrong_token_is_a_401_in_openai_shape(
 async def test_an_unexpected_failure_still_answers_in_openai_shape(
     token: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, path: str
 ) -> None:
-    from curfew_core.proxy import views
+    from curfew_core.proxy import calls
 
-    async def broken(*args: object) -> None:
+    def broken(*args: object) -> None:
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr(views, "judge", broken)
-    with caplog.at_level(logging.ERROR, logger="curfew.proxy"):
+    monkeypatch.setattr(calls, "judge", broken)
+    with caplog.at_level(logging.ERROR, logger="curfew.edge"):
         response = await client(token).post(path, {"model": "m"})
     assert response.status_code == 500
     assert response.json()["error"]["type"] == "server_error"

@@ -12,11 +12,11 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.test import Client
 
 from curfew_core.models import ApiToken
 from curfew_core.realtime import clock
 from curfew_core.services.tokens import token_create
+from curfew_testkit.asgi_client import Client
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 #: The socket's own origin: what a page served from ``HOST`` sends.

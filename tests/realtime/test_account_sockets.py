@@ -15,10 +15,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.test import Client
 
 from curfew_core.realtime.codes import CLOSE_UNAUTHORIZED
 from curfew_core.services.schedules import schedule_update
+from curfew_testkit.asgi_client import Client
 from tests.realtime.conftest import embed_token, local, open_live, socket
 
 pytestmark = pytest.mark.django_db(transaction=True)

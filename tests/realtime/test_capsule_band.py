@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
-from django.test import Client
 
 from curfew_core import schedule_config
 from curfew_core.realtime import states
@@ -20,6 +19,7 @@ from curfew_core.selectors.bundles import bundle_for
 from curfew_core.selectors.web import CELLS_PER_DAY, band_day
 from curfew_core.services.schedules import schedule_update
 from curfew_core.vocabulary import state_names
+from curfew_testkit.asgi_client import Client
 from tests.realtime.conftest import embed_token, local, open_live, session_cookie, socket
 
 pytestmark = pytest.mark.django_db(transaction=True)

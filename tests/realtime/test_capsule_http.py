@@ -8,12 +8,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
-from django.test import Client, RequestFactory
+from django.test import RequestFactory
 
 from curfew_core.models import ApiToken
 from curfew_core.selectors.tokens import identify
 from curfew_core.selectors.verdicts import CAPSULE_WORDS
 from curfew_core.services.tokens import token_create, token_revoke
+from curfew_testkit.asgi_client import Client
 from tests.realtime.conftest import embed_token, local
 
 pytestmark = pytest.mark.django_db

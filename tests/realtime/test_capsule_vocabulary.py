@@ -19,9 +19,9 @@ from unittest import mock
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
-from django.test import Client
 
 from curfew_core.vocabulary import STATE_ORDER, progress_percent
+from curfew_testkit.asgi_client import Client
 from tests.realtime.conftest import embed_token, local, open_live, session_cookie, socket
 
 #: One instant in each state under the default schedule (2026-09-29 is a Tuesday).

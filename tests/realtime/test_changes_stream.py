@@ -16,15 +16,15 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.contrib.auth.models import User
-from django.core.asgi import get_asgi_application
 from django.db import DatabaseError
-from django.test import Client, override_settings
+from django.test import override_settings
 
 from curfew_core import throttle
 from curfew_core.events import user_group
 from curfew_core.models import ApiToken
 from curfew_core.realtime import changes, watch
 from curfew_core.services.tokens import token_create, token_revoke
+from curfew_testkit.asgi_client import Client
 from curfew_testkit.asgi_scope import http_scope
 from tests.conftest import require
 from tests.realtime.test_capsule_redis import redis_answers
@@ -67,7 +67,8 @@ class Stream:
 
 
 def open_stream(token: str | None, method: str = "GET") -> Stream:
-    app = get_asgi_application()
+    from curfew_site.asgi import application as app
+
     stream = Stream()
     headers = [(b"host", b"testserver")]
     if token is not None:
@@ -263,13 +264,3 @@ async def test_the_token_rate_applies(owner: tuple[User, str]) -> None:
     start, body = await refused(raw)
     assert (start["status"], body["error"]) == (429, "rate_limited")
     assert int(header(start, "Retry-After")) >= 1
-
-
-def test_without_asgi_the_stream_is_finished_at_once(owner: tuple[User, str]) -> None:
-    """The WSGI test client (or a WSGI deployment) cannot hold a stream open:
-    it hears it end, and a client keeps polling by ``max_age``."""
-    _, raw = owner
-    response = Client().get(PATH, HTTP_AUTHORIZATION=f"Bearer {raw}")
-    assert response.status_code == 200
-    assert response["Content-Type"] == "text/event-stream"
-    assert response.content.startswith(b"event: end\n")

@@ -24,12 +24,13 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.test import Client, override_settings
+from django.test import override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from curfew_core.models import ApiToken, Schedule
 from curfew_core.services.tokens import token_create, token_revoke
+from curfew_testkit.asgi_client import Client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 #: The default schedule's zone.

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client, override_settings
+from django.test import override_settings
 
+from curfew_testkit.asgi_client import Client
 from tests.throttle.conftest import FakeTime
 
 PASSWORD = "correct horse battery"

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client, override_settings
+from django.test import override_settings
 
 from curfew_core.models import ApiToken
 from curfew_core.services.tokens import token_create
+from curfew_testkit.asgi_client import Client
 from tests.conftest import ApiClient
 from tests.throttle.conftest import FakeTime
 

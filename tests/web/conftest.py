@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client, TestCase
+from django.test import TestCase
+
+from curfew_testkit.asgi_client import Client
 
 
 class PageClient:

@@ -7,11 +7,11 @@ from html.parser import HTMLParser
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from curfew_core.models import ApiToken
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.tokens import token_create
+from curfew_testkit.asgi_client import Client
 from tests.web.conftest import PageClient
 
 #: Every section of the settings site.

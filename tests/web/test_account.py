@@ -10,10 +10,11 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core import mail
-from django.test import Client, override_settings
+from django.test import override_settings
 
 from curfew_core.models import AccountPreference, AuditEntry, Schedule
 from curfew_core.services.schedules import schedule_update
+from curfew_testkit.asgi_client import Client
 from tests.web.conftest import PageClient
 
 PASSWORD = "correct horse battery"

@@ -629,7 +629,8 @@ def test_a_database_outage_is_the_styled_503_page(
     user: User, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     from django.db import OperationalError
-    from django.test import Client
+
+    from curfew_testkit.asgi_client import Client
 
     def down(**kwargs: Any) -> Any:
         raise OperationalError("the database went away")

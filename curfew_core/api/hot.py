@@ -1,0 +1,37 @@
+"""The API's hot routes, served by the edge (``edge.doors``): a gateway asks
+``POST /api/v1/verdict`` before every model call it has not cached, and a
+status display polls ``GET /api/v1/state``.
+
+The edge has checked the method and the token and read the body; the caller's
+rows are in hand (warm from the cache, or read once in a thread), so a
+verdict here is the body's check, the engine and the answer's bytes, on the
+event loop. An ``ApiError`` (400, 422) is answered in the API's shape.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.utils import timezone
+
+from curfew_core.api.errors import ApiError, json_object_from
+from curfew_core.api.views import checked_verdict_request, verdict_body
+from curfew_core.edge.request import EdgeRequest
+from curfew_core.selectors.verdicts import bundle_state_json
+
+JSON = "application/json"
+
+
+async def verdict(request: EdgeRequest) -> HttpResponse:
+    caller = request.the_caller()
+    try:
+        asked = checked_verdict_request(json_object_from(request.body, allow_empty=True))
+    except ApiError as exc:
+        return exc.response()
+    body = verdict_body(caller.bundle, asked, now=timezone.now(), token_id=caller.token_id)
+    return HttpResponse(body, content_type=JSON)
+
+
+async def state(request: EdgeRequest) -> HttpResponse:
+    return HttpResponse(
+        bundle_state_json(request.the_caller().bundle, now=timezone.now()), content_type=JSON
+    )

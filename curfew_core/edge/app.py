@@ -1,0 +1,293 @@
+"""The edge: one ASGI pipeline for every token door, Django for the rest.
+
+Every HTTP request finds its door in the table (``edge.doors``). A route the
+edge serves (the verdict and state API, the change stream, every proxy door)
+goes through one pipeline, end to end, with no Django handler or middleware:
+
+1. **head**: the ``Host`` check and the HTTPS redirect, by Django's own code
+   once per distinct head (``edge.heads``); the method (a 405 naming the
+   ones served, before any token);
+2. **guard**: a declared ``Content-Length`` over the door's limit is a 413
+   before anything else;
+3. **credential**: the door's token reader, then the caller, warm from the
+   cache on the event loop or with one hop to a pooled thread
+   (``edge.caller``): a missing or unknown token is a 401 before a byte of
+   the body is read, a throttle a 429, an outage a 503;
+4. **body**: read and counted against the limit (a chunked body declares
+   none: past it, a 413);
+5. **handler**: the route's, given an :class:`~curfew_core.edge.request.EdgeRequest`;
+   whatever it raises is answered in the door's dialect (an outage a 503
+   with ``Retry-After``, anything else a 500), never an HTML page;
+6. **answer**: whole or streamed (``edge.send``), with the head's headers; a
+   long route (an upstream call, a stream) is cancelled if the client goes
+   away, and its answer closed either way.
+
+Everything else goes to Django (pages, the admin, the rest of the API),
+behind the same body guard: over the door's limit a 413 before Django reads
+the body, and under a token door a large body without a live token a 401.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from django.core.signals import setting_changed
+from django.http.response import HttpResponseBase
+from django.utils.module_loading import import_string
+
+from curfew_core import throttle
+from curfew_core.edge import caller as callers
+from curfew_core.edge.declare import Door, Route, Table
+from curfew_core.edge.dialects import OUTAGES
+from curfew_core.edge.doors import DOORS
+from curfew_core.edge.heads import Heads
+from curfew_core.edge.request import EdgeRequest
+from curfew_core.edge.scope import Message, Scope, ScopeHeaders, header, route_path
+from curfew_core.edge.send import cancelled_on_disconnect, send_response
+
+log = logging.getLogger("curfew.edge")
+
+ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Handler = Callable[[EdgeRequest], Awaitable[HttpResponseBase]]
+
+#: Bodies up to this size arrive with the head (one receive) and cost nothing
+#: to read: under a token door Django answers, only larger or unknown-length
+#: bodies wait for the token check.
+EARLY_AUTH_BYTES = 64 * 1024
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Gone(Exception):
+    """The client went away before its body arrived: nobody to answer."""
+
+
+def _declared_length(scope: Scope) -> int | None:
+    declared = header(scope, b"content-length")
+    if declared is None or not (declared.isascii() and declared.isdigit()):
+        return None
+    return int(declared)
+
+
+async def _read_body(receive: Receive, limit: int | None) -> bytes:
+    chunks = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Gone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if limit is not None and size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+class Edge:
+    """The site's HTTP app; see the module docstring. ``app``: Django's."""
+
+    def __init__(self, app: ASGIApp, table: Table = DOORS) -> None:
+        self.app = app
+        self.table = table
+        self.heads = Heads()
+        # Every handler imported now: a typo in the table fails at start.
+        self.handlers: dict[str, Handler] = {
+            route.handler: import_string(route.handler) for route in table.routes()
+        }
+        setting_changed.connect(self._settings_changed, weak=False)
+
+    def _settings_changed(self, **kwargs: Any) -> None:
+        self.heads.clear()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = route_path(scope)
+        door = self.table.door_for(path)
+        found = door.match(path)
+        if found is None:
+            await self._to_django(door, path, scope, receive, send)
+            return
+        route, params = found
+        try:
+            await self._serve(door, route, params, path, scope, receive, send)
+        except _Gone:
+            return
+
+    # -- the pipeline ----------------------------------------------------------------
+    async def _serve(
+        self,
+        door: Door,
+        route: Route,
+        params: dict[str, str],
+        path: str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        dialect = door.dialect
+        head = self.heads(scope)
+        if head.bad_host is not None:
+            await send_response(send, dialect.bad_host(head.bad_host))
+            return
+        if head.redirect is not None:
+            await send_response(send, head.redirect)
+            return
+        extra = head.headers
+        method = scope["method"]
+        if route.methods and method not in route.methods:
+            await send_response(send, dialect.not_allowed(method, route.methods), extra)
+            return
+        limit = door.max_body()
+        declared = header(scope, b"content-length")
+        length = _declared_length(scope)
+        if declared is not None and length is None:
+            # ASCII digits only: a latin-1 "²" is a digit to isdigit() and not to int().
+            refusal = dialect.refusal(
+                400, "the request body's Content-Length is not a length", code="invalid_request"
+            )
+            await send_response(send, refusal, extra, close=True)
+            return
+        if limit is not None and length is not None and length > limit:
+            await send_response(send, dialect.too_large(limit), extra, close=True)
+            return
+        headers = ScopeHeaders.of(scope)
+        address = throttle.scope_address(scope)
+        caller = None
+        if route.token:
+            raw = door.credential(headers) if door.credential is not None else None
+            try:
+                caller = await callers.resolve(raw, address)
+            except throttle.Throttled as exc:
+                await send_response(send, dialect.rate_limited(exc.refusal), extra, close=True)
+                return
+            except OUTAGES:
+                log.exception("%s %s: storage unavailable", method, path)
+                await send_response(send, dialect.unavailable(), extra, close=True)
+                return
+            if caller is None:
+                await send_response(send, dialect.unauthorized(raw), extra, close=True)
+                return
+        try:
+            body = await _read_body(receive, limit)
+        except _TooLarge:
+            await send_response(send, dialect.too_large(limit or 0), extra, close=True)
+            return
+        request = EdgeRequest(
+            scope, door, method, path, headers, address, body, caller, dict(params)
+        )
+        handler = self.handlers[route.handler]
+        if route.long:
+            await cancelled_on_disconnect(receive, self._answer(handler, request, send, extra))
+        else:
+            await self._answer(handler, request, send, extra)
+
+    async def _answer(
+        self,
+        handler: Handler,
+        request: EdgeRequest,
+        send: Send,
+        extra: tuple[tuple[bytes, bytes], ...],
+    ) -> None:
+        """The handler's answer, or the dialect's when it fails before answering."""
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        dialect = request.door.dialect
+        try:
+            response = await handler(request)
+        except throttle.Throttled as exc:
+            response = dialect.rate_limited(exc.refusal)
+        except OUTAGES:
+            log.exception("%s %s: storage unavailable", request.method, request.path)
+            response = dialect.unavailable()
+        except Exception:
+            log.exception("%s %s failed", request.method, request.path)
+            response = dialect.failed()
+        try:
+            await send_response(tracked, response, extra)
+        except Exception:
+            if started:
+                # Mid-answer: nothing more can be said; the server ends it.
+                log.exception("%s %s: the answer broke off", request.method, request.path)
+                raise
+            log.exception("%s %s: the answer failed", request.method, request.path)
+            await send_response(send, dialect.failed(), extra)
+
+    # -- everything else: Django, behind the body guard -------------------------------
+    async def _to_django(
+        self, door: Door, path: str, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        limit = door.max_body()
+        length = _declared_length(scope)
+        if limit is not None and length is not None and length > limit:
+            await send_response(send, door.dialect.too_large(limit), close=True)
+            return
+        # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body.
+        unknown = length is None and header(scope, b"transfer-encoding") is not None
+        large = unknown or (length is not None and length > EARLY_AUTH_BYTES)
+        if large and door.credential is not None and path not in door.public:
+            refusal = await self._early_refusal(door, scope)
+            if refusal is not None:
+                await send_response(send, refusal, close=True)
+                return
+        if limit is None or not unknown:
+            # A declared length is the body's length (the server holds the
+            # client to it), and it is within the limit: nothing to count.
+            await self.app(scope, receive, send)
+            return
+        await self._counted(door, limit, scope, receive, send)
+
+    async def _early_refusal(self, door: Door, scope: Scope) -> HttpResponseBase | None:
+        assert door.credential is not None
+        raw = door.credential(ScopeHeaders.of(scope))
+        if raw is None:
+            return door.dialect.unauthorized(None)
+        try:
+            caller = await callers.resolve(raw, throttle.scope_address(scope))
+        except throttle.Throttled as exc:
+            return door.dialect.rate_limited(exc.refusal)
+        except OUTAGES:
+            log.exception("early token check: storage unavailable")
+            return door.dialect.unavailable()
+        return None if caller is not None else door.dialect.unauthorized(raw)
+
+    async def _counted(
+        self, door: Door, limit: int, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """Django's app, its body cut off at ``limit`` with a 413."""
+        received = 0
+        refused = False
+
+        async def counting_receive() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    refused = True
+                    await send_response(send, door.dialect.too_large(limit), close=True)
+                    # Django stops reading at a disconnect and answers nothing.
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            if not refused:
+                await send(message)
+
+        await self.app(scope, counting_receive, guarded_send)

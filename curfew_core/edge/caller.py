@@ -1,0 +1,88 @@
+"""Who is calling a token door: the live token and its user's rows.
+
+Every token door (the verdict and state API, the change stream, every proxy
+door) asks the same before its handler runs: whose live token is this, is it
+within its rate, and what are the user's schedule and overrides. When the
+answers are in the cache and fresh, :func:`resolve` reads them with one cache
+read (``async_cache.get_many``: one ``MGET`` on Redis, a dict lookup with the
+local cache) and counts the rate with ``throttle.ahit_token_rate``: no thread,
+no database. When they are not, it takes one hop to a pooled thread
+(``edge.threads``) for the sync path (``throttle.identify_throttled``, which
+counts failures per address and the token's rate, and ``bundles.bundle_for``).
+Either way the rate is counted exactly once per request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from curfew_core import async_cache, throttle
+from curfew_core.cache_policy import bundle_key, token_key
+from curfew_core.edge.threads import run_sync
+from curfew_core.selectors import tokens
+from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle
+from curfew_core.selectors.tokens import TokenIdentity
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """A live token's identity and its user's rows."""
+
+    identity: TokenIdentity
+    bundle: UserBundle
+
+    @property
+    def token_id(self) -> int:
+        return self.identity.token_id
+
+    @property
+    def user_id(self) -> int:
+        return self.identity.user_id
+
+
+async def resolve(raw: str | None, address: str, *, kind: str = "api") -> Caller | None:
+    """The caller of a live ``kind`` token sent from ``address``, or ``None``
+    (missing, unknown or revoked: counted against the address). Raises
+    ``throttle.Throttled`` over a rate, ``DatabaseError``/``RedisError`` when
+    storage is down."""
+    caller = await _warm(raw, kind)
+    if caller is not None:
+        return caller
+    return await run_sync(_cold, raw, address, kind)
+
+
+async def _warm(raw: str | None, kind: str) -> Caller | None:
+    """From the cache alone (the once-a-minute ``last_used_at`` stamp and a
+    user's stale rows aside, which take the thread); ``None``: nothing was
+    counted, take the sync path."""
+    if raw is None or len(raw) > tokens.MAX_TOKEN_LENGTH or not async_cache.supported():
+        return None
+    token_digest = tokens.digest(raw)
+    user_id = tokens.likely_user(token_digest)
+    keys = [token_key(token_digest)]
+    if user_id is not None:
+        keys.append(bundle_key(user_id))
+    found = await async_cache.get_many(keys)
+    if not tokens.usable(found[0]):
+        return None
+    identity = tokens.cached_identity(token_digest, found[0], kind=kind)
+    if identity is None:
+        return None  # unknown, revoked or another kind: counted on the sync path
+    if tokens.stamp_due(identity.token_id):
+        await run_sync(tokens.stamp_used, identity.token_id)
+    refusal = await throttle.ahit_token_rate(identity.token_id)
+    if refusal is not None:
+        raise throttle.Throttled(refusal)
+    bundle = None
+    if user_id == identity.user_id:
+        bundle = cached_bundle(identity.user_id, found[1])
+    if bundle is None:
+        bundle = await run_sync(bundle_for, identity.user_id)
+    return Caller(identity, bundle)
+
+
+def _cold(raw: str | None, address: str, kind: str) -> Caller | None:
+    identity = throttle.identify_throttled(raw, kind=kind, address=address)
+    if identity is None:
+        return None
+    return Caller(identity, bundle_for(identity.user_id))

@@ -1,0 +1,274 @@
+"""How each door answers a refusal or a failure: its dialect, built here once.
+
+A door answers in its client's own protocol, even during an outage, never
+with an HTML 500: the API's JSON (``schema.errors``), OpenAI's error JSON
+(the SDKs raise and retry as usual), Anthropic's (the same for its SDK), or a
+styled page. Every refusal the edge makes before a handler runs (a body too
+large, a missing token, a throttle, a storage outage, a method not served, a
+bad ``Host``) and every failure of a handler comes from the door's
+:class:`Dialect`, so a door has one shape wherever the answer is made: in the
+edge, in a handler, or in Django's safety net (``outage``).
+
+The model dialects (OpenAI, Anthropic) label every answer with what the curfew
+did (``X-Curfew-State`` / ``X-Curfew-Action``; ``unknown`` / ``none`` when it
+could not decide): :func:`labelled`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from curfew_client import anthropic_shapes
+from curfew_client.openai_shapes import error_body
+from django.db import DatabaseError
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
+from django.template import loader
+from redis.exceptions import RedisError
+
+from curfew_core import throttle
+from curfew_core.engine import Action, Verdict
+from curfew_core.schema.errors import api_error_body
+
+log = logging.getLogger("curfew.edge")
+R = TypeVar("R", bound=HttpResponseBase)
+
+#: Storage or network below us went away: retrying soon may well work.
+OUTAGES: tuple[type[BaseException], ...] = (
+    RedisError,
+    DatabaseError,
+    ConnectionError,
+    TimeoutError,
+)
+#: Seconds a client should wait before retrying an outage.
+RETRY_AFTER_SECONDS = 5
+UNAVAILABLE_MESSAGE = "storage unavailable; retry shortly"
+FAILED_MESSAGE = "internal error; the server could not answer this request"
+
+
+class ErrorAnswer(Protocol):
+    """An error in a protocol's shape."""
+
+    def __call__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str,
+        param: str | None = None,
+        type: str = "invalid_request_error",
+    ) -> HttpResponse: ...
+
+
+def _json(body: object, status: int) -> HttpResponse:
+    return HttpResponse(
+        json.dumps(body, ensure_ascii=False), status=status, content_type="application/json"
+    )
+
+
+def api_error(
+    status: int,
+    message: str,
+    *,
+    code: str,
+    param: str | None = None,
+    type: str = "invalid_request_error",
+) -> HttpResponse:
+    """The API's one shape, ``{"error", "message", "fields"}`` (``param``:
+    the field it names)."""
+    fields = {param: message} if param else None
+    response = _json(api_error_body(code, message, fields), status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
+    return response
+
+
+def openai_error(
+    status: int,
+    message: str,
+    *,
+    code: str,
+    param: str | None = None,
+    type: str = "invalid_request_error",
+) -> HttpResponse:
+    """OpenAI's error JSON, so its SDKs raise their usual exceptions."""
+    response = _json(error_body(message, type=type, code=code, param=param), status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
+    return response
+
+
+def anthropic_error(
+    status: int,
+    message: str,
+    *,
+    code: str,
+    param: str | None = None,
+    type: str = "invalid_request_error",
+) -> HttpResponse:
+    """Anthropic's error JSON; its ``type`` follows the status (``code``,
+    ``param`` and OpenAI's ``type`` have no place in it)."""
+    response = _json(
+        anthropic_shapes.error_body(message, type=anthropic_shapes.error_type(status)), status
+    )
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
+    return response
+
+
+def page_error(
+    status: int,
+    message: str,
+    *,
+    code: str,
+    param: str | None = None,
+    type: str = "invalid_request_error",
+) -> HttpResponse:
+    """A styled page with the app's own stylesheet; standalone templates (no
+    ``request.user``, no database): it must render while storage is down."""
+    if status == 413:
+        return HttpResponse(
+            loader.render_to_string("413.html", {"limit_kb": int(param or 0) // 1024}),
+            status=413,
+        )
+    template = "503.html" if status == 503 else "500.html"
+    return HttpResponse(loader.render_to_string(template), status=status)
+
+
+def labelled(response: R, verdict: Verdict | None) -> R:
+    """What the curfew did, on a model door's answer (``unknown`` / ``none``
+    when it could not decide)."""
+    response["X-Curfew-State"] = verdict.state.value if verdict else "unknown"
+    response["X-Curfew-Action"] = verdict.action.value if verdict else "none"
+    if verdict is not None and verdict.action is Action.CLAMP and verdict.max_tokens is not None:
+        response["X-Curfew-Max-Tokens"] = str(verdict.max_tokens)
+    return response
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """A door's protocol for everything that is not its happy answer."""
+
+    name: str
+    error: ErrorAnswer
+    #: Whether every answer says what the curfew did (the model doors).
+    labels: bool = False
+    #: How the door names its credential in a 401.
+    missing_message: str = "missing bearer token"
+    unknown_message: str = "unknown or revoked token"
+    #: Codes of the door's own refusals (the API's are its own words).
+    unauthorized_code: str = "unauthorized"
+    too_large_code: str = "too_large"
+    rate_limited_code: str = "rate_limited"
+    rate_limited_type: str = "invalid_request_error"
+    unavailable_message: str = UNAVAILABLE_MESSAGE
+    failed_message: str = FAILED_MESSAGE
+    #: How a body limit is told: in bytes (the API) or in MB (the proxy).
+    limit_in_mb: bool = False
+
+    def _done(self, response: HttpResponse) -> HttpResponse:
+        return labelled(response, None) if self.labels else response
+
+    def refusal(
+        self, status: int, message: str, *, code: str, param: str | None = None, **kind: str
+    ) -> HttpResponse:
+        """A refusal in this dialect, labelled as the door labels."""
+        return self._done(self.error(status, message, code=code, param=param, **kind))
+
+    def unauthorized(self, raw_token: str | None) -> HttpResponse:
+        message = self.missing_message if raw_token is None else self.unknown_message
+        return self.refusal(401, message, code=self.unauthorized_code)
+
+    def too_large(self, limit: int) -> HttpResponse:
+        if self.error is page_error:
+            return page_error(413, "", code="too_large", param=str(limit))
+        if self.limit_in_mb:
+            message = f"the request body must be at most {limit // 2**20} MB"
+        else:
+            message = f"the request body must be at most {limit} bytes"
+        param = None if self.limit_in_mb else "body"
+        response = self.error(413, message, code=self.too_large_code, param=param)
+        if param is not None and self.error is api_error:
+            # The API names the field and why, as every 4xx of it does.
+            response = _json(
+                api_error_body(
+                    self.too_large_code,
+                    message,
+                    {"body": "is too large for a settings or verdict request"},
+                ),
+                413,
+            )
+        return self._done(response)
+
+    def rate_limited(self, refusal: throttle.Refusal) -> HttpResponse:
+        response = self.refusal(
+            429, refusal.message, code=self.rate_limited_code, type=self.rate_limited_type
+        )
+        response["Retry-After"] = str(refusal.retry_after)
+        return response
+
+    def unavailable(self) -> HttpResponse:
+        """Storage went away: 503 with ``Retry-After`` (retrying soon may work)."""
+        response = self.refusal(
+            503, self.unavailable_message, code="unavailable", type="server_error"
+        )
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    def failed(self) -> HttpResponse:
+        """Anything else that went wrong (logged by the caller)."""
+        response = self.refusal(
+            500, self.failed_message, code="internal_error", type="server_error"
+        )
+        response["Cache-Control"] = "no-store"
+        return response
+
+    def not_allowed(self, method: str, methods: tuple[str, ...]) -> HttpResponse:
+        allowed = ", ".join(methods)
+        if self.error is api_error:
+            message = f"{method} is not allowed here; use {' or '.join(methods)}"
+        else:
+            message = f"use {allowed}"
+        response = self.refusal(405, message, code="method_not_allowed")
+        response["Allow"] = allowed
+        return response
+
+    def bad_host(self, host: str) -> HttpResponse:
+        """A ``Host`` not in ``ALLOWED_HOSTS`` (Django's rule, in this dialect)."""
+        return self.refusal(400, f"invalid Host header: {host!r}", code="bad_host")
+
+
+API = Dialect("api", api_error)
+OPENAI = Dialect(
+    "openai",
+    openai_error,
+    labels=True,
+    missing_message="missing bearer token: use a curfew API token as the api_key",
+    unknown_message="unknown or revoked curfew API token",
+    unauthorized_code="invalid_api_key",
+    too_large_code="request_too_large",
+    rate_limited_code="rate_limit_exceeded",
+    rate_limited_type="requests",
+    unavailable_message="the curfew proxy cannot reach its storage; retry shortly",
+    failed_message="the curfew proxy failed; see its log",
+    limit_in_mb=True,
+)
+ANTHROPIC = Dialect(
+    "anthropic",
+    anthropic_error,
+    labels=True,
+    missing_message="missing API key: use a curfew API token as the api_key (x-api-key or Bearer)",
+    unknown_message="unknown or revoked curfew API token",
+    unauthorized_code="invalid_api_key",
+    too_large_code="request_too_large",
+    rate_limited_code="rate_limit_exceeded",
+    rate_limited_type="requests",
+    unavailable_message="the curfew proxy cannot reach its storage; retry shortly",
+    failed_message="the curfew proxy failed; see its log",
+    limit_in_mb=True,
+)
+PAGE = Dialect("page", page_error)

@@ -1,0 +1,113 @@
+"""Every door of the site, declared once.
+
+For each prefix: its answer dialect, its body limit, where its clients put a
+token, and the routes the edge answers itself with the handler of each (by
+dotted path: the table imports no door). Everything else derives from this
+table: the ASGI routing and the body guard (``edge.app``), the outage shapes
+of what Django answers (``outage``), the test clients and the authorization
+matrix (``tests/``). A path belongs to the door with the longest prefix that
+matches it; a path under a door the edge does not route is Django's, in that
+door's dialect.
+
+Adding a door: a row here and one handler module.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from curfew_core.edge import dialects
+from curfew_core.edge.declare import Door, Route, Table
+from curfew_core.http_headers import api_key_or_bearer_in, bearer_in
+
+#: Chat bodies carry whole conversations and images: Django's 2.5 MB form
+#: limit is not meant for them.
+PROXY_MAX_BODY = 64 * 1024 * 1024
+
+
+def _form_limit() -> int | None:
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def _proxy_limit() -> int | None:
+    return PROXY_MAX_BODY
+
+
+def _model(path: str, handler: str) -> Route:
+    return Route(path, ("POST",), handler, long=True)
+
+
+#: Anything else under the proxy: a 404 naming what it serves (no token needed).
+NOT_PROXIED = Route("/v1/*", (), "curfew_core.proxy.not_proxied.not_proxied", token=False)
+
+DOORS = Table(
+    (
+        # Anthropic's protocol: the token as ``x-api-key`` (or Bearer), its error shape.
+        Door(
+            "anthropic",
+            "/v1/messages",
+            dialects.ANTHROPIC,
+            _proxy_limit,
+            api_key_or_bearer_in,
+            routes=(
+                _model("/v1/messages", "curfew_core.proxy.messages.messages"),
+                Route(
+                    "/v1/messages/count_tokens",
+                    ("POST",),
+                    "curfew_core.proxy.messages.count_tokens",
+                    long=True,
+                ),
+            ),
+            fallback=NOT_PROXIED,
+        ),
+        # OpenAI's protocol: point an SDK's base URL at ``/v1``.
+        Door(
+            "openai",
+            "/v1/",
+            dialects.OPENAI,
+            _proxy_limit,
+            bearer_in,
+            routes=(
+                _model("/v1/chat/completions", "curfew_core.proxy.chat.chat_completions"),
+                _model("/v1/responses", "curfew_core.proxy.responses.create_response"),
+                Route(
+                    "/v1/responses/{response_id}",
+                    ("GET", "DELETE"),
+                    "curfew_core.proxy.responses.stored_response",
+                    long=True,
+                ),
+                _model("/v1/embeddings", "curfew_core.proxy.passthrough.embeddings"),
+                _model("/v1/completions", "curfew_core.proxy.passthrough.completions"),
+                Route("/v1/models", ("GET",), "curfew_core.proxy.chat.models", long=True),
+                Route(
+                    "/v1/models/{model:any}", ("GET",), "curfew_core.proxy.chat.models", long=True
+                ),
+            ),
+            fallback=NOT_PROXIED,
+        ),
+        # The API: the hot routes here; schedule, overrides, the ledger and the
+        # OpenAPI document are Django's views, in the same dialect.
+        Door(
+            "api",
+            "/api/v1/",
+            dialects.API,
+            _form_limit,
+            bearer_in,
+            routes=(
+                Route("/api/v1/verdict", ("POST",), "curfew_core.api.hot.verdict"),
+                Route("/api/v1/state", ("GET",), "curfew_core.api.hot.state"),
+                Route(
+                    "/api/v1/changes", ("GET",), "curfew_core.realtime.changes.changes", long=True
+                ),
+            ),
+            public=frozenset({"/api/v1/openapi.json"}),
+        ),
+        Door("api-other", "/api/", dialects.API, _form_limit),
+        # A capsule polling with an embed token, and the probes: JSON.
+        Door("embed-state", "/embed/state", dialects.API, _form_limit),
+        Door("healthz", "/healthz", dialects.API, _form_limit),
+        Door("readyz", "/readyz", dialects.API, _form_limit),
+        # Sign-in, the settings pages, the admin, the capsule's page.
+        Door("pages", "/", dialects.PAGE, _form_limit),
+    )
+)

@@ -1,0 +1,88 @@
+"""What a request head decides before any handler, by Django's own code.
+
+The edge answers its doors without Django's handler and middleware; what that
+middleware did that still applies to an API answer is done here with
+Django's own methods, once per distinct request head (a deployment sees a
+handful): the ``Host`` check (``ALLOWED_HOSTS``), the HTTPS redirect, and the
+answer headers (HSTS, ``nosniff``, referrer and opener policies,
+``X-Frame-Options``, and a content policy that allows nothing: a JSON or SSE
+answer is never a page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from io import BytesIO
+from typing import Any
+
+from django.core.exceptions import DisallowedHost
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
+
+from curfew_core.edge.scope import Scope, header, server_key
+from curfew_core.http_headers import ApiAnswers
+
+#: Distinct request heads kept.
+_KEPT = 256
+_DECIDING = (b"host", b"x-forwarded-host", b"x-forwarded-port", b"x-forwarded-proto")
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What a request head decided."""
+
+    #: The ``Host`` it named when ``ALLOWED_HOSTS`` refuses it, else ``None``.
+    bad_host: str | None
+    #: Django's HTTPS redirect, when the settings ask for one.
+    redirect: HttpResponseBase | None
+    #: The headers every answer to such a head carries (names lower case).
+    headers: tuple[tuple[bytes, bytes], ...]
+
+
+class Heads:
+    """Django's checks and answer headers for a request head, remembered per head."""
+
+    def __init__(self) -> None:
+        self._heads: dict[tuple[Any, ...], Head] = {}
+        self._answers = ApiAnswers()
+
+    def __call__(self, scope: Scope) -> Head:
+        key = (
+            scope.get("scheme"),
+            server_key(scope),
+            scope.get("root_path"),
+            *(header(scope, name) for name in _DECIDING),
+        )
+        head = self._heads.get(key)
+        if head is None:
+            head = self._decide(scope)
+            if len(self._heads) >= _KEPT:
+                self._heads.clear()
+            self._heads[key] = head
+        return head
+
+    def clear(self) -> None:
+        """Forget every head (the settings they were decided by changed)."""
+        self._heads.clear()
+
+    def _decide(self, scope: Scope) -> Head:
+        request = ASGIRequest({**scope, "method": "GET"}, BytesIO())
+        try:
+            request.get_host()
+        except DisallowedHost:
+            return Head(request._get_raw_host(), None, ())  # type: ignore[attr-defined]
+        redirect = self._answers.redirect(request)
+        if redirect is not None:
+            return Head(None, redirect, ())
+        response = HttpResponse()
+        self._answers.finish(request, response)
+        return Head(
+            None,
+            None,
+            tuple(
+                (name.lower().encode("latin-1"), value.encode("latin-1"))
+                for name, value in response.items()
+                if name.lower() != "content-type"
+            ),
+        )

@@ -1,0 +1,43 @@
+"""What a handler of a token door is given: the request, read, and its caller."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from curfew_core.edge.caller import Caller
+from curfew_core.edge.scope import Scope, ScopeHeaders
+
+if TYPE_CHECKING:
+    from curfew_core.edge.declare import Door
+
+
+@dataclass(slots=True)
+class EdgeRequest:
+    """A request to a token door, its body read (within the door's limit)."""
+
+    scope: Scope
+    door: Door
+    method: str
+    #: The path routed on (``root_path`` removed).
+    path: str
+    headers: ScopeHeaders
+    #: Where it comes from, as the throttles count it.
+    address: str
+    body: bytes = b""
+    #: The live token's caller (``None`` only on a public route).
+    caller: Caller | None = None
+    #: The route's path parameters (``{model}``, ``{response_id}``).
+    params: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def query_string(self) -> bytes:
+        return bytes(self.scope.get("query_string") or b"")
+
+    def the_caller(self) -> Caller:
+        """The caller of a token route (the edge checked the token first)."""
+        assert self.caller is not None, "a public route has no caller"
+        return self.caller
+
+    def __repr__(self) -> str:
+        return f"<EdgeRequest {self.method} {self.path}>"

@@ -1,0 +1,78 @@
+"""An ASGI HTTP scope read as the edge reads it, whatever server built it.
+
+The ASGI spec lets a server pass ``server`` and ``client`` as any two-item
+iterable (uvicorn: tuples; Daphne: lists), or ``None``, or leave them out;
+headers as any iterable of two-item iterables; ``path`` including the
+``root_path`` the app is mounted at. ``make run`` once answered HTML 500 on
+every token door because a list ``server`` went into a dict key: everything
+here takes every shape the spec allows (``tests/edge/test_scope_shapes.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Headers = list[tuple[bytes, bytes]]
+
+
+def route_path(scope: Mapping[str, Any]) -> str:
+    """The path the app routes on: ``path`` without the ``root_path`` the app
+    is mounted at (ASGI 3 servers include it in ``path``)."""
+    path: str = scope.get("path") or "/"
+    root = scope.get("root_path") or ""
+    if root and path.startswith(root):
+        path = path[len(root) :] or "/"
+    return path
+
+
+def server_key(scope: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """``server`` as a hashable value (a tuple), or ``None`` when not given."""
+    server = scope.get("server")
+    return None if server is None else tuple(server)
+
+
+def header(scope: Mapping[str, Any], name: bytes) -> bytes | None:
+    """A request header's first value (``name`` lower case)."""
+    for key, value in scope.get("headers") or ():
+        if bytes(key).lower() == name:
+            return bytes(value)
+    return None
+
+
+class ScopeHeaders(Mapping[str, str]):
+    """A request's headers from its ASGI scope, read as Django's
+    ``request.headers`` reads them: any case, ``_`` for ``-`` in the asked
+    name, a name sent with ``_`` ignored (Django's guard against spoofing by
+    the ambiguity), repeated headers joined with commas."""
+
+    __slots__ = ("_found",)
+
+    def __init__(self, raw: Iterable[Any]) -> None:
+        found: dict[str, str] = {}
+        for raw_name, raw_value in raw:
+            name = bytes(raw_name).decode("latin-1").lower()
+            if "_" in name:
+                continue
+            value = bytes(raw_value).decode("latin-1")
+            found[name] = f"{found[name]},{value}" if name in found else value
+        self._found = found
+
+    @classmethod
+    def of(cls, scope: Mapping[str, Any]) -> ScopeHeaders:
+        return cls(scope.get("headers") or ())
+
+    def __getitem__(self, name: str) -> str:
+        return self._found[name.replace("_", "-").lower()]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        # Mapping's own ``get`` goes through ``__getitem__`` and an exception.
+        return self._found.get(name.replace("_", "-").lower(), default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._found)
+
+    def __len__(self) -> int:
+        return len(self._found)

@@ -1,0 +1,111 @@
+"""An answer over ASGI: whole or streamed, with the head's headers, and the
+request's end however it comes (the last byte, the client going away, a
+failure mid-stream).
+
+Handlers answer with Django's response objects (``HttpResponse``, or
+``StreamingHttpResponse`` over an async iterator for a relayed upstream
+answer or the change stream): they are plain containers here, no handler
+or middleware of Django's runs. Their ``close`` runs when the answer is over,
+whatever ended it: that is where a relayed call gives back its upstream slot
+and records its ledger entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from django.http.response import HttpResponseBase
+
+from curfew_core.edge.scope import Headers, Message
+
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+def head_of(response: HttpResponseBase, extra: tuple[tuple[bytes, bytes], ...]) -> Headers:
+    """The answer's headers, then each of ``extra`` it did not set itself."""
+    headers = [
+        (name.lower().encode("latin-1"), str(value).encode("latin-1"))
+        for name, value in response.items()
+    ]
+    if extra:
+        own = {name for name, _ in headers}
+        headers.extend(pair for pair in extra if pair[0] not in own)
+    return headers
+
+
+async def send_whole(
+    send: Send, status: int, headers: Headers, content: bytes, *, close: bool = False
+) -> None:
+    """A whole answer with its length (``close``: the body was not read)."""
+    headers = [*headers, (b"content-length", str(len(content)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": content})
+
+
+async def send_response(
+    send: Send,
+    response: HttpResponseBase,
+    extra: tuple[tuple[bytes, bytes], ...] = (),
+    *,
+    close: bool = False,
+) -> None:
+    """``response`` over ASGI, then closed (a stream chunk by chunk as it comes)."""
+    try:
+        headers = head_of(response, extra)
+        if not response.streaming:
+            await send_whole(
+                send,
+                response.status_code,
+                headers,
+                response.content,  # type: ignore[attr-defined]
+                close=close,
+            )
+            return
+        await send(
+            {"type": "http.response.start", "status": response.status_code, "headers": headers}
+        )
+        chunks: Any = response.streaming_content  # type: ignore[attr-defined]
+        if isinstance(chunks, AsyncIterator):
+            # Closed however the answer ends (the client gone, a failure): the
+            # relay's own ``finally`` gives back what it holds upstream.
+            async with contextlib.aclosing(chunks):  # type: ignore[type-var]
+                async for chunk in chunks:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        else:
+            for chunk in chunks:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+    finally:
+        response.close()
+
+
+async def until_disconnect(receive: Receive) -> None:
+    """Return when the client goes away (the body has been read already)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def cancelled_on_disconnect(receive: Receive, work: Awaitable[None]) -> None:
+    """Run ``work`` (make and send an answer), cancelled if the client goes away
+    first: a long answer (an upstream call, a stream) stops when nobody reads
+    it, and its ``close`` gives back what it held."""
+    task = asyncio.ensure_future(work)
+    listener = asyncio.ensure_future(until_disconnect(receive))
+    try:
+        await asyncio.wait((task, listener), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pending in (task, listener):
+            if not pending.done():
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pending
+    if task.done() and not task.cancelled():
+        task.result()  # a failure of the work is the caller's
