@@ -23,6 +23,10 @@ The shape modules (``openai_shapes``, ``responses_shapes``, ``anthropic_shapes``
 ``completions_shapes``) give the same functions directly; ``shapes.module(name)``
 picks one by name. ``scope_from_headers`` reads ``X-Curfew-Session`` /
 ``-Purpose`` / ``-Subagent``.
+
+Outages are answered by the policy and said loudly once (an ERROR on the
+``curfew.client`` logger); ``client.last_error`` (a ``CurfewError``) and
+``client.health()`` (a ``CurfewHealth``) are for a gateway's health check.
 """
 
 from curfew_client import (
@@ -35,6 +39,7 @@ from curfew_client import (
 )
 from curfew_client.aio import AsyncCurfewClient
 from curfew_client.base import BaseCurfewClient
+from curfew_client.health import CurfewError, CurfewHealth, ErrorKind
 from curfew_client.openai_shapes import apply_verdict, short_circuit_body
 from curfew_client.policy import CurfewUnavailable, Policy
 from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
@@ -48,8 +53,11 @@ __all__ = [
     "AsyncCurfewClient",
     "BaseCurfewClient",
     "CurfewClient",
+    "CurfewError",
+    "CurfewHealth",
     "CurfewUnavailable",
     "CurfewVerdict",
+    "ErrorKind",
     "Origin",
     "Policy",
     "Scope",

@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
 
+from curfew_client.health import CurfewError, CurfewHealth
 from curfew_client.policy import Entry, Key, Policy, VerdictCache, budget, cache_key, clamp
 from curfew_client.push import ChangeFeed
 from curfew_client.reporting import (
@@ -55,6 +56,12 @@ class BaseCurfewClient(Generic[TransportT]):
     stream is retried with backoff; on reconnect the cache is dropped once
     (a change may have been missed). ``close()`` stops it.
 
+    Health: the first failure is logged at ERROR (logger ``curfew.client``)
+    saying what happened and what the policy does about it; the same failure
+    again is quiet until the server answers, which is logged once at WARNING.
+    ``last_error`` (a ``CurfewError``, ``None`` once answered), ``healthy`` and
+    ``health()`` (a ``CurfewHealth``) say the same to a gateway's health check.
+
     ``report_decisions=True`` (the default) reports each ``verdict()``
     answered from the cache to the server's decision ledger
     (``POST /api/v1/decisions``), in the background: at most every
@@ -97,6 +104,7 @@ class BaseCurfewClient(Generic[TransportT]):
             retry_interval=retry_interval,
             max_entries=max_entries,
             clock=clock,
+            timeout=timeout,
         )
         self._clock = clock
         self._headers = ask_headers(token)
@@ -131,6 +139,24 @@ class BaseCurfewClient(Generic[TransportT]):
 
         self._at_exit = at_exit
         atexit.register(at_exit)
+
+    # -- health -----------------------------------------------------------------
+
+    @property
+    def last_error(self) -> CurfewError | None:
+        """Why the last request for a verdict failed; ``None`` when it was
+        answered (or none was made yet)."""
+        return self.cache.last_error
+
+    @property
+    def healthy(self) -> bool:
+        """Whether the last request for a verdict was answered (``True`` before the first)."""
+        return self.cache.last_error is None
+
+    def health(self) -> CurfewHealth:
+        """For a gateway's health check: ``ok``, ``last_error``, ``last_success``,
+        and whether calls are being answered by the policy (``serving_policy``)."""
+        return self.cache.health()
 
     def _open(self) -> None:
         """Set up the flavour's HTTP client (called once, at the end of ``__init__``)."""
@@ -173,7 +199,7 @@ class BaseCurfewClient(Generic[TransportT]):
         try:
             verdict = parse_response(status, content)
         except Exception as exc:  # anything at all: the hot path must not raise; policy answers
-            return self.cache.failed(key, now, exc)
+            return self.cache.failed(key, now, exc, status=status, content=content)
         return self.cache.store(key, verdict, now, generation)
 
 

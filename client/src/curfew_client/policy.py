@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from curfew_client.health import CurfewError, CurfewHealth, classify, policy_applied
 from curfew_client.verdict import CurfewVerdict, policy_verdict
 
 Policy = Literal["fail_open", "fail_closed", "last_known", "raise"]
@@ -29,7 +30,12 @@ log = logging.getLogger("curfew.client")
 
 
 class CurfewUnavailable(Exception):
-    """The server could not be asked (only raised with ``policy="raise"``)."""
+    """The server could not be asked (only raised with ``policy="raise"``);
+    ``error`` says why (``None`` if no request failed yet)."""
+
+    def __init__(self, message: str, error: CurfewError | None = None) -> None:
+        super().__init__(message)
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +76,10 @@ class VerdictCache:
 
     During an outage the server is retried at most every ``retry_interval``
     seconds, so a dead server costs one timeout per interval, not one per call;
-    the outage is logged once when it starts and once when it ends.
+    the outage is logged once when it starts, at ERROR, saying what happened
+    and what the policy does about it (again only when the failure changes
+    kind), and once when it ends, at WARNING. ``last_error`` and ``health()``
+    say the same to a gateway's health check.
     """
 
     def __init__(
@@ -84,6 +93,7 @@ class VerdictCache:
         retry_interval: float,
         max_entries: int,
         clock: Callable[[], float],
+        timeout: float | None = None,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
@@ -99,6 +109,8 @@ class VerdictCache:
         self.retry_interval = float(retry_interval)
         self.max_entries = max_entries
         self.clock = clock
+        #: The request's timeout, only to say it when one ran out.
+        self.timeout = timeout
         self.entries: dict[Key, Entry] = {}
         self._lock = threading.Lock()
         #: Whether a change stream is live (push mode): entries then stay fresh
@@ -112,6 +124,13 @@ class VerdictCache:
         self.retry_at = 0.0
         #: Calls answered by the policy during the current outage.
         self.fallbacks = 0
+        #: Why the last request failed (``None``: it was answered, or none yet).
+        self.last_error: CurfewError | None = None
+        #: When the last verdict the server answered was asked for (epoch seconds).
+        self.last_success: float | None = None
+        #: The (kind, status) last logged at ERROR in this outage: the same
+        #: failure again is not logged again until the server answers.
+        self._logged: tuple[str, int | None] | None = None
 
     # -- the hot path -----------------------------------------------------------
 
@@ -143,6 +162,7 @@ class VerdictCache:
                 if len(self.entries) >= self.max_entries and key not in self.entries:
                     self._evict(fetched_at)
                 self.entries[key] = entry
+        self.last_success = fetched_at
         if self.down_since is not None:
             self._recovered(fetched_at)
         return entry
@@ -157,25 +177,43 @@ class VerdictCache:
         with self._lock:
             self.pushed = pushed
 
-    def failed(self, key: Key, now: float, error: BaseException | str) -> CurfewVerdict:
-        """The server could not be asked: log if the outage is new, then answer
-        by policy (or raise ``CurfewUnavailable`` with ``policy="raise"``)."""
-        why = error if isinstance(error, str) else _describe(error)
+    def failed(
+        self,
+        key: Key,
+        now: float,
+        error: BaseException | str,
+        *,
+        status: int | None = None,
+        content: bytes = b"",
+    ) -> CurfewVerdict:
+        """No verdict came (``status``: the server answered that, with
+        ``content``; ``None``: no answer at all). Remember why in ``last_error``,
+        log it at ERROR unless this failure was already said in this outage, then
+        answer by policy (or raise ``CurfewUnavailable`` with ``policy="raise"``)."""
+        try:
+            kind, why = classify(error, status, content, timeout=self.timeout)
+            applied = self._applied(key, now)
+        except Exception:  # saying it must never be what breaks the hot path
+            kind, why, applied = "bad_answer", f"failed ({type(error).__name__})", self.policy
+        message = f"Curfew server {self.server} {why}"
         with self._lock:
-            began = self.down_since is None
-            if began:
+            if self.down_since is None:
                 self.down_since = now
                 self.fallbacks = 0
             self.retry_at = now + self.retry_interval
-        if began:
-            log.warning(
-                "curfew server %s unavailable (%s); answering by policy %s and retrying "
-                "every %gs until it answers",
-                self.server,
-                why,
-                self.policy,
+            report = CurfewError(kind, status, message, applied, self.policy, now, self.down_since)
+            self.last_error = report
+            loud = self._logged != (kind, status)
+            self._logged = (kind, status)
+        if loud:
+            log.error(
+                "%s. Retrying every %gs; until it answers, the same failure is not "
+                "logged again (its end is).",
+                report,
                 self.retry_interval,
             )
+        else:
+            log.debug("%s", report)
         return self.fallback(key, now, why)
 
     def fallback(self, key: Key, now: float, why: str = "retrying later") -> CurfewVerdict:
@@ -183,7 +221,9 @@ class VerdictCache:
         clamps it to the caller's budget, like every answer)."""
         self.fallbacks += 1
         if self.policy == "raise":
-            raise CurfewUnavailable(f"curfew server {self.server} unavailable: {why}")
+            raise CurfewUnavailable(
+                f"curfew server {self.server} unavailable: {why}", self.last_error
+            )
         origin = self.policy
         if origin == "last_known":
             entry = self.entries.get(key)
@@ -192,20 +232,50 @@ class VerdictCache:
             origin = self.last_known_fallback
         return policy_verdict(origin, now=now, reply=self.off_duty_reply, why=why)
 
+    def health(self) -> CurfewHealth:
+        """The state of things for a gateway's health check (see ``CurfewHealth``)."""
+        with self._lock:
+            error, down = self.last_error, self.down_since is not None
+            return CurfewHealth(
+                ok=error is None,
+                last_error=error,
+                last_success=self.last_success,
+                serving_policy=down,
+                policy_answered=self.fallbacks if down else 0,
+                policy=self.policy,
+            )
+
     # -- internals --------------------------------------------------------------
+
+    def _applied(self, key: Key, now: float) -> str:
+        """How the policy answers ``key`` now, in words."""
+        known_at, known_for = None, 0.0
+        if self.policy == "last_known":
+            entry = self.entries.get(key)
+            if entry is not None and now - entry.fetched_at <= self.last_known_limit:
+                known_at = entry.fetched_at
+                known_for = entry.fetched_at + self.last_known_limit - now
+        return policy_applied(
+            self.policy,
+            fallback=self.last_known_fallback,
+            known_at=known_at,
+            known_for=known_for,
+        )
 
     def _recovered(self, now: float) -> None:
         with self._lock:
             since, self.down_since = self.down_since, None
             served, self.fallbacks = self.fallbacks, 0
+            error, self.last_error, self._logged = self.last_error, None, None
         if since is not None:
-            log.info(
-                "curfew server %s answers again after %.1fs unavailable "
-                "(%d call(s) answered by policy %s meanwhile)",
+            log.warning(
+                "Curfew server %s answers again after %.1fs (%d call(s) answered by "
+                "policy %s meanwhile; the last failure: %s)",
                 self.server,
                 max(0.0, now - since),
                 served,
                 self.policy,
+                _named(error),
             )
 
     def _evict(self, now: float) -> None:
@@ -219,9 +289,10 @@ class VerdictCache:
             self.entries.clear()
 
 
-def _describe(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+def _named(error: CurfewError | None) -> str:
+    if error is None:
+        return "unknown"
+    return error.kind if error.status is None else f"{error.kind}, HTTP {error.status}"
 
 
 def cache_key(session_id: str | None, purpose: str | None, subagent: bool) -> Key:
