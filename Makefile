@@ -27,12 +27,19 @@ $(LOCAL)/secret_key:
 	$(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 	chmod 600 $@
 
+# Served by uvicorn, the server bin/serve runs in production (one server
+# everywhere), reloading on code, template and client changes; .venv is not
+# watched. tests/readme/test_make_run.py runs this target as written.
+RELOAD := --reload --reload-include '*.html' \
+	--reload-dir curfew_core --reload-dir curfew_site --reload-dir templates --reload-dir client/src
+
 run: $(VENV)/.base $(LOCAL)/secret_key
 	export SECRET_KEY="$$(cat $(LOCAL)/secret_key)" CURFEW_DEBUG=1 && \
 	$(PY) manage.py migrate --no-input && \
 	$(PY) manage.py curfew demo --user demo && \
 	echo "Curfew is at http://$(HOST):$(PORT)/ (API: http://$(HOST):$(PORT)/api/v1/openapi.json)" && \
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	exec $(PY) -m uvicorn curfew_site.asgi:application $(RELOAD) \
+		--lifespan off --host $(HOST) --port $(PORT)
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .

@@ -33,7 +33,7 @@ def _django_or_reexec() -> None:
     except ImportError:
         pass
     else:
-        os.environ.pop(REEXEC_MARK, None)  # not inherited by runserver's children
+        os.environ.pop(REEXEC_MARK, None)  # not inherited by the processes a command starts
         return
     if os.environ.get(REEXEC_MARK) or not VENV_PYTHON.exists():
         where = f"{VENV_PYTHON} either" if os.environ.get(REEXEC_MARK) else "no .venv here"

@@ -336,7 +336,8 @@ async def test_a_small_form_post_reaches_the_page_as_before() -> None:
 async def test_a_content_length_of_superscript_two_is_a_400_not_a_500(token: str) -> None:
     """A raw 0xB2 byte is "²" in latin-1 ASGI headers: ``"²".isdigit()`` is true and
     ``int("²")`` raises, so the length is read as ASCII digits only. (uvicorn's
-    parser refuses such a head itself; daphne passes it on.)"""
+    parser refuses such a head itself; daphne, which tests/readme serves the app under too,
+    passes it on.)"""
     exchange = await call("/v1/chat/completions", [CHAT], token=token, length=b"\xb2")
     assert exchange.status == 400, exchange.body[:300]
     assert "body" in exchange.json()["error"]["message"]
