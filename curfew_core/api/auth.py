@@ -14,27 +14,13 @@ from redis.exceptions import RedisError
 
 from curfew_core import throttle
 from curfew_core.api.errors import ApiError
-from curfew_core.edge.dialects import RETRY_AFTER_SECONDS
+from curfew_core.edge.dialects import API
 from curfew_core.http_headers import bearer
 from curfew_core.selectors.tokens import TokenIdentity
 
 log = logging.getLogger("curfew.api")
 P = ParamSpec("P")
 View = Callable[Concatenate[HttpRequest, TokenIdentity, P], HttpResponse]
-
-
-def rate_limited(refusal: throttle.Refusal) -> HttpResponse:
-    """429 in the API's shape, with when to come back."""
-    response = ApiError(429, "rate_limited", refusal.message).response()
-    response["Retry-After"] = str(refusal.retry_after)
-    return response
-
-
-def unavailable() -> HttpResponse:
-    """The API's outage answer: 503 in its shape, with when to retry."""
-    response = ApiError(503, "unavailable", "storage unavailable; retry shortly").response()
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
 
 
 def token_required(view: View[P]) -> Callable[..., HttpResponse]:
@@ -60,8 +46,7 @@ def with_token(
 ) -> HttpResponse:
     """``answer`` for the live API token ``raw`` (sent from ``address``), or the
     API's refusal: 401 without a live token, 429 over a throttle, 503 when
-    storage is down; an ``ApiError`` raised by ``answer`` is its response.
-    (The Django views and the lean route's sync path share it.)"""
+    storage is down; an ``ApiError`` raised by ``answer`` is its response."""
     try:
         identity = throttle.identify_throttled(raw, kind="api", address=address)
         if identity is None:
@@ -74,9 +59,9 @@ def with_token(
     except ApiError as exc:
         return exc.response()
     except throttle.Throttled as exc:
-        return rate_limited(exc.refusal)
+        return API.rate_limited(exc.refusal)
     except (DatabaseError, RedisError):
         # The cache or the database is down: say so in the API's shape, so
         # a gateway's outage policy (fail open/closed/last known) can act.
         log.exception("API: storage unavailable")
-        return unavailable()
+        return API.unavailable()

@@ -15,6 +15,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from curfew_core import throttle
+from curfew_core.edge.dialects import API
 from curfew_core.http_headers import EMBED_POLICY
 from curfew_core.realtime import clock
 from curfew_core.selectors.tokens import has_live_embed_token, live_embed_tokens
@@ -31,8 +32,8 @@ def _private(response: HttpResponse) -> HttpResponse:
     return response
 
 
-def _unauthorized(message: str) -> JsonResponse:
-    return JsonResponse({"error": "unauthorized", "message": message}, status=401)
+def _unauthorized(message: str) -> HttpResponse:
+    return API.refusal(401, message, code="unauthorized")
 
 
 def _band_error(request: HttpRequest) -> str:
@@ -41,12 +42,6 @@ def _band_error(request: HttpRequest) -> str:
     if band is None or band in CAPSULE_BANDS:
         return ""
     return f"band must be one of {', '.join(CAPSULE_BANDS)}, not {band[:40]!r}"
-
-
-def _rate_limited(refusal: throttle.Refusal) -> JsonResponse:
-    response = JsonResponse({"error": "rate_limited", "message": refusal.message}, status=429)
-    response["Retry-After"] = str(refusal.retry_after)
-    return response
 
 
 @require_GET
@@ -62,7 +57,7 @@ def state(request: HttpRequest) -> HttpResponse:
     band = request.GET.get("band") in CAPSULE_BANDS
     response: HttpResponse
     if error := _band_error(request):
-        response = JsonResponse({"error": "bad_request", "message": error}, status=400)
+        response = API.refusal(400, error, code="bad_request")
         if raw is not None:  # a page elsewhere must be able to read why
             response["Access-Control-Allow-Origin"] = "*"
         return _private(response)
@@ -72,7 +67,7 @@ def state(request: HttpRequest) -> HttpResponse:
                 raw, kind="embed", address=throttle.client_address(request)
             )
         except throttle.Throttled as exc:
-            response = _rate_limited(exc.refusal)
+            response = API.rate_limited(exc.refusal)
         else:
             if identity is None:
                 response = _unauthorized(

@@ -243,9 +243,9 @@ def test_an_outage_is_logged_once_retried_sparingly_and_its_end_logged_once(
         assert client.verdict().origin == "fail_open"
         clock.advance(0.1)
     assert transport.attempts == 5  # once per retry interval, not once per call
-    warnings = [r for r in verdict_log(caplog) if r.levelno == logging.WARNING]
-    assert len(warnings) == 1
-    assert "unavailable" in warnings[0].getMessage()
+    errors = [r for r in verdict_log(caplog) if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert "unreachable" in errors[0].getMessage()
 
     server = FakeCurfew(WINDING, SCHEDULE, port=port).start()  # it comes back
     try:
@@ -263,7 +263,7 @@ def test_an_outage_is_logged_once_retried_sparingly_and_its_end_logged_once(
     for _ in range(20):
         client.verdict()
         clock.advance(0.5)
-    assert len([r for r in verdict_log(caplog) if r.levelno == logging.WARNING]) == 2
+    assert len([r for r in verdict_log(caplog) if r.levelno == logging.ERROR]) == 2
 
 
 def test_the_cache_is_bounded(fake: FakeCurfew) -> None:
