@@ -112,10 +112,32 @@ def _build() -> _Limiters:
             key_prefix=f"{settings.REDIS_PREFIX}:throttle",
         )
     else:
-        storage = MemoryStorage()
+        storage = LocalStorage()
     return _Limiters(
         storage, MovingWindowRateLimiter(storage), SlidingWindowCounterRateLimiter(storage)
     )
+
+
+class LocalStorage(MemoryStorage):
+    """limits' in-process storage without a thread per burst.
+
+    ``MemoryStorage`` sweeps expired counts on a 10 ms ``threading.Timer`` that
+    it starts again at the next count once the last has run: under steady
+    load, a new thread for nearly every request (seen in a profile of the
+    proxy, 1.2% of its samples in ``Thread.start``). Reads already drop an
+    expired count themselves, so the sweep only bounds memory: here it runs
+    inline, at most once a second, in the thread that counts.
+    """
+
+    #: Seconds between sweeps.
+    SWEEP_EVERY = 1.0
+    _swept = 0.0
+
+    def _MemoryStorage__schedule_expiry(self) -> None:  # limits' own (mangled) name
+        now = time.time()  # limits' own clock (and the tests' fake one)
+        if abs(now - self._swept) >= self.SWEEP_EVERY:
+            self._swept = now
+            self._MemoryStorage__expire_events()  # type: ignore[attr-defined]
 
 
 def _limiters() -> _Limiters:

@@ -92,7 +92,10 @@ class ServedApp:
         env: dict[str, str] | None = None,
         workers: int | None = None,
         graceful_seconds: float | None = None,
+        root: Path = ROOT,
     ):
+        #: The checkout served (another one's, for a benchmark's baseline).
+        self.root = root
         self.workdir = workdir
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -147,7 +150,7 @@ class ServedApp:
             self.seed_static()
         return subprocess.run(
             [sys.executable, "manage.py", *args],
-            cwd=ROOT,
+            cwd=self.root,
             env=self.env,
             capture_output=True,
             text=True,
@@ -173,7 +176,7 @@ class ServedApp:
 
     def command(self) -> list[str]:
         if self.workers is not None:
-            return [str(ROOT / "bin" / "serve")]
+            return [str(self.root / "bin" / "serve")]
         command = [
             sys.executable,
             "-m",
@@ -197,7 +200,7 @@ class ServedApp:
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child for its lifetime
         self.process = subprocess.Popen(
             self.command(),
-            cwd=ROOT,
+            cwd=self.root,
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
