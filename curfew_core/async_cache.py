@@ -66,10 +66,12 @@ def client() -> Any:
         # free connection rather than fail (a full pool is load, not an
         # outage: the 200-client load test got 503s with a 2 s wait on a busy
         # machine); a stalled Redis still fails fast on the socket deadline.
-        # The server the sync backend reads (its LOCATION), never a second
-        # setting that could name another.
-        location = alias["LOCATION"]
-        url = location[0] if isinstance(location, list | tuple) else location
+        # The server the sync cache reads (its LOCATION) when the cache is on
+        # Redis; else the throttle's, which counts on REDIS_URL.
+        location = alias.get("LOCATION") if isinstance(_backend(), SharedRedisCache) else None
+        if isinstance(location, list | tuple):
+            location = location[0]
+        url = location or settings.REDIS_URL
         pool = redis.asyncio.BlockingConnectionPool.from_url(
             url,
             max_connections=options.get("max_connections", 50),
