@@ -3,17 +3,30 @@
 The one place the server turns an engine ``Verdict`` into what it answers: the
 wire models declared in ``curfew_client.wire`` (shared with the gateway client
 and embedded in the OpenAPI document), never a hand-built dict.
+
+The hot answers' bytes (``verdict_json``, ``bundle_state_json``) skip building
+the model: the same fields, in the model's order, checked as the model checks
+them, are written by the standard library's C encoder; a value it does not
+vouch for (a type or a name the model would refuse, a float that is not
+finite, text that is not UTF-8) takes the model's own path, which answers
+or fails as it always did. ``tests/api/test_answer_encoding.py`` holds the
+two byte for byte equal over every kind of verdict and generated ones.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime, timedelta
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 from curfew_client.wire import (
+    ActionName,
     DaySegment,
+    OverrideKind,
     ReasoningEffort,
     StateAnswer,
+    StateName,
+    Tools,
     VerdictAnswer,
     Would,
     synthetic_stream,
@@ -108,8 +121,171 @@ def verdict_answer(verdict: Verdict, *, max_age: int | None) -> VerdictAnswer:
 
 
 def verdict_json(verdict: Verdict, *, now: datetime) -> bytes:
-    """``POST /api/v1/verdict``'s body (straight from the model: the hot path)."""
-    return verdict_answer(verdict, max_age=max_age(verdict, now=now)).model_dump_json().encode()
+    """``POST /api/v1/verdict``'s body: ``verdict_answer(...).model_dump_json()``,
+    byte for byte, without building the model (see the module docstring)."""
+    age = max_age(verdict, now=now)
+    try:
+        return _encode(_verdict_fields(verdict, age)).encode()
+    except _NOT_VOUCHED:
+        return verdict_answer(verdict, max_age=age).model_dump_json().encode()
+
+
+# -- the answers' bytes without the models ----------------------------------------------
+
+
+class _Refused(Exception):
+    """A value the model might refuse or write otherwise: its path decides."""
+
+
+#: What sends an answer down the model's path instead.
+_NOT_VOUCHED = (_Refused, KeyError, TypeError, ValueError, AttributeError)
+
+#: The models' JSON: compact, text as UTF-8 (pydantic's ``model_dump_json``);
+#: not finite floats refused (pydantic writes them ``null``: its path decides).
+_encode = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+).encode
+
+_STATES = frozenset(get_args(StateName))
+_ACTIONS = frozenset(get_args(ActionName))
+_TOOLS = frozenset(get_args(Tools))
+_EFFORTS = frozenset(get_args(ReasoningEffort))
+_OVERRIDES = frozenset(get_args(OverrideKind))
+
+
+def _named(value: Any, names: frozenset[str]) -> str:
+    if type(value) is not str or value not in names:
+        raise _Refused
+    return value
+
+
+def _maybe_named(value: Any, names: frozenset[str]) -> str | None:
+    return None if value is None else _named(value, names)
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise _Refused
+    return value
+
+
+def _maybe_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _flag(value: Any) -> bool:
+    if type(value) is not bool:
+        raise _Refused
+    return value
+
+
+def _maybe_int(value: Any) -> int | None:
+    if value is not None and type(value) is not int:
+        raise _Refused
+    return value
+
+
+def _maybe_ratio(value: Any) -> float | None:
+    if value is not None and type(value) is not float:
+        raise _Refused
+    return value
+
+
+def _instant(value: Any) -> str:
+    """As ``curfew_client.wire.Instant`` writes an aware instant."""
+    if type(value) is not datetime or value.utcoffset() is None:
+        raise _Refused
+    return value.isoformat()
+
+
+def _maybe_instant(value: Any) -> str | None:
+    return None if value is None else _instant(value)
+
+
+def _would(would: Any) -> dict[str, Any] | None:
+    """``Would.model_validate(would)``'s fields (other keys ignored, as the model does)."""
+    if would is None:
+        return None
+    if type(would) is not dict:
+        raise _Refused
+    return {
+        "action": _named(would["action"], _ACTIONS),
+        "reply": _maybe_text(would["reply"]),
+        "max_tokens": _maybe_int(would["max_tokens"]),
+        "persona": _maybe_text(would["persona"]),
+        "tools": _named(would["tools"], _TOOLS),
+        "reasoning_effort": _maybe_named(would["reasoning_effort"], _EFFORTS),
+    }
+
+
+def _verdict_fields(verdict: Verdict, age: int) -> dict[str, Any]:
+    """``verdict_answer``'s fields in ``VerdictAnswer``'s order, as it writes them."""
+    reply = _maybe_text(verdict.reply)
+    return {
+        "state": _named(verdict.state.value, _STATES),
+        "schedule_state": _named(verdict.schedule_state.value, _STATES),
+        "action": _named(verdict.action.value, _ACTIONS),
+        "reply": reply,
+        "stream": None if reply is None else synthetic_stream(reply),
+        "max_tokens": _maybe_int(verdict.max_tokens),
+        "persona": _maybe_text(verdict.persona),
+        "tools": _named(verdict.tools, _TOOLS),
+        "reasoning_effort": _maybe_named(verdict.reasoning_effort, _EFFORTS),
+        "progress": _maybe_ratio(_progress(verdict)),
+        "peak": _flag(verdict.peak),
+        "reason": _text(verdict.reason),
+        "exempt": _flag(verdict.exempt),
+        "dry_run": _flag(verdict.dry_run),
+        "valid_until": _instant(verdict.valid_until),
+        "max_age": _maybe_int(age),
+        "at": _instant(verdict.at),
+        "budget": _maybe_int(verdict.budget),
+        "override": _maybe_named(verdict.override, _OVERRIDES),
+        "override_until": _maybe_instant(verdict.override_until),
+        "debug_at": _maybe_instant(verdict.debug_at),
+        "would": _would(verdict.would),
+    }
+
+
+def _state_fields(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> dict[str, Any]:
+    """``_state_answer``'s fields but ``day`` (the last), in ``StateAnswer``'s order."""
+    overtime_left = None
+    if verdict.override == "overtime" and verdict.override_until is not None:
+        overtime_left = max(0, int((verdict.override_until - now).total_seconds()))
+    return {
+        "state": _named(verdict.state.value, _STATES),
+        "schedule_state": _named(verdict.schedule_state.value, _STATES),
+        "reason": _text(verdict.reason),
+        "progress": _maybe_ratio(_progress(verdict)),
+        "budget": _maybe_int(verdict.budget),
+        "reply": _maybe_text(verdict.reply),
+        "peak": _flag(verdict.peak),
+        "override": _maybe_named(verdict.override, _OVERRIDES),
+        "override_until": _maybe_instant(verdict.override_until),
+        "overtime_left": overtime_left,
+        "forced": verdict.override == "off",
+        "debug_at": _maybe_instant(verdict.debug_at),
+        "at": _instant(verdict.at),
+        "valid_until": _instant(verdict.valid_until),
+        "timezone": _text(bundle.config["timezone"]),
+        "enabled": _flag(bundle.config["enabled"]),
+        "dry_run": _flag(verdict.dry_run),
+    }
+
+
+def _day_json(plan: list[dict[str, Any]]) -> str:
+    """A day plan as ``StateAnswer.day`` writes it."""
+    return _encode(
+        [
+            {
+                "start": _text(segment["start"]),
+                "end": _text(segment["end"]),
+                "state": _named(segment["state"], _STATES),
+                "peak": _flag(segment["peak"]),
+            }
+            for segment in plan
+        ]
+    )
 
 
 def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
@@ -122,19 +298,31 @@ def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
 #: Keyed by the identity of the built ``Schedule`` (a new one per saved
 #: version); the entry keeps the object, so an ``id`` is never reused under it.
 _PLAN_MEMO_SIZE = 4096
-_plans: dict[tuple[int, date], tuple[Schedule, list[dict[str, Any]]]] = {}
+_plans: dict[tuple[int, date], _Plan] = {}
 
 
-def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
-    """The schedule's segments for the local day containing ``at``."""
+class _Plan:
+    """A memo entry: the schedule it was built from, its segments, and their
+    JSON (``StateAnswer.day``), written the first time an answer asks."""
+
+    __slots__ = ("day", "schedule", "segments")
+
+    def __init__(self, schedule: Schedule, segments: list[dict[str, Any]]) -> None:
+        self.schedule = schedule
+        self.segments = segments
+        self.day: str | None = None
+
+
+def _plan(bundle: UserBundle, at: datetime) -> _Plan:
     tz = bundle.schedule.timezone
     wall = to_wall(at, tz)
     key = (id(bundle.schedule), wall.date())
     hit = _plans.get(key)
-    if hit is not None and hit[0] is bundle.schedule:
-        plan = hit[1]
-    else:
-        plan = [
+    if hit is not None and hit.schedule is bundle.schedule:
+        return hit
+    plan = _Plan(
+        bundle.schedule,
+        [
             {
                 "start": format_wall(seg.start),
                 "end": format_wall(seg.end),
@@ -142,12 +330,18 @@ def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
                 "peak": seg.peak,
             }
             for seg in engine_day_plan(bundle.schedule, wall.date())
-        ]
-        if len(_plans) >= _PLAN_MEMO_SIZE:
-            _plans.clear()
-        _plans[key] = (bundle.schedule, plan)
+        ],
+    )
+    if len(_plans) >= _PLAN_MEMO_SIZE:
+        _plans.clear()
+    _plans[key] = plan
+    return plan
+
+
+def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
+    """The schedule's segments for the local day containing ``at``."""
     # Callers get their own lists: a payload may be mutated before it is sent.
-    return [dict(segment) for segment in plan]
+    return [dict(segment) for segment in _plan(bundle, at).segments]
 
 
 def state_answer(*, user_id: int, now: datetime) -> StateAnswer:
@@ -193,9 +387,22 @@ def state_json(*, user_id: int, now: datetime) -> bytes:
 
 
 def bundle_state_json(bundle: UserBundle, *, now: datetime) -> bytes:
-    """``state_json`` with the user's bundle already in hand."""
+    """``state_json`` with the user's bundle already in hand:
+    ``_state_answer(...).model_dump_json()``, byte for byte, without building
+    the model (see the module docstring)."""
     verdict, _ = decide_for(bundle, now=now)
-    return _state_answer(verdict, bundle, now=now).model_dump_json().encode()
+    return _state_json(verdict, bundle, now=now)
+
+
+def _state_json(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> bytes:
+    try:
+        plan = _plan(bundle, verdict.at)
+        if plan.day is None:
+            plan.day = _day_json(plan.segments)
+        head = _encode(_state_fields(verdict, bundle, now=now))
+        return f'{head[:-1]},"day":{plan.day}}}'.encode()
+    except _NOT_VOUCHED:
+        return _state_answer(verdict, bundle, now=now).model_dump_json().encode()
 
 
 #: What a capsule's payload adds to the API's state fields: the words it shows.
