@@ -69,7 +69,10 @@ class _Gone(Exception):
 
 
 def _declared_length(scope: Scope) -> int | None:
-    declared = header(scope, b"content-length")
+    return _length(header(scope, b"content-length"))
+
+
+def _length(declared: bytes | None) -> int | None:
     if declared is None or not (declared.isascii() and declared.isdigit()):
         return None
     return int(declared)
@@ -149,7 +152,7 @@ class Edge:
             return
         limit = door.max_body()
         declared = header(scope, b"content-length")
-        length = _declared_length(scope)
+        length = _length(declared)
         if declared is not None and length is None:
             # ASCII digits only: a latin-1 "²" is a digit to isdigit() and not to int().
             refusal = dialect.refusal(

@@ -42,6 +42,22 @@ def header(scope: Mapping[str, Any], name: bytes) -> bytes | None:
     return None
 
 
+def headers_named(scope: Mapping[str, Any], names: tuple[bytes, ...]) -> list[bytes | None]:
+    """``[header(scope, name) for name in names]`` in one pass over the headers."""
+    found: list[bytes | None] = [None] * len(names)
+    left = len(names)
+    for key, value in scope.get("headers") or ():
+        name = bytes(key).lower()
+        if name in names:
+            index = names.index(name)
+            if found[index] is None:
+                found[index] = bytes(value)
+                left -= 1
+                if not left:
+                    break
+    return found
+
+
 class ScopeHeaders(Mapping[str, str]):
     """A request's headers from its ASGI scope, read as Django's
     ``request.headers`` reads them: any case, ``_`` for ``-`` in the asked
