@@ -160,9 +160,12 @@ def _rule(setting: str) -> RateLimitItem | None:
 
 
 # -- the client's address ---------------------------------------------------------
+@lru_cache(maxsize=4096)
 def _normalised(text: str) -> str:
     """One key per client: an IPv4 address, or the /64 of an IPv6 one (a single
-    host is routinely given a whole /64, so counting /128s would let it rotate)."""
+    host is routinely given a whole /64, so counting /128s would let it rotate).
+    Remembered per text: a process sees the same few addresses again and again
+    (parsing one was a twentieth of a warm verdict)."""
     text = text.strip()
     if text.startswith("[") and "]" in text:  # "[2001:db8::1]:443"
         text = text[1 : text.index("]")]
