@@ -6,16 +6,16 @@ and embedded in the OpenAPI document), never a hand-built dict.
 
 The hot answers' bytes (``verdict_json``, ``bundle_state_json``) skip building
 the model: the same fields, in the model's order, checked as the model checks
-them, are written by the standard library's C encoder; a value it does not
-vouch for (a type or a name the model would refuse, a float that is not
-finite, text that is not UTF-8) takes the model's own path, which answers
-or fails as it always did. ``tests/api/test_answer_encoding.py`` holds the
+them, are written by the model's own serializer (``pydantic_core.to_json``);
+a value it does not vouch for (a type or a name the model would refuse, a
+float that is not finite, text that is not UTF-8) takes the model's own path,
+which answers or fails as it always did. ``tests/api/test_answer_encoding.py`` holds the
 two byte for byte equal over every kind of verdict and generated ones.
 """
 
 from __future__ import annotations
 
-import json
+import math
 from datetime import date, datetime, timedelta
 from typing import Any, cast, get_args
 
@@ -32,6 +32,7 @@ from curfew_client.wire import (
     synthetic_stream,
 )
 from django.conf import settings
+from pydantic_core import to_json
 
 from curfew_core.engine import (
     Overrides,
@@ -125,70 +126,39 @@ def verdict_json(verdict: Verdict, *, now: datetime) -> bytes:
     byte for byte, without building the model (see the module docstring)."""
     age = max_age(verdict, now=now)
     try:
-        return _encode(_verdict_fields(verdict, age)).encode()
+        return to_json(_verdict_fields(verdict, age))
     except _NOT_VOUCHED:
         return verdict_answer(verdict, max_age=age).model_dump_json().encode()
 
 
 # -- the answers' bytes without the models ----------------------------------------------
+#
+# ``pydantic_core.to_json`` is the serializer ``model_dump_json`` itself ends in
+# (compact, text as UTF-8, the same number formats), given the values the
+# model would hand it: instants already written by ``Instant``'s own
+# ``datetime.isoformat``, names as their text. The checks are the model's
+# (strict): each value of the type and, for a name, among the names its field
+# allows; and every one is made inline (a function call per field was a
+# third of the cost).
 
 
 class _Refused(Exception):
     """A value the model might refuse or write otherwise: its path decides."""
 
 
-#: What sends an answer down the model's path instead.
+#: What sends an answer down the model's path instead (``to_json``'s own
+#: failures, text that is not UTF-8, are ``ValueError``s).
 _NOT_VOUCHED = (_Refused, KeyError, TypeError, ValueError, AttributeError)
-
-#: The models' JSON: compact, text as UTF-8 (pydantic's ``model_dump_json``);
-#: not finite floats refused (pydantic writes them ``null``: its path decides).
-_encode = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-).encode
 
 _STATES = frozenset(get_args(StateName))
 _ACTIONS = frozenset(get_args(ActionName))
 _TOOLS = frozenset(get_args(Tools))
-_EFFORTS = frozenset(get_args(ReasoningEffort))
-_OVERRIDES = frozenset(get_args(OverrideKind))
-
-
-def _named(value: Any, names: frozenset[str]) -> str:
-    if type(value) is not str or value not in names:
-        raise _Refused
-    return value
-
-
-def _maybe_named(value: Any, names: frozenset[str]) -> str | None:
-    return None if value is None else _named(value, names)
-
-
-def _text(value: Any) -> str:
-    if type(value) is not str:
-        raise _Refused
-    return value
-
-
-def _maybe_text(value: Any) -> str | None:
-    return None if value is None else _text(value)
-
-
-def _flag(value: Any) -> bool:
-    if type(value) is not bool:
-        raise _Refused
-    return value
-
-
-def _maybe_int(value: Any) -> int | None:
-    if value is not None and type(value) is not int:
-        raise _Refused
-    return value
-
-
-def _maybe_ratio(value: Any) -> float | None:
-    if value is not None and type(value) is not float:
-        raise _Refused
-    return value
+#: ``None`` allowed: the fields are optional.
+_EFFORTS = frozenset((*get_args(ReasoningEffort), None))
+_OVERRIDES = frozenset((*get_args(OverrideKind), None))
+_MAYBE_INT = frozenset((int, type(None)))
+_MAYBE_TEXT = frozenset((str, type(None)))
+_MAYBE_FLOAT = frozenset((float, type(None)))
 
 
 def _instant(value: Any) -> str:
@@ -198,94 +168,154 @@ def _instant(value: Any) -> str:
     return value.isoformat()
 
 
-def _maybe_instant(value: Any) -> str | None:
-    return None if value is None else _instant(value)
-
-
-def _would(would: Any) -> dict[str, Any] | None:
+def _would(would: dict[str, Any]) -> dict[str, Any]:
     """``Would.model_validate(would)``'s fields (other keys ignored, as the model does)."""
-    if would is None:
-        return None
     if type(would) is not dict:
         raise _Refused
-    return {
-        "action": _named(would["action"], _ACTIONS),
-        "reply": _maybe_text(would["reply"]),
-        "max_tokens": _maybe_int(would["max_tokens"]),
-        "persona": _maybe_text(would["persona"]),
-        "tools": _named(would["tools"], _TOOLS),
-        "reasoning_effort": _maybe_named(would["reasoning_effort"], _EFFORTS),
+    fields = {
+        "action": would["action"],
+        "reply": would["reply"],
+        "max_tokens": would["max_tokens"],
+        "persona": would["persona"],
+        "tools": would["tools"],
+        "reasoning_effort": would["reasoning_effort"],
     }
+    if not (
+        fields["action"] in _ACTIONS
+        and fields["tools"] in _TOOLS
+        and fields["reasoning_effort"] in _EFFORTS
+        and type(fields["reply"]) in _MAYBE_TEXT
+        and type(fields["persona"]) in _MAYBE_TEXT
+        and type(fields["max_tokens"]) in _MAYBE_INT
+    ):
+        raise _Refused
+    return fields
 
 
 def _verdict_fields(verdict: Verdict, age: int) -> dict[str, Any]:
     """``verdict_answer``'s fields in ``VerdictAnswer``'s order, as it writes them."""
-    reply = _maybe_text(verdict.reply)
+    state = verdict.state.value
+    schedule_state = verdict.schedule_state.value
+    action = verdict.action.value
+    reply = verdict.reply
+    progress = _progress(verdict)
+    if not (
+        state in _STATES
+        and schedule_state in _STATES
+        and action in _ACTIONS
+        and verdict.tools in _TOOLS
+        and verdict.reasoning_effort in _EFFORTS
+        and verdict.override in _OVERRIDES
+        and type(reply) in _MAYBE_TEXT
+        and type(verdict.persona) in _MAYBE_TEXT
+        and type(verdict.reason) is str
+        and type(verdict.max_tokens) in _MAYBE_INT
+        and type(verdict.budget) in _MAYBE_INT
+        and type(age) is int
+        and type(progress) in _MAYBE_FLOAT
+        and (progress is None or math.isfinite(progress))
+        and type(verdict.peak) is bool
+        and type(verdict.exempt) is bool
+        and type(verdict.dry_run) is bool
+    ):
+        raise _Refused
+    override_until = verdict.override_until
+    debug_at = verdict.debug_at
+    would = verdict.would
     return {
-        "state": _named(verdict.state.value, _STATES),
-        "schedule_state": _named(verdict.schedule_state.value, _STATES),
-        "action": _named(verdict.action.value, _ACTIONS),
+        "state": state,
+        "schedule_state": schedule_state,
+        "action": action,
         "reply": reply,
         "stream": None if reply is None else synthetic_stream(reply),
-        "max_tokens": _maybe_int(verdict.max_tokens),
-        "persona": _maybe_text(verdict.persona),
-        "tools": _named(verdict.tools, _TOOLS),
-        "reasoning_effort": _maybe_named(verdict.reasoning_effort, _EFFORTS),
-        "progress": _maybe_ratio(_progress(verdict)),
-        "peak": _flag(verdict.peak),
-        "reason": _text(verdict.reason),
-        "exempt": _flag(verdict.exempt),
-        "dry_run": _flag(verdict.dry_run),
+        "max_tokens": verdict.max_tokens,
+        "persona": verdict.persona,
+        "tools": verdict.tools,
+        "reasoning_effort": verdict.reasoning_effort,
+        "progress": progress,
+        "peak": verdict.peak,
+        "reason": verdict.reason,
+        "exempt": verdict.exempt,
+        "dry_run": verdict.dry_run,
         "valid_until": _instant(verdict.valid_until),
-        "max_age": _maybe_int(age),
+        "max_age": age,
         "at": _instant(verdict.at),
-        "budget": _maybe_int(verdict.budget),
-        "override": _maybe_named(verdict.override, _OVERRIDES),
-        "override_until": _maybe_instant(verdict.override_until),
-        "debug_at": _maybe_instant(verdict.debug_at),
-        "would": _would(verdict.would),
+        "budget": verdict.budget,
+        "override": verdict.override,
+        "override_until": None if override_until is None else _instant(override_until),
+        "debug_at": None if debug_at is None else _instant(debug_at),
+        "would": None if would is None else _would(would),
     }
 
 
 def _state_fields(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> dict[str, Any]:
     """``_state_answer``'s fields but ``day`` (the last), in ``StateAnswer``'s order."""
+    state = verdict.state.value
+    schedule_state = verdict.schedule_state.value
+    progress = _progress(verdict)
+    override = verdict.override
+    override_until = verdict.override_until
+    config = bundle.config
+    if not (
+        state in _STATES
+        and schedule_state in _STATES
+        and override in _OVERRIDES
+        and type(verdict.reason) is str
+        and type(verdict.reply) in _MAYBE_TEXT
+        and type(verdict.budget) in _MAYBE_INT
+        and type(progress) in _MAYBE_FLOAT
+        and (progress is None or math.isfinite(progress))
+        and type(verdict.peak) is bool
+        and type(verdict.dry_run) is bool
+        and type(config["timezone"]) is str
+        and type(config["enabled"]) is bool
+    ):
+        raise _Refused
     overtime_left = None
-    if verdict.override == "overtime" and verdict.override_until is not None:
-        overtime_left = max(0, int((verdict.override_until - now).total_seconds()))
+    if override == "overtime" and override_until is not None:
+        overtime_left = max(0, int((override_until - now).total_seconds()))
+    debug_at = verdict.debug_at
     return {
-        "state": _named(verdict.state.value, _STATES),
-        "schedule_state": _named(verdict.schedule_state.value, _STATES),
-        "reason": _text(verdict.reason),
-        "progress": _maybe_ratio(_progress(verdict)),
-        "budget": _maybe_int(verdict.budget),
-        "reply": _maybe_text(verdict.reply),
-        "peak": _flag(verdict.peak),
-        "override": _maybe_named(verdict.override, _OVERRIDES),
-        "override_until": _maybe_instant(verdict.override_until),
+        "state": state,
+        "schedule_state": schedule_state,
+        "reason": verdict.reason,
+        "progress": progress,
+        "budget": verdict.budget,
+        "reply": verdict.reply,
+        "peak": verdict.peak,
+        "override": override,
+        "override_until": None if override_until is None else _instant(override_until),
         "overtime_left": overtime_left,
-        "forced": verdict.override == "off",
-        "debug_at": _maybe_instant(verdict.debug_at),
+        "forced": override == "off",
+        "debug_at": None if debug_at is None else _instant(debug_at),
         "at": _instant(verdict.at),
         "valid_until": _instant(verdict.valid_until),
-        "timezone": _text(bundle.config["timezone"]),
-        "enabled": _flag(bundle.config["enabled"]),
-        "dry_run": _flag(verdict.dry_run),
+        "timezone": config["timezone"],
+        "enabled": config["enabled"],
+        "dry_run": verdict.dry_run,
     }
 
 
-def _day_json(plan: list[dict[str, Any]]) -> str:
+def _day_json(plan: list[dict[str, Any]]) -> bytes:
     """A day plan as ``StateAnswer.day`` writes it."""
-    return _encode(
-        [
-            {
-                "start": _text(segment["start"]),
-                "end": _text(segment["end"]),
-                "state": _named(segment["state"], _STATES),
-                "peak": _flag(segment["peak"]),
-            }
-            for segment in plan
-        ]
-    )
+    day = [
+        {
+            "start": segment["start"],
+            "end": segment["end"],
+            "state": segment["state"],
+            "peak": segment["peak"],
+        }
+        for segment in plan
+    ]
+    for segment in day:
+        if not (
+            type(segment["start"]) is str
+            and type(segment["end"]) is str
+            and segment["state"] in _STATES
+            and type(segment["peak"]) is bool
+        ):
+            raise _Refused
+    return to_json(day)
 
 
 def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
@@ -310,7 +340,7 @@ class _Plan:
     def __init__(self, schedule: Schedule, segments: list[dict[str, Any]]) -> None:
         self.schedule = schedule
         self.segments = segments
-        self.day: str | None = None
+        self.day: bytes | None = None
 
 
 def _plan(bundle: UserBundle, at: datetime) -> _Plan:
@@ -399,8 +429,8 @@ def _state_json(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> bytes
         plan = _plan(bundle, verdict.at)
         if plan.day is None:
             plan.day = _day_json(plan.segments)
-        head = _encode(_state_fields(verdict, bundle, now=now))
-        return f'{head[:-1]},"day":{plan.day}}}'.encode()
+        head = to_json(_state_fields(verdict, bundle, now=now))
+        return b"".join((head[:-1], b',"day":', plan.day, b"}"))
     except _NOT_VOUCHED:
         return _state_answer(verdict, bundle, now=now).model_dump_json().encode()
 
