@@ -16,22 +16,21 @@ from django.utils import timezone
 from curfew_core.api.errors import ApiError, json_object_from
 from curfew_core.api.views import checked_verdict_request, verdict_body
 from curfew_core.edge.request import EdgeRequest
+from curfew_core.edge.send import Answer
 from curfew_core.selectors.verdicts import bundle_state_json
 
 JSON = "application/json"
 
 
-async def verdict(request: EdgeRequest) -> HttpResponse:
+async def verdict(request: EdgeRequest) -> HttpResponse | Answer:
     caller = request.the_caller()
     try:
         asked = checked_verdict_request(json_object_from(request.body, allow_empty=True))
     except ApiError as exc:
         return exc.response()
     body = verdict_body(caller.bundle, asked, now=timezone.now(), token_id=caller.token_id)
-    return HttpResponse(body, content_type=JSON)
+    return Answer(body, JSON)
 
 
-async def state(request: EdgeRequest) -> HttpResponse:
-    return HttpResponse(
-        bundle_state_json(request.the_caller().bundle, now=timezone.now()), content_type=JSON
-    )
+async def state(request: EdgeRequest) -> Answer:
+    return Answer(bundle_state_json(request.the_caller().bundle, now=timezone.now()), JSON)

@@ -45,14 +45,14 @@ from curfew_core.edge.doors import DOORS
 from curfew_core.edge.heads import Heads
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.scope import Message, Scope, ScopeHeaders, header, route_path
-from curfew_core.edge.send import cancelled_on_disconnect, send_response
+from curfew_core.edge.send import Answer, cancelled_on_disconnect, send_response
 
 log = logging.getLogger("curfew.edge")
 
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-Handler = Callable[[EdgeRequest], Awaitable[HttpResponseBase]]
+Handler = Callable[[EdgeRequest], Awaitable[HttpResponseBase | Answer]]
 
 #: Bodies up to this size arrive with the head (one receive) and cost nothing
 #: to read: under a token door Django answers, only larger or unknown-length
