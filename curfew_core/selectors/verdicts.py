@@ -31,7 +31,6 @@ from curfew_client.wire import (
     Would,
     synthetic_stream,
 )
-from django.conf import settings
 from pydantic_core import to_json
 
 from curfew_core.engine import (
@@ -44,6 +43,7 @@ from curfew_core.engine import (
 )
 from curfew_core.engine import day_plan as engine_day_plan
 from curfew_core.engine.clock import to_wall
+from curfew_core.hot_settings import setting
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.web import CELL_MINUTES, band_day
 from curfew_core.vocabulary import progress_percent, state_names
@@ -84,7 +84,8 @@ def max_age(verdict: Verdict, *, now: datetime) -> int:
     """Seconds a gateway may cache ``verdict``: until the next scheduled change,
     but no longer than ``CURFEW_VERDICT_MAX_AGE`` (saves and overrides are not
     predictable)."""
-    until = min(verdict.valid_until, now + timedelta(seconds=settings.CURFEW_VERDICT_MAX_AGE))
+    longest: int = setting("CURFEW_VERDICT_MAX_AGE")
+    until = min(verdict.valid_until, now + timedelta(seconds=longest))
     return max(0, int((until - now).total_seconds()))
 
 
