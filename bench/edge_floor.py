@@ -21,6 +21,14 @@ printed, with each row's throughput against the floor and against the trivial
 view. Issue 21's target: the warm verdict at 0.33x the floor or more (Curfew's
 own work per verdict at most twice the server's per-request cost).
 
+``--callgrind N`` also counts the instructions each row costs inside its
+server (valgrind's callgrind, counting only while N requests are answered one
+after another): unlike req/s, the count does not move with whatever else
+the machine runs. The ledger's flusher is left out of that count (under
+valgrind a second holds a few dozen decisions, not thousands, so its
+per-flush work would be charged to too few), and the process-local cache
+still expires its entries every few seconds (a cold read among them).
+
 ``--write FILE`` also records the run in FILE (markdown): the runs already
 there are kept, this one is added, and the summary table over all of them is
 made anew, so running it before and after a change gives the comparison.
@@ -29,6 +37,7 @@ made anew, so running it before and after a change gives the comparison.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import platform
@@ -43,6 +52,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from curfew_testkit.loadgen import build_request, is_verdict, load
 from curfew_testkit.server import ServedApp
@@ -148,6 +158,75 @@ def check_answer(row: Row) -> None:
         raise SystemExit(f"{row.label}: not a state: {body[:300]!r}")
 
 
+def callgrind_counts(
+    rows: list[Row], site: ServedApp, env: dict[str, str], count: int
+) -> dict[str, float]:
+    """Instructions per request of each row inside its own server (see the docstring)."""
+    counts: dict[str, float] = {}
+    for row in rows:
+        app = "curfew_testkit.hello:app" if row.key == "floor" else "curfew_site.asgi:application"
+        server = _Callgrind(
+            site.workdir, env={**env, "CURFEW_LEDGER_FLUSH_SECONDS": "3600"}, app=app
+        )
+        many = count if row.key != "trivial" else max(1, count // 8)
+        try:
+            server.start(timeout=600)
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            _ask(connection, row, 50)
+            server.instrument("on")
+            _ask(connection, row, many)
+            server.instrument("off")
+            connection.close()
+        finally:
+            server.stop()
+        counts[row.key] = server.collected() / many
+    return counts
+
+
+def _ask(connection: http.client.HTTPConnection, row: Row, times: int) -> None:
+    path = urlsplit(row.url).path
+    for _ in range(times):
+        connection.request(row.method, path, body=row.body or None, headers=row.headers)
+        answer = connection.getresponse()
+        answer.read()
+        if answer.status != 200:
+            raise SystemExit(f"{row.label} under callgrind: HTTP {answer.status}")
+
+
+class _Callgrind(ServedApp):
+    """The same server under callgrind, counting only when told to."""
+
+    def command(self) -> list[str]:
+        self.out = self.workdir / f"callgrind-{self.port}.out"
+        return [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={self.out}",
+            *super().command(),
+        ]
+
+    def instrument(self, state: str) -> None:
+        assert self.process is not None
+        subprocess.run(
+            ["callgrind_control", "-i", state, str(self.process.pid)],
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.terminate()
+            self.wait_stopped(timeout=120)
+
+    def collected(self) -> int:
+        found = re.search(r"Collected : (\d+)", self.log_path.read_text())
+        if found is None:
+            raise RuntimeError(f"no count from callgrind: {self.log_path.read_text()[-1000:]}")
+        return int(found.group(1))
+
+
 # -- the record -------------------------------------------------------------------------
 
 
@@ -216,20 +295,29 @@ and runs by their ratios rather than their absolute rates.
 """
 
 
+def _instructions(run: dict[str, Any]) -> dict[str, float]:
+    return {row["key"]: row["instructions"] for row in run["rows"] if row.get("instructions")}
+
+
 def summary_table(runs: list[dict[str, Any]]) -> str:
     lines = [
         "| date | run | commit | floor req/s | trivial | verdict | state "
-        "| verdict x floor | state x floor | verdict x trivial |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| verdict x floor | state x floor | verdict x trivial "
+        "| verdict x floor, instructions | state x floor, instructions |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for run in runs:
         rate = {row["key"]: row["rate"] for row in run["rows"]}
         floor, trivial = rate["floor"] or 1e-9, rate["trivial"] or 1e-9
+        counts = _instructions(run)
+        by_count = ["-", "-"]
+        if {"floor", "verdict", "state"} <= counts.keys():
+            by_count = [f"{counts['floor'] / counts[key]:.2f}x" for key in ("verdict", "state")]
         lines.append(
             f"| {run['date']} | {run['label']} | {run['revision']} | {rate['floor']:,.0f} "
             f"| {rate['trivial']:,.0f} | {rate['verdict']:,.0f} | {rate['state']:,.0f} "
             f"| **{rate['verdict'] / floor:.2f}x** | {rate['state'] / floor:.2f}x "
-            f"| {rate['verdict'] / trivial:.2f}x |"
+            f"| {rate['verdict'] / trivial:.2f}x | {by_count[0]} | {by_count[1]} |"
         )
     return "\n".join(lines)
 
@@ -237,24 +325,36 @@ def summary_table(runs: list[dict[str, Any]]) -> str:
 def run_section(run: dict[str, Any]) -> str:
     rate = {row["key"]: row["rate"] for row in run["rows"]}
     floor, trivial = rate["floor"] or 1e-9, rate["trivial"] or 1e-9
+    counts = _instructions(run)
     name = run["label"]
-    if name != run["revision"]:
+    if name != run["revision"] and run["revision"] != "unknown":
         name += f" ({run['revision']})"
+    counted = ""
+    if counts:
+        counted = (
+            f" Instructions per request inside the server: callgrind, "
+            f"{run['callgrind']} requests one after another per row (the ledger's flusher "
+            "not counted)."
+        )
     lines = [
         f"### {run['date']}: {name}",
         "",
         f"{run['machine']}; {run['versions']}; load: {run['client']}, "
         f"{run['connections']} connections, {run['rounds']} rounds of {run['seconds']} s "
-        f"per row; load average at the start {run['loadavg']}.",
+        f"per row; load average at the start {run['loadavg']}.{counted}",
         "",
-        "| endpoint | req/s | x floor | x trivial | p50 ms | p99 ms | errors |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| endpoint | req/s | x floor | x trivial | p50 ms | p99 ms | errors "
+        "| instructions | x floor |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in run["rows"]:
+        mine = counts.get(row["key"])
+        count = "-" if mine is None else f"{mine:,.0f}"
+        ratio = "-" if mine is None or "floor" not in counts else f"{counts['floor'] / mine:.2f}"
         lines.append(
             f"| {row['label']} | {row['rate']:,.0f} | {row['rate'] / floor:.2f} "
             f"| {row['rate'] / trivial:.2f} | {row['p50_ms']:.2f} | {row['p99_ms']:.2f} "
-            f"| {row['errors']} |"
+            f"| {row['errors']} | {count} | {ratio} |"
         )
     return "\n".join(lines)
 
@@ -284,6 +384,13 @@ def main() -> int:
     parser.add_argument("--client", choices=("auto", "wrk", "loadgen"), default="auto")
     parser.add_argument("--write", type=Path, metavar="FILE", help="record the run in FILE")
     parser.add_argument("--label", default="", help="the run's name in FILE (default: commit)")
+    parser.add_argument(
+        "--callgrind",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also count instructions per request over N requests per row (valgrind)",
+    )
     args, _ = parser.parse_known_args()
     client = args.client
     if client == "auto":
@@ -307,8 +414,8 @@ def main() -> int:
         site = ServedApp(Path(tempfile.mkdtemp(prefix="curfew-edge-")), env=env)
         site.manage("migrate", "--no-input", "-v0")
         token = site.create_user("bench")
-        for server in (floor, site):
-            servers.append(server)
+        servers += [floor, site]
+        for server in servers:
             server.start()
         auth = {"Authorization": f"Bearer {token}"}
         rows = [
@@ -343,28 +450,42 @@ def main() -> int:
                 row.p50s.append(p50)
                 row.p99s.append(p99)
                 row.errors += errors
+        for server in servers:
+            server.stop()
+        counts = callgrind_counts(rows, site, env, args.callgrind) if args.callgrind > 0 else {}
     finally:
         for server in servers:
             server.stop()
+            shutil.rmtree(server.workdir, ignore_errors=True)
 
     results = [row.summary() for row in rows]
+    for result in results:
+        if result["key"] in counts:
+            result["instructions"] = round(counts[result["key"]])
     floor_rate = results[0]["rate"] or 1e-9
     trivial_rate = results[1]["rate"] or 1e-9
     print(
         f"  {'endpoint':<36} {'req/s':>8} {'x floor':>8} {'x trivial':>10} "
         f"{'p50 ms':>8} {'p99 ms':>8} {'errors':>7}"
+        + (f" {'instructions':>13} {'x floor':>8}" if counts else "")
     )
     for result in results:
+        counted = ""
+        if counts:
+            mine = counts[result["key"]]
+            counted = f" {mine:>13,.0f} {counts['floor'] / mine:>8.2f}"
         print(
             f"  {result['label']:<36} {result['rate']:>8,.0f} "
             f"{result['rate'] / floor_rate:>8.2f} {result['rate'] / trivial_rate:>10.2f} "
-            f"{result['p50_ms']:>8.2f} {result['p99_ms']:>8.2f} {result['errors']:>7}"
+            f"{result['p50_ms']:>8.2f} {result['p99_ms']:>8.2f} {result['errors']:>7}{counted}"
         )
     ratio = results[2]["rate"] / floor_rate
     print(
         f"  warm verdict / floor: {ratio:.2f}x (issue 21's target: >= {TARGET}x: "
         f"{'met' if ratio >= TARGET else 'not met'})"
     )
+    if counts:
+        print(f"  by instructions: {counts['floor'] / counts['verdict']:.2f}x")
     if args.write:
         rev = revision()
         write(
@@ -380,6 +501,7 @@ def main() -> int:
                 "rounds": rounds,
                 "seconds": seconds,
                 "loadavg": loadavg,
+                "callgrind": args.callgrind,
                 "rows": results,
             },
         )
