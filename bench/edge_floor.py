@@ -385,6 +385,9 @@ def main() -> int:
     parser.add_argument("--write", type=Path, metavar="FILE", help="record the run in FILE")
     parser.add_argument("--label", default="", help="the run's name in FILE (default: commit)")
     parser.add_argument(
+        "--revision", default="", help="the code measured, for FILE (default: this checkout's)"
+    )
+    parser.add_argument(
         "--callgrind",
         type=int,
         default=0,
@@ -487,7 +490,7 @@ def main() -> int:
     if counts:
         print(f"  by instructions: {counts['floor'] / counts['verdict']:.2f}x")
     if args.write:
-        rev = revision()
+        rev = args.revision or revision()
         write(
             args.write,
             {
