@@ -70,16 +70,16 @@ def manage(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-#: What each server is asked, one after the other: the trivial Django JSON view
-#: (the baseline), the verdict on the lean route, the same without the decision
-#: ledger (issue 14: recording must cost no measurable drop), and the verdict
-#: through Django's view; each verdict row is its own start of the server, with
-#: these settings.
+#: What each server is asked, one after the other: a raw ASGI hello-world app
+#: served the same way (the server's floor, ``curfew_testkit.hello``), the
+#: trivial Django JSON view (the baseline), the verdict, and the same without
+#: the decision ledger (issue 14: recording must cost no measurable drop); each
+#: verdict row is its own start of the server, with these settings.
+FLOOR = "raw ASGI hello-world"
 ENDPOINTS = {
     "trivial view": {},
-    "verdict (lean route)": {"CURFEW_LEAN_API": "1"},
-    "verdict (lean, no ledger)": {"CURFEW_LEAN_API": "1", "CURFEW_LEDGER": "0"},
-    "verdict (Django's view)": {"CURFEW_LEAN_API": "0"},
+    "verdict": {},
+    "verdict (no ledger)": {"CURFEW_LEDGER": "0"},
 }
 
 
@@ -87,6 +87,23 @@ def measure(
     spec: ServerSpec, env: dict[str, str], token: str, args: argparse.Namespace, workdir: Path
 ) -> list[tuple[str, LoadReport]]:
     rows = []
+    # As the TLS-terminating proxy in front of production sends it.
+    https = {"X-Forwarded-Proto": "https"}
+    port = free_port()
+    floor = RunningServer(
+        spec,
+        port=port,
+        env=env,
+        log_path=workdir / f"{spec.kind}-{port}.log",
+        app="curfew_testkit.hello:app",
+    )
+    try:
+        floor.wait_ready()
+        hello = build_request("GET", f"{floor.base_url}/", headers=https)
+        load(hello, clients=spec.workers * 8, seconds=2)
+        rows.append((FLOOR, load(hello, clients=args.clients, seconds=args.seconds)))
+    finally:
+        floor.stop()
     for index, (endpoint, setup) in enumerate(list(ENDPOINTS.items())[1:]):
         port = free_port()
         server = RunningServer(
@@ -97,8 +114,6 @@ def measure(
         )
         try:
             server.wait_ready()
-            # As the TLS-terminating proxy in front of production sends it.
-            https = {"X-Forwarded-Proto": "https"}
             verdict = build_request(
                 "POST",
                 f"{server.base_url}/api/v1/verdict",
@@ -188,20 +203,26 @@ def main() -> int:
         admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     print(
-        f"  {'server':<24} {'endpoint':<26} {'req/s':>7} {'x':>6} {'p50 ms':>8} {'p99 ms':>8} "
+        f"  {'server':<24} {'endpoint':<26} {'req/s':>7} {'x':>6} {'floor':>6} {'p50 ms':>8} "
+        f"{'p99 ms':>8} "
         f"{'max ms':>8} {'errors':>7} {'client CPU':>10}"
     )
-    print("  (x: throughput against the trivial view on the same server; target: verdict >= 2x)")
+    print(
+        "  (x: throughput against the trivial view on the same server, target: verdict >= 2x; "
+        "floor: against the raw ASGI app, issue 21's target: verdict >= 0.33x)"
+    )
     for spec, result in rows:
         if isinstance(result, str):
             print(f"  {spec.label:<24} {result}")
             continue
-        trivial_rate = result[0][1].rate
+        rates = {endpoint: report.rate for endpoint, report in result}
+        trivial_rate, floor_rate = rates["trivial view"], rates[FLOOR]
         for endpoint, report in result:
             share = report.client_cpu_seconds / report.seconds * 100
             print(
                 f"  {spec.label:<24} {endpoint:<26} {report.rate:>7,.0f} "
                 f"{report.rate / max(trivial_rate, 1e-9):>6.2f} "
+                f"{report.rate / max(floor_rate, 1e-9):>6.2f} "
                 f"{report.percentile(0.5):>8.1f} {report.percentile(0.99):>8.1f} "
                 f"{max(report.latencies_ms, default=0):>8.1f} {report.errors:>7} {share:>9.0f}%"
             )

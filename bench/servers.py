@@ -50,11 +50,32 @@ class ServerSpec:
             return "daphne runs one process"
         return None
 
-    def command(self, port: int) -> list[str]:
+    def command(self, port: int, app: str | None = None) -> list[str]:
+        """The command serving the site, or ``app`` (another ASGI app, a
+        benchmark's floor) the same way: for uvicorn, ``bin/serve``'s HTTP flags."""
         py = sys.executable
-        app = "curfew_site.asgi:application"
         if self.kind == "uvicorn":
-            return [str(ROOT / "bin" / "serve"), "run"]
+            if app is None:
+                return [str(ROOT / "bin" / "serve"), "run"]
+            return [
+                py,
+                "-m",
+                "uvicorn",
+                app,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(self.workers),
+                "--lifespan",
+                "off",
+                "--no-access-log",
+                "--proxy-headers",
+                "--timeout-graceful-shutdown",
+                str(GRACE_SECONDS),
+            ]
+        app = app or "curfew_site.asgi:application"
         if self.kind == "gunicorn":
             return [
                 py,
@@ -87,7 +108,15 @@ def parse_specs(text: str) -> list[ServerSpec]:
 class RunningServer:
     """One server in its own process group, so a stop ends its workers too."""
 
-    def __init__(self, spec: ServerSpec, *, port: int, env: dict[str, str], log_path: Path) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        port: int,
+        env: dict[str, str],
+        log_path: Path,
+        app: str | None = None,
+    ) -> None:
         self.spec = spec
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
@@ -102,7 +131,7 @@ class RunningServer:
         }
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen(
-                spec.command(port),
+                spec.command(port, app),
                 cwd=ROOT,
                 env=full_env,
                 stdout=log,

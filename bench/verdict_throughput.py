@@ -1,5 +1,7 @@
 """Verdicts per second: the engine alone, and the API against a trivial JSON
-view (``/healthz``) on the same server, side by side in one run.
+view (``/healthz``) on the same server and a raw ASGI app (the floor), side by
+side in one run (``bench/edge_floor.py``: the same with ``GET /api/v1/state``,
+loaded by wrk).
 
     python -m bench.verdict_throughput [--seconds 8] [--concurrency 32]
 """
@@ -74,26 +76,36 @@ def main() -> None:
         f"concurrent clients; {rounds} interleaved rounds of {args.seconds / rounds:.1f}s per "
         "row (every server and endpoint in each round, so a busy machine slows all alike); "
         "medians of the rounds. x = throughput against the trivial view of the same server "
-        "(issue 13's target: verdict >= 2x):"
+        "(issue 13's target: verdict >= 2x); floor = against a raw ASGI hello-world app "
+        "served with the same flags (issue 21's target: verdict >= 0.33x):"
     )
-    print(f"  {'endpoint':<44} {'req/s':>8} {'x':>6} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
-    # The lean route (issue 13) with and without the decision ledger (issue 14:
-    # recording must not cost a measurable drop), and, as the baseline,
-    # Django's view (CURFEW_LEAN_API=0).
+    print(
+        f"  {'endpoint':<44} {'req/s':>8} {'x':>6} {'floor':>6} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'errors':>7}"
+    )
+    # The edge with and without the decision ledger (issue 14: recording must
+    # not cost a measurable drop), each beside its own trivial Django view;
+    # and the floor: a raw ASGI app (curfew_testkit.hello) with the same flags.
     setups = [
-        ("lean route", {"CURFEW_LEAN_API": "1"}),
-        ("lean, no ledger", {"CURFEW_LEAN_API": "1", "CURFEW_LEDGER": "0"}),
-        ("Django's view", {"CURFEW_LEAN_API": "0"}),
+        ("edge", {}),
+        ("edge, no ledger", {"CURFEW_LEDGER": "0"}),
     ]
+    env = {"CURFEW_TOKEN_RATE": "off", "CURFEW_MANIFEST_STATIC": "0", "REDIS_URL": ""}
     apps = []
     try:
-        runs = []
+        floor = ServedApp(
+            Path(tempfile.mkdtemp(prefix="curfew-bench-")), env=env, app="curfew_testkit.hello:app"
+        )
+        apps.append(floor)
+        floor.start()
+        hello = build_request("GET", floor.base_url + "/")
+        load(hello, clients=4, seconds=1)  # warm-up
+        runs: list[tuple[str, Any, Any, str]] = [
+            ("raw ASGI hello-world (the floor)", hello, None, "floor")
+        ]
         for route, setup in setups:
             # One token stands in for a whole fleet: its own rate would cap the run.
-            app = ServedApp(
-                Path(tempfile.mkdtemp(prefix="curfew-bench-")),
-                env={"CURFEW_TOKEN_RATE": "off", **setup},
-            )
+            app = ServedApp(Path(tempfile.mkdtemp(prefix="curfew-bench-")), env={**env, **setup})
             apps.append(app)
             app.manage("migrate", "--no-input", "-v0")
             app.start()
@@ -105,7 +117,7 @@ def main() -> None:
             )
             load(trivial, clients=4, seconds=1)  # warm-up
             load(verdict, clients=4, seconds=1, check=is_verdict)
-            runs.append(("GET /healthz (trivial JSON view)", trivial, None, route))
+            runs.append(("GET /healthz (trivial Django view)", trivial, None, route))
             runs.append((f"POST /api/v1/verdict ({route})", verdict, is_verdict, route))
         slices: dict[tuple[str, str], list[Any]] = {(label, route): [] for label, *_, route in runs}
         for _ in range(rounds):
@@ -115,18 +127,20 @@ def main() -> None:
                     request, clients=args.concurrency, seconds=args.seconds / rounds, **kwargs
                 )
                 slices[label, route].append(report)
-        trivial_rate = 0.0
+        floor_rate = trivial_rate = 0.0
         for label, _request, _check, route in runs:
             mine = slices[label, route]
             rate = statistics.median(report.rate for report in mine)
-            if label.startswith("GET /healthz"):
+            if route == "floor":
+                floor_rate = trivial_rate = rate
+            elif label.startswith("GET /healthz"):
                 trivial_rate = rate
             p50 = statistics.median(report.percentile(0.5) for report in mine)
             p99 = statistics.median(report.percentile(0.99) for report in mine)
             errors = sum(report.errors for report in mine)
             print(
                 f"  {label:<44} {rate:>8,.0f} {rate / trivial_rate:>6.2f} "
-                f"{p50:>8.1f} {p99:>8.1f} {errors:>7}",
+                f"{rate / floor_rate:>6.2f} {p50:>8.1f} {p99:>8.1f} {errors:>7}",
                 flush=True,
             )
     finally:

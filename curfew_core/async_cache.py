@@ -12,6 +12,13 @@ to a thread (the sync path) as before.
 Only reads: every write (a cold read's ``add``, a writer's refresh) stays on
 the sync path, so the add-versus-set rules of ``cache_policy`` are unchanged.
 
+No unpickling on a warm read: a value is decoded once per process and kept
+by its encoded bytes (``_decoded``), so the same entry read again (a token's
+check, a user's rows: the same bytes until a writer or a stale read replaces
+them) is a dict lookup, and a replaced entry is new bytes, decoded anew.
+Freshness is still each reader's check of the value's ``loaded_at``. The
+values handed out are shared between requests: readers never change them.
+
 ``redis.asyncio`` connections belong to the event loop that opened them: a
 client per running loop (a server process has one; a test client opens and
 closes loops, and closes the clients with ``aclose``).
@@ -20,8 +27,9 @@ closes loops, and closes the clients with ``aclose``).
 from __future__ import annotations
 
 import asyncio
+import pickle
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -89,13 +97,55 @@ async def get_many(keys: Sequence[str]) -> list[Any]:
     Raises ``RedisError`` like the sync backend would (the doors' outage answer).
     """
     backend = _backend()
+    made = [_made_key(backend, key) for key in keys]
     if isinstance(backend, LocMemCache):
-        found = backend.get_many(keys)
-        return [found.get(key) for key in keys]
-    made = [backend.make_and_validate_key(key) for key in keys]
+        held = _held(backend, made)
+        return [None if value is None else _decode(value, pickle.loads) for value in held]
     raw = await client().mget(made)
     loads = backend._cache._serializer.loads
-    return [None if value is None else loads(value) for value in raw]
+    return [None if value is None else _decode(value, loads) for value in raw]
+
+
+def _held(backend: LocMemCache, made: list[str]) -> list[bytes | None]:
+    """The pickled values ``LocMemCache.get`` would unpickle, read as it reads
+    them (an expired entry dropped, a found one marked recently used)."""
+    out: list[bytes | None] = []
+    with backend._lock:  # type: ignore[attr-defined]
+        for key in made:
+            if backend._has_expired(key):  # type: ignore[attr-defined]
+                backend._delete(key)  # type: ignore[attr-defined]
+                out.append(None)
+            else:
+                out.append(backend._cache[key])  # type: ignore[attr-defined]
+                backend._cache.move_to_end(key, last=False)  # type: ignore[attr-defined]
+    return out
+
+
+#: Decoded values by their encoded bytes (see the module docstring), and the
+#: backend's keys by the caller's, validated once; each bounded, emptied when full.
+_MEMO_SIZE = 4096
+_decoded: dict[bytes, Any] = {}
+_made: dict[str, str] = {}
+
+
+def _decode(value: bytes, loads: Callable[[bytes], Any]) -> Any:
+    found = _decoded.get(value)
+    if found is None:
+        found = loads(value)
+        if len(_decoded) >= _MEMO_SIZE:
+            _decoded.clear()
+        _decoded[value] = found
+    return found
+
+
+def _made_key(backend: Any, key: str) -> str:
+    made = _made.get(key)
+    if made is None:
+        made = backend.make_and_validate_key(key)
+        if len(_made) >= _MEMO_SIZE:
+            _made.clear()
+        _made[key] = made
+    return made
 
 
 async def aclose() -> None:
@@ -109,6 +159,8 @@ def _on_setting_changed(*, setting: str, **_: Any) -> None:
     if setting in {"REDIS_URL", "CACHES"}:
         _clients.clear()
         _backends.clear()
+        _made.clear()
+        _decoded.clear()
 
 
 setting_changed.connect(_on_setting_changed)

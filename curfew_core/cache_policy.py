@@ -30,9 +30,10 @@ from __future__ import annotations
 import logging
 import time
 
-from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.locmem import LocMemCache
+
+from curfew_core.hot_settings import setting
 
 log = logging.getLogger("curfew.cache")
 
@@ -51,7 +52,8 @@ def fresh(loaded_at: float) -> bool:
     Either side of now: a clock a little behind another machine's must not
     turn every entry stale (a query per verdict) or keep one forever.
     """
-    return abs(clock() - loaded_at) < settings.CURFEW_CACHE_FRESH_SECONDS
+    bound: float = setting("CURFEW_CACHE_FRESH_SECONDS")
+    return abs(clock() - loaded_at) < bound
 
 
 def shared_cache() -> bool:

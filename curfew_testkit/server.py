@@ -82,6 +82,8 @@ class ServedApp:
     ``client_headers`` (``X-Forwarded-Proto: https``) as that proxy would.
     ``graceful_seconds`` bounds how long a stop waits for in-flight requests
     (uvicorn's ``--timeout-graceful-shutdown``, as ``bin/serve`` sets it).
+    ``app``: another ASGI app to serve with the same flags (a benchmark's
+    floor, ``curfew_testkit.hello:app``).
     """
 
     def __init__(
@@ -93,6 +95,7 @@ class ServedApp:
         workers: int | None = None,
         graceful_seconds: float | None = None,
         root: Path = ROOT,
+        app: str = "curfew_site.asgi:application",
     ):
         #: The checkout served (another one's, for a benchmark's baseline).
         self.root = root
@@ -103,6 +106,8 @@ class ServedApp:
         self.log_path = workdir / f"server-{self.port}.log"
         self.workers = workers
         self.graceful_seconds = graceful_seconds
+        #: The ASGI app uvicorn serves (not with ``workers``: ``bin/serve``'s own).
+        self.app = app
         #: Headers every client of this server sends (the proxy's, in ``workers`` mode).
         self.client_headers: dict[str, str] = {}
         production: dict[str, str] = {}
@@ -181,7 +186,7 @@ class ServedApp:
             sys.executable,
             "-m",
             "uvicorn",
-            "curfew_site.asgi:application",
+            self.app,
             "--host",
             "127.0.0.1",
             "--port",

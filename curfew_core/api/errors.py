@@ -55,6 +55,10 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON number")
 
 
+#: ``json.loads(text, parse_constant=_not_json)`` without making a decoder per call.
+_decoder = json.JSONDecoder(parse_constant=_not_json)
+
+
 def _too_deep(value: Any) -> bool:
     stack = [(value, 1)]
     while stack:
@@ -107,7 +111,7 @@ def parse_json(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise invalid({"body": f"is not UTF-8 text (byte {exc.start})"}) from None
     try:
-        value = json.loads(text, parse_constant=_not_json)
+        value = _decoder.decode(text)
     except json.JSONDecodeError as exc:
         raise invalid({"body": f"is not valid JSON ({exc.msg} at {exc.pos})"}) from None
     except ValueError as exc:

@@ -45,14 +45,14 @@ from curfew_core.edge.doors import DOORS
 from curfew_core.edge.heads import Heads
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.scope import Message, Scope, ScopeHeaders, header, route_path
-from curfew_core.edge.send import cancelled_on_disconnect, send_response
+from curfew_core.edge.send import Answer, cancelled_on_disconnect, send_response
 
 log = logging.getLogger("curfew.edge")
 
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-Handler = Callable[[EdgeRequest], Awaitable[HttpResponseBase]]
+Handler = Callable[[EdgeRequest], Awaitable[HttpResponseBase | Answer]]
 
 #: Bodies up to this size arrive with the head (one receive) and cost nothing
 #: to read: under a token door Django answers, only larger or unknown-length
@@ -69,7 +69,10 @@ class _Gone(Exception):
 
 
 def _declared_length(scope: Scope) -> int | None:
-    declared = header(scope, b"content-length")
+    return _length(header(scope, b"content-length"))
+
+
+def _length(declared: bytes | None) -> int | None:
     if declared is None or not (declared.isascii() and declared.isdigit()):
         return None
     return int(declared)
@@ -149,7 +152,7 @@ class Edge:
             return
         limit = door.max_body()
         declared = header(scope, b"content-length")
-        length = _declared_length(scope)
+        length = _length(declared)
         if declared is not None and length is None:
             # ASCII digits only: a latin-1 "²" is a digit to isdigit() and not to int().
             refusal = dialect.refusal(

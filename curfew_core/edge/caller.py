@@ -15,12 +15,13 @@ Either way the rate is counted exactly once per request.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from curfew_core import async_cache, throttle
 from curfew_core.cache_policy import bundle_key, token_key
 from curfew_core.edge.threads import run_sync
 from curfew_core.selectors import tokens
-from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle
+from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle, rows_fresh
 from curfew_core.selectors.tokens import TokenIdentity
 
 
@@ -51,6 +52,15 @@ async def resolve(raw: str | None, address: str, *, kind: str = "api") -> Caller
     return await run_sync(_cold, raw, address, kind)
 
 
+#: The caller last made from the cache for each token, with the cached values
+#: it was made from (the token's check, the user's rows) and the kind asked:
+#: while the cache hands back those very values (``async_cache`` keeps one
+#: decoded object per cached entry until it is replaced), the caller is the
+#: same, and only the freshness checks, the stamp and the rate are left to do.
+_CALLERS_KEPT = 10_000
+_callers: dict[str, tuple[Any, Any, str, Caller]] = {}
+
+
 async def _warm(raw: str | None, kind: str) -> Caller | None:
     """From the cache alone (the once-a-minute ``last_used_at`` stamp and a
     user's stale rows aside, which take the thread); ``None``: nothing was
@@ -63,22 +73,44 @@ async def _warm(raw: str | None, kind: str) -> Caller | None:
     if user_id is not None:
         keys.append(bundle_key(user_id))
     found = await async_cache.get_many(keys)
-    if not tokens.usable(found[0]):
+    checked = found[0]
+    if not tokens.usable(checked):
         return None
-    identity = tokens.cached_identity(token_digest, found[0], kind=kind)
+    rows = found[1] if user_id is not None else None
+    known = _callers.get(token_digest)
+    if (
+        known is not None
+        and known[0] is checked
+        and known[1] is rows
+        and known[2] == kind
+        and rows_fresh(rows)
+    ):
+        caller = known[3]
+        await _count(caller.identity)
+        return caller
+    identity = tokens.cached_identity(token_digest, checked, kind=kind)
     if identity is None:
         return None  # unknown, revoked or another kind: counted on the sync path
+    await _count(identity)
+    bundle = None
+    if user_id == identity.user_id:
+        bundle = cached_bundle(identity.user_id, rows)
+    if bundle is None:
+        return Caller(identity, await run_sync(bundle_for, identity.user_id))
+    caller = Caller(identity, bundle)
+    if len(_callers) >= _CALLERS_KEPT:
+        _callers.clear()
+    _callers[token_digest] = (checked, rows, kind, caller)
+    return caller
+
+
+async def _count(identity: TokenIdentity) -> None:
+    """The token's use: its ``last_used_at`` stamp when due, and its rate."""
     if tokens.stamp_due(identity.token_id):
         await run_sync(tokens.stamp_used, identity.token_id)
     refusal = await throttle.ahit_token_rate(identity.token_id)
     if refusal is not None:
         raise throttle.Throttled(refusal)
-    bundle = None
-    if user_id == identity.user_id:
-        bundle = cached_bundle(identity.user_id, found[1])
-    if bundle is None:
-        bundle = await run_sync(bundle_for, identity.user_id)
-    return Caller(identity, bundle)
 
 
 def _cold(raw: str | None, address: str, kind: str) -> Caller | None:

@@ -14,10 +14,9 @@ Adding a door: a row here and one handler module.
 
 from __future__ import annotations
 
-from django.conf import settings
-
 from curfew_core.edge import dialects
 from curfew_core.edge.declare import Door, Route, Table
+from curfew_core.hot_settings import setting
 from curfew_core.http_headers import api_key_or_bearer_in, bearer_in
 
 #: Chat bodies carry whole conversations and images: Django's 2.5 MB form
@@ -26,7 +25,8 @@ PROXY_MAX_BODY = 64 * 1024 * 1024
 
 
 def _form_limit() -> int | None:
-    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    limit: int | None = setting("DATA_UPLOAD_MAX_MEMORY_SIZE")
+    return limit
 
 
 def _proxy_limit() -> int | None:

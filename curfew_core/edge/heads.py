@@ -20,7 +20,7 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 
-from curfew_core.edge.scope import Scope, header, server_key
+from curfew_core.edge.scope import Scope, headers_named, server_key
 from curfew_core.http_headers import ApiAnswers
 
 #: Distinct request heads kept.
@@ -52,7 +52,7 @@ class Heads:
             scope.get("scheme"),
             server_key(scope),
             scope.get("root_path"),
-            *(header(scope, name) for name in _DECIDING),
+            *headers_named(scope, _DECIDING),
         )
         head = self._heads.get(key)
         if head is None:

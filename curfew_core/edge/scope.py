@@ -42,37 +42,74 @@ def header(scope: Mapping[str, Any], name: bytes) -> bytes | None:
     return None
 
 
+def headers_named(scope: Mapping[str, Any], names: tuple[bytes, ...]) -> list[bytes | None]:
+    """``[header(scope, name) for name in names]`` in one pass over the headers."""
+    found: list[bytes | None] = [None] * len(names)
+    left = len(names)
+    for key, value in scope.get("headers") or ():
+        name = bytes(key).lower()
+        if name in names:
+            index = names.index(name)
+            if found[index] is None:
+                found[index] = bytes(value)
+                left -= 1
+                if not left:
+                    break
+    return found
+
+
 class ScopeHeaders(Mapping[str, str]):
     """A request's headers from its ASGI scope, read as Django's
     ``request.headers`` reads them: any case, ``_`` for ``-`` in the asked
     name, a name sent with ``_`` ignored (Django's guard against spoofing by
     the ambiguity), repeated headers joined with commas."""
 
-    __slots__ = ("_found",)
+    __slots__ = ("_found", "_raw")
 
     def __init__(self, raw: Iterable[Any]) -> None:
-        found: dict[str, str] = {}
-        for raw_name, raw_value in raw:
-            name = bytes(raw_name).decode("latin-1").lower()
-            if "_" in name:
-                continue
-            value = bytes(raw_value).decode("latin-1")
-            found[name] = f"{found[name]},{value}" if name in found else value
-        self._found = found
+        self._raw = raw if isinstance(raw, list | tuple) else list(raw)
+        #: Every header, decoded: made when first needed (most requests ask for
+        #: their token's header alone, see ``get``).
+        self._found: dict[str, str] | None = None
 
     @classmethod
     def of(cls, scope: Mapping[str, Any]) -> ScopeHeaders:
         return cls(scope.get("headers") or ())
 
+    def _all(self) -> dict[str, str]:
+        found = self._found
+        if found is None:
+            found = {}
+            for raw_name, raw_value in self._raw:
+                name = bytes(raw_name).decode("latin-1").lower()
+                if "_" in name:
+                    continue
+                value = bytes(raw_value).decode("latin-1")
+                found[name] = f"{found[name]},{value}" if name in found else value
+            self._found = found
+        return found
+
     def __getitem__(self, name: str) -> str:
-        return self._found[name.replace("_", "-").lower()]
+        return self._all()[name.replace("_", "-").lower()]
 
     def get(self, name: str, default: Any = None) -> Any:
         # Mapping's own ``get`` goes through ``__getitem__`` and an exception.
-        return self._found.get(name.replace("_", "-").lower(), default)
+        wanted = name.replace("_", "-").lower()
+        if self._found is None and wanted.isascii():
+            # One name, before anything else was asked: the raw names compared
+            # as bytes (no latin-1 letter lowers to an ASCII one, and a name
+            # sent with ``_`` cannot match), only the matches decoded.
+            key = wanted.encode()
+            values = [
+                bytes(value).decode("latin-1")
+                for raw_name, value in self._raw
+                if bytes(raw_name).lower() == key
+            ]
+            return ",".join(values) if values else default
+        return self._all().get(wanted, default)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._found)
+        return iter(self._all())
 
     def __len__(self) -> int:
-        return len(self._found)
+        return len(self._all())

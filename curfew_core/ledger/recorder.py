@@ -48,6 +48,7 @@ from asgiref.sync import SyncToAsync
 from django.conf import settings
 from django.db import DatabaseError, connection
 
+from curfew_core.hot_settings import setting
 from curfew_core.ledger.batch import AtValue, Batch
 from curfew_core.ledger.entry import Entry
 
@@ -77,7 +78,7 @@ def record(entry: Entry) -> None:
     raises, never touches the database, and costs about 2 µs. Nothing at all
     with ``CURFEW_LEDGER`` off."""
     global _batch
-    if not settings.CURFEW_LEDGER:
+    if not setting("CURFEW_LEDGER"):
         return
     if entry.user_id is None or entry.client_id is not None:
         _buffer.append(entry)

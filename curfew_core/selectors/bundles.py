@@ -105,9 +105,15 @@ def cached_bundle(user_id: int, raw: dict[str, Any] | None) -> UserBundle | None
     """``bundle_for`` from the rows already read from the cache
     (``cache_policy.bundle_key``'s value), or ``None`` if they must be read
     again (absent, or older than the freshness bound): then ``bundle_for``."""
-    if raw is None or not cache_policy.fresh(raw.get("loaded_at", 0.0)):
+    if not rows_fresh(raw):
         return None
+    assert raw is not None
     return _built_from(user_id, raw)
+
+
+def rows_fresh(raw: dict[str, Any] | None) -> bool:
+    """Whether cached rows (``cache_policy.bundle_key``'s value) may be used as they are."""
+    return raw is not None and cache_policy.fresh(raw.get("loaded_at", 0.0))
 
 
 def _built_from(user_id: int, raw: dict[str, Any]) -> UserBundle:

@@ -3,22 +3,35 @@
 The one place the server turns an engine ``Verdict`` into what it answers: the
 wire models declared in ``curfew_client.wire`` (shared with the gateway client
 and embedded in the OpenAPI document), never a hand-built dict.
+
+The hot answers' bytes (``verdict_json``, ``bundle_state_json``) skip building
+the model: the same fields, in the model's order, checked as the model checks
+them, are written by the model's own serializer (``pydantic_core.to_json``);
+a value it does not vouch for (a type or a name the model would refuse, a
+float that is not finite, text that is not UTF-8) takes the model's own path,
+which answers or fails as it always did. ``tests/api/test_answer_encoding.py`` holds the
+two byte for byte equal over every kind of verdict and generated ones.
 """
 
 from __future__ import annotations
 
+import math
 from datetime import date, datetime, timedelta
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 from curfew_client.wire import (
+    ActionName,
     DaySegment,
+    OverrideKind,
     ReasoningEffort,
     StateAnswer,
+    StateName,
+    Tools,
     VerdictAnswer,
     Would,
     synthetic_stream,
 )
-from django.conf import settings
+from pydantic_core import to_json
 
 from curfew_core.engine import (
     Overrides,
@@ -30,6 +43,7 @@ from curfew_core.engine import (
 )
 from curfew_core.engine import day_plan as engine_day_plan
 from curfew_core.engine.clock import to_wall
+from curfew_core.hot_settings import setting
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.web import CELL_MINUTES, band_day
 from curfew_core.vocabulary import progress_percent, state_names
@@ -70,7 +84,8 @@ def max_age(verdict: Verdict, *, now: datetime) -> int:
     """Seconds a gateway may cache ``verdict``: until the next scheduled change,
     but no longer than ``CURFEW_VERDICT_MAX_AGE`` (saves and overrides are not
     predictable)."""
-    until = min(verdict.valid_until, now + timedelta(seconds=settings.CURFEW_VERDICT_MAX_AGE))
+    longest: int = setting("CURFEW_VERDICT_MAX_AGE")
+    until = min(verdict.valid_until, now + timedelta(seconds=longest))
     return max(0, int((until - now).total_seconds()))
 
 
@@ -108,8 +123,200 @@ def verdict_answer(verdict: Verdict, *, max_age: int | None) -> VerdictAnswer:
 
 
 def verdict_json(verdict: Verdict, *, now: datetime) -> bytes:
-    """``POST /api/v1/verdict``'s body (straight from the model: the hot path)."""
-    return verdict_answer(verdict, max_age=max_age(verdict, now=now)).model_dump_json().encode()
+    """``POST /api/v1/verdict``'s body: ``verdict_answer(...).model_dump_json()``,
+    byte for byte, without building the model (see the module docstring)."""
+    age = max_age(verdict, now=now)
+    try:
+        return to_json(_verdict_fields(verdict, age))
+    except _NOT_VOUCHED:
+        return verdict_answer(verdict, max_age=age).model_dump_json().encode()
+
+
+# -- the answers' bytes without the models ----------------------------------------------
+#
+# ``pydantic_core.to_json`` is the serializer ``model_dump_json`` itself ends in
+# (compact, text as UTF-8, the same number formats), given the values the
+# model would hand it: instants already written by ``Instant``'s own
+# ``datetime.isoformat``, names as their text. The checks are the model's
+# (strict): each value of the type and, for a name, among the names its field
+# allows; and every one is made inline (a function call per field was a
+# third of the cost).
+
+
+class _Refused(Exception):
+    """A value the model might refuse or write otherwise: its path decides."""
+
+
+#: What sends an answer down the model's path instead (``to_json``'s own
+#: failures, text that is not UTF-8, are ``ValueError``s).
+_NOT_VOUCHED = (_Refused, KeyError, TypeError, ValueError, AttributeError)
+
+_STATES = frozenset(get_args(StateName))
+_ACTIONS = frozenset(get_args(ActionName))
+_TOOLS = frozenset(get_args(Tools))
+#: ``None`` allowed: the fields are optional.
+_EFFORTS = frozenset((*get_args(ReasoningEffort), None))
+_OVERRIDES = frozenset((*get_args(OverrideKind), None))
+_MAYBE_INT = frozenset((int, type(None)))
+_MAYBE_TEXT = frozenset((str, type(None)))
+_MAYBE_FLOAT = frozenset((float, type(None)))
+
+
+def _instant(value: Any) -> str:
+    """As ``curfew_client.wire.Instant`` writes an aware instant."""
+    if type(value) is not datetime or value.utcoffset() is None:
+        raise _Refused
+    return value.isoformat()
+
+
+def _would(would: dict[str, Any]) -> dict[str, Any]:
+    """``Would.model_validate(would)``'s fields (other keys ignored, as the model does)."""
+    if type(would) is not dict:
+        raise _Refused
+    fields = {
+        "action": would["action"],
+        "reply": would["reply"],
+        "max_tokens": would["max_tokens"],
+        "persona": would["persona"],
+        "tools": would["tools"],
+        "reasoning_effort": would["reasoning_effort"],
+    }
+    if not (
+        fields["action"] in _ACTIONS
+        and fields["tools"] in _TOOLS
+        and fields["reasoning_effort"] in _EFFORTS
+        and type(fields["reply"]) in _MAYBE_TEXT
+        and type(fields["persona"]) in _MAYBE_TEXT
+        and type(fields["max_tokens"]) in _MAYBE_INT
+    ):
+        raise _Refused
+    return fields
+
+
+def _verdict_fields(verdict: Verdict, age: int) -> dict[str, Any]:
+    """``verdict_answer``'s fields in ``VerdictAnswer``'s order, as it writes them."""
+    state = verdict.state.value
+    schedule_state = verdict.schedule_state.value
+    action = verdict.action.value
+    reply = verdict.reply
+    progress = _progress(verdict)
+    if not (
+        state in _STATES
+        and schedule_state in _STATES
+        and action in _ACTIONS
+        and verdict.tools in _TOOLS
+        and verdict.reasoning_effort in _EFFORTS
+        and verdict.override in _OVERRIDES
+        and type(reply) in _MAYBE_TEXT
+        and type(verdict.persona) in _MAYBE_TEXT
+        and type(verdict.reason) is str
+        and type(verdict.max_tokens) in _MAYBE_INT
+        and type(verdict.budget) in _MAYBE_INT
+        and type(age) is int
+        and type(progress) in _MAYBE_FLOAT
+        and (progress is None or math.isfinite(progress))
+        and type(verdict.peak) is bool
+        and type(verdict.exempt) is bool
+        and type(verdict.dry_run) is bool
+    ):
+        raise _Refused
+    override_until = verdict.override_until
+    debug_at = verdict.debug_at
+    would = verdict.would
+    return {
+        "state": state,
+        "schedule_state": schedule_state,
+        "action": action,
+        "reply": reply,
+        "stream": None if reply is None else synthetic_stream(reply),
+        "max_tokens": verdict.max_tokens,
+        "persona": verdict.persona,
+        "tools": verdict.tools,
+        "reasoning_effort": verdict.reasoning_effort,
+        "progress": progress,
+        "peak": verdict.peak,
+        "reason": verdict.reason,
+        "exempt": verdict.exempt,
+        "dry_run": verdict.dry_run,
+        "valid_until": _instant(verdict.valid_until),
+        "max_age": age,
+        "at": _instant(verdict.at),
+        "budget": verdict.budget,
+        "override": verdict.override,
+        "override_until": None if override_until is None else _instant(override_until),
+        "debug_at": None if debug_at is None else _instant(debug_at),
+        "would": None if would is None else _would(would),
+    }
+
+
+def _state_fields(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> dict[str, Any]:
+    """``_state_answer``'s fields but ``day`` (the last), in ``StateAnswer``'s order."""
+    state = verdict.state.value
+    schedule_state = verdict.schedule_state.value
+    progress = _progress(verdict)
+    override = verdict.override
+    override_until = verdict.override_until
+    config = bundle.config
+    if not (
+        state in _STATES
+        and schedule_state in _STATES
+        and override in _OVERRIDES
+        and type(verdict.reason) is str
+        and type(verdict.reply) in _MAYBE_TEXT
+        and type(verdict.budget) in _MAYBE_INT
+        and type(progress) in _MAYBE_FLOAT
+        and (progress is None or math.isfinite(progress))
+        and type(verdict.peak) is bool
+        and type(verdict.dry_run) is bool
+        and type(config["timezone"]) is str
+        and type(config["enabled"]) is bool
+    ):
+        raise _Refused
+    overtime_left = None
+    if override == "overtime" and override_until is not None:
+        overtime_left = max(0, int((override_until - now).total_seconds()))
+    debug_at = verdict.debug_at
+    return {
+        "state": state,
+        "schedule_state": schedule_state,
+        "reason": verdict.reason,
+        "progress": progress,
+        "budget": verdict.budget,
+        "reply": verdict.reply,
+        "peak": verdict.peak,
+        "override": override,
+        "override_until": None if override_until is None else _instant(override_until),
+        "overtime_left": overtime_left,
+        "forced": override == "off",
+        "debug_at": None if debug_at is None else _instant(debug_at),
+        "at": _instant(verdict.at),
+        "valid_until": _instant(verdict.valid_until),
+        "timezone": config["timezone"],
+        "enabled": config["enabled"],
+        "dry_run": verdict.dry_run,
+    }
+
+
+def _day_json(plan: list[dict[str, Any]]) -> bytes:
+    """A day plan as ``StateAnswer.day`` writes it."""
+    day = [
+        {
+            "start": segment["start"],
+            "end": segment["end"],
+            "state": segment["state"],
+            "peak": segment["peak"],
+        }
+        for segment in plan
+    ]
+    for segment in day:
+        if not (
+            type(segment["start"]) is str
+            and type(segment["end"]) is str
+            and segment["state"] in _STATES
+            and type(segment["peak"]) is bool
+        ):
+            raise _Refused
+    return to_json(day)
 
 
 def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
@@ -122,19 +329,31 @@ def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
 #: Keyed by the identity of the built ``Schedule`` (a new one per saved
 #: version); the entry keeps the object, so an ``id`` is never reused under it.
 _PLAN_MEMO_SIZE = 4096
-_plans: dict[tuple[int, date], tuple[Schedule, list[dict[str, Any]]]] = {}
+_plans: dict[tuple[int, date], _Plan] = {}
 
 
-def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
-    """The schedule's segments for the local day containing ``at``."""
+class _Plan:
+    """A memo entry: the schedule it was built from, its segments, and their
+    JSON (``StateAnswer.day``), written the first time an answer asks."""
+
+    __slots__ = ("day", "schedule", "segments")
+
+    def __init__(self, schedule: Schedule, segments: list[dict[str, Any]]) -> None:
+        self.schedule = schedule
+        self.segments = segments
+        self.day: bytes | None = None
+
+
+def _plan(bundle: UserBundle, at: datetime) -> _Plan:
     tz = bundle.schedule.timezone
     wall = to_wall(at, tz)
     key = (id(bundle.schedule), wall.date())
     hit = _plans.get(key)
-    if hit is not None and hit[0] is bundle.schedule:
-        plan = hit[1]
-    else:
-        plan = [
+    if hit is not None and hit.schedule is bundle.schedule:
+        return hit
+    plan = _Plan(
+        bundle.schedule,
+        [
             {
                 "start": format_wall(seg.start),
                 "end": format_wall(seg.end),
@@ -142,12 +361,18 @@ def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
                 "peak": seg.peak,
             }
             for seg in engine_day_plan(bundle.schedule, wall.date())
-        ]
-        if len(_plans) >= _PLAN_MEMO_SIZE:
-            _plans.clear()
-        _plans[key] = (bundle.schedule, plan)
+        ],
+    )
+    if len(_plans) >= _PLAN_MEMO_SIZE:
+        _plans.clear()
+    _plans[key] = plan
+    return plan
+
+
+def day_plan(bundle: UserBundle, at: datetime) -> list[dict[str, Any]]:
+    """The schedule's segments for the local day containing ``at``."""
     # Callers get their own lists: a payload may be mutated before it is sent.
-    return [dict(segment) for segment in plan]
+    return [dict(segment) for segment in _plan(bundle, at).segments]
 
 
 def state_answer(*, user_id: int, now: datetime) -> StateAnswer:
@@ -193,9 +418,22 @@ def state_json(*, user_id: int, now: datetime) -> bytes:
 
 
 def bundle_state_json(bundle: UserBundle, *, now: datetime) -> bytes:
-    """``state_json`` with the user's bundle already in hand."""
+    """``state_json`` with the user's bundle already in hand:
+    ``_state_answer(...).model_dump_json()``, byte for byte, without building
+    the model (see the module docstring)."""
     verdict, _ = decide_for(bundle, now=now)
-    return _state_answer(verdict, bundle, now=now).model_dump_json().encode()
+    return _state_json(verdict, bundle, now=now)
+
+
+def _state_json(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> bytes:
+    try:
+        plan = _plan(bundle, verdict.at)
+        if plan.day is None:
+            plan.day = _day_json(plan.segments)
+        head = to_json(_state_fields(verdict, bundle, now=now))
+        return b"".join((head[:-1], b',"day":', plan.day, b"}"))
+    except _NOT_VOUCHED:
+        return _state_answer(verdict, bundle, now=now).model_dump_json().encode()
 
 
 #: What a capsule's payload adds to the API's state fields: the words it shows.
