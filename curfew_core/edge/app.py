@@ -94,6 +94,22 @@ async def _read_body(receive: Receive, limit: int | None) -> bytes:
             return b"".join(chunks)
 
 
+async def _caller_or_refusal(
+    door: Door, raw: str | None, address: str
+) -> callers.Caller | HttpResponseBase:
+    """The live token's caller, or the door's refusal: 401 without one, 429
+    over a throttle, 503 when storage is down (the pipeline's credential step,
+    and the guard's early check of a large body Django will read)."""
+    try:
+        caller = await callers.resolve(raw, address)
+    except throttle.Throttled as exc:
+        return door.dialect.rate_limited(exc.refusal)
+    except OUTAGES:
+        log.exception("%s: token check: storage unavailable", door.name)
+        return door.dialect.unavailable()
+    return caller if caller is not None else door.dialect.unauthorized(raw)
+
+
 class Edge:
     """The site's HTTP app; see the module docstring. ``app``: Django's."""
 
@@ -168,18 +184,11 @@ class Edge:
         caller = None
         if route.token:
             raw = door.credential(headers) if door.credential is not None else None
-            try:
-                caller = await callers.resolve(raw, address)
-            except throttle.Throttled as exc:
-                await send_response(send, dialect.rate_limited(exc.refusal), extra, close=True)
+            checked = await _caller_or_refusal(door, raw, address)
+            if not isinstance(checked, callers.Caller):
+                await send_response(send, checked, extra, close=True)
                 return
-            except OUTAGES:
-                log.exception("%s %s: storage unavailable", method, path)
-                await send_response(send, dialect.unavailable(), extra, close=True)
-                return
-            if caller is None:
-                await send_response(send, dialect.unauthorized(raw), extra, close=True)
-                return
+            caller = checked
         try:
             body = await _read_body(receive, limit)
         except _TooLarge:
@@ -259,14 +268,8 @@ class Edge:
         raw = door.credential(ScopeHeaders.of(scope))
         if raw is None:
             return door.dialect.unauthorized(None)
-        try:
-            caller = await callers.resolve(raw, throttle.scope_address(scope))
-        except throttle.Throttled as exc:
-            return door.dialect.rate_limited(exc.refusal)
-        except OUTAGES:
-            log.exception("early token check: storage unavailable")
-            return door.dialect.unavailable()
-        return None if caller is not None else door.dialect.unauthorized(raw)
+        checked = await _caller_or_refusal(door, raw, throttle.scope_address(scope))
+        return None if isinstance(checked, callers.Caller) else checked
 
     async def _counted(
         self, door: Door, limit: int, scope: Scope, receive: Receive, send: Send
