@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from curfew_client import AsyncCurfewClient, BaseCurfewClient, CurfewClient
-from curfew_client.policy import Policy
+from curfew_client.health import Policy
 from wire_samples import WINDING
 
 NOW = 1_790_000_000.0  # 2026-09-21, before WINDING's valid_until

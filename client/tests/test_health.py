@@ -20,7 +20,7 @@ from curfew_client import (
     CurfewHealth,
     CurfewUnavailable,
 )
-from curfew_client.policy import Policy
+from curfew_client.health import Policy
 from wire_samples import WINDING
 
 NOW = 1_790_000_000.0  # before WINDING's valid_until

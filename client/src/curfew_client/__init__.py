@@ -39,9 +39,9 @@ from curfew_client import (
 )
 from curfew_client.aio import AsyncCurfewClient
 from curfew_client.base import BaseCurfewClient
-from curfew_client.health import CurfewError, CurfewHealth, ErrorKind
+from curfew_client.health import CurfewError, CurfewHealth, ErrorKind, Policy
 from curfew_client.openai_shapes import apply_verdict, short_circuit_body
-from curfew_client.policy import CurfewUnavailable, Policy
+from curfew_client.policy import CurfewUnavailable
 from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
 from curfew_client.shapes import Shape
 from curfew_client.sync import CurfewClient

@@ -10,8 +10,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
 
-from curfew_client.health import CurfewError, CurfewHealth
-from curfew_client.policy import Entry, Key, Policy, VerdictCache, budget, cache_key, clamp
+from curfew_client.health import CurfewError, CurfewHealth, Policy
+from curfew_client.policy import Entry, Key, VerdictCache, budget, cache_key, clamp
 from curfew_client.push import ChangeFeed
 from curfew_client.reporting import (
     DEFAULT_BATCH,

@@ -12,12 +12,14 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import httpx
 
-if TYPE_CHECKING:
-    from curfew_client.policy import Policy
+#: What a client does when the server cannot give a verdict (declared here,
+#: beside the words for it, and used by ``policy``).
+Policy = Literal["fail_open", "fail_closed", "last_known", "raise"]
+POLICIES: tuple[Policy, ...] = ("fail_open", "fail_closed", "last_known", "raise")
 
 #: What went wrong, classified:
 #:

@@ -58,7 +58,8 @@ from starlette.responses import StreamingResponse
 
 from curfew_client import anthropic_shapes, completions_shapes, openai_shapes, responses_shapes
 from curfew_client.aio import AsyncCurfewClient
-from curfew_client.policy import POLICIES, CurfewUnavailable, Policy
+from curfew_client.health import POLICIES, Policy
+from curfew_client.policy import CurfewUnavailable
 from curfew_client.scope import ScopeHeaderError, scope_from_headers
 from curfew_client.verdict import CurfewVerdict, policy_verdict
 

@@ -12,11 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from curfew_client.health import CurfewError, CurfewHealth, classify, policy_applied
+from curfew_client.health import (
+    POLICIES,
+    CurfewError,
+    CurfewHealth,
+    Policy,
+    classify,
+    policy_applied,
+)
 from curfew_client.verdict import CurfewVerdict, policy_verdict
 
-Policy = Literal["fail_open", "fail_closed", "last_known", "raise"]
-POLICIES: tuple[Policy, ...] = ("fail_open", "fail_closed", "last_known", "raise")
 #: (session_id, purpose, subagent): exempt sessions, purposes and subagents get
 #: verdicts of their own. The budget is not in the key: the server is asked
 #: without it, answers with the curve's ceiling, and ``clamp`` takes the ``min``
