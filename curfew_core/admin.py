@@ -70,7 +70,7 @@ class OverrideAdmin(ReadOnlyAdmin):
                 command=OverrideCommand("auto"),
                 now=timezone.now(),
                 actor=request.user,  # type: ignore[arg-type]
-                door=AuditEntry.Door.ADMIN,
+                channel=AuditEntry.Channel.ADMIN,
             )
         self.message_user(request, f"{queryset.count()} user(s) back on schedule.")
 
@@ -89,7 +89,7 @@ class ApiTokenAdmin(ReadOnlyAdmin):
                 user=token.user,
                 token_id=token.pk,
                 actor=request.user,  # type: ignore[arg-type]
-                door=AuditEntry.Door.ADMIN,
+                channel=AuditEntry.Channel.ADMIN,
             )
             for token in queryset.select_related("user")
         )
@@ -98,6 +98,6 @@ class ApiTokenAdmin(ReadOnlyAdmin):
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "user", "subject", "action", "actor_name", "door")
-    list_filter = ("door", "subject")
+    list_display = ("created_at", "user", "subject", "action", "actor_name", "channel")
+    list_filter = ("channel", "subject")
     search_fields = ("user__username", "actor_name")

@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from curfew_core.ledger.entry import ACTIONS, DOORS, STATES
+from curfew_core.ledger.entry import ACTIONS, ORIGINS, STATES
 
 #: The version of a schedule nobody has saved yet (defaults, with or without a
 #: row): ``version`` counts saves, so readers and the writer's stale check agree.
@@ -115,16 +115,18 @@ class AccountPreference(models.Model):
 
 class AuditEntry(models.Model):
     """One change to a user's schedule, overrides or tokens: who, when, through
-    which door, and what changed. Written by the services inside the change's
+    through which channel, and what changed. Written by the services inside the change's
     own transaction (so it exists exactly when the change does); never a raw
     token, a digest or any other secret."""
 
-    class Door(models.TextChoices):
+    class Channel(models.TextChoices):
+        """Where a change came in (not the edge's doors, nor a ledger origin)."""
+
         PAGE = "page", "settings page"
         API = "api", "API"
         COMMAND = "command", "command line"
         ADMIN = "admin", "admin"
-        #: Code that is none of the doors (a data migration, a shell, a test).
+        #: Code that is none of the channels (a data migration, a shell, a test).
         SYSTEM = "system", "system"
 
     class Subject(models.TextChoices):
@@ -150,7 +152,7 @@ class AuditEntry(models.Model):
     )
     #: The actor's name when it acted, kept if that account goes.
     actor_name = models.CharField(max_length=150)
-    door = models.CharField(max_length=16, choices=Door.choices)
+    channel = models.CharField(max_length=16, choices=Channel.choices)
     subject = models.CharField(max_length=16, choices=Subject.choices)
     #: ``saved``; an override verb; ``created`` or ``revoked``.
     action = models.CharField(max_length=32)
@@ -163,7 +165,7 @@ class AuditEntry(models.Model):
         verbose_name_plural = "audit entries"
 
     def __str__(self) -> str:
-        return f"{self.subject} {self.action} by {self.actor_name} ({self.door})"
+        return f"{self.subject} {self.action} by {self.actor_name} ({self.channel})"
 
 
 def _forget_tokens_after_commit(user_id: int, digests: list[str]) -> None:
@@ -175,7 +177,7 @@ def _forget_tokens_after_commit(user_id: int, digests: list[str]) -> None:
 @receiver(post_save, sender=ApiToken)
 @receiver(post_delete, sender=ApiToken)
 def _forget_cached_token(sender: type[ApiToken], instance: ApiToken, **kwargs: Any) -> None:
-    """A token revoked or deleted by any door (the admin, a deleted user's
+    """A token revoked or deleted by any channel (the admin, a deleted user's
     cascade) must stop working now, not when its cache entry expires."""
     _forget_tokens_after_commit(instance.user_id, [instance.digest])
 
@@ -191,7 +193,7 @@ def _forget_tokens_of_changed_user(sender: type[Any], instance: Any, **kwargs: A
 
 class Decision(models.Model):
     """One decision that was acted on (issue 14's ledger): when, whose, what the
-    curfew did and why, through which door. Never the prompt or the reply.
+    curfew did and why, and where (its ``origin``). Never the prompt or the reply.
 
     Written in batches by ``curfew_core.ledger`` (never on the caller's thread);
     kept for ``CURFEW_LEDGER_RETENTION_DAYS`` (``manage.py curfew prune``),
@@ -213,10 +215,10 @@ class Decision(models.Model):
     reason = models.CharField(max_length=500, blank=True, default="")
     budget_before = models.PositiveIntegerField(null=True, blank=True)
     budget_after = models.PositiveIntegerField(null=True, blank=True)
-    door = models.CharField(max_length=16, choices=[(d, d) for d in DOORS])
+    origin = models.CharField(max_length=16, choices=[(o, o) for o in ORIGINS])
     exempt = models.BooleanField(default=False)
     dry_run = models.BooleanField(default=False)
-    #: What the upstream said it used, when the door saw its ``usage``.
+    #: What the upstream said it used, when the proxy saw its ``usage``.
     input_tokens = models.PositiveIntegerField(null=True, blank=True)
     output_tokens = models.PositiveIntegerField(null=True, blank=True)
     #: A gateway's own id for a reported decision: a retried batch is no double.

@@ -78,7 +78,7 @@ def verdict_body(
         record(
             verdict_entry(
                 result,
-                door="verdict",
+                origin="verdict",
                 at=now,
                 user_id=bundle.user_id,
                 token_id=token_id,
@@ -125,7 +125,7 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
                 expected_version=version,
                 source="api",
                 actor=user,
-                door="api",
+                channel="api",
             )
         except schedule_config.ConfigError as exc:
             if exc.well_formed:
@@ -155,7 +155,7 @@ def overrides(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         raise invalid({exc.field or field: str(exc)}) from None
     user = user_by_id(identity.user_id)
     try:
-        override_apply(user=user, command=command, now=timezone.now(), actor=user, door="api")
+        override_apply(user=user, command=command, now=timezone.now(), actor=user, channel="api")
     except OverrideError as exc:
         # from_json took it, so it is well-formed: a date that does not exist
         # or a moment out of range is for a rule the schema cannot state.

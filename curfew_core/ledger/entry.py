@@ -15,8 +15,8 @@ from curfew_client.wire import ActionName, StateName
 #: Where a decision was made: the proxy's model-call doors, the verdict API,
 #: a gateway's report. Declared here once (the model's choices and the API's
 #: schema derive from it); states and actions are the wire's own.
-Door = Literal["chat", "completions", "responses", "messages", "embeddings", "verdict", "gateway"]
-DOORS: tuple[Door, ...] = get_args(Door)
+Origin = Literal["chat", "completions", "responses", "messages", "embeddings", "verdict", "gateway"]
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
 ACTIONS: tuple[ActionName, ...] = get_args(ActionName)
 STATES: tuple[StateName, ...] = get_args(StateName)
 #: The reason line is kept this long at most.
@@ -37,7 +37,7 @@ class Entry:
     at: datetime
     state: str
     action: str
-    door: str
+    origin: str
     user_id: int | None = None
     token_id: int | None = None
     session: str | None = None
@@ -72,7 +72,7 @@ def not_sent(entry: Entry) -> bool:
 def verdict_entry(
     verdict: Any,
     *,
-    door: str,
+    origin: str,
     at: datetime,
     user_id: int | None = None,
     token_id: int | None = None,
@@ -106,7 +106,7 @@ def verdict_entry(
         at=at,
         state=verdict.state.value,
         action=action,
-        door=door,
+        origin=origin,
         user_id=user_id,
         token_id=token_id,
         session=session,

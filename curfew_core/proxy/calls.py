@@ -161,7 +161,7 @@ def recording(call: Call, name: str, *, action: str | None = None) -> usage.Reco
     answer) once the upstream's usage is known."""
     return usage.Recording(
         call.verdict,
-        door=name,
+        origin=name,
         at=timezone.now(),
         user_id=call.judged.user_id,
         token_id=call.judged.token_id,

@@ -116,7 +116,7 @@ class Recording:
         self,
         verdict: Verdict,
         *,
-        door: str,
+        origin: str,
         at: datetime,
         token_id: int,
         user_id: int | None = None,
@@ -126,7 +126,7 @@ class Recording:
         action: str | None = None,
     ) -> None:
         self.verdict = verdict
-        self.door = door
+        self.origin = origin
         self.at = at
         self.token_id = token_id
         self.user_id = user_id
@@ -143,7 +143,7 @@ class Recording:
         record(
             verdict_entry(
                 self.verdict,
-                door=self.door,
+                origin=self.origin,
                 at=self.at,
                 user_id=self.user_id,
                 token_id=self.token_id,

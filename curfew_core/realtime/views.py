@@ -156,7 +156,7 @@ def create_token(request: HttpRequest) -> HttpResponse:
     """A fresh embed token, shown once inside the snippet (never in a URL we redirect to)."""
     name = request.POST.get("name", "").strip() or "capsule embed"
     _, raw = token_create(
-        user=_user(request), name=name, kind="embed", actor=_user(request), door="page"
+        user=_user(request), name=name, kind="embed", actor=_user(request), channel="page"
     )
     return _answer(request, _panel(request, new_token=raw))
 
@@ -167,7 +167,7 @@ def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
     """Revoke one of the user's embed tokens; open capsules using it are closed (4401)."""
     if not has_live_embed_token(user_id=_user(request).pk, token_id=token_id):
         raise Http404("no such live embed token")
-    token_revoke(user=_user(request), token_id=token_id, actor=_user(request), door="page")
+    token_revoke(user=_user(request), token_id=token_id, actor=_user(request), channel="page")
     if request.headers.get("HX-Request") == "true":
         return _answer(request, _panel(request))
     return redirect("capsule-manage")

@@ -16,7 +16,7 @@ from curfew_client.wire import ActionName, StateName
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from curfew_core import override_commands
-from curfew_core.ledger.entry import MAX_REASON, Door, Entry
+from curfew_core.ledger.entry import MAX_REASON, Entry, Origin
 from curfew_core.schedule_config import TEXT_PATTERN
 from curfew_core.schema.verdict_request import (
     MAX_SCOPE_TEXT,
@@ -94,7 +94,7 @@ class DecisionRow(BaseModel):
     reason: str
     budget_before: int | None
     budget_after: int | None
-    door: Door
+    origin: Origin
     exempt: bool
     dry_run: bool
     input_tokens: int | None
@@ -207,7 +207,7 @@ def parse_report(body: Mapping[str, Any], *, user_id: int, now: datetime) -> lis
                 at=at,
                 state=report.state,
                 action=report.action,
-                door="gateway",
+                origin="gateway",
                 user_id=user_id,
                 session=report.session_id,
                 purpose=report.purpose,

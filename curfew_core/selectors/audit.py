@@ -22,7 +22,7 @@ class AuditRow:
     at: dt.datetime
     subject: str
     action: str
-    door: str
+    channel: str
     actor: str
     details: tuple[str, ...]
 
@@ -80,7 +80,7 @@ def audit_recent(user: User, limit: int = 10, *, tz: str = "UTC") -> list[AuditR
             at=entry.created_at.astimezone(zone),
             subject=entry.subject,
             action=entry.action,
-            door=entry.get_door_display(),
+            channel=entry.get_channel_display(),
             actor=entry.actor_name,
             details=_details(entry, zone),
         )

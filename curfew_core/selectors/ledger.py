@@ -35,7 +35,7 @@ def decision_json(row: Decision) -> dict[str, Any]:
         "reason": row.reason,
         "budget_before": row.budget_before,
         "budget_after": row.budget_after,
-        "door": row.door,
+        "origin": row.origin,
         "exempt": row.exempt,
         "dry_run": row.dry_run,
         "input_tokens": row.input_tokens,

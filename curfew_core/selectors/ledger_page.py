@@ -223,7 +223,7 @@ class DecisionLine:
     reason: str
     budget_before: int | None
     budget_after: int | None
-    door: str
+    origin: str
     exempt: bool
     dry_run: bool
     input_tokens: int | None
@@ -240,7 +240,7 @@ _LINE_FIELDS = (
     "reason",
     "budget_before",
     "budget_after",
-    "door",
+    "origin",
     "exempt",
     "dry_run",
     "input_tokens",

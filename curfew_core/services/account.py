@@ -26,7 +26,7 @@ class UnknownLanguage(ValueError):
 
 
 @transaction.atomic
-def password_set(*, user: User, password: str, actor: User | None, door: str) -> User:
+def password_set(*, user: User, password: str, actor: User | None, channel: str) -> User:
     """Give ``user`` a new password (already validated by the caller's form).
 
     Saving the user changes their session hash, so every session signed in
@@ -38,7 +38,7 @@ def password_set(*, user: User, password: str, actor: User | None, door: str) ->
     audit_record(
         user=user,
         actor=actor,
-        door=door,
+        channel=channel,
         subject=AuditEntry.Subject.ACCOUNT,
         action="password changed",
         changes={},
@@ -47,7 +47,7 @@ def password_set(*, user: User, password: str, actor: User | None, door: str) ->
 
 
 @transaction.atomic
-def sessions_end_others(*, user: User, keep: str | None, actor: User | None, door: str) -> int:
+def sessions_end_others(*, user: User, keep: str | None, actor: User | None, channel: str) -> int:
     """End every session of ``user`` but ``keep`` (the caller's own); returns
     how many ended. Their open capsule sockets close with 4401 after the commit."""
     ended = [key for key in session_keys_of(user) if key != keep]
@@ -57,7 +57,7 @@ def sessions_end_others(*, user: User, keep: str | None, actor: User | None, doo
     audit_record(
         user=user,
         actor=actor,
-        door=door,
+        channel=channel,
         subject=AuditEntry.Subject.ACCOUNT,
         action="signed out other sessions",
         changes={"sessions": len(ended)},
@@ -74,7 +74,9 @@ def sessions_end_others(*, user: User, keep: str | None, actor: User | None, doo
 
 
 @transaction.atomic
-def language_set(*, user: User, language: str, actor: User | None, door: str) -> AccountPreference:
+def language_set(
+    *, user: User, language: str, actor: User | None, channel: str
+) -> AccountPreference:
     """Store the person's language (a code of ``settings.LANGUAGES``, or ``""``
     for the browser's own); ``UnknownLanguage`` otherwise, and nothing is written."""
     if language and language not in dict(settings.LANGUAGES):
@@ -88,7 +90,7 @@ def language_set(*, user: User, language: str, actor: User | None, door: str) ->
     audit_record(
         user=user,
         actor=actor,
-        door=door,
+        channel=channel,
         subject=AuditEntry.Subject.ACCOUNT,
         action="language saved",
         changes={"language": {"old": old, "new": language}},

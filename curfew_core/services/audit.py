@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 
 from curfew_core.models import AuditEntry
 
-Door = AuditEntry.Door
+Channel = AuditEntry.Channel
 
 
 def _actor_name(actor: User | None) -> str:
@@ -25,20 +25,20 @@ def audit_record(
     *,
     user: User,
     actor: User | None,
-    door: str,
+    channel: str,
     subject: str,
     action: str,
     changes: Mapping[str, Any],
 ) -> AuditEntry:
     """One audit row. ``changes`` must be JSON and hold no secret (callers
     pass names, prefixes and settings, never a raw token or a digest)."""
-    if door not in Door.values:
-        raise ValueError(f"unknown door {door!r}; use one of {', '.join(Door.values)}")
+    if channel not in Channel.values:
+        raise ValueError(f"unknown channel {channel!r}; use one of {', '.join(Channel.values)}")
     return AuditEntry.objects.create(
         user=user,
         actor=actor,
         actor_name=_actor_name(actor),
-        door=door,
+        channel=channel,
         subject=subject,
         action=action,
         changes=dict(changes),

@@ -50,7 +50,7 @@ def override_apply(
     command: OverrideCommand,
     now: datetime,
     actor: User | None = None,
-    door: str = AuditEntry.Door.SYSTEM,
+    channel: str = AuditEntry.Channel.SYSTEM,
 ) -> Override:
     """Apply one override command as of the real instant ``now``.
 
@@ -84,7 +84,7 @@ def override_apply(
     audit_record(
         user=user,
         actor=actor,
-        door=door,
+        channel=channel,
         subject=AuditEntry.Subject.OVERRIDE,
         action=command.verb,
         changes={

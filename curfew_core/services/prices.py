@@ -15,7 +15,7 @@ from curfew_core.services.audit import audit_record
 
 @transaction.atomic
 def price_table_set(
-    *, user: User, changes: Mapping[str, Any], actor: User | None, door: str
+    *, user: User, changes: Mapping[str, Any], actor: User | None, channel: str
 ) -> dict[str, Any]:
     """Lay ``changes`` over the stored table (defaults where none) and store
     the whole canonical table; returns it. ``PriceError`` names every bad or
@@ -35,7 +35,7 @@ def price_table_set(
     audit_record(
         user=user,
         actor=actor,
-        door=door,
+        channel=channel,
         subject=AuditEntry.Subject.PRICES,
         action="prices saved",
         changes=changed,

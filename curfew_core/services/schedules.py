@@ -44,7 +44,7 @@ def schedule_update(
     expected_version: int | None = None,
     source: str,
     actor: User | None = None,
-    door: str = AuditEntry.Door.SYSTEM,
+    channel: str = AuditEntry.Channel.SYSTEM,
 ) -> Schedule:
     """Apply ``changes`` (API-shaped settings) to the user's schedule.
 
@@ -75,7 +75,7 @@ def schedule_update(
     audit_record(
         user=user,
         actor=actor,
-        door=door,
+        channel=channel,
         subject=AuditEntry.Subject.SCHEDULE,
         action="saved",
         changes={

@@ -23,14 +23,14 @@ def token_create(
     name: str = "",
     kind: str = ApiToken.Kind.API,
     actor: User | None = None,
-    door: str = AuditEntry.Door.SYSTEM,
+    channel: str = AuditEntry.Channel.SYSTEM,
 ) -> tuple[ApiToken, str]:
     """A new token and its raw value, which is never stored and shown only once."""
     raw = _PREFIX[ApiToken.Kind(kind)] + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, kind=kind, name=name[:100], prefix=raw[:12], digest=digest(raw)
     )
-    _audit(user, token, "created", actor=actor, door=door)
+    _audit(user, token, "created", actor=actor, channel=channel)
     # A garbage lookup may have cached this digest as unknown.
     after_commit(user_id=user.pk, token_digests=[token.digest], refresh=False, publish=False)
     return token, raw
@@ -42,7 +42,7 @@ def token_revoke(
     user: User,
     token_id: int,
     actor: User | None = None,
-    door: str = AuditEntry.Door.SYSTEM,
+    channel: str = AuditEntry.Channel.SYSTEM,
 ) -> bool:
     """Revoke one of the user's own tokens; ``False`` if there is no such live token."""
     token = (
@@ -54,18 +54,18 @@ def token_revoke(
         return False
     token.revoked_at = timezone.now()
     token.save(update_fields=["revoked_at"])
-    _audit(user, token, "revoked", actor=actor, door=door)
+    _audit(user, token, "revoked", actor=actor, channel=channel)
     # Open capsules re-check their embed token on every push: a revoked one is closed now.
     after_commit(user_id=user.pk, token_digests=[token.digest], refresh=False)
     return True
 
 
-def _audit(user: User, token: ApiToken, action: str, *, actor: User | None, door: str) -> None:
+def _audit(user: User, token: ApiToken, action: str, *, actor: User | None, channel: str) -> None:
     # Kind, name and the displayed prefix: never the raw token or its digest.
     audit_record(
         user=user,
         actor=actor,
-        door=door,
+        channel=channel,
         subject=AuditEntry.Subject.TOKEN,
         action=action,
         changes={"kind": token.kind, "name": token.name, "prefix": token.prefix},

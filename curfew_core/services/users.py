@@ -41,7 +41,7 @@ def user_sign_up(*, username: str, password: str) -> User:
     audit_record(
         user=user,
         actor=user,
-        door=AuditEntry.Door.PAGE,
+        channel=AuditEntry.Channel.PAGE,
         subject=AuditEntry.Subject.ACCOUNT,
         action="signed up",
         changes={"username": username},

@@ -188,7 +188,7 @@ def password_change(request: HttpRequest) -> HttpResponse:
 @require_POST
 def sessions_end(request: HttpRequest) -> HttpResponse:
     count = sessions_end_others(
-        user=_user(request), keep=request.session.session_key, actor=_user(request), door="page"
+        user=_user(request), keep=request.session.session_key, actor=_user(request), channel="page"
     )
     if count:
         notice = translation.ngettext(
@@ -206,7 +206,7 @@ def language_save(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _page(request, status=400, language_form=form)
     language = form.cleaned_data["language"]
-    language_set(user=_user(request), language=language, actor=_user(request), door="page")
+    language_set(user=_user(request), language=language, actor=_user(request), channel="page")
     # Shown at once: this answer's message and the next page in the new language.
     translation.activate(language or translation.get_language_from_request(request))
     messages.success(request, _("Language saved."))
@@ -230,7 +230,7 @@ def timezone_save(request: HttpRequest) -> HttpResponse:
             expected_version=form.cleaned_data["version"],
             source="form",
             actor=user,
-            door="page",
+            channel="page",
         )
     except schedule_config.ConfigError as exc:
         for key, message in words.localized_errors(exc.errors).items():

@@ -16,7 +16,7 @@ from curfew_core import throttle
 from curfew_core.services.account import password_set
 from curfew_core.services.users import user_sign_up
 
-DOOR = "page"
+CHANNEL = "page"
 
 if TYPE_CHECKING:  # generic in the stubs only (django_stubs_ext does not patch it)
     _SetPassword = SetPasswordForm[User]
@@ -54,7 +54,10 @@ class ChangePassword(PasswordChangeForm):
 
     def save(self, commit: bool = True) -> Any:
         return password_set(
-            user=self.user, password=self.cleaned_data["new_password1"], actor=self.user, door=DOOR
+            user=self.user,
+            password=self.cleaned_data["new_password1"],
+            actor=self.user,
+            channel=CHANNEL,
         )
 
 
@@ -63,7 +66,10 @@ class ResetPassword(_SetPassword):
 
     def save(self, commit: bool = True) -> Any:
         return password_set(
-            user=self.user, password=self.cleaned_data["new_password1"], actor=self.user, door=DOOR
+            user=self.user,
+            password=self.cleaned_data["new_password1"],
+            actor=self.user,
+            channel=CHANNEL,
         )
 
 

@@ -56,8 +56,8 @@ STATE_SHORT: dict[str, str | Promise] = {
     "off-duty": gettext_lazy("peak"),
     "lights-out": gettext_lazy("lights out"),
 }
-#: Which door a decision came through.
-DOOR_WORDS: dict[str, str | Promise] = {
+#: Where a decision was made (the ledger's ``origin``).
+ORIGIN_WORDS: dict[str, str | Promise] = {
     "chat": gettext_lazy("proxy: chat"),
     "completions": gettext_lazy("proxy: completions"),
     "responses": gettext_lazy("proxy: responses"),
@@ -85,8 +85,8 @@ def action_word(action: str) -> str:
     return str(ACTION_WORDS.get(action, action))
 
 
-def door_word(door: str) -> str:
-    return str(DOOR_WORDS.get(door, door))
+def origin_word(origin: str) -> str:
+    return str(ORIGIN_WORDS.get(origin, origin))
 
 
 def state_word(state: str) -> str:
@@ -296,7 +296,7 @@ CSV_COLUMNS = (
     "budget_after",
     "input_tokens",
     "output_tokens",
-    "door",
+    "origin",
     "exempt",
     "dry_run",
 )
@@ -326,7 +326,7 @@ def csv_row(line: DecisionLine) -> list[Any]:
             line.budget_after,
             line.input_tokens,
             line.output_tokens,
-            line.door,
+            line.origin,
             "yes" if line.exempt else "no",
             "yes" if line.dry_run else "no",
         )

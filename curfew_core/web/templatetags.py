@@ -27,10 +27,10 @@ def audit_what(row: Any) -> str:
 
 
 @register.filter
-def audit_door(door: str) -> str:
-    from curfew_core.web.words import audit_door as words
+def audit_channel(channel: str) -> str:
+    from curfew_core.web.words import audit_channel as words
 
-    return words(door)
+    return words(channel)
 
 
 @register.filter
@@ -55,10 +55,10 @@ def action_word(action: str) -> str:
 
 
 @register.filter
-def door_word(door: str) -> str:
-    from curfew_core.web.activity import door_word as words
+def origin_word(origin: str) -> str:
+    from curfew_core.web.activity import origin_word as words
 
-    return words(door)
+    return words(origin)
 
 
 @register.filter

@@ -300,7 +300,7 @@ def _update(user: Any, changes: dict[str, Any], version: int, keys: frozenset[st
             expected_version=version,
             source="form",
             actor=user,
-            door="page",
+            channel="page",
         )
     except StaleVersion as exc:
         changed = web_selectors.fields_changed_since(user, exc.expected)
@@ -314,7 +314,7 @@ def _update(user: Any, changes: dict[str, Any], version: int, keys: frozenset[st
             expected_version=exc.current,
             source="form",
             actor=user,
-            door="page",
+            channel="page",
         )
 
 
@@ -476,7 +476,7 @@ def activity_prices(request: HttpRequest) -> HttpResponse:
     query = activity_words.parse_query(request.GET)
     if form.is_valid():
         try:
-            price_table_set(user=user, changes=form.changes(), actor=user, door="page")
+            price_table_set(user=user, changes=form.changes(), actor=user, channel="page")
         except PriceError as exc:
             activity_words.flag_price_errors(form, exc.errors)
     if form.errors:
@@ -497,7 +497,7 @@ def override(request: HttpRequest) -> HttpResponse:
     words_typed = override_commands.words_from_form(request.POST)
     try:
         command = override_commands.from_words(words_typed)
-        override_apply(user=user, command=command, now=timezone.now(), actor=user, door="page")
+        override_apply(user=user, command=command, now=timezone.now(), actor=user, channel="page")
     except OverrideError as exc:
         if _is_htmx(request):
             return _status_response(request, words.override_error(exc), status=HTMX_INVALID)
@@ -532,7 +532,7 @@ def token_new(request: HttpRequest) -> HttpResponse:
     # hold it, and a browser never types it).
     name = request.POST.get("name", "").replace("\x00", "").strip()[:100]
     token, raw = token_create(
-        user=_user(request), name=name, kind=kind, actor=_user(request), door="page"
+        user=_user(request), name=name, kind=kind, actor=_user(request), channel="page"
     )
     new_token = {"raw": raw, "kind": token.kind, "name": token.name, "prefix": token.prefix}
     if _is_htmx(request):
@@ -554,7 +554,7 @@ def token_remove(request: HttpRequest, token_id: int) -> HttpResponse:
     if request.POST.get("confirm") != "1":
         context = _base_context(request, "integrations", token=token)
         return _no_store(render(request, "curfew/revoke_confirm.html", context))
-    token_revoke(user=user, token_id=token_id, actor=user, door="page")
+    token_revoke(user=user, token_id=token_id, actor=user, channel="page")
     if _is_htmx(request):
         return _tokens_response(request)
     messages.success(request, _("Key revoked. Anything using it is refused from now on."))

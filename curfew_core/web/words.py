@@ -174,8 +174,8 @@ AUDIT_WHAT = {
     ("account", "signed up"): gettext_lazy("Signed up"),
     ("prices", "prices saved"): gettext_lazy("Prices saved"),
 }
-#: The doors by their English names (``AuditEntry.Door`` labels).
-AUDIT_DOORS = {
+#: The channels by their English names (``AuditEntry.Channel`` labels).
+AUDIT_CHANNELS = {
     "settings page": gettext_lazy("settings page"),
     "API": gettext_lazy("API"),
     "command line": gettext_lazy("command line"),
@@ -190,6 +190,6 @@ def audit_what(subject: str, action: str) -> str:
     return str(words) if words is not None else f"{subject} {action}"
 
 
-def audit_door(door: str) -> str:
-    words = AUDIT_DOORS.get(door)
-    return str(words) if words is not None else door
+def audit_channel(channel: str) -> str:
+    words = AUDIT_CHANNELS.get(channel)
+    return str(words) if words is not None else channel

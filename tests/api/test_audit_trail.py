@@ -27,7 +27,7 @@ def _entries(user: User) -> list[AuditEntry]:
 
 def _only_new(user: User, before: int) -> AuditEntry:
     entries = _entries(user)[before:]
-    assert len(entries) == 1, [(e.subject, e.action, e.door) for e in entries]
+    assert len(entries) == 1, [(e.subject, e.action, e.channel) for e in entries]
     return entries[0]
 
 
@@ -56,7 +56,7 @@ def test_api_schedule_save_is_audited_with_old_and_new_values(api: Any) -> None:
         api.patch("/api/v1/schedule", {"curve": "step", "curfew_start": "22:00"}).status_code == 200
     )
     entry = _only_new(api.user, before)
-    assert (entry.door, entry.subject, entry.action) == ("api", "schedule", "saved")
+    assert (entry.channel, entry.subject, entry.action) == ("api", "schedule", "saved")
     assert (entry.actor, entry.actor_name) == (api.user, "ada")
     assert entry.changes == {
         "version": 1,
@@ -77,7 +77,7 @@ def test_api_override_is_audited_with_the_verb_and_resulting_times(api: Any, clo
     before = len(_entries(api.user))
     assert api.post("/api/v1/overrides", {"overtime": "30m"}).status_code == 200
     entry = _only_new(api.user, before)
-    assert (entry.door, entry.subject, entry.action, entry.actor) == (
+    assert (entry.channel, entry.subject, entry.action, entry.actor) == (
         "api",
         "override",
         "overtime",
@@ -132,24 +132,24 @@ def test_page_changes_are_audited(page: Client, user: User) -> None:
     form = as_post(form_fields(html, "schedule-form"), curve="step")
     assert page.post("/schedule/", form).status_code == 302
     entry = _only_new(user, 0)
-    assert (entry.door, entry.subject, entry.actor) == ("page", "schedule", user)
+    assert (entry.channel, entry.subject, entry.actor) == ("page", "schedule", user)
     assert entry.changes["fields"] == {"curve": {"old": "linear", "new": "step"}}
 
     assert page.post("/overrides/", {"verb": "off"}).status_code == 302
     entry = _only_new(user, 1)
-    assert (entry.door, entry.subject, entry.action) == ("page", "override", "off")
+    assert (entry.channel, entry.subject, entry.action) == ("page", "override", "off")
     assert entry.changes["forced_off_until"] is not None
 
     response = page.post("/tokens/", {"name": "laptop", "kind": "api"})
     assert response.status_code == 201
     token = ApiToken.objects.get(user=user, name="laptop")
     entry = _only_new(user, 2)
-    assert (entry.door, entry.subject, entry.action) == ("page", "token", "created")
+    assert (entry.channel, entry.subject, entry.action) == ("page", "token", "created")
     assert entry.changes == {"kind": "api", "name": "laptop", "prefix": token.prefix}
 
     assert page.post(f"/tokens/{token.pk}/revoke/", {"confirm": "1"}).status_code == 302
     entry = _only_new(user, 3)
-    assert (entry.door, entry.subject, entry.action) == ("page", "token", "revoked")
+    assert (entry.channel, entry.subject, entry.action) == ("page", "token", "revoked")
     _no_secrets(user)
 
 
@@ -159,7 +159,7 @@ def test_capsule_panel_token_changes_are_audited_as_the_page(page: Client, user:
     assert response.status_code == 200
     token = ApiToken.objects.get(user=user, kind="embed")
     entry = _only_new(user, 0)
-    assert (entry.door, entry.action, entry.changes["kind"]) == ("page", "created", "embed")
+    assert (entry.channel, entry.action, entry.changes["kind"]) == ("page", "created", "embed")
     assert page.post(f"/embed/tokens/{token.pk}/revoke").status_code == 302
     assert _only_new(user, 1).action == "revoked"
     _no_secrets(user)
@@ -197,7 +197,7 @@ def test_command_changes_are_audited_as_the_system(user: User, tmp_path: Any) ->
     out = StringIO()
     call_command("curfew", "overtime", "30m", "--user", "ada", stdout=out)
     entry = _only_new(user, 0)
-    assert (entry.door, entry.action, entry.actor, entry.actor_name) == (
+    assert (entry.channel, entry.action, entry.actor, entry.actor_name) == (
         "command",
         "overtime",
         None,
@@ -205,12 +205,12 @@ def test_command_changes_are_audited_as_the_system(user: User, tmp_path: Any) ->
     )
     call_command("curfew", "token", "--user", "ada", "--name", "cli", stdout=out)
     entry = _only_new(user, 1)
-    assert (entry.door, entry.subject, entry.action) == ("command", "token", "created")
+    assert (entry.channel, entry.subject, entry.action) == ("command", "token", "created")
     plugin = tmp_path / "plugin.json"
     plugin.write_text(json.dumps({"curfewStart": "22:30"}))
     call_command("curfew", "import-config", "--user", "ada", str(plugin), stdout=out)
     entry = _only_new(user, 2)
-    assert (entry.door, entry.subject) == ("command", "schedule")
+    assert (entry.channel, entry.subject) == ("command", "schedule")
     assert entry.changes["fields"]["curfew_start"] == {"old": "23:00", "new": "22:30"}
     raw = next(line for line in out.getvalue().splitlines() if line.startswith("cfw_"))
     _no_secrets(user, raw)
@@ -242,7 +242,7 @@ def test_admin_actions_go_through_the_services_and_are_audited(
         )
     assert response.status_code == 302
     entry = _only_new(api.user, before)
-    assert (entry.door, entry.action, entry.actor, entry.actor_name) == (
+    assert (entry.channel, entry.action, entry.actor, entry.actor_name) == (
         "admin",
         "auto",
         root,
@@ -257,7 +257,7 @@ def test_admin_actions_go_through_the_services_and_are_audited(
         )
     assert response.status_code == 302
     entry = _only_new(api.user, before + 1)
-    assert (entry.door, entry.subject, entry.action, entry.actor) == (
+    assert (entry.channel, entry.subject, entry.action, entry.actor) == (
         "admin",
         "token",
         "revoked",
@@ -297,8 +297,8 @@ def test_the_recent_changes_section_speaks_chinese_too(page: Client) -> None:
 WRITES = {"schedule_update", "override_apply", "token_create", "token_revoke"}
 
 
-def test_every_door_names_itself_when_it_writes() -> None:
-    """A call from a door that forgot ``door=`` would be recorded as "system"."""
+def test_every_door_names_its_channel_when_it_writes() -> None:
+    """A call from a door that forgot ``channel=`` would be recorded as "system"."""
     import ast
     from pathlib import Path
 
@@ -315,4 +315,4 @@ def test_every_door_names_itself_when_it_writes() -> None:
     assert len(calls) >= 14  # the control: the walk finds the doors' writes
     for path, line, node in calls:
         keywords = {keyword.arg for keyword in node.keywords}
-        assert "door" in keywords, f"{path}:{line} writes without naming its door"
+        assert "channel" in keywords, f"{path}:{line} writes without naming its channel"

@@ -69,7 +69,7 @@ def test_reported_decisions_land_in_the_ledger_once_after_a_retry(api_app: Serve
     assert transport.reports[0] == transport.reports[1]
     assert transport.answers == [{"received": 5, "stored": 5}, {"received": 5, "stored": 0}]
 
-    # The verdict asked over HTTP is the server's own row (door "verdict",
+    # The verdict asked over HTTP is the server's own row (origin "verdict",
     # written by the server's flusher within about a second), never also
     # reported by the client: exactly one of it beside the five reports.
     deadline = time.monotonic() + 10
@@ -85,14 +85,14 @@ def test_reported_decisions_land_in_the_ledger_once_after_a_retry(api_app: Serve
         if len(rows) >= 6 or time.monotonic() > deadline:
             break
         time.sleep(0.2)
-    gateway = [row for row in rows if row["door"] == "gateway"]
+    gateway = [row for row in rows if row["origin"] == "gateway"]
     sent = httpx.Response(200, content=transport.reports[0]).json()["decisions"]
     assert sorted(row["id"] for row in gateway) == sorted(d["id"] for d in sent)
     assert {(r["state"], r["action"], r["budget_before"], r["budget_after"]) for r in gateway} == {
         ("winding", "clamp", 4096, asked.max_tokens)
     }
-    [server_row] = [row for row in rows if row["door"] != "gateway"]
-    assert (server_row["door"], server_row["action"]) == ("verdict", "clamp")
+    [server_row] = [row for row in rows if row["origin"] != "gateway"]
+    assert (server_row["origin"], server_row["action"]) == ("verdict", "clamp")
 
 
 def _variants() -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ def main() -> None:
                 at=timezone.now(),
                 state="off-duty",
                 action="short-circuit",
-                door="chat",
+                origin="chat",
                 user_id=user.pk,
                 session=f"s{n}",
                 budget_after=0,

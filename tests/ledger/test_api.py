@@ -47,7 +47,7 @@ def test_a_report_is_stored_once_however_often_it_is_sent(api: ApiClient) -> Non
     assert first.json() == {"received": 2, "stored": 2}
     again = api.post("/api/v1/decisions", {"decisions": [report(2), report(3)]})
     assert again.json() == {"received": 2, "stored": 1}
-    assert Decision.objects.filter(user=api.user, door="gateway").count() == 3
+    assert Decision.objects.filter(user=api.user, origin="gateway").count() == 3
     assert sum(DecisionHour.objects.values_list("requests_not_sent", flat=True)) == 3
 
 
@@ -87,13 +87,13 @@ def test_decisions_are_paged_and_filtered(api: ApiClient, other_api: ApiClient) 
                 at=t0 + timedelta(minutes=n),
                 state="winding",
                 action="clamp" if n % 2 else "pass",
-                door="chat",
+                origin="chat",
                 user_id=api.user.pk,
                 session="a" if n < 3 else "b",
             )
         )
     recorder.record(
-        Entry(at=t0, state="on-duty", action="pass", door="chat", user_id=other_api.user.pk)
+        Entry(at=t0, state="on-duty", action="pass", origin="chat", user_id=other_api.user.pk)
     )
     recorder.flush()
     page = api.get("/api/v1/decisions", data={"per_page": 2}).json()
@@ -148,7 +148,7 @@ def test_savings_in_a_range(api: ApiClient) -> None:
                 at=datetime(2026, 9, 29, 2, 20, tzinfo=UTC),
                 state="on-duty",
                 action="pass",
-                door="chat",
+                origin="chat",
                 user_id=api.user.pk,
                 input_tokens=1000,
                 output_tokens=500,
@@ -156,7 +156,9 @@ def test_savings_in_a_range(api: ApiClient) -> None:
         )
     for _n in range(2):
         recorder.record(
-            Entry(at=t0, state="off-duty", action="short-circuit", door="chat", user_id=api.user.pk)
+            Entry(
+                at=t0, state="off-duty", action="short-circuit", origin="chat", user_id=api.user.pk
+            )
         )
     recorder.flush()
     answer = api.get(

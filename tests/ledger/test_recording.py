@@ -37,7 +37,7 @@ def entry(user: User, at: datetime = T0, **fields: object) -> Entry:
         "at": at,
         "state": "winding",
         "action": "clamp",
-        "door": "chat",
+        "origin": "chat",
         "user_id": user.pk,
         "reason": "winding 12% · budget 1824",
         "budget_before": 4096,
@@ -123,10 +123,10 @@ def test_entries_named_by_token_find_their_user(user: User) -> None:
 
 
 def test_a_reported_id_is_stored_once(user: User) -> None:
-    recorder.record(entry(user, door="gateway", client_id="abc"))
-    recorder.record(entry(user, door="gateway", client_id="abc"))
+    recorder.record(entry(user, origin="gateway", client_id="abc"))
+    recorder.record(entry(user, origin="gateway", client_id="abc"))
     recorder.flush()
-    recorder.record(entry(user, door="gateway", client_id="abc"))
+    recorder.record(entry(user, origin="gateway", client_id="abc"))
     recorder.flush()
     assert Decision.objects.count() == 1
     assert DecisionHour.objects.get().count == 1
@@ -185,13 +185,13 @@ def test_a_verdicts_entry_is_recorded_with_no_query(user: User) -> None:
     with CaptureQueriesContext(connection) as queries:
         recorder.record(
             verdict_entry(
-                verdict, door="verdict", at=T0, user_id=user.pk, session="s", budget_before=4096
+                verdict, origin="verdict", at=T0, user_id=user.pk, session="s", budget_before=4096
             )
         )
     assert len(queries) == 0
     recorder.flush()
     row = Decision.objects.get()
-    assert (row.door, row.state, row.action, row.budget_before) == (
+    assert (row.origin, row.state, row.action, row.budget_before) == (
         "verdict",
         "winding",
         "clamp",

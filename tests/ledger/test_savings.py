@@ -136,7 +136,7 @@ def test_a_bad_field_is_named(changes: dict[str, object], field: str) -> None:
 def test_the_service_stores_audits_and_refuses_whole(user: User) -> None:
     assert price_table(user.pk) == check_prices(DEFAULT_PRICES)
     saved = price_table_set(
-        user=user, changes={"currency": "CNY", "output_per_million": 8}, actor=user, door="api"
+        user=user, changes={"currency": "CNY", "output_per_million": 8}, actor=user, channel="api"
     )
     assert saved["currency"] == "CNY"
     assert price_table(user.pk)["output_per_million"] == "8"
@@ -147,12 +147,12 @@ def test_the_service_stores_audits_and_refuses_whole(user: User) -> None:
     }
     with pytest.raises(PriceError) as caught:
         price_table_set(
-            user=user, changes={"currency": "EUR", "discount_rate": 2}, actor=user, door="api"
+            user=user, changes={"currency": "EUR", "discount_rate": 2}, actor=user, channel="api"
         )
     assert list(caught.value.errors) == ["discount_rate"]
     assert price_table(user.pk)["currency"] == "CNY"  # nothing changed
     assert AuditEntry.objects.filter(subject="prices").count() == 1
     # The same values again: no write, no audit entry.
-    price_table_set(user=user, changes={"currency": "CNY"}, actor=user, door="api")
+    price_table_set(user=user, changes={"currency": "CNY"}, actor=user, channel="api")
     assert AuditEntry.objects.filter(subject="prices").count() == 1
     assert PriceTable.objects.count() == 1

@@ -38,7 +38,7 @@ def test_a_served_app_stopped_with_sigterm_writes_its_buffer(tmp_path: Path) -> 
         code = app.wait_stopped(60)
     assert code == 0
     with sqlite3.connect(tmp_path / "db.sqlite3") as conn:
-        rows = conn.execute("SELECT door, action, state FROM curfew_core_decision").fetchall()
+        rows = conn.execute("SELECT origin, action, state FROM curfew_core_decision").fetchall()
         hours = conn.execute("SELECT SUM(requests_not_sent) FROM curfew_core_decisionhour")
         not_sent = hours.fetchone()
     assert rows == [("chat", "short-circuit", "lights-out")] * CALLS

@@ -29,7 +29,7 @@ def test_a_verdict_is_one_ledger_line(api: Any, monkeypatch: pytest.MonkeyPatch)
     assert Decision.objects.count() == 0  # buffered, not written on the request
     assert recorder.flush() == 1
     [row] = Decision.objects.all()
-    assert (row.user_id, row.door, row.session, row.purpose) == (
+    assert (row.user_id, row.origin, row.session, row.purpose) == (
         api.user.id,
         "verdict",
         "s-1",

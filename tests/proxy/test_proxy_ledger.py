@@ -64,11 +64,11 @@ PASSED = [
 ]
 
 
-@pytest.mark.parametrize(("door", "path", "body", "usage"), PASSED)
+@pytest.mark.parametrize(("origin", "path", "body", "usage"), PASSED)
 async def test_a_passed_call_records_one_row_with_the_upstreams_usage(
     both_upstreams: None,
     closing: None,
-    door: str,
+    origin: str,
     path: str,
     body: dict[str, Any],
     usage: tuple[Any, Any],
@@ -80,7 +80,7 @@ async def test_a_passed_call_records_one_row_with_the_upstreams_usage(
     # entries the flusher must look up by token wait apart).
     assert (recorder.pending(), len(recorder._buffer)) == (1, 0)
     [row] = await recorded()
-    assert (row.door, row.state, row.action) == (door, "on-duty", "pass")
+    assert (row.origin, row.state, row.action) == (origin, "on-duty", "pass")
     assert (row.input_tokens, row.output_tokens) == usage
     assert row.session == "s-1"
     assert row.budget_before == body.get("max_tokens", body.get("max_output_tokens"))
@@ -88,7 +88,7 @@ async def test_a_passed_call_records_one_row_with_the_upstreams_usage(
 
 
 @pytest.mark.parametrize(
-    ("door", "path", "body"),
+    ("origin", "path", "body"),
     [
         ("chat", "/v1/chat/completions", CHAT),
         (
@@ -102,12 +102,12 @@ async def test_a_passed_call_records_one_row_with_the_upstreams_usage(
     ],
 )
 async def test_a_clamped_call_records_the_budget_it_kept(
-    both_upstreams: None, closing: None, door: str, path: str, body: dict[str, Any]
+    both_upstreams: None, closing: None, origin: str, path: str, body: dict[str, Any]
 ) -> None:
     token = await sync_to_async(token_at)("winding", "23:30")
     await call(token, path, body)
     [row] = await recorded()
-    assert (row.door, row.state, row.action) == (door, "winding", "clamp")
+    assert (row.origin, row.state, row.action) == (origin, "winding", "clamp")
     assert row.budget_before == 4096
     assert row.budget_after is not None
     assert row.budget_after < 4096
@@ -117,7 +117,7 @@ async def test_a_clamped_call_records_the_budget_it_kept(
 
 
 @pytest.mark.parametrize(
-    ("door", "path", "body"),
+    ("origin", "path", "body"),
     [
         ("chat", "/v1/chat/completions", CHAT),
         ("chat", "/v1/chat/completions", {**CHAT, "stream": True}),
@@ -132,7 +132,7 @@ async def test_a_short_circuit_records_zero_usage_and_a_request_not_sent(
     closing: None,
     upstream: FakeUpstream,
     anthropic_upstream: FakeAnthropic,
-    door: str,
+    origin: str,
     path: str,
     body: dict[str, Any],
 ) -> None:
@@ -141,7 +141,7 @@ async def test_a_short_circuit_records_zero_usage_and_a_request_not_sent(
     assert upstream.requests == []
     assert anthropic_upstream.requests == []
     [row] = await recorded()
-    assert (row.door, row.state, row.action) == (door, "off-duty", "short-circuit")
+    assert (row.origin, row.state, row.action) == (origin, "off-duty", "short-circuit")
     assert (row.input_tokens, row.output_tokens, row.budget_after) == (0, 0, 0)
     hour = await sync_to_async(DecisionHour.objects.get)()
     assert (hour.count, hour.requests_not_sent) == (1, 1)

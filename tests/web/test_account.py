@@ -40,7 +40,7 @@ def _flagged(html: str, name: str) -> bool:
 
 def _audit(user: User) -> list[tuple[str, str]]:
     return list(
-        AuditEntry.objects.filter(user=user, subject="account").values_list("action", "door")
+        AuditEntry.objects.filter(user=user, subject="account").values_list("action", "channel")
     )
 
 
@@ -240,7 +240,7 @@ def test_timezone_saves_through_the_schedule_service(page: PageClient, user: Use
     assert any("Europe/Berlin" in m for m in _messages(followed))
     assert '<option value="Europe/Berlin" selected>' in followed.content.decode()
     entry = AuditEntry.objects.get(user=user, subject="schedule")
-    assert entry.door == "page"
+    assert entry.channel == "page"
     assert entry.changes["fields"]["timezone"]["new"] == "Europe/Berlin"
 
 

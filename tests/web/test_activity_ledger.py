@@ -55,7 +55,7 @@ def record(person: User, at: dt.datetime, **fields: Any) -> None:
         "at": at,
         "state": "on-duty",
         "action": "pass",
-        "door": "chat",
+        "origin": "chat",
         "user_id": person.pk,
     }
     values.update(fields)
@@ -74,7 +74,7 @@ def _plain_prices(person: User) -> None:
             "discount_rate": "0",
         },
         actor=person,
-        door="page",
+        channel="page",
     )
 
 
@@ -182,7 +182,7 @@ def test_recent_decisions_show_local_time_reason_budget_and_marks(
         reason="winding 40% · budget 1200",
         budget_before=4000,
         budget_after=1200,
-        door="responses",
+        origin="responses",
     )
     record(user, at - dt.timedelta(minutes=1), exempt=True, session="pager", input_tokens=12)
     record(

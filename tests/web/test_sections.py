@@ -64,8 +64,8 @@ def test_activity_lists_your_changes_and_their_door(
 def test_activity_says_what_happened_in_the_readers_language(page: PageClient, user: User) -> None:
     from curfew_core.services.tokens import token_create, token_revoke
 
-    token, _raw = token_create(user=user, name="laptop", kind="api", actor=user, door="page")
-    token_revoke(user=user, token_id=token.pk, actor=user, door="page")
+    token, _raw = token_create(user=user, name="laptop", kind="api", actor=user, channel="page")
+    token_revoke(user=user, token_id=token.pk, actor=user, channel="page")
     english = page.get("/activity/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "Key revoked" in english
     assert "settings page" in english

@@ -4,9 +4,9 @@ server's ledger (``POST /api/v1/decisions``) in batches, off the hot path.
 What counts, exactly once each:
 
 - a ``verdict()`` answered from the cache (no request) is one decision acted
-  on, reported here (door ``gateway``);
+  on, reported here (origin ``gateway``);
 - a ``verdict()`` that asked the server is recorded by the server itself
-  (door ``verdict``), so it is not reported again;
+  (origin ``verdict``), so it is not reported again;
 - an async caller that joined another caller's request (one request for a
   burst) is reported here: the server recorded only the one request;
 - an outage policy's answer (``fail_open``, ``fail_closed``, ``last_known``)

@@ -98,7 +98,7 @@ class Command(BaseCommand):
         if name in ("token", "embed-token"):
             kind = "api" if name == "token" else "embed"
             token, raw = token_create(
-                user=user, name=options.get("name") or "", kind=kind, door="command"
+                user=user, name=options.get("name") or "", kind=kind, channel="command"
             )
             label = token.get_kind_display()
             self.stdout.write(f"{label} token for {user.get_username()} (shown once):")
@@ -116,7 +116,7 @@ class Command(BaseCommand):
                 words += ["for", options["pretend_for"]]
             try:
                 command = override_commands.from_words(words)
-                override_apply(user=user, command=command, now=timezone.now(), door="command")
+                override_apply(user=user, command=command, now=timezone.now(), channel="command")
             except OverrideError as exc:
                 raise CommandError(str(exc)) from None
             self._print_state(user)
@@ -157,11 +157,13 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 schedule = schedule_update(
-                    user=user, changes=settings, source="import", door="command"
+                    user=user, changes=settings, source="import", channel="command"
                 )
                 if overrides:
                     command = override_commands.from_json(overrides)
-                    override_apply(user=user, command=command, now=timezone.now(), door="command")
+                    override_apply(
+                        user=user, command=command, now=timezone.now(), channel="command"
+                    )
         except ConfigError as exc:
             lines = "\n".join(
                 f"  {source_key(field)}: {problem}" for field, problem in exc.errors.items()
@@ -187,7 +189,7 @@ class Command(BaseCommand):
         user, password_set = demo_user_ensure(username=username, password=password)
         login = f"{username} / {password}" if password_set else f"{username} (password unchanged)"
         for token_id in live_token_ids(user_id=user.pk, name=DEMO_TOKEN_NAME):
-            token_revoke(user=user, token_id=token_id, door="command")
-        _, raw = token_create(user=user, name=DEMO_TOKEN_NAME, door="command")
+            token_revoke(user=user, token_id=token_id, channel="command")
+        _, raw = token_create(user=user, name=DEMO_TOKEN_NAME, channel="command")
         self.stdout.write(f"demo login: {login}")
         self.stdout.write(f"demo API token: {raw}")
