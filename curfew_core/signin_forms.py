@@ -11,13 +11,11 @@ Outside the doors: the page's sign-in (``web.signin``) and the admin's
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
-from redis.exceptions import RedisError
 
 from curfew_core import throttle
 
@@ -38,10 +36,12 @@ class ThrottledSignIn(AuthenticationForm):
             return super().clean()
         except ValidationError as exc:
             if exc.code == "invalid_login":
-                # Redis going away between the check and here: the wrong
-                # password is refused anyway.
-                with contextlib.suppress(RedisError):
-                    throttle.note_signin_failure(username, address)
+                # Not suppressed: a failure that cannot be counted (Redis gone,
+                # or too slow to answer under load) raises into the outage
+                # answer, the styled 503 with Retry-After. Swallowing it lost
+                # counts silently (issue 22: a parallel run's missing count),
+                # so a guesser who can slow Redis would never be locked out.
+                throttle.note_signin_failure(username, address)
             raise
 
 

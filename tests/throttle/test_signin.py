@@ -182,3 +182,36 @@ def test_the_lock_out_message_is_in_chinese_on_the_chinese_page(user: User) -> N
     response, signed_in = sign_in("ada", PASSWORD, HTTP_ACCEPT_LANGUAGE="zh-Hans")
     assert not signed_in
     assert "此账号登录失败次数过多，请 15 分钟后再试。" in response.content.decode()
+
+
+@override_settings(CURFEW_SIGNIN_FAILURES_PER_ACCOUNT="3/15minutes")
+@pytest.mark.parametrize("fault", ["timeout", "connection"])
+def test_a_failure_that_cannot_be_counted_is_an_outage_not_a_silent_wrong_password(
+    user: User, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """Redis answers the lock-out check, then fails (or times out, as under
+    load) on counting the wrong password. Before: "wrong password", the count
+    silently lost, so a guesser who can slow Redis is never locked out. Now:
+    the styled 503 with Retry-After, and nothing counted in silence."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    from curfew_core import throttle
+
+    error = RedisTimeoutError("Timeout reading from socket")
+    if fault == "connection":
+        error = RedisConnectionError("Connection reset by peer")
+
+    def cannot_count(username: str, address: str) -> None:
+        raise error
+
+    monkeypatch.setattr(throttle, "note_signin_failure", cannot_count)
+    response, signed_in = sign_in("ada", "wrong password")
+    assert not signed_in
+    assert response.status_code == 503
+    assert int(response["Retry-After"]) > 0
+    assert "text/html" in response["Content-Type"]
+    # The control: with counting working, the same attempt is a plain refusal.
+    monkeypatch.undo()
+    response, signed_in = sign_in("ada", "wrong password")
+    assert (response.status_code, signed_in) == (200, False)
