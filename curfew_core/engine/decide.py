@@ -367,6 +367,18 @@ def _local_hhmm(instant: datetime, schedule: Schedule) -> str:
     return to_wall(instant, schedule.timezone).strftime("%H:%M")
 
 
+def reply_for(state: State, schedule: Schedule) -> str | None:
+    """The canned reply a short-circuit answers in ``state``; None when the
+    state sends the call on. The one place this rule lives: the verdict
+    carries it, and the settings page reads it from verdicts (never from the
+    schedule), so the page cannot promise a reply gateways do not get."""
+    if state is State.OFF_DUTY:
+        return schedule.off_duty_reply
+    if state is State.LIGHTS_OUT:
+        return schedule.lights_out_reply
+    return None
+
+
 def decide(
     now: datetime,
     schedule: Schedule,
@@ -482,9 +494,7 @@ def decide(
             reasoning_effort = schedule.winding_reasoning_effort
         elif state in (State.OFF_DUTY, State.LIGHTS_OUT):
             action = Action.SHORT_CIRCUIT
-            reply = (
-                schedule.off_duty_reply if state is State.OFF_DUTY else schedule.lights_out_reply
-            )
+            reply = reply_for(state, schedule)
             if schedule.safety_max_tokens is not None:
                 max_tokens = _clamp(request.max_tokens, schedule.safety_max_tokens)
             if schedule.deny_tools_when_off_duty:

@@ -85,7 +85,7 @@ def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) 
         # The moment the page is about: now, the preview's or the time machine's.
         "as_of": verdict.at,
         "as_of_local": to_wall(verdict.at, bundle.schedule.timezone),
-        "now": words.describe(verdict, bundle.schedule, now=now if at is None else at),
+        "now": story.describe(verdict, bundle.schedule, now=now if at is None else at),
         "story": story.tell(verdict, bundle.schedule, enabled=bundle.config["enabled"]),
         "details": json.dumps(
             verdict_payload(verdict, now=now if at is None else at), ensure_ascii=False, indent=2

@@ -20,7 +20,7 @@ from django.utils.timesince import timeuntil
 
 from curfew_core.engine.clock import to_wall
 from curfew_core.selectors.bundles import bundle_for, overrides_active
-from curfew_core.web.words import local_time
+from curfew_core.web.story import local_time
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,21 @@
-"""What your AI does now and next, in words a person reads at a glance.
+"""A verdict in words: the one module that turns the engine's answers into
+what a person reads (the now card and the overview's story).
 
 The first screen of the settings page: a headline for now, a countdown to
 the next change, the steps of the next day (working normally → gets sleepy
 → asleep → working), and tomorrow's peak hours. Everything is read off the
-engine (``decide`` for now, ``segments`` for what follows: the very walk the
-verdicts make), so the words cannot promise what gateways will not get.
-Budgets are described as answer length; the tokens are the detail.
+engine's verdicts (``decide`` for now and for each step, ``segments`` for
+what follows: the very walk the verdicts make), replies included: nothing
+here reads a reply or a budget from the schedule, so the words cannot
+promise what gateways will not get. Budgets are described as answer
+length; the tokens are the detail.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils import dateformat
 from django.utils.translation import gettext as _
@@ -45,6 +49,13 @@ def answer_length(tokens: int) -> str:
         if tokens >= least:
             return str(words)
     return str(LENGTHS[-1][1])  # pragma: no cover - the last bound is 0
+
+
+def reply_of(verdict: Verdict) -> str:
+    """The reply gateways answer with under ``verdict``: its own, or in a dry
+    run the one it would have answered (``would``)."""
+    would: dict[str, Any] = verdict.would or {}
+    return str(verdict.reply if verdict.reply is not None else would.get("reply") or "")
 
 
 def duration(delta: dt.timedelta) -> str:
@@ -107,8 +118,11 @@ def _budgets(start: dt.datetime, end: dt.datetime, schedule: Schedule) -> tuple[
     return None if first is None or last is None else (first, last)
 
 
-def _step(segment_state: State, budgets: tuple[int, int] | None, schedule: Schedule) -> str:
-    """What one stretch means (``budgets``: a winding stretch's first and last)."""
+def _step(
+    segment_state: State, budgets: tuple[int, int] | None, start: dt.datetime, schedule: Schedule
+) -> str:
+    """What one stretch means (``budgets``: a winding stretch's first and
+    last); its reply is the one the verdict at its start answers with."""
     if segment_state is State.WINDING:
         if budgets is None:  # pragma: no cover - winding has a budget
             return _("gets sleepy")
@@ -120,9 +134,11 @@ def _step(segment_state: State, budgets: tuple[int, int] | None, schedule: Sched
             "last": answer_length(last),
         }
     if segment_state is State.OFF_DUTY:
-        return _("off for peak hours, replies “%(reply)s”") % {"reply": schedule.off_duty_reply}
+        return _("off for peak hours, replies “%(reply)s”") % {
+            "reply": reply_of(decide(start, schedule))
+        }
     if segment_state is State.LIGHTS_OUT:
-        return _("asleep, replies “%(reply)s”") % {"reply": schedule.lights_out_reply}
+        return _("asleep, replies “%(reply)s”") % {"reply": reply_of(decide(start, schedule))}
     return _("working normally")
 
 
@@ -151,12 +167,12 @@ def _tomorrow(at: dt.datetime, schedule: Schedule) -> str:
     return _("Tomorrow (%(day)s): no peak hours.") % {"day": name}
 
 
-def _headline(verdict: Verdict, schedule: Schedule) -> str:
+def _headline(verdict: Verdict) -> str:
     if verdict.override == "overtime":
         return _("Overtime: your AI works normally, whatever the schedule says.")
     if verdict.override == "off":
         return _("Switched off by hand: gateways answer “%(reply)s” without calling the model.") % {
-            "reply": schedule.lights_out_reply
+            "reply": reply_of(verdict)
         }
     state = verdict.state
     if state is State.WINDING and verdict.budget is not None:
@@ -166,10 +182,10 @@ def _headline(verdict: Verdict, schedule: Schedule) -> str:
     if state is State.OFF_DUTY:
         return _(
             "Your AI is off for peak hours: it replies “%(reply)s” without calling the model."
-        ) % {"reply": schedule.off_duty_reply}
+        ) % {"reply": reply_of(verdict)}
     if state is State.LIGHTS_OUT:
         return _("Your AI is asleep: it replies “%(reply)s” without calling the model.") % {
-            "reply": schedule.lights_out_reply
+            "reply": reply_of(verdict)
         }
     return _("Your AI is working normally.")
 
@@ -231,7 +247,7 @@ def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story
                 state=segment.state.value,
                 state_name=str(STATE_NAMES[segment.state.value]),
                 starts=starts,
-                words=_step(segment.state, budgets, schedule),
+                words=_step(segment.state, budgets, segment.start, schedule),
                 tokens=_tokens(budgets),
             )
         )
@@ -255,7 +271,7 @@ def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story
     return Story(
         state=state.value,
         state_name=str(STATE_NAMES[state.value]),
-        headline=_headline(verdict, schedule),
+        headline=_headline(verdict),
         countdown=countdown,
         next_change=next_change,
         steps=tuple(steps),
@@ -271,3 +287,101 @@ def _progress(verdict: Verdict) -> str:
     return _("%(pct)s%% of the way through the night.") % {
         "pct": progress_percent(verdict.progress)
     }
+
+
+# -- the now card ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NowWords:
+    state: str
+    state_name: str
+    headline: str
+    detail: str
+    override: str
+    schedule_state: str
+    schedule_name: str
+    overridden: bool
+    reason: str
+    valid_until: str
+    as_of: str
+    time_machine: bool
+
+
+def local_time(instant: dt.datetime, schedule: Schedule, *, today: dt.date | None = None) -> str:
+    wall = to_wall(instant, schedule.timezone)
+    if today is not None and wall.date() != today:
+        return wall.strftime("%Y-%m-%d %H:%M")
+    return wall.strftime("%H:%M")
+
+
+def holds_until(verdict: Verdict, schedule: Schedule) -> dt.datetime:
+    """Until when what the card shows holds, for a person to read.
+
+    ``valid_until`` is a cache hint: the first moment *any* field of the
+    verdict may change. That is not what a person asks. With an override in
+    force, what holds (on duty, or lights out) holds until the override ends,
+    whatever the schedule does meanwhile. Under the time machine the engine
+    only bounds the hint by the real clock; the card reads every time on the
+    time machine's clock, so the schedule is asked again as of that moment.
+    """
+    if verdict.override_until is not None:
+        return verdict.override_until
+    if verdict.debug_at is not None:
+        return decide(verdict.debug_at, schedule).valid_until
+    return verdict.valid_until
+
+
+def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWords:
+    """What is happening, what the schedule alone says, and why."""
+    today = to_wall(verdict.at, schedule.timezone).date()
+    state = verdict.state.value
+    if verdict.state is State.WINDING and verdict.budget is not None:
+        pct = progress_percent(verdict.progress or 0)
+        headline = _("Replies are capped at %(budget)s tokens.") % {"budget": verdict.budget}
+        detail = _("%(pct)s%% of the way through the night.") % {"pct": pct}
+    elif verdict.state is State.OFF_DUTY:
+        headline = _("Gateways answer “%(reply)s” without calling the model.") % {
+            "reply": reply_of(verdict)
+        }
+        detail = _("Peak billing hours.")
+    elif verdict.state is State.LIGHTS_OUT:
+        headline = _("Gateways answer “%(reply)s” without calling the model.") % {
+            "reply": reply_of(verdict)
+        }
+        detail = _("Lights out until wake-up.")
+    else:
+        headline = _("Requests pass untouched.")
+        detail = ""
+    if verdict.dry_run:
+        detail = " ".join(
+            part for part in (detail, _("Dry run: decided and reported, never acted on.")) if part
+        )
+    override = ""
+    if verdict.override == "overtime" and verdict.override_until is not None:
+        minutes = max(0, round((verdict.override_until - now).total_seconds() / 60))
+        override = ngettext(
+            "Overtime until %(until)s (%(minutes)s minute left).",
+            "Overtime until %(until)s (%(minutes)s minutes left).",
+            minutes,
+        ) % {"until": local_time(verdict.override_until, schedule, today=today), "minutes": minutes}
+    elif verdict.override == "off" and verdict.override_until is not None:
+        override = _("Forced off until %(until)s.") % {
+            "until": local_time(verdict.override_until, schedule, today=today)
+        }
+    return NowWords(
+        state=state,
+        state_name=str(STATE_NAMES[state]),
+        headline=headline,
+        detail=detail,
+        override=override,
+        schedule_state=verdict.schedule_state.value,
+        schedule_name=str(STATE_NAMES[verdict.schedule_state.value]),
+        # An override in force is named even when the schedule happens to
+        # agree (overtime while on duty): "no override changes it" would lie.
+        overridden=verdict.override is not None or verdict.state is not verdict.schedule_state,
+        reason=verdict.reason,
+        valid_until=local_time(holds_until(verdict, schedule), schedule, today=today),
+        as_of=to_wall(verdict.at, schedule.timezone).strftime("%Y-%m-%d %H:%M"),
+        time_machine=verdict.debug_at is not None,
+    )

@@ -1,28 +1,22 @@
-"""The verdict in words, for people (translated; the API keeps its codes)."""
+"""Words for people that are not a verdict's: state hints, validation and
+override errors in the reader's language, the audit trail's entries (a verdict
+in words is ``story``)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, ngettext
+from django.utils.translation import gettext_lazy
 
-from curfew_core.engine import State, Verdict, decide
-from curfew_core.engine.clock import to_wall
-from curfew_core.engine.schedule import Schedule
+from curfew_core.engine import State
 from curfew_core.schema.messages import Message, message_of
-from curfew_core.vocabulary import STATE_NAMES, STATE_ORDER, progress_percent
+from curfew_core.vocabulary import STATE_NAMES, STATE_ORDER
 
 __all__ = [
     "STATE_HINTS",
     "STATE_NAMES",
     "STATE_ORDER",
-    "NowWords",
-    "describe",
-    "holds_until",
-    "local_time",
     "localized",
     "localized_errors",
     "override_error",
@@ -60,101 +54,6 @@ def override_error(exc: BaseException) -> str:
 def localized_errors(errors: Mapping[str, str]) -> dict[str, str]:
     """Each field's message in the active language (see ``localized``)."""
     return {key: localized(message) for key, message in errors.items()}
-
-
-@dataclass(frozen=True, slots=True)
-class NowWords:
-    state: str
-    state_name: str
-    headline: str
-    detail: str
-    override: str
-    schedule_state: str
-    schedule_name: str
-    overridden: bool
-    reason: str
-    valid_until: str
-    as_of: str
-    time_machine: bool
-
-
-def local_time(instant: dt.datetime, schedule: Schedule, *, today: dt.date | None = None) -> str:
-    wall = to_wall(instant, schedule.timezone)
-    if today is not None and wall.date() != today:
-        return wall.strftime("%Y-%m-%d %H:%M")
-    return wall.strftime("%H:%M")
-
-
-def holds_until(verdict: Verdict, schedule: Schedule) -> dt.datetime:
-    """Until when what the card shows holds, for a person to read.
-
-    ``valid_until`` is a cache hint: the first moment *any* field of the
-    verdict may change. That is not what a person asks. With an override in
-    force, what holds (on duty, or lights out) holds until the override ends,
-    whatever the schedule does meanwhile. Under the time machine the engine
-    only bounds the hint by the real clock; the card reads every time on the
-    time machine's clock, so the schedule is asked again as of that moment.
-    """
-    if verdict.override_until is not None:
-        return verdict.override_until
-    if verdict.debug_at is not None:
-        return decide(verdict.debug_at, schedule).valid_until
-    return verdict.valid_until
-
-
-def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWords:
-    """What is happening, what the schedule alone says, and why."""
-    today = to_wall(verdict.at, schedule.timezone).date()
-    state = verdict.state.value
-    if verdict.state is State.WINDING and verdict.budget is not None:
-        pct = progress_percent(verdict.progress or 0)
-        headline = _("Replies are capped at %(budget)s tokens.") % {"budget": verdict.budget}
-        detail = _("%(pct)s%% of the way through the night.") % {"pct": pct}
-    elif verdict.state is State.OFF_DUTY:
-        headline = _("Gateways answer “%(reply)s” without calling the model.") % {
-            "reply": schedule.off_duty_reply
-        }
-        detail = _("Peak billing hours.")
-    elif verdict.state is State.LIGHTS_OUT:
-        headline = _("Gateways answer “%(reply)s” without calling the model.") % {
-            "reply": schedule.lights_out_reply
-        }
-        detail = _("Lights out until wake-up.")
-    else:
-        headline = _("Requests pass untouched.")
-        detail = ""
-    if verdict.dry_run:
-        detail = " ".join(
-            part for part in (detail, _("Dry run: decided and reported, never acted on.")) if part
-        )
-    override = ""
-    if verdict.override == "overtime" and verdict.override_until is not None:
-        minutes = max(0, round((verdict.override_until - now).total_seconds() / 60))
-        override = ngettext(
-            "Overtime until %(until)s (%(minutes)s minute left).",
-            "Overtime until %(until)s (%(minutes)s minutes left).",
-            minutes,
-        ) % {"until": local_time(verdict.override_until, schedule, today=today), "minutes": minutes}
-    elif verdict.override == "off" and verdict.override_until is not None:
-        override = _("Forced off until %(until)s.") % {
-            "until": local_time(verdict.override_until, schedule, today=today)
-        }
-    return NowWords(
-        state=state,
-        state_name=str(STATE_NAMES[state]),
-        headline=headline,
-        detail=detail,
-        override=override,
-        schedule_state=verdict.schedule_state.value,
-        schedule_name=str(STATE_NAMES[verdict.schedule_state.value]),
-        # An override in force is named even when the schedule happens to
-        # agree (overtime while on duty): "no override changes it" would lie.
-        overridden=verdict.override is not None or verdict.state is not verdict.schedule_state,
-        reason=verdict.reason,
-        valid_until=local_time(holds_until(verdict, schedule), schedule, today=today),
-        as_of=to_wall(verdict.at, schedule.timezone).strftime("%Y-%m-%d %H:%M"),
-        time_machine=verdict.debug_at is not None,
-    )
 
 
 #: What an audit entry says happened, in the reader's language (the stored

@@ -9,6 +9,7 @@ The real clock is pinned to Tuesday 2026-09-29 19:00 in Shanghai (on duty).
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import re
 import zoneinfo
 from typing import Any
@@ -123,3 +124,39 @@ def test_the_scrubber_answers_htmx_with_the_banner_card_and_band(page: PageClien
     assert 'id="status"' in html
     assert 'id="band"' in html
     assert 'id="now-state" data-state="off-duty"' in _card(html)  # peak hours at 10:00
+
+
+def test_the_overview_reads_its_replies_from_the_engine_not_the_schedule(
+    page: PageClient, api: ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: an engine rule changes, and every word the overview says
+    follows it (the now card, the story's headline and its steps), as the
+    gateways' verdicts do. Reading the replies off the schedule instead kept
+    promising the old ones."""
+    # The module, not the function the package exports under the same name.
+    engine = importlib.import_module("curfew_core.engine.decide")
+
+    stored = schedule_config.build(schedule_config.default_config())
+    assert (stored.off_duty_reply, stored.lights_out_reply) == ("。", "明天再说。")
+
+    def rule(state: Any, schedule: Any) -> str | None:
+        return None if state.value in ("on-duty", "winding") else f"rule says {state.value}"
+
+    monkeypatch.setattr(engine, "reply_for", rule)
+    # Gateways are told the new reply (the control: the rule really changed).
+    monkeypatch.setattr(timezone, "now", lambda: dt.datetime(2026, 9, 29, 10, 0, tzinfo=SHANGHAI))
+    assert api.post("/api/v1/verdict", {}).json()["reply"] == "rule says off-duty"
+
+    html = page.get("/").content.decode()
+    card = _card(html)
+    assert 'data-state="off-duty"' in card
+    assert "“rule says off-duty”" in card
+    assert "“。”" not in card
+    # The story's steps: tonight's lights-out is told with the engine's reply too.
+    assert "asleep, replies “rule says lights-out”" in html
+    assert "明天再说" not in html.split('id="schedule-form"')[0]
+
+    # A preview of lights-out reads the same rule.
+    card = _card(page.get("/", {"at": "2026-09-30T04:00"}).content.decode())
+    assert "“rule says lights-out”" in card
+    assert "明天再说" not in card
