@@ -1,12 +1,12 @@
 """The decision ledger's part of the OpenAPI document (``api/openapi.py``
-adds it): its schemas from the models its parsers and answers use
+adds it; both build on ``openapi_parts``): its schemas from the models its parsers and answers use
 (``schema.decisions``), and its three operations."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from curfew_core.api import openapi as base
+from curfew_core.api.openapi_parts import WITH_BODY, errors, json_body, model_schemas, ref
 from curfew_core.override_commands import INSTANT_PATTERN
 from curfew_core.schedule_config import TEXT_PATTERN
 from curfew_core.schema.decisions import (
@@ -21,7 +21,7 @@ from curfew_core.selectors.ledger import MAX_PER_PAGE
 
 
 def ledger_schemas() -> dict[str, dict[str, Any]]:
-    return base._model_schemas(DecisionBatch, DecisionPageAnswer, ReportAnswer, SavingsAnswer)
+    return model_schemas(DecisionBatch, DecisionPageAnswer, ReportAnswer, SavingsAnswer)
 
 
 def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -42,7 +42,6 @@ _RANGE = [
 
 
 def ledger_paths() -> dict[str, Any]:
-    json, ref, errors = base._json, base._ref, base._errors
     return {
         "/decisions": {
             "get": {
@@ -68,20 +67,20 @@ def ledger_paths() -> dict[str, Any]:
                     ),
                 ],
                 "responses": {
-                    "200": {"description": "a page", "content": json(ref("DecisionPage"))},
+                    "200": {"description": "a page", "content": json_body(ref("DecisionPage"))},
                     **errors(400, 401, 422, 429, 503),
                 },
             },
             "post": {
                 "summary": f"A gateway reports up to {MAX_BATCH} decisions it made from its "
                 "cached verdict; each id is stored once, so a retried report is no double",
-                "requestBody": {"required": True, "content": json(ref("DecisionBatch"))},
+                "requestBody": {"required": True, "content": json_body(ref("DecisionBatch"))},
                 "responses": {
                     "200": {
                         "description": "stored",
-                        "content": json(ref("DecisionReportAnswer")),
+                        "content": json_body(ref("DecisionReportAnswer")),
                     },
-                    **errors(*base._WITH_BODY, 422),
+                    **errors(*WITH_BODY, 422),
                 },
             },
         },
@@ -91,7 +90,7 @@ def ledger_paths() -> dict[str, Any]:
                 "days by default): requests not sent, tokens not generated, money",
                 "parameters": list(_RANGE),
                 "responses": {
-                    "200": {"description": "savings", "content": json(ref("Savings"))},
+                    "200": {"description": "savings", "content": json_body(ref("Savings"))},
                     **errors(400, 401, 422, 429, 503),
                 },
             }

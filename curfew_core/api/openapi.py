@@ -22,30 +22,22 @@ from __future__ import annotations
 from typing import Any
 
 from curfew_client.wire import openapi_schemas
-from pydantic import BaseModel
 
 from curfew_core import override_commands
+from curfew_core.api import ledger_openapi
+from curfew_core.api.openapi_parts import (
+    AUTHED,
+    COMPONENTS,
+    WITH_BODY,
+    errors,
+    json_body,
+    model_schemas,
+    ref,
+)
 from curfew_core.schedule_config import FIELDS
 from curfew_core.schema.errors import ErrorBody
 from curfew_core.schema.settings import Declaration, ScheduleSettings, json_schemas_of
 from curfew_core.schema.verdict_request import VerdictRequestBody
-
-_COMPONENTS = "#/components/schemas/"
-
-
-def _ref(name: str) -> dict[str, Any]:
-    return {"$ref": _COMPONENTS + name}
-
-
-def _model_schemas(*models: type[BaseModel]) -> dict[str, dict[str, Any]]:
-    """Each model's JSON Schema by its title, and the models they nest, with
-    references into the document's ``components.schemas``."""
-    out: dict[str, dict[str, Any]] = {}
-    for model in models:
-        schema = model.model_json_schema(ref_template=_COMPONENTS + "{model}")
-        out.update(schema.pop("$defs", {}))
-        out[schema["title"]] = schema
-    return out
 
 
 def request_schemas() -> dict[str, dict[str, Any]]:
@@ -53,9 +45,9 @@ def request_schemas() -> dict[str, dict[str, Any]]:
     take their fields, patterns and bounds from."""
     overrides = override_commands.OVERRIDE_REQUESTS
     return {
-        **_model_schemas(ErrorBody, VerdictRequestBody, *overrides),
+        **model_schemas(ErrorBody, VerdictRequestBody, *overrides),
         # Exactly one override per request.
-        "OverrideRequest": {"oneOf": [_ref(model.__name__) for model in overrides]},
+        "OverrideRequest": {"oneOf": [ref(model.__name__) for model in overrides]},
     }
 
 
@@ -86,51 +78,6 @@ def settings_schema(declaration: Declaration = ScheduleSettings) -> dict[str, An
 _SETTINGS: dict[str, Any] = settings_schema()
 
 
-def _json(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"application/json": {"schema": schema}}
-
-
-_RETRY_AFTER = {
-    "Retry-After": {
-        "description": "seconds to wait before trying again",
-        "required": True,
-        "schema": {"type": "string", "pattern": "^[0-9]+$"},
-    }
-}
-_ERROR_TEXT = {
-    400: "malformed input (the schema refuses it); the fields say what; nothing changed",
-    401: "missing, unknown or revoked token",
-    409: "stale version; the message names the current one; nothing changed",
-    413: "the body is too large",
-    422: "well-formed, but refused by a rule the schema cannot state; nothing changed",
-    429: "too many requests; retry after the time given",
-    503: "storage unavailable; retry after the time given",
-}
-
-
-def _errors(*codes: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for code in codes:
-        response: dict[str, Any] = {
-            "description": _ERROR_TEXT[code],
-            "content": _json(_ref("Error")),
-        }
-        if code in (429, 503):
-            response["headers"] = _RETRY_AFTER
-        if code == 401:
-            response["headers"] = {
-                "WWW-Authenticate": {"required": True, "schema": {"type": "string"}}
-            }
-        out[str(code)] = response
-    return out
-
-
-#: Every answer an operation behind a token can give besides its own.
-_AUTHED = (401, 429, 503)
-#: And those with a JSON body.
-_WITH_BODY = (400, 401, 413, 429, 503)
-
-
 _CHANGE_EVENT: dict[str, Any] = {
     "type": "object",
     "required": ["event", "data"],
@@ -142,8 +89,6 @@ _CHANGE_EVENT: dict[str, Any] = {
 
 
 def document() -> dict[str, Any]:
-    from curfew_core.api import ledger_openapi  # it builds on this module
-
     return {
         "openapi": "3.1.0",
         "info": {
@@ -159,7 +104,7 @@ def document() -> dict[str, Any]:
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {
-                **openapi_schemas(_COMPONENTS),
+                **openapi_schemas(COMPONENTS),
                 **request_schemas(),
                 "Settings": {
                     "type": "object",
@@ -173,10 +118,10 @@ def document() -> dict[str, Any]:
             "/verdict": {
                 "post": {
                     "summary": "The verdict for the model call a gateway is about to make",
-                    "requestBody": {"required": False, "content": _json(_ref("VerdictRequest"))},
+                    "requestBody": {"required": False, "content": json_body(ref("VerdictRequest"))},
                     "responses": {
-                        "200": {"description": "the verdict", "content": _json(_ref("Verdict"))},
-                        **_errors(*_WITH_BODY, 422),
+                        "200": {"description": "the verdict", "content": json_body(ref("Verdict"))},
+                        **errors(*WITH_BODY, 422),
                     },
                 }
             },
@@ -184,26 +129,29 @@ def document() -> dict[str, Any]:
                 "get": {
                     "summary": "Every setting, with the version to send back on PATCH",
                     "responses": {
-                        "200": {"description": "settings", "content": _json(_settings_out())},
-                        **_errors(*_AUTHED),
+                        "200": {"description": "settings", "content": json_body(_settings_out())},
+                        **errors(*AUTHED),
                     },
                 },
                 "patch": {
                     "summary": "Change some settings; a stale version gets 409",
-                    "requestBody": {"required": True, "content": _json(_settings_in())},
+                    "requestBody": {"required": True, "content": json_body(_settings_in())},
                     "responses": {
-                        "200": {"description": "saved", "content": _json(_settings_out())},
-                        **_errors(*_WITH_BODY, 409, 422),
+                        "200": {"description": "saved", "content": json_body(_settings_out())},
+                        **errors(*WITH_BODY, 409, 422),
                     },
                 },
             },
             "/overrides": {
                 "post": {
                     "summary": "overtime / off / auto / debug",
-                    "requestBody": {"required": True, "content": _json(_ref("OverrideRequest"))},
+                    "requestBody": {"required": True, "content": json_body(ref("OverrideRequest"))},
                     "responses": {
-                        "200": {"description": "the state after", "content": _json(_ref("State"))},
-                        **_errors(*_WITH_BODY, 422),
+                        "200": {
+                            "description": "the state after",
+                            "content": json_body(ref("State")),
+                        },
+                        **errors(*WITH_BODY, 422),
                     },
                 }
             },
@@ -211,8 +159,8 @@ def document() -> dict[str, Any]:
                 "get": {
                     "summary": "What a status display needs",
                     "responses": {
-                        "200": {"description": "state", "content": _json(_ref("State"))},
-                        **_errors(*_AUTHED),
+                        "200": {"description": "state", "content": json_body(ref("State"))},
+                        **errors(*AUTHED),
                     },
                 }
             },
@@ -233,7 +181,7 @@ def document() -> dict[str, Any]:
                             # event stream); heartbeats are comments, not events.
                             "content": {"text/event-stream": {"schema": _CHANGE_EVENT}},
                         },
-                        **_errors(*_AUTHED),
+                        **errors(*AUTHED),
                     },
                 }
             },
@@ -245,7 +193,7 @@ def document() -> dict[str, Any]:
                     "responses": {
                         "200": {
                             "description": "OpenAPI 3.1",
-                            "content": _json({"type": "object", "required": ["openapi"]}),
+                            "content": json_body({"type": "object", "required": ["openapi"]}),
                         }
                     },
                 }
