@@ -7,7 +7,13 @@ class CurfewCoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Sign-out, password changes and deactivation close open capsule sockets.
+        # Imported here, once the models are: Django's documented place for
+        # connecting receivers (apps are loaded before any model exists).
         from curfew_core.realtime import signals
+        from curfew_core.services import token_receivers
 
+        # A token changed outside the services (the admin, a cascade, a
+        # deactivated user) stops working now, not at its cache's expiry.
+        token_receivers.connect()
+        # Sign-out, password changes and deactivation close open capsule sockets.
         signals.connect()

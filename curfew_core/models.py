@@ -3,12 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
 
 from curfew_core.ledger.entry import ACTIONS, ORIGINS, STATES
 
@@ -166,29 +162,6 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} {self.action} by {self.actor_name} ({self.channel})"
-
-
-def _forget_tokens_after_commit(user_id: int, digests: list[str]) -> None:
-    from curfew_core.services.after_commit import after_commit
-
-    after_commit(user_id=user_id, token_digests=digests, refresh=False, publish=False)
-
-
-@receiver(post_save, sender=ApiToken)
-@receiver(post_delete, sender=ApiToken)
-def _forget_cached_token(sender: type[ApiToken], instance: ApiToken, **kwargs: Any) -> None:
-    """A token revoked or deleted by any channel (the admin, a deleted user's
-    cascade) must stop working now, not when its cache entry expires."""
-    _forget_tokens_after_commit(instance.user_id, [instance.digest])
-
-
-@receiver(post_save, sender=settings.AUTH_USER_MODEL)
-def _forget_tokens_of_changed_user(sender: type[Any], instance: Any, **kwargs: Any) -> None:
-    """A deactivated user's tokens stop working now (and a reactivated user's
-    work again), not when the cache entry expires."""
-    digests = list(ApiToken.objects.filter(user=instance).values_list("digest", flat=True))
-    if digests:
-        _forget_tokens_after_commit(instance.pk, digests)
 
 
 class Decision(models.Model):
