@@ -14,7 +14,7 @@ import json
 import struct
 from typing import Any
 
-from curfew_testkit.fake_upstream import REPLY_TEXT, REPLY_WORDS
+from curfew_testkit.fake_reply import REPLY_TEXT, REPLY_WORDS
 
 RESPONSES_USAGE = {
     "input_tokens": 11,

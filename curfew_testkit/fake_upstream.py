@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from curfew_testkit.fake_openai_more import more_answers, stored_response
+from curfew_testkit.fake_reply import REPLY_TEXT, REPLY_WORDS
 from curfew_testkit.local_http import LocalHttpServer, QuietHandler
 
-REPLY_WORDS = ["Hello", " from", " the", " fake", " upstream."]
-REPLY_TEXT = "".join(REPLY_WORDS)
 USAGE = {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16}
 
 
@@ -129,8 +129,6 @@ class FakeUpstream(RecordingFake):
                 return read_body(self)
 
             def do_GET(self) -> None:
-                from curfew_testkit.fake_openai_more import stored_response
-
                 fake._record(Recorded("GET", self.path, dict(self.headers.items()), b""))
                 found = stored_response(self.path)
                 if found is not None:
@@ -158,9 +156,6 @@ class FakeUpstream(RecordingFake):
                     self._send_json(*fake.fail)
                     return
                 request = json.loads(body)
-                # Imported here: that module builds on this one's reply words.
-                from curfew_testkit.fake_openai_more import more_answers
-
                 more = more_answers(self.path, request)
                 if more is not None:
                     events, payload = more
@@ -175,8 +170,6 @@ class FakeUpstream(RecordingFake):
                     self._send_json(200, json.dumps(completion(request)).encode())
 
             def do_DELETE(self) -> None:
-                from curfew_testkit.fake_openai_more import stored_response
-
                 fake._record(Recorded("DELETE", self.path, dict(self.headers.items()), b""))
                 found = stored_response(self.path)
                 if found is None:

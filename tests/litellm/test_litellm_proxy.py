@@ -22,7 +22,7 @@ import litellm
 import openai
 
 from curfew_testkit.fake_openai_more import EMBEDDING
-from curfew_testkit.fake_upstream import REPLY_TEXT
+from curfew_testkit.fake_reply import REPLY_TEXT
 from tests.litellm.conftest import (
     EMBEDDING_MODEL,
     LIGHTS_OUT,

@@ -19,7 +19,8 @@ from django.test import override_settings
 
 from curfew_site.asgi import application
 from curfew_testkit.asgi_scope import http_scope
-from curfew_testkit.fake_upstream import REPLY_TEXT, FakeUpstream
+from curfew_testkit.fake_reply import REPLY_TEXT
+from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy import rawhttp
 from tests.proxy.conftest import Proxy
 from tests.proxy.inprocess import SECRET

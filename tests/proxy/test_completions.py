@@ -14,7 +14,8 @@ import pytest
 from curfew_client.completions_shapes import DEFAULT_MAX_TOKENS
 
 from curfew_testkit.fake_openai_more import COMPLETIONS_USAGE
-from curfew_testkit.fake_upstream import REPLY_TEXT, REPLY_WORDS, FakeUpstream
+from curfew_testkit.fake_reply import REPLY_TEXT, REPLY_WORDS
+from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy.conftest import Proxy
 from tests.proxy.test_proxy_gates import LIGHTS_OUT, OFF_DUTY, ON_DUTY, WINDING, expected, sdk
 

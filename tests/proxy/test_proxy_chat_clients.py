@@ -24,7 +24,8 @@ from langchain_openai import ChatOpenAI
 from langchain_openai.chat_models.base import OpenAIRefusalError
 from pydantic import BaseModel
 
-from curfew_testkit.fake_upstream import REPLY_TEXT, FakeUpstream
+from curfew_testkit.fake_reply import REPLY_TEXT
+from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ServedApp
 from tests.proxy.conftest import UPSTREAM_KEY, Proxy
 from tests.proxy.test_proxy_gates import MESSAGES, OFF_DUTY, ON_DUTY, WINDING, expected, sdk

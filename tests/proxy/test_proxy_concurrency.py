@@ -24,7 +24,8 @@ from curfew_core.proxy import upstream as upstream_module
 from curfew_core.proxy.concurrency import slots
 from curfew_core.selectors.tokens import identify
 from curfew_testkit.asgi_scope import http_scope
-from curfew_testkit.fake_upstream import REPLY_TEXT, FakeUpstream
+from curfew_testkit.fake_reply import REPLY_TEXT
+from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy.conftest import on_duty_token
 from tests.proxy.inprocess import CHAT, SECRET, body_of, client
 

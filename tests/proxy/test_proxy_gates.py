@@ -15,7 +15,8 @@ import pytest
 
 from curfew_core import schedule_config
 from curfew_core.engine import RequestContext, Verdict, decide
-from curfew_testkit.fake_upstream import REPLY_TEXT, USAGE, FakeUpstream
+from curfew_testkit.fake_reply import REPLY_TEXT
+from curfew_testkit.fake_upstream import USAGE, FakeUpstream
 from tests.proxy.conftest import EXEMPT_SESSION, Proxy
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")

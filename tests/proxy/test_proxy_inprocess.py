@@ -10,7 +10,8 @@ import pytest
 from django.test import override_settings
 
 from curfew_core.proxy import upstream as upstream_module
-from curfew_testkit.fake_upstream import REPLY_TEXT, FakeUpstream
+from curfew_testkit.fake_reply import REPLY_TEXT
+from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import free_port
 from tests.proxy.inprocess import CHAT, SECRET, body_of, client
 

@@ -16,7 +16,8 @@ from curfew_client.responses_shapes import MIN_OUTPUT_TOKENS
 from pydantic import BaseModel
 
 from curfew_testkit.fake_openai_more import RESPONSE_ID, RESPONSES_USAGE, STORED_RESPONSE_ID
-from curfew_testkit.fake_upstream import REPLY_TEXT, REPLY_WORDS, FakeUpstream
+from curfew_testkit.fake_reply import REPLY_TEXT, REPLY_WORDS
+from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy import rawhttp
 from tests.proxy.conftest import UPSTREAM_KEY, Proxy
 from tests.proxy.test_proxy_gates import (
