@@ -27,6 +27,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from curfew_core.events import group_event, user_group
+from curfew_core.realtime import watch
 from curfew_core.realtime.access import forget, session_tag
 from curfew_core.services import account
 
@@ -84,8 +85,6 @@ def _user_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
 
 def _token_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
     """This process revoked a token: its own signal closes the capsules, the watcher skips it."""
-    from curfew_core.realtime import watch
-
     if instance.revoked_at is not None:
         watch.mark_local(("token", instance.user_id, instance.revoked_at, instance.digest))
 
@@ -93,8 +92,6 @@ def _token_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
 def _stamped_saved(table: str) -> Any:
     def saved(sender: Any, instance: Any, **kwargs: Any) -> None:
         """This process's own write: its event goes out after commit, the watcher skips it."""
-        from curfew_core.realtime import watch
-
         watch.mark_local((table, instance.user_id, instance.updated_at, ""))
 
     return saved

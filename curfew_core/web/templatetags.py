@@ -7,6 +7,8 @@ from typing import Any
 
 from django import template
 
+from curfew_core.web import activity, words
+
 register = template.Library()
 
 
@@ -21,16 +23,12 @@ def lookup(mapping: Mapping[Any, Any] | None, key: Any) -> Any:
 @register.filter
 def audit_what(row: Any) -> str:
     """An audit row's subject and action in the reader's language."""
-    from curfew_core.web.words import audit_what as words
-
-    return words(row.subject, row.action)
+    return words.audit_what(row.subject, row.action)
 
 
 @register.filter
 def audit_channel(channel: str) -> str:
-    from curfew_core.web.words import audit_channel as words
-
-    return words(channel)
+    return words.audit_channel(channel)
 
 
 @register.filter
@@ -41,24 +39,18 @@ def thousands(number: int | None) -> str:
 
 @register.filter
 def state_word(state: str) -> str:
-    from curfew_core.web.activity import state_word as words
-
-    return words(state)
+    return activity.state_word(state)
 
 
 @register.filter
 def action_word(action: str) -> str:
     """``answered without a request`` for ``short-circuit`` (the ledger's codes)."""
-    from curfew_core.web.activity import action_word as words
-
-    return words(action)
+    return activity.action_word(action)
 
 
 @register.filter
 def origin_word(origin: str) -> str:
-    from curfew_core.web.activity import origin_word as words
-
-    return words(origin)
+    return activity.origin_word(origin)
 
 
 @register.filter
