@@ -42,7 +42,7 @@ def default_schedule() -> Schedule:
     import django
 
     django.setup()
-    from curfew_core import schedule_config
+    from curfew_core.schedules import config as schedule_config
 
     return schedule_config.build(schedule_config.default_config())  # CN holiday calendar
 

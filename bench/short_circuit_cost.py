@@ -62,8 +62,9 @@ def main() -> int:
     from django.test import override_settings
     from django.utils import timezone
 
-    from curfew_core import async_cache, override_commands
+    from curfew_core import async_cache
     from curfew_core.ledger import recorder
+    from curfew_core.schedules import override_commands
     from curfew_core.services.overrides import override_apply
     from curfew_core.services.tokens import token_create
     from curfew_site.asgi import application

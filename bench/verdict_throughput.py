@@ -28,7 +28,7 @@ def engine_rate(seconds: float) -> list[tuple[str, float]]:
     import django
 
     django.setup()
-    from curfew_core import schedule_config
+    from curfew_core.schedules import config as schedule_config
 
     schedule = schedule_config.build(
         schedule_config.default_config()

@@ -72,7 +72,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from curfew_core import schedule_config
+    from curfew_core.schedules import config as schedule_config
     from curfew_core.selectors.verdicts import verdict_answer
 
     def fields(verdict: Verdict) -> dict[str, Any]:

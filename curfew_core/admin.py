@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from curfew_core.models import ApiToken, AuditEntry, Override, Schedule, ScheduleRevision
-from curfew_core.override_commands import OverrideCommand
+from curfew_core.schedules.override_commands import OverrideCommand
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.tokens import token_revoke
 from curfew_core.signin_forms import ThrottledAdminSignIn

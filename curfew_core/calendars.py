@@ -175,7 +175,7 @@ class CalendarHolidays:
     The user's own dates win over the public calendar's: an extra holiday on a
     public make-up workday is a holiday, and an extra workday on a public
     holiday is a workday (the engine never makes a workday valley). A date in
-    both of the user's lists is refused by ``curfew_core.schedule_config``.
+    both of the user's lists is refused by ``curfew_core.schedules.config``.
     """
 
     __slots__ = ("_code", "_extra", "_workdays")

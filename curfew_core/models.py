@@ -14,7 +14,7 @@ UNSAVED_VERSION = 0
 
 
 class Schedule(models.Model):
-    """A user's schedule as canonical JSON (validated by ``curfew_core.schedule_config``).
+    """A user's schedule as canonical JSON (validated by ``curfew_core.schedules.config``).
 
     One JSON document rather than thirty columns: the shape is owned by the
     validation layer, and the API, the form and the commands all speak it.

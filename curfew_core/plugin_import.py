@@ -1,13 +1,13 @@
 """Translating the earlier single-user plugin's camelCase config file into
-the schedule's own settings (validated by ``curfew_core.schedule_config`` as usual)."""
+the schedule's own settings (validated by ``curfew_core.schedules.config`` as usual)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from curfew_core.schedule_config import ConfigError
-from curfew_core.schema.settings import Declaration, ScheduleSettings, aliases_of
+from curfew_core.schedules.config import ConfigError
+from curfew_core.schedules.declaration import Declaration, ScheduleSettings, aliases_of
 
 #: The plugin's camelCase key -> the setting, from the declaration's aliases.
 _RENAMES = aliases_of()

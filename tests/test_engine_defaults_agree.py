@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from curfew_core import schedule_config
 from curfew_core.engine import Schedule
+from curfew_core.schedules import config as schedule_config
 
 
 def test_the_engines_defaults_are_the_declared_ones() -> None:

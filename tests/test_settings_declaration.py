@@ -15,10 +15,11 @@ from typing import Annotated
 import jsonschema_rs
 import pytest
 
-from curfew_core import plugin_import, schedule_config
+from curfew_core import plugin_import
 from curfew_core.api import openapi
-from curfew_core.schema import values
-from curfew_core.schema.settings import (
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules import values
+from curfew_core.schedules.declaration import (
     ScheduleSettings,
     Setting,
     aliases_of,

@@ -10,7 +10,7 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 
-from curfew_core.schedule_config import show
+from curfew_core.schedules.values import show
 from curfew_core.schema.errors import api_error_body
 
 #: No API body nests deeper than a schedule's anchors (object, list, row);

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from curfew_core.api.openapi_parts import WITH_BODY, errors, json_body, model_schemas, ref
-from curfew_core.override_commands import INSTANT_PATTERN
-from curfew_core.schedule_config import TEXT_PATTERN
+from curfew_core.schedules.override_commands import INSTANT_PATTERN
+from curfew_core.schedules.values import TEXT_PATTERN
 from curfew_core.schema.decisions import (
     MAX_BATCH,
     DecisionBatch,

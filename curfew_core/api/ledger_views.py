@@ -14,8 +14,8 @@ from django.utils import timezone
 from curfew_core.api.auth import token_required
 from curfew_core.api.errors import invalid, json_object, unprocessable_error
 from curfew_core.api.views import allow
-from curfew_core.override_commands import Unprocessable
-from curfew_core.schedule_config import text_problem
+from curfew_core.schedules.override_commands import Unprocessable
+from curfew_core.schedules.values import text_problem
 from curfew_core.schema.decisions import (
     DecisionPageAnswer,
     DecisionRow,

@@ -2,7 +2,7 @@
 
 Generated, not typed: every schema comes from the declaration its code uses.
 
-- ``Settings``: the settings declaration (``curfew_core.schema.settings``),
+- ``Settings``: the settings declaration (``curfew_core.schedules.declaration``),
   whose parsers are the validators;
 - ``Verdict``, ``State`` and what they nest: the wire models
   (``curfew_client.wire``) the server answers through and the client parses with;
@@ -23,7 +23,6 @@ from typing import Any
 
 from curfew_client.wire import openapi_schemas
 
-from curfew_core import override_commands
 from curfew_core.api import ledger_openapi
 from curfew_core.api.openapi_parts import (
     AUTHED,
@@ -34,9 +33,10 @@ from curfew_core.api.openapi_parts import (
     model_schemas,
     ref,
 )
-from curfew_core.schedule_config import FIELDS
+from curfew_core.schedules import override_commands
+from curfew_core.schedules.config import FIELDS
+from curfew_core.schedules.declaration import Declaration, ScheduleSettings, json_schemas_of
 from curfew_core.schema.errors import ErrorBody
-from curfew_core.schema.settings import Declaration, ScheduleSettings, json_schemas_of
 from curfew_core.schema.verdict_request import VerdictRequestBody
 
 

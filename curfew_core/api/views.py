@@ -11,14 +11,15 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from curfew_core import override_commands, schedule_config
 from curfew_core.api.auth import token_required
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
 from curfew_core.api.openapi import document
 from curfew_core.engine import OverrideError
 from curfew_core.ledger.entry import verdict_entry
 from curfew_core.ledger.recorder import record
-from curfew_core.schedule_config import show, whole_number
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules import override_commands
+from curfew_core.schedules.values import show, whole_number
 from curfew_core.schema.verdict_request import RequestError, VerdictRequest, parse_verdict_body
 from curfew_core.selectors.bundles import UserBundle, committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity

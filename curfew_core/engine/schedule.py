@@ -1,7 +1,7 @@
 """The schedule the engine decides from, already validated and resolved.
 
 These are plain frozen values. Parsing and validating user input into them is
-``curfew_core.schedule_config``'s job; the engine trusts what it is given.
+``curfew_core.schedules.config``'s job; the engine trusts what it is given.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from typing import Annotated, Any
 from curfew_client.wire import ActionName, StateName
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from curfew_core import override_commands
 from curfew_core.ledger.entry import MAX_REASON, Entry, Origin
-from curfew_core.schedule_config import TEXT_PATTERN
+from curfew_core.schedules import override_commands
+from curfew_core.schedules.values import TEXT_PATTERN
 from curfew_core.schema.verdict_request import (
     MAX_SCOPE_TEXT,
     RequestError,

@@ -16,17 +16,17 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from curfew_core import override_commands
 from curfew_core.engine import RequestContext
 from curfew_core.engine.schedule import DEFAULT_EXEMPT_PURPOSES
-from curfew_core.schedule_config import (
+from curfew_core.schedules import override_commands
+from curfew_core.schedules.messages import Message, message_of
+from curfew_core.schedules.values import (
     MAX_SESSION_ID,
     TEXT_PATTERN,
     show,
     text_problem,
     whole_number,
 )
-from curfew_core.schema.messages import Message, message_of
 
 #: The longest session id or purpose a verdict request may carry (the same
 #: as an exempt session id).

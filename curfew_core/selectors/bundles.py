@@ -18,11 +18,12 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError
 
-from curfew_core import cache_policy, models, schedule_config
+from curfew_core import cache_policy, models
 from curfew_core.cache_policy import bundle_key, lifetime
 from curfew_core.engine import OverrideError, Overrides, Schedule
 from curfew_core.models import UNSAVED_VERSION, Override
-from curfew_core.override_commands import check_moment
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules.override_commands import check_moment
 
 log = logging.getLogger("curfew.bundles")
 

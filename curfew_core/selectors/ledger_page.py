@@ -17,10 +17,10 @@ from typing import Any
 from django.db.models import Count, F, Max, Q, Sum, Value
 from django.db.models.functions import Coalesce, Greatest, Trunc
 
-from curfew_core import schedule_config
 from curfew_core.ledger.hours import local_hour
 from curfew_core.ledger.savings import Bucket
 from curfew_core.models import Decision, DecisionHour
+from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.ledger import BUCKET_SUMS
 
 #: The periods the page offers, in local days (today included).

@@ -20,11 +20,11 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import connection, transaction
 
-from curfew_core import schedule_config
 from curfew_core.ledger.batch import ROW_COLUMNS, SUMS, AtValue, Batch, Row
 from curfew_core.ledger.entry import Entry
 from curfew_core.ledger.hours import local_hour
 from curfew_core.models import ApiToken, Decision, DecisionHour, Schedule
+from curfew_core.schedules import config as schedule_config
 
 
 def _zone(config: dict[str, Any] | None) -> zoneinfo.ZoneInfo:

@@ -7,11 +7,12 @@ from datetime import datetime, timedelta
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from curfew_core import models, schedule_config
+from curfew_core import models
 from curfew_core.engine import OverrideError, Schedule, State, segments
 from curfew_core.models import AuditEntry, Override
-from curfew_core.override_commands import DEFAULT_PRETEND, OverrideCommand, debug_moment
-from curfew_core.schema.messages import Message
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules.messages import Message
+from curfew_core.schedules.override_commands import DEFAULT_PRETEND, OverrideCommand, debug_moment
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record, moment
 

@@ -8,8 +8,8 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from curfew_core import schedule_config
 from curfew_core.models import UNSAVED_VERSION, AuditEntry, Schedule, ScheduleRevision
+from curfew_core.schedules import config as schedule_config
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record
 

@@ -28,8 +28,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from curfew_core import schedule_config, throttle
-from curfew_core.schema.settings import labels_of
+from curfew_core import throttle
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules.declaration import labels_of
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.account import preferred_language, session_keys_of
 from curfew_core.services.account import language_set, sessions_end_others

@@ -15,7 +15,7 @@ from typing import Annotated, Any, get_args, get_origin
 from curfew_core.engine import Curve, Night, Schedule, format_wall, night_window, unused_anchors
 from curfew_core.engine.clock import cyclic_span, to_wall
 from curfew_core.engine.curve import budget_at
-from curfew_core.schema.settings import Declaration, ScheduleSettings
+from curfew_core.schedules.declaration import Declaration, ScheduleSettings
 
 
 @dataclass(frozen=True, slots=True)

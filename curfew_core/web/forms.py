@@ -27,8 +27,8 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 from pydantic import StringConstraints
 
-from curfew_core.schema import values as v
-from curfew_core.schema.settings import Declaration, ScheduleSettings, settings_of
+from curfew_core.schedules import values as v
+from curfew_core.schedules.declaration import Declaration, ScheduleSettings, settings_of
 
 #: How the page shows a free text (presentation only; the type decides the rest).
 TEXTAREA_FIELDS = frozenset({"tired_persona"})

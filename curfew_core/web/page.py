@@ -14,10 +14,13 @@ from django.http import QueryDict
 from django.utils import dateformat
 from django.utils.translation import gettext as _
 
-from curfew_core import calendars, override_commands, schedule_config
+from curfew_core import calendars
 from curfew_core.engine import Curve, State
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import Schedule
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules import override_commands
+from curfew_core.schedules import values as schedule_values
 from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import overrides_active
@@ -117,7 +120,7 @@ def look_at(params: QueryDict, *, tz_name: str, now: dt.datetime) -> Look:
     text = params.get("at", "").strip()
     day_text, minute_text = params.get("day", "").strip(), params.get("minute", "").strip()
     if not text and day_text and minute_text:
-        minute = schedule_config.int_from_text(minute_text)
+        minute = schedule_values.int_from_text(minute_text)
         if minute is None or not 0 <= minute < 24 * 60:
             return Look(None, "", None, _("The time on the day must be between 00:00 and 23:59."))
         text = f"{day_text}T{minute // 60:02d}:{minute % 60:02d}"
@@ -264,7 +267,7 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
     # Strict ASCII digits: "²".isdigit() is true and int("²") raises; text
     # that is no number goes to the parser as it is, to be named as wrong.
     tokens = values["max_tokens"] or None
-    number = None if tokens is None else schedule_config.int_from_text(tokens)
+    number = None if tokens is None else schedule_values.int_from_text(tokens)
     try:
         asked = verdict_request(
             session_id=values["session_id"] or None,

@@ -17,9 +17,10 @@ from typing import Any
 
 from django.http import QueryDict
 
-from curfew_core import schedule_config
-from curfew_core.schedule_config import ConfigError
-from curfew_core.schema.values import ROW_PROBLEM
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules import values as schedule_values
+from curfew_core.schedules.config import ConfigError
+from curfew_core.schedules.values import ROW_PROBLEM
 from curfew_core.web import words
 from curfew_core.web.forms import (
     AnchorFormSet,
@@ -77,7 +78,7 @@ def form_from_config(config: Mapping[str, Any], version: int) -> ScheduleForm:
 
 
 def _version(post: QueryDict) -> int:
-    number = schedule_config.int_from_text(post.get("version", ""))
+    number = schedule_values.int_from_text(post.get("version", ""))
     return -1 if number is None else number
 
 
@@ -88,7 +89,7 @@ def form_from_post(post: QueryDict, keys: frozenset[str] | None = None) -> Sched
         anchors=AnchorFormSet(post, prefix="anchors"),
         peak_windows=PeakWindowFormSet(post, prefix="peak"),
         weekdays=WeekdaysForm(post).with_placeholders(
-            {key: post.get(key, "") for key in schedule_config.NIGHT_KEYS}
+            {key: post.get(key, "") for key in schedule_values.NIGHT_KEYS}
         ),
         version=_version(post),
         keys=keys,
@@ -98,7 +99,7 @@ def form_from_post(post: QueryDict, keys: frozenset[str] | None = None) -> Sched
 def _number(text: str) -> Any:
     """An integer if the text is one; otherwise the text itself, for the
     validation layer to reject with its own message."""
-    number = schedule_config.int_from_text(text.strip().replace(",", "").replace("_", ""))
+    number = schedule_values.int_from_text(text.strip().replace(",", "").replace("_", ""))
     return text if number is None else number
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from curfew_core.schema.settings import settings_of
+from curfew_core.schedules.declaration import settings_of
 from curfew_core.web.forms import FIELDSETS
 
 

@@ -31,10 +31,11 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
-from curfew_core import override_commands, schedule_config
 from curfew_core.engine import OverrideError
 from curfew_core.ledger.savings import PriceError
-from curfew_core.schema.settings import labels_of
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules import override_commands
+from curfew_core.schedules.declaration import labels_of
 from curfew_core.selectors import ledger as ledger_selectors
 from curfew_core.selectors import ledger_page
 from curfew_core.selectors import web as web_selectors

@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from curfew_core.engine import State
-from curfew_core.schema.messages import Message, message_of
+from curfew_core.schedules.messages import Message, message_of
 from curfew_core.vocabulary import STATE_NAMES, STATE_ORDER
 
 __all__ = [
@@ -33,7 +33,7 @@ STATE_HINTS = {
 def localized(message: str) -> str:
     """A validation message in the active language. The validation layer
     builds its messages as ``Message`` (English text plus template and
-    parameters, see ``curfew_core.schema.messages``) so the API can keep the
+    parameters, see ``curfew_core.schedules.messages``) so the API can keep the
     English while the page says them in the reader's language."""
     if not isinstance(message, Message):
         return message

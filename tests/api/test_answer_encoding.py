@@ -21,8 +21,8 @@ from curfew_client.wire import ReasoningEffort
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from curfew_core import schedule_config
 from curfew_core.engine import Action, Overrides, RequestContext, State, Verdict, decide
+from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors import verdicts
 from curfew_core.selectors.bundles import UserBundle
 from curfew_core.selectors.verdicts import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from curfew_core import schedule_config
+from curfew_core.schedules import config as schedule_config
 from tests.api.conftest import stored
 
 SURROGATE = "\ud800"

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from curfew_core.models import ApiToken, Override
-from curfew_core.schedule_config import DEFAULTS, FIELDS
+from curfew_core.schedules.config import DEFAULTS, FIELDS
 from curfew_core.selectors.bundles import bundle_for
 from curfew_core.services.schedules import schedule_update
 from curfew_testkit.asgi_client import Client

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from curfew_core.models import AuditEntry, Schedule, ScheduleRevision
-from curfew_core.schedule_config import DEFAULTS
+from curfew_core.schedules.config import DEFAULTS
 
 FOUR_AM = "2026-09-30T04:00:00+08:00"
 

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from curfew_core.models import Schedule
-from curfew_core.override_commands import from_words
+from curfew_core.schedules.override_commands import from_words
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
 from tests.api.conftest import FrozenClock, local

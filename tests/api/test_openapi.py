@@ -14,7 +14,7 @@ from openapi_spec_validator import validate
 
 from curfew_core.api import urls as api_urls
 from curfew_core.edge.doors import DOORS
-from curfew_core.schedule_config import FIELDS
+from curfew_core.schedules.config import FIELDS
 from curfew_testkit.asgi_client import Client
 
 API_PREFIX_PATH = "/api/v1/"
@@ -254,7 +254,7 @@ def test_the_answers_are_the_wire_models(document: dict[str, Any]) -> None:
 
 
 def test_the_requests_and_errors_are_the_parsers_models(document: dict[str, Any]) -> None:
-    from curfew_core import override_commands
+    from curfew_core.schedules import override_commands
     from curfew_core.schema.errors import ErrorBody
     from curfew_core.schema.verdict_request import VERDICT_FIELDS, VerdictRequestBody
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from curfew_core.models import Override
-from curfew_core.override_commands import from_words
+from curfew_core.schedules.override_commands import from_words
 from curfew_core.selectors.verdicts import state_payload, verdict_for
 from curfew_core.services.overrides import override_apply
 from tests.api.conftest import FrozenClock, local, stored

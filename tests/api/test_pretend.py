@@ -16,7 +16,7 @@ from django.http import QueryDict
 
 from curfew_core.engine import OverrideError
 from curfew_core.models import Override
-from curfew_core.override_commands import (
+from curfew_core.schedules.override_commands import (
     DEFAULT_PRETEND,
     OverrideCommand,
     from_json,

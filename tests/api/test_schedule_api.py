@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from curfew_core.models import ScheduleRevision
-from curfew_core.schedule_config import DEFAULTS, FIELDS
+from curfew_core.schedules.config import DEFAULTS, FIELDS
 from tests.api.conftest import stored
 
 SCHEDULE = "/api/v1/schedule"

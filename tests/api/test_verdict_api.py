@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from curfew_core.schedule_config import DEFAULTS
+from curfew_core.schedules.config import DEFAULTS
 from curfew_testkit.asgi_client import Client
 
 VERDICT = "/api/v1/verdict"

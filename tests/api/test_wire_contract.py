@@ -25,8 +25,8 @@ from openapi_spec_validator import validate
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from curfew_core import schedule_config
 from curfew_core.engine import Overrides, RequestContext, Verdict, decide
+from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.verdicts import verdict_answer, verdict_json
 from curfew_testkit.asgi_client import Client
 from tests.api.conftest import FrozenClock, local

@@ -20,8 +20,8 @@ from curfew_client import (
     State,
 )
 
-from curfew_core import schedule_config
 from curfew_core.engine import RequestContext, decide
+from curfew_core.schedules import config as schedule_config
 from curfew_testkit.server import free_port
 from tests.client.fake_curfew import TOKEN, FakeCurfew
 

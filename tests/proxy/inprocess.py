@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from curfew_core import override_commands
+from curfew_core.schedules import override_commands
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.tokens import token_create
 from curfew_testkit.asgi_client import AsyncClient

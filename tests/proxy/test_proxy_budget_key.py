@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.test import override_settings
 from django.utils import timezone
 
-from curfew_core import override_commands
+from curfew_core.schedules import override_commands
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.tokens import token_create
 from curfew_testkit.fake_upstream import FakeUpstream

@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 import openai
 import pytest
 
-from curfew_core import schedule_config
 from curfew_core.engine import RequestContext, Verdict, decide
+from curfew_core.schedules import config as schedule_config
 from curfew_testkit.fake_reply import REPLY_TEXT
 from curfew_testkit.fake_upstream import USAGE, FakeUpstream
 from tests.proxy.conftest import EXEMPT_SESSION, Proxy

@@ -13,8 +13,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
-from curfew_core import schedule_config
 from curfew_core.realtime import states
+from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.bundles import bundle_for
 from curfew_core.selectors.web import CELLS_PER_DAY, band_day
 from curfew_core.services.schedules import schedule_update

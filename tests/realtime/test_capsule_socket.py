@@ -12,13 +12,13 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
 from curfew_core.models import ApiToken
-from curfew_core.override_commands import from_json
 from curfew_core.realtime import clock, consumers
 from curfew_core.realtime.codes import (
     CLOSE_FORBIDDEN_ORIGIN,
     CLOSE_UNAUTHORIZED,
     CLOSE_UNAVAILABLE,
 )
+from curfew_core.schedules.override_commands import from_json
 from curfew_core.selectors.verdicts import CAPSULE_WORDS, capsule_payload, state_payload
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from django.utils import translation
 
-from curfew_core import schedule_config
 from curfew_core.engine import unused_anchors
-from curfew_core.schedule_config import ConfigError
-from curfew_core.schema import values as v
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules import values as v
+from curfew_core.schedules.config import ConfigError
 from curfew_core.web import charts
 from curfew_core.web import page as page_parts
 from tests.web.conftest import PageClient

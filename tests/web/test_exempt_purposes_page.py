@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from curfew_core import schedule_config
 from curfew_core.models import Schedule, ScheduleRevision
+from curfew_core.schedules import config as schedule_config
 from tests.api.conftest import stored
 from tests.web.conftest import PageClient
 from tests.web.forms import as_post, form_fields

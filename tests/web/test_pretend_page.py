@@ -21,7 +21,7 @@ from django.utils import translation
 
 from curfew_core.engine import OverrideError
 from curfew_core.models import Override
-from curfew_core.override_commands import from_json, from_words
+from curfew_core.schedules.override_commands import from_json, from_words
 from curfew_core.selectors.bundles import bundle_for
 from curfew_core.services.overrides import override_apply
 from curfew_core.web import words
@@ -175,7 +175,7 @@ def test_the_form_words_reach_the_row(user: User, clock: FrozenClock) -> None:
     """What the form posts, through ``words_from_form``, to the service."""
     from django.http import QueryDict
 
-    from curfew_core.override_commands import words_from_form
+    from curfew_core.schedules.override_commands import words_from_form
 
     posted = QueryDict(mutable=True)
     posted.update({"verb": "debug", "moment": "2026-09-30T01:30", "duration": "4h"})

@@ -13,9 +13,9 @@ import plotly.graph_objects as go
 import pytest
 from django.contrib.auth.models import User
 
-from curfew_core import schedule_config
 from curfew_core.engine import State, decide
 from curfew_core.models import Schedule
+from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.web import band_day, band_week
 from curfew_core.web import charts
 from curfew_core.web import page as page_parts

@@ -10,8 +10,9 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from curfew_core import schedule_config
 from curfew_core.models import Schedule, ScheduleRevision
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules import values as schedule_values
 from curfew_core.services.schedules import schedule_update
 from curfew_core.web.sections import REPLIES_KEYS, SCHEDULE_KEYS
 from tests.web.conftest import PageClient
@@ -55,7 +56,7 @@ def test_each_form_holds_its_own_settings_and_no_other(page: PageClient) -> None
     assert {"anchors-0-time", "anchors-0-tokens", "anchors-TOTAL_FORMS", "version"} <= schedule
     assert {"peak-0-start", "peak-0-end", "peak-TOTAL_FORMS"} <= schedule
     assert {
-        f"wd_{day}_{k}" for day in schedule_config.WEEKDAYS for k in schedule_config.NIGHT_KEYS
+        f"wd_{day}_{k}" for day in schedule_values.WEEKDAYS for k in schedule_values.NIGHT_KEYS
     } <= schedule
     assert "version" in replies
     assert not {name for name in replies if name.startswith(("anchors-", "peak-", "wd_"))}

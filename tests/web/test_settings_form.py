@@ -9,9 +9,9 @@ from typing import Annotated, Literal
 from django.http import QueryDict
 from pydantic import StringConstraints
 
-from curfew_core import schedule_config
-from curfew_core.schema import values as v
-from curfew_core.schema.settings import ScheduleSettings, Setting, labels_of
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules import values as v
+from curfew_core.schedules.declaration import ScheduleSettings, Setting, labels_of
 from curfew_core.web.forms import Kind, ScheduleSettingsForm, settings_form_class
 
 

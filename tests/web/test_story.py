@@ -14,10 +14,10 @@ import pytest
 from django.conf import settings
 from django.utils import translation
 
-from curfew_core import schedule_config
 from curfew_core.engine import decide
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import Schedule
+from curfew_core.schedules import config as schedule_config
 from curfew_core.web import story
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")

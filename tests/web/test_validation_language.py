@@ -17,8 +17,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.utils import translation
 
-from curfew_core import schedule_config
-from curfew_core.schema.messages import Message
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules.messages import Message
 from curfew_core.web import words
 from tests.conftest import ApiClient
 from tests.web.conftest import PageClient
@@ -28,11 +28,11 @@ ROOT = Path(__file__).resolve().parents[2]
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}
 #: Where the page's validation messages are made.
 SOURCES = (
-    "curfew_core/schema/values.py",
-    "curfew_core/schedule_config.py",
+    "curfew_core/schedules/values.py",
+    "curfew_core/schedules/config.py",
     "curfew_core/schema/verdict_request.py",
     # Override errors (the page's override forms; the API keeps the English).
-    "curfew_core/override_commands.py",
+    "curfew_core/schedules/override_commands.py",
     "curfew_core/services/overrides.py",
 )
 

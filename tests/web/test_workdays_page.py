@@ -9,8 +9,8 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from curfew_core import schedule_config
 from curfew_core.models import Schedule
+from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.web import band_day, band_week
 from tests.web.conftest import PageClient
 from tests.web.forms import as_post, form_fields

@@ -18,10 +18,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from curfew_core import override_commands
 from curfew_core.engine import OverrideError
 from curfew_core.plugin_import import source_key, translate
-from curfew_core.schedule_config import ConfigError, text_problem
+from curfew_core.schedules import override_commands
+from curfew_core.schedules.config import ConfigError
+from curfew_core.schedules.values import text_problem
 from curfew_core.selectors.tokens import live_token_ids
 from curfew_core.selectors.users import user_by_name
 from curfew_core.selectors.verdicts import state_payload

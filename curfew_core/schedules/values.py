@@ -1,8 +1,8 @@
 """The values a schedule setting may take, declared once.
 
 Limits, text shapes and the per-value parsers (JSON value in, canonical JSON
-value out, ``Invalid`` naming what is wrong). ``curfew_core.schema.settings``
-attaches one parser to each declared setting; ``curfew_core.schedule_config`` runs
+value out, ``Invalid`` naming what is wrong). ``curfew_core.schedules.declaration``
+attaches one parser to each declared setting; ``curfew_core.schedules.config`` runs
 them and the whole-config rules; the OpenAPI document serves the same limits
 and patterns. Nothing here knows a setting's name.
 """
@@ -17,7 +17,7 @@ from typing import Any, Literal, get_args
 
 from curfew_core import calendars
 from curfew_core.engine import Curve, format_wall, parse_wall
-from curfew_core.schema.messages import Message, message_of
+from curfew_core.schedules.messages import Message, message_of
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[Weekday, ...] = get_args(Weekday)

@@ -31,7 +31,7 @@ from curfew_core.engine.schedule import (
     DEFAULT_PERSONA_ZH,
     DEFAULT_TIER_TEXTS_ZH,
 )
-from curfew_core.schema import values as v
+from curfew_core.schedules import values as v
 
 
 @dataclass(frozen=True, slots=True)

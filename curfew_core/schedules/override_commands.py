@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from curfew_core.engine import OverrideError, parse_debug_moment, parse_duration
-from curfew_core.schedule_config import DATE_PATTERN, show, text_problem, whole_number
-from curfew_core.schema.messages import Message, message_of
+from curfew_core.schedules.messages import Message, message_of
+from curfew_core.schedules.values import DATE_PATTERN, show, text_problem, whole_number
 
 Verb = Literal["overtime", "off", "auto", "debug", "debug-clear"]
 

@@ -21,95 +21,24 @@ from curfew_core.engine.schedule import (
     DEFAULT_TIER_TEXTS_EN,
     DEFAULT_TIER_TEXTS_ZH,
 )
-from curfew_core.schema.messages import Message, message_of
-from curfew_core.schema.settings import (
+from curfew_core.schedules.declaration import (
     Declaration,
     ScheduleSettings,
     defaults_of,
     parsers_of,
 )
-
-# The limits, patterns and value helpers live with the declaration; they are
-# named here too because the doors and tests already read them from here.
-from curfew_core.schema.values import (
-    DATE_PATTERN as DATE_PATTERN,
-)
-from curfew_core.schema.values import (
-    MAX_ANCHORS as MAX_ANCHORS,
-)
-from curfew_core.schema.values import (
-    MAX_EXEMPT_SESSIONS as MAX_EXEMPT_SESSIONS,
-)
-from curfew_core.schema.values import (
-    MAX_EXTRA_HOLIDAYS as MAX_EXTRA_HOLIDAYS,
-)
-from curfew_core.schema.values import (
-    MAX_NAME as MAX_NAME,
-)
-from curfew_core.schema.values import (
-    MAX_SESSION_ID as MAX_SESSION_ID,
-)
-from curfew_core.schema.values import (
-    MAX_TEXT as MAX_TEXT,
-)
-from curfew_core.schema.values import (
-    MAX_TIER_TEXT as MAX_TIER_TEXT,
-)
-from curfew_core.schema.values import (
-    MAX_TIERS as MAX_TIERS,
-)
-from curfew_core.schema.values import (
-    MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT,
-)
-from curfew_core.schema.values import (
-    MAX_WINDOWS as MAX_WINDOWS,
-)
-from curfew_core.schema.values import (
-    MIN_SAFETY_MAX_TOKENS as MIN_SAFETY_MAX_TOKENS,
-)
-from curfew_core.schema.values import (
-    NIGHT_KEYS as NIGHT_KEYS,
-)
-from curfew_core.schema.values import (
-    NONBLANK_PATTERN as NONBLANK_PATTERN,
-)
-from curfew_core.schema.values import (
-    REASONING_EFFORTS as REASONING_EFFORTS,
-)
-from curfew_core.schema.values import (
-    TEXT_PATTERN as TEXT_PATTERN,
-)
-from curfew_core.schema.values import (
-    TIME_PATTERN as TIME_PATTERN,
-)
-from curfew_core.schema.values import (
-    WEEKDAYS as WEEKDAYS,
-)
-from curfew_core.schema.values import (
-    Invalid as Invalid,
-)
-from curfew_core.schema.values import (
-    Unprocessable as Unprocessable,
-)
-from curfew_core.schema.values import (
-    int_from_text as int_from_text,
-)
-from curfew_core.schema.values import (
-    show as show,
-)
-from curfew_core.schema.values import (
-    text_problem as text_problem,
-)
-from curfew_core.schema.values import (
-    value_problem as value_problem,
-)
-from curfew_core.schema.values import (
-    whole_number as whole_number,
+from curfew_core.schedules.messages import Message, message_of
+from curfew_core.schedules.values import (
+    NIGHT_KEYS,
+    Invalid,
+    Unprocessable,
+    show,
+    text_problem,
+    value_problem,
 )
 
 Config = dict[str, Any]
 
-# VALUES_IMPORT#
 PERSONA_PRESETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "en": (DEFAULT_PERSONA_EN, DEFAULT_TIER_TEXTS_EN),
     "zh": (DEFAULT_PERSONA_ZH, DEFAULT_TIER_TEXTS_ZH),
