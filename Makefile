@@ -53,7 +53,7 @@ typecheck: $(VENV)/.dev
 # each has its own test database and Redis namespace): about 15 min instead of
 # 25 here, since much of it waits on the servers and browsers it starts. The
 # default is one process, as CI runs it: a parallel run on PostgreSQL + Redis
-# once lost a sign-in throttle count, not yet explained (README).
+# once lost a sign-in throttle count, not yet explained (docs/design.md).
 PYTEST_WORKERS ?= 0
 pytest: $(VENV)/.dev
 	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
