@@ -10,7 +10,7 @@ so its own are declared here, by name. This module renders them as Markdown::
 
 ``tests/test_configuration_reference.py`` fails when ``docs/configuration.md``
 differs from what this writes, and when anything in ``curfew_site/``,
-``curfew_core/`` or ``bin/serve`` reads a variable nobody declared.
+``curfew_core/``, ``manage.py`` or ``bin/serve`` reads a variable nobody declared.
 """
 
 from __future__ import annotations

@@ -24,13 +24,14 @@ from curfew_site import configuration, env
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "configuration.md"
 SERVE_SCRIPT = ROOT / "bin" / "serve"
-#: Python that reads the environment: the site and the app.
-SOURCES = ("curfew_site", "curfew_core")
+#: Python that reads the environment: the site, the app, and manage.py.
+SOURCES = ("curfew_site", "curfew_core", "manage.py")
 
 #: Read, but not Curfew's configuration: what each one is instead.
 NOT_CONFIGURATION = {
     "DJANGO_SETTINGS_MODULE": "Django's own choice of settings module (asgi.py sets its default)",
     "PYTEST_XDIST_WORKER": "set by pytest-xdist in its workers; read by the test settings only",
+    "CURFEW_MANAGE_REEXEC": "manage.py's mark that it already re-ran itself with .venv's Python",
 }
 
 HELPERS = {"env_str", "env_bool", "env_int", "env_float", "env_list", "env_rate", "env_choice"}
@@ -47,14 +48,27 @@ def reads_in(source: str) -> tuple[set[str], list[int]]:
     """The variable names a module reads, and the lines of reads by a computed name."""
     names: set[str] = set()
     computed: list[int] = []
+    tree = ast.parse(source)
+    #: Module-level ``NAME = "TEXT"``: a variable read by a named constant is read by name.
+    constants = {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
 
     def key(node: ast.expr | None, line: int) -> None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             names.add(node.value)
+        elif isinstance(node, ast.Name) and node.id in constants:
+            names.add(constants[node.id])
         else:
             computed.append(line)
 
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Subscript) and _is_environ(node.value):
             key(node.slice, node.lineno)
         elif isinstance(node, ast.Call):
@@ -74,8 +88,9 @@ def python_reads() -> dict[str, set[str]]:
     """Every variable read in ``SOURCES`` (``curfew_site/env.py`` reads the names
     its callers give it), with the files reading it."""
     found: dict[str, set[str]] = {}
-    for package in SOURCES:
-        for path in sorted((ROOT / package).rglob("*.py")):
+    for source in SOURCES:
+        top = ROOT / source
+        for path in [top] if top.is_file() else sorted(top.rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
             if relative == "curfew_site/env.py":
                 continue
@@ -176,9 +191,11 @@ def test_the_scan_sees_every_kind_of_read() -> None:
         "d = environ.get('D')\n"
         "e = env_int('E', 1, help='e')\n"
         "f = os.environ.get(name)\n"
+        "MARK = 'G'\n"
+        "g = os.environ.pop(MARK, None)\n"
     )
     names, computed = reads_in(sample)
-    assert names == {"A", "B", "C", "D", "E"}
+    assert names == {"A", "B", "C", "D", "E", "G"}
     assert computed == [8]
 
 
