@@ -114,7 +114,12 @@ def render() -> str:
         "(`make run`, `bin/serve`, `manage.py`)."
     )
     lines.append("")
-    lines += _table(settings)
+    for title in dict.fromkeys(v.section for v in settings):
+        if title:
+            lines += [f"### {title}", ""]
+        lines += _table(v for v in settings if v.section == title)
+        lines.append("")
+    lines.pop()
     lines.append("")
     lines.append("## `bin/serve`")
     lines.append("")

@@ -37,10 +37,19 @@ class Variable:
     help: str
     #: What reads it: the settings module, or a script such as ``bin/serve``.
     read_by: str = SETTINGS
+    #: The reference's heading it is listed under (see :func:`section`).
+    section: str = ""
 
 
 #: Every variable declared so far, in the order first read.
 DECLARED: dict[str, Variable] = {}
+_section = ""
+
+
+def section(title: str) -> None:
+    """List the variables read from here on under ``title`` in the reference."""
+    global _section
+    _section = title
 
 
 def declare(name: str, *, kind: str, default: str, help: str, read_by: str = SETTINGS) -> Variable:
@@ -48,7 +57,7 @@ def declare(name: str, *, kind: str, default: str, help: str, read_by: str = SET
     that reads its own, such as ``bin/serve``, is declared by name)."""
     if not help.strip():
         raise ValueError(f"{name} is declared without its meaning (help=...)")
-    variable = Variable(name, kind, default, help, read_by)
+    variable = Variable(name, kind, default, help, read_by, _section if read_by == SETTINGS else "")
     DECLARED[name] = variable
     return variable
 

@@ -18,6 +18,7 @@ import django_stubs_ext
 from curfew_client.openai_shapes import UPSTREAM_BUDGET_KEYS
 from django.core.exceptions import ImproperlyConfigured
 
+from curfew_site import env
 from curfew_site.env import (
     env_bool,
     env_choice,
@@ -33,6 +34,7 @@ django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+env.section("Debug, secret key and HTTPS")
 DEBUG = env_bool(
     "CURFEW_DEBUG",
     default=False,
@@ -80,6 +82,7 @@ CURFEW_BEHIND_PROXY = env_bool(
 if CURFEW_BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+env.section("Host names and origins")
 ALLOWED_HOSTS = env_list(
     "ALLOWED_HOSTS",
     ["127.0.0.1", "localhost", "[::1]"],
@@ -143,6 +146,7 @@ TEMPLATES = [
 ASGI_APPLICATION = "curfew_site.asgi.application"
 WSGI_APPLICATION = None
 
+env.section("Database and Redis")
 DATABASES = {
     "default": dj_database_url.parse(
         env_str(
@@ -239,6 +243,7 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+env.section("Static files and logs")
 STATIC_URL = "static/"
 STATIC_ROOT = Path(
     env_str(
@@ -296,6 +301,7 @@ LOGGING = {
 # -- Curfew ------------------------------------------------------------------
 #: A gateway may cache a verdict until its ``valid_until``, but saves and
 #: overrides are not predictable: the API advises re-asking at least this often.
+env.section("Verdicts and the cache")
 CURFEW_VERDICT_MAX_AGE = env_int(
     "CURFEW_VERDICT_MAX_AGE",
     60,
@@ -318,6 +324,7 @@ CURFEW_SCHEDULE_CACHE_SECONDS = env_int(
     help="how long a cached schedule is kept to answer while the database cannot be read",
 )
 
+env.section("The proxy's upstreams")
 #: The OpenAI-compatible provider the proxy forwards to (operator-set; the key
 #: never reaches clients or logs).
 CURFEW_UPSTREAM_BASE_URL = env_str(
@@ -379,6 +386,7 @@ CURFEW_UPSTREAM_BUDGET_KEY = env_choice(
     "(`max_tokens` when it sent neither)",
 )
 
+env.section("Throttles")
 #: Throttles (curfew_core/throttle.py), each a rate such as ``10/15minutes`` or
 #: ``off``. Counts are shared through Redis when REDIS_URL is set, per process
 #: otherwise. CURFEW_THROTTLE=0 turns every one off (benchmarks).
@@ -423,6 +431,7 @@ CURFEW_THROTTLE_REDIS_CONNECTIONS = env_int(
 #: Sign-up at ``/account/signup/``. Off by default: operators invite users (the
 #: admin or ``manage.py curfew token --create-user``); off, the page is a 404 and
 #: the sign-in page offers no link to it.
+env.section("Accounts and email")
 CURFEW_SIGNUP = env_bool(
     "CURFEW_SIGNUP",
     default=False,
@@ -460,6 +469,7 @@ CURFEW_PASSWORD_RESET = bool(EMAIL_HOST)
 # -- Decision ledger (issue 14) ------------------------------------------------
 #: Record the decisions the doors act on (``0``: keep no ledger; the
 #: benchmarks' control).
+env.section("Decision ledger")
 CURFEW_LEDGER = env_bool(
     "CURFEW_LEDGER",
     default=True,
