@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 LOCAL := .local
 
-.PHONY: run test lint typecheck pytest pytest-engine bench fuzz clean serve screenshots
+.PHONY: run test lint typecheck pytest pytest-engine bench fuzz clean serve screenshots docs
 
 # client/pyproject.toml: the gateway client is installed from the checkout (-e ./client),
 # so a change to its metadata or dependencies reinstalls it.
@@ -53,7 +53,7 @@ typecheck: $(VENV)/.dev
 # each has its own test database and Redis namespace): about 15 min instead of
 # 25 here, since much of it waits on the servers and browsers it starts. The
 # default is one process, as CI runs it: a parallel run on PostgreSQL + Redis
-# once lost a sign-in throttle count, not yet explained (README).
+# once lost a sign-in throttle count, not yet explained (docs/design.md).
 PYTEST_WORKERS ?= 0
 pytest: $(VENV)/.dev
 	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
@@ -69,6 +69,12 @@ test: lint typecheck pytest pytest-engine
 
 bench: $(VENV)/.dev
 	$(PY) -m bench.run_all
+
+# The configuration reference, written from the settings' own declarations
+# (curfew_site/env.py records each variable as it is read); the suite fails
+# when docs/configuration.md differs (tests/test_configuration_reference.py).
+docs: $(VENV)/.base
+	$(PY) -m curfew_site.configuration --write docs/configuration.md
 
 # Schemathesis over the served OpenAPI document with many more examples than
 # `make test` runs (FUZZ_EXAMPLES per operation).

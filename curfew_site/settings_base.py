@@ -18,6 +18,7 @@ import django_stubs_ext
 from curfew_client.openai_shapes import UPSTREAM_BUDGET_KEYS
 from django.core.exceptions import ImproperlyConfigured
 
+from curfew_site import env
 from curfew_site.env import (
     env_bool,
     env_choice,
@@ -33,30 +34,65 @@ django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-DEBUG = env_bool("CURFEW_DEBUG", default=False)
+env.section("Debug, secret key and HTTPS")
+DEBUG = env_bool(
+    "CURFEW_DEBUG",
+    default=False,
+    help="Django's debug mode: a built-in key, plain HTTP, static files served in place; "
+    "never in production",
+    shown="off (`make run`: on)",
+)
 #: Empty outside debug when unset: ``curfew_site.settings`` refuses to start then.
-SECRET_KEY = env_str("SECRET_KEY")
+SECRET_KEY = env_str(
+    "SECRET_KEY",
+    help="Django's secret key; `make run` makes one and keeps it in `.local/secret_key`",
+    shown="required outside debug",
+)
 if not SECRET_KEY and DEBUG:
     SECRET_KEY = "insecure-dev-only-key-for-curfew-debug-mode-never-in-production"  # noqa: S105 - debug only
 
 # Behind TLS (the production default) cookies are secure and HTTP redirects to
 # HTTPS; health checks stay reachable over plain HTTP for load balancers.
-HTTPS = env_bool("CURFEW_HTTPS", default=not DEBUG)
+HTTPS = env_bool(
+    "CURFEW_HTTPS",
+    default=not DEBUG,
+    help="HTTPS redirect, HSTS and secure cookies (`/healthz` and `/readyz` stay on plain HTTP)",
+    shown="on outside debug",
+)
 SECURE_SSL_REDIRECT = HTTPS
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
-SECURE_HSTS_SECONDS = env_int("CURFEW_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
+SECURE_HSTS_SECONDS = env_int(
+    "CURFEW_HSTS_SECONDS",
+    31_536_000 if HTTPS else 0,
+    help="seconds browsers are told to insist on HTTPS (`Strict-Transport-Security`)",
+    shown="1 year with HTTPS, else 0",
+)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
 SECURE_HSTS_PRELOAD = HTTPS
 #: Behind a TLS-terminating balancer: trust its X-Forwarded-Proto, and take the
 #: client's address from the last X-Forwarded-For entry (the one it appended).
-CURFEW_BEHIND_PROXY = env_bool("CURFEW_BEHIND_PROXY", default=False)
+CURFEW_BEHIND_PROXY = env_bool(
+    "CURFEW_BEHIND_PROXY",
+    default=False,
+    help="behind a TLS-terminating balancer: trust its `X-Forwarded-Proto`, and take the "
+    "client's address from the last `X-Forwarded-For` entry",
+)
 if CURFEW_BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+env.section("Host names and origins")
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS",
+    ["127.0.0.1", "localhost", "[::1]"],
+    help="the host names the site answers to (Django's `Host` check)",
+)
+CSRF_TRUSTED_ORIGINS = env_list(
+    "CSRF_TRUSTED_ORIGINS",
+    [],
+    help="origins (`https://host`) trusted for forms and session sockets besides the site's own",
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -110,10 +146,20 @@ TEMPLATES = [
 ASGI_APPLICATION = "curfew_site.asgi.application"
 WSGI_APPLICATION = None
 
+env.section("Database and Redis")
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=env_int("CONN_MAX_AGE", 0),
+        env_str(
+            "DATABASE_URL",
+            f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+            help="any `dj-database-url` URL; SQLite and PostgreSQL are supported",
+            shown="`db.sqlite3` in the checkout (SQLite)",
+        ),
+        conn_max_age=env_int(
+            "CONN_MAX_AGE",
+            0,
+            help="seconds a database connection is kept for reuse (0: one per request)",
+        ),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -122,13 +168,31 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env_str("REDIS_URL")
+REDIS_URL = env_str(
+    "REDIS_URL",
+    help="Redis for the cache, the throttle's counts and the channel layer: required for more "
+    "than one process",
+)
 #: Every Redis call has a deadline: a stalled or black-holed Redis must turn into
 #: a prompt 503 (the API's outage shape), never a request that hangs. A verdict's
 #: cache reads take well under a millisecond, so seconds are generous.
-REDIS_TIMEOUT = env_float("CURFEW_REDIS_TIMEOUT", 2.0)
+REDIS_TIMEOUT = env_float(
+    "CURFEW_REDIS_TIMEOUT",
+    2.0,
+    help="seconds before a Redis call that gets no answer fails (a stalled Redis is a prompt 503)",
+)
 #: Namespaces keys and channels, so deployments (or test servers) can share one Redis.
-REDIS_PREFIX = env_str("CURFEW_REDIS_PREFIX", "curfew")
+REDIS_PREFIX = env_str(
+    "CURFEW_REDIS_PREFIX",
+    "curfew",
+    help="namespace of keys and channels, for deployments sharing one Redis",
+)
+#: Read whether or not Redis is configured, so the reference lists it.
+REDIS_MAX_CONNECTIONS = env_int(
+    "CURFEW_REDIS_MAX_CONNECTIONS",
+    50,
+    help="Redis connections of the cache's pool per process (a burst waits for one)",
+)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -140,7 +204,7 @@ if REDIS_URL:
             "KEY_PREFIX": REDIS_PREFIX,
             "OPTIONS": {
                 "pool_class": "redis.BlockingConnectionPool",
-                "max_connections": env_int("CURFEW_REDIS_MAX_CONNECTIONS", 50),
+                "max_connections": REDIS_MAX_CONNECTIONS,
                 "timeout": 10,
                 "socket_timeout": REDIS_TIMEOUT,
                 "socket_connect_timeout": REDIS_TIMEOUT,
@@ -179,8 +243,16 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+env.section("Static files and logs")
 STATIC_URL = "static/"
-STATIC_ROOT = Path(env_str("CURFEW_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATIC_ROOT = Path(
+    env_str(
+        "CURFEW_STATIC_ROOT",
+        str(BASE_DIR / "staticfiles"),
+        help="where `collectstatic` (`bin/serve prepare`) puts the static files served",
+        shown="`staticfiles/` in the checkout",
+    )
+)
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
@@ -194,7 +266,12 @@ STORAGES = {
         # Hashed, compressed names in production (bin/serve runs collectstatic);
         # plain names where none has run (debug, the test client).
         "BACKEND": "curfew_core.web.storage.ManifestStaticFilesStorage"
-        if env_bool("CURFEW_MANIFEST_STATIC", default=not DEBUG)
+        if env_bool(
+            "CURFEW_MANIFEST_STATIC",
+            default=not DEBUG,
+            help="serve collected files under hashed, compressed names (`bin/serve` sets it)",
+            shown="on outside debug",
+        )
         else "django.contrib.staticfiles.storage.StaticFilesStorage",
     },
 }
@@ -208,7 +285,14 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {
-        "curfew": {"handlers": ["console"], "level": env_str("CURFEW_LOG_LEVEL", "INFO")},
+        "curfew": {
+            "handlers": ["console"],
+            "level": env_str(
+                "CURFEW_LOG_LEVEL",
+                "INFO",
+                help="level of the `curfew` loggers (`DEBUG`, `INFO`, `WARNING`, ...)",
+            ),
+        },
         # Outside debug Django logs nothing to the console: a 500 needs its traceback.
         "django": {"handlers": ["console"], "level": "INFO" if DEBUG else "ERROR"},
     },
@@ -217,86 +301,191 @@ LOGGING = {
 # -- Curfew ------------------------------------------------------------------
 #: A gateway may cache a verdict until its ``valid_until``, but saves and
 #: overrides are not predictable: the API advises re-asking at least this often.
-CURFEW_VERDICT_MAX_AGE = env_int("CURFEW_VERDICT_MAX_AGE", 60)
+env.section("Verdicts and the cache")
+CURFEW_VERDICT_MAX_AGE = env_int(
+    "CURFEW_VERDICT_MAX_AGE",
+    60,
+    help="seconds a gateway may cache a verdict at most (`max_age`)",
+)
 #: Longest a cached schedule, override or token check is trusted without
 #: re-reading the database: whatever failed after a commit, or wrote around the
 #: services, is seen within this bound (see curfew_core/cache_policy.py).
-CURFEW_CACHE_FRESH_SECONDS = env_int("CURFEW_CACHE_FRESH_SECONDS", 5)
+CURFEW_CACHE_FRESH_SECONDS = env_int(
+    "CURFEW_CACHE_FRESH_SECONDS",
+    5,
+    help="longest a cached schedule, override or token check is trusted without re-reading "
+    "the database",
+)
 #: How long a cached schedule is kept: past the freshness bound it only answers
 #: while the database cannot be read (warm verdicts go on through an outage).
-CURFEW_SCHEDULE_CACHE_SECONDS = env_int("CURFEW_SCHEDULE_CACHE_SECONDS", 3600)
+CURFEW_SCHEDULE_CACHE_SECONDS = env_int(
+    "CURFEW_SCHEDULE_CACHE_SECONDS",
+    3600,
+    help="how long a cached schedule is kept to answer while the database cannot be read",
+)
 
+env.section("The proxy's upstreams")
 #: The OpenAI-compatible provider the proxy forwards to (operator-set; the key
 #: never reaches clients or logs).
-CURFEW_UPSTREAM_BASE_URL = env_str("CURFEW_UPSTREAM_BASE_URL", "https://api.deepseek.com/v1")
-CURFEW_UPSTREAM_API_KEY = env_str("CURFEW_UPSTREAM_API_KEY")
-CURFEW_UPSTREAM_TIMEOUT = env_int("CURFEW_UPSTREAM_TIMEOUT", 600)
+CURFEW_UPSTREAM_BASE_URL = env_str(
+    "CURFEW_UPSTREAM_BASE_URL",
+    "https://api.deepseek.com/v1",
+    help="the OpenAI-compatible provider behind the proxy's `/v1/` doors",
+)
+CURFEW_UPSTREAM_API_KEY = env_str(
+    "CURFEW_UPSTREAM_API_KEY",
+    help="the key the proxy sends that provider; never reaches clients or logs",
+)
+CURFEW_UPSTREAM_TIMEOUT = env_int(
+    "CURFEW_UPSTREAM_TIMEOUT",
+    600,
+    help="seconds an upstream call may take (connecting is bounded shorter)",
+)
 #: The Anthropic-compatible provider behind ``/v1/messages`` (DeepSeek's by
 #: default), as Anthropic's SDK takes its base URL: without ``/v1``, which the
 #: proxy adds (as the SDK does). Its key is sent as ``x-api-key`` and, like the
 #: other, never shown.
 CURFEW_ANTHROPIC_UPSTREAM_BASE_URL = env_str(
-    "CURFEW_ANTHROPIC_UPSTREAM_BASE_URL", "https://api.deepseek.com/anthropic"
+    "CURFEW_ANTHROPIC_UPSTREAM_BASE_URL",
+    "https://api.deepseek.com/anthropic",
+    help="the Anthropic-compatible provider behind `/v1/messages`, without `/v1` (as its SDK "
+    "takes it)",
 )
-CURFEW_ANTHROPIC_UPSTREAM_API_KEY = env_str("CURFEW_ANTHROPIC_UPSTREAM_API_KEY")
+CURFEW_ANTHROPIC_UPSTREAM_API_KEY = env_str(
+    "CURFEW_ANTHROPIC_UPSTREAM_API_KEY",
+    help="the key sent to that provider as `x-api-key`; never shown",
+)
 #: Upstream calls one token may have open at once in one process (beyond: 429),
 #: so no single client can hold the whole connection pool.
-CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int("CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN", 16)
+CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int(
+    "CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN",
+    16,
+    help="upstream calls one token may have open at once, per process (beyond: 429)",
+)
 #: Upstream connections per process, and how long a call waits for a free one
 #: before answering 503 (short: a full pool is an overload, not a slow network).
-CURFEW_UPSTREAM_MAX_CONNECTIONS = env_int("CURFEW_UPSTREAM_MAX_CONNECTIONS", 200)
-CURFEW_UPSTREAM_POOL_TIMEOUT = env_int("CURFEW_UPSTREAM_POOL_TIMEOUT", 3)
+CURFEW_UPSTREAM_MAX_CONNECTIONS = env_int(
+    "CURFEW_UPSTREAM_MAX_CONNECTIONS",
+    200,
+    help="upstream connections per process",
+)
+CURFEW_UPSTREAM_POOL_TIMEOUT = env_int(
+    "CURFEW_UPSTREAM_POOL_TIMEOUT",
+    3,
+    help="seconds a call waits for a free upstream connection before answering 503",
+)
 #: The budget name(s) a winding clamp is sent under: ``max_tokens``,
 #: ``max_completion_tokens`` or ``both``. Unset: the names the client sent
 #: (``max_tokens`` when it sent neither). Many OpenAI-compatible providers ignore
 #: ``max_completion_tokens`` (the only name langchain-openai sends), which would
 #: make the clamp a silent no-op; see openai_shapes.apply_verdict.
-CURFEW_UPSTREAM_BUDGET_KEY = env_choice("CURFEW_UPSTREAM_BUDGET_KEY", UPSTREAM_BUDGET_KEYS)
+CURFEW_UPSTREAM_BUDGET_KEY = env_choice(
+    "CURFEW_UPSTREAM_BUDGET_KEY",
+    UPSTREAM_BUDGET_KEYS,
+    help="the budget name(s) a winding clamp is sent under; unset: the client's own names "
+    "(`max_tokens` when it sent neither)",
+)
 
+env.section("Throttles")
 #: Throttles (curfew_core/throttle.py), each a rate such as ``10/15minutes`` or
 #: ``off``. Counts are shared through Redis when REDIS_URL is set, per process
 #: otherwise. CURFEW_THROTTLE=0 turns every one off (benchmarks).
-CURFEW_THROTTLE = env_bool("CURFEW_THROTTLE", default=True)
+CURFEW_THROTTLE = env_bool(
+    "CURFEW_THROTTLE",
+    default=True,
+    help="`0` turns every throttle off (each limit below also takes `off`)",
+)
 
 #: Failed sign-ins per account name, then that account is locked for the window.
-CURFEW_SIGNIN_FAILURES_PER_ACCOUNT = env_rate("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT", "10/15minutes")
+CURFEW_SIGNIN_FAILURES_PER_ACCOUNT = env_rate(
+    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT",
+    "10/15minutes",
+    help="failed sign-ins before the account is locked out for the window",
+)
 #: Failed sign-ins per client address, whatever names it tries.
-CURFEW_SIGNIN_FAILURES_PER_ADDRESS = env_rate("CURFEW_SIGNIN_FAILURES_PER_ADDRESS", "50/15minutes")
+CURFEW_SIGNIN_FAILURES_PER_ADDRESS = env_rate(
+    "CURFEW_SIGNIN_FAILURES_PER_ADDRESS",
+    "50/15minutes",
+    help="failed sign-ins before the client address is locked out, whatever names it tries",
+)
 #: Unknown or revoked bearer/embed tokens per client address; over it, every
 #: token from that address is answered 429 until the window has room again.
-CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate("CURFEW_TOKEN_FAILURES_PER_ADDRESS", "60/minute")
+CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate(
+    "CURFEW_TOKEN_FAILURES_PER_ADDRESS",
+    "60/minute",
+    help="unknown or revoked tokens per client address before they are answered 429",
+)
 #: Requests per live token (all doors together); far above a gateway fleet's use.
-CURFEW_TOKEN_RATE = env_rate("CURFEW_TOKEN_RATE", "6000/minute")
-CURFEW_THROTTLE_REDIS_CONNECTIONS = env_int("CURFEW_THROTTLE_REDIS_CONNECTIONS", 50)
+CURFEW_TOKEN_RATE = env_rate(
+    "CURFEW_TOKEN_RATE",
+    "6000/minute",
+    help="requests per live token, all doors together",
+)
+CURFEW_THROTTLE_REDIS_CONNECTIONS = env_int(
+    "CURFEW_THROTTLE_REDIS_CONNECTIONS",
+    50,
+    help="Redis connections of the throttle's own pool per process",
+)
 
 # -- Accounts ----------------------------------------------------------------
 #: Sign-up at ``/account/signup/``. Off by default: operators invite users (the
 #: admin or ``manage.py curfew token --create-user``); off, the page is a 404 and
 #: the sign-in page offers no link to it.
-CURFEW_SIGNUP = env_bool("CURFEW_SIGNUP", default=False)
+env.section("Accounts and email")
+CURFEW_SIGNUP = env_bool(
+    "CURFEW_SIGNUP",
+    default=False,
+    help="open sign-up at `/account/signup/`; off it is a 404 (operators invite users)",
+)
 #: Outgoing email (Django's own names). With no ``EMAIL_HOST`` nothing is sent
 #: and password reset by email is off (its pages are 404s).
-EMAIL_HOST = env_str("EMAIL_HOST")
-EMAIL_PORT = env_int("EMAIL_PORT", 587)
-EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
-EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
-EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=True)
-EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", default=False)
+EMAIL_HOST = env_str(
+    "EMAIL_HOST",
+    help="outgoing mail server; set, password reset by email is on (unset, its pages are 404s)",
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587, help="the mail server's port")
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", help="user name at the mail server")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", help="password at the mail server")
+EMAIL_USE_TLS = env_bool(
+    "EMAIL_USE_TLS", default=True, help="STARTTLS to the mail server (not with `EMAIL_USE_SSL`)"
+)
+EMAIL_USE_SSL = env_bool(
+    "EMAIL_USE_SSL",
+    default=False,
+    help="implicit TLS to the mail server (not with `EMAIL_USE_TLS`)",
+)
 if EMAIL_USE_TLS and EMAIL_USE_SSL:
     raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be on (pick one)")
 #: Seconds before a stalled mail server fails the send (never a hung request).
-EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
-DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "curfew@localhost")
+EMAIL_TIMEOUT = env_int(
+    "EMAIL_TIMEOUT", 10, help="seconds before a stalled mail server fails the send"
+)
+DEFAULT_FROM_EMAIL = env_str(
+    "DEFAULT_FROM_EMAIL", "curfew@localhost", help="the sender of the mail Curfew sends"
+)
 #: Password reset by email: on exactly when an email host is configured.
 CURFEW_PASSWORD_RESET = bool(EMAIL_HOST)
 
 # -- Decision ledger (issue 14) ------------------------------------------------
 #: Record the decisions the doors act on (``0``: keep no ledger; the
 #: benchmarks' control).
-CURFEW_LEDGER = env_bool("CURFEW_LEDGER", default=True)
+env.section("Decision ledger")
+CURFEW_LEDGER = env_bool(
+    "CURFEW_LEDGER",
+    default=True,
+    help="`0` keeps no decision ledger (nothing recorded, Activity shows no decisions)",
+)
 #: Raw decisions older than this many days go at ``manage.py curfew prune``;
 #: the hourly aggregates are kept indefinitely.
-CURFEW_LEDGER_RETENTION_DAYS = env_int("CURFEW_LEDGER_RETENTION_DAYS", 30)
+CURFEW_LEDGER_RETENTION_DAYS = env_int(
+    "CURFEW_LEDGER_RETENTION_DAYS",
+    30,
+    help="days raw decisions are kept (`manage.py curfew prune`); hourly totals are kept",
+)
 #: How often each process writes its buffered decisions (seconds): what a
 #: crash can lose. 0: only an explicit flush writes (the tests).
-CURFEW_LEDGER_FLUSH_SECONDS = env_float("CURFEW_LEDGER_FLUSH_SECONDS", 1.0)
+CURFEW_LEDGER_FLUSH_SECONDS = env_float(
+    "CURFEW_LEDGER_FLUSH_SECONDS",
+    1.0,
+    help="how often each process writes its buffered decisions: the most a crash can lose",
+)

@@ -1,4 +1,4 @@
-"""Application close codes of the capsule socket (documented in the README).
+"""Application close codes of the capsule socket (documented in docs/manual.md).
 
 A refused socket is accepted and then closed with one of these, because a
 browser sees nothing but 1006 when the handshake itself is refused, and the

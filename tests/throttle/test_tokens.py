@@ -214,7 +214,7 @@ async def test_the_socket_closes_with_4429(transactional_db: None) -> None:
         code, _ = await refusal(socket(token=garbage(n)))
         assert code == 4401
     code, reason = await refusal(socket(token=garbage(9)))
-    assert code == 4429  # codes.CLOSE_RATE_LIMITED, documented in the README
+    assert code == 4429  # codes.CLOSE_RATE_LIMITED, documented in docs/manual.md
     assert "failed token" in reason
     live = socket(token=token)
     assert "state" in await open_live(live)
