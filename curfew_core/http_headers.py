@@ -50,11 +50,6 @@ def api_key_or_bearer_in(headers: Mapping[str, str]) -> str | None:
     return api_key_or_bearer_token(headers.get("x-api-key", ""), headers.get("Authorization", ""))
 
 
-def api_key_or_bearer(request: HttpRequest) -> str | None:
-    """The request's ``x-api-key`` or bearer token, or None."""
-    return api_key_or_bearer_in(request.headers)
-
-
 #: An API answer (JSON or an event stream) is never a page: nothing to load,
 #: nothing may frame it (every answer of the edge).
 API_POLICY = "default-src 'none'; frame-ancestors 'none'"

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import jsonschema_rs
 import pytest
+from django.forms import BooleanField
 
 from curfew_core import plugin_import
 from curfew_core.api import openapi
@@ -26,8 +27,8 @@ from curfew_core.schedules.declaration import (
     defaults_of,
     labels_of,
     settings_of,
-    widget_kinds,
 )
+from curfew_core.web.forms import settings_form_class
 
 
 class WithBedtimeStory(ScheduleSettings):
@@ -71,8 +72,9 @@ def test_the_openapi_schema_picks_it_up_and_agrees_with_the_validator() -> None:
 
 def test_labels_widgets_and_import_aliases_pick_it_up() -> None:
     assert labels_of(WithBedtimeStory)["bedtime_story"] == "Bedtime story"
-    assert widget_kinds(WithBedtimeStory)["bedtime_story"] == "checkbox"
-    assert "bedtime_story" not in widget_kinds(ScheduleSettings)
+    # The page's form derives its field from the declared type alone.
+    assert isinstance(settings_form_class(WithBedtimeStory)().fields["bedtime_story"], BooleanField)
+    assert "bedtime_story" not in settings_form_class(ScheduleSettings)().fields
     assert aliases_of(WithBedtimeStory)["bedtimeStory"] == "bedtime_story"
     settings, _overrides, unknown = plugin_import.translate(
         {"bedtimeStory": True}, WithBedtimeStory

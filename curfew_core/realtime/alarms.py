@@ -77,9 +77,3 @@ def disarm(sleeper: Sleeper) -> None:
         del alarms[alarm.at]
         if not alarms:
             del _alarms[alarm.loop]
-
-
-def armed(sleeper: Sleeper) -> datetime | None:
-    """The instant ``sleeper`` waits for, if any."""
-    alarm = _armed.get(sleeper)
-    return None if alarm is None else alarm.at

@@ -19,7 +19,7 @@ import functools
 import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from typing_extensions import TypedDict
@@ -423,30 +423,6 @@ def aliases_of(declaration: Declaration = ScheduleSettings) -> dict[str, str]:
         for name, setting in settings_of(declaration).items()
         if setting.alias is not None
     }
-
-
-def widget_kinds(declaration: Declaration = ScheduleSettings) -> dict[str, str]:
-    """How a form shows each setting, from its declared type alone:
-    ``checkbox`` (bool), ``text`` (one text or a fixed choice, never empty),
-    ``lines`` (a list of texts, one a line) or ``own`` (a widget of its own)."""
-    kinds: dict[str, str] = {}
-    for name, field in declaration.model_fields.items():
-        kind = field.annotation
-        items = get_args(kind)
-        if kind is bool:
-            kinds[name] = "checkbox"
-        elif kind is str or (isinstance(kind, type) and issubclass(kind, str)):
-            kinds[name] = "text"
-        elif get_origin(kind) is list and items and _is_text(items[0]):
-            kinds[name] = "lines"
-        else:
-            kinds[name] = "own"
-    return kinds
-
-
-def _is_text(kind: Any) -> bool:
-    """``str``, or ``str`` with constraints (``Annotated[str, ...]``)."""
-    return kind is str or (get_origin(kind) is Annotated and get_args(kind)[0] is str)
 
 
 def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
