@@ -30,6 +30,7 @@ from curfew_core.engine.schedule import (
     DEFAULT_EXEMPT_PURPOSES,
     DEFAULT_PERSONA_ZH,
     DEFAULT_TIER_TEXTS_ZH,
+    purpose_key,
 )
 from curfew_core.schedules import values as v
 
@@ -371,8 +372,11 @@ class ScheduleSettings(BaseModel):
             dry_run=self.dry_run,
             safety_max_tokens=self.safety_max_tokens,
             exempt_sessions=frozenset(self.exempt_sessions),
-            # Lowercased again: ``build`` does not re-validate a stored config.
-            exempt_purposes=frozenset(name.lower() for name in self.exempt_purposes),
+            # Keyed again (``build`` does not re-validate a stored config), by
+            # the engine's one rule for what a purpose name is.
+            exempt_purposes=frozenset(
+                key for key in map(purpose_key, self.exempt_purposes) if key is not None
+            ),
             enabled=self.enabled,
         )
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 
 from curfew_core import calendars
 from curfew_core.engine import Curve, format_wall, parse_wall
+from curfew_core.engine.schedule import purpose_key
 from curfew_core.schedules.messages import Message, message_of
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -491,6 +492,8 @@ def parse_purposes(value: Any) -> list[str]:
                     value=show(item),
                 )
             )
-        if item.lower() not in out:
-            out.append(item.lower())
+        # The engine's own key for a purpose name: stored and asked the same way.
+        key = purpose_key(item)
+        if key is not None and key not in out:
+            out.append(key)
     return out
