@@ -62,11 +62,11 @@ def main() -> int:
     from django.test import override_settings
     from django.utils import timezone
 
-    from curfew_core import async_cache
-    from curfew_core.ledger import recorder
     from curfew_core.schedules import override_commands
+    from curfew_core.services import ledger_recorder as recorder
     from curfew_core.services.overrides import override_apply
     from curfew_core.services.tokens import token_create
+    from curfew_core.store import async_cache
     from curfew_site.asgi import application
     from curfew_testkit import hello
     from curfew_testkit.asgi_scope import http_scope

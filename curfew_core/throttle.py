@@ -45,9 +45,9 @@ from limits.aio.strategies import (
 from limits.storage import MemoryStorage, RedisStorage, Storage
 from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
-from curfew_core import async_cache
 from curfew_core.hot_settings import setting as hot_setting
 from curfew_core.selectors.tokens import TokenIdentity, identify
+from curfew_core.store import async_cache
 
 SIGNIN_ACCOUNT = "signin-account"
 SIGNIN_ADDRESS = "signin-address"

@@ -118,8 +118,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # A cache or database outage in a view: 503 in the door's shape (see curfew_core/outage.py).
-    "curfew_core.outage.OutageMiddleware",
+    # A cache or database outage in a view: 503 in the door's shape (edge/outage.py).
+    "curfew_core.edge.outage.OutageMiddleware",
     "curfew_core.web.csp.ContentSecurityPolicyMiddleware",
 ]
 
@@ -199,7 +199,7 @@ if REDIS_URL:
             # One client and pool per process (the stock backend opens a new
             # connection per request under ASGI); blocking, so a burst waits
             # for a connection instead of failing with "too many connections".
-            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
+            "BACKEND": "curfew_core.store.redis_cache.SharedRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": REDIS_PREFIX,
             "OPTIONS": {
@@ -309,7 +309,7 @@ CURFEW_VERDICT_MAX_AGE = env_int(
 )
 #: Longest a cached schedule, override or token check is trusted without
 #: re-reading the database: whatever failed after a commit, or wrote around the
-#: services, is seen within this bound (see curfew_core/cache_policy.py).
+#: services, is seen within this bound (see curfew_core/store/cache_policy.py).
 CURFEW_CACHE_FRESH_SECONDS = env_int(
     "CURFEW_CACHE_FRESH_SECONDS",
     5,

@@ -18,4 +18,4 @@ urlpatterns = [
 ]
 
 # Never Django's bare HTML: an uncaught error is answered in the door's shape.
-handler500 = "curfew_core.outage.server_error"
+handler500 = "curfew_core.edge.outage.server_error"

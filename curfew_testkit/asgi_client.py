@@ -22,8 +22,8 @@ from django.http.response import HttpResponseBase
 from django.test import AsyncClient as DjangoAsyncClient
 from django.test import Client as DjangoClient
 
-from curfew_core import async_cache
 from curfew_core.edge.doors import DOORS
+from curfew_core.store import async_cache
 from curfew_testkit.asgi_scope import http_scope
 
 

@@ -72,8 +72,8 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
         yield  # the engine suite without Django: no caches to empty
         return
     from curfew_core import throttle
-    from curfew_core.ledger import recorder
     from curfew_core.selectors import bundles, tokens
+    from curfew_core.services import ledger_recorder as recorder
 
     _clear_cache()
     bundles._built.clear()

@@ -16,10 +16,9 @@ import jsonschema_rs
 import pytest
 from django.forms import BooleanField
 
-from curfew_core import plugin_import
 from curfew_core.api import openapi
 from curfew_core.schedules import config as schedule_config
-from curfew_core.schedules import values
+from curfew_core.schedules import plugin_import, values
 from curfew_core.schedules.declaration import (
     ScheduleSettings,
     Setting,

@@ -15,7 +15,7 @@ from redis.exceptions import RedisError
 from curfew_core import throttle
 from curfew_core.api.errors import ApiError
 from curfew_core.edge.dialects import API
-from curfew_core.http_headers import bearer
+from curfew_core.edge.http_headers import bearer
 from curfew_core.selectors.tokens import TokenIdentity
 
 log = logging.getLogger("curfew.api")

@@ -16,7 +16,6 @@ from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable
 from curfew_core.api.openapi import document
 from curfew_core.engine import OverrideError
 from curfew_core.ledger.entry import verdict_entry
-from curfew_core.ledger.recorder import record
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.values import show, whole_number
@@ -25,6 +24,7 @@ from curfew_core.selectors.bundles import UserBundle, committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.users import user_by_id
 from curfew_core.selectors.verdicts import decide_for, state_json, verdict_json
+from curfew_core.services.ledger_recorder import record
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from curfew_core import async_cache, throttle
-from curfew_core.cache_policy import bundle_key, token_key
+from curfew_core import throttle
 from curfew_core.edge.threads import run_sync
 from curfew_core.selectors import tokens
 from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle, rows_fresh
 from curfew_core.selectors.tokens import TokenIdentity
+from curfew_core.store import async_cache
+from curfew_core.store.cache_policy import bundle_key, token_key
 
 
 @dataclass(frozen=True, slots=True)

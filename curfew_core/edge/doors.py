@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from curfew_core.edge import dialects
 from curfew_core.edge.declare import Door, Route, Table
+from curfew_core.edge.http_headers import api_key_or_bearer_in, bearer_in
 from curfew_core.hot_settings import setting
-from curfew_core.http_headers import api_key_or_bearer_in, bearer_in
 
 #: Chat bodies carry whole conversations and images: Django's 2.5 MB form
 #: limit is not meant for them.

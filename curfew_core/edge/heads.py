@@ -20,8 +20,8 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 
+from curfew_core.edge.http_headers import ApiAnswers
 from curfew_core.edge.scope import Scope, headers_named, server_key
-from curfew_core.http_headers import ApiAnswers
 
 #: Distinct request heads kept.
 _KEPT = 256

@@ -21,7 +21,7 @@ from django.http.response import HttpResponseBase
 
 from curfew_core.engine import Verdict
 from curfew_core.ledger.entry import verdict_entry
-from curfew_core.ledger.recorder import record
+from curfew_core.services.ledger_recorder import record
 
 #: A JSON answer larger than this is relayed without reading its usage.
 MAX_JSON_SCAN = 4 * 2**20

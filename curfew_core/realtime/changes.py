@@ -49,11 +49,11 @@ from django.http import StreamingHttpResponse
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge.dialects import API
+from curfew_core.edge.http_headers import bearer_in
 from curfew_core.edge.request import EdgeRequest
-from curfew_core.events import user_group
-from curfew_core.http_headers import bearer_in
 from curfew_core.realtime import access, watch
 from curfew_core.selectors.tokens import identify
+from curfew_core.services.events import user_group
 
 log = logging.getLogger("curfew.realtime")
 

@@ -37,13 +37,13 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 
 from curfew_core import throttle
-from curfew_core.events import user_group
 from curfew_core.realtime import access, alarms, clock, hub, timers, watch
 from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
 from curfew_core.realtime.states import CapsuleState, capsule_state, shared_state
 from curfew_core.selectors.verdicts import CAPSULE_BANDS
+from curfew_core.services.events import user_group
 
 log = logging.getLogger("curfew.realtime")
 

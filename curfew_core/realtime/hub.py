@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from curfew_core.events import GROUP
+from curfew_core.services.events import GROUP
 
 log = logging.getLogger("curfew.realtime")
 

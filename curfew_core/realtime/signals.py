@@ -26,10 +26,10 @@ from django.contrib.auth.signals import user_logged_out
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
-from curfew_core.events import group_event, user_group
 from curfew_core.realtime import watch
 from curfew_core.realtime.access import forget, session_tag
 from curfew_core.services import account
+from curfew_core.services.events import group_event, user_group
 
 log = logging.getLogger("curfew.realtime")
 

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from curfew_core import throttle
 from curfew_core.edge.dialects import API
-from curfew_core.http_headers import EMBED_POLICY
+from curfew_core.edge.http_headers import EMBED_POLICY
 from curfew_core.realtime import clock
 from curfew_core.selectors.tokens import has_live_embed_token, live_embed_tokens
 from curfew_core.selectors.verdicts import CAPSULE_BANDS, capsule_payload

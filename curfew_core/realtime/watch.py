@@ -30,9 +30,9 @@ from channels.layers import BaseChannelLayer, InMemoryChannelLayer
 from django.core.cache import cache
 from django.utils import timezone
 
-from curfew_core.cache_policy import bundle_key, token_key
-from curfew_core.events import group_event, user_group
 from curfew_core.selectors.changes import Change, recent_changes
+from curfew_core.services.events import group_event, user_group
+from curfew_core.store.cache_policy import bundle_key, token_key
 
 log = logging.getLogger("curfew.realtime")
 

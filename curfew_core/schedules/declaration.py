@@ -24,7 +24,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from typing_extensions import TypedDict
 
-from curfew_core import calendars
 from curfew_core.engine import Anchor, Curve, NightTimes, Schedule, parse_wall
 from curfew_core.engine.schedule import (
     DEFAULT_EXEMPT_PURPOSES,
@@ -32,6 +31,7 @@ from curfew_core.engine.schedule import (
     DEFAULT_TIER_TEXTS_ZH,
     purpose_key,
 )
+from curfew_core.schedules import calendars
 from curfew_core.schedules import values as v
 
 

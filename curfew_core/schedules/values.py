@@ -15,9 +15,9 @@ import zoneinfo
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
-from curfew_core import calendars
 from curfew_core.engine import Curve, format_wall, parse_wall
 from curfew_core.engine.schedule import purpose_key
+from curfew_core.schedules import calendars
 from curfew_core.schedules.messages import Message, message_of
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]

@@ -1,7 +1,7 @@
 """The API's one error shape, declared once: ``{"error", "message", "fields"}``.
 
 The API's errors (``curfew_core.api.errors``), the outage answer in the API's
-shape (``curfew_core.outage``) and the OpenAPI document's ``Error`` schema all
+shape (``curfew_core.edge.outage``) and the OpenAPI document's ``Error`` schema all
 come from this model.
 """
 

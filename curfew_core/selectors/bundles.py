@@ -2,7 +2,7 @@
 
 The verdict hot path must not touch the database once warm: the raw rows live
 in Django's cache (replaced after every committed write, re-read once older
-than the freshness bound, see ``curfew_core.cache_policy``), and the built engine
+than the freshness bound, see ``curfew_core.store.cache_policy``), and the built engine
 ``Schedule`` is kept per process, keyed by the row versions it was built from.
 """
 
@@ -18,12 +18,13 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError
 
-from curfew_core import cache_policy, models
-from curfew_core.cache_policy import bundle_key, lifetime
+from curfew_core import models
 from curfew_core.engine import OverrideError, Overrides, Schedule
 from curfew_core.models import UNSAVED_VERSION, Override
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.override_commands import check_moment
+from curfew_core.store import cache_policy
+from curfew_core.store.cache_policy import bundle_key, lifetime
 
 log = logging.getLogger("curfew.bundles")
 

@@ -11,9 +11,9 @@ from django.core.cache import cache
 from django.db import DatabaseError
 from django.utils import timezone
 
-from curfew_core import cache_policy
-from curfew_core.cache_policy import lifetime, token_key, token_used_key
 from curfew_core.models import ApiToken
+from curfew_core.store import cache_policy
+from curfew_core.store.cache_policy import lifetime, token_key, token_used_key
 
 log = logging.getLogger("curfew.tokens")
 
@@ -27,7 +27,8 @@ MAX_TOKEN_LENGTH = 200
 _MISSING = "missing"
 _MISSING_SECONDS = 30
 #: A found token's check is kept this long for a database outage; it is
-#: re-checked once older than ``CURFEW_CACHE_FRESH_SECONDS`` (see ``curfew_core.cache_policy``).
+#: re-checked once older than ``CURFEW_CACHE_FRESH_SECONDS`` (see
+#: ``curfew_core.store.cache_policy``).
 _FOUND_SECONDS = 3600
 #: ``last_used_at`` is bookkeeping: stamped at most once a minute per token.
 _USED_STAMP_SECONDS = 60

@@ -15,10 +15,11 @@ from django.contrib.auth.models import User
 from django.utils import translation
 from django.utils.translation import gettext
 
-from curfew_core import calendars, models
+from curfew_core import models
 from curfew_core.engine import Schedule, day_band, format_wall
 from curfew_core.engine.clock import to_wall
 from curfew_core.models import UNSAVED_VERSION, ApiToken, ScheduleRevision
+from curfew_core.schedules import calendars
 from curfew_core.schedules import config as schedule_config
 
 #: The band's resolution: 96 cells of 15 minutes of wall-clock time.

@@ -5,7 +5,7 @@ step catches and logs its own failure and the next step still runs, and the
 whole is registered with ``on_commit(..., robust=True)`` besides. A step that
 fails (Redis refused or stalled the write) or never runs (the process was
 killed right after the commit) hides nothing for long: cached entries are
-re-read once older than ``CURFEW_CACHE_FRESH_SECONDS`` (see ``curfew_core.cache_policy``).
+re-read once older than ``CURFEW_CACHE_FRESH_SECONDS`` (see ``curfew_core.store.cache_policy``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
-from curfew_core import events
-from curfew_core.cache_policy import forget, token_key
 from curfew_core.selectors.bundles import refresh_bundle
+from curfew_core.services import events
+from curfew_core.store.cache_policy import forget, token_key
 
 log = logging.getLogger("curfew.after_commit")
 

@@ -1,6 +1,6 @@
 """Writing the decision ledger: one batch of entries in one transaction.
 
-Called by the recorder's flusher (``curfew_core.ledger.recorder``), never on a
+Called by the recorder's flusher (``curfew_core.services.ledger_recorder``), never on a
 request's thread, and by the batch endpoint for a gateway's reports: raw rows
 by multi-row INSERTs, the hourly aggregates by one upsert that adds to what is
 there (``ON CONFLICT ... DO UPDATE SET n = n + excluded.n``, so several

@@ -14,12 +14,11 @@ from django.http import QueryDict
 from django.utils import dateformat
 from django.utils.translation import gettext as _
 
-from curfew_core import calendars
 from curfew_core.engine import Curve, State
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import Schedule
+from curfew_core.schedules import calendars, override_commands
 from curfew_core.schedules import config as schedule_config
-from curfew_core.schedules import override_commands
 from curfew_core.schedules import values as schedule_values
 from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors

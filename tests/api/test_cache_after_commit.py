@@ -33,7 +33,7 @@ CLOSED_PORT_REDIS = "redis://127.0.0.1:9/0"  # discard: nothing listens on loopb
 
 
 class Wall:
-    """The cache's clock (``curfew_core.cache_policy.clock``), moved by hand."""
+    """The cache's clock (``curfew_core.store.cache_policy.clock``), moved by hand."""
 
     def __init__(self) -> None:
         self.now = time.time()
@@ -48,7 +48,7 @@ class Wall:
 @pytest.fixture
 def wall(monkeypatch: pytest.MonkeyPatch) -> Wall:
     clock = Wall()
-    monkeypatch.setattr("curfew_core.cache_policy.clock", clock, raising=False)
+    monkeypatch.setattr("curfew_core.store.cache_policy.clock", clock, raising=False)
     return clock
 
 
@@ -107,7 +107,7 @@ def test_a_save_whose_cache_is_refused_outright_still_succeeds_at_the_page_and_c
     form = as_post(form_fields(html, "schedule-form"), curve="step")
     settings.CACHES = {
         "default": {
-            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
+            "BACKEND": "curfew_core.store.redis_cache.SharedRedisCache",
             "LOCATION": CLOSED_PORT_REDIS,
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
@@ -164,7 +164,7 @@ def test_a_save_whose_cache_refresh_stalls_still_succeeds(
     form = as_post(form_fields(html, "schedule-form"), curve="step")
     settings.CACHES = {
         "default": {
-            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
+            "BACKEND": "curfew_core.store.redis_cache.SharedRedisCache",
             "LOCATION": stalled_redis,
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }

@@ -35,7 +35,7 @@ PEAK = {"at": "2026-09-29T10:00:00+08:00"}
 def _redis_cache(location: str, prefix: str) -> dict[str, Any]:
     return {
         "default": {
-            "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
+            "BACKEND": "curfew_core.store.redis_cache.SharedRedisCache",
             "LOCATION": location,
             "KEY_PREFIX": prefix,
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},

@@ -16,8 +16,8 @@ from unittest import mock
 import pytest
 from django.test import override_settings
 
-from curfew_core.cache_policy import LOCAL_CACHE_SECONDS, lifetime, shared_cache
 from curfew_core.models import ApiToken, Override, Schedule
+from curfew_core.store.cache_policy import LOCAL_CACHE_SECONDS, lifetime, shared_cache
 from curfew_testkit.server import ServedApp
 from tests.api.conftest import local
 

@@ -21,7 +21,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from curfew_core import calendars
+from curfew_core.schedules import calendars
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.config import ConfigError
 from tests.api.conftest import stored

@@ -21,7 +21,7 @@ from curfew_core.edge.app import Edge
 from curfew_core.edge.declare import Door, Route, Table
 from curfew_core.edge.dialects import API, OPENAI
 from curfew_core.edge.doors import DOORS
-from curfew_core.http_headers import API_POLICY
+from curfew_core.edge.http_headers import API_POLICY
 from curfew_testkit.asgi_client import AsgiClient
 from curfew_testkit.asgi_scope import http_scope
 
@@ -95,7 +95,7 @@ def test_a_warm_token_with_cold_rows_reads_them_in_one_hop(
 ) -> None:
     from django.core.cache import cache
 
-    from curfew_core.cache_policy import bundle_key
+    from curfew_core.store.cache_policy import bundle_key
 
     assert _verdict(api).status_code == 200
     cache.delete(bundle_key(api.user.id))

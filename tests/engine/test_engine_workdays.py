@@ -5,7 +5,7 @@ China moves weekend days to workdays around its holidays; 2026's are 01-04,
 weekday peak hours apply. The engine's rule: a date is valley all day if it is
 a weekend (with ``weekend_valley``) or a holiday, and the lookup does not name
 it a workday. Which of a user's and the public calendar's dates wins is the
-lookup's business (see ``curfew_core.calendars``); the engine only asks.
+lookup's business (see ``curfew_core.schedules.calendars``); the engine only asks.
 """
 
 from __future__ import annotations

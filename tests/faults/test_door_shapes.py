@@ -44,7 +44,7 @@ def redis_refused(
         settings.REDIS_URL = url
         settings.CACHES = {
             "default": {
-                "BACKEND": "curfew_core.redis_cache.SharedRedisCache",
+                "BACKEND": "curfew_core.store.redis_cache.SharedRedisCache",
                 "LOCATION": url,
                 "KEY_PREFIX": "faults",
                 "OPTIONS": {

@@ -19,7 +19,7 @@ def main() -> None:
     from django.utils import timezone
 
     from curfew_core.ledger.entry import Entry
-    from curfew_core.ledger.recorder import record
+    from curfew_core.services.ledger_recorder import record
 
     user = User.objects.create_user("crash")
     stop_after = int(sys.argv[1]) if len(sys.argv) > 1 else None

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from curfew_core.ledger import recorder
 from curfew_core.ledger.entry import Entry
 from curfew_core.models import Decision, DecisionHour
 from curfew_core.schema.decisions import MAX_BATCH
+from curfew_core.services import ledger_recorder as recorder
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db

@@ -12,10 +12,10 @@ from django.contrib.auth.models import User
 from django.db import connection, models
 from django.test.utils import CaptureQueriesContext
 
-from curfew_core.ledger import recorder
 from curfew_core.ledger.entry import Entry
 from curfew_core.ledger.hours import local_hour
 from curfew_core.models import Decision, DecisionHour
+from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.ledger import decisions_prune
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.tokens import token_create
@@ -227,7 +227,7 @@ def test_a_refused_batch_is_kept_and_bounded(user: User, monkeypatch: pytest.Mon
 
     for n in range(3):
         recorder.record(entry(user, T0 + timedelta(seconds=n), session=f"s{n}"))
-    monkeypatch.setattr(ledger_service, "decisions_write", down)
+    monkeypatch.setattr(recorder, "decisions_write", down)
     with pytest.raises(OperationalError):
         recorder.flush()
     assert recorder.pending() == 3  # kept, in order
@@ -236,7 +236,7 @@ def test_a_refused_batch_is_kept_and_bounded(user: User, monkeypatch: pytest.Mon
     with pytest.raises(OperationalError):
         recorder.flush()
     assert (recorder.pending(), recorder.dropped - dropped) == (2, 1)  # the oldest went
-    monkeypatch.setattr(ledger_service, "decisions_write", real)
+    monkeypatch.setattr(recorder, "decisions_write", real)
     assert recorder.flush() == 2
     assert sorted(Decision.objects.values_list("session", flat=True)) == ["s1", "s2"]
     # The dropped decision's raw row is gone, but the hour still counts it.

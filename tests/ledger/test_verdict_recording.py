@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from curfew_core.ledger import recorder
 from curfew_core.models import Decision
+from curfew_core.services import ledger_recorder as recorder
 
 pytestmark = pytest.mark.django_db
 

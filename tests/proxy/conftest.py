@@ -14,9 +14,9 @@ from django.contrib.auth.models import User
 from django.test import override_settings
 from django.utils import timezone
 
-from curfew_core.ledger import recorder
 from curfew_core.proxy import upstream as upstream_module
 from curfew_core.schedules import override_commands
+from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.tokens import token_create
 from curfew_testkit.fake_anthropic import FakeAnthropic

@@ -18,7 +18,7 @@ from django.db import OperationalError
 from django.test import RequestFactory
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from curfew_core import outage
+from curfew_core.edge import outage
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.server import ServedApp, free_port
 

@@ -16,7 +16,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import override_settings
 
-from curfew_core.http_headers import API_POLICY
+from curfew_core.edge.http_headers import API_POLICY
 from curfew_site import asgi as site_asgi
 from curfew_testkit.asgi_scope import http_scope
 from curfew_testkit.fake_upstream import FakeUpstream

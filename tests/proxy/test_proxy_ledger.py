@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from curfew_core.ledger import recorder
 from curfew_core.models import Decision, DecisionHour
+from curfew_core.services import ledger_recorder as recorder
 from curfew_testkit.asgi_client import AsyncClient
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from curfew_core.events import group_event, user_group
 from curfew_core.realtime import alarms, hub
+from curfew_core.services.events import group_event, user_group
 from tests.realtime.conftest import embed_token, local, open_live, session_cookie, socket
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -20,9 +20,9 @@ from django.db import DatabaseError
 from django.test import override_settings
 
 from curfew_core import throttle
-from curfew_core.events import user_group
 from curfew_core.models import ApiToken
 from curfew_core.realtime import changes, watch
+from curfew_core.services.events import user_group
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_testkit.asgi_client import Client
 from curfew_testkit.asgi_scope import http_scope

@@ -19,10 +19,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from curfew_core.ledger import recorder
 from curfew_core.ledger.entry import Entry
 from curfew_core.selectors import ledger_page
 from curfew_core.selectors.ledger import price_table
+from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.prices import price_table_set
 from curfew_core.services.schedules import schedule_update
 from curfew_core.web import activity

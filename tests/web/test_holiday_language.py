@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 from django.contrib.auth.models import User
 
-from curfew_core import calendars
 from curfew_core.engine import decide
+from curfew_core.schedules import calendars
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.web import band_day
 from tests.web.conftest import PageClient

@@ -19,9 +19,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from curfew_core.engine import OverrideError
-from curfew_core.plugin_import import source_key, translate
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.config import ConfigError
+from curfew_core.schedules.plugin_import import source_key, translate
 from curfew_core.schedules.values import text_problem
 from curfew_core.selectors.tokens import live_token_ids
 from curfew_core.selectors.users import user_by_name

@@ -23,7 +23,7 @@ from django.http.response import HttpResponseBase
 
 from curfew_core.edge.dialects import OUTAGES
 from curfew_core.edge.doors import DOORS
-from curfew_core.http_headers import EMBED_POLICY
+from curfew_core.edge.http_headers import EMBED_POLICY
 
 log = logging.getLogger("curfew.outage")
 

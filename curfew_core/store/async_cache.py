@@ -2,7 +2,7 @@
 
 The edge (``curfew_core.edge.caller``) answers a warm token door on the
 event loop: its reads are the token check's and the user's cached rows. With
-Redis (``curfew_core.redis_cache.SharedRedisCache``) they are one ``MGET`` on a
+Redis (``curfew_core.store.redis_cache.SharedRedisCache``) they are one ``MGET`` on a
 ``redis.asyncio`` client, with the very keys and serializer Django's backend
 uses, so what the sync readers and writers see is what this reads. With the
 process-local cache (``LocMemCache``, no Redis) a read is a dict lookup under
@@ -37,7 +37,7 @@ from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.signals import setting_changed
 
-from curfew_core.redis_cache import SharedRedisCache
+from curfew_core.store.redis_cache import SharedRedisCache
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 

@@ -51,6 +51,7 @@ from django.db import DatabaseError, connection
 from curfew_core.hot_settings import setting
 from curfew_core.ledger.batch import AtValue, Batch
 from curfew_core.ledger.entry import Entry
+from curfew_core.services.ledger import at_value, decisions_write
 
 log = logging.getLogger("curfew.ledger")
 
@@ -101,8 +102,6 @@ def _new_batch() -> Batch:
     up once: no query)."""
     global _at_value
     if _at_value is None:
-        from curfew_core.services.ledger import at_value
-
         _at_value = at_value()
     return Batch(_at_value)
 
@@ -257,8 +256,6 @@ def flush() -> int:
     """Write everything buffered now, on this thread, in one transaction;
     returns how many decisions were written. A batch the database refuses
     goes back in front of the buffer (and the error is raised)."""
-    from curfew_core.services.ledger import decisions_write
-
     with _flush_lock:
         batch, entries = _take()
         if batch is None and not entries:
