@@ -1,29 +1,96 @@
-"""``make bench``: run every benchmark script in bench/ in turn.
+"""``make bench``: run every benchmark script in bench/ in turn, and write the docs.
 
-Each script prints its own small table. Scripts starting with ``_`` are helpers.
+Each script prints its own small table. A script that records its runs itself
+(it takes ``--write FILE``: edge_floor, proxy_throughput, capsule_fanout) is
+given ``docs/benchmarks/<name>.md``; for every other script, what it printed
+is written there, under the date, the machine and the commit. So the
+benchmark tables in docs/ come from runs, never from hand. Scripts starting
+with ``_`` are helpers. ``python -m bench.run_all edge_floor engine_speed``
+runs only those.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import os
+import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DOCS = ROOT / "docs" / "benchmarks"
 
 
-def main() -> int:
+def machine() -> str:
+    """``2-core AMD EPYC 7B13``: what the figures were measured on."""
+    model = ""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{os.cpu_count() or 0}-core {model or platform.machine()}"
+
+
+def revision() -> str:
+    found = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    )
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT).returncode != 0
+    return (found.stdout.strip() or "unknown") + (" + uncommitted changes" if dirty else "")
+
+
+def writes_its_own(script: Path) -> bool:
+    return '"--write"' in script.read_text(encoding="utf-8")
+
+
+def printed_page(name: str, output: str, seconds: float, code: int) -> str:
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    return (
+        f"# `bench/{name}.py`\n\n"
+        f"Written by `make bench` (`bench/run_all.py`) from the script's own output, "
+        f"not by hand; each run replaces it.\n\n"
+        f"- date: {dt.datetime.now(dt.UTC).date().isoformat()}\n"
+        f"- machine: {machine()}; Python {platform.python_version()}\n"
+        f"- commit: {revision()}\n"
+        f"- load average at the end: {' '.join(load) or 'unknown'}\n"
+        f"- took {seconds:.0f} s, exit {code}\n\n"
+        "The machine may be shared: compare the rows of one run, side by side.\n\n"
+        f"```\n{output.rstrip()}\n```\n"
+    )
+
+
+def main(argv: list[str]) -> int:
+    wanted = set(argv)
     failed = []
+    DOCS.mkdir(parents=True, exist_ok=True)
     for script in sorted(HERE.glob("*.py")):
         if script.name.startswith("_") or script.name == Path(__file__).name:
             continue
+        if wanted and script.stem not in wanted:
+            continue
         print(f"\n=== {script.name}", flush=True)
         started = time.monotonic()
-        module = f"bench.{script.stem}"
-        result = subprocess.run([sys.executable, "-m", module, *sys.argv[1:]], cwd=HERE.parent)
-        print(f"--- {script.name}: exit {result.returncode} in {time.monotonic() - started:.0f}s")
-        if result.returncode:
+        command = [sys.executable, "-m", f"bench.{script.stem}"]
+        page = DOCS / f"{script.stem}.md"
+        if writes_its_own(script):
+            result = subprocess.run([*command, "--write", str(page)], cwd=ROOT)
+            code = result.returncode
+        else:
+            run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+            code = run.returncode
+            sys.stdout.write(run.stdout)
+            sys.stderr.write(run.stderr)
+            if code == 0:
+                page.write_text(
+                    printed_page(script.stem, run.stdout, time.monotonic() - started, code)
+                )
+        print(f"--- {script.name}: exit {code} in {time.monotonic() - started:.0f}s")
+        if code:
             failed.append(script.name)
     if failed:
         print(f"failed: {', '.join(failed)}")
@@ -31,4 +98,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
