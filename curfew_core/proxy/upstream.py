@@ -521,14 +521,7 @@ async def _relayed(
                 target,
                 sse="text/event-stream" in content_type,
                 release=release,
-                broken=provider.broken(
-                    provider.error(
-                        502,
-                        "the upstream provider broke off the answer",
-                        "upstream_broken",
-                        "upstream_error",
-                    )
-                ),
+                provider=provider,
             ),
             status=status,
             content_type=content_type,
@@ -574,7 +567,7 @@ async def _relay(
     *,
     sse: bool,
     release: Callable[[], None],
-    broken: bytes,
+    provider: Provider,
 ) -> AsyncIterator[bytes]:
     """The upstream body as it arrives; the upstream connection is released when
     the body ends, fails or the client goes away (the server cancels us)."""
@@ -588,7 +581,14 @@ async def _relay(
         if sse:
             # SDKs raise on an SSE error event, instead of taking a cut-off
             # answer for a complete one.
-            yield broken
+            yield provider.broken(
+                provider.error(
+                    502,
+                    "the upstream provider broke off the answer",
+                    "upstream_broken",
+                    "upstream_error",
+                )
+            )
     finally:
         release()
         call.end(complete)
