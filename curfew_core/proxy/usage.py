@@ -164,8 +164,10 @@ class Recording:
             self()
             return response
         scan = UsageScan(sse="text/event-stream" in response.get("Content-Type", ""))
-        inner = response.streaming_content
-        assert isinstance(inner, AsyncIterator)
+        # The relay itself, not ``streaming_content``'s wrapping of it (a
+        # generator more per chunk, only to check each is bytes: the edge
+        # checks as it sends): closing this closes the relay.
+        inner: AsyncIterator[bytes] = response._iterator  # type: ignore[attr-defined]
 
         async def relayed() -> AsyncIterator[bytes]:
             try:
