@@ -26,6 +26,8 @@ from curfew_core.ledger.recorder import record
 #: A JSON answer larger than this is relayed without reading its usage.
 MAX_JSON_SCAN = 4 * 2**20
 _BUDGET_NAMES = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+#: One decoder for every answer (it keeps no state between calls).
+_DECODER = json.JSONDecoder()
 
 
 def asked_budget(body: Mapping[str, Any]) -> int | None:
@@ -82,7 +84,7 @@ class UsageScan:
         if start < 0 or body[at + 7 : start].strip() != b":":
             return
         try:
-            usage, _ = json.JSONDecoder().raw_decode(body[start:].decode("utf-8", "replace"))
+            usage, _ = _DECODER.raw_decode(body[start:].decode("utf-8", "replace"))
         except ValueError:
             return
         if isinstance(usage, dict):
