@@ -13,23 +13,32 @@ benchmark against git ``REF`` checked out beside it), one uvicorn process
   the proxy minus the same calls straight to the fake upstream.
 
     python -m bench.proxy_throughput [--calls 2000] [--concurrency 8] [--baseline 441777f]
+        [--write docs/benchmarks/proxy.md] [--label NAME]
+
+``--write FILE`` also records the run in FILE (markdown): the runs already
+there are kept (each carries its numbers in a comment), a section is added for
+this one, and the summary table is made anew from them all.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
+import json
 import os
 import shutil
 import statistics
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
+from bench.edge_floor import machine, revision, versions
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ROOT, ServedApp
 
@@ -135,13 +144,112 @@ def measure(
     return rows
 
 
+RUN_MARK = "<!-- proxy_throughput run: "
+HEADER = """\
+# The proxy's passed call against the baseline
+
+Written by `python -m bench.proxy_throughput --baseline 441777f --write docs/benchmarks/proxy.md`
+(issue 21), not by hand: each run is added below, and this summary is made anew from
+them all.
+
+One run serves this checkout and the baseline commit (checked out beside it), each as
+one uvicorn process (SQLite, the process-local cache, debug off) in front of the same
+recording fake upstream, and sends each the same passed chat calls (on duty: forwarded
+untouched), JSON and SSE. **CPU per call** is the server process's own CPU time (user +
+system, from `/proc`) over a burst of concurrent calls, divided by the calls; its
+inverse is the calls one core could serve (`x baseline` compares those). **Added first
+byte** is the time to the first body byte through the proxy minus straight from the
+fake upstream, over sequential calls (quantiles paired). Targets (issue 21): **2x the
+baseline per core** or more, and at most **0.7 ms** added at p50. The machine is
+shared (2 cores, other jobs at times): compare rows of one run; the latency is wall
+time, so a busy machine inflates it.
+"""
+
+
+def _ratios(run: dict[str, Any]) -> dict[str, float]:
+    base = {row["body"]: row for row in run["rows"] if row["label"].startswith("baseline")}
+    return {
+        row["body"]: row["per_core"] / base[row["body"]]["per_core"]
+        for row in run["rows"]
+        if row["body"] in base and not row["label"].startswith("baseline")
+    }
+
+
+def summary_table(runs: list[dict[str, Any]]) -> str:
+    lines = [
+        "| date | run | commit | baseline | JSON x baseline | SSE x baseline "
+        "| JSON added p50 / p99 ms | SSE added p50 / p99 ms |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for run in runs:
+        ratio = _ratios(run)
+        mine = {row["body"]: row for row in run["rows"] if not row["label"].startswith("baseline")}
+
+        def added(body: str, mine: dict[str, Any] = mine) -> str:
+            row = mine.get(body)
+            return "-" if row is None else f"{row['added_p50']:.2f} / {row['added_p99']:.2f}"
+
+        times = {
+            body: f"**{ratio[body]:.2f}x**" if body in ratio else "-" for body in ("JSON", "SSE")
+        }
+        lines.append(
+            f"| {run['date']} | {run['label']} | {run['revision']} | {run['baseline'] or '-'} "
+            f"| {times['JSON']} | {times['SSE']} | {added('JSON')} | {added('SSE')} |"
+        )
+    return "\n".join(lines)
+
+
+def run_section(run: dict[str, Any]) -> str:
+    name = run["label"]
+    if name != run["revision"]:
+        name += f" ({run['revision']})"
+    ratio = _ratios(run)
+    lines = [
+        f"### {run['date']}: {name}",
+        "",
+        f"{run['machine']}; {run['versions']}; {run['calls']} calls per row, "
+        f"{run['concurrency']} at a time; {run['sequential']} sequential calls for the first "
+        f"byte; load average at the start {run['loadavg']}.",
+        "",
+        "| server | body | CPU ms/call | calls/s/core | x baseline "
+        "| added first byte p50 ms | p99 ms |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in run["rows"]:
+        times = "-"
+        if not row["label"].startswith("baseline") and row["body"] in ratio:
+            times = f"{ratio[row['body']]:.2f}"
+        lines.append(
+            f"| {row['label']} | {row['body']} | {row['cpu_ms']:.3f} | {row['per_core']:,.0f} "
+            f"| {times} | {row['added_p50']:.2f} | {row['added_p99']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def write(path: Path, run: dict[str, Any]) -> None:
+    runs: list[dict[str, Any]] = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.startswith(RUN_MARK) and line.endswith(" -->"):
+                runs.append(json.loads(line[len(RUN_MARK) : -len(" -->")]))
+    runs.append(run)
+    parts = [HEADER, "## Summary\n", summary_table(runs), "\n## Runs\n"]
+    for one in runs:
+        parts += [run_section(one), f"\n{RUN_MARK}{json.dumps(one, sort_keys=True)} -->\n"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--sequential", type=int, default=300)
     parser.add_argument("--baseline", help="a git ref to serve beside this checkout")
+    parser.add_argument("--write", type=Path, metavar="FILE", help="record the run in FILE")
+    parser.add_argument("--label", default="", help="the run's name in FILE (default: commit)")
     args = parser.parse_args()
+    loadavg = " ".join(f"{x:.2f}" for x in os.getloadavg())
     upstream = FakeUpstream().start()
     checkouts: list[tuple[str, Path]] = [("this checkout", ROOT)]
     baseline_dir = None
@@ -180,6 +288,25 @@ def main() -> None:
             f"  {row.label:<22} {row.body:<5} {row.cpu_ms:>12.3f} {row.per_core:>13,.0f}"
             f" {row.added_p50:>13.2f} {row.added_p99:>13.2f}{ratio}"
         )
+    if args.write:
+        here = revision()
+        write(
+            args.write,
+            {
+                "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
+                "label": args.label or here,
+                "revision": here,
+                "baseline": args.baseline or "",
+                "machine": machine(),
+                "versions": versions(),
+                "loadavg": loadavg,
+                "calls": args.calls,
+                "concurrency": args.concurrency,
+                "sequential": args.sequential,
+                "rows": [asdict(row) for row in rows],
+            },
+        )
+        print(f"recorded in {args.write}")
 
 
 if __name__ == "__main__":

@@ -108,6 +108,11 @@ class ScopeHeaders(Mapping[str, str]):
             return ",".join(values) if values else default
         return self._all().get(wanted, default)
 
+    def any_named(self, prefix: bytes) -> bool:
+        """Whether any header's name starts with ``prefix`` (lower case ASCII):
+        one pass over the raw names, nothing decoded."""
+        return any(bytes(name).lower().startswith(prefix) for name, _ in self._raw)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from django.http.response import HttpResponseBase
+from django.http.response import HttpResponseBase, StreamingHttpResponse
 
 from curfew_core.edge.scope import Headers, Message
 
@@ -59,16 +59,30 @@ def _head_of_answer(answer: Answer, extra: tuple[tuple[bytes, bytes], ...]) -> H
     return headers
 
 
+#: Header names as sent (lower case, encoded), by their name in a response: a
+#: few dozen names, written on every answer.
+_names: dict[str, bytes] = {}
+
+
+def _name(name: str) -> bytes:
+    raw = _names.get(name)
+    if raw is None:
+        raw = name.lower().encode("latin-1")
+        if len(_names) < 1024:
+            _names[name] = raw
+    return raw
+
+
 def head_of(response: HttpResponseBase, extra: tuple[tuple[bytes, bytes], ...]) -> Headers:
     """The answer's headers, then each of ``extra`` it did not set itself."""
-    headers = [
-        (name.lower().encode("latin-1"), str(value).encode("latin-1"))
-        for name, value in response.items()
-    ]
+    headers = [(_name(name), str(value).encode("latin-1")) for name, value in response.items()]
     if extra:
         own = {name for name, _ in headers}
         headers.extend(pair for pair in extra if pair[0] not in own)
     return headers
+
+
+_nothing = contextlib.nullcontext()
 
 
 async def send_whole(
@@ -108,14 +122,20 @@ async def send_response(
         await send(
             {"type": "http.response.start", "status": response.status_code, "headers": headers}
         )
-        chunks: Any = response.streaming_content  # type: ignore[attr-defined]
-        if isinstance(chunks, AsyncIterator):
+        if isinstance(response, StreamingHttpResponse) and response.is_async:
+            # The iterator itself, not ``streaming_content``'s wrapping of it
+            # (a generator more per chunk, to check it is bytes: done here).
             # Closed however the answer ends (the client gone, a failure): the
             # relay's own ``finally`` gives back what it holds upstream.
-            async with contextlib.aclosing(chunks):  # type: ignore[type-var]
+            chunks: Any = response._iterator  # type: ignore[attr-defined]
+            make_bytes = response.make_bytes
+            closing = contextlib.aclosing(chunks) if hasattr(chunks, "aclose") else _nothing
+            async with closing:
                 async for chunk in chunks:
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    body = chunk if chunk.__class__ is bytes else make_bytes(chunk)
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
         else:
+            chunks = response.streaming_content  # type: ignore[attr-defined]
             for chunk in chunks:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
@@ -136,9 +156,12 @@ def finish(response: HttpResponseBase) -> None:
     """
     closers: list[Any] = response._resource_closers  # type: ignore[attr-defined]
     for closer in closers:
-        # As Django's ``close``: a closer's failure is its own.
-        with contextlib.suppress(Exception):
+        # As Django's ``close``: a closer's failure is its own (no ``suppress``
+        # object made per closer, per answer).
+        try:  # noqa: SIM105
             closer()
+        except Exception:  # noqa: S110
+            pass
     closers.clear()
     response.closed = True
 
@@ -154,16 +177,34 @@ async def until_disconnect(receive: Receive) -> None:
 async def cancelled_on_disconnect(receive: Receive, work: Awaitable[None]) -> None:
     """Run ``work`` (make and send an answer), cancelled if the client goes away
     first: a long answer (an upstream call, a stream) stops when nobody reads
-    it, and its ``close`` gives back what it held."""
-    task = asyncio.ensure_future(work)
-    listener = asyncio.ensure_future(until_disconnect(receive))
+    it, and its ``close`` gives back what it held.
+
+    ``work`` runs in this task, with one task beside it listening for the
+    client's hang-up (not a task for each and a wait on both: a passed proxy
+    call's own CPU went to that as much as to its judgment)."""
+    task = asyncio.current_task()
+    assert task is not None
+    gone = False
+    over = False
+
+    async def listen() -> None:
+        nonlocal gone
+        try:
+            await until_disconnect(receive)
+        finally:
+            # Gone, or the server's receive failed: nobody is reading either way.
+            if not over:
+                gone = True
+                task.cancel()
+
+    listener = asyncio.ensure_future(listen())
     try:
-        await asyncio.wait((task, listener), return_when=asyncio.FIRST_COMPLETED)
+        await work
+    except asyncio.CancelledError:
+        # Ours when the client left; a cancellation from outside (the server
+        # shutting down) is the caller's, and stands.
+        if not gone or task.uncancel() > 0:
+            raise
     finally:
-        for pending in (task, listener):
-            if not pending.done():
-                pending.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await pending
-    if task.done() and not task.cancelled():
-        task.result()  # a failure of the work is the caller's
+        over = True
+        listener.cancel()

@@ -26,6 +26,8 @@ from curfew_core.services.ledger_recorder import record
 #: A JSON answer larger than this is relayed without reading its usage.
 MAX_JSON_SCAN = 4 * 2**20
 _BUDGET_NAMES = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+#: One decoder for every answer (it keeps no state between calls).
+_DECODER = json.JSONDecoder()
 
 
 def asked_budget(body: Mapping[str, Any]) -> int | None:
@@ -82,7 +84,7 @@ class UsageScan:
         if start < 0 or body[at + 7 : start].strip() != b":":
             return
         try:
-            usage, _ = json.JSONDecoder().raw_decode(body[start:].decode("utf-8", "replace"))
+            usage, _ = _DECODER.raw_decode(body[start:].decode("utf-8", "replace"))
         except ValueError:
             return
         if isinstance(usage, dict):
@@ -164,8 +166,10 @@ class Recording:
             self()
             return response
         scan = UsageScan(sse="text/event-stream" in response.get("Content-Type", ""))
-        inner = response.streaming_content
-        assert isinstance(inner, AsyncIterator)
+        # The relay itself, not ``streaming_content``'s wrapping of it (a
+        # generator more per chunk, only to check each is bytes: the edge
+        # checks as it sends): closing this closes the relay.
+        inner: AsyncIterator[bytes] = response._iterator  # type: ignore[attr-defined]
 
         async def relayed() -> AsyncIterator[bytes]:
             try:

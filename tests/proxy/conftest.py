@@ -113,7 +113,7 @@ def proxy_app(
             "CURFEW_UPSTREAM_TIMEOUT": "30",
             "CURFEW_ANTHROPIC_UPSTREAM_BASE_URL": f"{anthropic_upstream.base_url}/anthropic",
             "CURFEW_ANTHROPIC_UPSTREAM_API_KEY": ANTHROPIC_KEY,
-            # Everything the proxy and httpx log, so the key test sees it all.
+            # Everything the proxy and its HTTP client log, so the key test sees it all.
             "CURFEW_LOG_LEVEL": "DEBUG",
             "CURFEW_MANIFEST_STATIC": "0",
         },

@@ -99,20 +99,21 @@ async def test_settings_are_read_per_request(
 async def test_a_stream_broken_off_upstream_ends_with_an_error_event(
     token: str, live: FakeAnthropic, closing: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import httpx
+    import aiohttp
 
-    from curfew_core.proxy import upstream
-
-    original = httpx.Response.aiter_bytes
+    original = aiohttp.StreamReader.readany
     # The upstream holds after its first event: the break comes mid-answer.
     live.gate = threading.Event()
+    reads = 0
 
-    async def breaks(self: httpx.Response, *args: Any, **kwargs: Any) -> Any:
-        async for chunk in original(self, *args, **kwargs):
-            yield chunk
-            raise httpx.ReadError("connection reset")
+    async def breaks(self: aiohttp.StreamReader) -> bytes:
+        nonlocal reads
+        reads += 1
+        if reads > 1:
+            raise aiohttp.ClientPayloadError("connection reset")
+        return await original(self)
 
-    monkeypatch.setattr(upstream.httpx.Response, "aiter_bytes", breaks)
+    monkeypatch.setattr(aiohttp.StreamReader, "readany", breaks)
     response = await post(token, {**BODY, "stream": True})
     text = (await body_of(response)).decode()
     last = [event for event in text.split("\n\n") if event][-1]

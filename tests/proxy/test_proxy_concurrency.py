@@ -121,10 +121,15 @@ async def test_a_stream_abandoned_before_its_relay_began_gives_its_slot_back(
         await head_sent.wait()
         return {"type": "http.disconnect"}
 
+    sockets = []
+
     async def send(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.start":
             assert message["status"] == 200
             assert slots.held(token_id) == 1  # held while the answer is open
+            # The upstream connection the answer is being read from.
+            [held_open] = upstream_module.shared_client().session.connector._acquired  # type: ignore[union-attr]
+            sockets.append(held_open.transport.get_extra_info("socket"))
             head_sent.set()
             await asyncio.Event().wait()  # the client is gone: never returns
 
@@ -143,13 +148,16 @@ async def test_a_stream_abandoned_before_its_relay_began_gives_its_slot_back(
     gc.collect()
     assert slots.held(token_id) == 0
     # The upstream answer is closed on this loop, soon after: its connection
-    # leaves the pool, and the upstream sees the proxy hang up.
-    pool = upstream_module.shared_client()._transport._pool  # type: ignore[attr-defined]
+    # is closed (not kept for reuse), its place in the pool given back, and
+    # the upstream sees the proxy hang up.
+    pool = upstream_module.shared_client()
+    [socket] = sockets
     for _ in range(500):
-        if not pool.connections:
+        if pool.open_calls == 0 and socket.fileno() == -1:
             break
         await asyncio.sleep(0.01)
-    assert pool.connections == [], "the abandoned answer still holds its upstream connection"
+    assert pool.open_calls == 0, "the abandoned answer still holds its place in the pool"
+    assert socket.fileno() == -1, "the abandoned answer's upstream connection is still open"
     held.gate.set()  # type: ignore[union-attr]
     assert await asyncio.to_thread(held.aborted.wait, 5), "the upstream kept streaming to nobody"
 
