@@ -94,7 +94,6 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.closed = False
         self.accepted = False
         self.close_sent = False
-        self.wake_at: datetime | None = None
         #: Handlers started by the hub or a timer; cancelled when the socket goes.
         #: (Made on the first: most sockets sit idle, and ten thousand empty sets add up.)
         self.tasks: set[asyncio.Task[None]] | None = None
@@ -265,32 +264,14 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         task.add_done_callback(self.tasks.discard)
 
     # -- the timer (shared with every socket waking at the same instant) ------------
-    def arm(self, wake_at: datetime, now: datetime) -> None:
-        self.wake_at = wake_at
-        alarms.arm(self, wake_at, now)
-
     def disarm(self) -> None:
         alarms.disarm(self)
 
     def on_timer(self) -> None:
-        if self.closed:
-            return
-        now = clock.now()
-        if self.wake_at is not None and now < self.wake_at:
-            # The loop's monotonic timer ran ahead of the wall clock: wait the rest.
-            self.arm(self.wake_at, now)
-            return
-        if self.hub is not None and self.hub.stale(REJOIN_SECONDS):
-            self.spawn(self.rejoin())
-        queue_push(self)
-
-    async def rejoin(self) -> None:
-        try:
-            if self.hub is not None:
-                await self.hub.rejoin(REJOIN_SECONDS)
-        except Exception:
-            # Nobody awaits a timer's task: say what went wrong instead of losing it.
-            log.exception("capsule socket: could not renew the hub's groups")
+        """Ten thousand sockets may wake at one instant: the alarm checked the wall
+        clock for all of them, and the burst renews the hub's groups once."""
+        if not self.closed:
+            queue_push(self)
 
     # -- sending ------------------------------------------------------------------
     async def push(self) -> None:
@@ -317,11 +298,15 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             await self.shut(CLOSE_UNAUTHORIZED, "signed out")
             return
         now = clock.now()
-        await self.deliver(state, None if state is None else timers.next_wake(state.payload, now))
+        wake_at = None if state is None else timers.next_wake(state.payload, now)
+        await self.deliver(state, wake_at, now)
 
-    async def deliver(self, state: CapsuleState | None, wake_at: datetime | None) -> None:
+    async def deliver(
+        self, state: CapsuleState | None, wake_at: datetime | None, now: datetime
+    ) -> None:
         """Send ``state`` (``None``: this socket's token is revoked) and sleep until
-        ``wake_at``; or close, if the state says this socket may see it no more."""
+        ``wake_at`` (``now``: about the time of the send); or close, if the state
+        says this socket may see it no more."""
         if self.closed:
             return
         if state is None or (self.token is not None and self.token in state.refused):
@@ -330,9 +315,11 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         if not state.active:
             await self.shut(CLOSE_UNAUTHORIZED, "account deactivated")
             return
-        await self.send(text_data=state.text_for(band=self.band))
+        # Straight to the server (``send(text_data=)`` is two more calls that
+        # build the same message): once per socket per push, ten thousand at a boundary.
+        await self.base_send({"type": "websocket.send", "text": state.text_for(band=self.band)})
         if wake_at is not None:
-            self.arm(wake_at, clock.now())
+            alarms.arm(self, wake_at, now)
 
     async def shut(self, code: int, reason: str) -> None:
         self.closed = True
@@ -344,10 +331,14 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 # -- bursts: the sockets woken in one loop turn, served by one task -----------------
 #: Sockets to push to, per event loop, gathered until the loop's next turn.
 _queued: dict[asyncio.AbstractEventLoop, dict[CapsuleConsumer, None]] = {}
-#: Running bursts, held so the loop does not drop them half-way.
+#: Running bursts (and their hub renewals), held so the loop does not drop them half-way.
 _bursts: set[asyncio.Task[None]] = set()
 #: Sockets one task of a burst sends to in turn.
 WAVE = 64
+#: Waves started per event-loop turn: between two turns the loop reads its sockets
+#: and runs other work (another user's burst, a request), so a fan-out to ten
+#: thousand sockets does not hold the loop for its whole length.
+WAVES_PER_TURN = 16
 
 
 def queue_push(socket: CapsuleConsumer) -> None:
@@ -364,7 +355,10 @@ def queue_push(socket: CapsuleConsumer) -> None:
 def _start_burst(loop: asyncio.AbstractEventLoop) -> None:
     sockets = list(_queued.pop(loop, {}))
     # A context of its own: a burst serves sockets of many connections.
-    task = loop.create_task(burst(sockets), context=contextvars.Context())
+    _keep(loop.create_task(burst(sockets), context=contextvars.Context()))
+
+
+def _keep(task: asyncio.Task[None]) -> None:
     _bursts.add(task)
     task.add_done_callback(_bursts.discard)
 
@@ -375,6 +369,7 @@ async def burst(sockets: list[CapsuleConsumer]) -> None:
     A session socket checks its session first (one lookup each), and a socket
     with a push under way re-reads after it: both take ``push``, their own task.
     """
+    _renew_hub()
     by_user: dict[int, list[CapsuleConsumer]] = {}
     for socket in sockets:
         if socket.closed or socket.user_id is None:
@@ -384,6 +379,23 @@ async def burst(sockets: list[CapsuleConsumer]) -> None:
         else:
             by_user.setdefault(socket.user_id, []).append(socket)
     await asyncio.gather(*(_burst_user(user_id, group) for user_id, group in by_user.items()))
+
+
+def _renew_hub() -> None:
+    """Renew this process's group memberships if they are due (channel layers
+    expire them). Every socket wakes at least hourly, so a burst comes often enough;
+    checked once per burst, not once per socket woken."""
+    running = hub.hub_for_this_loop()
+    if running is not None and running.stale(REJOIN_SECONDS):
+        _keep(asyncio.get_running_loop().create_task(_rejoin(running)))
+
+
+async def _rejoin(running: hub.Hub) -> None:
+    try:
+        await running.rejoin(REJOIN_SECONDS)
+    except Exception:
+        # Nobody awaits this task: say what went wrong instead of losing it.
+        log.exception("capsule socket: could not renew the hub's groups")
 
 
 async def _burst_user(user_id: int, sockets: list[CapsuleConsumer]) -> None:
@@ -400,20 +412,28 @@ async def _burst_user(user_id: int, sockets: list[CapsuleConsumer]) -> None:
     wake_at = timers.next_wake(state.payload, clock.now())
     # Sent in turn within a wave, waves side by side: a client that stopped reading
     # holds up a send until its server notices (keepalive), and then only its wave.
-    waves = [sockets[i : i + WAVE] for i in range(0, len(sockets), WAVE)]
-    await asyncio.gather(*(_send_wave(wave, state, wake_at) for wave in waves))
+    loop = asyncio.get_running_loop()
+    waves: list[asyncio.Task[None]] = []
+    for start in range(0, len(sockets), WAVE):
+        if waves and not len(waves) % WAVES_PER_TURN:
+            await asyncio.sleep(0)  # let the waves started so far run, and the loop breathe
+        wave = sockets[start : start + WAVE]
+        waves.append(loop.create_task(_send_wave(wave, state, wake_at)))
+    await asyncio.gather(*waves)
 
 
 async def _send_wave(
     sockets: list[CapsuleConsumer], state: CapsuleState, wake_at: datetime
 ) -> None:
+    # One reading of the clock for the wave's alarms (a wave takes milliseconds).
+    now = clock.now()
     for socket in sockets:
         if socket.lock.locked():  # a push began meanwhile: it sends after its own read
             socket.spawn(socket.push())
             continue
         try:
             async with socket.lock:
-                await socket.deliver(state, wake_at)
+                await socket.deliver(state, wake_at, now)
         except Exception:
             # This socket's client is gone (its disconnect follows); the rest still hear.
             log.debug("capsule burst: could not send to a socket", exc_info=True)
