@@ -38,11 +38,11 @@ from channels.layers import get_channel_layer
 
 from curfew_core import throttle
 from curfew_core.events import user_group
-from curfew_core.realtime import access, alarms, clock, hub, timers, watch
+from curfew_core.realtime import access, alarms, clock, hub, states, timers, watch
 from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
-from curfew_core.realtime.states import CapsuleState, capsule_state, shared_state
+from curfew_core.realtime.states import CapsuleState, boundary_state, capsule_state
 from curfew_core.selectors.verdicts import CAPSULE_BANDS
 
 log = logging.getLogger("curfew.realtime")
@@ -220,8 +220,15 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     async def leave_hub(self) -> None:
         joined, self.hub = self.hub, None
-        if joined is not None:
-            await joined.leave(self, self.groups_joined)
+        if joined is None:
+            return
+        if self.user_id is not None:
+            followers = joined.groups.get(user_group(self.user_id)) or set()
+            if followers <= {self}:
+                # The process stops hearing this user's changes: a read prepared
+                # for their next boundary could miss one (``states.prepare``).
+                states.changed(self.user_id)
+        await joined.leave(self, self.groups_joined)
 
     async def refuse(self, code: int, reason: str) -> None:
         # Accepted first: a browser sees a refused handshake only as 1006.
@@ -238,10 +245,13 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         if self.closed:
             return
         if kind == "user.changed":  # a save or override of this user was committed
+            if self.user_id is not None:
+                states.changed(self.user_id)
             queue_push(self)
         elif kind == "user.recheck":  # the user was saved (password, active flag)
             if self.user_id is not None:
                 access.forget(self.user_id)
+                states.changed(self.user_id)
             queue_push(self)
         elif kind == "session.ended":  # this socket's session signed out
             self.spawn(self.shut(CLOSE_UNAUTHORIZED, "signed out"))
@@ -249,6 +259,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     def hub_lost(self) -> None:
         """The channel layer failed under the hub: this socket can hear nothing more."""
         self.hub = None
+        if self.user_id is not None:
+            states.changed(self.user_id)  # nor may a read prepared while it heard
         self.spawn(self.unavailable())
 
     async def unavailable(self) -> None:
@@ -299,6 +311,9 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             return
         now = clock.now()
         wake_at = None if state is None else timers.next_wake(state.payload, now)
+        if wake_at is not None:
+            tokens = () if self.token is None else (self.token,)
+            states.prepare(user_id=self.user_id, tokens=tokens, band=self.band, wake=wake_at)
         await self.deliver(state, wake_at, now)
 
     async def deliver(
@@ -400,16 +415,18 @@ async def _rejoin(running: hub.Hub) -> None:
 
 async def _burst_user(user_id: int, sockets: list[CapsuleConsumer]) -> None:
     tokens = {socket.token for socket in sockets if socket.token is not None}
+    band = any(socket.band for socket in sockets)
     try:
-        state = await shared_state(
-            user_id=user_id, tokens=tokens, band=any(socket.band for socket in sockets)
-        )
+        # These sockets were open, hearing their user's changes, all along: at a
+        # boundary the state read ahead for it is theirs (``states.prepare``).
+        state = await boundary_state(user_id=user_id, tokens=tokens, band=band)
     except Exception:
         log.exception("capsule state for user %s could not be read", user_id)
         for socket in sockets:
             socket.spawn(socket.shut(CLOSE_UNAVAILABLE, "state unavailable; retry"))
         return
     wake_at = timers.next_wake(state.payload, clock.now())
+    states.prepare(user_id=user_id, tokens=tokens, band=band, wake=wake_at)
     # Sent in turn within a wave, waves side by side: a client that stopped reading
     # holds up a send until its server notices (keepalive), and then only its wave.
     loop = asyncio.get_running_loop()
