@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from curfew_core.realtime import timers
+from curfew_core.realtime import clock, timers
 
 
 class Sleeper(Protocol):
     def on_timer(self) -> None:
-        """The instant it asked for has come (called from the loop; must not block)."""
+        """The instant it asked for has come by the wall clock too (called from the
+        loop; must not block)."""
 
 
 @dataclass(eq=False)
@@ -32,6 +33,12 @@ class Alarm:
     def on_timer(self) -> None:
         """Wake every sleeper of this instant."""
         self.handle = None
+        now = clock.now()
+        if now < self.at:
+            # The loop's monotonic timer ran ahead of the wall clock: wait the rest.
+            # Checked here, once for every sleeper of the instant, not once each.
+            self.schedule(now)
+            return
         alarms = _alarms.get(self.loop)
         if alarms is not None and alarms.get(self.at) is self:
             del alarms[self.at]
@@ -39,6 +46,10 @@ class Alarm:
         for sleeper in sleepers:
             _armed.pop(sleeper, None)
             sleeper.on_timer()
+
+    def schedule(self, now: datetime) -> None:
+        delay = max(0.0, (self.at - now).total_seconds()) + timers.LATE.total_seconds()
+        self.handle = self.loop.call_later(delay, self.on_timer)
 
 
 #: Per event loop: instant → its alarm.
@@ -55,8 +66,7 @@ def arm(sleeper: Sleeper, wake_at: datetime, now: datetime) -> None:
     alarm = alarms.get(wake_at)
     if alarm is None:
         alarm = alarms[wake_at] = Alarm(loop, wake_at)
-        delay = max(0.0, (wake_at - now).total_seconds()) + timers.LATE.total_seconds()
-        alarm.handle = loop.call_later(delay, alarm.on_timer)
+        alarm.schedule(now)
     alarm.sleepers.add(sleeper)
     _armed[sleeper] = alarm
 

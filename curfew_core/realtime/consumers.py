@@ -37,11 +37,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 
 from curfew_core import throttle
-from curfew_core.realtime import access, alarms, clock, hub, timers, watch
+from curfew_core.realtime import access, alarms, clock, hub, states, timers, watch
 from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
-from curfew_core.realtime.states import CapsuleState, capsule_state, shared_state
+from curfew_core.realtime.states import CapsuleState, boundary_state, capsule_state
 from curfew_core.selectors.verdicts import CAPSULE_BANDS
 from curfew_core.services.events import user_group
 
@@ -94,7 +94,6 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.closed = False
         self.accepted = False
         self.close_sent = False
-        self.wake_at: datetime | None = None
         #: Handlers started by the hub or a timer; cancelled when the socket goes.
         #: (Made on the first: most sockets sit idle, and ten thousand empty sets add up.)
         self.tasks: set[asyncio.Task[None]] | None = None
@@ -221,8 +220,15 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     async def leave_hub(self) -> None:
         joined, self.hub = self.hub, None
-        if joined is not None:
-            await joined.leave(self, self.groups_joined)
+        if joined is None:
+            return
+        if self.user_id is not None:
+            followers = joined.groups.get(user_group(self.user_id)) or set()
+            if followers <= {self}:
+                # The process stops hearing this user's changes: a read prepared
+                # for their next boundary could miss one (``states.prepare``).
+                states.changed(self.user_id)
+        await joined.leave(self, self.groups_joined)
 
     async def refuse(self, code: int, reason: str) -> None:
         # Accepted first: a browser sees a refused handshake only as 1006.
@@ -239,10 +245,13 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         if self.closed:
             return
         if kind == "user.changed":  # a save or override of this user was committed
+            if self.user_id is not None:
+                states.changed(self.user_id)
             queue_push(self)
         elif kind == "user.recheck":  # the user was saved (password, active flag)
             if self.user_id is not None:
                 access.forget(self.user_id)
+                states.changed(self.user_id)
             queue_push(self)
         elif kind == "session.ended":  # this socket's session signed out
             self.spawn(self.shut(CLOSE_UNAUTHORIZED, "signed out"))
@@ -250,6 +259,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     def hub_lost(self) -> None:
         """The channel layer failed under the hub: this socket can hear nothing more."""
         self.hub = None
+        if self.user_id is not None:
+            states.changed(self.user_id)  # nor may a read prepared while it heard
         self.spawn(self.unavailable())
 
     async def unavailable(self) -> None:
@@ -265,32 +276,14 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         task.add_done_callback(self.tasks.discard)
 
     # -- the timer (shared with every socket waking at the same instant) ------------
-    def arm(self, wake_at: datetime, now: datetime) -> None:
-        self.wake_at = wake_at
-        alarms.arm(self, wake_at, now)
-
     def disarm(self) -> None:
         alarms.disarm(self)
 
     def on_timer(self) -> None:
-        if self.closed:
-            return
-        now = clock.now()
-        if self.wake_at is not None and now < self.wake_at:
-            # The loop's monotonic timer ran ahead of the wall clock: wait the rest.
-            self.arm(self.wake_at, now)
-            return
-        if self.hub is not None and self.hub.stale(REJOIN_SECONDS):
-            self.spawn(self.rejoin())
-        queue_push(self)
-
-    async def rejoin(self) -> None:
-        try:
-            if self.hub is not None:
-                await self.hub.rejoin(REJOIN_SECONDS)
-        except Exception:
-            # Nobody awaits a timer's task: say what went wrong instead of losing it.
-            log.exception("capsule socket: could not renew the hub's groups")
+        """Ten thousand sockets may wake at one instant: the alarm checked the wall
+        clock for all of them, and the burst renews the hub's groups once."""
+        if not self.closed:
+            queue_push(self)
 
     # -- sending ------------------------------------------------------------------
     async def push(self) -> None:
@@ -317,11 +310,18 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             await self.shut(CLOSE_UNAUTHORIZED, "signed out")
             return
         now = clock.now()
-        await self.deliver(state, None if state is None else timers.next_wake(state.payload, now))
+        wake_at = None if state is None else timers.next_wake(state.payload, now)
+        if wake_at is not None:
+            tokens = () if self.token is None else (self.token,)
+            states.prepare(user_id=self.user_id, tokens=tokens, band=self.band, wake=wake_at)
+        await self.deliver(state, wake_at, now)
 
-    async def deliver(self, state: CapsuleState | None, wake_at: datetime | None) -> None:
+    async def deliver(
+        self, state: CapsuleState | None, wake_at: datetime | None, now: datetime
+    ) -> None:
         """Send ``state`` (``None``: this socket's token is revoked) and sleep until
-        ``wake_at``; or close, if the state says this socket may see it no more."""
+        ``wake_at`` (``now``: about the time of the send); or close, if the state
+        says this socket may see it no more."""
         if self.closed:
             return
         if state is None or (self.token is not None and self.token in state.refused):
@@ -330,9 +330,11 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         if not state.active:
             await self.shut(CLOSE_UNAUTHORIZED, "account deactivated")
             return
-        await self.send(text_data=state.text_for(band=self.band))
+        # Straight to the server (``send(text_data=)`` is two more calls that
+        # build the same message): once per socket per push, ten thousand at a boundary.
+        await self.base_send({"type": "websocket.send", "text": state.text_for(band=self.band)})
         if wake_at is not None:
-            self.arm(wake_at, clock.now())
+            alarms.arm(self, wake_at, now)
 
     async def shut(self, code: int, reason: str) -> None:
         self.closed = True
@@ -344,10 +346,14 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 # -- bursts: the sockets woken in one loop turn, served by one task -----------------
 #: Sockets to push to, per event loop, gathered until the loop's next turn.
 _queued: dict[asyncio.AbstractEventLoop, dict[CapsuleConsumer, None]] = {}
-#: Running bursts, held so the loop does not drop them half-way.
+#: Running bursts (and their hub renewals), held so the loop does not drop them half-way.
 _bursts: set[asyncio.Task[None]] = set()
 #: Sockets one task of a burst sends to in turn.
 WAVE = 64
+#: Waves started per event-loop turn: between two turns the loop reads its sockets
+#: and runs other work (another user's burst, a request), so a fan-out to ten
+#: thousand sockets does not hold the loop for its whole length.
+WAVES_PER_TURN = 16
 
 
 def queue_push(socket: CapsuleConsumer) -> None:
@@ -364,7 +370,10 @@ def queue_push(socket: CapsuleConsumer) -> None:
 def _start_burst(loop: asyncio.AbstractEventLoop) -> None:
     sockets = list(_queued.pop(loop, {}))
     # A context of its own: a burst serves sockets of many connections.
-    task = loop.create_task(burst(sockets), context=contextvars.Context())
+    _keep(loop.create_task(burst(sockets), context=contextvars.Context()))
+
+
+def _keep(task: asyncio.Task[None]) -> None:
     _bursts.add(task)
     task.add_done_callback(_bursts.discard)
 
@@ -375,6 +384,7 @@ async def burst(sockets: list[CapsuleConsumer]) -> None:
     A session socket checks its session first (one lookup each), and a socket
     with a push under way re-reads after it: both take ``push``, their own task.
     """
+    _renew_hub()
     by_user: dict[int, list[CapsuleConsumer]] = {}
     for socket in sockets:
         if socket.closed or socket.user_id is None:
@@ -386,34 +396,61 @@ async def burst(sockets: list[CapsuleConsumer]) -> None:
     await asyncio.gather(*(_burst_user(user_id, group) for user_id, group in by_user.items()))
 
 
+def _renew_hub() -> None:
+    """Renew this process's group memberships if they are due (channel layers
+    expire them). Every socket wakes at least hourly, so a burst comes often enough;
+    checked once per burst, not once per socket woken."""
+    running = hub.hub_for_this_loop()
+    if running is not None and running.stale(REJOIN_SECONDS):
+        _keep(asyncio.get_running_loop().create_task(_rejoin(running)))
+
+
+async def _rejoin(running: hub.Hub) -> None:
+    try:
+        await running.rejoin(REJOIN_SECONDS)
+    except Exception:
+        # Nobody awaits this task: say what went wrong instead of losing it.
+        log.exception("capsule socket: could not renew the hub's groups")
+
+
 async def _burst_user(user_id: int, sockets: list[CapsuleConsumer]) -> None:
     tokens = {socket.token for socket in sockets if socket.token is not None}
+    band = any(socket.band for socket in sockets)
     try:
-        state = await shared_state(
-            user_id=user_id, tokens=tokens, band=any(socket.band for socket in sockets)
-        )
+        # These sockets were open, hearing their user's changes, all along: at a
+        # boundary the state read ahead for it is theirs (``states.prepare``).
+        state = await boundary_state(user_id=user_id, tokens=tokens, band=band)
     except Exception:
         log.exception("capsule state for user %s could not be read", user_id)
         for socket in sockets:
             socket.spawn(socket.shut(CLOSE_UNAVAILABLE, "state unavailable; retry"))
         return
     wake_at = timers.next_wake(state.payload, clock.now())
+    states.prepare(user_id=user_id, tokens=tokens, band=band, wake=wake_at)
     # Sent in turn within a wave, waves side by side: a client that stopped reading
     # holds up a send until its server notices (keepalive), and then only its wave.
-    waves = [sockets[i : i + WAVE] for i in range(0, len(sockets), WAVE)]
-    await asyncio.gather(*(_send_wave(wave, state, wake_at) for wave in waves))
+    loop = asyncio.get_running_loop()
+    waves: list[asyncio.Task[None]] = []
+    for start in range(0, len(sockets), WAVE):
+        if waves and not len(waves) % WAVES_PER_TURN:
+            await asyncio.sleep(0)  # let the waves started so far run, and the loop breathe
+        wave = sockets[start : start + WAVE]
+        waves.append(loop.create_task(_send_wave(wave, state, wake_at)))
+    await asyncio.gather(*waves)
 
 
 async def _send_wave(
     sockets: list[CapsuleConsumer], state: CapsuleState, wake_at: datetime
 ) -> None:
+    # One reading of the clock for the wave's alarms (a wave takes milliseconds).
+    now = clock.now()
     for socket in sockets:
         if socket.lock.locked():  # a push began meanwhile: it sends after its own read
             socket.spawn(socket.push())
             continue
         try:
             async with socket.lock:
-                await socket.deliver(state, wake_at)
+                await socket.deliver(state, wake_at, now)
         except Exception:
             # This socket's client is gone (its disconnect follows); the rest still hear.
             log.debug("capsule burst: could not send to a socket", exc_info=True)

@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
 from curfew_core.models import ApiToken
-from curfew_core.realtime import clock, consumers
+from curfew_core.realtime import clock, consumers, timers
 from curfew_core.realtime.codes import (
     CLOSE_FORBIDDEN_ORIGIN,
     CLOSE_UNAUTHORIZED,
@@ -277,34 +277,34 @@ async def test_pretend_end_is_pushed_when_it_ends(user, set_clock):
 
 
 async def test_schedule_boundary_is_pushed_by_the_timer_not_a_poll(user, set_clock, monkeypatch):
-    reads = 0
+    from curfew_core.realtime import states
 
-    def counting(real_read: Any) -> Any:
-        async def counting_read(**kwargs: Any) -> Any:
-            nonlocal reads
-            reads += 1
-            return await real_read(**kwargs)
+    reads: list[tuple[datetime, datetime]] = []  # (the instant read for, when it was read)
+    real_read = states.read_state
 
-        return counting_read
+    def counting(**kwargs: Any) -> Any:
+        reads.append((kwargs["now"], clock.now()))
+        return real_read(**kwargs)
 
-    # A socket's own push and a burst of woken sockets read through these two.
-    for name in ("capsule_state", "shared_state"):
-        monkeypatch.setattr(consumers, name, counting(getattr(consumers, name)))
+    monkeypatch.setattr(states, "read_state", counting)
     boundary = local("2026-09-29 12:00")  # Tuesday: the morning peak ends
-    running = set_clock(boundary - timedelta(seconds=1.5), running=True)
+    running = set_clock(boundary - timedelta(seconds=3), running=True)
     comm = socket(token=await db(embed_token)(user))
     first = await open_live(comm)
     assert first["state"] == "off-duty"
     assert first["valid_until"] == boundary.isoformat()
-    # Control: nothing is sent (or read) before the boundary.
+    # Control: nothing is sent before the boundary.
     assert await comm.receive_nothing(timeout=0.5)
-    assert reads == 1
-    pushed = await next_state(comm, timeout=4)
+    pushed = await next_state(comm, timeout=6)
     late = running() - boundary
     assert pushed["state"] == "on-duty"
     # Never early; late only by the timer's wake-up on a machine the suite shares.
     assert timedelta(0) <= late < timedelta(seconds=2.5), late
-    assert reads == 2, "one read on connect, one at the boundary: no polling loop"
+    assert len(reads) == 2, "one read on connect, one for the boundary: no polling loop"
+    (_, connected), (read_for, read_at) = reads
+    # The boundary's read is made ahead of it, for it (states.prepare).
+    assert read_for == boundary + timers.LATE
+    assert connected < read_at < boundary
     await comm.disconnect()
 
 

@@ -1,0 +1,131 @@
+"""A boundary's fan-out: one read per user made ahead, each socket its own state."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import User
+
+from curfew_core.realtime import clock, consumers, hub, states, timers
+from curfew_core.services.events import user_group
+from curfew_core.services.schedules import schedule_update
+from tests.realtime.conftest import embed_token, local, open_live, socket
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+db = sync_to_async
+BOUNDARY = local("2026-09-29 12:00")  # Tuesday: the morning peak ends (off-duty → on-duty)
+
+
+async def next_state(comm: Any, timeout: float = 6) -> dict[str, Any]:
+    message = await comm.receive_output(timeout=timeout)
+    assert message["type"] == "websocket.send", message
+    payload: dict[str, Any] = json.loads(message["text"])
+    return payload
+
+
+def move_to(user: User, zone: str) -> None:
+    schedule_update(user=user, changes={"timezone": zone}, source="test")
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, datetime]]:
+    """Every state read: (user, the instant read for)."""
+    seen: list[tuple[int, datetime]] = []
+    real = states.read_state
+
+    def counting(**kwargs: Any) -> Any:
+        seen.append((kwargs["user_id"], kwargs["now"]))
+        return real(**kwargs)
+
+    monkeypatch.setattr(states, "read_state", counting)
+    return seen
+
+
+async def until(condition: Any, timeout: float = 5) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.02)
+
+
+async def test_two_users_at_one_boundary_each_get_their_own_state(
+    user, other_user, set_clock, reads
+):
+    # Manila and Shanghai are both UTC+8 all year: one boundary instant, two states.
+    await db(move_to)(other_user, "Asia/Manila")
+    set_clock(BOUNDARY - timedelta(seconds=3), running=True)
+    ada = [socket(token=await db(embed_token)(user)) for _ in range(2)]
+    grace = [socket(token=await db(embed_token)(other_user)) for _ in range(2)]
+    for comm in ada + grace:
+        first = await open_live(comm)
+        assert (first["state"], first["valid_until"]) == ("off-duty", BOUNDARY.isoformat())
+    for comms, zone in ((ada, "Asia/Shanghai"), (grace, "Asia/Manila")):
+        for comm in comms:
+            pushed = await next_state(comm)
+            assert (pushed["state"], pushed["timezone"]) == ("on-duty", zone)
+    at_boundary = [user_id for user_id, now in reads if now == BOUNDARY + timers.LATE]
+    assert sorted(at_boundary) == sorted([user.pk, other_user.pk]), "one read per user"
+    for comm in ada + grace:
+        await comm.disconnect()
+
+
+async def test_a_change_heard_after_the_read_ahead_is_not_undone_at_the_boundary(
+    user, set_clock, reads
+):
+    set_clock(BOUNDARY - timedelta(seconds=3), running=True)
+    comm = socket(token=await db(embed_token)(user))
+    first = await open_live(comm)
+    assert first["timezone"] == "Asia/Shanghai"
+    # The boundary's state is read ahead of it (control), then the user changes.
+    await until(lambda: (user.pk, BOUNDARY + timers.LATE) in reads)
+    assert clock.now() < BOUNDARY
+    await db(move_to)(user, "Asia/Manila")  # the same boundary instant (UTC+8)
+    changed = await next_state(comm)
+    assert (changed["state"], changed["timezone"]) == ("off-duty", "Asia/Manila")
+    pushed = await next_state(comm)
+    # The read made before the change would say Shanghai.
+    assert (pushed["state"], pushed["timezone"]) == ("on-duty", "Asia/Manila")
+    await comm.disconnect()
+
+
+async def test_a_read_ahead_is_dropped_when_the_process_stops_following_the_user(user, set_clock):
+    """With no socket left, this process hears none of the user's changes: a later
+    socket must not be sent a read made before them."""
+    set_clock(BOUNDARY - timedelta(seconds=30), running=True)
+    comm = socket(token=await db(embed_token)(user))
+    await open_live(comm)
+    assert user.pk in states._prepared  # control: read ahead for the boundary
+    await comm.disconnect()
+    assert user.pk not in states._prepared
+
+
+async def test_a_socket_failing_mid_fan_out_does_not_stop_the_rest(user, set_clock):
+    set_clock(local("2026-09-29 20:00"))
+    raw = await db(embed_token)(user)
+    comms = [socket(token=raw) for _ in range(3)]
+    for comm in comms:
+        await open_live(comm)
+    running = hub.hub_for_this_loop()
+    assert running is not None
+    members = list(running.groups[user_group(user.pk)])
+    assert len(members) == 3
+
+    async def gone(message: Any) -> None:
+        raise ConnectionResetError("the client went away")
+
+    broken = members[0]
+    broken.base_send = gone  # type: ignore[attr-defined]
+    # The failing socket first in the burst: the sockets after it still hear.
+    await consumers.burst(members)  # type: ignore[arg-type]
+    heard = [comm for comm in comms if not await comm.receive_nothing(timeout=0.3)]
+    assert len(heard) == 2
+    for comm in heard:
+        assert (await next_state(comm))["state"]
+    for comm in comms:
+        await comm.disconnect()
