@@ -79,7 +79,11 @@ def decide_for(
     if at is not None:
         now = at
         overrides = Overrides(overrides.overtime_until, overrides.forced_off_until, None)
-    return decide(now, bundle.schedule, request or RequestContext(), overrides), bundle
+    if request is None:
+        # The engine's own default request: one object, so its memo of the
+        # last verdict (per schedule, request and overrides) serves this too.
+        return decide(now, bundle.schedule, overrides=overrides), bundle
+    return decide(now, bundle.schedule, request, overrides), bundle
 
 
 def max_age(verdict: Verdict, *, now: datetime) -> int:
