@@ -24,6 +24,7 @@ from curfew_core.engine.verdict import (
     Segment,
     State,
     Verdict,
+    new_verdict,
     progress_percent,
 )
 
@@ -484,7 +485,7 @@ def _again(span: _Span, now: datetime) -> Verdict | None:
     # ``min(limits)``: the horizon is the first of them, and wins a tie.
     valid_until = horizon if horizon <= span.until else span.until
     was = span.verdict
-    return Verdict(
+    return new_verdict(
         state=was.state,
         schedule_state=was.schedule_state,
         action=was.action,
@@ -647,7 +648,7 @@ def _decide(
             None,
         )
 
-    verdict = Verdict(
+    verdict = new_verdict(
         state=state,
         schedule_state=schedule_state,
         action=action,

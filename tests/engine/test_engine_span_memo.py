@@ -11,6 +11,7 @@ overrides are never answered from another's memo.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from test_engine_fast_path import fields, same_verdict
 from test_engine_properties import INSTANTS, REQUESTS, near_an_offset_change, schedules
 
-from curfew_core.engine import Curve, Overrides, RequestContext, Schedule, decide
+from curfew_core.engine import Curve, Overrides, RequestContext, Schedule, Verdict, decide
 
 decide_module = sys.modules["curfew_core.engine.decide"]
 
@@ -153,3 +154,25 @@ def test_the_span_memo_stays_bounded() -> None:
     for n in range(decide_module._SPANS_KEPT + 10):
         decide(now, schedule, RequestContext(max_tokens=n + 1))
     assert len(decide_module._spans) <= decide_module._SPANS_KEPT
+
+
+@PROPERTY
+@given(
+    now=INSTANTS,
+    schedule=schedules(),
+    request=REQUESTS,
+    forced=st.one_of(st.none(), st.timedeltas(timedelta(minutes=-5), timedelta(hours=3))),
+)
+def test_a_verdict_made_without_the_frozen_init_is_the_same_verdict(
+    now: datetime, schedule: Schedule, request: RequestContext, forced: timedelta | None
+) -> None:
+    overrides = Overrides(forced_off_until=None if forced is None else now + forced)
+    made = decide_module._decide(now, schedule, request, overrides)
+    values = {field.name: getattr(made, field.name) for field in dataclasses.fields(made)}
+    built = Verdict(**values)
+    assert made == built
+    assert fields(made) == fields(built)
+    if made.would is None:  # a dry run's dict is not hashable, either way
+        assert hash(made) == hash(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.state = built.state  # type: ignore[misc]
