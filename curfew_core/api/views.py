@@ -16,8 +16,7 @@ from curfew_core.api.auth import token_required
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
 from curfew_core.api.openapi import document
 from curfew_core.engine import OverrideError
-from curfew_core.ledger.entry import verdict_entry
-from curfew_core.ledger.recorder import record
+from curfew_core.ledger.recorder import record_verdict
 from curfew_core.schedule_config import show, whole_number
 from curfew_core.schema.verdict_request import RequestError, VerdictRequest, parse_verdict_body
 from curfew_core.selectors.bundles import UserBundle, committed_schedule
@@ -64,9 +63,7 @@ def checked_verdict_request(body: dict[str, Any]) -> VerdictRequest:
         raise (invalid(exc.fields) if exc.errors else unprocessable_error(exc.fields)) from None
 
 
-def verdict_body(
-    bundle: UserBundle, asked: VerdictRequest, *, now: datetime, token_id: int
-) -> bytes:
+def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) -> bytes:
     """``POST /api/v1/verdict``'s answer (``api.hot``), and its
     line in the decision ledger: a gateway acts on the verdict it asked for
     (buffered, no I/O here). A what-if for another moment (``at``) is a
@@ -75,17 +72,15 @@ def verdict_body(
     context = asked.context
     result, _ = decide_for(bundle, now=now, request=context, at=at)
     if at is None:
-        record(
-            verdict_entry(
-                result,
-                door="verdict",
-                at=now,
-                user_id=bundle.user_id,
-                token_id=token_id,
-                session=context.session_id,
-                purpose=context.purpose,
-                budget_before=context.max_tokens,
-            )
+        # ``record(verdict_entry(...))`` without the entry in between.
+        record_verdict(
+            result,
+            door="verdict",
+            at=now,
+            user_id=bundle.user_id,
+            session=context.session_id,
+            purpose=context.purpose,
+            budget_before=context.max_tokens,
         )
     return verdict_json(result, now=at or now)
 
