@@ -344,3 +344,25 @@ def test_values_equal_but_written_apart_never_share_a_template(
             lambda: verdict_json(verdict, now=verdict.valid_until),  # noqa: B023
             lambda: model_verdict(verdict, verdict.valid_until),  # noqa: B023
         )
+
+
+@GENERATED
+@given(
+    instant=st.datetimes(
+        min_value=datetime(1, 1, 1),  # noqa: DTZ001 - bounds of an aware strategy
+        max_value=datetime(9999, 12, 31, 23, 59, 59, 999_999),  # noqa: DTZ001
+        timezones=st.just(UTC),
+    ),
+    micro=st.sampled_from([None, 0, 1, 999_999]),
+)
+def test_a_utc_instant_is_written_as_isoformat_writes_it(
+    instant: datetime, micro: int | None
+) -> None:
+    """UTC instants are written from a memo of their whole seconds
+    (``verdicts._utc_text``): the same text as ``isoformat``, with and
+    without microseconds, a second apart or the same second again."""
+    if micro is not None:
+        instant = instant.replace(microsecond=micro)
+    for moment in (instant, instant.replace(microsecond=0), instant.replace(microsecond=7)):
+        assert verdicts._instant(moment) == moment.isoformat()
+        assert verdicts._instant(moment) == moment.isoformat()  # from the memo
