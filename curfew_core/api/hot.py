@@ -51,7 +51,7 @@ async def verdict(request: EdgeRequest) -> HttpResponse | Answer:
         asked = _asked_of(request.body)
     except ApiError as exc:
         return exc.response()
-    body = verdict_body(caller.bundle, asked, now=timezone.now(), token_id=caller.token_id)
+    body = verdict_body(caller.bundle, asked, now=timezone.now())
     return Answer(body, JSON)
 
 

@@ -15,7 +15,6 @@ from curfew_core.api.auth import token_required
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
 from curfew_core.api.openapi import document
 from curfew_core.engine import OverrideError
-from curfew_core.ledger.entry import verdict_entry
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.values import show, whole_number
@@ -24,7 +23,7 @@ from curfew_core.selectors.bundles import UserBundle, committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.users import user_by_id
 from curfew_core.selectors.verdicts import decide_for, state_json, verdict_json
-from curfew_core.services.ledger_recorder import record
+from curfew_core.services.ledger_recorder import record_verdict
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
 
@@ -65,9 +64,7 @@ def checked_verdict_request(body: dict[str, Any]) -> VerdictRequest:
         raise (invalid(exc.fields) if exc.errors else unprocessable_error(exc.fields)) from None
 
 
-def verdict_body(
-    bundle: UserBundle, asked: VerdictRequest, *, now: datetime, token_id: int
-) -> bytes:
+def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) -> bytes:
     """``POST /api/v1/verdict``'s answer (``api.hot``), and its
     line in the decision ledger: a gateway acts on the verdict it asked for
     (buffered, no I/O here). A what-if for another moment (``at``) is a
@@ -76,17 +73,15 @@ def verdict_body(
     context = asked.context
     result, _ = decide_for(bundle, now=now, request=context, at=at)
     if at is None:
-        record(
-            verdict_entry(
-                result,
-                origin="verdict",
-                at=now,
-                user_id=bundle.user_id,
-                token_id=token_id,
-                session=context.session_id,
-                purpose=context.purpose,
-                budget_before=context.max_tokens,
-            )
+        # ``record(verdict_entry(...))`` without the entry in between.
+        record_verdict(
+            result,
+            origin="verdict",
+            at=now,
+            user_id=bundle.user_id,
+            session=context.session_id,
+            purpose=context.purpose,
+            budget_before=context.max_tokens,
         )
     return verdict_json(result, now=at or now)
 

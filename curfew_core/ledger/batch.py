@@ -24,7 +24,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry, clamp_saving, not_sent
+from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry, saving, unsent
 
 #: The raw row's columns, in the order ``Batch.add`` gives them (a test checks
 #: them against the model: a new column cannot be silently left out).
@@ -83,41 +83,76 @@ class Batch:
         return len(self.rows)
 
     def add(self, entry: Entry, user_id: int) -> None:
-        at = entry.at
+        self.add_fields(
+            user_id,
+            entry.at,
+            entry.session,
+            entry.purpose,
+            entry.state,
+            entry.action,
+            entry.reason,
+            entry.budget_before,
+            entry.budget_after,
+            entry.origin,
+            entry.exempt,
+            entry.dry_run,
+            entry.input_tokens,
+            entry.output_tokens,
+            entry.client_id,
+        )
+
+    def add_fields(
+        self,
+        user_id: int,
+        at: datetime,
+        session: str | None,
+        purpose: str | None,
+        state: str,
+        action: str,
+        reason: str,
+        budget_before: int | None,
+        budget_after: int | None,
+        origin: str,
+        exempt: bool,
+        dry_run: bool,
+        usage_in: int | None,
+        usage_out: int | None,
+        client_id: str | None,
+    ) -> None:
+        """``add`` of an entry's fields, in ``ROW_COLUMNS`` order (the verdict
+        door records without building an ``Entry``: ``recorder.record_verdict``)."""
         minute = int(at.timestamp()) // 60
-        usage_in = entry.input_tokens
-        usage_out = entry.output_tokens
         self.rows.append(
             (
                 user_id,
                 self._at(at, minute),
-                (entry.session or "")[:MAX_SCOPE],
-                (entry.purpose or "")[:MAX_SCOPE],
-                entry.state,
-                entry.action,
-                entry.reason[:MAX_REASON],
-                entry.budget_before,
-                entry.budget_after,
-                entry.origin,
-                entry.exempt,
-                entry.dry_run,
+                (session or "")[:MAX_SCOPE],
+                (purpose or "")[:MAX_SCOPE],
+                state,
+                action,
+                reason[:MAX_REASON],
+                budget_before,
+                budget_after,
+                origin,
+                exempt,
+                dry_run,
                 usage_in,
                 usage_out,
-                entry.client_id,
+                client_id,
             )
         )
-        key = (user_id, minute, entry.state, entry.action)
+        key = (user_id, minute, state, action)
         sums = self.tallies.get(key)
         if sums is None:
             sums = self.tallies[key] = [0, 0, 0, 0, 0, 0, 0, 0]
         sums[0] += 1
-        if entry.exempt:
+        if exempt:
             sums[1] += 1
-        if entry.dry_run:
+        if dry_run:
             sums[2] += 1
-        if not_sent(entry):
+        if unsent(action, dry_run):
             sums[3] += 1
-        sums[4] += clamp_saving(entry)
+        sums[4] += saving(action, dry_run, budget_before, budget_after)
         if usage_in is not None or usage_out is not None:
             sums[5] += 1
             sums[6] += usage_in or 0

@@ -57,16 +57,26 @@ def clamp_saving(entry: Entry) -> int:
     """Output tokens a clamp kept from being generated: the budget asked minus
     the budget allowed (an upper bound: the answer may have ended sooner);
     0 for anything else, a dry run, or an unknown budget."""
-    if entry.action != "clamp" or entry.dry_run:
+    return saving(entry.action, entry.dry_run, entry.budget_before, entry.budget_after)
+
+
+def saving(action: str, dry_run: bool, before: int | None, after: int | None) -> int:
+    """``clamp_saving`` of a decision's fields."""
+    if action != "clamp" or dry_run:
         return 0
-    if entry.budget_before is None or entry.budget_after is None:
+    if before is None or after is None:
         return 0
-    return max(0, entry.budget_before - entry.budget_after)
+    return max(0, before - after)
 
 
 def not_sent(entry: Entry) -> bool:
     """A short-circuit that acted: nothing went upstream (a dry run never acts)."""
-    return entry.action == "short-circuit" and not entry.dry_run
+    return unsent(entry.action, entry.dry_run)
+
+
+def unsent(action: str, dry_run: bool) -> bool:
+    """``not_sent`` of a decision's fields."""
+    return action == "short-circuit" and not dry_run
 
 
 def verdict_entry(
@@ -89,19 +99,7 @@ def verdict_entry(
     budget asked. ``action`` is what the door did when it is not the
     verdict's own (embeddings pass while winding: there is nothing to clamp)."""
     action = action or verdict.action.value
-    budget_after: int | None
-    if action == "clamp" and not verdict.dry_run:
-        ceiling = verdict.max_tokens
-        if ceiling is None:
-            budget_after = budget_before
-        elif budget_before is None:
-            budget_after = ceiling
-        else:
-            budget_after = min(budget_before, ceiling)
-    elif action == "short-circuit" and not verdict.dry_run:
-        budget_after = 0
-    else:
-        budget_after = budget_before
+    budget_after = allowed(action, verdict, budget_before)
     return Entry(
         at=at,
         state=verdict.state.value,
@@ -119,3 +117,17 @@ def verdict_entry(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
     )
+
+
+def allowed(action: str, verdict: Any, budget_before: int | None) -> int | None:
+    """The budget a call was allowed (``verdict_entry``'s ``budget_after``)."""
+    if action == "clamp" and not verdict.dry_run:
+        ceiling: int | None = verdict.max_tokens
+        if ceiling is None:
+            return budget_before
+        if budget_before is None:
+            return ceiling
+        return min(budget_before, ceiling)
+    if action == "short-circuit" and not verdict.dry_run:
+        return 0
+    return budget_before

@@ -16,7 +16,7 @@ two byte for byte equal over every kind of verdict and generated ones.
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, cast, get_args
 
 from curfew_client.wire import (
@@ -34,9 +34,11 @@ from curfew_client.wire import (
 from pydantic_core import to_json
 
 from curfew_core.engine import (
+    Action,
     Overrides,
     RequestContext,
     Schedule,
+    State,
     Verdict,
     decide,
     format_wall,
@@ -77,7 +79,11 @@ def decide_for(
     if at is not None:
         now = at
         overrides = Overrides(overrides.overtime_until, overrides.forced_off_until, None)
-    return decide(now, bundle.schedule, request or RequestContext(), overrides), bundle
+    if request is None:
+        # The engine's own default request: one object, so its memo of the
+        # last verdict (per schedule, request and overrides) serves this too.
+        return decide(now, bundle.schedule, overrides=overrides), bundle
+    return decide(now, bundle.schedule, request, overrides), bundle
 
 
 def max_age(verdict: Verdict, *, now: datetime) -> int:
@@ -127,7 +133,7 @@ def verdict_json(verdict: Verdict, *, now: datetime) -> bytes:
     byte for byte, without building the model (see the module docstring)."""
     age = max_age(verdict, now=now)
     try:
-        return to_json(_verdict_fields(verdict, age))
+        return _verdict_bytes(verdict, age)
     except _NOT_VOUCHED:
         return verdict_answer(verdict, max_age=age).model_dump_json().encode()
 
@@ -164,9 +170,36 @@ _MAYBE_FLOAT = frozenset((float, type(None)))
 
 def _instant(value: Any) -> str:
     """As ``curfew_client.wire.Instant`` writes an aware instant."""
-    if type(value) is not datetime or value.utcoffset() is None:
+    if type(value) is not datetime:
+        raise _Refused
+    if value.tzinfo is UTC:
+        return _utc_text(value)
+    if value.utcoffset() is None:
         raise _Refused
     return value.isoformat()
+
+
+#: ``isoformat`` of a UTC instant's whole second ("2026-12-01T18:23:05"), by
+#: its fields: every answer writes two instants, and ``isoformat`` (C's
+#: formatting machinery) was a tenth of an answer's bytes. Bounded, emptied
+#: when full (the seconds of a few minutes).
+_UTC_SECONDS_KEPT = 1024
+_utc_seconds: dict[tuple[int, int, int, int, int, int], str] = {}
+
+
+def _utc_text(value: datetime) -> str:
+    """``value.isoformat()`` of an instant in ``datetime.UTC``."""
+    micro = value.microsecond
+    second = (value.year, value.month, value.day, value.hour, value.minute, value.second)
+    head = _utc_seconds.get(second)
+    if head is None:
+        head = value.replace(microsecond=0, tzinfo=None).isoformat()
+        if len(_utc_seconds) >= _UTC_SECONDS_KEPT:
+            _utc_seconds.clear()
+        _utc_seconds[second] = head
+    if micro:
+        return f"{head}.{micro:06d}+00:00"
+    return head + "+00:00"
 
 
 def _would(would: dict[str, Any]) -> dict[str, Any]:
@@ -247,6 +280,124 @@ def _verdict_fields(verdict: Verdict, age: int) -> dict[str, Any]:
         "debug_at": None if debug_at is None else _instant(debug_at),
         "would": None if would is None else _would(would),
     }
+
+
+#: The fixed parts of verdict answers (``_verdict_bytes``), by every field
+#: that is written into them: the bytes before ``progress``, those between it
+#: and ``valid_until``, and those after ``at``. A verdict's fields change at
+#: its edges, at most every minute or percent (its ``reason``): a gateway's
+#: answers share them in between. Bounded: emptied when full.
+_TEMPLATES_KEPT = 4096
+_templates: dict[tuple[Any, ...], tuple[bytes, bytes, bytes]] = {}
+
+
+def _verdict_bytes(verdict: Verdict, age: int) -> bytes:
+    """``to_json(_verdict_fields(verdict, age))``, with the fields that stay
+    the same from one answer to the next written once (``_templates``): per
+    answer, only ``progress``, ``valid_until``, ``max_age`` and ``at``.
+
+    Every value in the key is checked for its exact type first (``True`` is
+    ``1`` to a dict, and two equal instants in two zones are written apart:
+    instants are keyed by their text), so equal keys always mean equal bytes;
+    anything else takes the model's path, as before."""
+    state = verdict.state
+    schedule_state = verdict.schedule_state
+    action = verdict.action
+    reply = verdict.reply
+    max_tokens = verdict.max_tokens
+    persona = verdict.persona
+    tools = verdict.tools
+    effort = verdict.reasoning_effort
+    peak = verdict.peak
+    reason = verdict.reason
+    exempt = verdict.exempt
+    dry_run = verdict.dry_run
+    budget = verdict.budget
+    override = verdict.override
+    progress = verdict.progress
+    if progress is not None:
+        progress = round(progress, 4)
+    if not (
+        type(state) is State
+        and type(schedule_state) is State
+        and type(action) is Action
+        and type(tools) is str
+        and type(effort) in _MAYBE_TEXT
+        and type(override) in _MAYBE_TEXT
+        and type(reply) in _MAYBE_TEXT
+        and type(persona) in _MAYBE_TEXT
+        and type(reason) is str
+        and type(max_tokens) in _MAYBE_INT
+        and type(budget) in _MAYBE_INT
+        and type(age) is int
+        and type(peak) is bool
+        and type(exempt) is bool
+        and type(dry_run) is bool
+        and type(progress) in _MAYBE_FLOAT
+        and (progress is None or math.isfinite(progress))
+    ):
+        raise _Refused
+    override_until = verdict.override_until
+    debug_at = verdict.debug_at
+    would = verdict.would
+    key = (
+        state,
+        schedule_state,
+        action,
+        reply,
+        max_tokens,
+        persona,
+        tools,
+        effort,
+        peak,
+        reason,
+        exempt,
+        dry_run,
+        budget,
+        override,
+        None if override_until is None else _instant(override_until),
+        None if debug_at is None else _instant(debug_at),
+        None if would is None else tuple((type(v), v) for v in _would(would).values()),
+    )
+    parts = _templates.get(key)
+    if parts is None:
+        parts = _verdict_template(verdict, age)
+        if len(_templates) >= _TEMPLATES_KEPT:
+            _templates.clear()
+        _templates[key] = parts
+    # An instant's text is ASCII digits and ``-:.+T``: nothing to escape.
+    return b"".join(
+        (
+            parts[0],
+            b"null" if progress is None else to_json(progress),
+            parts[1],
+            _instant(verdict.valid_until).encode(),
+            b'","max_age":',
+            str(age).encode(),
+            b',"at":"',
+            _instant(verdict.at).encode(),
+            parts[2],
+        )
+    )
+
+
+def _verdict_template(verdict: Verdict, age: int) -> tuple[bytes, bytes, bytes]:
+    """The fixed parts of ``verdict``'s answer, cut from the model's own
+    serializer's output for its fields: ``{…,"reasoning_effort":…,"progress":``,
+    ``,"peak":…,"dry_run":…,"valid_until":"`` and ``","budget":…}`` (after
+    ``at``'s text)."""
+    fields = _verdict_fields(verdict, age)
+    names = list(fields)
+    head = to_json({name: fields[name] for name in names[: names.index("progress")]})
+    middle = to_json(
+        {name: fields[name] for name in names[names.index("peak") : names.index("valid_until")]}
+    )
+    tail = to_json({name: fields[name] for name in names[names.index("budget") :]})
+    return (
+        head[:-1] + b',"progress":',
+        b"," + middle[1:-1] + b',"valid_until":"',
+        b'",' + tail[1:],
+    )
 
 
 def _state_fields(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> dict[str, Any]:

@@ -50,7 +50,7 @@ from django.db import DatabaseError, connection
 
 from curfew_core.hot_settings import setting
 from curfew_core.ledger.batch import AtValue, Batch
-from curfew_core.ledger.entry import Entry
+from curfew_core.ledger.entry import MAX_REASON, Entry, allowed
 from curfew_core.services.ledger import at_value, decisions_write
 
 log = logging.getLogger("curfew.ledger")
@@ -88,6 +88,55 @@ def record(entry: Entry) -> None:
             if _batch is None:
                 _batch = _new_batch()
             _batch.add(entry, entry.user_id)
+    if _draining:
+        _wake.set()
+    if _owner_pid != os.getpid():
+        _start()
+
+
+def record_verdict(
+    verdict: Any,
+    *,
+    origin: str,
+    at: Any,
+    user_id: int,
+    session: str | None,
+    purpose: str | None,
+    budget_before: int | None,
+) -> None:
+    """``record(verdict_entry(verdict, origin=origin, at=at, user_id=user_id, ...))``
+    for a door that knows whose decision it is (the verdict API): the same row
+    and tally, without the ``Entry`` in between (building one was a third of
+    what recording a warm verdict cost)."""
+    global _batch
+    if not setting("CURFEW_LEDGER"):
+        return
+    action = verdict.action.value
+    state = verdict.state.value
+    after = allowed(action, verdict, budget_before)
+    reason = verdict.reason[:MAX_REASON]
+    exempt = bool(verdict.exempt)
+    dry_run = bool(verdict.dry_run)
+    with _batch_lock:
+        if _batch is None:
+            _batch = _new_batch()
+        _batch.add_fields(
+            user_id,
+            at,
+            session,
+            purpose,
+            state,
+            action,
+            reason,
+            budget_before,
+            after,
+            origin,
+            exempt,
+            dry_run,
+            None,
+            None,
+            None,
+        )
     if _draining:
         _wake.set()
     if _owner_pid != os.getpid():

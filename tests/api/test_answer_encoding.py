@@ -263,3 +263,106 @@ def test_the_engines_verdicts_never_need_the_model(monkeypatch: pytest.MonkeyPat
         assert verdict_json(verdict, now=verdict.at) == expected[kind], kind
     for now, body in states.items():
         assert bundle_state_json(mine, now=now) == body
+
+
+# -- answers written from templates ------------------------------------------------------
+#
+# ``verdict_json`` writes the fields that stay the same from one answer to the
+# next once (``verdicts._templates``), and per answer only those that move
+# with the instant. Answers that share a template must still each be the
+# model's own bytes, and values equal to a dict but written apart (``True``
+# and ``1``, one instant in two zones) must never share one.
+
+
+@GENERATED
+@given(
+    verdict=wire_verdicts(),
+    moments=st.lists(
+        st.tuples(PROGRESS, INSTANTS, INSTANTS, st.timedeltas(timedelta(0), timedelta(days=2))),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_answers_that_share_a_template_are_each_written_as_the_model_writes_them(
+    verdict: Verdict, moments: list[tuple[float | None, datetime, datetime, timedelta]]
+) -> None:
+    verdicts._templates.clear()
+    for progress, at, valid_until, ahead in moments:
+        moved = dataclasses.replace(verdict, progress=progress, at=at, valid_until=valid_until)
+        now = valid_until - ahead
+        same_outcome(lambda: verdict_json(moved, now=now), lambda: model_verdict(moved, now))  # noqa: B023
+
+
+def test_a_template_is_reused_and_moving_fields_are_written_anew() -> None:
+    """The second answer of a key comes from its template (one entry), with
+    its own progress, instants and age."""
+    verdicts._templates.clear()
+    first = kinds()["winding"]
+    later = dataclasses.replace(
+        first,
+        progress=(first.progress or 0) / 2 + 0.25,
+        at=first.at + timedelta(seconds=7, microseconds=3),
+        valid_until=first.valid_until + timedelta(seconds=1),
+    )
+    assert verdict_json(first, now=first.at) == model_verdict(first, first.at)
+    assert len(verdicts._templates) == 1
+    assert verdict_json(later, now=later.at) == model_verdict(later, later.at)
+    assert len(verdicts._templates) == 1
+    assert verdict_json(later, now=later.at) != verdict_json(first, now=first.at)
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ({"max_tokens": 1}, {"max_tokens": True}),
+        ({"budget": 0}, {"budget": False}),
+        ({"peak": True}, {"peak": 1}),
+        ({"exempt": False}, {"exempt": 0}),
+        (
+            {"override": "off", "override_until": datetime(2026, 9, 29, 10, 0, tzinfo=UTC)},
+            {"override": "off", "override_until": datetime(2026, 9, 29, 18, 0, tzinfo=SHANGHAI)},
+        ),
+        (
+            {"debug_at": datetime(2026, 9, 29, 10, 0, tzinfo=UTC)},
+            {"debug_at": datetime(2026, 9, 29, 18, 0, tzinfo=SHANGHAI)},
+        ),
+        (
+            {"would": {**WOULD_NOTHING, "max_tokens": 1}},
+            {"would": {**WOULD_NOTHING, "max_tokens": True}},
+        ),
+        ({"reply": "zzz"}, {"reply": type("Text", (str,), {})("zzz")}),
+    ],
+)
+def test_values_equal_but_written_apart_never_share_a_template(
+    first: dict[str, Any], then: dict[str, Any]
+) -> None:
+    verdicts._templates.clear()
+    base = kinds()["off-duty"]
+    for change in (first, then):
+        verdict = dataclasses.replace(base, **change)
+        same_outcome(
+            lambda: verdict_json(verdict, now=verdict.valid_until),  # noqa: B023
+            lambda: model_verdict(verdict, verdict.valid_until),  # noqa: B023
+        )
+
+
+@GENERATED
+@given(
+    instant=st.datetimes(
+        min_value=datetime(1, 1, 1),  # noqa: DTZ001 - bounds of an aware strategy
+        max_value=datetime(9999, 12, 31, 23, 59, 59, 999_999),  # noqa: DTZ001
+        timezones=st.just(UTC),
+    ),
+    micro=st.sampled_from([None, 0, 1, 999_999]),
+)
+def test_a_utc_instant_is_written_as_isoformat_writes_it(
+    instant: datetime, micro: int | None
+) -> None:
+    """UTC instants are written from a memo of their whole seconds
+    (``verdicts._utc_text``): the same text as ``isoformat``, with and
+    without microseconds, a second apart or the same second again."""
+    if micro is not None:
+        instant = instant.replace(microsecond=micro)
+    for moment in (instant, instant.replace(microsecond=0), instant.replace(microsecond=7)):
+        assert verdicts._instant(moment) == moment.isoformat()
+        assert verdicts._instant(moment) == moment.isoformat()  # from the memo
