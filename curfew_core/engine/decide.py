@@ -84,10 +84,10 @@ _SECOND = timedelta(seconds=1)
 #: ``format_wall`` of every minute of a day, looked up instead of formatted.
 _HHMM = tuple(format_wall(minute) for minute in range(MINUTES_PER_DAY))
 
-#: ``(progress, budget, tier, next_step, night)`` of a winding window at one
-#: moment; ``next_step`` is the wall reading (``_wall_us``) of its next budget
-#: or persona-tier step inside the window, ``night`` the window itself.
-_Wind = tuple[float, int, int, int | None, "_Night"]
+#: ``(progress, budget, tier, next_step)`` of a winding window at one moment;
+#: ``next_step`` is the wall reading (``_wall_us``) of its next budget or
+#: persona-tier step inside the window.
+_Wind = tuple[float, int, int, int | None]
 #: A wall reading's real instants (UTC, earliest first; both folds, so the same
 #: instant twice away from a DST change), each with the zone's offset there.
 _Readings = tuple[tuple[datetime, timedelta | None], ...]
@@ -316,12 +316,12 @@ def _winding(schedule: Schedule, day: _Day, night: _Night, wall: int) -> _Wind:
     next_step = night.tier_steps[tier] if tier + 1 < tiers else None
     points = schedule.fractions
     if not points:
-        return progress, 0, tier, next_step, night
+        return progress, 0, tier, next_step
     budget = budget_at(points, schedule.curve, progress)
     step = _budget_step(night, points, schedule.curve, progress, budget, wall)
     if step is not None and (next_step is None or step < next_step):
         next_step = step
-    return progress, budget, tier, next_step, night
+    return progress, budget, tier, next_step
 
 
 def _read(
@@ -341,7 +341,7 @@ def _read(
             if winding is not None:
                 steps = [s for s in (winding[3], candidate[3]) if s is not None]
                 tighter = candidate if candidate[1] < winding[1] else winding
-                winding = (*tighter[:3], min(steps, default=None), tighter[4])
+                winding = (*tighter[:3], min(steps, default=None))
             else:
                 winding = candidate
     return state, peak, winding, wake_up, after
@@ -380,77 +380,6 @@ def reply_for(state: State, schedule: Schedule) -> str | None:
     return None
 
 
-# -- the same verdict again, a moment later ---------------------------------------
-#
-# Between two moments of one local minute, on the same side of every edge and
-# step (``valid_until`` and the next wall edge), with the zone at the same
-# offset, the schedule reads the same: every field of the verdict is the same
-# but the instant itself, ``progress`` and ``valid_until``'s 24-hour horizon;
-# the reason too, while winding's whole percent stays the same. A gateway asks
-# many times a second: the last verdict of each (schedule, request, overrides)
-# is kept with the stretch it holds for (``_Span``), and a later moment inside
-# it is answered from it. Only for instants in UTC (``timezone.now()``: their
-# wall reading is a true conversion) and without the time machine.
-
-
-class _Span:
-    """A verdict, and the stretch of moments after it that decide the same."""
-
-    __slots__ = (
-        "before",
-        "hi",
-        "lo",
-        "night_length",
-        "night_start",
-        "overrides",
-        "percent",
-        "request",
-        "schedule",
-        "until",
-        "verdict",
-        "would",
-        "wound",
-    )
-
-    def __init__(
-        self,
-        schedule: Schedule,
-        request: RequestContext,
-        overrides: Overrides,
-        verdict: Verdict,
-        lo: int,
-        hi: int,
-        before: timedelta | None,
-        until: datetime,
-        winding: _Wind | None,
-    ) -> None:
-        # The key's objects are held: their ids cannot be reused meanwhile.
-        self.schedule = schedule
-        self.request = request
-        self.overrides = overrides
-        self.verdict = verdict
-        #: Wall readings (``_wall_us``) it holds for: ``[lo, hi)``.
-        self.lo = lo
-        self.hi = hi
-        #: The zone's offset at ``lo``: the same at a later moment, the wall
-        #: readings between are that many microseconds apart.
-        self.before = before
-        #: The earliest of ``valid_until``'s limits but the horizon (UTC).
-        self.until = until
-        #: The winding window the schedule reads (its reason's percent), and
-        #: whether the verdict carries its progress.
-        self.night_start = None if winding is None else winding[4].start
-        self.night_length = 0.0 if winding is None else winding[4].length
-        self.percent = None if winding is None else progress_percent(winding[0])
-        self.wound = verdict.progress is not None
-        #: Its own copy: the caller may change the verdict's.
-        self.would = None if verdict.would is None else dict(verdict.would)
-
-
-_SPANS_KEPT = 4096
-_spans: dict[tuple[int, int, int], _Span] = {}
-
-
 def decide(
     now: datetime,
     schedule: Schedule,
@@ -465,70 +394,6 @@ def decide(
     from it on, the schedule rules again. Overtime and force-off are measured
     against the real ``now``.
     """
-    if now.tzinfo is UTC:
-        span = _spans.get((id(schedule), id(request), id(overrides)))
-        if (
-            span is not None
-            and span.schedule is schedule
-            and span.request is request
-            and span.overrides is overrides
-            and now < span.until
-        ):
-            again = _again(span, now)
-            if again is not None:
-                return again
-    return _decide(now, schedule, request, overrides)
-
-
-def _again(span: _Span, now: datetime) -> Verdict | None:
-    """``span``'s verdict at ``now`` (UTC, before ``span.until``), or ``None``
-    when ``now`` is outside the stretch it holds for."""
-    local = now.astimezone(span.schedule.timezone)
-    wall = _wall_us(local)
-    if not (span.lo <= wall < span.hi) or local.utcoffset() != span.before:
-        return None
-    progress = None
-    if span.night_start is not None:
-        # As ``_winding`` works it out.
-        progress = (wall - span.night_start) / _US / span.night_length
-        if progress_percent(progress) != span.percent:
-            return None  # the reason's percent moved on
-    horizon = now + HORIZON
-    # ``min(limits)``: the horizon is the first of them, and wins a tie.
-    valid_until = horizon if horizon <= span.until else span.until
-    was = span.verdict
-    return new_verdict(
-        state=was.state,
-        schedule_state=was.schedule_state,
-        action=was.action,
-        reply=was.reply,
-        max_tokens=was.max_tokens,
-        persona=was.persona,
-        tools=was.tools,
-        reasoning_effort=was.reasoning_effort,
-        progress=progress if span.wound else None,
-        peak=was.peak,
-        reason=was.reason,
-        exempt=was.exempt,
-        dry_run=was.dry_run,
-        valid_until=valid_until,
-        at=now,
-        budget=was.budget,
-        override=was.override,
-        override_until=was.override_until,
-        debug_at=None,
-        debug_until=None,
-        # Each verdict its own: a caller may change what it was given.
-        would=None if span.would is None else dict(span.would),
-    )
-
-
-def _decide(
-    now: datetime,
-    schedule: Schedule,
-    request: RequestContext,
-    overrides: Overrides,
-) -> Verdict:
     if now.tzinfo is None:
         raise ValueError("decide() needs an aware instant; naive datetimes are ambiguous")
     caller_tz = now.tzinfo
@@ -658,7 +523,7 @@ def _decide(
             None,
         )
 
-    verdict = new_verdict(
+    return new_verdict(
         state=state,
         schedule_state=schedule_state,
         action=action,
@@ -681,24 +546,6 @@ def _decide(
         debug_until=overrides.debug_until if debug_at is not None else None,
         would=would,
     )
-    if caller_tz is UTC and debug_at is None and next_wall is not None:
-        # What a moment later may reuse (``_Span``): up to the next edge or
-        # step, within this local minute, before every other limit.
-        minute_ends = (wall // _MINUTE_US + 1) * _MINUTE_US
-        if len(_spans) >= _SPANS_KEPT:
-            _spans.clear()
-        _spans[id(schedule), id(request), id(overrides)] = _Span(
-            schedule,
-            request,
-            overrides,
-            verdict,
-            wall,
-            min(next_wall, minute_ends),
-            local.utcoffset(),
-            min(limits[1:]).astimezone(UTC),
-            reading_winding,
-        )
-    return verdict
 
 
 def _cut(text: str, limit: int = 40) -> str:

@@ -79,11 +79,7 @@ def decide_for(
     if at is not None:
         now = at
         overrides = Overrides(overrides.overtime_until, overrides.forced_off_until, None)
-    if request is None:
-        # The engine's own default request: one object, so its memo of the
-        # last verdict (per schedule, request and overrides) serves this too.
-        return decide(now, bundle.schedule, overrides=overrides), bundle
-    return decide(now, bundle.schedule, request, overrides), bundle
+    return decide(now, bundle.schedule, request or RequestContext(), overrides), bundle
 
 
 def max_age(verdict: Verdict, *, now: datetime) -> int:
