@@ -35,6 +35,19 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: The Redis the served apps and the Redis tests use (each in its own namespace).
+REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def redis_answers(url: str = REDIS_URL) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_timeout=1).ping())
+    except (redis.RedisError, OSError):
+        return False
+
+
 def require(condition: bool, reason: str) -> None:
     """Skip when something the test needs is missing; fail instead in CI."""
     if condition:
@@ -242,6 +255,13 @@ def other_api(other_user: User) -> ApiClient:
 
     _, raw = token_create(user=other_user, name="test")
     return ApiClient(other_user, raw)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The test Redis (``CURFEW_TEST_REDIS_URL``): skips without it, fails in CI."""
+    require(redis_answers(), f"no Redis answering at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
+    return REDIS_URL
 
 
 @pytest.fixture(scope="session")
