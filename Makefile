@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 LOCAL := .local
 
-.PHONY: run test lint typecheck pytest pytest-client pytest-engine bench fuzz soak clean serve screenshots
+.PHONY: run test lint typecheck pytest pytest-app pytest-client pytest-engine bench fuzz soak clean serve screenshots
 
 # client/pyproject.toml: the gateway client is installed from the checkout (-e ./client),
 # so a change to its metadata or dependencies reinstalls it.
@@ -54,13 +54,11 @@ typecheck: $(VENV)/.dev
 # (pytest-django's suffix) and its own Redis namespace (curfew_site/settings_test.py).
 # --dist loadgroup keeps each module on one worker (its servers start once) and
 # hands the slow modules out first, the browser tests last (tests/conftest.py);
-# pyproject.toml sets it. The engine's suite runs once, below, without Django.
+# pyproject.toml sets it. The engine's suite runs once, without Django.
 # Timings and the long runs (make fuzz, make soak): docs/test-suite.md.
 PYTEST_WORKERS ?= auto
-pytest: $(VENV)/.dev
+pytest-app: $(VENV)/.dev
 	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --ignore=tests/engine $(PYTEST_ARGS)
-	# Two short runs side by side, each printed when it ends.
-	$(MAKE) --no-print-directory -j2 --output-sync=target pytest-client pytest-engine
 
 # The client's own tests, without Django (its own pytest config in client/pyproject.toml).
 pytest-client: $(VENV)/.dev
@@ -71,7 +69,18 @@ pytest-client: $(VENV)/.dev
 pytest-engine: $(VENV)/.dev
 	$(VENV)/bin/pytest tests/engine -p no:django -q -W ignore::pytest.PytestConfigWarning
 
-test: lint typecheck pytest
+# The two short runs side by side, each printed whole when it ends.
+SIDE_BY_SIDE := $(MAKE) --no-print-directory -j2 --output-sync=target pytest-client pytest-engine
+
+pytest: pytest-app
+	$(SIDE_BY_SIDE)
+
+# Lint first (seconds: a slip fails at once). mypy then runs beside the app's
+# suite, whose workers mostly wait on the servers and browsers they start
+# (its few lines may land among the suite's progress dots).
+test: lint
+	$(MAKE) --no-print-directory -j2 typecheck pytest-app
+	$(SIDE_BY_SIDE)
 
 bench: $(VENV)/.dev
 	$(PY) -m bench.run_all
