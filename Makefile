@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 LOCAL := .local
 
-.PHONY: run test lint typecheck pytest pytest-engine bench fuzz clean serve screenshots docs
+.PHONY: run test lint typecheck pytest pytest-app pytest-client pytest-engine bench fuzz soak clean serve screenshots docs
 
 # client/pyproject.toml: the gateway client is installed from the checkout (-e ./client),
 # so a change to its metadata or dependencies reinstalls it.
@@ -49,23 +49,38 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(VENV)/bin/mypy curfew_core curfew_site client/src client/tests
 
-# PYTEST_WORKERS=auto runs the suite in one process per core (pytest-xdist;
-# each has its own test database and Redis namespace): about 15 min instead of
-# 25 here, since much of it waits on the servers and browsers it starts. The
-# default is one process, as CI runs it: a parallel run on PostgreSQL + Redis
-# once lost a sign-in throttle count, not yet explained (docs/design.md).
-PYTEST_WORKERS ?= 0
-pytest: $(VENV)/.dev
-	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
-	# The client's own tests, without Django (its own pytest config in client/pyproject.toml).
-	$(VENV)/bin/pytest client/tests
+# The suite runs in one process per core (pytest-xdist; PYTEST_WORKERS=0 runs
+# it in one process). This is safe: each worker has its own test database
+# (pytest-django's suffix) and its own Redis namespace (curfew_site/settings_test.py).
+# --dist loadgroup keeps each module on one worker (its servers start once) and
+# hands the slow modules out first, the browser tests last (tests/conftest.py);
+# pyproject.toml sets it. The engine's suite runs once, without Django.
+# Timings and the long runs (make fuzz, make soak): docs/test-suite.md.
+PYTEST_WORKERS ?= auto
+pytest-app: $(VENV)/.dev
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --ignore=tests/engine $(PYTEST_ARGS)
 
-# The engine's suite again without pytest-django: proves the engine and its
-# tests need no Django (the DJANGO_SETTINGS_MODULE ini key is then unknown).
+# The client's own tests, without Django (its own pytest config in client/pyproject.toml).
+pytest-client: $(VENV)/.dev
+	$(VENV)/bin/pytest client/tests -q
+
+# The engine's suite without pytest-django: proves the engine and its tests
+# need no Django (the DJANGO_SETTINGS_MODULE ini key is then unknown).
 pytest-engine: $(VENV)/.dev
 	$(VENV)/bin/pytest tests/engine -p no:django -q -W ignore::pytest.PytestConfigWarning
 
-test: lint typecheck pytest pytest-engine
+# The two short runs side by side, each printed whole when it ends.
+SIDE_BY_SIDE := $(MAKE) --no-print-directory -j2 --output-sync=target pytest-client pytest-engine
+
+pytest: pytest-app
+	$(SIDE_BY_SIDE)
+
+# Lint first (seconds: a slip fails at once). mypy then runs beside the app's
+# suite, whose workers mostly wait on the servers and browsers they start
+# (its few lines may land among the suite's progress dots).
+test: lint
+	$(MAKE) --no-print-directory -j2 typecheck pytest-app
+	$(SIDE_BY_SIDE)
 
 bench: $(VENV)/.dev
 	$(PY) -m bench.run_all
@@ -81,6 +96,13 @@ docs: $(VENV)/.base
 FUZZ_EXAMPLES ?= 1000
 fuzz: $(VENV)/.dev
 	CURFEW_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest tests/api/test_fuzz_openapi.py -p no:cacheprovider
+
+# The engine's property suites with many more examples than `make test` runs
+# (ENGINE_HYPOTHESIS_EXAMPLES, 120 there), then the OpenAPI fuzz above.
+SOAK_EXAMPLES ?= 2000
+soak: $(VENV)/.dev fuzz
+	ENGINE_HYPOTHESIS_EXAMPLES=$(SOAK_EXAMPLES) $(VENV)/bin/pytest tests/engine -p no:django \
+		-n $(PYTEST_WORKERS) -q -p no:cacheprovider -W ignore::pytest.PytestConfigWarning
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .mypy_cache .ruff_cache

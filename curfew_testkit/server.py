@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import secrets
 import shutil
@@ -21,27 +22,54 @@ ROOT = Path(__file__).resolve().parents[1]
 _collected: Path | None = None
 _collecting = threading.Lock()
 
+#: A folder the processes of one test run share (its pytest-xdist workers; set
+#: by tests/conftest.py): collectstatic then runs once per run, not per process.
+shared_static_dir: Path | None = None
+
+
+def _collectstatic(env: dict[str, str], folder: Path) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"],
+        cwd=ROOT,
+        env={**env, "CURFEW_STATIC_ROOT": str(folder), "CURFEW_MANIFEST_STATIC": "1"},
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+
+
+def _collected_shared(env: dict[str, str], shared: Path) -> Path:
+    """The run's collected folder: the first process makes it, under a lock
+    the others wait on (they would otherwise each spend the same time)."""
+    shared.mkdir(parents=True, exist_ok=True)
+    folder = shared / "collected"
+    done = shared / "collected.done"
+    with open(shared / "collected.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a process that died half-way
+            _collectstatic(env, folder)
+            done.touch()
+    return folder
+
 
 def collected_static(env: dict[str, str]) -> Path:
     """A folder collectstatic filled (hashed, compressed), made once per test
-    process. A server's static folder starts as a copy of it: its own
-    collectstatic (the test's, or ``bin/serve``'s) still runs, over files it
-    finds current, and keeps their compressed copies (``web.storage``), so it
-    takes two seconds instead of fifteen of brotli."""
+    process, or once per run with ``shared_static_dir``. A server's static
+    folder starts as a copy of it: its own collectstatic (the test's, or
+    ``bin/serve``'s) still runs, over files it finds current, and keeps their
+    compressed copies (``web.storage``), so it takes two seconds instead of
+    fifteen of brotli."""
     global _collected
     with _collecting:
         if _collected is None:
-            folder = Path(tempfile.mkdtemp(prefix="curfew-static-"))
-            atexit.register(shutil.rmtree, folder, ignore_errors=True)
-            subprocess.run(
-                [sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"],
-                cwd=ROOT,
-                env={**env, "CURFEW_STATIC_ROOT": str(folder), "CURFEW_MANIFEST_STATIC": "1"},
-                capture_output=True,
-                check=True,
-                timeout=300,
-            )
-            _collected = folder
+            if shared_static_dir is not None:
+                _collected = _collected_shared(env, shared_static_dir)
+            else:
+                folder = Path(tempfile.mkdtemp(prefix="curfew-static-"))
+                atexit.register(shutil.rmtree, folder, ignore_errors=True)
+                _collectstatic(env, folder)
+                _collected = folder
         return _collected
 
 
@@ -169,15 +197,18 @@ class ServedApp:
         self.manage("collectstatic", "--no-input", "-v0")
 
     def create_user(self, username: str, password: str = "correct horse battery") -> str:
-        """Make a user with a password; returns a fresh API token for them."""
-        self.manage(
-            "shell",
-            "-c",
-            "from django.contrib.auth.models import User; "
-            f"u, _ = User.objects.get_or_create(username={username!r}); "
-            f"u.set_password({password!r}); u.save()",
+        """Make a user with a password; returns a fresh API token for them.
+
+        One process (a Django start is most of a served test's setup): the
+        token is made as ``manage.py curfew token`` makes it."""
+        script = (
+            "from django.contrib.auth.models import User\n"
+            "from curfew_core.services.tokens import token_create\n"
+            f"u, _ = User.objects.get_or_create(username={username!r})\n"
+            f"u.set_password({password!r}); u.save()\n"
+            "print(token_create(user=u, name='', kind='api', channel='command')[1])\n"
         )
-        return self.manage("curfew", "token", "--user", username).stdout.strip().splitlines()[-1]
+        return self.manage("shell", "-c", script).stdout.strip().splitlines()[-1]
 
     def command(self) -> list[str]:
         if self.workers is not None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from curfew_testkit import server
 from curfew_testkit.server import ServedApp
 
 if TYPE_CHECKING:
@@ -34,6 +35,19 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: The Redis the served apps and the Redis tests use (each in its own namespace).
+REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def redis_answers(url: str = REDIS_URL) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_timeout=1).ping())
+    except (redis.RedisError, OSError):
+        return False
+
+
 def require(condition: bool, reason: str) -> None:
     """Skip when something the test needs is missing; fail instead in CI."""
     if condition:
@@ -43,10 +57,85 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Browser tests run last: Playwright's sync API keeps an event loop in the
-    main thread for the session, which async tests after it would trip over."""
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+#: Modules that start servers, browsers or loads, slowest first, with their
+#: rough seconds in a parallel run on this two-core machine (``--durations``):
+#: they start first, so the cheap tests fill the other worker meanwhile and no
+#: long module is left to run alone at the end. A module missing here only
+#: runs in collection order; a stale number only changes the order.
+SLOW_MODULES = {
+    "tests/client/test_push_served.py": 250,
+    "tests/readme/test_make_run.py": 155,
+    "tests/production/test_load.py": 115,
+    "tests/faults/test_served_outages.py": 110,
+    "tests/api/test_cross_process.py": 80,
+    "tests/readme/test_bin_serve.py": 70,
+    "tests/realtime/test_capsule_watch.py": 65,
+    "tests/production/test_multi_process.py": 65,
+    "tests/litellm/test_litellm_proxy.py": 60,
+    "tests/realtime/test_capsule_redis.py": 50,
+    "tests/ledger/test_served_exit.py": 50,
+    "tests/readme/test_any_server.py": 45,
+    "tests/throttle/test_redis.py": 45,
+    "tests/production/test_deploy_settings.py": 45,
+    "tests/security/test_stalled_redis.py": 40,
+    "tests/client/test_reporting_served.py": 37,
+    "tests/proxy/test_anthropic_gates.py": 35,
+    "tests/ledger/test_crash.py": 30,
+    "tests/api/test_cache_redis.py": 26,
+    "tests/proxy/test_proxy_outages.py": 25,
+    "tests/proxy/test_proxy_chat_clients.py": 25,
+    "tests/proxy/test_anthropic_outages.py": 23,
+    "tests/api/test_fuzz_openapi.py": 22,
+    "tests/throttle/test_signin.py": 17,
+    "tests/web/test_served_static.py": 17,
+    "tests/client/test_client_served.py": 16,
+    # The browser modules (last, see below), slowest first among themselves.
+    "tests/browser/test_settings_errors.py": 135,
+    "tests/browser/test_settings_page.py": 85,
+    "tests/browser/test_curve_drag.py": 80,
+    "tests/browser/test_capsule.py": 80,
+    "tests/browser/test_account_page.py": 70,
+    "tests/browser/test_sections.py": 50,
+    "tests/browser/test_settings_fit.py": 45,
+}
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Iterator[None]:
+    """The grouping and the order of a run.
+
+    - Each module is one ``xdist_group`` (``make test`` runs ``--dist
+      loadgroup``): a module's own servers, users and fixtures are made once,
+      on one worker, as in a run in one process. A test's own mark wins. (Set
+      before pytest-xdist reads the marks.)
+    - Then, after every other plugin's reordering (pytest's, pytest-django's),
+      the order pytest-xdist hands the groups out in: slow modules first
+      (``SLOW_MODULES``), the rest in collection order, and browser tests
+      last: Playwright's sync API keeps an event loop in the main thread for
+      the session, which async tests after it would trip over. In a parallel
+      run a worker is sent them only once nothing else is left.
+    """
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_module(item)))
+    yield
+
+    def key(item: pytest.Item) -> tuple[bool, int, str]:
+        module = _module(item)
+        slow = module in SLOW_MODULES  # a slow module's tests stay together
+        return (
+            item.get_closest_marker("browser") is not None,
+            -SLOW_MODULES.get(module, 0),
+            module if slow else "",
+        )
+
+    items.sort(key=key)
 
 
 def _clear_cache() -> None:
@@ -63,6 +152,16 @@ def _clear_cache() -> None:
             client.delete(*keys)
     else:
         cache.clear()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _static_collected_once_per_run(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The served apps' collectstatic runs once per run, for every worker: in
+    the run's own temporary folder, which pytest-xdist's workers share."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # popen-gwN's parent: this run's, shared by its workers
+    server.shared_static_dir = base / "collected-static"
 
 
 @pytest.fixture(autouse=True)
@@ -156,6 +255,13 @@ def other_api(other_user: User) -> ApiClient:
 
     _, raw = token_create(user=other_user, name="test")
     return ApiClient(other_user, raw)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The test Redis (``CURFEW_TEST_REDIS_URL``): skips without it, fails in CI."""
+    require(redis_answers(), f"no Redis answering at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
+    return REDIS_URL
 
 
 @pytest.fixture(scope="session")

@@ -467,17 +467,19 @@ import asyncio, sys
 from curfew_client import AsyncCurfewClient, CurfewClient
 url, flavour = sys.argv[1], sys.argv[2]
 if flavour == "sync":
-    c = CurfewClient(url, "t", report_interval=3600)
+    c = CurfewClient(url, "t", report_interval=3600, timeout=10.0)
     for _ in range(4):
         c.verdict(session_id="s")
 else:
-    c = AsyncCurfewClient(url, "t", report_interval=3600)
+    c = AsyncCurfewClient(url, "t", report_interval=3600, timeout=10.0)
     async def main():
         for _ in range(4):
             await c.verdict(session_id="s")
     asyncio.run(main())
 # no close(): the interpreter's exit sends what is left
 """
+# (The verdict's timeout is generous: a cold process on a busy machine may take
+# longer than the default half second to its first answer; this is about exit.)
 
 
 @pytest.mark.parametrize("flavour", ["sync", "async"])

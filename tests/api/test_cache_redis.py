@@ -5,7 +5,6 @@ gone within the freshness bound (1 s here), not the entry's lifetime."""
 from __future__ import annotations
 
 import json
-import os
 import time
 import urllib.request
 import uuid
@@ -20,15 +19,12 @@ from curfew_core.models import Schedule
 from curfew_testkit.asgi_client import Client
 from curfew_testkit.server import ServedApp
 from tests.api.test_cache_after_commit import BOUND, CLOSED_PORT_REDIS, Wall, wall
-from tests.conftest import require
-from tests.realtime.test_capsule_redis import redis_answers
 from tests.web.forms import as_post, form_fields
 
 __all__ = ["wall"]  # a fixture, shared
 
 pytestmark = pytest.mark.redis
 
-REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 PEAK = {"at": "2026-09-29T10:00:00+08:00"}
 
 
@@ -44,16 +40,15 @@ def _redis_cache(location: str, prefix: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def real_redis(settings: Any) -> Iterator[dict[str, Any]]:
-    require(redis_answers(REDIS_URL), f"no Redis answering at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
+def real_redis(settings: Any, redis_url: str) -> Iterator[dict[str, Any]]:
     prefix = f"cache-test-{uuid.uuid4().hex[:12]}"
-    caches = _redis_cache(REDIS_URL, prefix)
+    caches = _redis_cache(redis_url, prefix)
     settings.CACHES = caches
     settings.CURFEW_CACHE_FRESH_SECONDS = BOUND
     yield caches
     import redis
 
-    client = redis.Redis.from_url(REDIS_URL)
+    client = redis.Redis.from_url(redis_url)
     keys = list(client.scan_iter(match=f"{prefix}:*"))
     if keys:
         client.delete(*keys)
@@ -106,11 +101,10 @@ def _call(app: ServedApp, token: str, method: str, path: str, body: Any = None) 
 
 
 def test_a_process_killed_between_commit_and_refresh_hides_nothing_for_long(
-    tmp_path: Path,
+    tmp_path: Path, redis_url: str
 ) -> None:
-    require(redis_answers(REDIS_URL), f"no Redis answering at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
     app = ServedApp(
-        tmp_path, env={"REDIS_URL": REDIS_URL, "CURFEW_CACHE_FRESH_SECONDS": str(BOUND)}
+        tmp_path, env={"REDIS_URL": redis_url, "CURFEW_CACHE_FRESH_SECONDS": str(BOUND)}
     )
     app.manage("migrate", "--no-input", "-v0")
     token = app.create_user("killed")

@@ -9,6 +9,7 @@ inside the session's ``browser`` fixture (a missing browser skips outside CI).
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from typing import Any
 
@@ -24,6 +25,24 @@ document.addEventListener("securitypolicyviolation", (e) => {
 
 #: Playwright's own default is 30 s; the suites wait at most this long.
 DEFAULT_TIMEOUT_MS = 15_000
+
+
+def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:
+    """Poll a JS expression from outside the page: Playwright's own
+    ``wait_for_function`` evals inside the page, which the strict CSP forbids."""
+    from playwright.sync_api import Error
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if page.evaluate(expression):
+                return
+        except Error as exc:  # a navigation in flight: ask the next document
+            if "context was destroyed" not in str(exc):
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout}s: {expression}")
+        page.wait_for_timeout(50)
 
 
 class Watched:

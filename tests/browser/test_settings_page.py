@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 
 from curfew_testkit.server import ServedApp
 from tests.browser import support
-from tests.browser.support import Watched, assert_fits, open_context
+from tests.browser.support import Watched, assert_fits, open_context, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -70,24 +69,6 @@ def open_schedule(page: Any, app: ServedApp) -> Any:
     page.goto(f"{app.base_url}/schedule/")
     wait_drawn(page, 0)
     return page
-
-
-def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:
-    """Poll a JS expression from outside the page: Playwright's own
-    ``wait_for_function`` evals inside the page, which the strict CSP forbids."""
-    from playwright.sync_api import Error
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if page.evaluate(expression):
-                return
-        except Error as exc:  # a navigation in flight: ask the next document
-            if "context was destroyed" not in str(exc):
-                raise
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still false after {timeout}s: {expression}")
-        page.wait_for_timeout(50)
 
 
 def drawn(page: Any) -> int:

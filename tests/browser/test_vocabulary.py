@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.support import api_post, assert_fits, open_context, sign_in
+from tests.browser.support import api_post, assert_fits, open_context, sign_in, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -46,15 +45,6 @@ def time_machine(served_app: ServedApp, api_token: str) -> Iterator[Any]:
 def open_page(browser: Any, app: ServedApp, *, width: int, scheme: str = "light") -> Any:
     context = open_context(browser, width=width, scheme=scheme)
     return sign_in(context.new_page(), app, USER, PASSWORD, start="/", landing=None)
-
-
-def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:
-    """Polled from outside: the page's strict CSP forbids ``wait_for_function``'s eval."""
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still false after {timeout}s: {expression}")
-        page.wait_for_timeout(50)
 
 
 def capsule_live(page: Any, state: str) -> None:

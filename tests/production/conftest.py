@@ -25,7 +25,6 @@ from tests.conftest import require
 POSTGRES_URL = os.environ.get(
     "CURFEW_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
 )
-REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 def postgres_answers(url: str = POSTGRES_URL) -> bool:
@@ -36,15 +35,6 @@ def postgres_answers(url: str = POSTGRES_URL) -> bool:
             conn.execute("SELECT 1")
         return True
     except psycopg.Error:
-        return False
-
-
-def redis_answers(url: str = REDIS_URL) -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(url, socket_timeout=1).ping())
-    except (redis.RedisError, OSError):
         return False
 
 
@@ -94,12 +84,6 @@ def postgres_url() -> Iterator[str]:
         yield with_database(POSTGRES_URL, name)
     finally:
         admin("DROP DATABASE IF EXISTS {} WITH (FORCE)", name)
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    require(redis_answers(), f"no Redis answering at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
-    return REDIS_URL
 
 
 def shared_env(postgres_url: str, redis_url: str, **extra: str) -> dict[str, str]:

@@ -4,7 +4,6 @@ reaches a capsule connected to the other (the in-memory layer could not do this)
 from __future__ import annotations
 
 import json
-import os
 import time
 import urllib.request
 import uuid
@@ -15,29 +14,19 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.conftest import require
 
 pytestmark = pytest.mark.redis
 
-REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 IDLE_SECONDS = 6.5
 
 
-def redis_answers(url: str) -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(url, socket_timeout=1).ping())
-    except (redis.RedisError, OSError):
-        return False
-
-
 @pytest.fixture(scope="module")
-def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServedApp, ServedApp]]:
-    require(redis_answers(REDIS_URL), f"no Redis answering at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
+def two_servers(
+    tmp_path_factory: pytest.TempPathFactory, redis_url: str
+) -> Iterator[tuple[ServedApp, ServedApp]]:
     workdir: Path = tmp_path_factory.mktemp("capsule-redis")
     # Own key/channel namespace: shares the Redis with anything else, sees none of it.
-    env = {"REDIS_URL": REDIS_URL, "CURFEW_REDIS_PREFIX": f"capsule-test-{uuid.uuid4().hex[:12]}"}
+    env = {"REDIS_URL": redis_url, "CURFEW_REDIS_PREFIX": f"capsule-test-{uuid.uuid4().hex[:12]}"}
     first, second = ServedApp(workdir, env=env), ServedApp(workdir, env=env)
     first.manage("migrate", "--no-input", "-v0")  # one SQLite file for both
     first.start()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,8 +25,6 @@ from curfew_core.services.events import user_group
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_testkit.asgi_client import Client
 from curfew_testkit.asgi_scope import http_scope
-from tests.conftest import require
-from tests.realtime.test_capsule_redis import redis_answers
 
 PATH = "/api/v1/changes"
 db = sync_to_async
@@ -99,7 +96,6 @@ def header(start: dict[str, Any], name: str) -> str:
 
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 def _use(settings: Any, layers: dict[str, Any]) -> Iterator[None]:
@@ -122,12 +118,12 @@ def each_layer(request: pytest.FixtureRequest, settings: Any) -> Iterator[None]:
     if request.param == "in-memory":
         yield from _use(settings, IN_MEMORY)
         return
-    require(redis_answers(REDIS_URL), f"no Redis at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
+    redis_url = request.getfixturevalue("redis_url")  # skips without Redis, fails in CI
     redis_layer = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                "hosts": [{"address": redis_url, "socket_timeout": 15}],
                 "prefix": f"changes-test-{uuid.uuid4().hex[:8]}",
             },
         }

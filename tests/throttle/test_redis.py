@@ -3,7 +3,6 @@ this process refuse requests served by another, and the other way round."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,25 +13,14 @@ from django.test import override_settings
 
 from curfew_core import throttle
 from curfew_testkit.server import ServedApp
-from tests.conftest import require
 
 pytestmark = pytest.mark.redis
 
-REDIS_URL = os.environ.get("CURFEW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 LIMITS = {
     "CURFEW_TOKEN_FAILURES_PER_ADDRESS": "5/minute",
     "CURFEW_TOKEN_RATE": "4/minute",
     "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT": "3/15minutes",
 }
-
-
-def redis_answers(url: str) -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(url, socket_timeout=1).ping())
-    except (redis.RedisError, OSError):
-        return False
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +29,12 @@ def prefix() -> str:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory, prefix: str) -> Iterator[ServedApp]:
+def served(
+    tmp_path_factory: pytest.TempPathFactory, prefix: str, redis_url: str
+) -> Iterator[ServedApp]:
     """Another process of the same deployment: same Redis, same namespace."""
-    require(redis_answers(REDIS_URL), f"no Redis answering at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
     env = {
-        "REDIS_URL": REDIS_URL,
+        "REDIS_URL": redis_url,
         "CURFEW_REDIS_PREFIX": prefix,
         "CURFEW_MANIFEST_STATIC": "0",
         **LIMITS,
@@ -58,9 +47,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, prefix: str) -> Iterator[Se
 
 
 @pytest.fixture
-def shared(prefix: str) -> Iterator[None]:
+def shared(prefix: str, redis_url: str) -> Iterator[None]:
     """This process on the served app's Redis namespace, counts cleared around the test."""
-    with override_settings(REDIS_URL=REDIS_URL, REDIS_PREFIX=prefix, **LIMITS):
+    with override_settings(REDIS_URL=redis_url, REDIS_PREFIX=prefix, **LIMITS):
         throttle.reset()
         yield
         throttle.reset()
@@ -109,7 +98,6 @@ def test_the_token_rate_is_counted_across_processes(served: ServedApp, shared: N
 
 
 def test_two_pools_on_one_redis_share_the_sign_in_counts(prefix: str, shared: None) -> None:
-    require(redis_answers(REDIS_URL), f"no Redis answering at {REDIS_URL} (CURFEW_TEST_REDIS_URL)")
     for _ in range(3):
         throttle.note_signin_failure("ada", "10.0.0.1")
     # A fresh storage, pool and client: what another process would build.
