@@ -113,6 +113,9 @@ def schedules(draw: st.DrawFn, zone: tzinfo | None = None, near: int | None = No
         weekend_valley=draw(st.booleans()),
         holidays=holidays,
         tier_texts=tuple(draw(st.lists(st.text(max_size=4), min_size=1, max_size=6))),
+        off_duty_reply=draw(st.text(max_size=4)),
+        lights_out_reply=draw(st.text(max_size=4)),
+        tired_persona=draw(st.text(max_size=6)),
         deny_tools_when_off_duty=draw(st.booleans()),
         apply_to_subagents=draw(st.booleans()),
         winding_reasoning_effort=draw(st.sampled_from([None, "low"])),
@@ -324,3 +327,30 @@ def test_debug_hh_mm_is_the_next_reading_of_the_clock(
         earlier = real - timedelta(minutes=back)
         if earlier >= since:
             assert earlier.astimezone(zone).strftime("%H:%M") != text, earlier
+
+
+def test_the_strategy_draws_every_setting_of_a_schedule() -> None:
+    """The reference engine is the oracle of the fast path
+    (``test_engine_fast_path.py``): it can only check what the strategy
+    varies. A setting added to ``Schedule`` and not drawn here fails this
+    test until it is (and the reference answers for it)."""
+    import ast
+    import dataclasses
+    from pathlib import Path
+
+    settings = {field.name for field in dataclasses.fields(Schedule) if field.init}
+    # ``schedules`` is wrapped by ``st.composite``: read its own source.
+    module = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    [strategy] = [
+        node
+        for node in module.body
+        if isinstance(node, ast.FunctionDef) and node.name == schedules.__name__
+    ]
+    calls = [
+        node
+        for node in ast.walk(strategy)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Schedule"
+    ]
+    assert calls, "the strategy builds a Schedule"
+    drawn = {keyword.arg for keyword in calls[0].keywords}
+    assert settings - drawn == set(), f"not drawn, so never checked: {sorted(settings - drawn)}"
