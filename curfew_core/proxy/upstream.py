@@ -109,7 +109,34 @@ class Pool:
     async def aclose(self) -> None:
         if self.keeper is not None and self.keeper is not asyncio.current_task():
             self.keeper.cancel()
-        await self.session.close()
+        await _bounded_close(self.session)
+
+
+#: How long closing a pool may wait for its connections to close gracefully.
+CLOSE_GRACE_SECONDS = 2.0
+
+
+async def _bounded_close(session: aiohttp.ClientSession) -> None:
+    """Close ``session`` gracefully, but never wait for ever: aiohttp's close
+    waits until every connection's transport reports closed, and a transport
+    with unsent bytes to a peer that stopped reading never does. A loop's
+    end waits on the pool's keeper (``_kept``), so an unbounded close hung a
+    test's teardown (and would hang a server's shutdown). Past the grace,
+    what is left is aborted."""
+    connector = session.connector
+    try:
+        await asyncio.wait_for(asyncio.shield(session.close()), CLOSE_GRACE_SECONDS)
+    except TimeoutError:
+        # aiohttp keeps its connections in private tables; abort their
+        # transports (public asyncio API) so the sockets go now.
+        held = [
+            *(proto for conns in getattr(connector, "_conns", {}).values() for proto, _ in conns),
+            *getattr(connector, "_acquired", ()),
+        ]
+        for proto in held:
+            transport = getattr(proto, "transport", None)
+            if transport is not None:
+                transport.abort()
 
 
 # A pool's connections belong to the loop that opened them, so there is one per
@@ -169,7 +196,7 @@ async def _kept(loop: asyncio.AbstractEventLoop, pool: Pool) -> None:
     finally:
         if _clients.get(loop) is pool:
             del _clients[loop]
-        await pool.session.close()
+        await _bounded_close(pool.session)
 
 
 def _in_background(loop: asyncio.AbstractEventLoop, closing: Coroutine[Any, Any, None]) -> None:
