@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
 import os
 import platform
 import re
@@ -54,6 +53,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench.record import record_run
 from curfew_testkit.loadgen import build_request, is_verdict, load
 from curfew_testkit.server import ServedApp
 
@@ -360,17 +360,14 @@ def run_section(run: dict[str, Any]) -> str:
 
 
 def write(path: Path, run: dict[str, Any]) -> None:
-    runs: list[dict[str, Any]] = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.startswith(RUN_MARK) and line.endswith(" -->"):
-                runs.append(json.loads(line[len(RUN_MARK) : -len(" -->")]))
-    runs.append(run)
-    parts = [HEADER, "## Summary\n", summary_table(runs), "\n## Runs\n"]
-    for one in runs:
-        parts += [run_section(one), f"\n{RUN_MARK}{json.dumps(one, sort_keys=True)} -->\n"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts))
+    record_run(
+        path,
+        run,
+        mark=RUN_MARK,
+        header=HEADER,
+        summary_table=summary_table,
+        run_section=run_section,
+    )
 
 
 # -- the run ----------------------------------------------------------------------------

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
-import json
 import os
 import shutil
 import statistics
@@ -39,6 +38,7 @@ from typing import Any
 import httpx
 
 from bench.edge_floor import machine, revision, versions
+from bench.record import record_run
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ROOT, ServedApp
 
@@ -227,17 +227,14 @@ def run_section(run: dict[str, Any]) -> str:
 
 
 def write(path: Path, run: dict[str, Any]) -> None:
-    runs: list[dict[str, Any]] = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.startswith(RUN_MARK) and line.endswith(" -->"):
-                runs.append(json.loads(line[len(RUN_MARK) : -len(" -->")]))
-    runs.append(run)
-    parts = [HEADER, "## Summary\n", summary_table(runs), "\n## Runs\n"]
-    for one in runs:
-        parts += [run_section(one), f"\n{RUN_MARK}{json.dumps(one, sort_keys=True)} -->\n"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts))
+    record_run(
+        path,
+        run,
+        mark=RUN_MARK,
+        header=HEADER,
+        summary_table=summary_table,
+        run_section=run_section,
+    )
 
 
 def main() -> None:
