@@ -200,13 +200,18 @@ class ServedApp:
         """Make a user with a password; returns a fresh API token for them.
 
         One process (a Django start is most of a served test's setup): the
-        token is made as ``manage.py curfew token`` makes it."""
+        token is made as ``manage.py curfew token`` makes it. The benches also
+        serve an older commit beside this one (``--baseline``), whose audit
+        keyword was still ``door``: the script asks the code it runs against."""
         script = (
+            "import inspect\n"
             "from django.contrib.auth.models import User\n"
             "from curfew_core.services.tokens import token_create\n"
+            "names = inspect.signature(token_create).parameters\n"
+            "kw = 'channel' if 'channel' in names else 'door'\n"
             f"u, _ = User.objects.get_or_create(username={username!r})\n"
             f"u.set_password({password!r}); u.save()\n"
-            "print(token_create(user=u, name='', kind='api', channel='command')[1])\n"
+            "print(token_create(user=u, name='', kind='api', **{kw: 'command'})[1])\n"
         )
         return self.manage("shell", "-c", script).stdout.strip().splitlines()[-1]
 
