@@ -11,9 +11,11 @@ A socket is not a channel of its own: the process's one listener (``hub``)
 follows the user's and the session's groups for all its sockets and hands each
 message to them, and sockets waking at the same instant share one timer
 (``alarms``). The sockets woken in one event-loop turn are then served in one
-*burst*: one task reads each user's state once and sends it to their sockets in
-turn (``burst``), instead of a task, a lock wait and a shared-read wait per
-socket. Ten thousand sockets are one receive loop, a few timers and one task.
+*burst*: each user's state is read once (at a boundary, a second ahead:
+``states.prepare``) and sent to their sockets in waves of ``WAVE`` sockets,
+``WAVES_PER_TURN`` waves per loop turn (``burst``), instead of a task, a lock
+wait and a shared-read wait per socket. Ten thousand sockets are one receive
+loop, a few timers and a burst's waves.
 
 Before each push the socket's credential is checked again (``access``): a
 signed-out session, a changed password or a deactivated user closes it with
@@ -343,7 +345,7 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             await self.close(code=code, reason=reason)
 
 
-# -- bursts: the sockets woken in one loop turn, served by one task -----------------
+# -- bursts: the sockets woken in one loop turn, served in waves ---------------------
 #: Sockets to push to, per event loop, gathered until the loop's next turn.
 _queued: dict[asyncio.AbstractEventLoop, dict[CapsuleConsumer, None]] = {}
 #: Running bursts (and their hub renewals), held so the loop does not drop them half-way.
