@@ -62,8 +62,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.edge_floor import machine, revision, versions
-from bench.record import record_run
+from bench.record import Page, loadavg, machine, revision, versions
 from curfew_testkit.server import ServedApp
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -432,22 +431,7 @@ def run_section(run: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write(path: Path, run: dict[str, Any]) -> None:
-    record_run(
-        path,
-        run,
-        mark=RUN_MARK,
-        header=HEADER,
-        summary_table=summary_table,
-        run_section=run_section,
-    )
-
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "unknown"
+PAGE = Page(mark=RUN_MARK, header=HEADER, summary_table=summary_table, run_section=run_section)
 
 
 # -- the run ----------------------------------------------------------------------------
@@ -503,7 +487,7 @@ def main() -> int:
         print(redis_note)
     if args.write:
         rev = args.revision or revision()
-        write(
+        PAGE.record(
             args.write,
             {
                 "date": datetime.now(UTC).date().isoformat(),

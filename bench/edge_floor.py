@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -53,7 +52,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.record import record_run
+from bench.record import Page, loadavg, machine, revision, versions
 from curfew_testkit.loadgen import build_request, is_verdict, load
 from curfew_testkit.server import ServedApp
 
@@ -230,53 +229,6 @@ class _Callgrind(ServedApp):
 # -- the record -------------------------------------------------------------------------
 
 
-def machine() -> str:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    cores = os.cpu_count() or 0
-    return f"{cores}-core {model or platform.machine()}".strip()
-
-
-def versions() -> str:
-    import uvicorn
-
-    def has(module: str) -> bool:
-        import importlib.util
-
-        return importlib.util.find_spec(module) is not None
-
-    loop = "uvloop" if has("uvloop") else "asyncio"
-    http = "httptools" if has("httptools") else "h11"
-    return f"Python {platform.python_version()}, uvicorn {uvicorn.__version__} ({loop}, {http})"
-
-
-def revision() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{head}+changes" if dirty else head
-
-
 HEADER = """\
 # The edge against the server's floor
 
@@ -359,15 +311,7 @@ def run_section(run: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write(path: Path, run: dict[str, Any]) -> None:
-    record_run(
-        path,
-        run,
-        mark=RUN_MARK,
-        header=HEADER,
-        summary_table=summary_table,
-        run_section=run_section,
-    )
+PAGE = Page(mark=RUN_MARK, header=HEADER, summary_table=summary_table, run_section=run_section)
 
 
 # -- the run ----------------------------------------------------------------------------
@@ -405,7 +349,7 @@ def main() -> int:
         "REDIS_URL": "",
         "CURFEW_LOG_LEVEL": "WARNING",
     }
-    loadavg = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    started_load = loadavg()
     servers: list[ServedApp] = []
     try:
         floor = ServedApp(
@@ -438,7 +382,7 @@ def main() -> int:
         print(
             f"{machine()}; {versions()}; load: {client}, {args.connections} connections, "
             f"{rounds} interleaved rounds of {seconds}s per row (medians); "
-            f"load average {loadavg}",
+            f"load average {started_load}",
             flush=True,
         )
         for _ in range(rounds):
@@ -488,7 +432,7 @@ def main() -> int:
         print(f"  by instructions: {counts['floor'] / counts['verdict']:.2f}x")
     if args.write:
         rev = args.revision or revision()
-        write(
+        PAGE.record(
             args.write,
             {
                 "date": datetime.now(UTC).date().isoformat(),
@@ -500,7 +444,7 @@ def main() -> int:
                 "connections": args.connections,
                 "rounds": rounds,
                 "seconds": seconds,
-                "loadavg": loadavg,
+                "loadavg": started_load,
                 "callgrind": args.callgrind,
                 "rows": results,
             },

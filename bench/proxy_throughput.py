@@ -37,8 +37,7 @@ from typing import Any
 
 import httpx
 
-from bench.edge_floor import machine, revision, versions
-from bench.record import record_run
+from bench.record import Page, loadavg, machine, revision, versions
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ROOT, ServedApp
 
@@ -226,15 +225,7 @@ def run_section(run: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write(path: Path, run: dict[str, Any]) -> None:
-    record_run(
-        path,
-        run,
-        mark=RUN_MARK,
-        header=HEADER,
-        summary_table=summary_table,
-        run_section=run_section,
-    )
+PAGE = Page(mark=RUN_MARK, header=HEADER, summary_table=summary_table, run_section=run_section)
 
 
 def main() -> None:
@@ -246,7 +237,7 @@ def main() -> None:
     parser.add_argument("--write", type=Path, metavar="FILE", help="record the run in FILE")
     parser.add_argument("--label", default="", help="the run's name in FILE (default: commit)")
     args = parser.parse_args()
-    loadavg = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    started_load = loadavg()
     upstream = FakeUpstream().start()
     checkouts: list[tuple[str, Path]] = [("this checkout", ROOT)]
     baseline_dir = None
@@ -287,7 +278,7 @@ def main() -> None:
         )
     if args.write:
         here = revision()
-        write(
+        PAGE.record(
             args.write,
             {
                 "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
@@ -296,7 +287,7 @@ def main() -> None:
                 "baseline": args.baseline or "",
                 "machine": machine(),
                 "versions": versions(),
-                "loadavg": loadavg,
+                "loadavg": started_load,
                 "calls": args.calls,
                 "concurrency": args.concurrency,
                 "sequential": args.sequential,

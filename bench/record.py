@@ -1,38 +1,103 @@
-"""A bench's page in docs/benchmarks: every run kept, the summary made anew.
+"""What the benches record with their figures, and a bench's page in docs/benchmarks.
 
-Each run is stored in the page itself, as JSON in an HTML comment after its
-section, so the next run reads them all back and writes the summary table
-over every run (edge_floor, proxy_throughput, capsule_fanout).
+- ``machine``, ``versions``, ``revision``, ``loadavg``: what a run was measured
+  on, by which code, under what load (every page says it, ``make bench`` too);
+- ``Page``: a page that keeps every run (edge_floor, proxy_throughput,
+  capsule_fanout). Each run is stored in the page itself, as JSON in an HTML
+  comment after its section, so the next run reads them all back and writes
+  the summary table over every run.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import platform
+import subprocess
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parents[1]
 Run = dict[str, Any]
 
 
-def record_run(
-    path: Path,
-    run: Run,
-    *,
-    mark: str,
-    header: str,
-    summary_table: Callable[[list[Run]], str],
-    run_section: Callable[[Run], str],
-) -> None:
-    """Add ``run`` to the page at ``path`` (made if missing)."""
-    runs: list[Run] = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.startswith(mark) and line.endswith(" -->"):
-                runs.append(json.loads(line[len(mark) : -len(" -->")]))
-    runs.append(run)
-    parts = [header, "## Summary\n", summary_table(runs), "\n## Runs\n"]
-    for one in runs:
-        parts += [run_section(one), f"\n{mark}{json.dumps(one, sort_keys=True)} -->\n"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts))
+def machine() -> str:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    cores = os.cpu_count() or 0
+    return f"{cores}-core {model or platform.machine()}".strip()
+
+
+def versions() -> str:
+    import uvicorn
+
+    def has(module: str) -> bool:
+        import importlib.util
+
+        return importlib.util.find_spec(module) is not None
+
+    loop = "uvloop" if has("uvloop") else "asyncio"
+    http = "httptools" if has("httptools") else "h11"
+    return f"Python {platform.python_version()}, uvicorn {uvicorn.__version__} ({loop}, {http})"
+
+
+def revision() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head}+changes" if dirty else head
+
+
+def loadavg() -> str:
+    """The load averages over 1, 5 and 15 minutes: ``0.92 1.83 3.48``."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page that keeps every run: how a run is marked, the page's header,
+    and how its summary and each run's section are written."""
+
+    mark: str
+    header: str
+    summary_table: Callable[[list[Run]], str]
+    run_section: Callable[[Run], str]
+
+    def record(self, path: Path, run: Run) -> None:
+        """Add ``run`` to the page at ``path`` (made if missing)."""
+        runs: list[Run] = []
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if line.startswith(self.mark) and line.endswith(" -->"):
+                    runs.append(json.loads(line[len(self.mark) : -len(" -->")]))
+        runs.append(run)
+        parts = [self.header, "## Summary\n", self.summary_table(runs), "\n## Runs\n"]
+        for one in runs:
+            parts += [
+                self.run_section(one),
+                f"\n{self.mark}{json.dumps(one, sort_keys=True)} -->\n",
+            ]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(parts))

@@ -12,36 +12,17 @@ runs only those.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from bench.record import loadavg, machine, revision
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DOCS = ROOT / "docs" / "benchmarks"
-
-
-def machine() -> str:
-    """``2-core AMD EPYC 7B13``: what the figures were measured on."""
-    model = ""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{os.cpu_count() or 0}-core {model or platform.machine()}"
-
-
-def revision() -> str:
-    found = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    )
-    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT).returncode != 0
-    return (found.stdout.strip() or "unknown") + (" + uncommitted changes" if dirty else "")
 
 
 def writes_its_own(script: Path) -> bool:
@@ -49,7 +30,6 @@ def writes_its_own(script: Path) -> bool:
 
 
 def printed_page(name: str, output: str, seconds: float, code: int) -> str:
-    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     return (
         f"# `bench/{name}.py`\n\n"
         f"Written by `make bench` (`bench/run_all.py`) from the script's own output, "
@@ -57,7 +37,7 @@ def printed_page(name: str, output: str, seconds: float, code: int) -> str:
         f"- date: {dt.datetime.now(dt.UTC).date().isoformat()}\n"
         f"- machine: {machine()}; Python {platform.python_version()}\n"
         f"- commit: {revision()}\n"
-        f"- load average at the end: {' '.join(load) or 'unknown'}\n"
+        f"- load average at the end: {loadavg()}\n"
         f"- took {seconds:.0f} s, exit {code}\n\n"
         "The machine may be shared: compare the rows of one run, side by side.\n\n"
         f"```\n{output.rstrip()}\n```\n"
