@@ -21,19 +21,12 @@ from curfew_client import (
     CurfewUnavailable,
 )
 from curfew_client.health import Policy
+from fake_clock import Clock
 from wire_samples import WINDING
 
 NOW = 1_790_000_000.0  # before WINDING's valid_until
 HTML_500 = b"<!DOCTYPE html><html><head><title>Server Error (500)</title></head><body>oops</body>"
 SERVER = "http://curfew.test"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Server:
@@ -85,7 +78,7 @@ def logged(caplog: pytest.LogCaptureFixture) -> Callable[[int], list[str]]:
 def test_an_html_500_is_one_error_naming_it_and_that_no_curfew_is_enforced(
     logged: Callable[[int], list[str]],
 ) -> None:
-    clock = Clock()
+    clock = Clock(NOW)
     client = sync_client(Server(500, HTML_500), clock)
     assert client.healthy
     assert client.last_error is None
@@ -115,7 +108,7 @@ def test_an_html_500_is_one_error_naming_it_and_that_no_curfew_is_enforced(
 def test_the_same_failure_again_is_not_logged_again_at_error(
     logged: Callable[[int], list[str]],
 ) -> None:
-    clock = Clock()
+    clock = Clock(NOW)
     server = Server(500, HTML_500)
     client = sync_client(server, clock)
     for _ in range(5):
@@ -132,7 +125,7 @@ def test_the_same_failure_again_is_not_logged_again_at_error(
 def test_recovery_clears_last_error_and_is_logged_once(
     logged: Callable[[int], list[str]],
 ) -> None:
-    clock = Clock()
+    clock = Clock(NOW)
     server = Server(500, HTML_500)
     client = sync_client(server, clock)
     client.verdict()
@@ -159,7 +152,7 @@ def test_recovery_clears_last_error_and_is_logged_once(
 
 
 def test_a_failure_of_another_kind_is_logged_again(logged: Callable[[int], list[str]]) -> None:
-    clock = Clock()
+    clock = Clock(NOW)
     server = Server(500, HTML_500)
     client = sync_client(server, clock)
     client.verdict()
@@ -204,7 +197,7 @@ def test_an_unreachable_server_is_named_by_its_url(logged: Callable[[int], list[
 def test_a_timeout_is_unreachable_and_says_the_timeout(logged: Callable[[int], list[str]]) -> None:
     server = Server(200, WINDING)
     server.answer = httpx.ReadTimeout("timed out")
-    client = sync_client(server, Clock(), timeout=0.25)
+    client = sync_client(server, Clock(NOW), timeout=0.25)
     client.verdict()
     assert client.last_error is not None
     assert client.last_error.kind == "unreachable"
@@ -216,7 +209,7 @@ def test_a_refused_token_is_a_configuration_error_not_an_outage(
     status: int, logged: Callable[[int], list[str]]
 ) -> None:
     body = {"error": "unauthorized", "message": "missing or invalid token"}
-    client = sync_client(Server(status, body), Clock())
+    client = sync_client(Server(status, body), Clock(NOW))
     assert client.verdict().origin == "fail_open"
     error = client.last_error
     assert error is not None
@@ -256,7 +249,7 @@ def test_a_refused_token_is_a_configuration_error_not_an_outage(
 def test_each_kind_of_failure_is_named(
     status: int, body: Any, kind: str, said: str, logged: Callable[[int], list[str]]
 ) -> None:
-    client = sync_client(Server(status, body), Clock())
+    client = sync_client(Server(status, body), Clock(NOW))
     client.verdict()
     error = client.last_error
     assert error is not None
@@ -268,7 +261,7 @@ def test_each_kind_of_failure_is_named(
 def test_last_known_says_which_verdict_it_serves_and_for_how_long(
     logged: Callable[[int], list[str]],
 ) -> None:
-    clock = Clock()
+    clock = Clock(NOW)
     server = Server(200, {**WINDING, "max_age": 60})
     client = sync_client(server, clock, policy="last_known", last_known_limit=600)
     client.verdict()
@@ -284,7 +277,7 @@ def test_last_known_says_which_verdict_it_serves_and_for_how_long(
 
 
 def test_raise_says_so_and_carries_the_error(logged: Callable[[int], list[str]]) -> None:
-    client = sync_client(Server(500, HTML_500), Clock(), policy="raise")
+    client = sync_client(Server(500, HTML_500), Clock(NOW), policy="raise")
     with pytest.raises(CurfewUnavailable) as raised:
         client.verdict()
     assert raised.value.error is client.last_error
@@ -294,7 +287,7 @@ def test_raise_says_so_and_carries_the_error(logged: Callable[[int], list[str]])
 
 
 def test_health_is_what_a_gateway_health_check_reads() -> None:
-    clock = Clock()
+    clock = Clock(NOW)
     server = Server(200, WINDING)
     client = sync_client(server, clock)
     assert client.health() == CurfewHealth(
@@ -332,7 +325,7 @@ def test_health_is_what_a_gateway_health_check_reads() -> None:
 async def test_the_async_client_says_it_the_same_way(
     logged: Callable[[int], list[str]],
 ) -> None:
-    clock = Clock()
+    clock = Clock(NOW)
     server = Server(500, HTML_500)
     async with AsyncCurfewClient(
         SERVER,
@@ -370,7 +363,7 @@ async def test_the_async_client_says_it_the_same_way(
 
 
 async def test_an_async_timeout_is_unreachable() -> None:
-    clock = Clock()
+    clock = Clock(NOW)
 
     async def never(request: httpx.Request) -> httpx.Response:
         raise TimeoutError

@@ -20,19 +20,12 @@ from curfew_client import AsyncCurfewClient, CurfewClient
 from curfew_client.policy import VerdictCache, cache_key
 from curfew_client.push import ChangeFeed, SseParser
 from curfew_client.verdict import CurfewVerdict
+from fake_clock import Clock
 from wire_samples import WINDING
 
 NOW = 1_790_000_000.0  # long before WINDING's valid_until; max_age is 60
 READY = b'event: ready\ndata: {"heartbeat": 15}\n\n'
 CHANGE = b"event: change\ndata: {}\n\n"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Server:
@@ -92,7 +85,7 @@ def client(server: Server, clock: Clock, *, push: bool) -> CurfewClient:
 
 
 def test_while_the_stream_is_live_a_verdict_stays_fresh_past_max_age() -> None:
-    server, clock = Server(), Clock()
+    server, clock = Server(), Clock(NOW)
     pushed, control = client(server, clock, push=True), client(Server(), clock, push=False)
     try:
         wait_for(lambda: len(server.streams) == 1, "the stream was opened")
@@ -112,7 +105,7 @@ def test_while_the_stream_is_live_a_verdict_stays_fresh_past_max_age() -> None:
 
 
 def test_a_change_drops_the_cache_and_a_dead_stream_falls_back_to_max_age() -> None:
-    server, clock = Server(), Clock()
+    server, clock = Server(), Clock(NOW)
     gateway = client(server, clock, push=True)
     try:
         wait_for(lambda: len(server.streams) == 1, "the stream was opened")
@@ -141,7 +134,7 @@ def test_a_change_drops_the_cache_and_a_dead_stream_falls_back_to_max_age() -> N
 
 
 def test_a_reconnect_drops_the_cache_once() -> None:
-    server, clock = Server(), Clock()
+    server, clock = Server(), Clock(NOW)
     gateway = client(server, clock, push=True)
     try:
         wait_for(lambda: len(server.streams) == 1, "the stream was opened")
@@ -163,7 +156,7 @@ def test_a_reconnect_drops_the_cache_once() -> None:
 
 
 def test_close_stops_the_stream() -> None:
-    server, clock = Server(), Clock()
+    server, clock = Server(), Clock(NOW)
     gateway = client(server, clock, push=True)
     wait_for(lambda: len(server.streams) == 1, "the stream was opened")
     server.streams[0].put(READY)
@@ -181,7 +174,7 @@ def test_close_stops_the_stream() -> None:
 
 
 async def test_the_async_client_follows_the_stream_as_a_task() -> None:
-    server, clock = Server(asynchronous=True), Clock()
+    server, clock = Server(asynchronous=True), Clock(NOW)
     gateway = AsyncCurfewClient(
         "http://curfew", "t", transport=httpx.MockTransport(server.handler), clock=clock, push=True
     )

@@ -22,18 +22,11 @@ import pytest
 
 from curfew_client import AsyncCurfewClient, CurfewClient
 from curfew_client.reporting import DecisionLog
+from fake_clock import Clock
 from wire_samples import WINDING
 
 NOW = 1_790_000_000.0  # before WINDING's valid_until
 SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class FakeCurfew:
@@ -95,7 +88,7 @@ def until(condition: Callable[[], bool]) -> None:
 
 
 def test_cached_answers_are_reported_and_the_asked_one_is_not() -> None:
-    fake, clock = FakeCurfew(), Clock()
+    fake, clock = FakeCurfew(), Clock(NOW)
     with client(fake, clock) as c:
         c.verdict(session_id="s", purpose="chat", max_tokens=4000)  # asked: the server records it
         for budget in (4000, 300, None):
@@ -163,7 +156,7 @@ def test_a_full_batch_is_sent_before_the_interval() -> None:
 def test_a_failed_report_is_retried_with_the_same_ids_not_before_retry_after(
     answer: tuple[int, dict[str, str]], waited: float
 ) -> None:
-    fake, clock = FakeCurfew(), Clock()
+    fake, clock = FakeCurfew(), Clock(NOW)
     fake.script = [answer]
     with client(fake, clock) as c:
         c.verdict(session_id="s")
@@ -186,7 +179,7 @@ def test_a_failed_report_is_retried_with_the_same_ids_not_before_retry_after(
 
 
 def test_the_backoff_grows_while_the_server_keeps_failing() -> None:
-    fake, clock = FakeCurfew(), Clock()
+    fake, clock = FakeCurfew(), Clock(NOW)
     fake.script = [(503, {})] * 4
     with client(fake, clock) as c:
         c.verdict(session_id="s")
@@ -206,7 +199,7 @@ def test_the_backoff_grows_while_the_server_keeps_failing() -> None:
 
 
 def test_a_refused_report_is_dropped_and_counted_not_retried() -> None:
-    fake, clock = FakeCurfew(), Clock()
+    fake, clock = FakeCurfew(), Clock(NOW)
     fake.script = [(422, {})]
     with client(fake, clock) as c:
         c.verdict(session_id="s")
@@ -220,7 +213,7 @@ def test_a_refused_report_is_dropped_and_counted_not_retried() -> None:
 
 
 def test_a_server_without_a_ledger_is_not_reported_to_again() -> None:
-    fake, clock = FakeCurfew(), Clock()
+    fake, clock = FakeCurfew(), Clock(NOW)
     fake.script = [(404, {})]
     with client(fake, clock) as c:
         c.verdict(session_id="s")
@@ -236,7 +229,7 @@ def test_a_server_without_a_ledger_is_not_reported_to_again() -> None:
 
 
 def test_the_queue_is_bounded_the_oldest_dropped_and_counted() -> None:
-    fake, clock = FakeCurfew(), Clock()
+    fake, clock = FakeCurfew(), Clock(NOW)
     fake.script = [(503, {"Retry-After": "3600"})]
     with client(fake, clock, report_batch=5, report_queue=10) as c:
         c.verdict(session_id="s")
@@ -303,7 +296,7 @@ def test_the_hot_path_never_waits_for_a_report() -> None:
 
 
 def test_an_outage_policy_answer_is_not_reported() -> None:
-    fake, clock = FakeCurfew(), Clock()
+    fake, clock = FakeCurfew(), Clock(NOW)
 
     def down(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/api/v1/verdict":
@@ -386,7 +379,7 @@ async def test_async_cached_answers_and_joined_callers_are_reported_once() -> No
 
 
 async def test_async_background_sender_and_retry_with_the_same_ids() -> None:
-    fake, clock = FakeCurfew(), Clock()
+    fake, clock = FakeCurfew(), Clock(NOW)
     fake.script = [(503, {"Retry-After": "5"})]
     async with aclient(fake, clock, report_interval=0.05) as c:
         await c.verdict(session_id="s")
