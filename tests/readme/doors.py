@@ -27,6 +27,8 @@ import openai
 import pytest
 from websockets.sync.client import connect
 
+from curfew_testkit.server import ServedApp
+
 #: A Tuesday at 10:00 in Shanghai: peak hours, off duty on the default schedule.
 OFF_DUTY_MOMENT = "2026-09-29 10:00"
 #: The next night after it, past lights-out.
@@ -49,6 +51,14 @@ class Served:
     #: What every request carries besides: ``X-Forwarded-Proto: https`` in front
     #: of ``bin/serve``, as its TLS-terminating balancer would add.
     headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, app: ServedApp, username: str = "readme") -> Served:
+        """A served app as a new user of it sees it: their API token and
+        embed token, and the headers its balancer would add."""
+        token = app.create_user(username)
+        embed = app.manage("curfew", "embed-token", "--user", username).stdout.split()[-1]
+        return cls(app.base_url, token, embed, app.client_headers)
 
     def client(self, **headers: str) -> httpx.Client:
         return httpx.Client(base_url=self.base_url, headers={**self.headers, **headers}, timeout=20)

@@ -48,6 +48,4 @@ def daphne(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
 
 
 def test_daphne_serves_every_door(daphne: ServedApp) -> None:
-    token = daphne.create_user("readme")
-    embed = daphne.manage("curfew", "embed-token", "--user", "readme").stdout.split()[-1]
-    drive_every_door(Served(daphne.base_url, token, embed))
+    drive_every_door(Served.of(daphne))

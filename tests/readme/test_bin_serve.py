@@ -25,6 +25,4 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
 
 
 def test_bin_serve_serves_every_door(production: ServedApp) -> None:
-    token = production.create_user("readme")
-    embed = production.manage("curfew", "embed-token", "--user", "readme").stdout.split()[-1]
-    drive_every_door(Served(production.base_url, token, embed, production.client_headers))
+    drive_every_door(Served.of(production))
