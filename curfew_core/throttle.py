@@ -222,14 +222,20 @@ def client_address(request: HttpRequest) -> str:
     return _address(str(meta.get("REMOTE_ADDR") or ""), str(meta.get("HTTP_X_FORWARDED_FOR") or ""))
 
 
+def address_of(client: Any, forwarded: bytes | None) -> str:
+    """Where an ASGI request comes from, as the throttles count it: its scope's
+    ``client`` and its ``X-Forwarded-For`` values, joined with commas."""
+    remote = str(client[0] or "") if client else ""
+    return _address(remote, "" if forwarded is None else forwarded.decode("latin-1"))
+
+
 def scope_address(scope: Mapping[str, Any]) -> str:
     """Where an ASGI connection (a WebSocket) comes from, as the throttles count it."""
-    client = scope.get("client") or ("", 0)
     headers: Iterable[tuple[bytes, bytes]] = scope.get("headers") or ()
-    forwarded = ",".join(
-        value.decode("latin1") for name, value in headers if name == b"x-forwarded-for"
-    )
-    return _address(str(client[0] or ""), forwarded)
+    forwarded = [
+        bytes(value) for name, value in headers if bytes(name).lower() == b"x-forwarded-for"
+    ]
+    return address_of(scope.get("client"), b",".join(forwarded) if forwarded else None)
 
 
 # -- sign-in ------------------------------------------------------------------------

@@ -45,7 +45,13 @@ from curfew_core.edge.doors import DOORS
 from curfew_core.edge.heads import Heads
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.scope import Message, Scope, ScopeHeaders, header, route_path
-from curfew_core.edge.send import Answer, cancelled_on_disconnect, send_response
+from curfew_core.edge.send import (
+    Answer,
+    cancelled_on_disconnect,
+    head_of_answer,
+    send_response,
+    send_whole,
+)
 
 log = logging.getLogger("curfew.edge")
 
@@ -58,6 +64,10 @@ Handler = Callable[[EdgeRequest], Awaitable[HttpResponseBase | Answer]]
 #: to read: under a token door Django answers, only larger or unknown-length
 #: bodies wait for the token check.
 EARLY_AUTH_BYTES = 64 * 1024
+
+
+#: Paths whose route is kept (``Edge._routed``); all forgotten when full.
+_ROUTED_KEPT = 1024
 
 
 class _TooLarge(Exception):
@@ -121,6 +131,9 @@ class Edge:
         self.handlers: dict[str, Handler] = {
             route.handler: import_string(route.handler) for route in table.routes()
         }
+        #: Each path's door and route, found once: a gateway asks the same
+        #: few paths all day (a path's match depends on the table alone).
+        self._routed: dict[str, tuple[Door, tuple[Route, dict[str, str]] | None]] = {}
         setting_changed.connect(self._settings_changed, weak=False)
 
     def _settings_changed(self, **kwargs: Any) -> None:
@@ -131,8 +144,14 @@ class Edge:
             await self.app(scope, receive, send)
             return
         path = route_path(scope)
-        door = self.table.door_for(path)
-        found = door.match(path)
+        routed = self._routed.get(path)
+        if routed is None:
+            door = self.table.door_for(path)
+            routed = (door, door.match(path))
+            if len(self._routed) >= _ROUTED_KEPT:
+                self._routed.clear()
+            self._routed[path] = routed
+        door, found = routed
         if found is None:
             await self._to_django(door, path, scope, receive, send)
             return
@@ -154,7 +173,8 @@ class Edge:
         send: Send,
     ) -> None:
         dialect = door.dialect
-        head = self.heads(scope)
+        headers = ScopeHeaders.of(scope)
+        head = self.heads(scope, headers)
         if head.bad_host is not None:
             await send_response(send, dialect.bad_host(head.bad_host))
             return
@@ -167,7 +187,7 @@ class Edge:
             await send_response(send, dialect.not_allowed(method, route.methods), extra)
             return
         limit = door.max_body()
-        declared = header(scope, b"content-length")
+        declared = headers.raw(b"content-length")
         length = _length(declared)
         if declared is not None and length is None:
             # ASCII digits only: a latin-1 "²" is a digit to isdigit() and not to int().
@@ -179,8 +199,7 @@ class Edge:
         if limit is not None and length is not None and length > limit:
             await send_response(send, dialect.too_large(limit), extra, close=True)
             return
-        headers = ScopeHeaders.of(scope)
-        address = throttle.scope_address(scope)
+        address = throttle.address_of(scope.get("client"), headers.raw(b"x-forwarded-for"))
         caller = None
         if route.token:
             raw = door.credential(headers) if door.credential is not None else None
@@ -211,13 +230,6 @@ class Edge:
         extra: tuple[tuple[bytes, bytes], ...],
     ) -> None:
         """The handler's answer, or the dialect's when it fails before answering."""
-        started = False
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            started = True
-            await send(message)
-
         dialect = request.door.dialect
         try:
             response = await handler(request)
@@ -229,6 +241,39 @@ class Edge:
         except Exception:
             log.exception("%s %s failed", request.method, request.path)
             response = dialect.failed()
+        if isinstance(response, Answer):
+            # The hot routes' bytes: the head is made before anything is sent
+            # (nothing tracked, no closure per answer), so a failure making it
+            # is still the dialect's answer, and one sending it broke off.
+            try:
+                head = head_of_answer(response, extra)
+            except Exception:
+                log.exception("%s %s: the answer failed", request.method, request.path)
+                await send_response(send, dialect.failed(), extra)
+                return
+            try:
+                await send_whole(send, response.status_code, head, response.content)
+            except Exception:
+                log.exception("%s %s: the answer broke off", request.method, request.path)
+                raise
+            return
+        await self._send_tracked(request, response, send, extra)
+
+    async def _send_tracked(
+        self,
+        request: EdgeRequest,
+        response: HttpResponseBase | Answer,
+        send: Send,
+        extra: tuple[tuple[bytes, bytes], ...],
+    ) -> None:
+        """``response``, or the dialect's 500 when it fails before its first byte."""
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
         try:
             await send_response(tracked, response, extra)
         except Exception:
@@ -237,7 +282,7 @@ class Edge:
                 log.exception("%s %s: the answer broke off", request.method, request.path)
                 raise
             log.exception("%s %s: the answer failed", request.method, request.path)
-            await send_response(send, dialect.failed(), extra)
+            await send_response(send, request.door.dialect.failed(), extra)
 
     # -- everything else: Django, behind the body guard -------------------------------
     async def _to_django(
@@ -265,10 +310,12 @@ class Edge:
 
     async def _early_refusal(self, door: Door, scope: Scope) -> HttpResponseBase | None:
         assert door.credential is not None
-        raw = door.credential(ScopeHeaders.of(scope))
+        headers = ScopeHeaders.of(scope)
+        raw = door.credential(headers)
         if raw is None:
             return door.dialect.unauthorized(None)
-        checked = await _caller_or_refusal(door, raw, throttle.scope_address(scope))
+        address = throttle.address_of(scope.get("client"), headers.raw(b"x-forwarded-for"))
+        checked = await _caller_or_refusal(door, raw, address)
         return None if isinstance(checked, callers.Caller) else checked
 
     async def _counted(

@@ -4,9 +4,9 @@ The edge answers its doors without Django's handler and middleware; what that
 middleware did that still applies to an API answer is done here with
 Django's own methods, once per distinct request head (a deployment sees a
 handful): the ``Host`` check (``ALLOWED_HOSTS``), the HTTPS redirect, and the
-answer headers (HSTS, ``nosniff``, referrer and opener policies,
-``X-Frame-Options``, and a content policy that allows nothing: a JSON or SSE
-answer is never a page).
+answer headers (HSTS, ``nosniff``, ``X-Frame-Options``, and a content policy
+that allows nothing: a JSON or SSE answer is never a page, so the referrer and
+opener policies a page needs are left out, ``http_headers.HTML_ONLY``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge.http_headers import ApiAnswers
-from curfew_core.edge.scope import Scope, headers_named, server_key
+from curfew_core.edge.scope import Scope, ScopeHeaders, server_key
 
 #: Distinct request heads kept.
 _KEPT = 256
-_DECIDING = (b"host", b"x-forwarded-host", b"x-forwarded-port", b"x-forwarded-proto")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +46,19 @@ class Heads:
         self._heads: dict[tuple[Any, ...], Head] = {}
         self._answers = ApiAnswers()
 
-    def __call__(self, scope: Scope) -> Head:
+    def __call__(self, scope: Scope, headers: ScopeHeaders) -> Head:
+        # Each header with all its values, as Django reads it: a head keyed
+        # by a first value alone would share its entry with a head that sends
+        # a second, refused ``Host`` (the refusal then answered to both).
+        raw = headers.raw
         key = (
             scope.get("scheme"),
             server_key(scope),
             scope.get("root_path"),
-            *headers_named(scope, _DECIDING),
+            raw(b"host"),
+            raw(b"x-forwarded-host"),
+            raw(b"x-forwarded-port"),
+            raw(b"x-forwarded-proto"),
         )
         head = self._heads.get(key)
         if head is None:

@@ -42,32 +42,30 @@ def header(scope: Mapping[str, Any], name: bytes) -> bytes | None:
     return None
 
 
-def headers_named(scope: Mapping[str, Any], names: tuple[bytes, ...]) -> list[bytes | None]:
-    """``[header(scope, name) for name in names]`` in one pass over the headers."""
-    found: list[bytes | None] = [None] * len(names)
-    left = len(names)
-    for key, value in scope.get("headers") or ():
-        name = bytes(key).lower()
-        if name in names:
-            index = names.index(name)
-            if found[index] is None:
-                found[index] = bytes(value)
-                left -= 1
-                if not left:
-                    break
-    return found
-
-
 class ScopeHeaders(Mapping[str, str]):
     """A request's headers from its ASGI scope, read as Django's
     ``request.headers`` reads them: any case, ``_`` for ``-`` in the asked
     name, a name sent with ``_`` ignored (Django's guard against spoofing by
-    the ambiguity), repeated headers joined with commas."""
+    the ambiguity), repeated headers joined with commas.
 
-    __slots__ = ("_found", "_raw")
+    The raw list is walked once, when made (``raw``): everything the edge
+    asks of a request head (its host, length, token, forwarded address) is a
+    dict lookup after that, where each question used to walk the list again
+    (a fifth of the edge's own work on a warm verdict)."""
+
+    __slots__ = ("_found", "_named", "_raw")
 
     def __init__(self, raw: Iterable[Any]) -> None:
         self._raw = raw if isinstance(raw, list | tuple) else list(raw)
+        #: Every header by its lower-case raw name, repeats joined with commas
+        #: (as Django joins them into ``META``), nothing decoded.
+        named: dict[bytes, bytes] = {}
+        for raw_name, raw_value in self._raw:
+            name = bytes(raw_name).lower()
+            value = bytes(raw_value)
+            earlier = named.get(name)
+            named[name] = value if earlier is None else earlier + b"," + value
+        self._named = named
         #: Every header, decoded: made when first needed (most requests ask for
         #: their token's header alone, see ``get``).
         self._found: dict[str, str] | None = None
@@ -75,6 +73,11 @@ class ScopeHeaders(Mapping[str, str]):
     @classmethod
     def of(cls, scope: Mapping[str, Any]) -> ScopeHeaders:
         return cls(scope.get("headers") or ())
+
+    def raw(self, name: bytes) -> bytes | None:
+        """A header's raw value, repeats joined with commas (``name``: lower-case
+        ASCII); ``None`` when not sent."""
+        return self._named.get(name)
 
     def _all(self) -> dict[str, str]:
         found = self._found
@@ -95,23 +98,17 @@ class ScopeHeaders(Mapping[str, str]):
     def get(self, name: str, default: Any = None) -> Any:
         # Mapping's own ``get`` goes through ``__getitem__`` and an exception.
         wanted = name.replace("_", "-").lower()
-        if self._found is None and wanted.isascii():
-            # One name, before anything else was asked: the raw names compared
-            # as bytes (no latin-1 letter lowers to an ASCII one, and a name
-            # sent with ``_`` cannot match), only the matches decoded.
-            key = wanted.encode()
-            values = [
-                bytes(value).decode("latin-1")
-                for raw_name, value in self._raw
-                if bytes(raw_name).lower() == key
-            ]
-            return ",".join(values) if values else default
+        if wanted.isascii():
+            # Raw names lowered as bytes: no latin-1 letter lowers to an ASCII
+            # one, and a name sent with ``_`` cannot match one asked without.
+            value = self._named.get(wanted.encode())
+            return default if value is None else value.decode("latin-1")
         return self._all().get(wanted, default)
 
     def any_named(self, prefix: bytes) -> bool:
         """Whether any header's name starts with ``prefix`` (lower case ASCII):
-        one pass over the raw names, nothing decoded."""
-        return any(bytes(name).lower().startswith(prefix) for name, _ in self._raw)
+        nothing decoded."""
+        return any(name.startswith(prefix) for name in self._named)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())

@@ -47,7 +47,7 @@ class Answer:
 _answer_heads: dict[tuple[str, tuple[tuple[bytes, bytes], ...]], Headers] = {}
 
 
-def _head_of_answer(answer: Answer, extra: tuple[tuple[bytes, bytes], ...]) -> Headers:
+def head_of_answer(answer: Answer, extra: tuple[tuple[bytes, bytes], ...]) -> Headers:
     key = (answer.content_type, extra)
     headers = _answer_heads.get(key)
     if headers is None:
@@ -105,7 +105,7 @@ async def send_response(
 ) -> None:
     """``response`` over ASGI, then closed (a stream chunk by chunk as it comes)."""
     if isinstance(response, Answer):
-        head = _head_of_answer(response, extra)
+        head = head_of_answer(response, extra)
         await send_whole(send, response.status_code, head, response.content, close=close)
         return
     try:

@@ -121,6 +121,21 @@ def test_a_disallowed_host_is_refused_in_the_doors_dialect(api: Any) -> None:
     assert "evil.example" in bad.json()["message"]
 
 
+async def test_a_second_host_header_does_not_refuse_the_hosts_next_requests() -> None:
+    """The edge remembers what each request head decided (``edge.heads``). A
+    head that adds a refused ``Host`` to an allowed one is refused by Django
+    (it reads both, joined); keyed by the first ``Host`` alone, that refusal
+    was remembered for the allowed host, and every later request to it got
+    the 400 too."""
+    edge = Edge(_no_django)
+    ok = [(b"host", b"testserver")]
+    twice = [(b"host", b"testserver"), (b"host", b"evil.example")]
+    doubled = await _drive(edge, http_scope("GET", "/api/v1/state", twice), [])
+    assert doubled[0]["status"] == 400
+    later = await _drive(edge, http_scope("GET", "/api/v1/state", ok), [])
+    assert later[0]["status"] == 401  # past the head: the (missing) token's answer
+
+
 def test_wrong_method_is_the_doors_405_before_the_token(api: Any) -> None:
     response = AsgiClient().request("GET", "/api/v1/verdict")  # no token at all
     assert response.status_code == 405
