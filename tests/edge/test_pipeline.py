@@ -28,7 +28,9 @@ from curfew_testkit.asgi_scope import http_scope
 pytestmark = pytest.mark.django_db
 
 AT = {"at": "2026-09-29T23:30:00+08:00", "max_tokens": 4096, "session_id": "s"}
-SECURITY = ("X-Content-Type-Options", "Referrer-Policy", "Cross-Origin-Opener-Policy")
+SECURITY = ("X-Content-Type-Options", "X-Frame-Options", "Content-Security-Policy")
+#: A page's headers, left out of an API answer (``http_headers.HTML_ONLY``).
+PAGE_ONLY = ("Referrer-Policy", "Cross-Origin-Opener-Policy")
 
 
 def _client(api: Any) -> AsgiClient:
@@ -62,8 +64,10 @@ def test_the_edge_answers_the_token_doors_without_djangos_middleware(api: Any) -
         assert response["Content-Type"] == "application/json"
         assert response["Content-Security-Policy"] == API_POLICY
         assert response["Content-Length"] == str(len(response.content))
-        for name in (*SECURITY, "X-Frame-Options"):
+        for name in SECURITY:
             assert name in response, name
+        for name in PAGE_ONLY:
+            assert name not in response, name
         assert "Content-Language" not in response  # Django's locale middleware did not run
         assert "Vary" not in response
 
