@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import re
 import shutil
@@ -61,6 +62,8 @@ TARGET = 0.33
 VERDICT_BODY = b'{"max_tokens": 4096}'
 #: Where a run is kept in the written file: one JSON line per run.
 RUN_MARK = "<!-- edge_floor run: "
+#: The rows served by an app of their own (the rest: the site).
+APPS = {"floor": "curfew_testkit.hello:app", "shaped": "curfew_testkit.hello:shaped"}
 
 
 @dataclass
@@ -144,17 +147,30 @@ def loadgen_slice(row: Row, *, connections: int, seconds: int) -> tuple[float, f
     return report.rate, report.percentile(0.5), report.percentile(0.99), report.errors
 
 
-def check_answer(row: Row) -> None:
-    """One request first: the row answers what it should (wrk counts statuses only)."""
+#: What the server writes itself (not the app's headers): ``connection: close``
+#: answers urllib's own ``Connection: close``.
+SERVER_HEADERS = frozenset({"date", "server", "connection"})
+
+
+def check_answer(row: Row) -> dict[str, Any]:
+    """One request first: the row answers what it should (wrk counts statuses
+    only). Returns the answer's shape, as ``hello.shaped`` takes it: the app's
+    headers (lower case, in order) and the body's length."""
     request = urllib.request.Request(
         row.url, data=row.body or None, headers=row.headers, method=row.method
     )
     with urllib.request.urlopen(request, timeout=10) as answer:
         body = answer.read()
+        headers = [
+            [name.lower(), value]
+            for name, value in answer.getheaders()
+            if name.lower() not in SERVER_HEADERS
+        ]
     if row.verdict and not is_verdict(body):
         raise SystemExit(f"{row.label}: not a verdict: {body[:300]!r}")
     if row.key == "state" and b'"day"' not in body:
         raise SystemExit(f"{row.label}: not a state: {body[:300]!r}")
+    return {"headers": headers, "length": len(body)}
 
 
 def callgrind_counts(
@@ -163,7 +179,7 @@ def callgrind_counts(
     """Instructions per request of each row inside its own server (see the docstring)."""
     counts: dict[str, float] = {}
     for row in rows:
-        app = "curfew_testkit.hello:app" if row.key == "floor" else "curfew_site.asgi:application"
+        app = APPS.get(row.key, "curfew_site.asgi:application")
         server = _Callgrind(
             site.workdir, env={**env, "CURFEW_LEDGER_FLUSH_SECONDS": "3600"}, app=app
         )
@@ -255,8 +271,9 @@ def summary_table(runs: list[dict[str, Any]]) -> str:
     lines = [
         "| date | run | commit | floor req/s | trivial | verdict | state "
         "| verdict x floor | state x floor | verdict x trivial "
-        "| verdict x floor, instructions | state x floor, instructions |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| verdict x floor, instructions | state x floor, instructions "
+        "| site's own work per verdict, x the server's |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for run in runs:
         rate = {row["key"]: row["rate"] for row in run["rows"]}
@@ -265,13 +282,24 @@ def summary_table(runs: list[dict[str, Any]]) -> str:
         by_count = ["-", "-"]
         if {"floor", "verdict", "state"} <= counts.keys():
             by_count = [f"{counts['floor'] / counts[key]:.2f}x" for key in ("verdict", "state")]
+        own = _own_work(counts)
         lines.append(
             f"| {run['date']} | {run['label']} | {run['revision']} | {rate['floor']:,.0f} "
             f"| {rate['trivial']:,.0f} | {rate['verdict']:,.0f} | {rate['state']:,.0f} "
             f"| **{rate['verdict'] / floor:.2f}x** | {rate['state'] / floor:.2f}x "
-            f"| {rate['verdict'] / trivial:.2f}x | {by_count[0]} | {by_count[1]} |"
+            f"| {rate['verdict'] / trivial:.2f}x | {by_count[0]} | {by_count[1]} "
+            f"| {'-' if own is None else f'{own:.2f}x'} |"
         )
     return "\n".join(lines)
+
+
+def _own_work(counts: dict[str, float]) -> float | None:
+    """The site's own instructions per verdict (beyond the server's floor for
+    the verdict's very exchange, ``hello.shaped``) against that floor: issue
+    21's "Curfew's own work per verdict at most twice the server's own"."""
+    if not {"shaped", "verdict"} <= counts.keys():
+        return None
+    return (counts["verdict"] - counts["shaped"]) / counts["shaped"]
 
 
 def run_section(run: dict[str, Any]) -> str:
@@ -376,6 +404,26 @@ def main() -> int:
             ),
             Row("state", "GET /api/v1/state (warm)", "GET", site.base_url + "/api/v1/state", auth),
         ]
+        shape = check_answer(rows[2])
+        # The server's floor for the verdict's own exchange: its request, and
+        # an answer with its headers and length (``hello.shaped``).
+        env["CURFEW_HELLO_SHAPE"] = json.dumps(shape)
+        shaped = ServedApp(
+            Path(tempfile.mkdtemp(prefix="curfew-shaped-")), env=env, app=APPS["shaped"]
+        )
+        servers.append(shaped)
+        shaped.start()
+        rows.insert(
+            1,
+            Row(
+                "shaped",
+                "raw ASGI app, the verdict's exchange",
+                "POST",
+                shaped.base_url + "/api/v1/verdict",
+                rows[2].headers,
+                VERDICT_BODY,
+            ),
+        )
         for row in rows:
             check_answer(row)
             slice_of(row, connections=min(8, args.connections), seconds=1)  # warm-up
@@ -406,8 +454,9 @@ def main() -> int:
     for result in results:
         if result["key"] in counts:
             result["instructions"] = round(counts[result["key"]])
-    floor_rate = results[0]["rate"] or 1e-9
-    trivial_rate = results[1]["rate"] or 1e-9
+    by_key = {result["key"]: result for result in results}
+    floor_rate = by_key["floor"]["rate"] or 1e-9
+    trivial_rate = by_key["trivial"]["rate"] or 1e-9
     print(
         f"  {'endpoint':<36} {'req/s':>8} {'x floor':>8} {'x trivial':>10} "
         f"{'p50 ms':>8} {'p99 ms':>8} {'errors':>7}"
@@ -423,13 +472,19 @@ def main() -> int:
             f"{result['rate'] / floor_rate:>8.2f} {result['rate'] / trivial_rate:>10.2f} "
             f"{result['p50_ms']:>8.2f} {result['p99_ms']:>8.2f} {result['errors']:>7}{counted}"
         )
-    ratio = results[2]["rate"] / floor_rate
+    ratio = by_key["verdict"]["rate"] / floor_rate
     print(
         f"  warm verdict / floor: {ratio:.2f}x (issue 21's target: >= {TARGET}x: "
         f"{'met' if ratio >= TARGET else 'not met'})"
     )
     if counts:
         print(f"  by instructions: {counts['floor'] / counts['verdict']:.2f}x")
+        own = _own_work(counts)
+        if own is not None:
+            print(
+                f"  the site's own work per verdict: {own:.2f}x the server's own for the "
+                "same exchange (issue 21: at most 2x)"
+            )
     if args.write:
         rev = args.revision or revision()
         PAGE.record(

@@ -7,6 +7,8 @@ uvicorn flags the site is served with, and measures the site against it.
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 BODY = b'{"status":"ok"}'
@@ -21,3 +23,33 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         message = await receive()
     await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
     await send({"type": "http.response.body", "body": BODY})
+
+
+def _shape() -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The head and body ``shaped`` answers: ``CURFEW_HELLO_SHAPE``, a JSON
+    object ``{"headers": [[name, value], ...], "length": n}`` (latin-1 text)."""
+    shape = json.loads(os.environ.get("CURFEW_HELLO_SHAPE") or '{"headers": [], "length": 0}')
+    headers = [
+        (name.encode("latin-1"), value.encode("latin-1")) for name, value in shape["headers"]
+    ]
+    return headers, b"x" * int(shape["length"])
+
+
+_SHAPED: list[tuple[list[tuple[bytes, bytes]], bytes]] = []
+
+
+async def shaped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """``app``, answering with another app's head and body length: served
+    with a verdict's own, it is the server's floor for that very exchange
+    (the request's head and body read, seven headers and the bytes written),
+    so what a verdict costs beyond it is the site's own work."""
+    if scope["type"] != "http":
+        return
+    if not _SHAPED:
+        _SHAPED.append(_shape())
+    headers, body = _SHAPED[0]
+    message = await receive()
+    while message.get("more_body"):
+        message = await receive()
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
