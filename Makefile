@@ -98,11 +98,15 @@ fuzz: $(VENV)/.dev
 	CURFEW_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest tests/api/test_fuzz_openapi.py -p no:cacheprovider
 
 # The engine's property suites with many more examples than `make test` runs
-# (ENGINE_HYPOTHESIS_EXAMPLES, 120 there), then the OpenAPI fuzz above.
+# (ENGINE_HYPOTHESIS_EXAMPLES, 120 there), after the OpenAPI fuzz above; then
+# the load test held for SOAK_LOAD_SECONDS (20 in `make test`).
 SOAK_EXAMPLES ?= 2000
+SOAK_LOAD_SECONDS ?= 60
 soak: $(VENV)/.dev fuzz
 	ENGINE_HYPOTHESIS_EXAMPLES=$(SOAK_EXAMPLES) $(VENV)/bin/pytest tests/engine -p no:django \
 		-n $(PYTEST_WORKERS) -q -p no:cacheprovider -W ignore::pytest.PytestConfigWarning
+	CURFEW_LOAD_SECONDS=$(SOAK_LOAD_SECONDS) $(VENV)/bin/pytest tests/production/test_load.py \
+		-q -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .mypy_cache .ruff_cache

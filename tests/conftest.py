@@ -65,7 +65,7 @@ def require(condition: bool, reason: str) -> None:
 SLOW_MODULES = {
     "tests/client/test_push_served.py": 250,
     "tests/readme/test_make_run.py": 155,
-    "tests/production/test_load.py": 115,
+    "tests/production/test_load.py": 60,
     "tests/faults/test_served_outages.py": 110,
     "tests/api/test_cross_process.py": 80,
     "tests/readme/test_bin_serve.py": 70,

@@ -1,4 +1,5 @@
-"""The verdict API holds 200 concurrent clients for 60 seconds, with zero errors,
+"""The verdict API holds 200 concurrent clients for 20 seconds (60 in ``make
+soak``: ``CURFEW_LOAD_SECONDS``), with zero errors,
 and its throughput is reported beside a trivial Django JSON view's on the same
 servers, on the production command (``bin/serve``: two uvicorn workers on one port,
 PostgreSQL and Redis). Loopback only, bounded in time.
@@ -24,7 +25,9 @@ from tests.production.conftest import forget_namespace, new_user, ok, shared_env
 pytestmark = [pytest.mark.load, pytest.mark.postgres, pytest.mark.redis]
 
 CLIENTS = int(os.environ.get("CURFEW_LOAD_CLIENTS", "200"))
-SECONDS = float(os.environ.get("CURFEW_LOAD_SECONDS", "60"))
+#: 20 s shows the steady state (pools full, the ledger's flushes in step) and
+#: keeps ``make test`` within its 10 minutes; ``make soak`` holds it for 60.
+SECONDS = float(os.environ.get("CURFEW_LOAD_SECONDS", "20"))
 WORKERS = 2
 
 
@@ -53,7 +56,7 @@ def worker_pids(app: ServedApp) -> set[int]:
     }
 
 
-def test_the_verdict_api_holds_200_clients_for_60_seconds_without_an_error(
+def test_the_verdict_api_holds_200_clients_without_an_error(
     production: ServedApp, artifacts_dir: str
 ) -> None:
     api, _ = new_user(production, "load")
