@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from curfew_client import Action, CurfewClient, State
+from curfew_client import Action, CurfewClient, State, push
 
 from curfew_testkit.server import ServedApp
 
@@ -193,8 +193,13 @@ def test_the_stream_answers_errors_in_the_apis_shape(served: ServedApp) -> None:
     assert wrong.json()["error"] == "method_not_allowed"
 
 
-def test_with_the_stream_down_freshness_falls_back_to_max_age(tmp_path: Path) -> None:
+def test_with_the_stream_down_freshness_falls_back_to_max_age(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Its own server, stopped and started again: the shared one stays up."""
+    # Reconnect at least every second: the server is down for a few seconds
+    # and the default backoff would wait up to 16 s more to notice it is back.
+    monkeypatch.setattr(push, "LONGEST_RETRY", 1.0)
     app = ServedApp(tmp_path, env={"CURFEW_MANIFEST_STATIC": "0"})
     app.manage("migrate", "--no-input", "-v0")
     app.start()
