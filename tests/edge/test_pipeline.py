@@ -72,6 +72,15 @@ def test_the_edge_answers_the_token_doors_without_djangos_middleware(api: Any) -
         assert "Vary" not in response
 
 
+def test_pages_keep_every_security_header(api: Any) -> None:
+    """Control: a page (Django's middleware) carries the page-only headers
+    the edge's API answers leave out."""
+    response = AsgiClient().request("GET", "/login/")
+    assert response.status_code == 200
+    for name in (*SECURITY, *PAGE_ONLY):
+        assert name in response, name
+
+
 def test_other_api_routes_are_djangos(api: Any) -> None:
     """Control: the same client through the same app, a route the edge does not serve."""
     response = _client(api).request("GET", "/api/v1/schedule")
