@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -104,12 +105,39 @@ async def open_live(comm: WebsocketCommunicator) -> dict[str, Any]:
     """Connect and return the first state (fails if the socket was refused)."""
     connected, _ = await comm.connect(timeout=5)
     assert connected
-    message = await comm.receive_output(timeout=5)
-    assert message["type"] == "websocket.send", message
-    import json
+    return await next_state(comm, timeout=5)
 
+
+async def next_state(comm: WebsocketCommunicator, timeout: float = 3) -> dict[str, Any]:
+    """The next state the socket sends (fails on anything else: a close, nothing)."""
+    message = await comm.receive_output(timeout=timeout)
+    assert message["type"] == "websocket.send", message
     payload: dict[str, Any] = json.loads(message["text"])
     return payload
+
+
+@pytest.fixture
+def in_memory_layer(settings: Any) -> Iterator[None]:
+    """For tests that read the layer's group table, which only the in-memory
+    layer exposes; the behaviour itself is the same on Redis (CI runs the rest there)."""
+    from channels.layers import channel_layers
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+async def closed(comm: WebsocketCommunicator, timeout: float = 3) -> tuple[int, str]:
+    """The close code and reason of an open socket's next message (fails on anything else)."""
+    message = await comm.receive_output(timeout=timeout)
+    assert message["type"] == "websocket.close", f"expected a close, got {message}"
+    return message["code"], message.get("reason", "")
+
+
+@pytest.fixture
+def frozen(set_clock: Callable[..., Callable[[], datetime]]) -> None:
+    set_clock(local("2026-09-29 20:00"))  # on duty, next change at 23:00: no timer meanwhile
 
 
 async def refusal(comm: WebsocketCommunicator) -> tuple[int, str]:

@@ -8,9 +8,6 @@ hash, and this browser stays signed in.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -19,7 +16,7 @@ from django.contrib.auth.models import User
 from curfew_core.realtime.codes import CLOSE_UNAUTHORIZED
 from curfew_core.services.schedules import schedule_update
 from curfew_testkit.asgi_client import Client
-from tests.realtime.conftest import embed_token, local, open_live, socket
+from tests.realtime.conftest import closed, embed_token, next_state, open_live, socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,24 +34,6 @@ def signed_in(user: User) -> tuple[Client, str]:
 def cookie_of(client: Client) -> str:
     name = settings.SESSION_COOKIE_NAME
     return f"{name}={client.cookies[name].value}"
-
-
-async def closed(comm: Any, timeout: float = 3) -> tuple[int, str]:
-    message = await comm.receive_output(timeout=timeout)
-    assert message["type"] == "websocket.close", f"expected a close, got {message}"
-    return message["code"], message.get("reason", "")
-
-
-async def pushed(comm: Any, timeout: float = 3) -> dict[str, Any]:
-    message = await comm.receive_output(timeout=timeout)
-    assert message["type"] == "websocket.send", message
-    payload: dict[str, Any] = json.loads(message["text"])
-    return payload
-
-
-@pytest.fixture
-def frozen(set_clock: Any) -> None:
-    set_clock(local("2026-09-29 20:00"))  # on duty, next change at 23:00: no timer meanwhile
 
 
 async def test_sign_out_other_sessions_closes_their_sockets_only(
@@ -83,7 +62,7 @@ async def test_sign_out_other_sessions_closes_their_sockets_only(
     # This browser's socket, the embed token's and another person's keep listening.
     await db(schedule_update)(user=user, changes={"timezone": "Europe/Berlin"}, source="test")
     for comm in (mine, by_token):
-        assert (await pushed(comm))["timezone"] == "Europe/Berlin"
+        assert (await next_state(comm))["timezone"] == "Europe/Berlin"
     assert await bystander.receive_nothing(timeout=0.3)
     assert (await db(here.get)("/account/")).status_code == 200, "this session survives"
     for comm in (phone, laptop):
@@ -117,7 +96,7 @@ async def test_password_change_on_the_page_closes_the_other_sessions_sockets(
     assert (await db(here.get)("/account/")).status_code == 200
     mine = socket(cookie=await db(cookie_of)(here))
     await open_live(mine)
-    await pushed(by_token)  # re-checked after the user was saved: still allowed
+    await next_state(by_token)  # re-checked after the user was saved: still allowed
     assert await bystander.receive_nothing(timeout=0.3)
     for comm in (mine, by_token, bystander):
         await comm.disconnect()

@@ -20,18 +20,18 @@ from curfew_core.selectors.web import CELLS_PER_DAY, band_day
 from curfew_core.services.schedules import schedule_update
 from curfew_core.vocabulary import state_names
 from curfew_testkit.asgi_client import Client
-from tests.realtime.conftest import embed_token, local, open_live, session_cookie, socket
+from tests.realtime.conftest import (
+    embed_token,
+    local,
+    next_state,
+    open_live,
+    session_cookie,
+    socket,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 db = sync_to_async
-
-
-async def next_state(comm: Any, timeout: float = 3) -> dict[str, Any]:
-    message = await comm.receive_output(timeout=timeout)
-    assert message["type"] == "websocket.send", message
-    payload: dict[str, Any] = json.loads(message["text"])
-    return payload
 
 
 def cells(band: dict[str, Any]) -> list[str]:

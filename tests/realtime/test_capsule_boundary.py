@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,19 +13,12 @@ from django.contrib.auth.models import User
 from curfew_core.realtime import clock, consumers, hub, states, timers
 from curfew_core.services.events import user_group
 from curfew_core.services.schedules import schedule_update
-from tests.realtime.conftest import embed_token, local, open_live, socket
+from tests.realtime.conftest import embed_token, local, next_state, open_live, socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 db = sync_to_async
 BOUNDARY = local("2026-09-29 12:00")  # Tuesday: the morning peak ends (off-duty → on-duty)
-
-
-async def next_state(comm: Any, timeout: float = 6) -> dict[str, Any]:
-    message = await comm.receive_output(timeout=timeout)
-    assert message["type"] == "websocket.send", message
-    payload: dict[str, Any] = json.loads(message["text"])
-    return payload
 
 
 def move_to(user: User, zone: str) -> None:
@@ -67,7 +59,7 @@ async def test_two_users_at_one_boundary_each_get_their_own_state(
         assert (first["state"], first["valid_until"]) == ("off-duty", BOUNDARY.isoformat())
     for comms, zone in ((ada, "Asia/Shanghai"), (grace, "Asia/Manila")):
         for comm in comms:
-            pushed = await next_state(comm)
+            pushed = await next_state(comm, timeout=6)
             assert (pushed["state"], pushed["timezone"]) == ("on-duty", zone)
     at_boundary = [user_id for user_id, now in reads if now == BOUNDARY + timers.LATE]
     assert sorted(at_boundary) == sorted([user.pk, other_user.pk]), "one read per user"
@@ -86,9 +78,9 @@ async def test_a_change_heard_after_the_read_ahead_is_not_undone_at_the_boundary
     await until(lambda: (user.pk, BOUNDARY + timers.LATE) in reads)
     assert clock.now() < BOUNDARY
     await db(move_to)(user, "Asia/Manila")  # the same boundary instant (UTC+8)
-    changed = await next_state(comm)
+    changed = await next_state(comm, timeout=6)
     assert (changed["state"], changed["timezone"]) == ("off-duty", "Asia/Manila")
-    pushed = await next_state(comm)
+    pushed = await next_state(comm, timeout=6)
     # The read made before the change would say Shanghai.
     assert (pushed["state"], pushed["timezone"]) == ("on-duty", "Asia/Manila")
     await comm.disconnect()
@@ -126,6 +118,6 @@ async def test_a_socket_failing_mid_fan_out_does_not_stop_the_rest(user, set_clo
     heard = [comm for comm in comms if not await comm.receive_nothing(timeout=0.3)]
     assert len(heard) == 2
     for comm in heard:
-        assert (await next_state(comm))["state"]
+        assert (await next_state(comm, timeout=6))["state"]
     for comm in comms:
         await comm.disconnect()

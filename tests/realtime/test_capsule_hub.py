@@ -3,38 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 
 from curfew_core.realtime import alarms, hub
 from curfew_core.services.events import group_event, user_group
-from tests.realtime.conftest import embed_token, local, open_live, session_cookie, socket
+from tests.realtime.conftest import (
+    embed_token,
+    local,
+    next_state,
+    open_live,
+    session_cookie,
+    socket,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 db = sync_to_async
-
-
-async def next_state(comm: Any, timeout: float = 3) -> dict[str, Any]:
-    message = await comm.receive_output(timeout=timeout)
-    assert message["type"] == "websocket.send", message
-    payload: dict[str, Any] = json.loads(message["text"])
-    return payload
-
-
-@pytest.fixture
-def in_memory_layer(settings: Any) -> Any:
-    """These tests read the layer's group table, which only the in-memory layer exposes."""
-    from channels.layers import channel_layers
-
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    channel_layers.backends.clear()
-    yield
-    channel_layers.backends.clear()
 
 
 async def test_sockets_of_one_user_are_one_group_member_the_hub(user, set_clock, in_memory_layer):

@@ -7,7 +7,6 @@ the user. Embed-token sockets of other users never notice.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from curfew_core.realtime import access
 from curfew_core.realtime.codes import CLOSE_UNAUTHORIZED
 from curfew_core.services.schedules import schedule_update
 from curfew_testkit.asgi_client import Client
-from tests.realtime.conftest import embed_token, local, open_live, socket
+from tests.realtime.conftest import closed, embed_token, next_state, open_live, socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,24 +35,6 @@ def signed_in(user: User) -> tuple[Client, str]:
 
 def save(user: User, **changes: Any) -> None:
     schedule_update(user=user, changes=changes, source="test")
-
-
-async def closed(comm: Any, timeout: float = 3) -> tuple[int, str]:
-    message = await comm.receive_output(timeout=timeout)
-    assert message["type"] == "websocket.close", f"expected a close, got {message}"
-    return message["code"], message.get("reason", "")
-
-
-async def pushed(comm: Any, timeout: float = 3) -> dict[str, Any]:
-    message = await comm.receive_output(timeout=timeout)
-    assert message["type"] == "websocket.send", message
-    payload: dict[str, Any] = json.loads(message["text"])
-    return payload
-
-
-@pytest.fixture
-def frozen(set_clock: Any) -> None:
-    set_clock(local("2026-09-29 20:00"))  # on duty, next change at 23:00: no timer meanwhile
 
 
 async def test_sign_out_closes_that_sessions_socket(user, other_user, frozen):
@@ -75,7 +56,7 @@ async def test_sign_out_closes_that_sessions_socket(user, other_user, frozen):
     # Only that session: the same user's other sockets keep listening.
     await db(save)(user, timezone="Europe/Berlin")
     for comm in (elsewhere, by_token):
-        assert (await pushed(comm))["timezone"] == "Europe/Berlin"
+        assert (await next_state(comm))["timezone"] == "Europe/Berlin"
     assert await by_session.receive_nothing(timeout=0.5), "nothing after the close"
     assert await bystander.receive_nothing(timeout=0.2)
     for comm in (elsewhere, by_token, bystander):
@@ -100,9 +81,9 @@ async def test_password_change_closes_the_users_session_sockets(user, other_user
     assert code == CLOSE_UNAUTHORIZED
     assert reason == "signed out"
     # An embed token is not a session: the user's own token socket stays open.
-    await pushed(by_token)  # it re-checked and is still allowed
+    await next_state(by_token)  # it re-checked and is still allowed
     await db(save)(user, timezone="Europe/Berlin")
-    assert (await pushed(by_token))["timezone"] == "Europe/Berlin"
+    assert (await next_state(by_token))["timezone"] == "Europe/Berlin"
     assert await by_session.receive_nothing(timeout=0.3)
     assert await bystander.receive_nothing(timeout=0.2)
     for comm in (by_token, bystander):
@@ -127,7 +108,7 @@ async def test_deactivation_closes_every_socket_of_the_user(user, other_user, fr
         code, _ = await closed(comm)
         assert code == CLOSE_UNAUTHORIZED
     await db(save)(other_user, timezone="Europe/Berlin")
-    assert (await pushed(bystander))["timezone"] == "Europe/Berlin"
+    assert (await next_state(bystander))["timezone"] == "Europe/Berlin"
     await bystander.disconnect()
 
 

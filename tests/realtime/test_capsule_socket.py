@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,6 +26,7 @@ from tests.realtime.conftest import (
     FOREIGN_ORIGIN,
     embed_token,
     local,
+    next_state,
     open_live,
     refusal,
     session_cookie,
@@ -36,13 +36,6 @@ from tests.realtime.conftest import (
 pytestmark = pytest.mark.django_db(transaction=True)
 
 db = sync_to_async
-
-
-async def next_state(comm: Any, timeout: float = 3) -> dict[str, Any]:
-    message = await comm.receive_output(timeout=timeout)
-    assert message["type"] == "websocket.send", message
-    payload: dict[str, Any] = json.loads(message["text"])
-    return payload
 
 
 def save(user: User, **changes: Any) -> None:
@@ -329,18 +322,6 @@ async def test_a_state_that_cannot_be_read_closes_1011_so_the_capsule_retries(us
     code, reason = await refusal(socket(token=raw))
     assert code == CLOSE_UNAVAILABLE
     assert "retry" in reason
-
-
-@pytest.fixture
-def in_memory_layer(settings: Any) -> Any:
-    """These tests read the layer's group table, which only the in-memory layer
-    exposes; the behaviour itself is the same on Redis (CI runs the rest there)."""
-    from channels.layers import channel_layers
-
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    channel_layers.backends.clear()
-    yield
-    channel_layers.backends.clear()
 
 
 async def test_a_long_open_capsule_renews_its_group_membership(
