@@ -41,7 +41,7 @@ _SHAPED: list[tuple[list[tuple[bytes, bytes]], bytes]] = []
 async def shaped(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """``app``, answering with another app's head and body length: served
     with a verdict's own, it is the server's floor for that very exchange
-    (the request's head and body read, seven headers and the bytes written),
+    (the request's head and body read, its headers and bytes written),
     so what a verdict costs beyond it is the site's own work."""
     if scope["type"] != "http":
         return
