@@ -57,8 +57,10 @@ typecheck: $(VENV)/.dev
 # pyproject.toml sets it. The engine's suite runs once, without Django.
 # Timings and the long runs (make fuzz, make soak): docs/test-suite.md.
 PYTEST_WORKERS ?= auto
+# Runs of minutes that have their own targets (make fuzz).
+LONG_RUNS := --ignore=tests/production/test_fuzz_served.py
 pytest-app: $(VENV)/.dev
-	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --ignore=tests/engine $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --ignore=tests/engine $(LONG_RUNS) $(PYTEST_ARGS)
 
 # The client's own tests, without Django (its own pytest config in client/pyproject.toml).
 pytest-client: $(VENV)/.dev
@@ -92,10 +94,13 @@ docs: $(VENV)/.base
 	$(PY) -m curfew_site.configuration --write docs/configuration.md
 
 # Schemathesis over the served OpenAPI document with many more examples than
-# `make test` runs (FUZZ_EXAMPLES per operation).
+# `make test` runs (FUZZ_EXAMPLES per operation), in-process; then against
+# production mode (bin/serve on PostgreSQL and Redis: DATABASE_URL and
+# REDIS_URL, or the local services), which only this target runs.
 FUZZ_EXAMPLES ?= 1000
 fuzz: $(VENV)/.dev
 	CURFEW_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest tests/api/test_fuzz_openapi.py -p no:cacheprovider
+	$(VENV)/bin/pytest tests/production/test_fuzz_served.py -p no:cacheprovider
 
 # The engine's property suites with many more examples than `make test` runs
 # (ENGINE_HYPOTHESIS_EXAMPLES, 120 there), after the OpenAPI fuzz above; then

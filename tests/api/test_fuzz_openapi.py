@@ -39,24 +39,26 @@ MAX_EXAMPLES = int(os.environ.get("CURFEW_FUZZ_EXAMPLES", "10"))
 #: document is fetched from it as a client would (the view needs no database,
 #: so this works at collection).
 APP = as_wsgi
-CONFIG = SchemathesisConfig.from_dict(
-    {
-        # Show the real request in a failure (it holds only test data).
-        "output": {"sanitization": {"enabled": False}},
-        "checks": {
-            # 422 is the document's answer for well-formed input that a rule
-            # no schema can state refuses (night order, anchors in the
-            # window, unknown zones); 400 stays for what the schema refuses.
-            "positive_data_acceptance": {
-                "expected-statuses": ["2xx", "401", "409", "422", "429", "503"]
-            },
-            # ...and the converse: what the schema refuses is a 400 (or is
-            # refused before it is read: token, size, rate), even with a
-            # stale version.
-            "negative_data_rejection": {"expected-statuses": ["400", "401", "413", "429", "503"]},
+#: The run's settings, also written to ``schemathesis.toml`` for the CLI run
+#: against production mode (``tests/production/test_fuzz_served.py``).
+SETTINGS: dict[str, Any] = {
+    # Show the real request in a failure (it holds only test data).
+    "output": {"sanitization": {"enabled": False}},
+    "checks": {
+        # 422 is the document's answer for well-formed input that a rule
+        # no schema can state refuses (night order, anchors in the
+        # window, unknown zones); 400 stays for what the schema refuses.
+        "positive_data_acceptance": {
+            "expected-statuses": ["2xx", "401", "409", "422", "429", "503"]
         },
-    }
-)
+        # ...and the converse: what the schema refuses is a 400 (or is
+        # refused before it is read: token, size, rate), even with a
+        # stale version.
+        "negative_data_rejection": {"expected-statuses": ["400", "401", "413", "429", "503"]},
+    },
+}
+CONFIG = SchemathesisConfig.from_dict(SETTINGS)
+
 schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", APP, config=CONFIG)
 
 
