@@ -205,14 +205,48 @@ def _normalised(text: str) -> str:
     return str(address)
 
 
+@lru_cache(maxsize=8)
+def _networks(
+    listed: tuple[str, ...],
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(item, strict=False) for item in listed)
+
+
+@lru_cache(maxsize=4096)
+def _trusted(text: str, listed: tuple[str, ...]) -> bool:
+    """Whether ``text`` (a peer or an ``X-Forwarded-For`` entry) is one of the
+    balancers the operator named. Remembered per text, as ``_normalised`` is."""
+    text = text.strip()
+    if text.startswith("[") and "]" in text:
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:
+        text = text.partition(":")[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in network for network in _networks(listed))
+
+
 def _address(remote: str, forwarded: str) -> str:
-    # Behind our balancer, the last X-Forwarded-For entry is the one it appended:
-    # the address that connected to it. Entries left of it are whatever the client
-    # sent. Not behind one, the header is the client's own words and is ignored.
+    # X-Forwarded-For is believed only behind a balancer (CURFEW_BEHIND_PROXY)
+    # and only on a connection from one the operator named: from anyone else it
+    # is the client's own words, and believing them lets one client be many
+    # (issue 23: from loopback it escaped the failure limit). Each balancer
+    # appends the address that connected to it, so reading from the right and
+    # passing over the named balancers gives the first address no one we trust
+    # vouches for beyond: entries further left are whatever the client wrote.
     if hot_setting("CURFEW_BEHIND_PROXY") and forwarded.strip():
-        last = forwarded.rsplit(",", 1)[-1].strip()
-        if last:
-            return _normalised(last)
+        listed = tuple(hot_setting("CURFEW_TRUSTED_PROXIES"))
+        if listed and _trusted(remote, listed):
+            entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
+            for entry in reversed(entries):
+                if not _trusted(entry, listed):
+                    return _normalised(entry)
+            if entries:  # every hop a balancer of ours: the first one
+                return _normalised(entries[0])
     return _normalised(remote)
 
 

@@ -25,6 +25,7 @@ from curfew_site.env import (
     env_float,
     env_int,
     env_list,
+    env_networks,
     env_rate,
     env_str,
 )
@@ -72,14 +73,31 @@ SECURE_HSTS_SECONDS = env_int(
 SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
 SECURE_HSTS_PRELOAD = HTTPS
 #: Behind a TLS-terminating balancer: trust its X-Forwarded-Proto, and take the
-#: client's address from the last X-Forwarded-For entry (the one it appended).
+#: client's address from X-Forwarded-For, but only on connections from the
+#: balancers named in CURFEW_TRUSTED_PROXIES. Anyone else's X-Forwarded-For is
+#: their own words: believed, it would let one client pose as many and escape
+#: every address throttle (issue 23). uvicorn's own handling is off in
+#: ``make run`` and ``bin/serve`` (``--no-proxy-headers``): it trusts loopback
+#: by default, which a tunnel on the same machine would turn into "everyone".
 CURFEW_BEHIND_PROXY = env_bool(
     "CURFEW_BEHIND_PROXY",
     default=False,
     help="behind a TLS-terminating balancer: trust its `X-Forwarded-Proto`, and take the "
-    "client's address from the last `X-Forwarded-For` entry",
+    "client's address from `X-Forwarded-For` on connections from `CURFEW_TRUSTED_PROXIES`",
+)
+CURFEW_TRUSTED_PROXIES = env_networks(
+    "CURFEW_TRUSTED_PROXIES",
+    help="the balancers' addresses or networks (`10.0.0.5,10.1.0.0/16`) whose "
+    "`X-Forwarded-For` is believed, with `CURFEW_BEHIND_PROXY`; needed then",
 )
 if CURFEW_BEHIND_PROXY:
+    if not CURFEW_TRUSTED_PROXIES:
+        # Loud, not a guess: trusting every peer lets anyone pick their own
+        # address; trusting none counts every client as the balancer.
+        raise ImproperlyConfigured(
+            "CURFEW_BEHIND_PROXY=1 needs CURFEW_TRUSTED_PROXIES: the addresses or "
+            "networks of the balancers that connect to Curfew"
+        )
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 env.section("Host names and origins")

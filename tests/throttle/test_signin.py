@@ -140,7 +140,11 @@ def test_a_spoofed_forwarded_for_does_not_escape_the_address_limit(user: User) -
     assert ADDRESS_MESSAGE in response.content.decode()
 
 
-@override_settings(CURFEW_SIGNIN_FAILURES_PER_ADDRESS="3/15minutes", CURFEW_BEHIND_PROXY=True)
+@override_settings(
+    CURFEW_SIGNIN_FAILURES_PER_ADDRESS="3/15minutes",
+    CURFEW_BEHIND_PROXY=True,
+    CURFEW_TRUSTED_PROXIES=["10.9.9.9"],
+)
 def test_behind_the_proxy_the_address_it_appended_counts(user: User) -> None:
     balancer = "10.9.9.9"
     # The client writes whatever it likes on the left; the balancer appends the truth.
