@@ -3,8 +3,12 @@
 Four rules, each a ``limits`` rate read from settings (``""`` turns one off;
 ``CURFEW_THROTTLE=0`` turns all off):
 
-- ``signin-account``: failed sign-ins per account name (moving window);
-- ``signin-address``: failed sign-ins per client address, whatever the name;
+- ``signin-account-address``: failed sign-ins per account name *and* client
+  address (moving window). Not per account alone: anyone who knows a name
+  could then keep its owner locked out from anywhere (issue 23); per pair,
+  a guesser locks only themselves out, and the owner elsewhere signs in;
+- ``signin-address``: failed sign-ins per client address, whatever the names
+  (one address trying many accounts);
 - ``token-failures``: unknown, revoked or wrong-kind tokens per client address;
   past it they are answered 429 instead of 401. A live token from the same
   address keeps working: tokens carry 256 random bits, so refusing it would stop
@@ -49,14 +53,14 @@ from curfew_core.hot_settings import setting as hot_setting
 from curfew_core.selectors.tokens import TokenIdentity, identify
 from curfew_core.store import async_cache
 
-SIGNIN_ACCOUNT = "signin-account"
+SIGNIN_ACCOUNT = "signin-account-address"
 SIGNIN_ADDRESS = "signin-address"
 TOKEN_FAILURES = "token-failures"  # noqa: S105 - a rule name
 TOKEN_RATE = "token-rate"  # noqa: S105 - a rule name
 #: Settings that change which limits apply or where counts live.
 _SETTINGS = {
     "CURFEW_THROTTLE",
-    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT",
+    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS",
     "CURFEW_SIGNIN_FAILURES_PER_ADDRESS",
     "CURFEW_TOKEN_FAILURES_PER_ADDRESS",
     "CURFEW_TOKEN_RATE",
@@ -273,6 +277,10 @@ def _account(username: str) -> str:
     return hashlib.sha256(username.strip().casefold().encode()).hexdigest()[:32]
 
 
+def _pair(username: str, address: str) -> str:
+    return f"{_account(username)}:{address}"
+
+
 def _seconds_until(moment: float) -> int:
     # Whole seconds, rounded up; the millisecond of slack absorbs the rounding
     # of timestamps stored in Redis (Lua prints them to 14 digits).
@@ -292,7 +300,7 @@ def signin_refusal(username: str, address: str) -> Refusal | None:
 
     limiters = _limiters()
     checks = (
-        (SIGNIN_ACCOUNT, "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT", _account(username)),
+        (SIGNIN_ACCOUNT, "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS", _pair(username, address)),
         (SIGNIN_ADDRESS, "CURFEW_SIGNIN_FAILURES_PER_ADDRESS", address),
     )
     for rule, setting, key in checks:
@@ -304,8 +312,10 @@ def signin_refusal(username: str, address: str) -> Refusal | None:
         minutes = _minutes(seconds)
         if rule == SIGNIN_ACCOUNT:
             message = ngettext(
-                "Too many failed sign-ins for this account; try again in %(n)d minute.",
-                "Too many failed sign-ins for this account; try again in %(n)d minutes.",
+                "Too many failed sign-ins for this account from your network address; "
+                "try again in %(n)d minute.",
+                "Too many failed sign-ins for this account from your network address; "
+                "try again in %(n)d minutes.",
                 minutes,
             )
         else:
@@ -319,11 +329,12 @@ def signin_refusal(username: str, address: str) -> Refusal | None:
 
 
 def note_signin_failure(username: str, address: str) -> None:
-    """Count one wrong password (or unknown name) against the account and the address."""
+    """Count one wrong password (or unknown name) against the account from this
+    address, and against the address."""
     limiters = _limiters()
-    account = _rule("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT")
-    if account is not None:
-        limiters.moving.hit(account, SIGNIN_ACCOUNT, _account(username))
+    pair = _rule("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS")
+    if pair is not None:
+        limiters.moving.hit(pair, SIGNIN_ACCOUNT, _pair(username, address))
     by_address = _rule("CURFEW_SIGNIN_FAILURES_PER_ADDRESS")
     if by_address is not None:
         limiters.moving.hit(by_address, SIGNIN_ADDRESS, address)

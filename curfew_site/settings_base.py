@@ -11,6 +11,7 @@ Two modules use these: ``curfew_site.settings`` (served: ``make run``,
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -414,12 +415,22 @@ CURFEW_THROTTLE = env_bool(
     help="`0` turns every throttle off (each limit below also takes `off`)",
 )
 
-#: Failed sign-ins per account name, then that account is locked for the window.
-CURFEW_SIGNIN_FAILURES_PER_ACCOUNT = env_rate(
-    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT",
+#: Failed sign-ins per account name from one client address; then that account
+#: is locked for the window *from that address* only. A lock per account alone
+#: let anyone who knew a name keep its owner out from anywhere (issue 23).
+CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS = env_rate(
+    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS",
     "10/15minutes",
-    help="failed sign-ins before the account is locked out for the window",
+    help="failed sign-ins for one account from one address before that account is locked "
+    "out, from that address only, for the window",
 )
+if "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT" in os.environ:
+    # Renamed with a new meaning: an old setting must not be ignored in silence.
+    raise ImproperlyConfigured(
+        "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT is gone: failed sign-ins are now counted per "
+        "account and address (CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS), so that no one "
+        "can lock an account's owner out from elsewhere"
+    )
 #: Failed sign-ins per client address, whatever names it tries.
 CURFEW_SIGNIN_FAILURES_PER_ADDRESS = env_rate(
     "CURFEW_SIGNIN_FAILURES_PER_ADDRESS",

@@ -1,6 +1,6 @@
-"""``CURFEW_TRUSTED_PROXIES`` is checked at start-up: a typo, or a balancer
-without it, stops the process with the reason instead of trusting the wrong
-peers (everyone, or no one) in silence."""
+"""``CURFEW_TRUSTED_PROXIES`` (and the sign-in lock's old name) is checked at
+start-up: a typo, or a balancer without it, stops the process with the reason
+instead of trusting the wrong peers (everyone, or no one) in silence."""
 
 from __future__ import annotations
 
@@ -45,6 +45,11 @@ def test_addresses_and_networks_are_read() -> None:
         (
             {"CURFEW_TRUSTED_PROXIES": "10.0.0.5,balancer.internal"},
             "CURFEW_TRUSTED_PROXIES: 'balancer.internal' is not an IP address or network",
+        ),
+        # The account lock's old name (per account alone) is refused, not ignored.
+        (
+            {"CURFEW_SIGNIN_FAILURES_PER_ACCOUNT": "10/15minutes"},
+            "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT is gone",
         ),
     ],
 )

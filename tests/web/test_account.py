@@ -459,7 +459,7 @@ def test_account_changes_show_in_the_audit_trail(page: PageClient, user: User) -
     assert rows[1].details == ("language: — → zh-hans",)
 
 
-@override_settings(CURFEW_SIGNIN_FAILURES_PER_ACCOUNT="3/15minutes")
+@override_settings(CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS="3/15minutes")
 def test_guessing_the_current_password_locks_like_failed_sign_ins(
     page: PageClient, user: User
 ) -> None:
