@@ -1,6 +1,6 @@
 """Throttles: failed sign-ins, failed token checks, and each token's request rate.
 
-Four rules, each a ``limits`` rate read from settings (``""`` turns one off;
+Five rules, each a ``limits`` rate read from settings (``""`` turns one off;
 ``CURFEW_THROTTLE=0`` turns all off):
 
 - ``signin-account-address``: failed sign-ins per account name *and* client
@@ -9,6 +9,10 @@ Four rules, each a ``limits`` rate read from settings (``""`` turns one off;
   a guesser locks only themselves out, and the owner elsewhere signs in;
 - ``signin-address``: failed sign-ins per client address, whatever the names
   (one address trying many accounts);
+- ``signup-address``: sign-up attempts per client address, taken names and
+  new accounts alike: a name-based sign-up must say when a name is taken, so
+  what keeps it from listing the accounts (or filling the table) is how few
+  names one address may try;
 - ``token-failures``: unknown, revoked or wrong-kind tokens per client address;
   past it they are answered 429 instead of 401. A live token from the same
   address keeps working: tokens carry 256 random bits, so refusing it would stop
@@ -55,6 +59,7 @@ from curfew_core.store import async_cache
 
 SIGNIN_ACCOUNT = "signin-account-address"
 SIGNIN_ADDRESS = "signin-address"
+SIGNUP_ADDRESS = "signup-address"
 TOKEN_FAILURES = "token-failures"  # noqa: S105 - a rule name
 TOKEN_RATE = "token-rate"  # noqa: S105 - a rule name
 #: Settings that change which limits apply or where counts live.
@@ -62,6 +67,7 @@ _SETTINGS = {
     "CURFEW_THROTTLE",
     "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS",
     "CURFEW_SIGNIN_FAILURES_PER_ADDRESS",
+    "CURFEW_SIGNUPS_PER_ADDRESS",
     "CURFEW_TOKEN_FAILURES_PER_ADDRESS",
     "CURFEW_TOKEN_RATE",
     "REDIS_URL",
@@ -338,6 +344,29 @@ def note_signin_failure(username: str, address: str) -> None:
     by_address = _rule("CURFEW_SIGNIN_FAILURES_PER_ADDRESS")
     if by_address is not None:
         limiters.moving.hit(by_address, SIGNIN_ADDRESS, address)
+
+
+# -- sign-up ------------------------------------------------------------------------
+def note_signup_attempt(address: str) -> Refusal | None:
+    """Count one sign-up attempt from ``address``, asked before the form is
+    checked (so a refused attempt learns nothing, not even whether the name is
+    taken); a refusal once the address is over its limit. A refused attempt is
+    not counted, so the limit lifts on time."""
+    from django.utils.translation import ngettext
+
+    item = _rule("CURFEW_SIGNUPS_PER_ADDRESS")
+    limiters = _limiters()
+    if item is None or limiters.moving.hit(item, SIGNUP_ADDRESS, address):
+        return None
+    stats = limiters.moving.get_window_stats(item, SIGNUP_ADDRESS, address)
+    seconds = _seconds_until(stats.reset_time)
+    minutes = _minutes(seconds)
+    message = ngettext(
+        "Too many sign-up attempts from your network address; try again in %(n)d minute.",
+        "Too many sign-up attempts from your network address; try again in %(n)d minutes.",
+        minutes,
+    )
+    return Refusal(SIGNUP_ADDRESS, seconds, message % {"n": minutes})
 
 
 # -- tokens -------------------------------------------------------------------------

@@ -437,6 +437,14 @@ CURFEW_SIGNIN_FAILURES_PER_ADDRESS = env_rate(
     "50/15minutes",
     help="failed sign-ins before the client address is locked out, whatever names it tries",
 )
+#: Sign-up attempts per client address (with CURFEW_SIGNUP): each may learn
+#: whether one name is taken, so this bounds how fast accounts can be listed,
+#: and how fast made.
+CURFEW_SIGNUPS_PER_ADDRESS = env_rate(
+    "CURFEW_SIGNUPS_PER_ADDRESS",
+    "10/hour",
+    help="sign-up attempts (taken names and new accounts alike) per client address",
+)
 #: Unknown or revoked bearer/embed tokens per client address; over it, every
 #: token from that address is answered 429 until the window has room again.
 CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate(
