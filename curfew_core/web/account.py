@@ -40,6 +40,7 @@ from curfew_core.web.account_forms import (
     ChangePassword,
     LanguageForm,
     ResetPassword,
+    ResetRequest,
     SignUp,
     TimezoneForm,
 )
@@ -305,6 +306,7 @@ RESET_DONE = reverse_lazy("account-reset-done")
 
 reset = _only_if("CURFEW_PASSWORD_RESET")(
     auth_views.PasswordResetView.as_view(
+        form_class=ResetRequest,  # its mail leaves after the answer (timing)
         template_name="curfew/reset/form.html",
         email_template_name="curfew/reset/email.txt",
         subject_template_name="curfew/reset/subject.txt",
