@@ -38,7 +38,7 @@ RELOAD := --reload --reload-include '*.html' \
 run: $(VENV)/.base $(LOCAL)/secret_key
 	export SECRET_KEY="$$(cat $(LOCAL)/secret_key)" CURFEW_DEBUG=1 && \
 	$(PY) manage.py migrate --no-input && \
-	$(PY) manage.py curfew demo --user demo && \
+	$(PY) manage.py curfew demo --user demo --token-file $(LOCAL)/demo_token && \
 	echo "Curfew is at http://$(HOST):$(PORT)/ (API: http://$(HOST):$(PORT)/api/v1/openapi.json)" && \
 	exec $(PY) -m uvicorn curfew_site.asgi:application $(RELOAD) \
 		--lifespan off --no-proxy-headers --host $(HOST) --port $(PORT)
