@@ -98,6 +98,7 @@ SLOW_MODULES = {
     "tests/browser/test_account_page.py": 70,
     "tests/browser/test_sections.py": 50,
     "tests/browser/test_settings_fit.py": 45,
+    "tests/browser/test_clickjacking.py": 15,
 }
 
 
