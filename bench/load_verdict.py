@@ -170,6 +170,7 @@ def main() -> int:
         "SECRET_KEY": secrets.token_urlsafe(50),
         "CURFEW_DEBUG": "0",
         "CURFEW_BEHIND_PROXY": "1",
+        "CURFEW_TRUSTED_PROXIES": "127.0.0.1",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DATABASE_URL": urlunsplit(urlsplit(POSTGRES_URL)._replace(path=f"/{name}")),
         "REDIS_URL": REDIS_URL,

@@ -71,7 +71,7 @@ class ServerSpec:
                 "--lifespan",
                 "off",
                 "--no-access-log",
-                "--proxy-headers",
+                "--no-proxy-headers",  # as bin/serve
                 "--timeout-graceful-shutdown",
                 str(GRACE_SECONDS),
             ]

@@ -1,10 +1,18 @@
 """Throttles: failed sign-ins, failed token checks, and each token's request rate.
 
-Four rules, each a ``limits`` rate read from settings (``""`` turns one off;
+Five rules, each a ``limits`` rate read from settings (``""`` turns one off;
 ``CURFEW_THROTTLE=0`` turns all off):
 
-- ``signin-account``: failed sign-ins per account name (moving window);
-- ``signin-address``: failed sign-ins per client address, whatever the name;
+- ``signin-account-address``: failed sign-ins per account name *and* client
+  address (moving window). Not per account alone: anyone who knows a name
+  could then keep its owner locked out from anywhere (issue 23); per pair,
+  a guesser locks only themselves out, and the owner elsewhere signs in;
+- ``signin-address``: failed sign-ins per client address, whatever the names
+  (one address trying many accounts);
+- ``signup-address``: sign-up attempts per client address, taken names and
+  new accounts alike: a name-based sign-up must say when a name is taken, so
+  what keeps it from listing the accounts (or filling the table) is how few
+  names one address may try;
 - ``token-failures``: unknown, revoked or wrong-kind tokens per client address;
   past it they are answered 429 instead of 401. A live token from the same
   address keeps working: tokens carry 256 random bits, so refusing it would stop
@@ -49,15 +57,17 @@ from curfew_core.hot_settings import setting as hot_setting
 from curfew_core.selectors.tokens import TokenIdentity, identify
 from curfew_core.store import async_cache
 
-SIGNIN_ACCOUNT = "signin-account"
+SIGNIN_ACCOUNT = "signin-account-address"
 SIGNIN_ADDRESS = "signin-address"
+SIGNUP_ADDRESS = "signup-address"
 TOKEN_FAILURES = "token-failures"  # noqa: S105 - a rule name
 TOKEN_RATE = "token-rate"  # noqa: S105 - a rule name
 #: Settings that change which limits apply or where counts live.
 _SETTINGS = {
     "CURFEW_THROTTLE",
-    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT",
+    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS",
     "CURFEW_SIGNIN_FAILURES_PER_ADDRESS",
+    "CURFEW_SIGNUPS_PER_ADDRESS",
     "CURFEW_TOKEN_FAILURES_PER_ADDRESS",
     "CURFEW_TOKEN_RATE",
     "REDIS_URL",
@@ -205,14 +215,48 @@ def _normalised(text: str) -> str:
     return str(address)
 
 
+@lru_cache(maxsize=8)
+def _networks(
+    listed: tuple[str, ...],
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(item, strict=False) for item in listed)
+
+
+@lru_cache(maxsize=4096)
+def _trusted(text: str, listed: tuple[str, ...]) -> bool:
+    """Whether ``text`` (a peer or an ``X-Forwarded-For`` entry) is one of the
+    balancers the operator named. Remembered per text, as ``_normalised`` is."""
+    text = text.strip()
+    if text.startswith("[") and "]" in text:
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:
+        text = text.partition(":")[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in network for network in _networks(listed))
+
+
 def _address(remote: str, forwarded: str) -> str:
-    # Behind our balancer, the last X-Forwarded-For entry is the one it appended:
-    # the address that connected to it. Entries left of it are whatever the client
-    # sent. Not behind one, the header is the client's own words and is ignored.
+    # X-Forwarded-For is believed only behind a balancer (CURFEW_BEHIND_PROXY)
+    # and only on a connection from one the operator named: from anyone else it
+    # is the client's own words, and believing them lets one client be many
+    # (issue 23: from loopback it escaped the failure limit). Each balancer
+    # appends the address that connected to it, so reading from the right and
+    # passing over the named balancers gives the first address no one we trust
+    # vouches for beyond: entries further left are whatever the client wrote.
     if hot_setting("CURFEW_BEHIND_PROXY") and forwarded.strip():
-        last = forwarded.rsplit(",", 1)[-1].strip()
-        if last:
-            return _normalised(last)
+        listed = tuple(hot_setting("CURFEW_TRUSTED_PROXIES"))
+        if listed and _trusted(remote, listed):
+            entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
+            for entry in reversed(entries):
+                if not _trusted(entry, listed):
+                    return _normalised(entry)
+            if entries:  # every hop a balancer of ours: the first one
+                return _normalised(entries[0])
     return _normalised(remote)
 
 
@@ -245,6 +289,10 @@ def _account(username: str) -> str:
     return hashlib.sha256(username.strip().casefold().encode()).hexdigest()[:32]
 
 
+def _pair(username: str, address: str) -> str:
+    return f"{_account(username)}:{address}"
+
+
 def _seconds_until(moment: float) -> int:
     # Whole seconds, rounded up; the millisecond of slack absorbs the rounding
     # of timestamps stored in Redis (Lua prints them to 14 digits).
@@ -264,7 +312,7 @@ def signin_refusal(username: str, address: str) -> Refusal | None:
 
     limiters = _limiters()
     checks = (
-        (SIGNIN_ACCOUNT, "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT", _account(username)),
+        (SIGNIN_ACCOUNT, "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS", _pair(username, address)),
         (SIGNIN_ADDRESS, "CURFEW_SIGNIN_FAILURES_PER_ADDRESS", address),
     )
     for rule, setting, key in checks:
@@ -276,8 +324,10 @@ def signin_refusal(username: str, address: str) -> Refusal | None:
         minutes = _minutes(seconds)
         if rule == SIGNIN_ACCOUNT:
             message = ngettext(
-                "Too many failed sign-ins for this account; try again in %(n)d minute.",
-                "Too many failed sign-ins for this account; try again in %(n)d minutes.",
+                "Too many failed sign-ins for this account from your network address; "
+                "try again in %(n)d minute.",
+                "Too many failed sign-ins for this account from your network address; "
+                "try again in %(n)d minutes.",
                 minutes,
             )
         else:
@@ -291,14 +341,38 @@ def signin_refusal(username: str, address: str) -> Refusal | None:
 
 
 def note_signin_failure(username: str, address: str) -> None:
-    """Count one wrong password (or unknown name) against the account and the address."""
+    """Count one wrong password (or unknown name) against the account from this
+    address, and against the address."""
     limiters = _limiters()
-    account = _rule("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT")
-    if account is not None:
-        limiters.moving.hit(account, SIGNIN_ACCOUNT, _account(username))
+    pair = _rule("CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS")
+    if pair is not None:
+        limiters.moving.hit(pair, SIGNIN_ACCOUNT, _pair(username, address))
     by_address = _rule("CURFEW_SIGNIN_FAILURES_PER_ADDRESS")
     if by_address is not None:
         limiters.moving.hit(by_address, SIGNIN_ADDRESS, address)
+
+
+# -- sign-up ------------------------------------------------------------------------
+def note_signup_attempt(address: str) -> Refusal | None:
+    """Count one sign-up attempt from ``address``, asked before the form is
+    checked (so a refused attempt learns nothing, not even whether the name is
+    taken); a refusal once the address is over its limit. A refused attempt is
+    not counted, so the limit lifts on time."""
+    from django.utils.translation import ngettext
+
+    item = _rule("CURFEW_SIGNUPS_PER_ADDRESS")
+    limiters = _limiters()
+    if item is None or limiters.moving.hit(item, SIGNUP_ADDRESS, address):
+        return None
+    stats = limiters.moving.get_window_stats(item, SIGNUP_ADDRESS, address)
+    seconds = _seconds_until(stats.reset_time)
+    minutes = _minutes(seconds)
+    message = ngettext(
+        "Too many sign-up attempts from your network address; try again in %(n)d minute.",
+        "Too many sign-up attempts from your network address; try again in %(n)d minutes.",
+        minutes,
+    )
+    return Refusal(SIGNUP_ADDRESS, seconds, message % {"n": minutes})
 
 
 # -- tokens -------------------------------------------------------------------------

@@ -118,6 +118,26 @@ def env_list(name: str, default: list[str], *, help: str, shown: str | None = No
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_networks(name: str, *, help: str, shown: str | None = None) -> list[str]:
+    """Comma-separated IP addresses or networks (``10.0.0.0/8``), checked at
+    start-up: a typo would otherwise silently trust no one (or the wrong one)."""
+    import ipaddress
+
+    declare(name, kind="comma-separated addresses or networks", default=shown or "empty", help=help)
+    raw = os.environ.get(name, "")
+    networks: list[str] = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {item!r} is not an IP address or network (e.g. 10.0.0.5, 10.0.0.0/8)"
+            ) from None
+    return networks
+
+
 def env_rate(name: str, default: str, *, help: str, shown: str | None = None) -> str:
     """A rate limit such as ``10/15minutes`` or ``6000 per minute``; ``off`` (or
     empty) turns that limit off and reads as ``""``. Checked at start-up, so a

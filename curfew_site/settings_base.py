@@ -11,6 +11,7 @@ Two modules use these: ``curfew_site.settings`` (served: ``make run``,
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -25,6 +26,7 @@ from curfew_site.env import (
     env_float,
     env_int,
     env_list,
+    env_networks,
     env_rate,
     env_str,
 )
@@ -72,14 +74,31 @@ SECURE_HSTS_SECONDS = env_int(
 SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
 SECURE_HSTS_PRELOAD = HTTPS
 #: Behind a TLS-terminating balancer: trust its X-Forwarded-Proto, and take the
-#: client's address from the last X-Forwarded-For entry (the one it appended).
+#: client's address from X-Forwarded-For, but only on connections from the
+#: balancers named in CURFEW_TRUSTED_PROXIES. Anyone else's X-Forwarded-For is
+#: their own words: believed, it would let one client pose as many and escape
+#: every address throttle (issue 23). uvicorn's own handling is off in
+#: ``make run`` and ``bin/serve`` (``--no-proxy-headers``): it trusts loopback
+#: by default, which a tunnel on the same machine would turn into "everyone".
 CURFEW_BEHIND_PROXY = env_bool(
     "CURFEW_BEHIND_PROXY",
     default=False,
     help="behind a TLS-terminating balancer: trust its `X-Forwarded-Proto`, and take the "
-    "client's address from the last `X-Forwarded-For` entry",
+    "client's address from `X-Forwarded-For` on connections from `CURFEW_TRUSTED_PROXIES`",
+)
+CURFEW_TRUSTED_PROXIES = env_networks(
+    "CURFEW_TRUSTED_PROXIES",
+    help="the balancers' addresses or networks (`10.0.0.5,10.1.0.0/16`) whose "
+    "`X-Forwarded-For` is believed, with `CURFEW_BEHIND_PROXY`; needed then",
 )
 if CURFEW_BEHIND_PROXY:
+    if not CURFEW_TRUSTED_PROXIES:
+        # Loud, not a guess: trusting every peer lets anyone pick their own
+        # address; trusting none counts every client as the balancer.
+        raise ImproperlyConfigured(
+            "CURFEW_BEHIND_PROXY=1 needs CURFEW_TRUSTED_PROXIES: the addresses or "
+            "networks of the balancers that connect to Curfew"
+        )
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 env.section("Host names and origins")
@@ -396,17 +415,35 @@ CURFEW_THROTTLE = env_bool(
     help="`0` turns every throttle off (each limit below also takes `off`)",
 )
 
-#: Failed sign-ins per account name, then that account is locked for the window.
-CURFEW_SIGNIN_FAILURES_PER_ACCOUNT = env_rate(
-    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT",
+#: Failed sign-ins per account name from one client address; then that account
+#: is locked for the window *from that address* only. A lock per account alone
+#: let anyone who knew a name keep its owner out from anywhere (issue 23).
+CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS = env_rate(
+    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS",
     "10/15minutes",
-    help="failed sign-ins before the account is locked out for the window",
+    help="failed sign-ins for one account from one address before that account is locked "
+    "out, from that address only, for the window",
 )
+if "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT" in os.environ:
+    # Renamed with a new meaning: an old setting must not be ignored in silence.
+    raise ImproperlyConfigured(
+        "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT is gone: failed sign-ins are now counted per "
+        "account and address (CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS), so that no one "
+        "can lock an account's owner out from elsewhere"
+    )
 #: Failed sign-ins per client address, whatever names it tries.
 CURFEW_SIGNIN_FAILURES_PER_ADDRESS = env_rate(
     "CURFEW_SIGNIN_FAILURES_PER_ADDRESS",
     "50/15minutes",
     help="failed sign-ins before the client address is locked out, whatever names it tries",
+)
+#: Sign-up attempts per client address (with CURFEW_SIGNUP): each may learn
+#: whether one name is taken, so this bounds how fast accounts can be listed,
+#: and how fast made.
+CURFEW_SIGNUPS_PER_ADDRESS = env_rate(
+    "CURFEW_SIGNUPS_PER_ADDRESS",
+    "10/hour",
+    help="sign-up attempts (taken names and new accounts alike) per client address",
 )
 #: Unknown or revoked bearer/embed tokens per client address; over it, every
 #: token from that address is answered 429 until the window has room again.

@@ -57,6 +57,8 @@ class RecordingFake(LocalHttpServer):
         self.chunk_delay = 0.0
         #: Extra ``(name, value)`` headers on every answer.
         self.extra_headers: list[tuple[str, str]] = []
+        #: The chunks every stream sends instead of its own (a scripted stream).
+        self.stream: list[bytes] | None = None
         super().__init__(self._handler())
 
     def reset(self) -> None:
@@ -66,6 +68,7 @@ class RecordingFake(LocalHttpServer):
         self.gate = None
         self.chunk_delay = 0.0
         self.extra_headers = []
+        self.stream = None
         self.finished.clear()
         self.aborted.clear()
 
@@ -77,6 +80,8 @@ class RecordingFake(LocalHttpServer):
         """Write ``events`` as HTTP chunks (the head already sent): held after
         the first while ``gate`` is set, ``chunk_delay`` apart; ``finished`` at
         the end, ``aborted`` when the proxy hangs up first."""
+        if self.stream is not None:
+            events = self.stream
         try:
             for index, event in enumerate(events):
                 handler.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")

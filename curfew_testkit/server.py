@@ -144,6 +144,8 @@ class ServedApp:
             production = {
                 "CURFEW_HTTPS": "1",
                 "CURFEW_BEHIND_PROXY": "1",
+                # The tests' own connections stand for the balancer's.
+                "CURFEW_TRUSTED_PROXIES": "127.0.0.1",
                 "CURFEW_WORKERS": str(workers),
                 "HOST": "127.0.0.1",
                 "PORT": str(self.port),
@@ -230,6 +232,9 @@ class ServedApp:
             "--lifespan",
             "off",
             "--no-access-log",
+            # As make run and bin/serve: the app alone decides whose
+            # X-Forwarded-For to believe (curfew_core/throttle.py).
+            "--no-proxy-headers",
         ]
         if self.graceful_seconds is not None:
             command += ["--timeout-graceful-shutdown", str(int(self.graceful_seconds))]

@@ -87,6 +87,7 @@ SLOW_MODULES = {
     "tests/proxy/test_proxy_chat_clients.py": 25,
     "tests/proxy/test_anthropic_outages.py": 23,
     "tests/api/test_fuzz_openapi.py": 22,
+    "tests/throttle/test_served_forwarded.py": 20,
     "tests/throttle/test_signin.py": 17,
     "tests/web/test_served_static.py": 17,
     "tests/client/test_client_served.py": 16,
@@ -98,6 +99,7 @@ SLOW_MODULES = {
     "tests/browser/test_account_page.py": 70,
     "tests/browser/test_sections.py": 50,
     "tests/browser/test_settings_fit.py": 45,
+    "tests/browser/test_clickjacking.py": 15,
 }
 
 

@@ -360,6 +360,80 @@ def _scrub(content: bytes) -> bytes:
     return _SECRETS.sub(redact, content)
 
 
+#: One complete server-sent event, up to and including the blank line that ends it.
+_EVENT = re.compile(rb".*?(?:\r\n\r\n|\n\n|\r\r)", re.S)
+#: An event that carries an error: Anthropic's ``event: error``, the Responses
+#: API's ``response.failed``, or a chat chunk ``{"error": ...}``.
+_ERROR_EVENT = re.compile(
+    rb"^(?:event:[ \t]*(?:error|response\.failed)\b"
+    rb'|data:[ \t]*\{\s*"(?:error"\s*:|type"\s*:\s*"(?:error|response\.failed)"))',
+    re.M,
+)
+#: Bytes of a partial event held back at most; past it they go on (keys still cut).
+_HELD_MAX = 1 << 20
+
+
+class _StreamScrub:
+    """What a relayed stream may not carry, cut as it flows (issue 23).
+
+    A streamed answer was relayed byte for byte, so an upstream that put the
+    operator's key, or an echo of its request headers, into an error event of
+    a 200 stream handed it to the client: relayed errors lost their keys only
+    when they came as a non-200 body. The operator's keys are cut from every
+    stream; an error event (see ``_ERROR_EVENT``) also loses anything
+    credential-shaped, as a relayed error body does. The model's own text is
+    left alone: ``sk-…`` in an answer about API keys is the answer.
+
+    A key must not escape by being split across two chunks: an event stream
+    is cut at the end of its last complete event (each event goes on the
+    moment it is whole, which is when a client can use it), other bodies hold
+    back the last few bytes a key could start in.
+    """
+
+    def __init__(self, sse: bool) -> None:
+        self.sse = sse
+        self.keys = [
+            provider.api_key.encode() for provider in (OPENAI, ANTHROPIC) if provider.api_key
+        ]
+        self.keep = max((len(key) for key in self.keys), default=1) - 1
+        self.held = b""
+
+    def _cut_keys(self, data: bytes) -> bytes:
+        for key in self.keys:
+            data = data.replace(key, REDACTED)
+        return data
+
+    def _events(self, data: bytes) -> bytes:
+        out = []
+        for match in _EVENT.finditer(data):
+            event = match.group(0)
+            out.append(_scrub(event) if _ERROR_EVENT.search(event) else self._cut_keys(event))
+        return b"".join(out)
+
+    def feed(self, chunk: bytes) -> bytes:
+        data = self.held + chunk
+        if self.sse:
+            end = max((m.end() for m in _EVENT.finditer(data)), default=0)
+            if end == 0 and len(data) > _HELD_MAX:
+                self.held = b""
+                return self._cut_keys(data)
+            self.held = data[end:]
+            return self._events(data[:end])
+        if not self.keys:
+            return data
+        data = self._cut_keys(data)
+        cut = max(0, len(data) - self.keep)
+        self.held = data[cut:]
+        return data[:cut]
+
+    def end(self) -> bytes:
+        """What is held when the stream ends (a last event without its blank line)."""
+        data, self.held = self.held, b""
+        if self.sse and _ERROR_EVENT.search(data):
+            return _scrub(data)
+        return self._cut_keys(data)
+
+
 def _relay_headers(
     response: HttpResponseBase, upstream: Mapping[str, str], allowed: frozenset[str]
 ) -> None:
@@ -599,12 +673,22 @@ async def _relay(
     """The upstream body as it arrives; the upstream connection is released when
     the body ends, fails or the client goes away (the server cancels us)."""
     complete = False
+    scrub = _StreamScrub(sse)
     try:
         async for chunk in call.response.content.iter_any():
-            yield chunk
+            out = scrub.feed(chunk)
+            if out:
+                yield out
         complete = True
+        last = scrub.end()
+        if last:
+            yield last
     except (aiohttp.ClientError, TimeoutError) as exc:
         log.warning("upstream %s broke off mid-answer (%s)", _where(str(url)), type(exc).__name__)
+        # The part of an event that did arrive, then the proxy's own error event.
+        last = scrub.end()
+        if last:
+            yield last
         if sse:
             # SDKs raise on an SSE error event, instead of taking a cut-off
             # answer for a complete one.

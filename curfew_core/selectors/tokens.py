@@ -168,10 +168,20 @@ def has_live_embed_token(*, user_id: int, token_id: int) -> bool:
     ).exists()
 
 
-def live_token_ids(*, user_id: int, name: str) -> list[int]:
-    """Ids of the user's unrevoked tokens called ``name`` (the demo token's label)."""
+def live_token_matches(*, user_id: int, name: str, raw: str) -> bool:
+    """Whether ``raw`` is an unrevoked token of the user called ``name`` (the
+    demo token kept by ``make run``)."""
+    if not raw or len(raw) > MAX_TOKEN_LENGTH:
+        return False
+    return ApiToken.objects.filter(
+        user_id=user_id, name=name, digest=digest(raw), revoked_at__isnull=True
+    ).exists()
+
+
+def live_token_prefixes(*, user_id: int, name: str) -> list[str]:
+    """The shown prefixes of the user's unrevoked tokens called ``name``, oldest first."""
     return list(
-        ApiToken.objects.filter(user_id=user_id, name=name, revoked_at__isnull=True).values_list(
-            "id", flat=True
-        )
+        ApiToken.objects.filter(user_id=user_id, name=name, revoked_at__isnull=True)
+        .order_by("id")
+        .values_list("prefix", flat=True)
     )

@@ -40,6 +40,7 @@ from curfew_core.web.account_forms import (
     ChangePassword,
     LanguageForm,
     ResetPassword,
+    ResetRequest,
     SignUp,
     TimezoneForm,
 )
@@ -281,6 +282,16 @@ def _only_if(setting: str) -> Callable[[AnyView], AnyView]:
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return HttpResponseRedirect(reverse("settings-page"))
+    if request.method == "POST":
+        # Counted before the form is checked: a refused attempt is not told
+        # whether its name is taken (see throttle.note_signup_attempt).
+        refusal = throttle.note_signup_attempt(throttle.client_address(request))
+        if refusal is not None:
+            typed = {"username": str(request.POST.get("username", ""))[:150]}
+            context = {"form": SignUp(initial=typed), "refusal": refusal.message}
+            response = render(request, "curfew/signup.html", context, status=429)
+            response["Retry-After"] = str(refusal.retry_after)
+            return _no_store(response)
     form = SignUp(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
@@ -295,6 +306,7 @@ RESET_DONE = reverse_lazy("account-reset-done")
 
 reset = _only_if("CURFEW_PASSWORD_RESET")(
     auth_views.PasswordResetView.as_view(
+        form_class=ResetRequest,  # its mail leaves after the answer (timing)
         template_name="curfew/reset/form.html",
         email_template_name="curfew/reset/email.txt",
         subject_template_name="curfew/reset/subject.txt",

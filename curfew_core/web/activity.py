@@ -28,6 +28,7 @@ from django.utils.translation import gettext_lazy
 
 from curfew_core.ledger.entry import ACTIONS, MAX_SCOPE
 from curfew_core.ledger.savings import MAX_PRICE, MAX_WINDOWS
+from curfew_core.schema.query import Problem, QueryReader
 from curfew_core.selectors.ledger_page import (
     PERIODS,
     ChartCell,
@@ -102,8 +103,8 @@ class LedgerQuery:
     session: str = ""
     action: str = ""
     page: int = 1
-    #: What was not understood (and so ignored), in the reader's language.
-    problems: tuple[str, ...] = field(default=())
+    #: What was not understood (and so ignored), each naming its parameter.
+    problems: tuple[Problem, ...] = field(default=())
 
     def params(self) -> str:
         """This view's query string (page 1, defaults left out), for the
@@ -117,36 +118,38 @@ class LedgerQuery:
 
 
 def parse_query(params: Mapping[str, str]) -> LedgerQuery:
-    problems: list[str] = []
-    days = PERIODS[0]
-    period = (params.get("period") or "").strip()
-    if period:
-        if period in {str(p) for p in PERIODS}:
-            days = int(period)
-        else:
-            problems.append(
-                _("The period can be 7 or 30 days; showing the last %(days)s days.")
-                % {"days": days}
-            )
-    action = (params.get("action") or "").strip()
-    if action and action not in ACTIONS:
-        problems.append(_("There is no such action to filter by; showing every action."))
-        action = ""
-    session = (params.get("session") or "").replace("\x00", "").strip()
-    if len(session) > MAX_SCOPE:
-        problems.append(
-            _("A session name has at most %(n)s characters; showing every session.")
-            % {"n": MAX_SCOPE}
+    """The Activity page's filters, through the pages' one query reader: a
+    value it cannot use is named, and the default shown instead."""
+    query = QueryReader(params)
+    days = int(
+        query.choice(
+            "period",
+            {str(p) for p in PERIODS},
+            default=str(PERIODS[0]),
+            message=_("The period can be 7 or 30 days; showing the last %(days)s days.")
+            % {"days": PERIODS[0]},
         )
-        session = ""
-    page = 1
-    text = (params.get("page") or "").strip()
-    if text:
-        if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_PAGE:
-            page = int(text)
-        else:
-            problems.append(_("There is no such page; showing the first."))
-    return LedgerQuery(days, session, action, page, tuple(problems))
+    )
+    action = query.choice(
+        "action",
+        ACTIONS,
+        default="",
+        message=_("There is no such action to filter by; showing every action."),
+    )
+    session = query.text(
+        "session",
+        max_length=MAX_SCOPE,
+        message=_("A session name has at most %(n)s characters; showing every session.")
+        % {"n": MAX_SCOPE},
+    )
+    page = query.whole(
+        "page",
+        low=1,
+        high=MAX_PAGE,
+        default=1,
+        message=_("There is no such page; showing the first."),
+    )
+    return LedgerQuery(days, session, action, page, tuple(query.problems))
 
 
 # ---- the chart ---------------------------------------------------------------

@@ -20,6 +20,7 @@ from curfew_core.engine.schedule import Schedule
 from curfew_core.schedules import calendars, override_commands
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import values as schedule_values
+from curfew_core.schema.query import Problem, QueryReader
 from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import overrides_active
@@ -114,25 +115,34 @@ class Look:
 
 def look_at(params: QueryDict, *, tz_name: str, now: dt.datetime) -> Look:
     """``?at=2026-12-01T23:30`` (the picker) or ``?day=…&minute=…`` (the
-    scrubber), in the user's zone; a bad moment says so and shows now."""
+    scrubber), in the user's zone; a bad moment says so, naming the
+    parameter, and shows now."""
     zone = zoneinfo.ZoneInfo(tz_name)
-    text = params.get("at", "").strip()
-    day_text, minute_text = params.get("day", "").strip(), params.get("minute", "").strip()
-    if not text and day_text and minute_text:
-        minute = schedule_values.int_from_text(minute_text)
-        if minute is None or not 0 <= minute < 24 * 60:
-            return Look(None, "", None, _("The time on the day must be between 00:00 and 23:59."))
-        text = f"{day_text}T{minute // 60:02d}:{minute % 60:02d}"
+    query = QueryReader(params)
+    text, name = query.raw("at"), "at"
+    day_text = query.raw("day")
+    if not text and day_text and query.raw("minute"):
+        minute = query.whole_or_none(
+            "minute",
+            low=0,
+            high=24 * 60 - 1,
+            message=_("The time on the day must be between 00:00 and 23:59."),
+        )
+        if minute is None:
+            return Look(None, "", None, str(query.problems[0]))
+        text, name = f"{day_text}T{minute // 60:02d}:{minute % 60:02d}", "day"
     if not text:
         return Look(None, "", None, "")
     try:
         local = dt.datetime.fromisoformat(text)
     except ValueError:
-        return Look(None, "", None, _("“%(text)s” is not a date and time.") % {"text": text[:40]})
+        problem = Problem(name, _("“%(text)s” is not a date and time.") % {"text": text[:40]})
+        return Look(None, "", None, str(problem))
     if local.tzinfo is None:
         local = local.replace(tzinfo=zone)
     if not FIRST_BAND_DATE <= local.date() <= LAST_BAND_DATE:
-        return Look(None, "", None, _("%(text)s is out of range.") % {"text": text[:40]})
+        problem = Problem(name, _("%(text)s is out of range.") % {"text": text[:40]})
+        return Look(None, "", None, str(problem))
     wall = to_wall(local, zone)
     return Look(
         local.astimezone(dt.UTC),
@@ -159,34 +169,29 @@ LAST_BAND_DATE = (override_commands.LATEST_MOMENT - dt.timedelta(days=1)).date()
 
 
 def parse_band(params: QueryDict, default: dt.date) -> tuple[dt.date, str, str]:
-    """The band's date and view from the query or form; a bad date says so."""
-    view = params.get("band_view", "day")
-    view = view if view in BAND_VIEWS else "day"
-    text = params.get("band_date", "").strip()
-    if not text:
-        return default, view, ""
-    try:
-        day = dt.date.fromisoformat(text)
-    except ValueError:
-        return (
-            default,
-            view,
-            _("“%(text)s” is not a date; showing %(day)s.")
-            % {"text": text[:40], "day": default.isoformat()},
-        )
-    if not FIRST_BAND_DATE <= day <= LAST_BAND_DATE:
-        return (
-            default,
-            view,
-            _("%(text)s is out of range (%(first)s to %(last)s); showing %(day)s.")
-            % {
-                "text": day.isoformat(),
-                "first": FIRST_BAND_DATE.isoformat(),
-                "last": LAST_BAND_DATE.isoformat(),
-                "day": default.isoformat(),
-            },
-        )
-    return day, view, ""
+    """The band's date and view from the query or form; a bad one says so,
+    naming the parameter."""
+    query = QueryReader(params)
+    view = query.choice(
+        "band_view",
+        BAND_VIEWS,
+        default="day",
+        message=_("The band shows a day or a week; showing the day."),
+    )
+    day = query.date(
+        "band_date",
+        first=FIRST_BAND_DATE,
+        last=LAST_BAND_DATE,
+        default=default,
+        bad=_("“%(text)s” is not a date; showing %(day)s."),
+        out_of_range=_("%(text)s is out of range (%(first)s to %(last)s); showing %(day)s."),
+        values={
+            "first": FIRST_BAND_DATE.isoformat(),
+            "last": LAST_BAND_DATE.isoformat(),
+            "day": default.isoformat(),
+        },
+    )
+    return day, view, " ".join(str(problem) for problem in query.problems)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ and, read-only, in the admin."""
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 from typing import Any
 
@@ -13,9 +14,10 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import transaction
 
-from curfew_core.models import ApiToken, AuditEntry
+from curfew_core.models import ApiToken, AuditEntry, Override
 from curfew_core.selectors.audit import audit_recent
 from curfew_core.services.schedules import schedule_update
+from curfew_core.services.tokens import token_create, token_revoke
 from curfew_testkit.asgi_client import Client
 from tests.api.conftest import local
 from tests.web.forms import as_post, form_fields
@@ -316,3 +318,69 @@ def test_every_door_names_its_channel_when_it_writes() -> None:
     for path, line, node in calls:
         keywords = {keyword.arg for keyword in node.keywords}
         assert "channel" in keywords, f"{path}:{line} writes without naming its channel"
+
+
+@pytest.mark.django_db
+def test_each_admin_action_leaves_one_entry_per_user_and_a_revoke_none_for_no_change(
+    staff: tuple[Client, User], django_capture_on_commit_callbacks: Any
+) -> None:
+    # Issue 23, "not yet tried": the admin's two actions over several users at
+    # once, and over rows that need no change.
+    client, root = staff
+    ada = User.objects.create_user("ada", password="x")
+    bob = User.objects.create_user("bob", password="x")
+    cy = User.objects.create_user("cy", password="x")
+    for person in (ada, bob):
+        Override.objects.create(user=person, forced_off_until=local("2099-01-01 09:00"))
+    Override.objects.create(user=cy)  # nothing active
+    before = {person: len(_entries(person)) for person in (ada, bob, cy)}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/admin/curfew_core/override/",
+            {
+                "action": "back_to_schedule",
+                "_selected_action": [o.pk for o in Override.objects.all()],
+            },
+        )
+    assert response.status_code == 302
+    # One entry per selected person, theirs alone. cy had nothing to cancel:
+    # the command is recorded all the same, as every door records each
+    # override command (services.overrides.override_apply).
+    for person in (ada, bob, cy):
+        entry = _only_new(person, before[person])
+        assert (entry.channel, entry.action, entry.actor_name) == ("admin", "auto", "root")
+        assert Override.objects.get(user=person).forced_off_until is None
+
+    ada_token, ada_raw = token_create(user=ada, name="a")
+    bob_token, _ = token_create(user=bob, name="b")
+    gone, _ = token_create(user=cy, name="c")
+    token_revoke(user=cy, token_id=gone.pk)
+    before = {person: len(_entries(person)) for person in (ada, bob, cy)}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/admin/curfew_core/apitoken/",
+            {"action": "revoke", "_selected_action": [ada_token.pk, bob_token.pk, gone.pk]},
+            follow=True,
+        )
+    assert "2 token(s) revoked." in response.content.decode()
+    for person, token in ((ada, ada_token), (bob, bob_token)):
+        entry = _only_new(person, before[person])
+        assert (entry.channel, entry.subject, entry.action, entry.actor) == (
+            "admin",
+            "token",
+            "revoked",
+            root,
+        )
+        assert entry.changes.get("name") == token.name
+    assert len(_entries(cy)) == before[cy], "already revoked: nothing recorded"
+    _no_secrets(ada, ada_raw)
+
+    # Each person sees what the admin did to their account on their own page.
+    page = Client()
+    page.force_login(ada)
+    html = page.get("/activity/").content.decode()
+    rows = re.findall(r'<tr data-subject="(\w+)">(.*?)</tr>', html, re.S)
+    by_root = [
+        subject for subject, row in rows if "<td>root</td>" in row and "<td>admin</td>" in row
+    ]
+    assert sorted(by_root) == ["override", "token"], rows

@@ -4,6 +4,7 @@ and the demo user, each checked through what it stored or what the API says."""
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import timedelta
 from io import StringIO
 from pathlib import Path
@@ -20,6 +21,7 @@ from curfew_core.schedules.config import DEFAULTS, FIELDS
 from curfew_core.selectors.bundles import bundle_for
 from curfew_core.services.schedules import schedule_update
 from curfew_testkit.asgi_client import Client
+from curfew_testkit.server import ROOT
 from tests.api.conftest import FrozenClock, local, stored
 
 
@@ -306,20 +308,55 @@ def test_import_reaches_the_next_verdict(user: User, tmp_path: Path) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_demo_prints_login_and_token_and_revokes_the_previous_one(db: None) -> None:
-    out, _ = run("demo", "--user", "demo")
+def test_demo_prints_the_same_token_run_after_run(tmp_path: Path) -> None:
+    # Issue 23, finding 8: every run revoked the last demo token, silently,
+    # so a gateway set up with yesterday's was refused today.
+    kept = tmp_path / ".local" / "demo_token"
+    out, _ = run("demo", "--user", "demo", "--token-file", str(kept))
     assert "demo / demo" in out
     first = last_line(out).split()[-1]
     assert bearer(first).get("/api/v1/state").status_code == 200
     assert User.objects.get(username="demo").check_password("demo")
+    assert kept.read_text().strip() == first
+    assert kept.stat().st_mode & 0o777 == 0o600, "the raw key, readable by its owner only"
 
-    out, _ = run("demo", "--user", "demo")
+    out, _ = run("demo", "--user", "demo", "--token-file", str(kept))
+    assert last_line(out) == f"demo API token: {first}"
+    assert "same demo API token as last time" in out
+    assert bearer(first).get("/api/v1/state").status_code == 200
+    assert ApiToken.objects.filter(user__username="demo", revoked_at__isnull=True).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_without_its_kept_key_makes_one_and_names_the_earlier_still_live(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "demo_token"
+    out, _ = run("demo", "--user", "demo", "--token-file", str(kept))
+    first = last_line(out).split()[-1]
+    kept.unlink()  # .local/ deleted, or another checkout
+    out, _ = run("demo", "--user", "demo", "--token-file", str(kept))
     second = last_line(out).split()[-1]
     assert second != first
-    assert "demo" in out.splitlines()[0]
+    assert kept.read_text().strip() == second
+    assert f"earlier one(s) ({first[:12]}…) still work" in out
+    # Nothing was revoked: a gateway using the first keeps working.
+    assert bearer(first).get("/api/v1/state").status_code == 200
     assert bearer(second).get("/api/v1/state").status_code == 200
-    assert bearer(first).get("/api/v1/state").status_code == 401  # revoked, cache and all
-    assert ApiToken.objects.filter(user__username="demo", revoked_at__isnull=True).count() == 1
+    # A kept file with someone else's (or a revoked) token is not printed as the demo's.
+    kept.write_text("cfw_not-a-live-token\n")
+    out, _ = run("demo", "--user", "demo", "--token-file", str(kept))
+    third = last_line(out).split()[-1]
+    assert third not in (first, second, "cfw_not-a-live-token")
+    assert bearer(third).get("/api/v1/state").status_code == 200
+
+
+def test_make_run_keeps_the_demo_token_in_local() -> None:
+    # make run's own command line (tests/readme/test_make_run.py runs it whole).
+    done = subprocess.run(
+        ["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert "manage.py curfew demo --user demo --token-file .local/demo_token" in done.stdout
 
 
 @pytest.mark.django_db

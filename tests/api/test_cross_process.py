@@ -53,7 +53,7 @@ def test_a_local_cache_entry_stands_in_for_the_database_only_briefly(
 @pytest.mark.django_db
 def test_a_token_revoked_elsewhere_stops_working_here_soon(api: Any) -> None:
     assert api.get("/api/v1/state").status_code == 200  # cached
-    # Revoked by another process (``curfew demo`` revokes the last demo token).
+    # Revoked by another process (the settings page served by another worker).
     ApiToken.objects.filter(user=api.user).update(revoked_at=local("2026-09-29 10:00"))
     assert api.get("/api/v1/state").status_code == 200  # this process has not heard
     later = time.time() + LOCAL_CACHE_SECONDS + 0.5

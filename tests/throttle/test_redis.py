@@ -19,7 +19,7 @@ pytestmark = pytest.mark.redis
 LIMITS = {
     "CURFEW_TOKEN_FAILURES_PER_ADDRESS": "5/minute",
     "CURFEW_TOKEN_RATE": "4/minute",
-    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT": "3/15minutes",
+    "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS": "3/15minutes",
 }
 
 
@@ -102,7 +102,8 @@ def test_two_pools_on_one_redis_share_the_sign_in_counts(prefix: str, shared: No
         throttle.note_signin_failure("ada", "10.0.0.1")
     # A fresh storage, pool and client: what another process would build.
     throttle._current = throttle._build()
-    refusal = throttle.signin_refusal("ada", "10.0.0.2")
+    refusal = throttle.signin_refusal("ada", "10.0.0.1")
     assert refusal is not None
     assert refusal.rule == throttle.SIGNIN_ACCOUNT
-    assert throttle.signin_refusal("grace", "10.0.0.2") is None
+    assert throttle.signin_refusal("ada", "10.0.0.2") is None
+    assert throttle.signin_refusal("grace", "10.0.0.1") is None

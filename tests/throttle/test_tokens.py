@@ -147,7 +147,11 @@ def test_a_spoofed_forwarded_for_does_not_escape_the_failure_limit(api: ApiClien
     assert response.status_code == 429
 
 
-@override_settings(CURFEW_TOKEN_FAILURES_PER_ADDRESS="5/minute", CURFEW_BEHIND_PROXY=True)
+@override_settings(
+    CURFEW_TOKEN_FAILURES_PER_ADDRESS="5/minute",
+    CURFEW_BEHIND_PROXY=True,
+    CURFEW_TRUSTED_PROXIES=["10.1.1.0/24"],
+)
 def test_behind_the_proxy_each_forwarded_client_is_counted_on_its_own(api: ApiClient) -> None:
     balancer = "10.1.1.1"
     for n in range(5):
@@ -156,6 +160,39 @@ def test_behind_the_proxy_each_forwarded_client_is_counted_on_its_own(api: ApiCl
     spoof = f"1.1.1.1, {ATTACKER}"
     assert verdict(garbage(9), balancer, HTTP_X_FORWARDED_FOR=spoof).status_code == 429
     assert verdict(garbage(9), balancer, HTTP_X_FORWARDED_FOR=NEIGHBOUR).status_code == 401
+
+
+@override_settings(
+    CURFEW_TOKEN_FAILURES_PER_ADDRESS="5/minute",
+    CURFEW_BEHIND_PROXY=True,
+    CURFEW_TRUSTED_PROXIES=["10.1.1.1"],
+)
+def test_behind_the_proxy_a_peer_that_is_not_a_named_balancer_is_not_believed(
+    api: ApiClient,
+) -> None:
+    # Issue 23: a client reaching the workers directly (or through a tunnel
+    # that does not set the header) must not pick its own address.
+    for n in range(5):
+        forwarded = f"198.51.100.{n}"
+        assert verdict(garbage(n), "10.1.1.2", HTTP_X_FORWARDED_FOR=forwarded).status_code == 401
+    assert verdict(garbage(9), "10.1.1.2", HTTP_X_FORWARDED_FOR="1.1.1.1").status_code == 429
+    # The balancer's own clients are counted apart from it.
+    assert verdict(garbage(9), "10.1.1.1", HTTP_X_FORWARDED_FOR="1.1.1.1").status_code == 401
+
+
+@override_settings(
+    CURFEW_TOKEN_FAILURES_PER_ADDRESS="5/minute",
+    CURFEW_BEHIND_PROXY=True,
+    CURFEW_TRUSTED_PROXIES=["10.1.1.0/24"],
+)
+def test_behind_two_balancers_the_address_left_of_them_counts(api: ApiClient) -> None:
+    # The outer balancer appended the client, the inner one the outer; what the
+    # client wrote further left changes nothing.
+    for n in range(5):
+        forwarded = f"198.51.100.{n}, {ATTACKER}, 10.1.1.7"
+        assert verdict(garbage(n), "10.1.1.1", HTTP_X_FORWARDED_FOR=forwarded).status_code == 401
+    forwarded = f"1.1.1.1, {ATTACKER}, 10.1.1.8"
+    assert verdict(garbage(9), "10.1.1.1", HTTP_X_FORWARDED_FOR=forwarded).status_code == 429
 
 
 # -- the proxy ------------------------------------------------------------------------

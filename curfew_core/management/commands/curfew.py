@@ -7,6 +7,7 @@ Errors name what is wrong and change nothing (``CommandError``, exit 1).
 from __future__ import annotations
 
 import json
+import os
 from argparse import ArgumentParser
 from datetime import timedelta
 from pathlib import Path
@@ -23,16 +24,34 @@ from curfew_core.schedules import override_commands
 from curfew_core.schedules.config import ConfigError
 from curfew_core.schedules.plugin_import import source_key, translate
 from curfew_core.schedules.values import text_problem
-from curfew_core.selectors.tokens import live_token_ids
+from curfew_core.selectors.tokens import live_token_matches, live_token_prefixes
 from curfew_core.selectors.users import user_by_name
 from curfew_core.selectors.verdicts import state_payload
 from curfew_core.services.ledger import decisions_prune
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
-from curfew_core.services.tokens import token_create, token_revoke
+from curfew_core.services.tokens import token_create
 from curfew_core.services.users import demo_user_ensure, user_create
 
 DEMO_TOKEN_NAME = "demo (make run)"  # noqa: S105 - a label, not a secret
+
+
+def _read_kept(token_file: Path | None) -> str:
+    if token_file is None:
+        return ""
+    try:
+        return token_file.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""  # missing or unreadable: a new token is made and kept
+
+
+def _keep(token_file: Path, raw: str) -> None:
+    """Write the raw token readable by its owner only, from the first byte."""
+    token_file.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+        handle.write(raw + "\n")
+    token_file.chmod(0o600)  # an older file may have had looser bits
 
 
 class Command(BaseCommand):
@@ -69,8 +88,18 @@ class Command(BaseCommand):
         )
         importer = action("import-config", "import the earlier plugin's JSON config file")
         importer.add_argument("file", type=Path)
-        demo = action("demo", "make sure the demo user exists and print a fresh demo token")
+        demo = action(
+            "demo",
+            "make sure the demo user exists and print its API token (the one kept in "
+            "--token-file if it still works, else a new one)",
+        )
         demo.add_argument("--password", default="demo")
+        demo.add_argument(
+            "--token-file",
+            type=Path,
+            default=None,
+            help="keep the demo's raw token here (mode 600), to print it again next time",
+        )
         prune = actions.add_parser(
             "prune",
             help="delete raw decisions older than the retention "
@@ -90,7 +119,7 @@ class Command(BaseCommand):
             if problem:
                 raise CommandError(f"--{option} {problem}")
         if name == "demo":
-            self._demo(options["user"], options["password"])
+            self._demo(options["user"], options["password"], options.get("token_file"))
             return
         if name == "prune":
             self._prune(options.get("days"))
@@ -186,11 +215,34 @@ class Command(BaseCommand):
         deleted = decisions_prune(before=timezone.now() - timedelta(days=keep))
         self.stdout.write(f"pruned {deleted} decision(s) older than {keep} day(s)")
 
-    def _demo(self, username: str, password: str) -> None:
+    def _demo(self, username: str, password: str, token_file: Path | None) -> None:
+        """The demo login and its API token, the same run after run.
+
+        Every run used to revoke the last demo token and print a new one, so a
+        gateway set up yesterday was refused today, without a word (issue 23).
+        Tokens are stored hashed, so the raw one can only be printed again
+        from where ``make run`` keeps it (``--token-file``, in ``.local/``,
+        mode 600, like the secret key beside it). Nothing is revoked here: a
+        demo token whose key was not kept still works, and is named.
+        """
         user, password_set = demo_user_ensure(username=username, password=password)
         login = f"{username} / {password}" if password_set else f"{username} (password unchanged)"
-        for token_id in live_token_ids(user_id=user.pk, name=DEMO_TOKEN_NAME):
-            token_revoke(user=user, token_id=token_id, channel="command")
-        _, raw = token_create(user=user, name=DEMO_TOKEN_NAME, channel="command")
+        kept = _read_kept(token_file)
         self.stdout.write(f"demo login: {login}")
+        if kept and live_token_matches(user_id=user.pk, name=DEMO_TOKEN_NAME, raw=kept):
+            self.stdout.write(f"(the same demo API token as last time, kept in {token_file})")
+            self.stdout.write(f"demo API token: {kept}")
+            return
+        earlier = live_token_prefixes(user_id=user.pk, name=DEMO_TOKEN_NAME)
+        _, raw = token_create(user=user, name=DEMO_TOKEN_NAME, channel="command")
+        if token_file is not None:
+            _keep(token_file, raw)
+        if earlier:
+            shown = ", ".join(f"{prefix}…" for prefix in earlier)
+            self.stdout.write(
+                f"NOTE: a new demo API token was made; the earlier one(s) ({shown}) still "
+                "work, but their keys were not kept"
+                + (f" in {token_file}" if token_file is not None else "")
+                + ". Revoke them on the Integrations page once nothing uses them."
+            )
         self.stdout.write(f"demo API token: {raw}")
