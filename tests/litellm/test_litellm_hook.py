@@ -275,3 +275,31 @@ def test_no_other_module_of_the_client_imports_litellm() -> None:
     for module in PACKAGE.glob("*.py"):
         if module.name != "litellm_hook.py":
             assert not pattern.search(module.read_text(encoding="utf-8")), module.name
+
+
+@pytest.mark.parametrize(
+    ("value", "pushed"),
+    [(None, True), ("1", True), ("true", True), ("0", False), ("off", False)],
+)
+async def test_push_mode_is_on_unless_curfew_push_turns_it_off(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, pushed: bool
+) -> None:
+    monkeypatch.setenv("CURFEW_URL", "http://curfew.test")
+    monkeypatch.setenv("CURFEW_TOKEN", "cfw_t")
+    if value is None:
+        monkeypatch.delenv("CURFEW_PUSH", raising=False)
+    else:
+        monkeypatch.setenv("CURFEW_PUSH", value)
+    client = hook_module.client_from_env()
+    try:
+        assert (client.feed is not None) is pushed
+    finally:
+        await client.aclose()
+
+
+def test_a_bad_curfew_push_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CURFEW_URL", "http://curfew.test")
+    monkeypatch.setenv("CURFEW_TOKEN", "cfw_t")
+    monkeypatch.setenv("CURFEW_PUSH", "maybe")
+    with pytest.raises(ValueError, match="CURFEW_PUSH"):
+        hook_module.client_from_env()

@@ -7,7 +7,10 @@
 
 and the environment: ``CURFEW_URL`` (the server's root), ``CURFEW_TOKEN`` (an
 API token), optionally ``CURFEW_POLICY`` (``fail_open``, the default;
-``fail_closed``, ``last_known``, ``raise``) and ``CURFEW_TIMEOUT`` (seconds).
+``fail_closed``, ``last_known``, ``raise``), ``CURFEW_TIMEOUT`` (seconds) and
+``CURFEW_PUSH`` (``1``, the default: the client follows the server's change
+stream, so an override reaches the proxy within about a second; ``0``: cached
+verdicts age out by themselves, up to about a minute).
 
 The only module of the package that imports LiteLLM (``pip install
 'curfew-client[litellm]'``). What it does per call type, and why this way
@@ -157,17 +160,36 @@ def _policy_from_env() -> Policy:
     raise ValueError(f"CURFEW_POLICY must be one of {', '.join(POLICIES)}, not {policy!r}")
 
 
+def _push_from_env() -> bool:
+    """``CURFEW_PUSH``: on unless it says off (``0``, ``false``, ``no``, ``off``)."""
+    value = os.environ.get("CURFEW_PUSH", "").strip().lower()
+    if value in ("", "1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"CURFEW_PUSH must be 1 or 0 (true/false, yes/no, on/off), not {value!r}")
+
+
 def client_from_env() -> AsyncCurfewClient:
-    """The client ``CURFEW_URL``, ``CURFEW_TOKEN``, ``CURFEW_POLICY`` and
-    ``CURFEW_TIMEOUT`` describe."""
+    """The client ``CURFEW_URL``, ``CURFEW_TOKEN``, ``CURFEW_POLICY``,
+    ``CURFEW_TIMEOUT`` and ``CURFEW_PUSH`` describe.
+
+    Push mode is on by default: a LiteLLM proxy is a long-lived gateway, the
+    very case the change stream is for. Without it an override or a schedule
+    save reaches the proxy only when its cached verdict ages out (``max_age``,
+    about a minute), and every call until then is answered by the old state.
+    ``CURFEW_PUSH=0`` turns it off (one less open connection per process)."""
     url = os.environ.get("CURFEW_URL", "").strip()
     token = os.environ.get("CURFEW_TOKEN", "").strip()
     if not url or not token:
         raise ValueError("set CURFEW_URL and CURFEW_TOKEN for the curfew LiteLLM hook")
+    push = _push_from_env()
     timeout = os.environ.get("CURFEW_TIMEOUT", "").strip()
     if timeout:
-        return AsyncCurfewClient(url, token, policy=_policy_from_env(), timeout=float(timeout))
-    return AsyncCurfewClient(url, token, policy=_policy_from_env())
+        return AsyncCurfewClient(
+            url, token, policy=_policy_from_env(), timeout=float(timeout), push=push
+        )
+    return AsyncCurfewClient(url, token, policy=_policy_from_env(), push=push)
 
 
 class CurfewHook(CustomLogger):
