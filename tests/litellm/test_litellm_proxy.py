@@ -211,7 +211,8 @@ def test_off_duty_embeddings_are_refused_cleanly(proxy: LiteLLMProxy) -> None:
     with pytest.raises(openai.APIStatusError) as raised:
         openai_client(proxy).embeddings.create(model=EMBEDDING_MODEL, input="hi")
     assert raised.value.status_code == 503
-    assert "off duty" in raised.value.message
+    assert raised.value.code == "curfew_off_duty"
+    assert "off-duty" in raised.value.message
     assert raised.value.response.headers["content-type"].startswith("application/json")
     assert raised.value.response.headers["x-curfew-state"] == "off-duty"
     assert model_posts(proxy) == []
