@@ -10,7 +10,9 @@ API token), optionally ``CURFEW_POLICY`` (``fail_open``, the default;
 ``fail_closed``, ``last_known``, ``raise``), ``CURFEW_TIMEOUT`` (seconds) and
 ``CURFEW_PUSH`` (``1``, the default: the client follows the server's change
 stream, so an override reaches the proxy within about a second; ``0``: cached
-verdicts age out by themselves, up to about a minute).
+verdicts age out by themselves, up to about a minute). LiteLLM's own
+``LITELLM_MASTER_KEY`` (the key its clients send) must be set too: its proxy
+does not start without it.
 
 The only module of the package that imports LiteLLM (``pip install
 './client[litellm]'`` from a checkout). What it does per call type, and why this
