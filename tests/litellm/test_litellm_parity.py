@@ -39,6 +39,10 @@ class Plan(BaseModel):
 
 
 PLAN_SCHEMA = {"name": "Plan", "schema": Plan.model_json_schema(), "strict": False}
+PLAN_TOOL = {
+    "type": "function",
+    "function": {"name": "Plan", "parameters": Plan.model_json_schema()},
+}
 
 #: The matrix: (path, body) as clients send them; each is sent streamed and not.
 MATRIX: list[tuple[str, str, dict[str, Any]]] = [
@@ -57,6 +61,16 @@ MATRIX: list[tuple[str, str, dict[str, Any]]] = [
         {"messages": MESSAGES, "response_format": {"type": "json_object"}},
     ),
     ("chat n=2", "chat/completions", {"messages": MESSAGES, "n": 2}),
+    (
+        "chat forced tool",
+        "chat/completions",
+        {"messages": MESSAGES, "tools": [PLAN_TOOL], "tool_choice": "required"},
+    ),
+    (
+        "responses",
+        "responses",
+        {"input": "hi", "instructions": "Be brief.", "metadata": {"a": "b"}},
+    ),
     (
         "responses json_schema",
         "responses",
