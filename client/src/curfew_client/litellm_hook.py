@@ -23,13 +23,14 @@ way (read from LiteLLM's own source, proven against the real proxy in
   messages: the answer is Curfew's proxy's own, the very bytes of the call
   type's shape module (``short_circuit_body``): a refusal where the client asked
   for structured output (``response_format``, ``text.format``), ``n`` choices,
-  streamed or not as asked, zero usage. LiteLLM's own mocks cannot say that (a
-  ``ModelResponse`` mock loses ``refusal`` and all choices but one when LiteLLM
-  streams it, and the Responses and Messages APIs take only a string mock), so
-  a string mock only guarantees that nothing is sent upstream (the call is
-  made as a plain one, which LiteLLM logs), and ``async_post_call_success_hook``
-  replaces LiteLLM's answer with Curfew's; ``async_logging_hook`` makes
-  LiteLLM's ledger record the mock's invented usage as zero.
+  streamed or not as asked, zero usage. A mock answered by LiteLLM would be
+  LiteLLM's rendering, not the proxy's (it writes its own streams and response
+  objects, and the Responses and Messages APIs take only a string mock), and
+  two renderings drift. So a string mock only guarantees that nothing is sent
+  upstream (the call is made as a plain one, which LiteLLM logs), and
+  ``async_post_call_success_hook`` replaces LiteLLM's answer with Curfew's;
+  ``async_logging_hook`` makes LiteLLM's ledger record the mock's invented
+  usage as zero. ``tests/litellm/test_litellm_parity.py`` compares the two.
 - off duty, embeddings: there is no canned embedding; the refusal is Curfew's
   proxy's own (``openai_shapes.embeddings_refusal``: a 503 with ``Retry-After``
   and ``X-Should-Retry: false``, so SDKs do not retry it), and LiteLLM logs it
