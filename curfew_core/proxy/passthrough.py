@@ -13,10 +13,9 @@ clamped while winding, the very bytes on duty.
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 
-from curfew_client import completions_shapes
+from curfew_client import completions_shapes, openai_shapes
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
@@ -28,8 +27,8 @@ from curfew_core.proxy import calls, upstream
 from curfew_core.proxy.forward import forward
 
 #: The error ``code`` (and, with ``type``, the message) of a refused embedding.
-OFF_DUTY_CODE = "curfew_off_duty"
-OFF_DUTY_TYPE = "curfew_off_duty"
+OFF_DUTY_CODE = openai_shapes.EMBEDDINGS_REFUSAL_CODE
+OFF_DUTY_TYPE = openai_shapes.EMBEDDINGS_REFUSAL_CODE
 
 
 def retry_after_seconds(verdict: Verdict, now: datetime) -> int:
@@ -37,34 +36,26 @@ def retry_after_seconds(verdict: Verdict, now: datetime) -> int:
 
     ``valid_until`` is a real instant even under the time machine (the engine
     measures it against the real clock), so it is never counted from ``at``."""
-    return max(1, math.ceil((verdict.valid_until - now).total_seconds()))
+    return openai_shapes.retry_after_seconds(verdict.valid_until, now)
 
 
 def off_duty_refusal(verdict: Verdict, now: datetime) -> HttpResponse:
-    """The embeddings answer off duty: HTTP 503 in OpenAI's error shape.
-
-    Why 503 and not 429: nothing was over a rate limit; the service is not
-    available *for this caller until a known time*, which is what 503 with
-    ``Retry-After`` means to gateways, load balancers and HTTP caches alike. A
-    429 would make gateways (LiteLLM, Portkey) put the deployment in a
-    rate-limit cooldown and report quota trouble that does not exist.
-
-    ``Retry-After`` is the seconds until the verdict may change; ``X-Should-Retry:
-    false`` tells the Stainless SDKs (openai, anthropic) to raise at once
-    (``openai.InternalServerError``, ``status_code`` 503, ``code``
-    ``curfew_off_duty``) instead of retrying a refusal that will stand for
-    hours.
-    """
-    response = openai_error(
-        503,
-        f"the curfew is {verdict.state.value}: embeddings are not served until it lifts; "
-        "retry after the Retry-After seconds",
-        code=OFF_DUTY_CODE,
-        type=OFF_DUTY_TYPE,
+    """The embeddings answer off duty: HTTP 503 in OpenAI's error shape, with
+    ``Retry-After`` and ``X-Should-Retry: false``. The body and headers come
+    from ``openai_shapes.embeddings_refusal`` (why 503, why those headers), so
+    the LiteLLM hook answers the very same."""
+    body, headers = openai_shapes.embeddings_refusal(
+        verdict.state.value, retry_after_seconds(verdict, now)
     )
-    response["Retry-After"] = str(retry_after_seconds(verdict, now))
-    response["X-Should-Retry"] = "false"
-    response["Cache-Control"] = "no-store"
+    error = body["error"]
+    response = openai_error(
+        openai_shapes.EMBEDDINGS_REFUSAL_STATUS,
+        error["message"],
+        code=error["code"],
+        type=error["type"],
+    )
+    for name, value in headers.items():
+        response[name] = value
     return response
 
 

@@ -1,7 +1,10 @@
 """The real LiteLLM proxy, with the curfew callback, in front of a recording
-fake upstream, asking a real Curfew server.
+fake upstream, asking a real Curfew server. That server is also Curfew's own
+proxy in front of the same upstream, the hook's measure in the parity tests.
 
-One proxy per test module (it takes 10-30 s to start). LiteLLM's price map is
+One LiteLLM proxy for the whole package (it takes 10-30 s to start): each test
+names its own session, and the callback follows the server's change stream, so
+no test sees another's cached verdict. LiteLLM's price map is
 read from its package (``LITELLM_LOCAL_MODEL_COST_MAP``): nothing here reaches
 the internet.
 """
@@ -35,6 +38,8 @@ if IN_CI and importlib.util.find_spec("litellm") is None:
     raise RuntimeError("LiteLLM is required in CI: install requirements/dev.txt")
 
 MASTER_KEY = "sk-litellm-test-master-key-0123456789abcdef"
+#: The key Curfew's own proxy sends upstream (the upstream does not check it).
+UPSTREAM_KEY = "sk-upstream-fake"
 MODEL = "fake-model"
 EMBEDDING_MODEL = "fake-embed"
 #: A Tuesday in the user's time zone (Asia/Shanghai, the default).
@@ -74,6 +79,11 @@ class Curfew:
     app: ServedApp
     token: str
 
+    @property
+    def proxy_url(self) -> str:
+        """Curfew's own OpenAI-compatible proxy (the same user, the same upstream)."""
+        return f"{self.app.base_url}/v1"
+
     def travel(self, moment: str) -> None:
         """The user's time machine (through the API, so the server's cache drops it)."""
         response = httpx.post(
@@ -103,6 +113,7 @@ class LiteLLMProxy:
     upstream: FakeUpstream
     curfew: Curfew
     ledger_path: Path
+    log_path: Path
 
     def ledger(self, session: str, calls: int = 1) -> list[dict[str, Any]]:
         """What LiteLLM's own ledger recorded for the calls of ``session``
@@ -116,11 +127,18 @@ class LiteLLMProxy:
             time.sleep(0.1)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
     workdir = Path(tmp_path_factory.mktemp("litellm"))
     upstream = FakeUpstream().start()
-    app = ServedApp(workdir, env={"CURFEW_MANIFEST_STATIC": "0"})
+    app = ServedApp(
+        workdir,
+        env={
+            "CURFEW_MANIFEST_STATIC": "0",
+            "CURFEW_UPSTREAM_BASE_URL": f"{upstream.base_url}/v1",
+            "CURFEW_UPSTREAM_API_KEY": UPSTREAM_KEY,
+        },
+    )
     app.manage("migrate", "--no-input", "-v0")
     token = app.create_user("litellm-ada")
     config = workdir / "config.yaml"
@@ -162,7 +180,7 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMP
         wait_for_http(
             f"{base_url}/health/liveliness", process, log_path, timeout=90, label="litellm"
         )
-        yield LiteLLMProxy(base_url, upstream, Curfew(app, token), ledger)
+        yield LiteLLMProxy(base_url, upstream, Curfew(app, token), ledger, log_path)
     finally:
         process.terminate()
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,11 @@ import pytest
 
 pytest.importorskip("litellm", reason="LiteLLM is not installed (requirements/dev.txt has it)")
 
-import litellm
-from curfew_client import AsyncCurfewClient, anthropic_shapes
+from curfew_client import AsyncCurfewClient, anthropic_shapes, openai_shapes
 from curfew_client import litellm_hook as hook_module
-from curfew_client.litellm_hook import CurfewHook
+from curfew_client.litellm_hook import CurfewHook, CurfewRefusal
 from fastapi import HTTPException
-from starlette.responses import StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 PACKAGE = Path(hook_module.__file__).resolve().parent
 
@@ -97,7 +97,20 @@ async def call(hook: CurfewHook, data: dict[str, Any], call_type: str) -> Any:
     )
 
 
-async def test_off_duty_chat_gets_a_canned_model_response_with_zero_usage() -> None:
+async def answered(hook: CurfewHook, data: dict[str, Any]) -> Any:
+    """The answer the hook writes over LiteLLM's mock (the mock's own is a stand-in)."""
+    return await hook.async_post_call_success_hook(data, None, {"stand": "in"})
+
+
+def decoded(response: Any) -> Any:
+    """A JSON answer's body, without the values fresh in every answer."""
+    assert isinstance(response, Response)
+    assert response.media_type == "application/json"
+    body = json.loads(bytes(response.body))
+    return {key: value for key, value in body.items() if key not in ("id", "created")}
+
+
+async def test_off_duty_chat_is_mocked_then_answered_as_curfews_proxy_answers() -> None:
     curfew = Curfew(verdict("off-duty"))
     hook = curfew.hook()
     data = await call(
@@ -107,35 +120,83 @@ async def test_off_duty_chat_gets_a_canned_model_response_with_zero_usage() -> N
         ),
         "acompletion",
     )
-    mock = data["mock_response"]
-    assert isinstance(mock, litellm.ModelResponse)
-    assert mock.choices[0].message.content == "。"
-    assert mock.choices[0].finish_reason == "stop"
-    assert (mock.usage.prompt_tokens, mock.usage.completion_tokens, mock.usage.total_tokens) == (
-        0,
-        0,
-        0,
-    )
+    assert data["mock_response"] == "。"  # LiteLLM's string mock: nothing goes upstream
     assert "use_chat_completions_api" not in data
     # The scope from the headers (the client clamps the budget itself, on its side).
     assert curfew.asked == [{"subagent": True, "session_id": "s-1", "purpose": "p"}]
+    response = await answered(hook, data)
+    body = decoded(response)
+    assert body == {
+        key: value
+        for key, value in openai_shapes.answer({"model": "fake-model"}, "。").items()
+        if key in body
+    }
+    assert body["usage"]["total_tokens"] == 0
+    assert response.headers["x-curfew-state"] == "off-duty"
     headers = await hook.async_post_call_response_headers_hook(data, None, None)
     assert headers == {"X-Curfew-State": "off-duty", "X-Curfew-Action": "short-circuit"}
+    # Answered once: a later success of the same call id is not rewritten.
+    assert await answered(hook, data) == {"stand": "in"}
 
 
-async def test_off_duty_responses_go_through_the_chat_bridge() -> None:
-    hook = Curfew(verdict("lights-out", reply="明天再说。")).hook()
-    data = await call(hook, request(input="hi", max_output_tokens=50), "aresponses")
-    assert data["mock_response"].choices[0].message.content == "明天再说。"
-    assert data["use_chat_completions_api"] is True
-
-
-async def test_off_duty_embeddings_are_refused_with_a_503() -> None:
+async def test_structured_output_and_n_are_answered_as_the_request_asked() -> None:
     hook = Curfew(verdict("off-duty")).hook()
-    with pytest.raises(HTTPException) as raised:
+    asked = {**CHAT, "n": 2, "response_format": {"type": "json_object"}}
+    body = decoded(await answered(hook, await call(hook, request(**asked), "acompletion")))
+    assert [c["message"] for c in body["choices"]] == [
+        {"role": "assistant", "content": None, "refusal": "。"}
+    ] * 2
+
+
+async def test_an_off_duty_stream_is_answered_with_curfews_events() -> None:
+    hook = Curfew(verdict("off-duty")).hook()
+    asked = {**CHAT, "stream": True, "stream_options": {"include_usage": True}}
+    data = await call(hook, request(**asked), "acompletion")
+    # Asked as a plain call: only a plain answer reaches the success hook.
+    assert data["stream"] is False
+    assert "stream_options" not in data
+    response = await answered(hook, data)
+    assert isinstance(response, StreamingResponse)
+    text = b"".join([bytes(chunk) async for chunk in response.body_iterator]).decode()
+    assert text.endswith("data: [DONE]\n\n")
+    assert '"usage":{"prompt_tokens":0' in text.replace(" ", "")
+
+
+async def test_off_duty_responses_are_answered_in_their_own_shape() -> None:
+    hook = Curfew(verdict("lights-out", reply="明天再说。")).hook()
+    asked = {"input": "hi", "max_output_tokens": 50, "text": {"format": {"type": "json_object"}}}
+    data = await call(hook, request(**asked), "aresponses")
+    assert data["mock_response"] == "明天再说。"
+    assert "use_chat_completions_api" not in data
+    body = decoded(await answered(hook, data))
+    assert body["object"] == "response"
+    assert body["output"][0]["content"] == [{"type": "refusal", "refusal": "明天再说。"}]
+    assert body["max_output_tokens"] == 50  # echoed from the request, as the proxy does
+
+
+async def test_off_duty_embeddings_are_refused_as_curfews_proxy_refuses_them() -> None:
+    hook = Curfew(verdict("off-duty")).hook()
+    with pytest.raises(CurfewRefusal) as raised:
         await call(hook, request(input="hi"), "aembedding")
-    assert raised.value.status_code == 503
-    assert "off duty" in str(raised.value.detail)
+    refusal = raised.value
+    assert int(refusal.code) == 503
+    assert refusal.to_dict() == openai_shapes.embeddings_refusal("off-duty", 1)[0]["error"]
+    assert refusal.headers["X-Should-Retry"] == "false"
+    assert int(refusal.headers["Retry-After"]) > 3600  # valid until 2099
+    assert refusal.headers["X-Curfew-State"] == "off-duty"
+
+
+def test_litellm_logs_a_refusal_without_its_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    CurfewHook(Curfew(verdict("off-duty")).hook().client)  # installs the filter
+    logger = logging.getLogger("LiteLLM Proxy")
+    for error in (CurfewRefusal(503, {"error": {"message": "m", "type": "t"}}, {}), ValueError()):
+        try:
+            raise error
+        except Exception:
+            logger.exception("failed")
+    refused, crashed = caplog.records[-2:]
+    assert refused.exc_info is None
+    assert crashed.exc_info is not None  # the control: a real crash keeps its traceback
 
 
 async def test_winding_embeddings_pass_unclamped() -> None:
@@ -152,8 +213,9 @@ async def test_off_duty_anthropic_sends_nothing_and_answers_in_its_shape() -> No
     data = await call(hook, request(**body), "anthropic_messages")
     assert data["mock_response"] == "。"  # LiteLLM's string mock: nothing goes upstream
     fake_mock = {"usage": {"input_tokens": 2095, "output_tokens": 503}}
-    answer = await hook.async_post_call_success_hook(data, None, fake_mock)
-    assert answer == {**anthropic_shapes.answer({"model": "fake-model"}, "。"), "id": answer["id"]}
+    answer = decoded(await hook.async_post_call_success_hook(data, None, fake_mock))
+    expected = anthropic_shapes.answer({"model": "fake-model"}, "。")
+    assert answer == {key: value for key, value in expected.items() if key != "id"}
     assert answer["usage"]["input_tokens"] == answer["usage"]["output_tokens"] == 0
     # Answered once: a later success of the same call id is not rewritten.
     assert await hook.async_post_call_success_hook(data, None, fake_mock) is fake_mock
@@ -275,3 +337,31 @@ def test_no_other_module_of_the_client_imports_litellm() -> None:
     for module in PACKAGE.glob("*.py"):
         if module.name != "litellm_hook.py":
             assert not pattern.search(module.read_text(encoding="utf-8")), module.name
+
+
+@pytest.mark.parametrize(
+    ("value", "pushed"),
+    [(None, True), ("1", True), ("true", True), ("0", False), ("off", False)],
+)
+async def test_push_mode_is_on_unless_curfew_push_turns_it_off(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, pushed: bool
+) -> None:
+    monkeypatch.setenv("CURFEW_URL", "http://curfew.test")
+    monkeypatch.setenv("CURFEW_TOKEN", "cfw_t")
+    if value is None:
+        monkeypatch.delenv("CURFEW_PUSH", raising=False)
+    else:
+        monkeypatch.setenv("CURFEW_PUSH", value)
+    client = hook_module.client_from_env()
+    try:
+        assert (client.feed is not None) is pushed
+    finally:
+        await client.aclose()
+
+
+def test_a_bad_curfew_push_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CURFEW_URL", "http://curfew.test")
+    monkeypatch.setenv("CURFEW_TOKEN", "cfw_t")
+    monkeypatch.setenv("CURFEW_PUSH", "maybe")
+    with pytest.raises(ValueError, match="CURFEW_PUSH"):
+        hook_module.client_from_env()

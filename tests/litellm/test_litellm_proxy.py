@@ -9,8 +9,10 @@ test's instant.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime
 
 import httpx
 import pytest
@@ -209,7 +211,8 @@ def test_off_duty_embeddings_are_refused_cleanly(proxy: LiteLLMProxy) -> None:
     with pytest.raises(openai.APIStatusError) as raised:
         openai_client(proxy).embeddings.create(model=EMBEDDING_MODEL, input="hi")
     assert raised.value.status_code == 503
-    assert "off duty" in raised.value.message
+    assert raised.value.code == "curfew_off_duty"
+    assert "off-duty" in raised.value.message
     assert raised.value.response.headers["content-type"].startswith("application/json")
     assert raised.value.response.headers["x-curfew-state"] == "off-duty"
     assert model_posts(proxy) == []
@@ -319,3 +322,37 @@ def test_winding_anthropic_messages_are_clamped(proxy: LiteLLMProxy) -> None:
 
 def test_the_proxy_still_answers_its_health_check(proxy: LiteLLMProxy) -> None:
     assert httpx.get(f"{proxy.base_url}/health/liveliness", timeout=10).status_code == 200
+
+
+# -- a change, pushed -------------------------------------------------------------
+
+#: "About a second", with room for a loaded machine; a verdict cached without
+#: push mode would stand for its whole horizon (asserted far longer below).
+PUSH_DEADLINE = 3.0
+
+
+def test_a_change_through_the_api_reaches_the_hook_within_about_a_second(
+    proxy: LiteLLMProxy,
+) -> None:
+    proxy.curfew.travel(OFF_DUTY)
+    scope = session()
+    client = openai_client(proxy, scope)
+
+    def state() -> str:
+        raw = client.chat.completions.with_raw_response.create(model=MODEL, messages=MESSAGES)
+        return raw.headers["x-curfew-state"]
+
+    assert state() == "off-duty"  # now cached by the hook
+    verdict = proxy.curfew.verdict(session_id=scope["X-Curfew-Session"])
+    horizon = min(
+        datetime.fromisoformat(verdict["valid_until"]).timestamp() - time.time(),
+        verdict["max_age"],
+    )
+    assert horizon > 5 * PUSH_DEADLINE  # honest: only a push can make it this quick
+    proxy.curfew.travel(ON_DUTY)
+    changed = time.monotonic()
+    while (seen := state()) != "on-duty":
+        assert seen == "off-duty"
+        assert time.monotonic() - changed < PUSH_DEADLINE, "the change did not reach the hook"
+        time.sleep(0.05)
+    assert proxy.upstream.chat_requests  # on duty at last: it went upstream

@@ -7,31 +7,34 @@
 
 and the environment: ``CURFEW_URL`` (the server's root), ``CURFEW_TOKEN`` (an
 API token), optionally ``CURFEW_POLICY`` (``fail_open``, the default;
-``fail_closed``, ``last_known``, ``raise``) and ``CURFEW_TIMEOUT`` (seconds).
+``fail_closed``, ``last_known``, ``raise``), ``CURFEW_TIMEOUT`` (seconds) and
+``CURFEW_PUSH`` (``1``, the default: the client follows the server's change
+stream, so an override reaches the proxy within about a second; ``0``: cached
+verdicts age out by themselves, up to about a minute). LiteLLM's own
+``LITELLM_MASTER_KEY`` (the key its clients send) must be set too: its proxy
+does not start without it.
 
 The only module of the package that imports LiteLLM (``pip install
-'curfew-client[litellm]'``). What it does per call type, and why this way
-(read from LiteLLM's own source, proven against the real proxy in
+'./client[litellm]'`` from a checkout). What it does per call type, and why this
+way (read from LiteLLM's own source, proven against the real proxy in
 ``tests/litellm``):
 
-- off duty or lights out, chat, legacy completions and responses: ``data["mock_response"]`` is a
-  ``ModelResponse`` built from Curfew's answer, with an explicit zero usage.
-  LiteLLM answers it without any upstream request, streamed or not (a plain
-  string would report LiteLLM's invented mock usage; a string *returned* by
-  the hook is a 400). The Responses API takes only a string mock, so the call
-  is sent through LiteLLM's chat-completions bridge
-  (``use_chat_completions_api``), which turns the same ``ModelResponse`` into a
-  complete response or event stream, zero usage included.
-- off duty, Anthropic messages: LiteLLM's ``/v1/messages`` ignores a
-  ``ModelResponse`` mock (for an OpenAI deployment it would even go upstream
-  through its Responses adapter), and its string mock invents usage and never
-  streams. So the string mock only guarantees that nothing is sent (the call
-  is made as a plain one, which LiteLLM logs), ``async_post_call_success_hook``
-  replaces the answer with Curfew's own (``anthropic_shapes.answer``, or the
-  ``answer_events`` stream when the client asked to stream), and
-  ``async_logging_hook`` makes LiteLLM's ledger record the invented usage as zero.
-- off duty, embeddings: there is no canned embedding; a 503 in OpenAI's error
-  shape says so.
+- off duty or lights out, chat, legacy completions, responses and Anthropic
+  messages: the answer is Curfew's proxy's own, the very bytes of the call
+  type's shape module (``short_circuit_body``): a refusal where the client asked
+  for structured output (``response_format``, ``text.format``), ``n`` choices,
+  streamed or not as asked, zero usage. A mock answered by LiteLLM would be
+  LiteLLM's rendering, not the proxy's (it writes its own streams and response
+  objects, and the Responses and Messages APIs take only a string mock), and
+  two renderings drift. So a string mock only guarantees that nothing is sent
+  upstream (the call is made as a plain one, which LiteLLM logs), and
+  ``async_post_call_success_hook`` replaces LiteLLM's answer with Curfew's;
+  ``async_logging_hook`` makes LiteLLM's ledger record the mock's invented
+  usage as zero. ``tests/litellm/test_litellm_parity.py`` compares the two.
+- off duty, embeddings: there is no canned embedding; the refusal is Curfew's
+  proxy's own (``openai_shapes.embeddings_refusal``: a 503 with ``Retry-After``
+  and ``X-Should-Retry: false``, so SDKs do not retry it), and LiteLLM logs it
+  without a traceback: a refusal by design is not a crash.
 - winding: the shape module of the call type clamps the budget (``min``) and
   adds the persona (legacy completions have no system prompt: the clamp only).
 - on duty, exempt, dry run: the request is not touched.
@@ -49,14 +52,21 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-import litellm
 from fastapi import HTTPException
 from litellm.integrations.custom_logger import CustomLogger
-from starlette.responses import StreamingResponse
+from litellm.proxy._types import ProxyException
+from starlette.responses import Response, StreamingResponse
 
-from curfew_client import anthropic_shapes, completions_shapes, openai_shapes, responses_shapes
+from curfew_client import (
+    anthropic_shapes,
+    completions_shapes,
+    openai_shapes,
+    responses_shapes,
+    shapes,
+)
 from curfew_client.aio import AsyncCurfewClient
 from curfew_client.health import POLICIES, Policy
 from curfew_client.policy import CurfewUnavailable
@@ -88,13 +98,68 @@ ACTION_HEADER = "X-Curfew-Action"
 MAX_REMEMBERED = 4096
 
 
+#: The shape module that answers each call type off duty, as Curfew's proxy does.
+ANSWER_SHAPES: Mapping[Kind, shapes.Shape] = {
+    "chat": "chat",
+    "completions": "completions",
+    "responses": "responses",
+    "anthropic": "messages",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class _Pending:
-    """An Anthropic short-circuit waiting for its answer to be written."""
+    """A short-circuit waiting for its answer to be written: the client's
+    request as it asked (before the hook made it a plain mocked call)."""
 
+    shape: shapes.Shape
     body: dict[str, Any]
     text: str
-    stream: bool
+
+
+class CurfewRefusal(ProxyException):
+    """A refusal by design (embeddings off duty), answered in exactly the error
+    body and headers Curfew's proxy writes. A ``ProxyException`` because LiteLLM
+    answers one as it is (status, headers); only its ``to_dict`` is ours, since
+    LiteLLM's would put the HTTP status where OpenAI's ``code`` goes."""
+
+    def __init__(self, status: int, body: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        error = dict(body["error"])
+        super().__init__(
+            message=str(error["message"]),
+            type=str(error["type"]),
+            param=error.get("param"),
+            code=status,
+            headers=dict(headers),
+        )
+        self.error = error
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.error)
+
+
+class _QuietRefusals(logging.Filter):
+    """LiteLLM logs every error answer with ``exception()`` (a traceback) unless
+    it is a 4xx of its own; a curfew refusal is a 503 by design, so its record
+    keeps its one line and loses the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], CurfewRefusal):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+#: LiteLLM's loggers that report a failed call.
+LITELLM_LOGGERS = ("LiteLLM Proxy", "LiteLLM", "LiteLLM Router")
+
+
+def _quiet_refusals() -> None:
+    quiet = _QuietRefusals()
+    for name in LITELLM_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(known, _QuietRefusals) for known in logger.filters):
+            logger.addFilter(quiet)
 
 
 def _request_headers(data: Mapping[str, Any]) -> Mapping[str, str]:
@@ -136,19 +201,6 @@ def apply_verdict(kind: Kind, data: Mapping[str, Any], verdict: CurfewVerdict) -
     return openai_shapes.apply_verdict(data, verdict)
 
 
-def canned_model_response(text: str, model: Any) -> litellm.ModelResponse:
-    """Curfew's answer as LiteLLM's own response object: zero usage, said explicitly."""
-    completion = openai_shapes.short_circuit_completion(text, model=model)
-    return litellm.ModelResponse(
-        id=completion["id"],
-        created=completion["created"],
-        model=completion["model"],
-        object="chat.completion",
-        choices=completion["choices"],
-        usage=litellm.Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
-    )
-
-
 def _policy_from_env() -> Policy:
     policy = os.environ.get("CURFEW_POLICY", "fail_open").strip() or "fail_open"
     for known in POLICIES:
@@ -157,17 +209,36 @@ def _policy_from_env() -> Policy:
     raise ValueError(f"CURFEW_POLICY must be one of {', '.join(POLICIES)}, not {policy!r}")
 
 
+def _push_from_env() -> bool:
+    """``CURFEW_PUSH``: on unless it says off (``0``, ``false``, ``no``, ``off``)."""
+    value = os.environ.get("CURFEW_PUSH", "").strip().lower()
+    if value in ("", "1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"CURFEW_PUSH must be 1 or 0 (true/false, yes/no, on/off), not {value!r}")
+
+
 def client_from_env() -> AsyncCurfewClient:
-    """The client ``CURFEW_URL``, ``CURFEW_TOKEN``, ``CURFEW_POLICY`` and
-    ``CURFEW_TIMEOUT`` describe."""
+    """The client ``CURFEW_URL``, ``CURFEW_TOKEN``, ``CURFEW_POLICY``,
+    ``CURFEW_TIMEOUT`` and ``CURFEW_PUSH`` describe.
+
+    Push mode is on by default: a LiteLLM proxy is a long-lived gateway, the
+    very case the change stream is for. Without it an override or a schedule
+    save reaches the proxy only when its cached verdict ages out (``max_age``,
+    about a minute), and every call until then is answered by the old state.
+    ``CURFEW_PUSH=0`` turns it off (one less open connection per process)."""
     url = os.environ.get("CURFEW_URL", "").strip()
     token = os.environ.get("CURFEW_TOKEN", "").strip()
     if not url or not token:
         raise ValueError("set CURFEW_URL and CURFEW_TOKEN for the curfew LiteLLM hook")
+    push = _push_from_env()
     timeout = os.environ.get("CURFEW_TIMEOUT", "").strip()
     if timeout:
-        return AsyncCurfewClient(url, token, policy=_policy_from_env(), timeout=float(timeout))
-    return AsyncCurfewClient(url, token, policy=_policy_from_env())
+        return AsyncCurfewClient(
+            url, token, policy=_policy_from_env(), timeout=float(timeout), push=push
+        )
+    return AsyncCurfewClient(url, token, policy=_policy_from_env(), push=push)
 
 
 class CurfewHook(CustomLogger):
@@ -191,6 +262,7 @@ class CurfewHook(CustomLogger):
         #: Calls answered here: LiteLLM's own ledger must record them as zero too.
         self._canned: OrderedDict[str, bool] = OrderedDict()
         self._logged: set[str] = set()
+        _quiet_refusals()
 
     # -- the verdict --------------------------------------------------------------
 
@@ -260,7 +332,7 @@ class CurfewHook(CustomLogger):
             verdict = self._failed(exc)
         try:
             return self._act(kind, data, verdict)
-        except HTTPException:
+        except (HTTPException, CurfewRefusal):  # answers, not failures of the hook
             raise
         except Exception as exc:  # e.g. a shape module missing: policy answers
             return self._act(kind, data, self._failed(exc))
@@ -288,59 +360,53 @@ class CurfewHook(CustomLogger):
         self, kind: Kind, data: dict[str, Any], verdict: CurfewVerdict, text: str, call_id: str
     ) -> dict[str, Any]:
         if kind == "embeddings":
-            raise HTTPException(
-                status_code=503,
-                detail={
-                    "error": f"curfew {verdict.state.replace('-', ' ')}: no embeddings until "
-                    f"{verdict.valid_until.isoformat()} (an embedding has no canned answer)"
-                },
+            now = datetime.now(UTC)
+            body, headers = openai_shapes.embeddings_refusal(
+                verdict.state, openai_shapes.retry_after_seconds(verdict.valid_until, now)
             )
-        if kind == "anthropic":
-            if not call_id:
-                raise RuntimeError("LiteLLM gave this call no litellm_call_id")
-            body = {key: value for key, value in data.items() if key in ("model", "stream")}
-            self._remember(self._pending, call_id, _Pending(body, text, data.get("stream") is True))
-            # Only a string mock is honoured here: it guarantees no upstream
-            # request; the answer is replaced by Curfew's own after the call.
-            # That mock never streams, and LiteLLM never logs a "stream" that
-            # never comes: asked as a plain call, it is logged (as zero).
-            data["mock_response"] = text
-            data["stream"] = False
-            return data
-        data["mock_response"] = canned_model_response(text, data.get("model"))
-        if kind == "responses":
-            data["use_chat_completions_api"] = True
+            raise CurfewRefusal(
+                openai_shapes.EMBEDDINGS_REFUSAL_STATUS,
+                body,
+                {**headers, STATE_HEADER: verdict.state, ACTION_HEADER: verdict.action},
+            )
+        if not call_id:
+            raise RuntimeError("LiteLLM gave this call no litellm_call_id")
+        # The request as the client sent it: the answer is shaped by it (stream,
+        # n, response_format, text.format, the Responses settings it echoes).
+        self._remember(self._pending, call_id, _Pending(ANSWER_SHAPES[kind], dict(data), text))
+        # LiteLLM's string mock guarantees no upstream request; its answer is
+        # replaced by Curfew's after the call. Asked as a plain call, because
+        # only a plain answer passes through the success hook (and LiteLLM
+        # then never logs a "stream" that never comes).
+        data["mock_response"] = text
+        data["stream"] = False
+        data.pop("stream_options", None)
         return data
 
     async def async_post_call_success_hook(
         self, data: dict[str, Any], user_api_key_dict: Any, response: Any
     ) -> Any:
-        """An Anthropic short-circuit's answer: Curfew's own, zero usage, streamed
-        with the Messages API's events when the client asked to stream."""
+        """A short-circuit's answer: Curfew's proxy's own bytes for the request,
+        JSON or the protocol's event stream as the client asked."""
         call_id = str(data.get("litellm_call_id") or "")
         pending = self._pending.pop(call_id, None) if call_id else None
         if pending is None:
             return response
         try:
-            if not pending.stream:
-                return anthropic_shapes.answer(pending.body, pending.text)
-            # The Messages API's named events, written by the shape module itself.
-            payload, content_type = anthropic_shapes.short_circuit_body(
-                {**pending.body, "stream": True}, pending.text
-            )
+            shape = shapes.module(pending.shape)
+            payload, content_type = shape.short_circuit_body(pending.body, pending.text)
         except Exception:  # never break the proxy: LiteLLM's own mock answer stands
-            log.exception("curfew LiteLLM hook could not write the Anthropic answer")
+            log.exception("curfew LiteLLM hook could not write the answer")
             return response
+        # A response object of our own is sent as it is, so it carries our headers itself.
+        headers = {**self._headers.get(call_id, {}), "x-litellm-call-id": call_id}
+        if not content_type.startswith("text/event-stream"):
+            return Response(payload, media_type=content_type, headers=headers)
 
         async def stream() -> AsyncIterator[bytes]:
             yield payload
 
-        # A response object of our own is sent as it is, so it carries our headers itself.
-        return StreamingResponse(
-            stream(),
-            media_type=content_type,
-            headers=self._headers.get(call_id, {}),
-        )
+        return StreamingResponse(stream(), media_type=content_type, headers=headers)
 
     async def async_post_call_response_headers_hook(
         self,

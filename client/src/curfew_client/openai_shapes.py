@@ -10,9 +10,11 @@ must be importable in a gateway that has never heard of Django.
 from __future__ import annotations
 
 import functools
+import math
 import secrets
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Literal, Protocol, get_args
 
 from curfew_client import sse
@@ -418,3 +420,49 @@ def error_body(
 ) -> dict[str, Any]:
     """OpenAI's error shape, so SDKs raise their usual exception with our message."""
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+# -- embeddings off duty ----------------------------------------------------------
+
+#: The HTTP status of a refused embedding, and its error ``code`` and ``type``.
+EMBEDDINGS_REFUSAL_STATUS = 503
+EMBEDDINGS_REFUSAL_CODE = "curfew_off_duty"
+
+
+def retry_after_seconds(valid_until: datetime, now: datetime) -> int:
+    """Whole seconds from ``now`` until a verdict valid until ``valid_until``
+    may change: at least 1, as ``Retry-After: 0`` would invite a busy loop."""
+    return max(1, math.ceil((valid_until - now).total_seconds()))
+
+
+def embeddings_refusal(state: str, retry_after: int) -> tuple[dict[str, Any], dict[str, str]]:
+    """The embeddings answer off duty (``state`` off-duty or lights-out): the
+    JSON body and the headers of an HTTP ``EMBEDDINGS_REFUSAL_STATUS`` (503).
+
+    There is no canned embedding: a vector made up by the curfew would be
+    silently wrong data in someone's index, so the call is refused.
+
+    Why 503 and not 429: nothing was over a rate limit; the service is not
+    available *for this caller until a known time*, which is what 503 with
+    ``Retry-After`` means to gateways, load balancers and HTTP caches alike. A
+    429 would make gateways (LiteLLM, Portkey) put the deployment in a
+    rate-limit cooldown and report quota trouble that does not exist.
+
+    ``Retry-After`` is ``retry_after`` (seconds until the verdict may change,
+    see ``retry_after_seconds``); ``X-Should-Retry: false`` tells the Stainless
+    SDKs (openai, anthropic) to raise at once (``openai.InternalServerError``,
+    ``code`` ``curfew_off_duty``) instead of retrying a refusal that will stand
+    for hours. The proxy and the LiteLLM hook both answer with this.
+    """
+    body = error_body(
+        f"the curfew is {state}: embeddings are not served until it lifts; "
+        "retry after the Retry-After seconds",
+        code=EMBEDDINGS_REFUSAL_CODE,
+        type=EMBEDDINGS_REFUSAL_CODE,
+    )
+    headers = {
+        "Retry-After": str(max(1, retry_after)),
+        "X-Should-Retry": "false",
+        "Cache-Control": "no-store",
+    }
+    return body, headers
