@@ -23,11 +23,19 @@ thread could not see on PostgreSQL), and so does the exit hook. With
 ``CURFEW_LEDGER_FLUSH_SECONDS`` at 0 no thread is started (the test settings):
 only ``flush()`` writes.
 
-If the database refuses a batch, it is kept and retried at the next tick; the
-buffer holds at most ``MAX_BUFFERED`` raw rows, the oldest dropped beyond that
-(counted in ``dropped``, logged once per tick), so an outage cannot eat memory.
-Their tallies are kept (a few per user and minute), so the hourly totals still
+If the database is away (an ``OperationalError``: unreachable, locked, timed
+out), the batch is kept and retried at the next tick; the buffer holds at
+most ``MAX_BUFFERED`` raw rows, the oldest dropped beyond that (counted in
+``dropped``, logged once per tick), so an outage cannot eat memory. Their
+tallies are kept (a few per user and minute), so the hourly totals still
 count them; beyond ``MAX_BUFFERED`` tallies the oldest minutes go too.
+
+Any other refusal may be one row's (a number out of a column's range): the
+batch is written in halves, and theirs, so the good rows land and a decision
+refused on its own is dropped, logged and counted in ``refused`` (issue 23:
+one such row used to stop that process's ledger for everyone). Only once the
+database took another write of the flush, so a database refusing every write
+loses nothing.
 """
 
 from __future__ import annotations
@@ -46,12 +54,12 @@ from typing import Any
 
 from asgiref.sync import SyncToAsync
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import InterfaceError, OperationalError, connection
 
 from curfew_core.hot_settings import setting
 from curfew_core.ledger.batch import AtValue, Batch
 from curfew_core.ledger.entry import MAX_REASON, Entry, allowed
-from curfew_core.services.ledger import at_value, decisions_write
+from curfew_core.services.ledger import at_value, decisions_write, minute_of
 
 log = logging.getLogger("curfew.ledger")
 
@@ -71,7 +79,17 @@ _start_lock = threading.Lock()
 _wake = threading.Event()
 _thread: threading.Thread | None = None
 _owner_pid: int | None = None
+#: Decisions dropped because the buffer was full (an outage outlasted it).
 dropped = 0
+#: Decisions dropped because the database refused their row on its own.
+refused = 0
+#: The most writes a flush tries while it looks for refused rows: a database
+#: that refuses every write costs a few bounded tries a tick, not one per row.
+MAX_SPLIT_WRITES = 64
+#: What a database that is away or busy raises: the batch is kept whole.
+_OUTAGES = (OperationalError, InterfaceError)
+#: A batch and the entries waiting apart: what one write stores.
+Part = tuple[Batch | None, list[Entry]]
 
 
 def record(entry: Entry) -> None:
@@ -302,18 +320,125 @@ def _put_back(batch: Batch | None, entries: list[Entry]) -> None:
 
 
 def flush() -> int:
-    """Write everything buffered now, on this thread, in one transaction;
-    returns how many decisions were written. A batch the database refuses
-    goes back in front of the buffer (and the error is raised)."""
+    """Write everything buffered now, on this thread; returns how many
+    decisions were written. A batch the database refuses is written in parts
+    (``_write_in_parts``): what it refuses is kept and retried, or, when the
+    database took the rest, dropped (``refused``). When nothing could be
+    written the error is raised (with everything kept)."""
     with _flush_lock:
         batch, entries = _take()
         if batch is None and not entries:
             return 0
         try:
             return decisions_write(entries=entries, batch=batch)
-        except DatabaseError:
+        except _OUTAGES:
             _put_back(batch, entries)
             raise
+        except Exception as exc:  # any refusal: a row's fault or the database's
+            return _write_in_parts((batch, entries), exc)
+
+
+def _halves(part: Part) -> tuple[Part, Part] | None:
+    """``part`` in two, or None when it is one decision."""
+    batch, entries = part
+    held = batch is not None and bool(batch.rows or batch.tallies)
+    if held and entries:
+        return (batch, []), (None, entries)
+    if len(entries) > 1:
+        half = len(entries) // 2
+        return (None, entries[:half]), (None, entries[half:])
+    if batch is not None and held:
+        halves = batch.split(minute_of)
+        if halves is not None:
+            return (halves[0], []), (halves[1], [])
+    return None
+
+
+def _write_in_parts(part: Part, error: Exception) -> int:
+    """Write a refused batch in halves, and their halves, until each part is
+    written or is one decision the database refused on its own: one bad row
+    (a number out of its range, a text it cannot store) then costs about
+    twice log2(rows) writes, and every other decision lands.
+
+    A decision refused alone is dropped only once the database has taken
+    some other write of this flush: a database that refuses everything (a
+    trigger, a read-only replica) is not a batch of bad rows, so then all of
+    it is kept and retried. At most ``MAX_SPLIT_WRITES`` tries a flush; what
+    is left is kept for the next."""
+    waiting: deque[Part] = deque()
+    suspects: list[tuple[Part, Exception]] = []
+    halves = _halves(part)
+    if halves is None:
+        suspects.append((part, error))
+    else:
+        waiting.extend(halves)
+    kept: list[Part] = []
+    written = 0
+    took = False
+    tries = 0
+    outage: Exception | None = None
+    while waiting:
+        current = waiting.popleft()
+        if tries >= MAX_SPLIT_WRITES or outage is not None:
+            kept.append(current)
+            continue
+        tries += 1
+        batch, entries = current
+        try:
+            written += decisions_write(entries=entries, batch=batch)
+            took = True
+        except _OUTAGES as exc:
+            outage = exc
+            kept.append(current)
+        except Exception as exc:
+            error = exc
+            halves = _halves(current)
+            if halves is None:
+                suspects.append((current, exc))
+            else:
+                waiting.extendleft(reversed(halves))
+    if took:
+        for suspect, why in suspects:
+            _drop(suspect, why)
+    else:
+        kept = [suspect for suspect, _ in suspects] + kept
+    if kept:
+        merged = _new_batch()
+        entries_kept: list[Entry] = []
+        for batch, entries in kept:
+            if batch is not None:
+                merged.absorb(batch)
+            entries_kept.extend(entries)
+        _put_back(merged, entries_kept)
+    if outage is not None:
+        raise outage
+    if not took:
+        raise error
+    return written
+
+
+def _drop(part: Part, error: Exception) -> None:
+    """Forget one decision the database refused, saying which and why."""
+    global refused
+    batch, entries = part
+    rows = list(batch.rows) if batch is not None else []
+    described = [
+        f"user {row[0]} at {row[1]} ({row[9]}, session {row[2]!r}, "
+        f"budgets {row[7]}/{row[8]}, usage {row[12]}/{row[13]})"
+        for row in rows
+    ] + [
+        f"user {e.user_id} token {e.token_id} at {e.at} ({e.origin}, session {e.session!r}, "
+        f"budgets {e.budget_before}/{e.budget_after}, usage {e.input_tokens}/{e.output_tokens})"
+        for e in entries
+    ]
+    if not described and batch is not None:  # counts whose rows were dropped already
+        described = [f"the hourly counts {sorted(batch.tallies)}"]
+    refused += len(rows) + len(entries)
+    log.error(
+        "ledger: the database refused a decision; dropped it: %s: %s",
+        "; ".join(described),
+        error,
+    )
 
 
 def _forked() -> None:
