@@ -47,6 +47,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from types import FrameType
@@ -79,6 +80,9 @@ _start_lock = threading.Lock()
 _wake = threading.Event()
 _thread: threading.Thread | None = None
 _owner_pid: int | None = None
+#: The flusher's last write failed: a full batch does not wake it (it would
+#: retry a database that is away as fast as decisions arrive).
+_failing = False
 #: Decisions dropped because the buffer was full (an outage outlasted it).
 dropped = 0
 #: Decisions dropped because the database refused their row on its own.
@@ -86,6 +90,10 @@ refused = 0
 #: The most writes a flush tries while it looks for refused rows: a database
 #: that refuses every write costs a few bounded tries a tick, not one per row.
 MAX_SPLIT_WRITES = 64
+#: A batch this full wakes the flusher before its tick: under load a batch
+#: does not wait for the second to be up, and no one write grows long (the
+#: largest INSERT on SQLite holds 1,000 rows). A length check on the hot path.
+FLUSH_ROWS = 1000
 #: What a database that is away or busy raises: the batch is kept whole.
 _OUTAGES = (OperationalError, InterfaceError)
 #: A batch and the entries waiting apart: what one write stores.
@@ -101,12 +109,14 @@ def record(entry: Entry) -> None:
         return
     if entry.user_id is None or entry.client_id is not None:
         _buffer.append(entry)
+        full = len(_buffer) >= FLUSH_ROWS
     else:
         with _batch_lock:
             if _batch is None:
                 _batch = _new_batch()
             _batch.add(entry, entry.user_id)
-    if _draining:
+            full = len(_batch.rows) >= FLUSH_ROWS
+    if (full and not _failing) or _draining:
         _wake.set()
     if _owner_pid != os.getpid():
         _start()
@@ -155,7 +165,8 @@ def record_verdict(
             None,
             None,
         )
-    if _draining:
+        full = len(_batch.rows) >= FLUSH_ROWS
+    if (full and not _failing) or _draining:
         _wake.set()
     if _owner_pid != os.getpid():
         _start()
@@ -262,13 +273,32 @@ def _flush_quietly() -> None:
 
 
 def _run() -> None:
+    global _failing
     interval = _interval()
     failing = False
+    #: How long writing a batch takes lately (a decaying maximum).
+    writing = 0.0
+    taken = time.monotonic()
     while True:
-        _wake.wait(interval)
+        # The next batch is taken early by the time its write takes: so a
+        # decision is stored within ``interval`` of its recording, also when
+        # the database is slow or the event loop starves this thread of the
+        # GIL (waiting a full interval after each write lost 1 + 2 x the
+        # write's time: about 2 s under load, issue 23). A full batch or a
+        # stop wakes it at once; after a failure it waits the whole interval.
+        due = taken + (interval if failing else max(0.0, interval - writing))
+        while True:
+            if _draining:
+                due = min(due, taken + DRAIN_SECONDS)
+            remaining = due - time.monotonic()
+            if remaining <= 0:
+                break
+            if _wake.wait(remaining):
+                _wake.clear()
+                if _draining or not failing:
+                    break
         _wake.clear()
-        if _draining:
-            interval = min(interval, DRAIN_SECONDS)
+        taken = time.monotonic()
         # The thread keeps its connection from tick to tick, and with it the
         # database's parsed INSERT (SQLite parsing a 1,000-row statement anew
         # each second was a sixth of a flush); after a failed batch it starts
@@ -278,13 +308,14 @@ def _run() -> None:
         except Exception:  # the flusher must outlive any one bad batch
             if not failing:  # once per outage, not every second
                 log.exception("ledger: a batch could not be written; kept and retried")
-            failing = True
+            failing = _failing = True
             with contextlib.suppress(Exception):
                 connection.close()
         else:
             if failing:
                 log.warning("ledger: writing again (%d decisions dropped meanwhile)", dropped)
-            failing = False
+            failing = _failing = False
+        writing = max(time.monotonic() - taken, writing / 2)
 
 
 def pending() -> int:
@@ -445,11 +476,12 @@ def _forked() -> None:
     """In a forked child: the parent's buffer is the parent's to write (else
     both would), its flusher did not follow, and a lock held by another of its
     threads would never be released here."""
-    global _flush_lock, _start_lock, _batch_lock, _batch, _thread, _owner_pid, _draining
+    global _flush_lock, _start_lock, _batch_lock, _batch, _thread, _owner_pid, _draining, _failing
     _buffer.clear()
     _batch = None
     _batch_lock = threading.Lock()
     _draining = False
+    _failing = False
     _flush_lock = threading.Lock()
     _start_lock = threading.Lock()
     _thread = None
