@@ -4,10 +4,13 @@
 is stored (``ledger.batch``: its raw row and its tally, about 2 µs under an
 uncontended lock, no I/O) and, the first time, starts the flusher: a daemon
 thread that writes what has gathered at most every
-``CURFEW_LEDGER_FLUSH_SECONDS`` (1 s), and once more at exit. So a request
-never waits for the database, the flusher has no Python work per decision to
-hold the GIL with, and a crashed process loses at most the last second of
-decisions (``tests/ledger/test_crash.py`` kills one to prove it). An entry
+``CURFEW_LEDGER_FLUSH_SECONDS`` (1 s; sooner once ``FLUSH_ROWS`` wait), and
+once more at exit. Each batch is taken early by the time writing lately took,
+so a decision is stored within that second of its recording while a write
+takes less. So a request never waits for the database, the flusher has no
+Python work per decision to hold the GIL with, and a crashed process loses at
+most the last second of decisions (``tests/ledger/test_crash.py`` and
+``test_chaos.py`` kill one, also with slow writes and under load, to prove it). An entry
 that names only its token or carries a gateway's own id waits as it is: the
 flusher finds its user and drops a repeated report, once per batch.
 
