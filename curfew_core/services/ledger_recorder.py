@@ -7,12 +7,13 @@ thread that writes what has gathered at most every
 ``CURFEW_LEDGER_FLUSH_SECONDS`` (1 s; sooner once ``FLUSH_ROWS`` wait), and
 once more at exit. Each batch is taken early by the time writing lately took,
 so a decision is stored within that second of its recording while a write
-takes less. So a request never waits for the database, the flusher has no
-Python work per decision to hold the GIL with, and a crashed process loses at
-most the last second of decisions (``tests/ledger/test_crash.py`` and
-``test_chaos.py`` kill one, also with slow writes and under load, to prove it). An entry
-that names only its token or carries a gateway's own id waits as it is: the
-flusher finds its user and drops a repeated report, once per batch.
+takes less than half of it (then within about two writes). So a request
+never waits for the database, the flusher has no Python work per decision to
+hold the GIL with, and a crashed process loses at most the last second of
+decisions (``tests/ledger/test_crash.py`` and ``test_chaos.py`` kill one,
+also with slow writes and under load, to prove it). An entry that names only
+its token or carries a gateway's own id waits as it is: the flusher finds its
+user and drops a repeated report, once per batch.
 
 A stop signal is not a crash: uvicorn's workers drain their requests and then
 die of the re-raised SIGTERM, where no exit hook runs. So the first record
@@ -279,8 +280,9 @@ def _run() -> None:
     global _failing
     interval = _interval()
     failing = False
-    #: How long writing a batch takes lately (a decaying maximum).
-    writing = 0.0
+    #: How long writing a batch takes lately (a decaying maximum), and at
+    #: first half the interval: the first batch's write is not yet known.
+    writing = interval / 2
     taken = time.monotonic()
     while True:
         # The next batch is taken early by the time its write takes: so a
@@ -306,8 +308,9 @@ def _run() -> None:
         # database's parsed INSERT (SQLite parsing a 1,000-row statement anew
         # each second was a sixth of a flush); after a failed batch it starts
         # afresh, so a database that went away is reconnected to.
+        written = 1  # a failed write took its time too
         try:
-            flush()
+            written = flush()
         except Exception:  # the flusher must outlive any one bad batch
             if not failing:  # once per outage, not every second
                 log.exception("ledger: a batch could not be written; kept and retried")
@@ -318,7 +321,8 @@ def _run() -> None:
             if failing:
                 log.warning("ledger: writing again (%d decisions dropped meanwhile)", dropped)
             failing = _failing = False
-        writing = max(time.monotonic() - taken, writing / 2)
+        if written:  # an empty tick says nothing about how long a write takes
+            writing = max(time.monotonic() - taken, writing / 2)
 
 
 def pending() -> int:
