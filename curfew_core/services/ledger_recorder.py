@@ -386,7 +386,11 @@ def _halves(part: Part) -> tuple[Part, Part] | None:
         half = len(entries) // 2
         return (None, entries[:half]), (None, entries[half:])
     if batch is not None and held:
-        halves = batch.split(minute_of)
+        try:
+            halves = batch.split(minute_of)
+        except Exception:  # never lose a batch to its own retry: it is one part then
+            log.exception("ledger: a refused batch could not be split")
+            return None
         if halves is not None:
             return (halves[0], []), (halves[1], [])
     return None
