@@ -82,6 +82,7 @@ SLOW_MODULES = {
     "tests/client/test_reporting_served.py": 37,
     "tests/proxy/test_anthropic_gates.py": 35,
     "tests/ledger/test_crash.py": 30,
+    "tests/ledger/test_chaos.py": 20,
     "tests/api/test_cache_redis.py": 26,
     "tests/proxy/test_proxy_outages.py": 25,
     "tests/proxy/test_proxy_chat_clients.py": 25,

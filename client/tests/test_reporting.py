@@ -517,3 +517,22 @@ def test_what_is_left_is_sent_at_exit(flavour: str, tmp_path: Path) -> None:
         server.server_close()
     assert fake.verdicts == 1
     assert [len(b) for b in fake.reports] == [3]
+
+
+@pytest.mark.parametrize("budget", [10_000_001, 2**31, 2**63])
+def test_a_budget_beyond_the_servers_bound_is_reported_at_the_bound(budget: int) -> None:
+    """The server refuses a report whose budget exceeds ``MAX_TOKENS`` (issue
+    23), and with it every other decision of the batch: the client caps it,
+    as it cuts text the server would refuse."""
+    from curfew_client.reporting import MAX_TOKENS
+
+    fake = FakeCurfew()
+    with client(fake) as c:
+        c.verdict(session_id="s", max_tokens=4096)
+        c.verdict(session_id="s", max_tokens=budget)
+        c.verdict(session_id="s", max_tokens=MAX_TOKENS)
+        c.flush_reports()
+    [batch] = fake.reports
+    # WINDING clamps: the budget allowed is the clamp, the one asked is capped.
+    assert [d["budget_before"] for d in batch] == [MAX_TOKENS, MAX_TOKENS]
+    assert MAX_TOKENS == 10_000_000

@@ -63,6 +63,7 @@ TallyKey = tuple[int, int, str, str]
 Row = tuple[Any, ...]
 #: An instant, given with its minute since the epoch, as the database stores it.
 AtValue = Callable[[datetime, int], Any]
+_ZEROS = (0,) * len(SUMS)
 
 
 class Batch:
@@ -181,6 +182,82 @@ class Batch:
             newest = sorted(self.tallies, key=lambda key: key[1])[-limit:]
             self.tallies = {key: self.tallies[key] for key in newest}
         return over
+
+    def split(self, minute_of: Callable[[Any], int]) -> tuple[Batch, Batch] | None:
+        """This batch's decisions in two batches, or None for one decision
+        (a flush the database refused is retried in parts, so that one bad
+        row cannot hold back the rest: ``services.ledger_recorder``).
+
+        The first half of the rows goes first, each with its own tally; the
+        rest go second, with the counts no longer held as rows (``bounded``).
+        Not the hot path: each row's tally is worked out again from the row
+        (``minute_of`` reads its minute back from the stored instant)."""
+        first = Batch(self._at)
+        rest = Batch(self._at)
+        half = len(self.rows) // 2
+        for row in self.rows[:half]:
+            first._count(row, minute_of(row[1]))
+        for row in self.rows[half:]:
+            rest._count(row, minute_of(row[1]))
+        orphans = {}
+        for key in {*self.tallies, *first.tallies, *rest.tallies}:
+            sums = self.tallies.get(key, _ZEROS)
+            held = [
+                a + b
+                for a, b in zip(
+                    first.tallies.get(key, _ZEROS), rest.tallies.get(key, _ZEROS), strict=True
+                )
+            ]
+            left = [a - b for a, b in zip(sums, held, strict=True)]
+            if any(value < 0 for value in left):
+                # Rows whose tally ``bounded`` dropped: the batch's own sums
+                # stand, apart from the rows, so nothing is counted twice.
+                first.tallies.pop(key, None)
+                rest.tallies.pop(key, None)
+                left = list(sums)
+            if any(left):
+                orphans[key] = left
+        if half == 0:
+            # One row or none: the row goes alone, its orphaned counts apart.
+            if rest.rows and orphans:
+                first, rest = rest, Batch(self._at)
+            elif len(orphans) > 1:
+                keys = sorted(orphans)
+                first.tallies = {key: orphans[key] for key in keys[: len(keys) // 2]}
+                orphans = {key: orphans[key] for key in keys[len(keys) // 2 :]}
+            else:
+                return None
+        for key, sums in orphans.items():
+            rest._add_sums(key, sums)
+        return first, rest
+
+    def _count(self, row: Row, minute: int) -> None:
+        """Keep ``row`` and add it to its tally: what ``add_fields`` does on the
+        hot path, from the stored row (``split``; a test holds the two equal)."""
+        self.rows.append(row)
+        action, dry_run, before, after = row[5], row[11], row[7], row[8]
+        usage_in, usage_out = row[12], row[13]
+        sums = [
+            1,
+            1 if row[10] else 0,
+            1 if dry_run else 0,
+            1 if unsent(action, dry_run) else 0,
+            saving(action, dry_run, before, after),
+            0,
+            0,
+            0,
+        ]
+        if usage_in is not None or usage_out is not None:
+            sums[5:] = [1, usage_in or 0, usage_out or 0]
+        self._add_sums((row[0], minute, row[4], action), sums)
+
+    def _add_sums(self, key: TallyKey, sums: list[int]) -> None:
+        mine = self.tallies.get(key)
+        if mine is None:
+            self.tallies[key] = list(sums)
+        else:
+            for i, value in enumerate(sums):
+                mine[i] += value
 
     def users(self) -> set[int]:
         return {key[0] for key in self.tallies}

@@ -22,6 +22,12 @@ STATES: tuple[StateName, ...] = get_args(StateName)
 #: The reason line is kept this long at most.
 MAX_REASON = 500
 MAX_SCOPE = 200
+#: The largest number a decision's row holds: its budgets and usage are
+#: ``PositiveIntegerField``s, PostgreSQL's ``integer``. Every door keeps the
+#: numbers it records within it (a row the database refuses used to fail its
+#: whole batch, issue 23), refusing them (the verdict API) or capping the
+#: ledger's copy (what the proxy only relays).
+MAX_STORED = 2**31 - 1
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from django.http import StreamingHttpResponse
 from django.http.response import HttpResponseBase
 
 from curfew_core.engine import Verdict
-from curfew_core.ledger.entry import verdict_entry
+from curfew_core.ledger.entry import MAX_STORED, verdict_entry
 from curfew_core.services.ledger_recorder import record
 
 #: A JSON answer larger than this is relayed without reading its usage.
@@ -31,17 +31,24 @@ _DECODER = json.JSONDecoder()
 
 
 def asked_budget(body: Mapping[str, Any]) -> int | None:
-    """The tightest reply budget the client named (any protocol's name)."""
+    """The tightest reply budget the client named (any protocol's name), as
+    the ledger records it: at most ``MAX_STORED``. The body itself is relayed
+    as sent (the upstream judges its own limits); only the ledger's copy is
+    capped, so no client's number can make a row the database refuses."""
     asked = [
         value
         for name in _BUDGET_NAMES
         if isinstance(value := body.get(name), int) and not isinstance(value, bool) and value > 0
     ]
-    return min(asked) if asked else None
+    return min(*asked, MAX_STORED) if asked else None
 
 
 def _whole(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    """A usage count as the ledger records it: a whole number, capped at
+    ``MAX_STORED`` (an upstream's number is only recorded, never trusted to fit)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return min(value, MAX_STORED)
+    return None
 
 
 class UsageScan:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from curfew_core.engine import RequestContext
 from curfew_core.engine.schedule import DEFAULT_EXEMPT_PURPOSES
+from curfew_core.ledger.entry import MAX_STORED
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.messages import Message, message_of
 from curfew_core.schedules.values import (
@@ -67,7 +68,9 @@ class VerdictRequestBody(BaseModel):
         ),
     )
     subagent: bool | None = None
-    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    # At most what the decision ledger stores: the budget asked is recorded,
+    # and a row the database refuses must never reach a batch (issue 23).
+    max_tokens: Annotated[int, Field(ge=1, le=MAX_STORED)] | None = None
     at: _InstantText | None = Field(
         default=None, description="what-if instant; years 1900-8999 (others: 422)"
     )
@@ -165,9 +168,11 @@ def verdict_request(
     elif not isinstance(subagent, bool):
         found["subagent"] = Message("must be true or false, not %(value)s", value=show(subagent))
     tokens = whole_number(max_tokens)
-    if max_tokens is not None and (tokens is None or tokens < 1):
+    if max_tokens is not None and (tokens is None or not 1 <= tokens <= MAX_STORED):
         found["max_tokens"] = Message(
-            "must be a positive whole number or null, not %(value)s", value=show(max_tokens)
+            "must be a whole number from 1 to %(limit)s or null, not %(value)s",
+            limit=MAX_STORED,
+            value=show(max_tokens),
         )
     instant = None
     unprocessable: dict[str, str] = {}

@@ -54,6 +54,17 @@ def at_value() -> AtValue:
     return _SqliteUtcText(adapt)
 
 
+def minute_of(stored: Any) -> int:
+    """The minute since the epoch of an instant in the form ``at_value`` gave
+    it (a datetime, or Django's naive text in the connection's zone on
+    SQLite): a refused batch split in parts tallies its rows again
+    (``Batch.split``), so this is never on the hot path."""
+    moment = stored if isinstance(stored, datetime) else datetime.fromisoformat(str(stored))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=connection.timezone or UTC)
+    return int(moment.timestamp()) // 60
+
+
 class _SqliteUtcText:
     """``str(naive UTC instant)`` (Django's SQLite form), built from the
     minute's text, kept per minute, and the seconds: ``isoformat`` per

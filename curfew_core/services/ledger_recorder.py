@@ -4,12 +4,16 @@
 is stored (``ledger.batch``: its raw row and its tally, about 2 µs under an
 uncontended lock, no I/O) and, the first time, starts the flusher: a daemon
 thread that writes what has gathered at most every
-``CURFEW_LEDGER_FLUSH_SECONDS`` (1 s), and once more at exit. So a request
+``CURFEW_LEDGER_FLUSH_SECONDS`` (1 s; sooner once ``FLUSH_ROWS`` wait), and
+once more at exit. Each batch is taken early by the time writing lately took,
+so a decision is stored within that second of its recording while a write
+takes less than half of it (then within about two writes). So a request
 never waits for the database, the flusher has no Python work per decision to
 hold the GIL with, and a crashed process loses at most the last second of
-decisions (``tests/ledger/test_crash.py`` kills one to prove it). An entry
-that names only its token or carries a gateway's own id waits as it is: the
-flusher finds its user and drops a repeated report, once per batch.
+decisions (``tests/ledger/test_crash.py`` and ``test_chaos.py`` kill one,
+also with slow writes and under load, to prove it). An entry that names only
+its token or carries a gateway's own id waits as it is: the flusher finds its
+user and drops a repeated report, once per batch.
 
 A stop signal is not a crash: uvicorn's workers drain their requests and then
 die of the re-raised SIGTERM, where no exit hook runs. So the first record
@@ -23,11 +27,19 @@ thread could not see on PostgreSQL), and so does the exit hook. With
 ``CURFEW_LEDGER_FLUSH_SECONDS`` at 0 no thread is started (the test settings):
 only ``flush()`` writes.
 
-If the database refuses a batch, it is kept and retried at the next tick; the
-buffer holds at most ``MAX_BUFFERED`` raw rows, the oldest dropped beyond that
-(counted in ``dropped``, logged once per tick), so an outage cannot eat memory.
-Their tallies are kept (a few per user and minute), so the hourly totals still
+If the database is away (an ``OperationalError``: unreachable, locked, timed
+out), the batch is kept and retried at the next tick; the buffer holds at
+most ``MAX_BUFFERED`` raw rows, the oldest dropped beyond that (counted in
+``dropped``, logged once per tick), so an outage cannot eat memory. Their
+tallies are kept (a few per user and minute), so the hourly totals still
 count them; beyond ``MAX_BUFFERED`` tallies the oldest minutes go too.
+
+Any other refusal may be one row's (a number out of a column's range): the
+batch is written in halves, and theirs, so the good rows land and a decision
+refused on its own is dropped, logged and counted in ``refused`` (issue 23:
+one such row used to stop that process's ledger for everyone). Only once the
+database took another write of the flush, so a database refusing every write
+loses nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from types import FrameType
@@ -46,12 +59,12 @@ from typing import Any
 
 from asgiref.sync import SyncToAsync
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import InterfaceError, OperationalError, connection
 
 from curfew_core.hot_settings import setting
 from curfew_core.ledger.batch import AtValue, Batch
 from curfew_core.ledger.entry import MAX_REASON, Entry, allowed
-from curfew_core.services.ledger import at_value, decisions_write
+from curfew_core.services.ledger import at_value, decisions_write, minute_of
 
 log = logging.getLogger("curfew.ledger")
 
@@ -71,7 +84,24 @@ _start_lock = threading.Lock()
 _wake = threading.Event()
 _thread: threading.Thread | None = None
 _owner_pid: int | None = None
+#: The flusher's last write failed: a full batch does not wake it (it would
+#: retry a database that is away as fast as decisions arrive).
+_failing = False
+#: Decisions dropped because the buffer was full (an outage outlasted it).
 dropped = 0
+#: Decisions dropped because the database refused their row on its own.
+refused = 0
+#: The most writes a flush tries while it looks for refused rows: a database
+#: that refuses every write costs a few bounded tries a tick, not one per row.
+MAX_SPLIT_WRITES = 64
+#: A batch this full wakes the flusher before its tick: under load a batch
+#: does not wait for the second to be up, and no one write grows long (the
+#: largest INSERT on SQLite holds 1,000 rows). A length check on the hot path.
+FLUSH_ROWS = 1000
+#: What a database that is away or busy raises: the batch is kept whole.
+_OUTAGES = (OperationalError, InterfaceError)
+#: A batch and the entries waiting apart: what one write stores.
+Part = tuple[Batch | None, list[Entry]]
 
 
 def record(entry: Entry) -> None:
@@ -83,12 +113,14 @@ def record(entry: Entry) -> None:
         return
     if entry.user_id is None or entry.client_id is not None:
         _buffer.append(entry)
+        full = len(_buffer) >= FLUSH_ROWS
     else:
         with _batch_lock:
             if _batch is None:
                 _batch = _new_batch()
             _batch.add(entry, entry.user_id)
-    if _draining:
+            full = len(_batch.rows) >= FLUSH_ROWS
+    if (full and not _failing) or _draining:
         _wake.set()
     if _owner_pid != os.getpid():
         _start()
@@ -137,7 +169,8 @@ def record_verdict(
             None,
             None,
         )
-    if _draining:
+        full = len(_batch.rows) >= FLUSH_ROWS
+    if (full and not _failing) or _draining:
         _wake.set()
     if _owner_pid != os.getpid():
         _start()
@@ -244,29 +277,52 @@ def _flush_quietly() -> None:
 
 
 def _run() -> None:
+    global _failing
     interval = _interval()
     failing = False
+    #: How long writing a batch takes lately (a decaying maximum), and at
+    #: first half the interval: the first batch's write is not yet known.
+    writing = interval / 2
+    taken = time.monotonic()
     while True:
-        _wake.wait(interval)
+        # The next batch is taken early by the time its write takes: so a
+        # decision is stored within ``interval`` of its recording, also when
+        # the database is slow or the event loop starves this thread of the
+        # GIL (waiting a full interval after each write lost 1 + 2 x the
+        # write's time: about 2 s under load, issue 23). A full batch or a
+        # stop wakes it at once; after a failure it waits the whole interval.
+        due = taken + (interval if failing else max(0.0, interval - writing))
+        while True:
+            if _draining:
+                due = min(due, taken + DRAIN_SECONDS)
+            remaining = due - time.monotonic()
+            if remaining <= 0:
+                break
+            if _wake.wait(remaining):
+                _wake.clear()
+                if _draining or not failing:
+                    break
         _wake.clear()
-        if _draining:
-            interval = min(interval, DRAIN_SECONDS)
+        taken = time.monotonic()
         # The thread keeps its connection from tick to tick, and with it the
         # database's parsed INSERT (SQLite parsing a 1,000-row statement anew
         # each second was a sixth of a flush); after a failed batch it starts
         # afresh, so a database that went away is reconnected to.
+        written = 1  # a failed write took its time too
         try:
-            flush()
+            written = flush()
         except Exception:  # the flusher must outlive any one bad batch
             if not failing:  # once per outage, not every second
                 log.exception("ledger: a batch could not be written; kept and retried")
-            failing = True
+            failing = _failing = True
             with contextlib.suppress(Exception):
                 connection.close()
         else:
             if failing:
                 log.warning("ledger: writing again (%d decisions dropped meanwhile)", dropped)
-            failing = False
+            failing = _failing = False
+        if written:  # an empty tick says nothing about how long a write takes
+            writing = max(time.monotonic() - taken, writing / 2)
 
 
 def pending() -> int:
@@ -302,29 +358,141 @@ def _put_back(batch: Batch | None, entries: list[Entry]) -> None:
 
 
 def flush() -> int:
-    """Write everything buffered now, on this thread, in one transaction;
-    returns how many decisions were written. A batch the database refuses
-    goes back in front of the buffer (and the error is raised)."""
+    """Write everything buffered now, on this thread; returns how many
+    decisions were written. A batch the database refuses is written in parts
+    (``_write_in_parts``): what it refuses is kept and retried, or, when the
+    database took the rest, dropped (``refused``). When nothing could be
+    written the error is raised (with everything kept)."""
     with _flush_lock:
         batch, entries = _take()
         if batch is None and not entries:
             return 0
         try:
             return decisions_write(entries=entries, batch=batch)
-        except DatabaseError:
+        except _OUTAGES:
             _put_back(batch, entries)
             raise
+        except Exception as exc:  # any refusal: a row's fault or the database's
+            return _write_in_parts((batch, entries), exc)
+
+
+def _halves(part: Part) -> tuple[Part, Part] | None:
+    """``part`` in two, or None when it is one decision."""
+    batch, entries = part
+    held = batch is not None and bool(batch.rows or batch.tallies)
+    if held and entries:
+        return (batch, []), (None, entries)
+    if len(entries) > 1:
+        half = len(entries) // 2
+        return (None, entries[:half]), (None, entries[half:])
+    if batch is not None and held:
+        try:
+            halves = batch.split(minute_of)
+        except Exception:  # never lose a batch to its own retry: it is one part then
+            log.exception("ledger: a refused batch could not be split")
+            return None
+        if halves is not None:
+            return (halves[0], []), (halves[1], [])
+    return None
+
+
+def _write_in_parts(part: Part, error: Exception) -> int:
+    """Write a refused batch in halves, and their halves, until each part is
+    written or is one decision the database refused on its own: one bad row
+    (a number out of its range, a text it cannot store) then costs about
+    twice log2(rows) writes, and every other decision lands.
+
+    A decision refused alone is dropped only once the database has taken
+    some other write of this flush: a database that refuses everything (a
+    trigger, a read-only replica) is not a batch of bad rows, so then all of
+    it is kept and retried. At most ``MAX_SPLIT_WRITES`` tries a flush; what
+    is left is kept for the next."""
+    waiting: deque[Part] = deque()
+    suspects: list[tuple[Part, Exception]] = []
+    halves = _halves(part)
+    if halves is None:
+        suspects.append((part, error))
+    else:
+        waiting.extend(halves)
+    kept: list[Part] = []
+    written = 0
+    took = False
+    tries = 0
+    outage: Exception | None = None
+    while waiting:
+        current = waiting.popleft()
+        if tries >= MAX_SPLIT_WRITES or outage is not None:
+            kept.append(current)
+            continue
+        tries += 1
+        batch, entries = current
+        try:
+            written += decisions_write(entries=entries, batch=batch)
+            took = True
+        except _OUTAGES as exc:
+            outage = exc
+            kept.append(current)
+        except Exception as exc:
+            error = exc
+            halves = _halves(current)
+            if halves is None:
+                suspects.append((current, exc))
+            else:
+                waiting.extendleft(reversed(halves))
+    if took:
+        for suspect, why in suspects:
+            _drop(suspect, why)
+    else:
+        kept = [suspect for suspect, _ in suspects] + kept
+    if kept:
+        merged = _new_batch()
+        entries_kept: list[Entry] = []
+        for batch, entries in kept:
+            if batch is not None:
+                merged.absorb(batch)
+            entries_kept.extend(entries)
+        _put_back(merged, entries_kept)
+    if outage is not None:
+        raise outage
+    if not took:
+        raise error
+    return written
+
+
+def _drop(part: Part, error: Exception) -> None:
+    """Forget one decision the database refused, saying which and why."""
+    global refused
+    batch, entries = part
+    rows = list(batch.rows) if batch is not None else []
+    described = [
+        f"user {row[0]} at {row[1]} ({row[9]}, session {row[2]!r}, "
+        f"budgets {row[7]}/{row[8]}, usage {row[12]}/{row[13]})"
+        for row in rows
+    ] + [
+        f"user {e.user_id} token {e.token_id} at {e.at} ({e.origin}, session {e.session!r}, "
+        f"budgets {e.budget_before}/{e.budget_after}, usage {e.input_tokens}/{e.output_tokens})"
+        for e in entries
+    ]
+    if not described and batch is not None:  # counts whose rows were dropped already
+        described = [f"the hourly counts {sorted(batch.tallies)}"]
+    refused += len(rows) + len(entries)
+    log.error(
+        "ledger: the database refused a decision; dropped it: %s: %s",
+        "; ".join(described),
+        error,
+    )
 
 
 def _forked() -> None:
     """In a forked child: the parent's buffer is the parent's to write (else
     both would), its flusher did not follow, and a lock held by another of its
     threads would never be released here."""
-    global _flush_lock, _start_lock, _batch_lock, _batch, _thread, _owner_pid, _draining
+    global _flush_lock, _start_lock, _batch_lock, _batch, _thread, _owner_pid, _draining, _failing
     _buffer.clear()
     _batch = None
     _batch_lock = threading.Lock()
     _draining = False
+    _failing = False
     _flush_lock = threading.Lock()
     _start_lock = threading.Lock()
     _thread = None

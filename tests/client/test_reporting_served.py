@@ -112,6 +112,10 @@ def _variants() -> list[dict[str, Any]]:
         (at + 0.123456, (None, None, False), 10, off_duty),
         (at, ("exempt", None, False), 10, exempt),
         (at, ("x" * 300, "p" * 300, False), 1, dry),
+        # A caller's budget beyond what the server takes (issue 23): the report
+        # must still validate, or the whole batch around it is refused.
+        (at, ("s", None, False), 2**40, winding),
+        (at, ("exempt", None, False), 2**63, exempt),
     ]
     assert {v.action for *_, v in items} == {"clamp", "short-circuit", "pass"}
     return [report_of(item, f"abc-{n}") for n, item in enumerate(items, 1)]

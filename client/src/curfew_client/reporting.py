@@ -64,6 +64,8 @@ MAX_BACKOFF = 60.0
 #: The server's bounds on the text it stores.
 MAX_REASON = 500
 MAX_SCOPE = 200
+#: The largest budget a report may carry (the server's ``MAX_TOKENS``).
+MAX_TOKENS = 10_000_000
 
 #: Its own logger: the outage log of the verdicts ("curfew.client") stays apart.
 log = logging.getLogger("curfew.client.reports")
@@ -75,8 +77,13 @@ Item = tuple[float, Key, int | None, CurfewVerdict]
 def report_of(item: Item, decision_id: str) -> dict[str, Any]:
     """One ``DecisionReport``: what was decided for one call, never its content.
     ``budget_after`` follows the server's rule (``ledger.entry.verdict_entry``):
-    a clamp allows ``min(budget, clamp)``, a short-circuit 0, else the budget."""
+    a clamp allows ``min(budget, clamp)``, a short-circuit 0, else the budget
+    (at most ``MAX_TOKENS``, the server's bound)."""
     at, (session_id, purpose, _subagent), budget, verdict = item
+    if budget is not None:
+        # A number the server would refuse is capped, not sent to be refused:
+        # one refused decision is its whole batch refused (and dropped).
+        budget = min(budget, MAX_TOKENS)
     acts = not verdict.dry_run
     after: int | None
     if verdict.action == "clamp" and acts:
