@@ -2,8 +2,7 @@
 
 - short-circuit: the canned reply (streamed or not, as asked), zero usage, and
   nothing sent upstream; shaped for the request (``openai_shapes.answer``): a
-  refusal for structured output, ``n`` choices, and a text answer even when a
-  tool was forced;
+  refusal for structured output or a forced tool, and ``n`` choices;
 - clamp: forwarded with the clamped budget (under the name(s) the operator's
   ``CURFEW_UPSTREAM_BUDGET_KEY`` says its upstream reads) and the persona;
 - pass (on duty, exempt, dry run): forwarded byte for byte.
