@@ -53,4 +53,4 @@ async def models(request: EdgeRequest) -> HttpResponseBase:
         return calls.refused(
             request.door.dialect, judged.verdict, 400, exc, code="invalid_model", param="model"
         )
-    return calls.passed(await forward(judged.token_id, "GET", path), judged.verdict)
+    return calls.passed(await forward(request, judged.token_id, "GET", path), judged.verdict)

@@ -317,9 +317,12 @@ def test_on_duty_forwards_the_very_bytes_and_relays_the_answer(
     )
 
 
-def test_protocol_headers_are_passed_only_when_they_look_right(
+def test_protocol_headers_go_as_sent_and_a_value_stays_one_header(
     proxy: Proxy, anthropic_upstream: FakeAnthropic
 ) -> None:
+    """Passed on as sent, like every header (tests/proxy/test_proxy_passthrough.py):
+    an odd value is the client's to send, and text that looks like a header in
+    it stays inside that value; without a version the default is sent."""
     proxy.travel(ON_DUTY)
     body = {"model": "m", "max_tokens": 10, "messages": MESSAGES}
     for version, beta in (("2023-06-01; X-Evil: 1", "a b"), ("", "")):
@@ -332,9 +335,12 @@ def test_protocol_headers_are_passed_only_when_they_look_right(
             timeout=10,
         )
         assert response.status_code == 200, response.text
-    for sent in anthropic_upstream.message_requests:
-        assert sent.headers["anthropic-version"] == "2023-06-01"  # the default
-        assert "anthropic-beta" not in sent.headers
+    odd, plain = anthropic_upstream.message_requests
+    assert odd.headers["anthropic-version"] == "2023-06-01; X-Evil: 1"
+    assert odd.headers["anthropic-beta"] == "a b"
+    assert plain.headers["anthropic-version"] == "2023-06-01"  # the default
+    assert "anthropic-beta" not in plain.headers
+    for sent in (odd, plain):
         assert "X-Evil" not in sent.headers
 
 
