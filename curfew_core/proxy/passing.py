@@ -61,6 +61,9 @@ CREDENTIALS = frozenset(
 #: Every header name not passed on (lower case), and Curfew's own prefix.
 NOT_PASSED = HOP_BY_HOP | REMADE | CREDENTIALS
 OWN_PREFIX = b"x-curfew-"
+#: What nearly every client's ``Connection`` says: it names no header to drop,
+#: so the second look at the headers is skipped.
+_PLAIN_CONNECTION = frozenset({b"keep-alive", b"close", b"Keep-Alive", b"Close"})
 
 
 def _kept(name: bytes) -> bool:
@@ -91,7 +94,7 @@ def headers(raw: Iterable[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
         except UnicodeDecodeError:
             continue
         passed.append((name.decode("latin-1"), value))
-    if named is not None:
+    if named is not None and named not in _PLAIN_CONNECTION:
         # Headers the client's Connection names are hop-by-hop too.
         hop = {token.strip().lower() for token in named.decode("latin-1").split(",")}
         passed = [(name, value) for name, value in passed if name not in hop]
