@@ -85,7 +85,8 @@ def headers(raw: Iterable[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
         name = bytes(raw_name).lower()
         if not _kept(name):
             if name == b"connection":
-                named = raw_value if named is None else named + b"," + raw_value
+                value_bytes = bytes(raw_value)
+                named = value_bytes if named is None else named + b"," + value_bytes
             continue
         try:
             # The HTTP client writes header text as UTF-8: a value that is not

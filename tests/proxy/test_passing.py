@@ -57,6 +57,12 @@ def test_headers_the_connection_header_names_are_hop_by_hop() -> None:
     assert passing.headers(raw) == [("x-stays", "3")]
 
 
+def test_any_two_item_iterables_of_bytes_like_values_will_do() -> None:
+    """ASGI lets a server give headers as lists and bytearrays (Daphne does)."""
+    raw = [[bytearray(b"connection"), bytearray(b"keep-alive")], [b"x-a", bytearray(b"1")]]
+    assert passing.headers(raw) == [("x-a", "1")]  # type: ignore[arg-type]
+
+
 def test_a_value_that_is_not_utf8_stays_here() -> None:
     raw = [(b"x-latin", b"caf\xe9"), (b"x-utf8", "café 日本".encode())]
     assert passing.headers(raw) == [("x-utf8", "café 日本")]
