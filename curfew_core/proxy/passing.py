@@ -18,7 +18,8 @@ Not passed on:
   relays it decoded, so only codings it can decode may be asked for) and
   ``expect`` (the proxy already holds the whole body);
 - credentials: the client's are for Curfew (its token) or are cookies, and
-  the upstream gets the operator's key instead;
+  the upstream gets the operator's key instead, with the operator's
+  organization and project (``openai-organization``, ``openai-project``);
 - Curfew's own ``X-Curfew-*`` (the scope, read here).
 
 A name written with ``_`` for ``-`` counts as the same name: servers that
@@ -54,9 +55,21 @@ HOP_BY_HOP = frozenset(
 )
 #: Made anew by the HTTP client for the upstream's connection.
 REMADE = frozenset({b"host", b"content-length", b"accept-encoding", b"expect"})
-#: Credentials and cookies (``api-key`` is Azure OpenAI's key header).
+#: Credentials and cookies (``api-key`` is Azure OpenAI's key header), and
+#: what picks the account a key acts for: the key is the operator's, so the
+#: organization and project are too (the openai SDK sends a user's own
+#: ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID``, which the operator's key is
+#: refused with, or worse, billed to another of the operator's projects).
 CREDENTIALS = frozenset(
-    {b"authorization", b"proxy-authorization", b"x-api-key", b"api-key", b"cookie"}
+    {
+        b"authorization",
+        b"proxy-authorization",
+        b"x-api-key",
+        b"api-key",
+        b"cookie",
+        b"openai-organization",
+        b"openai-project",
+    }
 )
 #: Every header name not passed on (lower case), and Curfew's own prefix.
 NOT_PASSED = HOP_BY_HOP | REMADE | CREDENTIALS

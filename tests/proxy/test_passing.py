@@ -26,6 +26,7 @@ def test_every_header_passes_but_the_declared_ones() -> None:
         *(("accept-encoding", "br"), ("expect", "100-continue")),
         *(("authorization", "Bearer cfw_x"), ("proxy-authorization", "Basic x")),
         *(("x-api-key", "cfw_x"), ("api-key", "k"), ("cookie", "a=b")),
+        *(("openai-organization", "org-x"), ("openai-project", "proj_x")),
         *(("x-curfew-session", "s"), ("x-curfew-anything", "1")),
     ]
     assert passing.headers(_raw(*kept, *dropped)) == kept

@@ -100,6 +100,8 @@ DROPPED = [
     ("cookie", "session=client-cookie"),
     ("proxy-authorization", "Basic Y2xpZW50OnByb3h5"),
     ("api-key", "client-azure-key"),
+    ("openai-organization", "org-the-clients-own"),
+    ("openai-project", "proj_the_clients_own"),
     ("x_api_key", "client-underscored-key"),
     ("x-curfew-session", "s-passthrough"),
     ("x-curfew-purpose", "chat"),
