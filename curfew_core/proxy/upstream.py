@@ -357,12 +357,23 @@ def _upstream_headers(
     return headers
 
 
-@functools.lru_cache(maxsize=256)
+#: The longest query remembered (``_with_query``): the usual ones are a few
+#: words, and a client's very long one must not fill the memory.
+REMEMBERED_QUERY = 256
+
+
 def _with_query(target: URL, query: str) -> URL:
     """``target`` (a checked upstream URL) with ``query`` (``passing.query``'s:
     only characters a query may hold, no ``#``) as its query, and nothing
-    else changed: checked, as ``_checked_url`` checks the path. Remembered:
-    a client sends the same query on every call (Claude Code's ``beta=true``)."""
+    else changed: checked, as ``_checked_url`` checks the path. A short query
+    is remembered: a client sends the same one on every call (Claude Code's
+    ``beta=true``)."""
+    if len(query) <= REMEMBERED_QUERY:
+        return _remembered_with_query(target, query)
+    return _appended(target, query)
+
+
+def _appended(target: URL, query: str) -> URL:
     url = URL(f"{target}?{query}", encoded=True)
     if (url.scheme, url.raw_host, url.port, url.raw_path, url.raw_query_string) != (
         target.scheme,
@@ -373,6 +384,9 @@ def _with_query(target: URL, query: str) -> URL:
     ):
         raise UnsafePath(f"the query would change the upstream URL {target.raw_path}")
     return url
+
+
+_remembered_with_query = functools.lru_cache(maxsize=256)(_appended)
 
 
 def _scrub(content: bytes) -> bytes:
