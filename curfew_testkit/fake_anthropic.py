@@ -13,7 +13,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from curfew_testkit.fake_upstream import Recorded, RecordingFake, read_body
+from curfew_testkit.fake_upstream import Recorded, RecordingFake, read_body, recorded
 from curfew_testkit.local_http import QuietHandler
 
 REPLY_WORDS = ["Hello", " from", " the", " fake", " Anthropic."]
@@ -34,7 +34,7 @@ class FakeAnthropic(RecordingFake):
 
     @property
     def message_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith("/messages")]
+        return [r for r in self.requests if r.route.endswith("/messages")]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -61,14 +61,15 @@ class FakeAnthropic(RecordingFake):
 
             def do_POST(self) -> None:
                 body = self._read()
-                fake._record(Recorded("POST", self.path, dict(self.headers.items()), body))
+                fake._record(recorded("POST", self, body))
                 if fake.fail is not None:
                     self._send_json(*fake.fail)
                     return
                 request = json.loads(body)
-                if self.path.endswith("/v1/messages/count_tokens"):
+                route = self.path.partition("?")[0]
+                if route.endswith("/v1/messages/count_tokens"):
                     self._send_json(200, json.dumps({"input_tokens": INPUT_TOKENS}).encode())
-                elif not self.path.endswith("/v1/messages"):
+                elif not route.endswith("/v1/messages"):
                     error = {
                         "type": "error",
                         "error": {"type": "not_found_error", "message": "no such thing"},

@@ -32,10 +32,27 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: bytes
+    #: Every header line, repeats apart (``headers`` keeps one value per name).
+    lines: tuple[tuple[str, str], ...] = ()
 
     @property
     def json(self) -> Any:
         return json.loads(self.body)
+
+    @property
+    def route(self) -> str:
+        """The path asked for, without its query (``path`` is the whole target)."""
+        return self.path.partition("?")[0]
+
+    @property
+    def query(self) -> str:
+        """The query as it arrived ("" when there was none)."""
+        return self.path.partition("?")[2]
+
+    @property
+    def header_list(self) -> list[tuple[str, str]]:
+        """Every header line as received, repeats apart, names lower case."""
+        return [(name.lower(), value) for name, value in self.lines]
 
 
 class RecordingFake(LocalHttpServer):
@@ -102,6 +119,12 @@ class RecordingFake(LocalHttpServer):
         raise NotImplementedError
 
 
+def recorded(method: str, handler: BaseHTTPRequestHandler, body: bytes = b"") -> Recorded:
+    """What ``handler`` was sent: its whole target (query included), headers, body."""
+    lines = tuple(handler.headers.items())
+    return Recorded(method, handler.path, dict(lines), body, lines)
+
+
 def read_body(handler: BaseHTTPRequestHandler) -> bytes:
     """The request body a handler was sent (``Content-Length`` bytes)."""
     length = int(handler.headers.get("Content-Length") or 0)
@@ -114,7 +137,7 @@ class FakeUpstream(RecordingFake):
 
     @property
     def chat_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+        return [r for r in self.requests if r.route.endswith("/chat/completions")]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -134,11 +157,21 @@ class FakeUpstream(RecordingFake):
                 return read_body(self)
 
             def do_GET(self) -> None:
-                fake._record(Recorded("GET", self.path, dict(self.headers.items()), b""))
+                fake._record(recorded("GET", self, b""))
                 found = stored_response(self.path)
                 if found is not None:
                     self._send_json(200, json.dumps(found).encode())
-                elif self.path.rstrip("/").endswith("/models"):
+                elif (route := self.path.partition("?")[0].rstrip("/")).endswith(
+                    "/models/fake-model"
+                ):
+                    model = {
+                        "id": "fake-model",
+                        "object": "model",
+                        "created": 0,
+                        "owned_by": "fake",
+                    }
+                    self._send_json(200, json.dumps(model).encode())
+                elif route.endswith("/models"):
                     payload = {
                         "object": "list",
                         "data": [
@@ -156,7 +189,7 @@ class FakeUpstream(RecordingFake):
 
             def do_POST(self) -> None:
                 body = self._read()
-                fake._record(Recorded("POST", self.path, dict(self.headers.items()), body))
+                fake._record(recorded("POST", self, body))
                 if fake.fail is not None:
                     self._send_json(*fake.fail)
                     return
@@ -175,7 +208,7 @@ class FakeUpstream(RecordingFake):
                     self._send_json(200, json.dumps(completion(request)).encode())
 
             def do_DELETE(self) -> None:
-                fake._record(Recorded("DELETE", self.path, dict(self.headers.items()), b""))
+                fake._record(recorded("DELETE", self, b""))
                 found = stored_response(self.path)
                 if found is None:
                     self._send_json(404, b'{"error": {"message": "no such thing"}}')

@@ -238,6 +238,46 @@ def test_answer_events_are_the_full_sequence_and_accumulate_to_the_message() -> 
     assert (start["content"], start["stop_reason"]) == ([], None)
 
 
+@pytest.mark.parametrize("tool_choice", [{"type": "any"}, {"type": "tool", "name": "now"}])
+def test_a_forced_tool_choice_is_answered_with_a_refusal(tool_choice: dict[str, Any]) -> None:
+    """``stop_reason: "refusal"`` (the Messages API's "declined" stop, with its
+    ``stop_details``) instead of an ``end_turn`` text the agent would answer by
+    asking for its tool again: no content (as OpenAI's refusal has none), the
+    reply as the refusal's explanation, zero usage."""
+    body = {**BODY, "tools": TOOLS, "tool_choice": tool_choice}
+    message = Message.model_validate(answer(body, "明天再说。"), strict=True)
+    assert message.stop_reason == "refusal"
+    assert message.stop_details is not None
+    assert (message.stop_details.type, message.stop_details.explanation) == (
+        "refusal",
+        "明天再说。",
+    )
+    assert message.content == []  # no text to take for an answer, no tool_use invented
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (0, 0)
+    payload, _ = short_circuit_body({**body, "stream": True}, "明天再说。")
+    snapshot = None
+    for sse in SSEDecoder().iter_bytes(iter([payload])):
+        event = EVENTS.validate_python(sse.json(), strict=True)
+        snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs={})
+    assert snapshot is not None
+    assert snapshot.stop_reason == "refusal"
+    assert snapshot.stop_details is not None
+    assert snapshot.stop_details.explanation == "明天再说。"
+    assert snapshot.content == []
+    assert (snapshot.usage.input_tokens, snapshot.usage.output_tokens) == (0, 0)
+
+
+@pytest.mark.parametrize("tool_choice", [None, {"type": "auto"}, {"type": "none"}, "any"])
+def test_a_tool_choice_that_forces_nothing_ends_the_turn(tool_choice: object) -> None:
+    """The control: a free choice (or an odd value) gets the plain answer."""
+    body = {**BODY, "tools": TOOLS}
+    if tool_choice is not None:
+        body["tool_choice"] = tool_choice
+    payload = answer(body, "。")
+    assert payload["stop_reason"] == "end_turn"
+    assert "stop_details" not in payload
+
+
 def test_short_circuit_body_is_json_unless_a_stream_was_asked_for() -> None:
     for stream in (None, False, "true"):
         payload, content_type = short_circuit_body({**BODY, "stream": stream}, "。")

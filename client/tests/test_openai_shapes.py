@@ -377,14 +377,49 @@ def test_n_choices_stream_each_to_the_end(include_usage: bool) -> None:
     assert chunks[-1].usage is not None
 
 
-def test_a_forced_tool_choice_gets_a_text_answer_and_no_invented_call() -> None:
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-    for tool_choice in ("required", {"type": "function", "function": {"name": "f"}}):
-        body = {"tools": tools, "tool_choice": tool_choice}
-        completion = ChatCompletion.model_validate(answer(body, "。"))
-        assert completion.choices[0].message.content == "。"
-        assert completion.choices[0].message.tool_calls is None
-        assert completion.choices[0].finish_reason == "stop"
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+#: Every way a chat request forces a tool call (the Agents SDK and pydantic-ai
+#: send ``"required"``; ``parse`` with a tool, a named function).
+FORCED_TOOL_CHOICES: list[Any] = [
+    "required",
+    {"type": "function", "function": {"name": "f"}},
+    {"type": "custom", "custom": {"name": "f"}},
+    {"type": "allowed_tools", "allowed_tools": {"mode": "required", "tools": []}},
+]
+
+
+@pytest.mark.parametrize("tool_choice", FORCED_TOOL_CHOICES)
+def test_a_forced_tool_choice_gets_a_refusal_and_no_invented_call(tool_choice: Any) -> None:
+    """A text answer to a forced tool call is what an agent cannot use: it asks
+    again and fails (pydantic-ai's "Exceeded maximum output retries"). The
+    refusal is the documented "the model declined" channel it reports."""
+    body = {"tools": TOOLS, "tool_choice": tool_choice}
+    completion = ChatCompletion.model_validate(answer(body, "。"))
+    message = completion.choices[0].message
+    assert (message.content, message.refusal) == (None, "。")
+    assert message.tool_calls is None
+    assert completion.choices[0].finish_reason == "stop"
+    chunks = [
+        ChatCompletionChunk.model_validate(chunk)
+        for _, chunk in answer_events({**body, "stream": True}, "。")
+    ]
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    assert "".join(d.refusal or "" for d in deltas) == "。"
+    assert all(d.content is None and d.tool_calls is None for d in deltas)
+    assert [c.usage.total_tokens for c in chunks if c.usage is not None] == [0]
+
+
+@pytest.mark.parametrize(
+    "tool_choice",
+    [None, "auto", "none", {"type": "allowed_tools", "allowed_tools": {"mode": "auto"}}, 3],
+)
+def test_a_tool_choice_that_forces_nothing_gets_the_text_answer(tool_choice: Any) -> None:
+    """The control: a free choice (or none at all) is answered in ``content``."""
+    body: dict[str, Any] = {"tools": TOOLS}
+    if tool_choice is not None:
+        body["tool_choice"] = tool_choice
+    message = ChatCompletion.model_validate(answer(body, "。")).choices[0].message
+    assert (message.content, message.refusal) == ("。", None)
 
 
 def test_the_body_is_answer_and_answer_events_as_sent() -> None:

@@ -195,6 +195,43 @@ def test_structured_output_gets_a_refusal(fmt: dict[str, Any]) -> None:
     assert parsed.output_text == ""  # no output_text part: nothing to parse as JSON
 
 
+#: Every way a Responses request forces a tool call.
+FORCED_TOOL_CHOICES: list[Any] = [
+    "required",
+    {"type": "function", "name": "f"},
+    {"type": "custom", "name": "f"},
+    {"type": "file_search"},
+    {"type": "allowed_tools", "mode": "required", "tools": []},
+]
+FUNCTION_TOOLS = [{"type": "function", "name": "f", "parameters": {"type": "object"}}]
+
+
+@pytest.mark.parametrize("tool_choice", FORCED_TOOL_CHOICES)
+def test_a_forced_tool_choice_gets_a_refusal(tool_choice: Any) -> None:
+    """An agent that forced a tool cannot use a sentence: it would ask again."""
+    body = {**BODY, "tools": FUNCTION_TOOLS, "tool_choice": tool_choice}
+    payload = answer(body, "。")
+    Response.model_validate(payload)
+    assert payload["output"][0]["content"] == [{"type": "refusal", "refusal": "。"}]
+    assert payload["usage"]["total_tokens"] == 0
+    events = answer_events({**body, "stream": True}, "。")
+    assert [name for name, _ in events][4:6] == [
+        "response.refusal.delta",
+        "response.refusal.done",
+    ]
+    for _, data in events:
+        validate_type(type_=EVENT, value=data)
+
+
+@pytest.mark.parametrize(
+    "tool_choice", ["auto", "none", {"type": "allowed_tools", "mode": "auto", "tools": []}, 3]
+)
+def test_a_tool_choice_that_forces_nothing_gets_the_text_answer(tool_choice: Any) -> None:
+    """The control: a free choice is answered with ``output_text``."""
+    payload = answer({**BODY, "tools": FUNCTION_TOOLS, "tool_choice": tool_choice}, "。")
+    assert payload["output"][0]["content"][0]["type"] == "output_text"
+
+
 def test_the_events_are_valid_ordered_and_numbered() -> None:
     events = answer_events(BODY, "。")
     parsed: list[Any] = [validate_type(type_=EVENT, value=data) for _, data in events]

@@ -194,11 +194,10 @@ def answered_here(call: Call, endpoint: ModelEndpoint) -> HttpResponseBase | Non
     return labelled(answer, verdict)
 
 
-async def act(
-    call: Call, endpoint: ModelEndpoint, *, headers: Mapping[str, str] | None = None
-) -> HttpResponseBase:
+async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> HttpResponseBase:
     """Short-circuit (:func:`answered_here`), clamp (``endpoint.apply``) and
-    forward, or forward the very bytes.
+    forward, or forward the very bytes (with ``request``'s headers and query,
+    as ``passing`` lets them through, either way).
 
     Each call leaves one entry in the decision ledger (``endpoint.name``
     names it): a short-circuit with zero usage, a forwarded call with the
@@ -215,21 +214,14 @@ async def act(
     else:
         content = json.dumps(endpoint.apply(call.body, verdict), ensure_ascii=False).encode()
     response = await forward(
-        call.judged.token_id,
-        "POST",
-        endpoint.path,
-        content,
-        provider=endpoint.provider,
-        headers=headers,
+        request, call.judged.token_id, "POST", endpoint.path, content, provider=endpoint.provider
     )
     return labelled(entry.after(response), verdict)
 
 
-async def model_call(
-    request: EdgeRequest, endpoint: ModelEndpoint, *, headers: Mapping[str, str] | None = None
-) -> HttpResponseBase:
+async def model_call(request: EdgeRequest, endpoint: ModelEndpoint) -> HttpResponseBase:
     """A model route's whole answer: :func:`read_call`, then :func:`act`."""
     call = read_call(request, endpoint.what)
     if not isinstance(call, Call):
         return call
-    return await act(call, endpoint, headers=headers)
+    return await act(call, endpoint, request)

@@ -2,8 +2,7 @@
 
 - short-circuit: the canned reply (streamed or not, as asked), zero usage, and
   nothing sent upstream; shaped for the request (``openai_shapes.answer``): a
-  refusal for structured output, ``n`` choices, and a text answer even when a
-  tool was forced;
+  refusal for structured output or a forced tool, and ``n`` choices;
 - clamp: forwarded with the clamped budget (under the name(s) the operator's
   ``CURFEW_UPSTREAM_BUDGET_KEY`` says its upstream reads) and the persona;
 - pass (on duty, exempt, dry run): forwarded byte for byte.
@@ -54,4 +53,4 @@ async def models(request: EdgeRequest) -> HttpResponseBase:
         return calls.refused(
             request.door.dialect, judged.verdict, 400, exc, code="invalid_model", param="model"
         )
-    return calls.passed(await forward(judged.token_id, "GET", path), judged.verdict)
+    return calls.passed(await forward(request, judged.token_id, "GET", path), judged.verdict)

@@ -10,15 +10,15 @@ protocol:
   thinking kept within the clamp, tools dropped when denied;
 - pass (on duty, exempt, dry run): forwarded byte for byte.
 
-The token comes as ``x-api-key`` or ``Authorization: Bearer``. Every answer
+The token comes as ``x-api-key`` or ``Authorization: Bearer``. The client's
+``anthropic-version`` and ``anthropic-beta`` go upstream as sent, like every
+header ``passing`` lets through; a request without a version gets the
+default (``upstream.ANTHROPIC``). Every answer
 says what the curfew did (``X-Curfew-State`` / ``X-Curfew-Action``) and every
 error is in Anthropic's shape, so its SDK raises its usual exceptions.
 """
 
 from __future__ import annotations
-
-import re
-from collections.abc import Mapping
 
 from curfew_client import anthropic_shapes
 from django.http.response import HttpResponseBase
@@ -26,25 +26,6 @@ from django.http.response import HttpResponseBase
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.proxy import calls, upstream
 from curfew_core.proxy.forward import forward
-
-#: The protocol version sent upstream when the client named none (or an odd one).
-DEFAULT_VERSION = "2023-06-01"
-#: What the client's protocol headers must look like to be passed on: a date,
-#: and a comma-separated list of beta names. Anything else stays here.
-_VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
-_BETAS = re.compile(r"[A-Za-z0-9._-]{1,100}(?: *, *[A-Za-z0-9._-]{1,100}){0,31}")
-
-
-def protocol_headers(request_headers: Mapping[str, str]) -> dict[str, str]:
-    """``anthropic-version`` (the client's when it looks like one, else the
-    default) and ``anthropic-beta`` (when it looks like a list of names)."""
-    version = request_headers.get("anthropic-version", "").strip()
-    headers = {"anthropic-version": version if _VERSION.fullmatch(version) else DEFAULT_VERSION}
-    beta = request_headers.get("anthropic-beta", "").strip()
-    if _BETAS.fullmatch(beta):
-        headers["anthropic-beta"] = beta
-    return headers
-
 
 MESSAGES = calls.ModelEndpoint(
     name="messages",
@@ -57,7 +38,7 @@ MESSAGES = calls.ModelEndpoint(
 
 
 async def messages(request: EdgeRequest) -> HttpResponseBase:
-    return await calls.model_call(request, MESSAGES, headers=protocol_headers(request.headers))
+    return await calls.model_call(request, MESSAGES)
 
 
 async def count_tokens(request: EdgeRequest) -> HttpResponseBase:
@@ -65,11 +46,11 @@ async def count_tokens(request: EdgeRequest) -> HttpResponseBase:
     not a model call, so no verdict gates it (the token still must be live)."""
     judged = calls.judged_caller(request)
     response = await forward(
+        request,
         judged.token_id,
         "POST",
         upstream.COUNT_TOKENS,
         request.body,
         provider=upstream.ANTHROPIC,
-        headers=protocol_headers(request.headers),
     )
     return calls.passed(response, judged.verdict)

@@ -70,7 +70,7 @@ async def embeddings(request: EdgeRequest) -> HttpResponseBase:
         return labelled(off_duty_refusal(verdict, timezone.now()), verdict)
     # Winding too: an embedding has no reply budget, so there is nothing to clamp.
     entry = calls.recording(call, "embeddings", action=Action.PASS.value)
-    forwarded = await forward(call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw)
+    forwarded = await forward(request, call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw)
     return calls.passed(entry.after(forwarded), verdict)
 
 

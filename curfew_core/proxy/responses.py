@@ -8,8 +8,8 @@
 - ``GET`` and ``DELETE /v1/responses/<id>``: forwarded, whatever the hour:
   reading or deleting a stored response is not a model call (like listing
   models). The id is one checked opaque segment (``upstream.response_path``),
-  so it cannot move the request elsewhere on the upstream; the query string is
-  not forwarded (the upstream path is fixed). The curfew's own canned answers
+  so it cannot move the request elsewhere on the upstream; the query string
+  goes along, as a query only (``passing.query``). The curfew's own canned answers
   are never stored (``store: false``), so their ids are the upstream's 404.
 
 Not served (404 ``not_proxied``): ``/v1/responses/<id>/cancel``,
@@ -53,5 +53,5 @@ async def stored_response(request: EdgeRequest) -> HttpResponseBase:
             code="invalid_response_id",
             param="response_id",
         )
-    forwarded = await forward(judged.token_id, request.method, path)
+    forwarded = await forward(request, judged.token_id, request.method, path)
     return calls.passed(forwarded, judged.verdict)

@@ -16,7 +16,7 @@ import logging
 import re
 import ssl
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -28,13 +28,15 @@ from curfew_client.openai_shapes import error_body, sse_event
 from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
+from multidict import CIMultiDict
 from yarl import URL
 
 log = logging.getLogger("curfew.proxy")
 
 #: The upstream response headers passed on (ids for support tickets, rate
 #: limits for well-behaved retries), by exact name: anything else an upstream
-#: sends (cookies, debug headers, a header echoing the key) stays here.
+#: sends (cookies, debug headers, a header echoing the key) stays here. (The
+#: request's side, what the client sent that goes upstream: ``passing``.)
 RELAYED_HEADERS = frozenset(
     {
         "x-request-id",
@@ -264,6 +266,8 @@ class Provider:
     error: Callable[[int, str, str, str], dict[str, Any]]
     #: The SSE event that ends a stream the upstream broke off.
     broken: Callable[[dict[str, Any]], bytes]
+    #: Request headers the protocol requires, sent when the client sent none.
+    defaults: tuple[tuple[str, str], ...] = ()
 
     @property
     def base_url(self) -> str:
@@ -294,6 +298,8 @@ ANTHROPIC = Provider(
     auth=lambda key: {"x-api-key": key},
     error=_anthropic_error,
     broken=lambda data: sse.event(data, "error"),
+    # The API refuses a request without one; SDKs always send theirs.
+    defaults=(("anthropic-version", "2023-06-01"),),
 )
 #: The Messages API's paths, under the Anthropic upstream's base URL. That base
 #: is given as Anthropic's SDK takes it (``https://api.anthropic.com``, DeepSeek's
@@ -334,15 +340,53 @@ def _where(url: str) -> str:
 
 
 def _upstream_headers(
-    content: bytes | None, provider: Provider, extra: Mapping[str, str]
-) -> dict[str, str]:
-    headers = {"Accept": "application/json, text/event-stream", **extra}
+    content: bytes | None, provider: Provider, passed: Iterable[tuple[str, str]]
+) -> CIMultiDict[str]:
+    """The client's headers as ``passing`` let them through (no credentials
+    among them), the protocol's defaults where the client sent none, and the
+    operator's key."""
+    headers: CIMultiDict[str] = CIMultiDict(passed)
+    headers.setdefault("Accept", "application/json, text/event-stream")
     if content is not None:
-        headers["Content-Type"] = "application/json"
+        headers.setdefault("Content-Type", "application/json")
+    for name, value in provider.defaults:
+        headers.setdefault(name, value)
     key = provider.api_key
     if key:
         headers.update(provider.auth(key))
     return headers
+
+
+#: The longest query remembered (``_with_query``): the usual ones are a few
+#: words, and a client's very long one must not fill the memory.
+REMEMBERED_QUERY = 256
+
+
+def _with_query(target: URL, query: str) -> URL:
+    """``target`` (a checked upstream URL) with ``query`` (``passing.query``'s:
+    only characters a query may hold, no ``#``) as its query, and nothing
+    else changed: checked, as ``_checked_url`` checks the path. A short query
+    is remembered: a client sends the same one on every call (Claude Code's
+    ``beta=true``)."""
+    if len(query) <= REMEMBERED_QUERY:
+        return _remembered_with_query(target, query)
+    return _appended(target, query)
+
+
+def _appended(target: URL, query: str) -> URL:
+    url = URL(f"{target}?{query}", encoded=True)
+    if (url.scheme, url.raw_host, url.port, url.raw_path, url.raw_query_string) != (
+        target.scheme,
+        target.raw_host,
+        target.port,
+        target.raw_path,
+        query,
+    ):
+        raise UnsafePath(f"the query would change the upstream URL {target.raw_path}")
+    return url
+
+
+_remembered_with_query = functools.lru_cache(maxsize=256)(_appended)
 
 
 def _scrub(content: bytes) -> bytes:
@@ -478,7 +522,8 @@ async def forward(
     *,
     release: Callable[[], None] = _nothing,
     provider: Provider = OPENAI,
-    headers: Mapping[str, str] | None = None,
+    headers: Iterable[tuple[str, str]] = (),
+    query: str = "",
 ) -> HttpResponseBase:
     """Send one request upstream and answer with what comes back.
 
@@ -492,11 +537,12 @@ async def forward(
     for an error, when the relayed stream ends, fails, or is abandoned.
 
     ``provider`` is the upstream's protocol (OpenAI's unless told); ``headers``
-    are protocol headers the door has already checked (never credentials).
+    and ``query`` are the client's, as ``passing`` lets them through (never
+    credentials; a query that cannot leave the query).
     """
     handed_off = False
     try:
-        response = await _relayed(method, path, content, release, provider, headers or {})
+        response = await _relayed(method, path, content, release, provider, headers, query)
         handed_off = isinstance(response, StreamingHttpResponse)
         return response
     finally:
@@ -535,9 +581,12 @@ async def _relayed(
     content: bytes | None,
     release: Callable[[], None],
     provider: Provider,
-    extra: Mapping[str, str],
+    passed: Iterable[tuple[str, str]],
+    query: str,
 ) -> HttpResponseBase:
     target = _checked_url(provider.base_url, path)
+    if query:
+        target = _with_query(target, query)
     pool = shared_client()
     gate = pool.gate
     if gate.locked():
@@ -563,7 +612,7 @@ async def _relayed(
             method,
             target,
             data=content,
-            headers=_upstream_headers(content, provider, extra),
+            headers=_upstream_headers(content, provider, passed),
             timeout=_timeouts(float(settings.CURFEW_UPSTREAM_TIMEOUT)),
             allow_redirects=False,
         )

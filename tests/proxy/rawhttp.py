@@ -72,21 +72,25 @@ def request(
     method: str,
     raw_path: str,
     *,
-    headers: dict[str, str] | None = None,
+    headers: dict[str, str] | list[tuple[str, str]] | None = None,
     body: bytes = b"",
     send_body: bool = True,
     timeout: float = 20.0,
 ) -> RawResponse:
     """Send ``method raw_path`` byte for byte; ``send_body=False`` sends only the
-    head (its Content-Length promises a body that never comes)."""
+    head (its Content-Length promises a body that never comes). ``headers`` as
+    a list sends each pair on its own line (a name may repeat); with
+    ``Transfer-Encoding`` given, ``body`` is sent as it is (already chunked)."""
     parts = urlsplit(base_url)
     assert parts.hostname is not None
     assert parts.port is not None
     lines = [f"{method} {raw_path} HTTP/1.1", f"Host: {parts.hostname}:{parts.port}"]
-    all_headers = {"Connection": "close", **(headers or {})}
-    if body and "Content-Length" not in all_headers:
-        all_headers["Content-Length"] = str(len(body))
-    lines += [f"{name}: {value}" for name, value in all_headers.items()]
+    given = list(headers.items()) if isinstance(headers, dict) else list(headers or ())
+    names = {name.lower() for name, _ in given}
+    all_headers = ([] if "connection" in names else [("Connection", "close")]) + given
+    if body and not names & {"content-length", "transfer-encoding"}:
+        all_headers.append(("Content-Length", str(len(body))))
+    lines += [f"{name}: {value}" for name, value in all_headers]
     with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
         sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
         if send_body and body:

@@ -105,6 +105,43 @@ def test_the_short_circuit_message_parses_strictly(
     assert anthropic_upstream.requests == []
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_forced_tool_choice_off_duty_is_a_refusal(
+    proxy: Proxy, anthropic_upstream: FakeAnthropic, stream: bool
+) -> None:
+    """``tool_choice`` ``any`` or a named tool: ``stop_reason: "refusal"``
+    with its ``stop_details`` (the reply as its explanation, no content), not
+    an ``end_turn`` an agent answers by asking for its tool again; zero usage."""
+    proxy.travel(OFF_DUTY)
+    client = sdk(proxy)
+    for tool_choice in ({"type": "any"}, {"type": "tool", "name": "now"}):
+        request: Any = {
+            "model": "m",
+            "max_tokens": 1024,
+            "messages": MESSAGES,
+            "tools": TOOLS,
+            "tool_choice": tool_choice,
+        }
+        if stream:
+            with client.messages.stream(**request) as helper:
+                message = helper.get_final_message()
+        else:
+            message = client.messages.create(**request)
+        assert message.stop_reason == "refusal"
+        assert message.stop_details is not None
+        assert message.stop_details.explanation == "。"
+        assert message.content == []  # no text taken for an answer, no tool_use invented
+        assert_zero_usage(message.usage)
+    assert anthropic_upstream.requests == []
+
+    proxy.travel(ON_DUTY)  # the control: sent as asked
+    client.messages.create(
+        model="m", max_tokens=10, messages=MESSAGES, tools=TOOLS, tool_choice={"type": "any"}
+    )
+    [sent] = anthropic_upstream.message_requests
+    assert sent.json["tool_choice"] == {"type": "any"}
+
+
 # -- winding: the clamp and the persona reach the upstream -----------------------
 
 
@@ -280,9 +317,12 @@ def test_on_duty_forwards_the_very_bytes_and_relays_the_answer(
     )
 
 
-def test_protocol_headers_are_passed_only_when_they_look_right(
+def test_protocol_headers_go_as_sent_and_a_value_stays_one_header(
     proxy: Proxy, anthropic_upstream: FakeAnthropic
 ) -> None:
+    """Passed on as sent, like every header (tests/proxy/test_proxy_passthrough.py):
+    an odd value is the client's to send, and text that looks like a header in
+    it stays inside that value; without a version the default is sent."""
     proxy.travel(ON_DUTY)
     body = {"model": "m", "max_tokens": 10, "messages": MESSAGES}
     for version, beta in (("2023-06-01; X-Evil: 1", "a b"), ("", "")):
@@ -295,9 +335,12 @@ def test_protocol_headers_are_passed_only_when_they_look_right(
             timeout=10,
         )
         assert response.status_code == 200, response.text
-    for sent in anthropic_upstream.message_requests:
-        assert sent.headers["anthropic-version"] == "2023-06-01"  # the default
-        assert "anthropic-beta" not in sent.headers
+    odd, plain = anthropic_upstream.message_requests
+    assert odd.headers["anthropic-version"] == "2023-06-01; X-Evil: 1"
+    assert odd.headers["anthropic-beta"] == "a b"
+    assert plain.headers["anthropic-version"] == "2023-06-01"  # the default
+    assert "anthropic-beta" not in plain.headers
+    for sent in (odd, plain):
         assert "X-Evil" not in sent.headers
 
 

@@ -4,7 +4,7 @@ langchain-openai's ``ChatOpenAI``.
 
 Off duty the recorder must see nothing and each client must take its own
 documented path: a refusal for structured output (``parsed is None`` in the
-SDK, ``OpenAIRefusalError`` in langchain), ``n`` choices, a text answer where a
+SDK, ``OpenAIRefusalError`` in langchain), ``n`` choices, a refusal where a
 tool was forced. The control group is the same call on duty, which reaches the
 recorder (byte for byte), and winding, which reaches it clamped.
 """
@@ -142,24 +142,39 @@ def test_n_choices_off_duty_streamed_or_not(proxy: Proxy, upstream: FakeUpstream
     assert sent.json["n"] == 3
 
 
-def test_a_forced_tool_choice_off_duty_gets_a_text_answer(
-    proxy: Proxy, upstream: FakeUpstream
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_forced_tool_choice_off_duty_gets_a_refusal(
+    proxy: Proxy, upstream: FakeUpstream, stream: bool
 ) -> None:
+    """pydantic-ai's default output (``tool_choice: "required"``) and a named
+    function: a text answer would make the agent ask again and fail, so the
+    reply is the refusal the SDK reports; no tool call is invented."""
     proxy.travel(OFF_DUTY)
     client = sdk(proxy)
     tool = openai.pydantic_function_tool(Plan)
     forced: list[Any] = ["required", {"type": "function", "function": {"name": "Plan"}}]
     for tool_choice in forced:
-        completion = client.chat.completions.parse(
-            model="m", messages=MESSAGES, tools=[tool], tool_choice=tool_choice
-        )
+        if stream:
+            with client.chat.completions.stream(
+                model="m", messages=MESSAGES, tools=[tool], tool_choice=tool_choice
+            ) as helper:
+                kinds = [event.type for event in helper]
+                completion = helper.get_final_completion()
+            assert "refusal.done" in kinds
+            assert "content.done" not in kinds
+        else:
+            completion = client.chat.completions.parse(
+                model="m", messages=MESSAGES, tools=[tool], tool_choice=tool_choice
+            )
+            assert completion.usage is not None
+            assert completion.usage.total_tokens == 0
         message = completion.choices[0].message
-        assert message.content == OFF_DUTY_REPLY
-        assert message.tool_calls is None  # none invented
+        assert (message.content, message.refusal) == (None, OFF_DUTY_REPLY)
+        assert not message.tool_calls  # none invented
         assert completion.choices[0].finish_reason == "stop"
     assert upstream.requests == []
 
-    proxy.travel(ON_DUTY)
+    proxy.travel(ON_DUTY)  # the control: on duty the choice is the upstream's
     client.chat.completions.create(
         model="m", messages=MESSAGES, tools=[tool], tool_choice="required"
     )
@@ -267,11 +282,13 @@ def test_langchain_structured_output_off_duty_raises_its_refusal_error(
     json_mode = chat(proxy.base_url, proxy.token).with_structured_output(Plan, method="json_mode")
     with pytest.raises(OpenAIRefusalError, match=OFF_DUTY_REPLY):
         json_mode.invoke(LC_MESSAGES)
-    # Function calling forces the tool: a text answer, so no tool call to parse.
+    # Function calling forces the tool: the same refusal (a text answer left
+    # it no tool call to parse, and it returned None as if the model had).
     tools = chat(proxy.base_url, proxy.token).with_structured_output(
         Plan, method="function_calling"
     )
-    assert tools.invoke(LC_MESSAGES) is None
+    with pytest.raises(OpenAIRefusalError, match=OFF_DUTY_REPLY):
+        tools.invoke(LC_MESSAGES)
     assert upstream.requests == []
 
 

@@ -169,7 +169,8 @@ def test_the_canned_stream_echoes_the_request_and_the_sdk_parses_it(
     stream = sdk(proxy).responses.create(model=ODD_MODEL, input="hi", stream=True, **settings)
     events = list(stream)
 
-    refusal = "text" in settings and settings["text"]["format"]["type"] == "json_schema"
+    structured = "text" in settings and settings["text"]["format"]["type"] == "json_schema"
+    refusal = structured or settings.get("tool_choice") == "required"
     kind = "refusal" if refusal else "output_text"
     assert [e.type for e in events][3:7] == [
         "response.content_part.added",
@@ -222,6 +223,45 @@ def test_a_streamed_parse_gets_a_refusal_off_duty(proxy: Proxy, upstream: FakeUp
     assert final.output_parsed is None
     assert final.output[0].content[0].refusal == "明天再说。"  # type: ignore[union-attr]
     assert upstream.requests == []
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_forced_tool_choice_off_duty_gets_a_refusal(
+    proxy: Proxy, upstream: FakeUpstream, stream: bool
+) -> None:
+    """``tool_choice`` ``"required"`` or a named function (an Agents SDK
+    ``output_type``, pydantic-ai): a refusal part, not text the agent would
+    answer by asking again."""
+    proxy.travel(OFF_DUTY)
+    tools: Any = [{"type": "function", "name": "plan", "parameters": {"type": "object"}}]
+    for tool_choice in ("required", {"type": "function", "name": "plan"}):
+        request: Any = {
+            "model": "gpt-4.1",
+            "input": "When?",
+            "tools": tools,
+            "tool_choice": tool_choice,
+        }
+        if stream:
+            with sdk(proxy).responses.stream(**request) as helper:
+                kinds = [e.type for e in helper]
+                final = helper.get_final_response()
+            assert "response.refusal.done" in kinds
+            assert "response.output_text.delta" not in kinds
+        else:
+            final = sdk(proxy).responses.create(**request)
+        [message] = final.output
+        assert message.type == "message"
+        [part] = message.content
+        assert part.type == "refusal"
+        assert part.refusal == "。"
+        assert final.output_text == ""
+        assert_zero_usage(final.usage)
+    assert upstream.requests == []
+
+    proxy.travel(ON_DUTY)  # the control: sent as asked
+    sdk(proxy).responses.create(model="gpt-4.1", input="When?", tools=tools, tool_choice="required")
+    [sent] = responses_sent(upstream)
+    assert sent.json["tool_choice"] == "required"
 
 
 async def test_async_sdk_gets_the_canned_answer(

@@ -114,38 +114,64 @@ def _model(body: Mapping[str, Any]) -> str:
     return model if isinstance(model, str) and model else "curfew"
 
 
-def answer(body: Mapping[str, Any], text: str, *, id: str | None = None) -> dict[str, Any]:
-    """The non-streaming answer: a complete ``message``, zero usage."""
+#: ``tool_choice`` types that demand a tool call: any tool, or the one named.
+FORCING_TOOL_CHOICES = ("any", "tool")
+
+
+def forces_tool(body: Mapping[str, Any]) -> bool:
+    """The request demands a tool call (``tool_choice`` ``{"type": "any"}`` or
+    ``{"type": "tool", "name": ...}``); ``auto``, ``none`` and anything odd
+    force nothing."""
+    choice = body.get("tool_choice")
+    return isinstance(choice, Mapping) and choice.get("type") in FORCING_TOOL_CHOICES
+
+
+def _stop(refusal: bool, text: str) -> dict[str, Any]:
+    """How the answer stops: ``end_turn``, or for a forced tool call the
+    Messages API's own ``stop_reason: "refusal"`` with its ``stop_details``
+    (no policy ``category``; the reply as the ``explanation``)."""
+    if refusal:
+        details = {"type": "refusal", "category": None, "explanation": text}
+        return {"stop_reason": "refusal", "stop_sequence": None, "stop_details": details}
+    return {"stop_reason": "end_turn", "stop_sequence": None}
+
+
+def _message(model: Any, text: str, *, id: str, refusal: bool) -> dict[str, Any]:
+    """A complete ``message``. Declining a forced tool call, it has no content
+    at all and the reply is the refusal's ``explanation``, as OpenAI's refusal
+    has ``content: null``: a text block would be read as the model's answer
+    by an agent that demanded a tool (pydantic-ai asks again, then fails with
+    an error that never names the curfew), while an empty refusal is what it
+    reports at once, with the explanation (``ContentFilterError``)."""
     return {
-        "id": id or message_id(),
+        "id": id,
         "type": "message",
         "role": "assistant",
-        "model": _model(body),
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
+        "model": model,
+        "content": [] if refusal else [{"type": "text", "text": text}],
+        **_stop(refusal, text),
         "usage": zero_usage(),
     }
 
 
-def answer_events(
-    body: Mapping[str, Any], text: str, *, id: str | None = None
-) -> list[tuple[str, dict[str, Any]]]:
-    """The streaming answer as ``(event name, data)`` pairs, in the order the
-    Messages API sends them; each data object carries its name as ``type``."""
+def _events(model: Any, text: str, *, id: str, refusal: bool) -> list[tuple[str, dict[str, Any]]]:
     start = {
-        **answer(body, text, id=id),
+        **_message(model, text, id=id, refusal=False),
         "content": [],
         "stop_reason": None,
     }
-    events: list[dict[str, Any]] = [
-        {"type": "message_start", "message": start},
+    blocks: list[dict[str, Any]] = [
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
         {"type": "content_block_stop", "index": 0},
+    ]
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": start},
+        *([] if refusal else blocks),
         {
             "type": "message_delta",
-            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            # stop_details rides here with the stop_reason, as the API streams it.
+            "delta": _stop(refusal, text),
             # Cumulative counts, as the API sends them: all zero here too.
             "usage": {"output_tokens": 0},
         },
@@ -154,14 +180,28 @@ def answer_events(
     return [(event["type"], event) for event in events]
 
 
+def answer(body: Mapping[str, Any], text: str, *, id: str | None = None) -> dict[str, Any]:
+    """The non-streaming answer: a complete ``message``, zero usage; a refusal
+    when the request forced a tool (:func:`forces_tool`, see ``_stop``)."""
+    return _message(_model(body), text, id=id or message_id(), refusal=forces_tool(body))
+
+
+def answer_events(
+    body: Mapping[str, Any], text: str, *, id: str | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """The streaming answer as ``(event name, data)`` pairs, in the order the
+    Messages API sends them; each data object carries its name as ``type``."""
+    return _events(_model(body), text, id=id or message_id(), refusal=forces_tool(body))
+
+
 @functools.cache
-def _template(stream: bool) -> sse.Template:
+def _template(stream: bool, refusal: bool) -> sse.Template:
     """The answer's body (``answer_events``' stream, or ``answer``'s JSON) with
     a hole for every value a request changes."""
-    holes = ({"model": sse.hole("model")}, sse.hole("reply"))
+    holes = {"model": sse.hole("model"), "text": sse.hole("reply"), "id": sse.hole("id")}
     if not stream:
-        return sse.Template.of_json(answer(*holes, id=sse.hole("id")))
-    return sse.Template.of_stream(answer_events(*holes, id=sse.hole("id")), done=False)
+        return sse.Template.of_json(_message(**holes, refusal=refusal))
+    return sse.Template.of_stream(_events(**holes, refusal=refusal), done=False)
 
 
 def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
@@ -177,7 +217,8 @@ def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
         "model": sse.value(_model(body)),
         "id": sse.value(message_id()),
     }
-    return _template(stream).fill(values), sse.CONTENT_TYPE if stream else "application/json"
+    template = _template(stream, forces_tool(body))
+    return template.fill(values), sse.CONTENT_TYPE if stream else "application/json"
 
 
 def error_body(message: str, *, type: str) -> dict[str, Any]:

@@ -113,6 +113,34 @@ def wants_structured(body: Mapping[str, Any]) -> bool:
     )
 
 
+def forces_tool(body: Mapping[str, Any]) -> bool:
+    """The client demands a tool call: ``tool_choice`` ``"required"``, a named
+    function or custom tool, ``allowed_tools`` in ``required`` mode, or the
+    older ``function_call`` naming a function. ``"auto"``, ``"none"`` and
+    anything odd force nothing."""
+    choice = body.get("tool_choice")
+    if choice == "required":
+        return True
+    if isinstance(choice, Mapping):
+        kind = choice.get("type")
+        if kind == "allowed_tools":
+            allowed = choice.get("allowed_tools")
+            return isinstance(allowed, Mapping) and allowed.get("mode") == "required"
+        return kind in ("function", "custom")
+    legacy = body.get("function_call")
+    return isinstance(legacy, Mapping) and "name" in legacy
+
+
+def wants_refusal(body: Mapping[str, Any]) -> bool:
+    """The canned sentence must go in ``refusal``, not ``content``: the client
+    parses the reply as JSON (:func:`wants_structured`) or demands a tool call
+    (:func:`forces_tool`), so a sentence in ``content`` is an answer it cannot
+    use, and agents (pydantic-ai, the Agents SDK) ask again and fail with an
+    error that never names the curfew. A refusal is the documented "the model
+    declined" answer each of them reports as such, at once."""
+    return wants_structured(body) or forces_tool(body)
+
+
 def positive_budget(value: Any) -> int | None:
     """``value`` when it is a budget we can compare with (a positive int, not a bool)."""
     valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
@@ -336,16 +364,19 @@ def answer(body: Mapping[str, Any], text: str) -> dict[str, Any]:
       message's ``refusal`` and ``content`` is null. A structured client then
       takes its own refusal path (the openai SDK's ``parse`` gives
       ``parsed=None`` with ``refusal`` set; langchain-openai's
-      ``with_structured_output`` raises ``OpenAIRefusalError``, or returns
-      ``None`` with ``method="function_calling"``) instead of failing to
-      validate a sentence as JSON (tests/proxy/test_proxy_chat_clients.py);
-    - ``n``: that many identical choices (see ``choice_count``);
-    - a forced ``tool_choice`` (``"required"`` or a named function) still gets
-      this text answer: no tool call is invented off duty, so the client sees
-      ``finish_reason: "stop"`` and no ``tool_calls``.
+      ``with_structured_output`` raises ``OpenAIRefusalError``) instead of
+      failing to validate a sentence as JSON
+      (tests/proxy/test_proxy_chat_clients.py);
+    - a forced ``tool_choice`` (``"required"``, a named function; see
+      ``forces_tool``): the same refusal. No tool call is invented off duty
+      (``finish_reason: "stop"``, no ``tool_calls``), and a text ``content``
+      would make an agent ask again: pydantic-ai then raises its
+      ``ContentFilterError`` carrying the refusal, after one request, and
+      langchain's ``method="function_calling"`` its ``OpenAIRefusalError``;
+    - ``n``: that many identical choices (see ``choice_count``).
     """
     return short_circuit_completion(
-        text, model=body.get("model"), n=choice_count(body), refusal=wants_structured(body)
+        text, model=body.get("model"), n=choice_count(body), refusal=wants_refusal(body)
     )
 
 
@@ -359,7 +390,7 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str | None, 
         model=body.get("model"),
         include_usage=wants_usage_chunk(body),
         n=choice_count(body),
-        refusal=wants_structured(body),
+        refusal=wants_refusal(body),
     )
     return [(None, chunk) for chunk in chunks]
 
@@ -398,7 +429,7 @@ def short_circuit_body(request_body: Mapping[str, Any], text: str) -> tuple[byte
         stream,
         stream and wants_usage_chunk(request_body),
         choice_count(request_body),
-        wants_structured(request_body),
+        wants_refusal(request_body),
     )
     payload = template.fill(
         {

@@ -106,6 +106,27 @@ def wants_structured(body: Mapping[str, Any]) -> bool:
     return isinstance(fmt, Mapping) and fmt.get("type") in STRUCTURED_FORMATS
 
 
+def forces_tool(body: Mapping[str, Any]) -> bool:
+    """The request demands a tool call: ``tool_choice`` ``"required"``, or an
+    object naming one (a function, a custom or hosted tool), or
+    ``allowed_tools`` in ``required`` mode."""
+    choice = body.get("tool_choice")
+    if choice == "required":
+        return True
+    if not isinstance(choice, Mapping):
+        return False  # "auto", "none", or nothing we know
+    if choice.get("type") == "allowed_tools":
+        return choice.get("mode") == "required"
+    return True
+
+
+def wants_refusal(body: Mapping[str, Any]) -> bool:
+    """A ``refusal`` part, not ``output_text``: the client parses JSON or
+    demands a tool call, and would fail on (or ask again after) a sentence;
+    see ``openai_shapes.wants_refusal``."""
+    return wants_structured(body) or forces_tool(body)
+
+
 # -- the short-circuit answer -------------------------------------------------
 
 
@@ -230,7 +251,8 @@ def answer(
     body: Mapping[str, Any], text: str, *, id: str | None = None, created_at: int | None = None
 ) -> dict[str, Any]:
     """The non-streaming answer: a completed ``response`` with one assistant
-    message (a refusal when the request asked for structured output), zero usage.
+    message (a refusal when the request asked for structured output or forced
+    a tool, see :func:`wants_refusal`), zero usage.
 
     ``store`` is false: nothing is stored upstream under this id, so a later
     ``previous_response_id`` pointing at it is the upstream's to refuse.
@@ -238,7 +260,7 @@ def answer(
     return _answer(
         _settings(body),
         text,
-        refusal=wants_structured(body),
+        refusal=wants_refusal(body),
         id=id or response_id(),
         item_id=_item_id(),
         created_at=int(time.time()) if created_at is None else created_at,
@@ -304,7 +326,7 @@ def answer_events(body: Mapping[str, Any], text: str) -> list[tuple[str, dict[st
     return _events(
         _settings(body),
         text,
-        refusal=wants_structured(body),
+        refusal=wants_refusal(body),
         id=response_id(),
         item_id=_item_id(),
         created_at=int(time.time()),
@@ -360,7 +382,7 @@ def short_circuit_body(body: Mapping[str, Any], text: str) -> tuple[bytes, str]:
 
     The very bytes of ``sse.stream(answer_events(...))`` or ``json.dumps(answer(...))``,
     from a template: only the request's values are encoded."""
-    refusal, values = wants_structured(body), _values(body, text)
+    refusal, values = wants_refusal(body), _values(body, text)
     if wants_stream(body):
         return _stream_template(refusal).fill(values), sse.CONTENT_TYPE
     return _answer_template(refusal).fill(values), "application/json"
