@@ -258,6 +258,12 @@ warm `POST /api/v1/verdict` (ledger on) and the warm `GET /api/v1/state`, and lo
 each from a second process on loopback in interleaved rounds (medians). `x floor`
 is a row's throughput against the raw ASGI app's, `x trivial` against the trivial
 view's. Target (issue 21): the warm verdict at **0.33x the floor** or more.
+
+From the third pass on, a second raw app (`hello.shaped`) answers the verdict's own
+exchange: its request (a POST with a token and a body) with the verdict's own headers
+and length, read off a real answer. What a verdict costs beyond it is the site's own
+work; the last column puts that against the server's own (issue 21's gloss of the
+target: "Curfew's own work per verdict at most twice the server's own per-request cost").
 The machine is shared (2 cores, other jobs at times): compare rows of one run,
 and runs by their ratios rather than their absolute rates.
 """
