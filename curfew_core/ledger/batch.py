@@ -164,12 +164,7 @@ class Batch:
         put back in front of what arrived meanwhile). ``newer`` is unchanged."""
         self.rows.extend(newer.rows)
         for key, sums in newer.tallies.items():
-            mine = self.tallies.get(key)
-            if mine is None:
-                self.tallies[key] = list(sums)
-            else:
-                for i, value in enumerate(sums):
-                    mine[i] += value
+            self._add_sums(key, sums)
 
     def bounded(self, limit: int) -> int:
         """Keep at most ``limit`` raw rows (an outage outlasting the buffer):
