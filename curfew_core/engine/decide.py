@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Literal
 
@@ -140,6 +139,7 @@ class _Day:
         "peaks",
         "personas",
         "slots",
+        "templated",
         "tiers",
         "valley",
         "workday",
@@ -192,6 +192,9 @@ class _Day:
         self.personas = tuple(join_sentences(schedule.tired_persona, t) or None for t in texts)
         #: ``_readings`` of the edges and steps asked for so far (bounded).
         self.instants: dict[int, _Readings] = {}
+        #: Whether a reply holds ``{until}``: only then does a short-circuit
+        #: gather what filling it takes (the seed's "。" never does).
+        self.templated = "{until}" in schedule.off_duty_reply + schedule.lights_out_reply
         #: ``_peak_end`` per slot index, filled as replies ask: every wall of a
         #: slot sits in the same peak windows, so the chain ends at one place.
         self.peak_ends: dict[int, int] = {}
@@ -406,17 +409,16 @@ def _peak_end(schedule: Schedule, day: _Day, wall: int, after: int) -> int:
     return end
 
 
-def reply_for(
-    state: State, schedule: Schedule, until: Callable[[], str] | None = None
-) -> str | None:
+def reply_for(state: State, schedule: Schedule, until: str | None = None) -> str | None:
     """The canned reply a short-circuit answers in ``state``; None when the
     state sends the call on. The one place this rule lives: the verdict
     carries it, and the settings page reads it from verdicts (never from the
     schedule), so the page cannot promise a reply gateways do not get.
 
-    A reply is a template: ``{until}`` becomes ``until()``, the local time
-    this state ends. Only a reply with a ``{`` pays for it (the hot path
-    answers the seed's plain ``。`` as it is); any other brace is text.
+    A reply is a template: ``{until}`` becomes ``until``, the local time
+    this state ends (``decide`` works it out only when a reply of the
+    schedule holds one, so the seed's plain ``。`` costs nothing more); any
+    other brace is text.
     """
     if state is State.OFF_DUTY:
         template = schedule.off_duty_reply
@@ -425,7 +427,7 @@ def reply_for(
     else:
         return None
     if until is not None and "{until}" in template:
-        return template.replace("{until}", until())
+        return template.replace("{until}", until)
     return template
 
 
@@ -544,20 +546,23 @@ def decide(
             reasoning_effort = schedule.winding_reasoning_effort
         elif state in (State.OFF_DUTY, State.LIGHTS_OUT):
             action = Action.SHORT_CIRCUIT
-            until = _ReplyUntil(
-                schedule,
-                day,
-                wall,
-                after,
-                state,
-                wake_up,
-                override_until,
-                now,
-                debug_at is not None,
-            )
-            reply = reply_for(state, schedule, until)
-            if until.switch is not None:
-                valid_until = min(valid_until, until.switch.astimezone(caller_tz))
+            if day.templated:
+                until, switch = _reply_until(
+                    schedule,
+                    day,
+                    wall,
+                    after,
+                    state,
+                    wake_up,
+                    override_until,
+                    now,
+                    debug_at is not None,
+                )
+                reply = reply_for(state, schedule, until)
+                if switch is not None:
+                    valid_until = min(valid_until, switch.astimezone(caller_tz))
+            else:
+                reply = reply_for(state, schedule)
             if schedule.safety_max_tokens is not None:
                 max_tokens = _clamp(request.max_tokens, schedule.safety_max_tokens)
             if schedule.deny_tools_when_off_duty:
@@ -610,67 +615,43 @@ def decide(
     )
 
 
-class _ReplyUntil:
-    """``{until}`` of a short-circuit, worked out only if the reply asks:
-    when what stops the call ends. A called instance also keeps ``switch``,
-    the real instant its text drops the date (an end more than a day ahead is
-    told with its date), so ``valid_until`` stops there and no cache keeps
-    a stale reply."""
-
-    __slots__ = (
-        "after",
-        "day",
-        "now",
-        "override_until",
-        "pretending",
-        "schedule",
-        "state",
-        "switch",
-        "wake_up",
-        "wall",
-    )
-
-    def __init__(
-        self,
-        schedule: Schedule,
-        day: _Day,
-        wall: int,
-        after: int,
-        state: State,
-        wake_up: int | None,
-        override_until: datetime | None,
-        now: datetime,
-        pretending: bool,
-    ) -> None:
-        self.schedule, self.day, self.wall, self.after = schedule, day, wall, after
-        self.state, self.wake_up, self.override_until = state, wake_up, override_until
-        self.now, self.pretending = now, pretending
-        self.switch: datetime | None = None
-
-    def __call__(self) -> str:
-        tz = self.schedule.timezone
-        if self.override_until is not None:
-            # A forced off runs on real time, pretending or not: its end is a
-            # real instant, told on the local clock, with its date once it is
-            # more than a real day away.
-            end = _wall_us(self.override_until.astimezone(tz))
-            if self.override_until - self.now > _DAY:
-                self.switch = self.override_until - _DAY
-                return _with_date(end)
-            return _HHMM[end % _DAY_US // _MINUTE_US]
-        if self.state is State.LIGHTS_OUT and self.wake_up is not None:
-            end = self.wake_up
-        else:
-            end = _peak_end(self.schedule, self.day, self.wall, self.after)
-        # On the clock the schedule is read at: the time machine's, pretending
-        # (which stands still, so its text never changes under it).
-        if end - self.wall <= _DAY_US:
-            return _HHMM[end % _DAY_US // _MINUTE_US]
-        if not self.pretending:
-            switch = end - _DAY_US
-            offset = self.now.astimezone(tz).utcoffset()
-            self.switch = _until(self.now, offset, _readings(self.day, switch, tz), tz)
-        return _with_date(end)
+def _reply_until(
+    schedule: Schedule,
+    day: _Day,
+    wall: int,
+    after: int,
+    state: State,
+    wake_up: int | None,
+    override_until: datetime | None,
+    now: datetime,
+    pretending: bool,
+) -> tuple[str, datetime | None]:
+    """``{until}`` of a short-circuit: when what stops the call ends; and
+    the real instant its text drops the date (an end more than a day ahead
+    is told with its date), if it shows one and the clock moves, so
+    ``valid_until`` stops there and no cache keeps a stale reply."""
+    tz = schedule.timezone
+    if override_until is not None:
+        # A forced off runs on real time, pretending or not: its end is a real
+        # instant, told on the local clock, with its date once it is more than
+        # a real day away. (Pretended time stands still: told on it, the end
+        # would move under every cache.)
+        end = _wall_us(override_until.astimezone(tz))
+        if override_until - now > _DAY:
+            return _with_date(end), override_until - _DAY
+        return _HHMM[end % _DAY_US // _MINUTE_US], None
+    if state is State.LIGHTS_OUT and wake_up is not None:
+        end = wake_up
+    else:
+        end = _peak_end(schedule, day, wall, after)
+    # On the clock the schedule is read at: the time machine's, pretending
+    # (which stands still, so its text never changes under it).
+    if end - wall <= _DAY_US:
+        return _HHMM[end % _DAY_US // _MINUTE_US], None
+    if pretending:
+        return _with_date(end), None
+    offset = now.astimezone(tz).utcoffset()
+    return _with_date(end), _until(now, offset, _readings(day, end - _DAY_US, tz), tz)
 
 
 def _with_date(wall: int) -> str:

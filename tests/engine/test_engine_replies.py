@@ -81,14 +81,8 @@ def test_other_braces_and_plain_replies_stay_as_they_are() -> None:
     assert decide(local(2026, 9, 30, 4), schedule).reply == "明天再说。"
 
 
-def test_reply_for_fills_only_when_asked() -> None:
-    calls: list[int] = []
-
-    def until() -> str:
-        calls.append(1)
-        return "12:00"
-
-    assert reply_for(State.OFF_DUTY, templated(), until) == "Curfew: peak hours until 12:00."
-    assert reply_for(State.OFF_DUTY, cn_schedule(), until) == "。"
-    assert reply_for(State.ON_DUTY, templated(), until) is None
-    assert calls == [1]
+def test_reply_for_fills_only_the_placeholder() -> None:
+    assert reply_for(State.OFF_DUTY, templated(), "12:00") == "Curfew: peak hours until 12:00."
+    assert reply_for(State.LIGHTS_OUT, templated(), "09:00") == "Curfew: lights out until 09:00."
+    assert reply_for(State.OFF_DUTY, cn_schedule(), "12:00") == "。"
+    assert reply_for(State.ON_DUTY, templated(), "12:00") is None
