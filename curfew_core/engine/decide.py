@@ -192,9 +192,14 @@ class _Day:
         self.personas = tuple(join_sentences(schedule.tired_persona, t) or None for t in texts)
         #: ``_readings`` of the edges and steps asked for so far (bounded).
         self.instants: dict[int, _Readings] = {}
-        #: Whether a reply holds ``{until}``: only then does a short-circuit
-        #: gather what filling it takes (the seed's "。" never does).
-        self.templated = "{until}" in schedule.off_duty_reply + schedule.lights_out_reply
+        #: The states whose reply holds ``{until}`` (as ``reply_for`` picks it):
+        #: only there does a short-circuit work out its end (the seed's "。"
+        #: never does), and only there may its text change the verdict's expiry.
+        self.templated = frozenset(
+            state
+            for state in (State.OFF_DUTY, State.LIGHTS_OUT)
+            if "{until}" in (reply_for(state, schedule) or "")
+        )
         #: ``_peak_end`` per slot index, filled as replies ask: every wall of a
         #: slot sits in the same peak windows, so the chain ends at one place.
         self.peak_ends: dict[int, int] = {}
@@ -546,7 +551,7 @@ def decide(
             reasoning_effort = schedule.winding_reasoning_effort
         elif state in (State.OFF_DUTY, State.LIGHTS_OUT):
             action = Action.SHORT_CIRCUIT
-            if day.templated:
+            if state in day.templated:
                 until, switch = _reply_until(
                     schedule,
                     day,

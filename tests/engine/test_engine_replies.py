@@ -86,3 +86,16 @@ def test_reply_for_fills_only_the_placeholder() -> None:
     assert reply_for(State.LIGHTS_OUT, templated(), "09:00") == "Curfew: lights out until 09:00."
     assert reply_for(State.OFF_DUTY, cn_schedule(), "12:00") == "。"
     assert reply_for(State.ON_DUTY, templated(), "12:00") is None
+
+
+def test_a_date_in_the_other_reply_does_not_cut_the_verdict_short() -> None:
+    # Found by hypothesis: a forced off a day away is told with its date, which
+    # drops a day before the end; the verdict must stop there only if the
+    # reply given holds {until}, not because the off-duty one does.
+    now = local(2026, 9, 30, 20)
+    until = now + timedelta(days=1, hours=1)
+    schedule = cn_schedule(off_duty_reply=OFF, lights_out_reply="明天再说。")
+    verdict = decide(now, schedule, overrides=Overrides(forced_off_until=until))
+    assert verdict.reply == "明天再说。"
+    assert verdict.valid_until > until - timedelta(days=1)
+    assert verdict == reference_decide(now, schedule, overrides=Overrides(forced_off_until=until))
