@@ -232,6 +232,7 @@ class ScheduleSettings(BaseModel):
                 " end (or a switch-off by hand does)."
             ),
             v.reply_parser(),
+            api_note="Any other {word} (a typo like {untill}) is refused with 422.",
             alias="offDutyReply",
         ),
     ] = "。"
@@ -244,6 +245,7 @@ class ScheduleSettings(BaseModel):
                 " the wake-up, or the end of a switch-off by hand."
             ),
             v.reply_parser(),
+            api_note="Any other {word} (a typo like {untill}) is refused with 422.",
             alias="lightsOutReply",
         ),
     ] = "明天再说。"
