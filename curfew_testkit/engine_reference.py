@@ -11,6 +11,7 @@ suite runs it without Django.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
@@ -342,6 +343,13 @@ def reference_decide(
             reply = (
                 schedule.off_duty_reply if state is State.OFF_DUTY else schedule.lights_out_reply
             )
+            if "{until}" in reply:
+                text, switch = _reply_until(
+                    schedule, wall, reading, override_until, now, debug_at is not None
+                )
+                reply = re.sub(r"\{until\}", lambda _: text, reply)
+                if switch is not None:
+                    valid_until = min(valid_until, switch.astimezone(caller_tz))
             if schedule.safety_max_tokens is not None:
                 max_tokens = _clamp(request.max_tokens, schedule.safety_max_tokens)
             if schedule.deny_tools_when_off_duty:
@@ -392,6 +400,44 @@ def reference_decide(
         debug_until=overrides.debug_until if debug_at is not None else None,
         would=would,
     )
+
+
+def _reply_until(
+    schedule: Schedule,
+    wall: datetime,
+    reading: _Reading,
+    override_until: datetime | None,
+    now: datetime,
+    pretending: bool,
+) -> tuple[str, datetime | None]:
+    """``{until}`` (issue 24 item 4), worked out on datetimes, and the real
+    instant it drops its date, if it shows one and the clock moves: when what
+    stops this call ends. A forced off ends at a real instant; otherwise the
+    wake-up, or the end of the peak hours, windows that touch or overlap read
+    as one (followed for at most a week), on the clock the schedule is read at."""
+    tz = schedule.timezone
+    if override_until is not None:
+        end = to_wall(override_until, tz)
+        if override_until - now > timedelta(days=1):
+            return f"{end:%Y-%m-%d %H:%M}", override_until - timedelta(days=1)
+        return f"{end:%H:%M}", None
+    if reading.state is State.LIGHTS_OUT and reading.wake_up is not None:
+        end = reading.wake_up
+    else:
+        end = wall
+        while end - wall <= timedelta(days=7):
+            frame = _frame(schedule, end)
+            holding = [stop for start, stop in frame.peaks if start <= end < stop]
+            if not holding:
+                break
+            end = max(holding)
+    if end - wall <= timedelta(days=1):
+        return f"{end:%H:%M}", None
+    switch = None
+    if not pretending:
+        boundary = wall_to_instant(end - timedelta(days=1), tz, after=now)
+        switch = next_transition(now, boundary, tz) or boundary
+    return f"{end:%Y-%m-%d %H:%M}", switch
 
 
 def _cut(text: str, limit: int = 40) -> str:

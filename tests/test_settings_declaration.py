@@ -78,7 +78,8 @@ def test_labels_widgets_and_import_aliases_pick_it_up() -> None:
     settings, _overrides, unknown = plugin_import.translate(
         {"bedtimeStory": True}, WithBedtimeStory
     )
-    assert settings == {"bedtime_story": True}
+    # (The replies come along: an import without them gets the seed's terse pair.)
+    assert settings == {"bedtime_story": True, **schedule_config.TERSE_REPLIES}
     assert not unknown
     settings, _overrides, unknown = plugin_import.translate({"bedtimeStory": True})
     assert unknown == ["bedtimeStory"]

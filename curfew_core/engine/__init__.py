@@ -8,7 +8,7 @@ server (tests/engine enforces the import rule).
 from curfew_core.engine.clock import WallTime, format_wall, parse_wall
 from curfew_core.engine.curve import unused_anchors
 from curfew_core.engine.days import Night, day_kind, night_window
-from curfew_core.engine.decide import decide, segments
+from curfew_core.engine.decide import REPLY_PLACEHOLDERS, decide, segments
 from curfew_core.engine.overrides import (
     OverrideError,
     Overrides,
@@ -43,6 +43,7 @@ from curfew_core.engine.verdict import (
 
 __all__ = [
     "END_OF_DAY",
+    "REPLY_PLACEHOLDERS",
     "SEVERITY",
     "Action",
     "Anchor",

@@ -135,9 +135,11 @@ class _Day:
         "edges",
         "instants",
         "nights",
+        "peak_ends",
         "peaks",
         "personas",
         "slots",
+        "templated",
         "tiers",
         "valley",
         "workday",
@@ -190,6 +192,17 @@ class _Day:
         self.personas = tuple(join_sentences(schedule.tired_persona, t) or None for t in texts)
         #: ``_readings`` of the edges and steps asked for so far (bounded).
         self.instants: dict[int, _Readings] = {}
+        #: The states whose reply holds ``{until}`` (as ``reply_for`` picks it):
+        #: only there does a short-circuit work out its end (the seed's "。"
+        #: never does), and only there may its text change the verdict's expiry.
+        self.templated = frozenset(
+            state
+            for state in (State.OFF_DUTY, State.LIGHTS_OUT)
+            if "{until}" in (reply_for(state, schedule) or "")
+        )
+        #: ``_peak_end`` per slot index, filled as replies ask: every wall of a
+        #: slot sits in the same peak windows, so the chain ends at one place.
+        self.peak_ends: dict[int, int] = {}
 
 
 #: ``(state, peak, wake_up, winding nights)``: the reading of a stretch between
@@ -368,16 +381,59 @@ def _local_hhmm(instant: datetime, schedule: Schedule) -> str:
     return to_wall(instant, schedule.timezone).strftime("%H:%M")
 
 
-def reply_for(state: State, schedule: Schedule) -> str | None:
+#: The placeholders a reply may hold, each filled with a fact of the moment.
+#: ``{until}``: when what stops this call ends (see ``reply_for``).
+REPLY_PLACEHOLDERS = ("until",)
+#: How far a chain of back-to-back peak windows is followed: a schedule that
+#: is peak all day every day would otherwise never end.
+_CHAIN_LIMIT_US = 7 * _DAY_US
+
+
+def _peak_end(schedule: Schedule, day: _Day, wall: int, after: int) -> int:
+    """The wall reading at which the peak hours around ``wall`` end: the
+    latest end of the windows holding it, then of every window that starts
+    by that end (back-to-back windows read as one), across days."""
+    found = day.peak_ends.get(after)
+    if found is not None:
+        return found
+    end = wall
+    frame = day
+    while True:
+        longer = max(
+            (stop for start, stop in frame.peaks if start <= end < stop),
+            default=end,
+        )
+        if longer == end:
+            break
+        end = longer
+        if end - wall > _CHAIN_LIMIT_US:
+            break
+        # A chain may run past the day after: look at the days of its end.
+        frame = _day(schedule, end // _DAY_US)
+    day.peak_ends[after] = end
+    return end
+
+
+def reply_for(state: State, schedule: Schedule, until: str | None = None) -> str | None:
     """The canned reply a short-circuit answers in ``state``; None when the
     state sends the call on. The one place this rule lives: the verdict
     carries it, and the settings page reads it from verdicts (never from the
-    schedule), so the page cannot promise a reply gateways do not get."""
+    schedule), so the page cannot promise a reply gateways do not get.
+
+    A reply is a template: ``{until}`` becomes ``until``, the local time
+    this state ends (``decide`` works it out only when a reply of the
+    schedule holds one, so the seed's plain ``。`` costs nothing more); any
+    other brace is text.
+    """
     if state is State.OFF_DUTY:
-        return schedule.off_duty_reply
-    if state is State.LIGHTS_OUT:
-        return schedule.lights_out_reply
-    return None
+        template = schedule.off_duty_reply
+    elif state is State.LIGHTS_OUT:
+        template = schedule.lights_out_reply
+    else:
+        return None
+    if until is not None and "{until}" in template:
+        return template.replace("{until}", until)
+    return template
 
 
 def decide(
@@ -495,7 +551,23 @@ def decide(
             reasoning_effort = schedule.winding_reasoning_effort
         elif state in (State.OFF_DUTY, State.LIGHTS_OUT):
             action = Action.SHORT_CIRCUIT
-            reply = reply_for(state, schedule)
+            if state in day.templated:
+                until, switch = _reply_until(
+                    schedule,
+                    day,
+                    wall,
+                    after,
+                    state,
+                    wake_up,
+                    override_until,
+                    now,
+                    debug_at is not None,
+                )
+                reply = reply_for(state, schedule, until)
+                if switch is not None:
+                    valid_until = min(valid_until, switch.astimezone(caller_tz))
+            else:
+                reply = reply_for(state, schedule)
             if schedule.safety_max_tokens is not None:
                 max_tokens = _clamp(request.max_tokens, schedule.safety_max_tokens)
             if schedule.deny_tools_when_off_duty:
@@ -546,6 +618,49 @@ def decide(
         debug_until=overrides.debug_until if debug_at is not None else None,
         would=would,
     )
+
+
+def _reply_until(
+    schedule: Schedule,
+    day: _Day,
+    wall: int,
+    after: int,
+    state: State,
+    wake_up: int | None,
+    override_until: datetime | None,
+    now: datetime,
+    pretending: bool,
+) -> tuple[str, datetime | None]:
+    """``{until}`` of a short-circuit: when what stops the call ends; and
+    the real instant its text drops the date (an end more than a day ahead
+    is told with its date), if it shows one and the clock moves, so
+    ``valid_until`` stops there and no cache keeps a stale reply."""
+    tz = schedule.timezone
+    if override_until is not None:
+        # A forced off runs on real time, pretending or not: its end is a real
+        # instant, told on the local clock, with its date once it is more than
+        # a real day away. (Pretended time stands still: told on it, the end
+        # would move under every cache.)
+        end = _wall_us(override_until.astimezone(tz))
+        if override_until - now > _DAY:
+            return _with_date(end), override_until - _DAY
+        return _HHMM[end % _DAY_US // _MINUTE_US], None
+    if state is State.LIGHTS_OUT and wake_up is not None:
+        end = wake_up
+    else:
+        end = _peak_end(schedule, day, wall, after)
+    # On the clock the schedule is read at: the time machine's, pretending
+    # (which stands still, so its text never changes under it).
+    if end - wall <= _DAY_US:
+        return _HHMM[end % _DAY_US // _MINUTE_US], None
+    if pretending:
+        return _with_date(end), None
+    offset = now.astimezone(tz).utcoffset()
+    return _with_date(end), _until(now, offset, _readings(day, end - _DAY_US, tz), tz)
+
+
+def _with_date(wall: int) -> str:
+    return f"{datetime.fromordinal(wall // _DAY_US):%Y-%m-%d} {_HHMM[wall % _DAY_US // _MINUTE_US]}"
 
 
 def _cut(text: str, limit: int = 40) -> str:

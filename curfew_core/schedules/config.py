@@ -47,6 +47,11 @@ PERSONA_PRESETS: dict[str, tuple[str, tuple[str, ...]]] = {
 #: The canonical default config, derived from the declaration.
 DEFAULTS: Config = defaults_of(ScheduleSettings)
 FIELDS = tuple(DEFAULTS)
+#: The replies the seed plugin gave (the declared defaults): terse, and what an
+#: imported seed config without its own replies keeps giving. New accounts get
+#: informative ones instead (``services.schedules.informative_replies``).
+REPLY_FIELDS = ("off_duty_reply", "lights_out_reply")
+TERSE_REPLIES: dict[str, str] = {field: DEFAULTS[field] for field in REPLY_FIELDS}
 
 
 class ConfigError(ValueError):

@@ -227,8 +227,12 @@ class ScheduleSettings(BaseModel):
         Reply,
         Setting(
             _("Off-duty reply"),
-            _("The whole answer while off duty."),
-            v.text_parser(allow_empty=False),
+            _(
+                "The whole answer while off duty. {until} becomes the time the peak hours"
+                " end (or a switch-off by hand does)."
+            ),
+            v.reply_parser(),
+            api_note="Any other {word} (a typo like {untill}) is refused with 422.",
             alias="offDutyReply",
         ),
     ] = "。"
@@ -236,8 +240,12 @@ class ScheduleSettings(BaseModel):
         Reply,
         Setting(
             _("Lights-out reply"),
-            _("The whole answer after lights-out."),
-            v.text_parser(allow_empty=False),
+            _(
+                "The whole answer after lights-out. {until} becomes the time it ends:"
+                " the wake-up, or the end of a switch-off by hand."
+            ),
+            v.reply_parser(),
+            api_note="Any other {word} (a typo like {untill}) is refused with 422.",
             alias="lightsOutReply",
         ),
     ] = "明天再说。"

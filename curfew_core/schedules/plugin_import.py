@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from curfew_core.schedules.config import ConfigError
+from curfew_core.schedules.config import TERSE_REPLIES, ConfigError
 from curfew_core.schedules.declaration import Declaration, ScheduleSettings, aliases_of
 
 #: The plugin's camelCase key -> the setting, from the declaration's aliases.
@@ -48,7 +48,8 @@ def translate(
 ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """``(settings, overrides, unknown_keys)`` from a plugin config object.
 
-    Only keys present are translated. Shapes that differ are converted
+    Only keys present are translated, but for the replies: a file without them
+    gets the terse pair the plugin answered with. Shapes that differ are converted
     (``easeIn`` → ``ease_in``, hour pairs → ``HH:MM`` pairs, the holiday map →
     date lists: ``true`` a day off, ``false`` a day worked, which is what a
     make-up workday is); anything else passes through for the validation layer.
@@ -82,4 +83,9 @@ def translate(
             settings["extra_workdays"] = sorted(day for day, on in value.items() if not on)
             value = sorted(day for day, on in value.items() if on)
         settings[target] = value
+    # The plugin answered with its terse replies unless told otherwise, so an
+    # import gives them too, whatever replies the account was created with.
+    for field, reply in TERSE_REPLIES.items():
+        if field in declaration.model_fields:
+            settings.setdefault(field, reply)
     return settings, overrides, unknown

@@ -15,7 +15,7 @@ import zoneinfo
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
-from curfew_core.engine import Curve, format_wall, parse_wall
+from curfew_core.engine import REPLY_PLACEHOLDERS, Curve, format_wall, parse_wall
 from curfew_core.engine.schedule import purpose_key
 from curfew_core.schedules import calendars
 from curfew_core.schedules.messages import Message, message_of
@@ -208,6 +208,35 @@ def text_parser(*, allow_empty: bool, limit: int = MAX_TEXT) -> Callable[[Any], 
                 )
             )
         return value
+
+    return parse
+
+
+#: A ``{word}`` in a reply: a placeholder the engine fills, or a typo of one.
+#: Any other brace (``{}``, ``{ x }``, a lone ``{``) is plain text.
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", re.ASCII)
+#: The placeholders a reply may use, as the page and the API list them.
+ALLOWED_PLACEHOLDERS = ", ".join(f"{{{name}}}" for name in REPLY_PLACEHOLDERS)
+
+
+def reply_parser() -> Callable[[Any], str]:
+    """A canned reply: non-empty text whose ``{word}``s are placeholders the
+    engine knows. An unknown one (``{untill}``) would reach users as written,
+    so it is refused, naming it, rather than saved."""
+    text = text_parser(allow_empty=False)
+
+    def parse(value: Any) -> str:
+        reply = text(value)
+        for match in _PLACEHOLDER.finditer(reply):
+            if match.group(1) not in REPLY_PLACEHOLDERS:
+                raise Unprocessable(
+                    Message(
+                        "%(placeholder)s is not a placeholder; a reply may use %(allowed)s",
+                        placeholder=show(match.group(0)),
+                        allowed=ALLOWED_PLACEHOLDERS,
+                    )
+                )
+        return reply
 
     return parse
 

@@ -7,9 +7,12 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext
 
 from curfew_core.models import UNSAVED_VERSION, AuditEntry, Schedule, ScheduleRevision
 from curfew_core.schedules import config as schedule_config
+from curfew_core.selectors.account import preferred_language
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record
 
@@ -32,6 +35,33 @@ def schedule_get_or_create(*, user: User) -> Schedule:
     schedule, _ = Schedule.objects.get_or_create(
         user=user,
         defaults={"config": schedule_config.default_config(), "version": UNSAVED_VERSION},
+    )
+    return schedule
+
+
+def informative_replies() -> dict[str, str]:
+    """Replies that say what happened and when it ends, in the active language
+    (issue 24 item 4): a bare "。" at peak hours reads as a broken tool to
+    someone who did not set Curfew up. ``{until}`` is filled by the engine."""
+    return {
+        "off_duty_reply": gettext("Curfew: peak hours until {until}."),
+        "lights_out_reply": gettext("Curfew: lights out until {until}."),
+    }
+
+
+def schedule_create_for_new_account(*, user: User) -> Schedule:
+    """A new account's schedule: the defaults, with informative replies in the
+    account's language (its preference, else the language active now).
+
+    Written as version 1 with its revision, not left to the unsaved defaults:
+    version 0 means "no row, the declared defaults" to every cache, and the
+    declared defaults keep the seed's terse replies, so accounts made before
+    this keep exactly what they read."""
+    with translation.override(preferred_language(user) or translation.get_language()):
+        config = {**schedule_config.default_config(), **informative_replies()}
+    schedule = Schedule.objects.create(user=user, config=config, version=UNSAVED_VERSION + 1)
+    ScheduleRevision.objects.create(
+        schedule=schedule, version=schedule.version, config=config, source="new account"
     )
     return schedule
 

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from curfew_core.models import AuditEntry
 from curfew_core.services.audit import audit_record
+from curfew_core.services.schedules import schedule_create_for_new_account
 
 
 @transaction.atomic
@@ -15,6 +16,7 @@ def user_create(*, username: str) -> User:
     user = User.objects.create_user(username=username)
     user.set_unusable_password()
     user.save()
+    schedule_create_for_new_account(user=user)
     return user
 
 
@@ -26,6 +28,8 @@ def demo_user_ensure(*, username: str, password: str) -> tuple[User, bool]:
     changed themselves is kept).
     """
     user, created = User.objects.get_or_create(username=username)
+    if created:
+        schedule_create_for_new_account(user=user)
     if created or not user.has_usable_password():
         user.set_password(password)
         user.save()
@@ -38,6 +42,7 @@ def user_sign_up(*, username: str, password: str) -> User:
     """A person signing themselves up (only where ``CURFEW_SIGNUP`` is on);
     the caller's form has validated the name and the password."""
     user = User.objects.create_user(username=username, password=password)
+    schedule_create_for_new_account(user=user)
     audit_record(
         user=user,
         actor=user,

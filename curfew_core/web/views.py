@@ -43,7 +43,7 @@ from curfew_core.selectors.audit import audit_recent
 from curfew_core.selectors.tokens import TokenKind
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.prices import price_table_set
-from curfew_core.services.schedules import StaleVersion, schedule_update
+from curfew_core.services.schedules import StaleVersion, informative_replies, schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_core.web import activity as activity_words
 from curfew_core.web import page, schedule_form, words
@@ -153,6 +153,7 @@ def _form_context(
             code: {"persona": persona, "tiers": "\n".join(tiers)}
             for code, (persona, tiers) in schedule_config.PERSONA_PRESETS.items()
         },
+        reply_presets=_reply_presets(),
         state_order=words.STATE_ORDER,
         state_names=words.STATE_NAMES,
         state_hints=words.STATE_HINTS,
@@ -241,9 +242,29 @@ def _section_page(section: str) -> View:
     return view
 
 
+def _reply_presets() -> dict[str, dict[str, str]]:
+    """The reply pairs one click away: informative ones in the page's language,
+    and the seed's terse pair for those who liked it."""
+    return {"informative": informative_replies(), "terse": dict(schedule_config.TERSE_REPLIES)}
+
+
 def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpResponse:
     user = _user(request)
     form = schedule_form.form_from_post(request.POST, keys)
+    reply_preset = request.POST.get("reply_preset")
+    if reply_preset is not None:
+        # Without script the reply buttons land here: fill in, do not save.
+        replies = _reply_presets().get(reply_preset)
+        if replies is None:
+            raise Http404("no such preset")
+        data = request.POST.copy()
+        data.update(replies)
+        return _render_section(
+            request,
+            section,
+            form=schedule_form.form_from_post(data, keys),
+            notice=_("Preset filled in. Nothing is saved until you press Save."),
+        )
     preset = request.POST.get("persona_preset")
     if preset is not None:
         # Without script the preset buttons land here: fill in, do not save.

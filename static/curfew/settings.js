@@ -153,6 +153,16 @@
     return true;
   }
 
+  function fillReplyPreset(code) {
+    var source = document.getElementById("reply-presets");
+    if (!source) return false;
+    var preset = JSON.parse(source.textContent)[code];
+    if (!preset) return false;
+    document.getElementById("f-off_duty_reply").value = preset.off_duty_reply;
+    document.getElementById("f-lights_out_reply").value = preset.lights_out_reply;
+    return true;
+  }
+
   document.addEventListener("click", function (event) {
     var target = event.target;
     if (!(target instanceof Element)) return;
@@ -187,6 +197,13 @@
         sortRows(sortable);
         changed(sortable);
       }
+      return;
+    }
+    var replyPreset = target.closest("[data-reply-preset]");
+    if (replyPreset && fillReplyPreset(replyPreset.getAttribute("data-reply-preset"))) {
+      /* Filled in, not saved, as the persona presets. */
+      event.preventDefault();
+      changed(replyPreset);
       return;
     }
     var preset = target.closest("[data-preset]");

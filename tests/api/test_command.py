@@ -50,7 +50,12 @@ def test_token_create_user_prints_a_working_token_last(db: None) -> None:
     assert not user.has_usable_password()  # an API user, not a login
     response = bearer(token).get("/api/v1/schedule")
     assert response.status_code == 200
-    assert {k: response.json()[k] for k in FIELDS} == DEFAULTS
+    # The defaults, but for replies that say what happened (issue 24 item 4).
+    informative = {
+        "off_duty_reply": "Curfew: peak hours until {until}.",
+        "lights_out_reply": "Curfew: lights out until {until}.",
+    }
+    assert {k: response.json()[k] for k in FIELDS} == {**DEFAULTS, **informative}
     # And it is that user's: a PATCH lands on their schedule.
     bearer(token).patch("/api/v1/schedule", {"curve": "step"}, content_type="application/json")
     assert stored(user)["config"]["curve"] == "step"

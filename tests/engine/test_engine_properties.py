@@ -83,6 +83,14 @@ def nights(draw: st.DrawFn, near: int | None = None) -> NightTimes:
     return NightTimes(start, lights, (lights + dark) % (24 * 60))
 
 
+#: Reply templates (issue 24 item 4): plain text, the placeholder, a typo of it
+#: and stray braces, which stay text.
+REPLIES = st.lists(
+    st.one_of(st.text(max_size=3), st.sampled_from(["{until}", "{untill}", "{", "}", "{}"])),
+    max_size=4,
+).map("".join)
+
+
 @st.composite
 def schedules(draw: st.DrawFn, zone: tzinfo | None = None, near: int | None = None) -> Schedule:
     night = draw(nights(near))
@@ -113,8 +121,8 @@ def schedules(draw: st.DrawFn, zone: tzinfo | None = None, near: int | None = No
         weekend_valley=draw(st.booleans()),
         holidays=holidays,
         tier_texts=tuple(draw(st.lists(st.text(max_size=4), min_size=1, max_size=6))),
-        off_duty_reply=draw(st.text(max_size=4)),
-        lights_out_reply=draw(st.text(max_size=4)),
+        off_duty_reply=draw(REPLIES),
+        lights_out_reply=draw(REPLIES),
         tired_persona=draw(st.text(max_size=6)),
         deny_tools_when_off_duty=draw(st.booleans()),
         apply_to_subagents=draw(st.booleans()),

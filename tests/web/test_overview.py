@@ -139,7 +139,7 @@ def test_the_overview_reads_its_replies_from_the_engine_not_the_schedule(
     stored = schedule_config.build(schedule_config.default_config())
     assert (stored.off_duty_reply, stored.lights_out_reply) == ("。", "明天再说。")
 
-    def rule(state: Any, schedule: Any) -> str | None:
+    def rule(state: Any, schedule: Any, *facts: Any) -> str | None:
         return None if state.value in ("on-duty", "winding") else f"rule says {state.value}"
 
     monkeypatch.setattr(engine, "reply_for", rule)
