@@ -112,9 +112,15 @@ def _clock(instant: dt.datetime, schedule: Schedule, today: dt.date) -> str:
 
 def _budgets(start: dt.datetime, end: dt.datetime, schedule: Schedule) -> tuple[int, int] | None:
     """A winding stretch's first and last budget (read once, for the words
-    and for the token detail); None for a stretch that has no budget."""
+    and for the token detail); None for a stretch that has no budget.
+
+    Both are the engine's verdicts at the stretch's edges: the last is read
+    at its last instant (the engine counts in microseconds), where the curve
+    has reached the anchor at lights-out. Read a minute early it would say
+    70 where the Schedule table's last anchor says 64.
+    """
     first = decide(start, schedule).budget
-    last = decide(max(start, end - dt.timedelta(minutes=1)), schedule).budget
+    last = decide(max(start, end - dt.timedelta(microseconds=1)), schedule).budget
     return None if first is None or last is None else (first, last)
 
 
