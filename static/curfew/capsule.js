@@ -347,6 +347,13 @@
     fill.style.width = (d.progress === null ? 0 : d.progress) + "%";
     showBand(s);
     announce(TEXT.announce + d.label + (d.detail ? ", " + d.detail : ""));
+    if (!token) {
+      // The site's own capsule (on the session) tells its page what the
+      // server pushed, so the page's pretend banner follows (page.js).
+      document.dispatchEvent(
+        new CustomEvent("curfew:state", { detail: { pretending: !!s.debug_at } })
+      );
+    }
   }
 
   function showUnknown(linkState) {
