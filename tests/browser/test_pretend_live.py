@@ -1,6 +1,7 @@
 """Pretend on an open page, in real headless Chromium: when it ends (its timer
 runs out, or it is stopped elsewhere) the banner, the Stop button and the band
-go with it without a reload.
+go with it without a reload; and a session capsule whose browser was signed
+out says so in the page's language, not "embed token refused".
 
 Its own accounts, so their pretends never leak into another module.
 """
@@ -8,6 +9,7 @@ Its own accounts, so their pretends never leak into another module.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import pytest
@@ -86,3 +88,43 @@ def test_pretend_ends_on_an_open_page(
         watched.assert_clean()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "width", "said"),
+    [("en", 1280, "signed out: sign in again"), ("zh-hans", 390, "已退出登录：请重新登录")],
+    ids=["desktop-en", "phone-zh"],
+)
+def test_a_signed_out_capsule_says_so(
+    browser: Any,
+    served_app: ServedApp,
+    artifacts_dir: str,
+    language: str,
+    width: int,
+    said: str,
+) -> None:
+    user = f"web-capsule-out-{language}"
+    served_app.create_user(user, PASSWORD)
+    shown = open_context(browser, width=width, language=(served_app, language))
+    other = open_context(browser, width=1280, language=(served_app, language))
+    try:
+        page = sign_in(shown.new_page(), served_app, user, PASSWORD)
+        page.goto(f"{served_app.base_url}/embed/")
+        wait_until(page, f"{CAPSULE_LABEL} !== null && {CAPSULE_LABEL} !== ''")
+        # Another browser signs every other session out: this one's capsule closes.
+        elsewhere = sign_in(other.new_page(), served_app, user, PASSWORD)
+        elsewhere.goto(f"{served_app.base_url}/account/")
+        elsewhere.click("#sign-out-others")
+        elsewhere.wait_for_selector("#sessions .banner-success")
+        wait_until(page, f"{CAPSULE_LABEL} === {said!r}")
+        title = page.evaluate(
+            "document.querySelector('curfew-capsule').shadowRoot"
+            ".querySelector('.capsule').getAttribute('title') || ''"
+        )
+        assert not re.search(r"token|令牌", title), title
+        page.locator("curfew-capsule").screenshot(
+            path=os.path.join(artifacts_dir, f"capsule-signed-out-{language}.png")
+        )
+    finally:
+        shown.close()
+        other.close()
