@@ -8,6 +8,8 @@ curfew starts at 23:00. Each case reads the server-rendered card.
 from __future__ import annotations
 
 import datetime as dt
+import html
+import json
 import re
 import zoneinfo
 
@@ -130,3 +132,14 @@ def test_time_machine_at_the_ends_of_its_range_still_draws_the_card(
     # the ends of the range allowed there is still an answer, never a 500.
     assert page.post("/overrides/", {"verb": "debug", "moment": moment}).status_code == 302
     assert _holds_until(_card(page))
+
+
+def test_details_json_is_on_the_users_clock(page: PageClient) -> None:
+    # 19:00 in Shanghai is 11:00 UTC; the curfew starts at 23:00 Shanghai.
+    card = _card(page)
+    details = re.search(r'<pre class="json"[^>]*>(.*?)</pre>', card, re.S)
+    assert details
+    payload = json.loads(html.unescape(details.group(1)))
+    assert payload["at"] == "2026-09-29T19:00:00+08:00"
+    assert payload["valid_until"] == "2026-09-29T23:00:00+08:00"
+    assert "times on your clock, Asia/Shanghai" in card
