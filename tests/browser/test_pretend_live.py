@@ -69,6 +69,8 @@ def test_pretend_ends_on_an_open_page(
         page.wait_for_selector("#now:not(:has(.tag-warn))")
         assert page.locator("#time-machine-clear").count() == 0
         assert page.inner_html("#band") == real_band
+        # The day picked and the slider are today's again, not the pretend's.
+        assert page.input_value("#band-date") != "2026-09-30"
         assert page.evaluate("window.__stayed === true"), "the page reloaded"
         page.screenshot(
             path=os.path.join(artifacts_dir, "pretend-ended-overview-desktop-en.png"),
