@@ -74,6 +74,22 @@ def chart_text() -> charts.ChartText:
     )
 
 
+#: The instants in a verdict's JSON (``VerdictAnswer``).
+VERDICT_INSTANTS = ("at", "valid_until", "override_until", "debug_at")
+
+
+def on_wall_clock(payload: dict[str, Any], tz: dt.tzinfo) -> dict[str, Any]:
+    """The verdict JSON with its instants on the user's clock: the same
+    instants (ISO 8601 with the offset, as a gateway would parse them), read
+    in the zone the whole page is read in, not in the API's UTC."""
+    shown = dict(payload)
+    for key in VERDICT_INSTANTS:
+        value = shown.get(key)
+        if isinstance(value, str):
+            shown[key] = dt.datetime.fromisoformat(value).astimezone(tz).isoformat()
+    return shown
+
+
 def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) -> dict[str, Any]:
     """The now card: the verdict in force, or as of ``at`` (a page-only
     preview: the schedule read at that moment, nothing stored)."""
@@ -91,7 +107,11 @@ def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) 
         "now": story.describe(verdict, bundle.schedule, now=now if at is None else at),
         "story": story.tell(verdict, bundle.schedule, enabled=bundle.config["enabled"]),
         "details": json.dumps(
-            verdict_payload(verdict, now=now if at is None else at), ensure_ascii=False, indent=2
+            on_wall_clock(
+                verdict_payload(verdict, now=now if at is None else at), bundle.schedule.timezone
+            ),
+            ensure_ascii=False,
+            indent=2,
         ),
         "active": active,
         "debug_local": debug_local,

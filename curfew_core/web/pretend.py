@@ -34,6 +34,12 @@ class Pretend:
     #: How long until then ("42 minutes"), in the active language.
     countdown: str
 
+    @property
+    def until_ms(self) -> int:
+        """``until`` in epoch milliseconds: what the page's timer at the
+        pretend's end counts to (JavaScript's clock)."""
+        return int(self.until.timestamp() * 1000)
+
 
 def active_pretend(user_id: int, now: dt.datetime) -> Pretend | None:
     """The user's pretend in force at the real ``now``, or ``None``."""

@@ -112,9 +112,15 @@ def _clock(instant: dt.datetime, schedule: Schedule, today: dt.date) -> str:
 
 def _budgets(start: dt.datetime, end: dt.datetime, schedule: Schedule) -> tuple[int, int] | None:
     """A winding stretch's first and last budget (read once, for the words
-    and for the token detail); None for a stretch that has no budget."""
+    and for the token detail); None for a stretch that has no budget.
+
+    Both are the engine's verdicts at the stretch's edges: the last is read
+    at its last instant (the engine counts in microseconds), where the curve
+    has reached the anchor at lights-out. Read a minute early it would say
+    70 where the Schedule table's last anchor says 64.
+    """
     first = decide(start, schedule).budget
-    last = decide(max(start, end - dt.timedelta(minutes=1)), schedule).budget
+    last = decide(max(start, end - dt.timedelta(microseconds=1)), schedule).budget
     return None if first is None or last is None else (first, last)
 
 
@@ -306,6 +312,8 @@ class NowWords:
     valid_until: str
     as_of: str
     time_machine: bool
+    #: Why what holds ends then: "when pretending ends" under the time machine.
+    holds_why: str = ""
 
 
 def local_time(instant: dt.datetime, schedule: Schedule, *, today: dt.date | None = None) -> str:
@@ -315,20 +323,22 @@ def local_time(instant: dt.datetime, schedule: Schedule, *, today: dt.date | Non
     return wall.strftime("%H:%M")
 
 
-def holds_until(verdict: Verdict, schedule: Schedule) -> dt.datetime:
-    """Until when what the card shows holds, for a person to read.
+def holds_until(verdict: Verdict, schedule: Schedule) -> dt.datetime | None:
+    """Until when what the card shows holds, for a person to read (``None``:
+    until someone stops pretending).
 
     ``valid_until`` is a cache hint: the first moment *any* field of the
     verdict may change. That is not what a person asks. With an override in
     force, what holds (on duty, or lights out) holds until the override ends,
-    whatever the schedule does meanwhile. Under the time machine the engine
-    only bounds the hint by the real clock; the card reads every time on the
-    time machine's clock, so the schedule is asked again as of that moment.
+    whatever the schedule does meanwhile. Under the time machine the schedule
+    is read at one fixed moment, so gateways get the same answer until the
+    pretend ends on the real clock, which is what the banner says too: the
+    schedule's next edge as of the pretended moment would contradict it.
     """
     if verdict.override_until is not None:
         return verdict.override_until
     if verdict.debug_at is not None:
-        return decide(verdict.debug_at, schedule).valid_until
+        return verdict.debug_until
     return verdict.valid_until
 
 
@@ -369,6 +379,17 @@ def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWo
         override = _("Forced off until %(until)s.") % {
             "until": local_time(verdict.override_until, schedule, today=today)
         }
+    held = holds_until(verdict, schedule)
+    holds_why = ""
+    if held is None:
+        holds = _("until you stop pretending")
+    else:
+        # Overrides and the pretend end on the real clock: named against the
+        # real today, not the pretended one.
+        real_today = to_wall(now, schedule.timezone).date() if verdict.debug_at else today
+        holds = local_time(held, schedule, today=real_today)
+        if verdict.debug_at is not None and verdict.override_until is None:
+            holds_why = _("when pretending ends")
     return NowWords(
         state=state,
         state_name=str(STATE_NAMES[state]),
@@ -381,7 +402,8 @@ def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWo
         # agree (overtime while on duty): "no override changes it" would lie.
         overridden=verdict.override is not None or verdict.state is not verdict.schedule_state,
         reason=verdict.reason,
-        valid_until=local_time(holds_until(verdict, schedule), schedule, today=today),
+        valid_until=holds,
         as_of=to_wall(verdict.at, schedule.timezone).strftime("%Y-%m-%d %H:%M"),
         time_machine=verdict.debug_at is not None,
+        holds_why=holds_why,
     )

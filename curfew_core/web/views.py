@@ -538,6 +538,8 @@ def _tokens_response(
 ) -> HttpResponse:
     context = {
         "tokens": web_selectors.access_keys(_user(request)),
+        # "Last used" is read on the user's clock, as on the full page.
+        "timezone": web_selectors.saved_schedule(_user(request)).config["timezone"],
         "new_token": new_token,
         "base_url": f"{request.scheme}://{request.get_host()}",
     }

@@ -56,6 +56,8 @@
       connecting: "connecting…",
       reconnecting: "reconnecting…",
       unauthorized: "embed token refused",
+      signedOut: "signed out: sign in again",
+      signedOutNote: "This browser was signed out, so the capsule stopped. Sign in again to see it.",
       forbidden: "origin refused",
       budget: "budget",
       until: "until",
@@ -74,6 +76,8 @@
       connecting: "连接中…",
       reconnecting: "重新连接中…",
       unauthorized: "嵌入令牌被拒绝",
+      signedOut: "已退出登录：请重新登录",
+      signedOutNote: "这个浏览器已退出登录，胶囊已停止。请重新登录后查看。",
       forbidden: "来源被拒绝",
       budget: "预算",
       until: "至",
@@ -347,6 +351,13 @@
     fill.style.width = (d.progress === null ? 0 : d.progress) + "%";
     showBand(s);
     announce(TEXT.announce + d.label + (d.detail ? ", " + d.detail : ""));
+    if (!token) {
+      // The site's own capsule (on the session) tells its page what the
+      // server pushed, so the page's pretend banner follows (page.js).
+      document.dispatchEvent(
+        new CustomEvent("curfew:state", { detail: { pretending: !!s.debug_at } })
+      );
+    }
   }
 
   function showUnknown(linkState) {
@@ -361,7 +372,15 @@
 
   function showRefused(code) {
     var word = code === CLOSE_FORBIDDEN_ORIGIN ? TEXT.forbidden : TEXT.unauthorized;
-    paint("refused", "refused", "refused", word, "", TEXT.refusedNote + word + " (" + code + ")");
+    var note = TEXT.refusedNote + word + " (" + code + ")";
+    if (code === CLOSE_UNAUTHORIZED && !token) {
+      // No token: this is the site's own capsule, on the session. Refused
+      // means the session was signed out, and "embed token refused" would
+      // name a token the person never had.
+      word = TEXT.signedOut;
+      note = TEXT.signedOutNote;
+    }
+    paint("refused", "refused", "refused", word, "", note);
     meter.hidden = true;
     showBand(null);
     announce(TEXT.unknown + word);

@@ -8,6 +8,8 @@ curfew starts at 23:00. Each case reads the server-rendered card.
 from __future__ import annotations
 
 import datetime as dt
+import html
+import json
 import re
 import zoneinfo
 
@@ -86,26 +88,40 @@ def test_force_off_holds_until_the_override_ends(page: PageClient) -> None:
     assert _holds_until(card) == "2026-09-30 09:00"
 
 
-def test_time_machine_shows_every_time_on_its_own_clock(page: PageClient) -> None:
-    # 10:00 that morning: peak hours (off duty) until 12:00.
-    page.post("/overrides/", {"verb": "debug", "moment": "2026-09-29T10:00"})
+def test_time_machine_shows_its_moment_and_holds_until_the_pretend_ends(
+    page: PageClient,
+) -> None:
+    # 10:00 that morning: peak hours (off duty) until 12:00, pretended for 1 h.
+    page.post("/overrides/", {"verb": "debug", "moment": "2026-09-29T10:00", "duration": "1h"})
     card = _card(page)
     assert _as_of(card) == "Tue 10:00 · Asia/Shanghai"
     assert "pretend mode" in card
     assert 'id="now-state" data-state="off-duty"' in card
-    assert NO_OVERRIDE in card
-    # Not the real clock's 19:00 plus the engine's 24h look-ahead.
-    assert _holds_until(card) == "12:00"
+    # Details never contradict the banner: the pretend is named, not denied...
+    assert NO_OVERRIDE not in card
+    schedule_line = re.search(r'id="now-schedule">(.*?)</p>', card, re.S)
+    assert schedule_line
+    assert " ".join(schedule_line.group(1).split()) == (
+        "Pretend mode: this is what the schedule says at 2026-09-29 10:00, "
+        "the moment gateways are being told it is."
+    )
+    # ...and what gateways get holds until the pretend ends on the real clock
+    # (19:00 + 1 h, as the banner says), not the pretended schedule's 12:00.
+    assert _holds_until(card) == "20:00 (when pretending ends)"
+    banner = re.search(
+        r'<div class="pretend-banner".*?</div>', page.get("/").content.decode(), re.S
+    )
+    assert banner
+    assert "(until 20:00," in " ".join(banner.group(0).split())
 
 
-def test_time_machine_on_another_day_keeps_its_own_date(page: PageClient) -> None:
-    # A week later at 01:30, winding: the next budget step is on that night,
-    # named by its time alone (the card's "today" is the time machine's).
-    page.post("/overrides/", {"verb": "debug", "moment": "2026-10-06T23:30"})
+def test_time_machine_on_another_day_still_holds_until_the_real_end(page: PageClient) -> None:
+    # A week later at 23:30, winding: the pretend's end is tonight on the real
+    # clock (19:00 + 4 h), named by its time alone (the real today).
+    page.post("/overrides/", {"verb": "debug", "moment": "2026-10-06T23:30", "duration": "4h"})
     card = _card(page)
     assert _as_of(card) == "Tue 23:30 · Asia/Shanghai"
-    holds = _holds_until(card)
-    assert re.fullmatch(r"2[34]:\d\d|2026-10-07 \d\d:\d\d", holds), holds
+    assert _holds_until(card) == "23:00 (when pretending ends)"
 
 
 @pytest.mark.parametrize("moment", ["1900-01-01T08:06", "8999-12-31T23:00"])
@@ -116,3 +132,14 @@ def test_time_machine_at_the_ends_of_its_range_still_draws_the_card(
     # the ends of the range allowed there is still an answer, never a 500.
     assert page.post("/overrides/", {"verb": "debug", "moment": moment}).status_code == 302
     assert _holds_until(_card(page))
+
+
+def test_details_json_is_on_the_users_clock(page: PageClient) -> None:
+    # 19:00 in Shanghai is 11:00 UTC; the curfew starts at 23:00 Shanghai.
+    card = _card(page)
+    details = re.search(r'<pre class="json"[^>]*>(.*?)</pre>', card, re.S)
+    assert details
+    payload = json.loads(html.unescape(details.group(1)))
+    assert payload["at"] == "2026-09-29T19:00:00+08:00"
+    assert payload["valid_until"] == "2026-09-29T23:00:00+08:00"
+    assert "times on your clock, Asia/Shanghai" in card

@@ -258,3 +258,17 @@ def test_every_engine_override_error_has_a_chinese_translation() -> None:
     with mo.open("rb") as handle:
         catalogue = gettext.GNUTranslations(handle)
     assert [t for t in templates if catalogue.gettext(t) == t] == []
+
+
+def test_the_hint_on_the_overview_points_below_not_at_the_overview(page: PageClient) -> None:
+    """The form sits on the overview: "use the preview on the overview" would
+    send the reader to the page they are on. It names the preview below."""
+    for extra, below, elsewhere in (
+        ({}, "use “Look at another time of this day” below.", "preview on the overview"),
+        (ZH, "请使用下方的“查看当天的其他时间”。", "概览页上的预览"),
+    ):
+        html = page.get("/", **extra).content.decode()
+        hint = re.search(r'<p class="hint" id="pretend-hint">(.*?)</p>', html, re.S)
+        assert hint, "no pretend hint"
+        assert below in hint.group(1)
+        assert elsewhere not in hint.group(1)

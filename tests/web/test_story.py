@@ -63,8 +63,13 @@ def test_a_monday_evening_counts_down_to_the_night() -> None:
         ("Tue 14:00", "off-duty", "off for peak hours, replies “。”"),
     ]
     assert len(told.steps) == story.MAX_STEPS
-    # The tokens are the detail: the engine's budgets at the ends of the stretch.
-    assert told.steps[1].tokens == "2048 → 68 tokens"
+    # The tokens are the detail: the engine's budgets at the ends of the stretch,
+    # the last one the anchor at lights-out, as the Schedule table shows it.
+    last_anchor = schedule_config.default_config()["anchors"][-1]
+    assert last_anchor == ["03:00", 64]
+    assert told.steps[1].tokens == "2048 → 64 tokens"
+    lights_out = dt.datetime(2026, 9, 29, 3, 0, tzinfo=SHANGHAI)
+    assert decide(lights_out - dt.timedelta(microseconds=1), _schedule()).budget == 64
     assert told.tomorrow == "Tomorrow (Tuesday): off 09:00–12:00 and 14:00–18:00 for peak hours."
     assert told.notes == ()
 
@@ -86,7 +91,7 @@ def test_a_night_cut_by_the_look_ahead_still_says_how_it_ends() -> None:
     last = told.steps[-1]
     assert (last.starts, last.state) == ("Sat 23:00", "winding")
     assert last.words == "gets sleepy: answers shrink from long answers to one sentence"
-    assert last.tokens == "2048 → 68 tokens"
+    assert last.tokens == "2048 → 64 tokens"
 
 
 def test_winding_now_says_how_long_the_answers_are() -> None:
