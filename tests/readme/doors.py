@@ -33,8 +33,8 @@ from curfew_testkit.server import ServedApp
 OFF_DUTY_MOMENT = "2026-09-29 10:00"
 #: The next night after it, past lights-out.
 LIGHTS_OUT_MOMENT = "2026-09-30 03:10"
-#: The default schedule's off-duty reply (README: "answered with one canned reply").
-OFF_DUTY_REPLY = "。"
+#: When the morning peak of OFF_DUTY_MOMENT ends (the default peak hours).
+OFF_DUTY_UNTIL = "12:00"
 MODEL = "deepseek-chat"
 MESSAGES = [{"role": "user", "content": "hi"}]
 STATES = {"on-duty", "winding", "off-duty", "lights-out"}
@@ -76,9 +76,15 @@ class Served:
         assert answered["state"] == state, answered
         return dict(answered)
 
-    def off_duty(self) -> None:
-        """Off duty, checked: after this a model door is answered by the curfew."""
+    def off_duty(self) -> str:
+        """Off duty, checked: after this a model door is answered by the curfew,
+        with the reply returned: the user's own off-duty reply as their schedule
+        words it, its ``{until}`` the peak's end (an account ``make run``'s demo
+        or a sign-up made says "Curfew: peak hours until 12:00."; one made
+        directly keeps the terse default)."""
         self.pretend(OFF_DUTY_MOMENT, "off-duty")
+        template: str = self.api("GET", "schedule")["off_duty_reply"]
+        return template.replace("{until}", OFF_DUTY_UNTIL)
 
     def openai(self) -> openai.OpenAI:
         return openai.OpenAI(
@@ -117,10 +123,10 @@ def verdict(served: Served) -> None:
 
 
 def state(served: Served) -> None:
-    served.off_duty()
+    expected = served.off_duty()
     answer = served.api("GET", "state")
     assert answer["state"] == "off-duty", answer
-    assert answer["reply"] == OFF_DUTY_REPLY, answer
+    assert answer["reply"] == expected, answer
     assert answer["debug_at"] is not None, answer
 
 
@@ -128,49 +134,49 @@ def state(served: Served) -> None:
 
 
 def chat_completions(served: Served) -> None:
-    served.off_duty()
+    expected = served.off_duty()
     client = served.openai()
     raw = client.chat.completions.with_raw_response.create(model=MODEL, messages=MESSAGES)
     short_circuited(raw.headers)
     reply = raw.parse()
-    assert reply.choices[0].message.content == OFF_DUTY_REPLY, reply
+    assert reply.choices[0].message.content == expected, reply
     assert reply.usage is not None
     assert reply.usage.total_tokens == 0, reply.usage
     stream = client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True)
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
-    assert text == OFF_DUTY_REPLY
+    assert text == expected
 
 
 def completions(served: Served) -> None:
-    served.off_duty()
+    expected = served.off_duty()
     client = served.openai()
     raw = client.completions.with_raw_response.create(model=MODEL, prompt="hi")
     short_circuited(raw.headers)
-    assert raw.parse().choices[0].text == OFF_DUTY_REPLY
+    assert raw.parse().choices[0].text == expected
     stream = client.completions.create(model=MODEL, prompt="hi", stream=True)
-    assert "".join(c.choices[0].text for c in stream if c.choices) == OFF_DUTY_REPLY
+    assert "".join(c.choices[0].text for c in stream if c.choices) == expected
 
 
 def responses(served: Served) -> None:
-    served.off_duty()
+    expected = served.off_duty()
     client = served.openai()
     raw = client.responses.with_raw_response.create(model=MODEL, input="hi")
     short_circuited(raw.headers)
-    assert raw.parse().output_text == OFF_DUTY_REPLY
+    assert raw.parse().output_text == expected
     stream = client.responses.create(model=MODEL, input="hi", stream=True)
     deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
-    assert "".join(deltas) == OFF_DUTY_REPLY
+    assert "".join(deltas) == expected
 
 
 def messages(served: Served) -> None:
-    served.off_duty()
+    expected = served.off_duty()
     client = served.anthropic()
     raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=1024, messages=MESSAGES)
     short_circuited(raw.headers)
     message = raw.parse()
-    assert [b.text for b in message.content if b.type == "text"] == [OFF_DUTY_REPLY], message
+    assert [b.text for b in message.content if b.type == "text"] == [expected], message
     with client.messages.stream(model=MODEL, max_tokens=1024, messages=MESSAGES) as stream:
-        assert stream.get_final_text() == OFF_DUTY_REPLY
+        assert stream.get_final_text() == expected
 
 
 def embeddings(served: Served) -> None:
