@@ -58,11 +58,11 @@ import uuid
 import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.record import Page, loadavg, machine, revision, versions
+from bench.record import Page, loadavg, revision, run_facts
 from curfew_testkit.server import ServedApp
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -490,13 +490,8 @@ def main() -> int:
         PAGE.record(
             args.write,
             {
-                "date": datetime.now(UTC).date().isoformat(),
-                "label": args.label or rev,
-                "revision": rev,
-                "machine": machine(),
-                "versions": versions(),
+                **run_facts(label=args.label, rev=rev, load=started_load),
                 "n": args.n,
-                "loadavg": started_load,
                 "note": f" {redis_note}" if redis_note else "",
                 "rows": [asdict(row) for row in rows],
             },

@@ -48,12 +48,11 @@ import sys
 import tempfile
 import urllib.request
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.record import Page, loadavg, machine, revision, versions
+from bench.record import Page, loadavg, machine, revision, run_facts, versions
 from curfew_testkit.loadgen import build_request, is_verdict, load
 from curfew_testkit.server import ServedApp
 
@@ -496,16 +495,11 @@ def main() -> int:
         PAGE.record(
             args.write,
             {
-                "date": datetime.now(UTC).date().isoformat(),
-                "label": args.label or rev,
-                "revision": rev,
-                "machine": machine(),
-                "versions": versions(),
+                **run_facts(label=args.label, rev=rev, load=started_load),
                 "client": client if client == "loadgen" else "wrk -t1",
                 "connections": args.connections,
                 "rounds": rounds,
                 "seconds": seconds,
-                "loadavg": started_load,
                 "callgrind": args.callgrind,
                 "rows": results,
             },

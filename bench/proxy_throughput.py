@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
 import os
 import shutil
 import statistics
@@ -37,7 +36,7 @@ from typing import Any
 
 import httpx
 
-from bench.record import Page, loadavg, machine, revision, versions
+from bench.record import Page, loadavg, revision, run_facts
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ROOT, ServedApp
 
@@ -277,17 +276,11 @@ def main() -> None:
             f" {row.added_p50:>13.2f} {row.added_p99:>13.2f}{ratio}"
         )
     if args.write:
-        here = revision()
         PAGE.record(
             args.write,
             {
-                "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
-                "label": args.label or here,
-                "revision": here,
+                **run_facts(label=args.label, rev=revision(), load=started_load),
                 "baseline": args.baseline or "",
-                "machine": machine(),
-                "versions": versions(),
-                "loadavg": started_load,
                 "calls": args.calls,
                 "concurrency": args.concurrency,
                 "sequential": args.sequential,

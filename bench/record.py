@@ -2,6 +2,7 @@
 
 - ``machine``, ``versions``, ``revision``, ``loadavg``: what a run was measured
   on, by which code, under what load (every page says it, ``make bench`` too);
+- ``run_facts``: those facts as a recorded run's fields (with its date and name);
 - ``Page``: a page that keeps every run (edge_floor, proxy_throughput,
   capsule_fanout). Each run is stored in the page itself, as JSON in an HTML
   comment after its section, so the next run reads them all back and writes
@@ -10,6 +11,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import platform
@@ -47,6 +49,20 @@ def versions() -> str:
     loop = "uvloop" if has("uvloop") else "asyncio"
     http = "httptools" if has("httptools") else "h11"
     return f"Python {platform.python_version()}, uvicorn {uvicorn.__version__} ({loop}, {http})"
+
+
+def run_facts(*, label: str, rev: str, load: str) -> Run:
+    """A recorded run's own fields, the same in every bench's page: its date,
+    name (``label``, else the code's revision ``rev``), machine, versions and
+    the load average at its start."""
+    return {
+        "date": dt.datetime.now(dt.UTC).date().isoformat(),
+        "label": label or rev,
+        "revision": rev,
+        "machine": machine(),
+        "versions": versions(),
+        "loadavg": load,
+    }
 
 
 def revision() -> str:
