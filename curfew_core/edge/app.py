@@ -82,6 +82,11 @@ def _declared_length(scope: Scope) -> int | None:
     return _length(header(scope, b"content-length"))
 
 
+def _address(scope: Scope, headers: ScopeHeaders) -> str:
+    """Where the request comes from, as the throttles count it."""
+    return throttle.address_of(scope.get("client"), headers.raw(b"x-forwarded-for"))
+
+
 def _length(declared: bytes | None) -> int | None:
     if declared is None or not (declared.isascii() and declared.isdigit()):
         return None
@@ -199,7 +204,7 @@ class Edge:
         if limit is not None and length is not None and length > limit:
             await send_response(send, dialect.too_large(limit), extra, close=True)
             return
-        address = throttle.address_of(scope.get("client"), headers.raw(b"x-forwarded-for"))
+        address = _address(scope, headers)
         caller = None
         if route.token:
             raw = door.credential(headers) if door.credential is not None else None
@@ -314,7 +319,7 @@ class Edge:
         raw = door.credential(headers)
         if raw is None:
             return door.dialect.unauthorized(None)
-        address = throttle.address_of(scope.get("client"), headers.raw(b"x-forwarded-for"))
+        address = _address(scope, headers)
         checked = await _caller_or_refusal(door, raw, address)
         return None if isinstance(checked, callers.Caller) else checked
 
