@@ -35,7 +35,8 @@ def _shape() -> tuple[list[tuple[bytes, bytes]], bytes]:
     return headers, b"x" * int(shape["length"])
 
 
-_SHAPED: list[tuple[list[tuple[bytes, bytes]], bytes]] = []
+#: Read when the module loads: the server process ``edge_floor`` starts with the shape.
+SHAPED_HEADERS, SHAPED_BODY = _shape()
 
 
 async def shaped(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -45,11 +46,8 @@ async def shaped(scope: dict[str, Any], receive: Any, send: Any) -> None:
     so what a verdict costs beyond it is the site's own work."""
     if scope["type"] != "http":
         return
-    if not _SHAPED:
-        _SHAPED.append(_shape())
-    headers, body = _SHAPED[0]
     message = await receive()
     while message.get("more_body"):
         message = await receive()
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.start", "status": 200, "headers": SHAPED_HEADERS})
+    await send({"type": "http.response.body", "body": SHAPED_BODY})
