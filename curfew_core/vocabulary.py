@@ -17,14 +17,20 @@ from django.utils.translation import gettext_lazy, override
 # re-exported here beside the names, as the displays' vocabulary.
 from curfew_core.engine import State, progress_percent
 
-__all__ = ["STATE_NAMES", "STATE_ORDER", "progress_percent", "state_names"]
+__all__ = ["PRETEND", "STATE_NAMES", "STATE_ORDER", "progress_percent", "state_names"]
 
+#: Plain words, the same everywhere a person reads a state (the page, the
+#: legend, the capsule, the chart, the command line, the audit). The wire
+#: values (``on-duty``, ``winding``...) stay what the API says.
 STATE_NAMES = {
-    State.ON_DUTY.value: gettext_lazy("On duty"),
-    State.WINDING.value: gettext_lazy("Winding down"),
-    State.OFF_DUTY.value: gettext_lazy("Off duty"),
-    State.LIGHTS_OUT.value: gettext_lazy("Lights out"),
+    State.ON_DUTY.value: gettext_lazy("Working"),
+    State.WINDING.value: gettext_lazy("Getting sleepy"),
+    State.OFF_DUTY.value: gettext_lazy("Off for peak hours"),
+    State.LIGHTS_OUT.value: gettext_lazy("Asleep"),
 }
+#: The one name of the override that makes gateways believe it is another
+#: moment (``debug`` on the wire, ``debug_at`` in a verdict): "Pretend".
+PRETEND = gettext_lazy("Pretend")
 #: The order of the legend: least to most severe.
 STATE_ORDER = [state.value for state in State]
 

@@ -503,9 +503,11 @@ def decide(
         limits.append(override_until)
     if debug_at is not None:
         if overrides.debug_until is None:
-            reasons.append("time machine")
+            reasons.append("pretending")
         else:
-            reasons.append(f"time machine until {_local_hhmm(overrides.debug_until, schedule)}")
+            # "Pretend" is the override's one name for people (its wire name
+            # is ``debug``); the reason line is read by people too.
+            reasons.append(f"pretending until {_local_hhmm(overrides.debug_until, schedule)}")
 
     schedule_state = reading_state
     if not schedule.enabled:

@@ -100,8 +100,8 @@ class ScheduleSettings(BaseModel):
     enabled: Annotated[
         bool,
         Setting(
-            _("Curfew enabled"),
-            _("Off stands the whole curfew down."),
+            _("Curfew on"),
+            _("Off: your AI works normally at every hour."),
             v.parse_bool,
             alias="enabled",
         ),
@@ -111,8 +111,8 @@ class ScheduleSettings(BaseModel):
         StringConstraints(min_length=1, max_length=v.MAX_NAME, pattern=v.TEXT_PATTERN),
         Field(examples=["Asia/Shanghai"]),
         Setting(
-            _("Timezone"),
-            _("The IANA zone your times are in."),
+            _("Time zone"),
+            _("Where you are: every time of your schedule is read on this clock."),
             v.parse_timezone,
             alias="timezone",
             api_note="An unknown zone is refused with 422.",
@@ -171,8 +171,8 @@ class ScheduleSettings(BaseModel):
     peak_shift: Annotated[
         bool,
         Setting(
-            _("Peak shift"),
-            _("Stay off duty during the peak windows."),
+            _("Rest during peak hours"),
+            _("Your AI stays off during your provider's busy, full-price hours on workdays."),
             v.parse_bool,
             alias="peakShift",
         ),
@@ -181,8 +181,8 @@ class ScheduleSettings(BaseModel):
         list[tuple[Time, Time]],
         Field(max_length=v.MAX_WINDOWS),
         Setting(
-            _("Peak windows"),
-            _("The busy hours, as from/to pairs."),
+            _("Peak hours"),
+            _("The busy hours of a workday, each from one time to another."),
             v.parse_windows,
             alias="peakWindows",
         ),
@@ -190,8 +190,8 @@ class ScheduleSettings(BaseModel):
     weekend_valley: Annotated[
         bool,
         Setting(
-            _("Weekend valley"),
-            _("Weekends are valley all day."),
+            _("Weekends are free"),
+            _("No peak hours on Saturdays and Sundays."),
             v.parse_bool,
             alias="weekendValley",
         ),
@@ -199,8 +199,8 @@ class ScheduleSettings(BaseModel):
     holiday_calendar: Annotated[
         Name | None,
         Setting(
-            _("Holiday calendar"),
-            _("A calendar of the holidays package, e.g. CN or US-CA; empty for none."),
+            _("Public holidays of"),
+            _("No peak hours on this country's public holidays; None for no holidays."),
             v.parse_holiday_calendar,
             api_note="An unknown one is refused with 422.",
         ),
@@ -208,8 +208,8 @@ class ScheduleSettings(BaseModel):
     extra_holidays: Annotated[
         Dates,
         Setting(
-            _("Extra holidays"),
-            _("Your own days off, as YYYY-MM-DD."),
+            _("Your own days off"),
+            _("Dates with no peak hours, one a line, written like 2026-10-08."),
             v.parse_dates,
             alias="holidays",
         ),
@@ -217,8 +217,11 @@ class ScheduleSettings(BaseModel):
     extra_workdays: Annotated[
         Dates,
         Setting(
-            _("Extra workdays"),
-            _("Dates worked although a weekend or holiday; yours win over the calendar's."),
+            _("Days you work anyway"),
+            _(
+                "Weekend or holiday dates that keep their peak hours, written like 2026-10-10;"
+                " yours win over the calendar's."
+            ),
             v.parse_dates,
             api_note="A date also in extra_holidays is refused with 422.",
         ),
@@ -226,10 +229,10 @@ class ScheduleSettings(BaseModel):
     off_duty_reply: Annotated[
         Reply,
         Setting(
-            _("Off-duty reply"),
+            _("Reply during peak hours"),
             _(
-                "The whole answer while off duty. {until} becomes the time the peak hours"
-                " end (or a switch-off by hand does)."
+                "What your AI answers instead, during peak hours. {until} becomes the time"
+                " the peak hours end (or a switch-off by hand does)."
             ),
             v.reply_parser(),
             api_note="Any other {word} (a typo like {untill}) is refused with 422.",
@@ -239,10 +242,10 @@ class ScheduleSettings(BaseModel):
     lights_out_reply: Annotated[
         Reply,
         Setting(
-            _("Lights-out reply"),
+            _("Reply while asleep"),
             _(
-                "The whole answer after lights-out. {until} becomes the time it ends:"
-                " the wake-up, or the end of a switch-off by hand."
+                "What your AI answers instead, while asleep. {until} becomes the time it"
+                " wakes up, or the end of a switch-off by hand."
             ),
             v.reply_parser(),
             api_note="Any other {word} (a typo like {untill}) is refused with 422.",
@@ -252,8 +255,11 @@ class ScheduleSettings(BaseModel):
     tired_persona: Annotated[
         Text,
         Setting(
-            _("Tired persona"),
-            _("A system prompt added while winding down."),
+            _("Sleepy voice"),
+            _(
+                "Told to your AI while it gets sleepy, so that short answers read as tired,"
+                " not cut off. For developers: it is added to the system prompt."
+            ),
             v.text_parser(allow_empty=True),
             alias="tiredPersona",
         ),
@@ -262,8 +268,11 @@ class ScheduleSettings(BaseModel):
         list[TierText],
         Field(min_length=1, max_length=v.MAX_TIERS),
         Setting(
-            _("Tier texts"),
-            _("One line per tiredness tier, from fresh to exhausted."),
+            _("As the night goes on"),
+            _(
+                "One line a stage of the night, from a little tired to exhausted; each is"
+                " added after the sleepy voice in its turn."
+            ),
             v.parse_tier_texts,
             alias="tierTexts",
         ),
@@ -271,8 +280,11 @@ class ScheduleSettings(BaseModel):
     deny_tools_when_off_duty: Annotated[
         bool,
         Setting(
-            _("Deny tools when off duty"),
-            _("No tool calls while off duty."),
+            _("No tools while off"),
+            _(
+                "While off or asleep, the short reply never asks for a tool (running code,"
+                " searching): your AI does nothing."
+            ),
             v.parse_bool,
             alias="denyToolsWhenOffDuty",
         ),
@@ -280,8 +292,11 @@ class ScheduleSettings(BaseModel):
     apply_to_subagents: Annotated[
         bool,
         Setting(
-            _("Apply to subagents"),
-            _("Subagents keep the same hours."),
+            _("Helper agents keep the same hours"),
+            _(
+                "Agents your AI starts for part of a task (subagents) follow this schedule"
+                " too. Off: they are always let through."
+            ),
             v.parse_bool,
             alias="applyToSubagents",
         ),
@@ -289,8 +304,11 @@ class ScheduleSettings(BaseModel):
     winding_reasoning_effort: Annotated[
         v.ReasoningEffort | Literal[""] | None,
         Setting(
-            _("Winding reasoning effort"),
-            _("The reasoning effort while winding down."),
+            _("Thinking while sleepy"),
+            _(
+                "How hard a thinking model may think while your AI gets sleepy (its"
+                " reasoning effort): less thinking, quicker and cheaper answers."
+            ),
             v.parse_reasoning_effort,
             alias="windingReasoningEffort",
         ),
@@ -298,8 +316,11 @@ class ScheduleSettings(BaseModel):
     dry_run: Annotated[
         bool,
         Setting(
-            _("Dry run"),
-            _("Report what would happen, and change nothing."),
+            _("Only watch"),
+            _(
+                "Curfew decides and reports what it would do, and holds nothing back (a dry"
+                " run): try a schedule first."
+            ),
             v.parse_bool,
             alias="dryRun",
         ),
@@ -307,8 +328,12 @@ class ScheduleSettings(BaseModel):
     safety_max_tokens: Annotated[
         SafetyCap | None,
         Setting(
-            _("Safety cap"),
-            _("Off by default; a tiny cap fails reasoning models."),
+            _("Answer limit while off (tokens)"),
+            _(
+                "The longest answer, in tokens, a gateway may still ask for while off or asleep"
+                " (a safety cap). Empty: none, the default. At least 256: a thinking model"
+                " given less fails the turn."
+            ),
             v.parse_safety_max_tokens,
             alias="safetyMaxTokens",
         ),
@@ -317,8 +342,11 @@ class ScheduleSettings(BaseModel):
         list[SessionId],
         Field(max_length=v.MAX_EXEMPT_SESSIONS),
         Setting(
-            _("Exempt sessions"),
-            _("Session ids the curfew leaves alone."),
+            _("Chats always let through"),
+            _(
+                "Sessions (a chat or a job, by the id your tool sends) that the curfew leaves"
+                " alone, one a line."
+            ),
             v.parse_sessions,
             alias="exemptSessions",
         ),
@@ -327,7 +355,7 @@ class ScheduleSettings(BaseModel):
         list[Purpose],
         Field(max_length=v.MAX_EXEMPT_PURPOSES),
         Setting(
-            _("Exempt purposes"),
+            _("Housekeeping always let through"),
             _(
                 "Calls your AI tool marks as its own housekeeping (title: naming a chat; "
                 "compaction, summary: shrinking a long chat) still go through at night. "

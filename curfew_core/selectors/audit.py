@@ -18,13 +18,30 @@ _VALUE_CHARS = 60
 
 
 @dataclass(frozen=True, slots=True)
+class AuditItem:
+    """One thing an entry changed, for a page to say in its own words: the
+    setting or field (``curfew_start``, ``debug_until``) and its values
+    already shown (instants on the user's clock, long values cut)."""
+
+    key: str
+    #: JSON values as stored (an instant already as ``_local`` text).
+    old: Any
+    new: Any
+    #: For a key saying a value that is not a change (a token's kind and name).
+    extra: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class AuditRow:
     at: dt.datetime
     subject: str
     action: str
     channel: str
     actor: str
+    #: The stored facts as one English line each (the admin's words).
     details: tuple[str, ...]
+    #: The same facts, structured (``web.words.audit_lines`` says them).
+    items: tuple[AuditItem, ...] = ()
 
 
 def _value(value: Any) -> str:
@@ -70,6 +87,33 @@ def _details(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
     return ()
 
 
+def _items(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[AuditItem, ...]:
+    changes = entry.changes or {}
+    if entry.subject == AuditEntry.Subject.SCHEDULE:
+        fields = changes.get("fields", {})
+        return tuple(
+            AuditItem(key, change.get("old"), change.get("new")) for key, change in fields.items()
+        )
+    if entry.subject == AuditEntry.Subject.OVERRIDE:
+        return tuple(
+            AuditItem(key, None, _local(value, tz))
+            for key, value in changes.items()
+            if value is not None
+        )
+    if entry.subject == AuditEntry.Subject.TOKEN:
+        kind = str(changes.get("kind") or "")
+        name = str(changes.get("name") or "")
+        return (AuditItem("token", None, f"{changes.get('prefix')}…", extra=(kind, name)),)
+    if entry.subject in (AuditEntry.Subject.ACCOUNT, AuditEntry.Subject.PRICES):
+        return tuple(
+            AuditItem(key, value.get("old"), value.get("new"))
+            if isinstance(value, dict)
+            else AuditItem(key, None, value)
+            for key, value in changes.items()
+        )
+    return ()
+
+
 def audit_recent(user: User, limit: int = 10, *, tz: str = "UTC") -> list[AuditRow]:
     """The user's latest changes, newest first, on the user's own clock ``tz``
     (never a secret: none is stored)."""
@@ -83,6 +127,7 @@ def audit_recent(user: User, limit: int = 10, *, tz: str = "UTC") -> list[AuditR
             channel=entry.get_channel_display(),
             actor=entry.actor_name,
             details=_details(entry, zone),
+            items=_items(entry, zone),
         )
         for entry in entries
     ]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import translation
 from django.utils.translation import gettext
 
@@ -49,20 +49,70 @@ def informative_replies() -> dict[str, str]:
     }
 
 
+def persona_for(language: str) -> dict[str, Any]:
+    """The tired persona and its tier texts in ``language`` (a Django code):
+    Chinese for ``zh*``, English otherwise."""
+    persona, tiers = schedule_config.PERSONA_PRESETS[
+        "zh" if language.lower().startswith("zh") else "en"
+    ]
+    return {"tired_persona": persona, "tier_texts": list(tiers)}
+
+
 def schedule_create_for_new_account(*, user: User) -> Schedule:
-    """A new account's schedule: the defaults, with informative replies in the
-    account's language (its preference, else the language active now).
+    """A new account's schedule: the defaults, with informative replies and
+    the tired persona in the account's language (its preference, else the
+    language active now).
 
     Written as version 1 with its revision, not left to the unsaved defaults:
     version 0 means "no row, the declared defaults" to every cache, and the
     declared defaults keep the seed's terse replies, so accounts made before
     this keep exactly what they read."""
-    with translation.override(preferred_language(user) or translation.get_language()):
-        config = {**schedule_config.default_config(), **informative_replies()}
+    language = preferred_language(user) or translation.get_language() or "en"
+    with translation.override(language):
+        config = {
+            **schedule_config.default_config(),
+            **informative_replies(),
+            # The sleepy voice in the account's language too: a Chinese
+            # persona on an English account reads as a bug (issue 25).
+            **persona_for(language),
+        }
     schedule = Schedule.objects.create(user=user, config=config, version=UNSAVED_VERSION + 1)
     ScheduleRevision.objects.create(
         schedule=schedule, version=schedule.version, config=config, source="new account"
     )
+    return schedule
+
+
+def schedule_start_on_sign_in(*, user: User) -> Schedule | None:
+    """A person signing in who has no schedule yet (made by ``createsuperuser``
+    or the admin, or before accounts got one) gets a new account's: replies
+    and persona in their language, not the declared defaults' Chinese ones.
+    Until then gateways got those defaults; from now on they get what the
+    page shows. Someone with a schedule keeps it untouched (None)."""
+    if Schedule.objects.filter(user=user).exists():
+        return None
+    defaults = schedule_config.default_config()
+    try:
+        with transaction.atomic():
+            schedule = schedule_create_for_new_account(user=user)
+            audit_record(
+                user=user,
+                actor=None,
+                channel=AuditEntry.Channel.SYSTEM,
+                subject=AuditEntry.Subject.SCHEDULE,
+                action="saved",
+                changes={
+                    "version": schedule.version,
+                    "fields": {
+                        key: {"old": defaults.get(key), "new": value}
+                        for key, value in schedule.config.items()
+                        if defaults.get(key) != value
+                    },
+                },
+            )
+    except IntegrityError:
+        return None  # another sign-in made it meanwhile
+    after_commit(user_id=user.pk)
     return schedule
 
 

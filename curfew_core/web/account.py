@@ -12,6 +12,7 @@ language needs.
 from __future__ import annotations
 
 import functools
+import zoneinfo
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -102,13 +103,12 @@ def _timezone_form(request: HttpRequest, data: Any = None) -> TimezoneForm:
 
 
 def _timezone_choices(current: str) -> list[Any]:
-    groups: list[Any] = [
-        (region, [(name, name) for name in names]) for region, names in page.timezone_groups()
-    ]
-    known = {name for _, names in page.timezone_groups() for name in names}
-    if current and current not in known:
-        # What was typed (and refused) stays visible next to its error.
-        groups.insert(0, ("", [(current, current)]))
+    groups: list[Any] = list(page.timezone_groups())
+    if current and current not in page.timezone_offered():
+        # A zone the picker leaves out (``US/Eastern``) stays selectable as
+        # it is; what was typed (and refused) stays visible next to its error.
+        real = current in zoneinfo.available_timezones()
+        groups.insert(0, (_("Your zone") if real else _("Not a known zone"), [(current, current)]))
     return groups
 
 

@@ -49,16 +49,26 @@ FIELDSETS: dict[str, tuple[str, ...]] = {
     "calendar": ("weekend_valley", "holiday_calendar", "extra_holidays", "extra_workdays"),
     "replies": ("off_duty_reply", "lights_out_reply"),
     "persona": ("tired_persona", "tier_texts"),
-    "scope": (
+    "scope": ("dry_run",),
+    # Picked by name (``web.exempt_picker``), typing one still possible.
+    "exempt": ("exempt_sessions", "exempt_purposes"),
+    # What only the gateway's own workings explain: behind "For developers".
+    "developer": (
         "deny_tools_when_off_duty",
         "apply_to_subagents",
-        "dry_run",
         "winding_reasoning_effort",
         "safety_max_tokens",
-        "exempt_sessions",
-        "exempt_purposes",
     ),
 }
+#: The thinking levels in words (the wire values are OpenAI's names).
+CHOICE_LABELS["winding_reasoning_effort"].update(
+    {
+        "minimal": gettext_lazy("Minimal: hardly any thinking"),
+        "low": gettext_lazy("Low"),
+        "medium": gettext_lazy("Medium"),
+        "high": gettext_lazy("High"),
+    }
+)
 #: Fields the page places one by one, outside a run.
 PLACED = frozenset({"enabled", "timezone", "curve", "peak_shift"})
 _SPLIT_DATES = re.compile(r"[\s,;]+")

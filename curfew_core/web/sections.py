@@ -28,17 +28,19 @@ class Section:
 SECTIONS = (
     Section("overview", _("Overview"), "settings-page"),
     Section("schedule", _("Schedule"), "settings-schedule"),
-    Section("replies", _("Replies & persona"), "settings-replies"),
+    Section("replies", _("Replies & voice"), "settings-replies"),
     Section("integrations", _("Integrations"), "settings-integrations"),
     Section("activity", _("Activity"), "settings-activity"),
     Section("account", _("Account"), "account"),
 )
 
+#: What the Account section edits of the schedule: the clock it is read on
+#: (one page only: it is the person's clock, for every page).
+ACCOUNT_KEYS = frozenset({"timezone"})
 #: What the Schedule section edits: when, and how the night winds down.
 SCHEDULE_KEYS = frozenset(
     {
         "enabled",
-        "timezone",
         "weekdays",
         "peak_shift",
         "peak_windows",
@@ -49,6 +51,6 @@ SCHEDULE_KEYS = frozenset(
     }
 )
 #: Everything else: what is said, and to whom the curfew applies.
-REPLIES_KEYS = frozenset(settings_of()) - SCHEDULE_KEYS
+REPLIES_KEYS = frozenset(settings_of()) - SCHEDULE_KEYS - ACCOUNT_KEYS
 
 FORM_KEYS = {"schedule": SCHEDULE_KEYS, "replies": REPLIES_KEYS}

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.http import HttpResponse
 
+from curfew_core.services.schedules import schedule_start_on_sign_in
 from curfew_core.signin_forms import ThrottledSignIn
 from curfew_core.web.account import apply_preferred_language
 
@@ -27,6 +28,8 @@ class LoginView(auth_views.LoginView):
         response = super().form_valid(form)
         # The person's own language from now on, whichever browser they sign in with.
         apply_preferred_language(self.request, response)
+        # No schedule yet: one whose replies and persona speak their language.
+        schedule_start_on_sign_in(user=form.get_user())
         return response
 
     def form_invalid(self, form: Any) -> HttpResponse:

@@ -18,15 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils import dateformat
+from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, ngettext
 
 from curfew_core.engine import State, Verdict, decide
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.decide import segments
 from curfew_core.engine.schedule import Schedule
-from curfew_core.selectors.web import band_day
+from curfew_core.selectors.web import band_day, holiday_display_name
 from curfew_core.vocabulary import STATE_NAMES, progress_percent
+from curfew_core.web.words import reason_words
 
 #: How far ahead the steps look: past the coming night and the next day's peaks.
 HORIZON = dt.timedelta(hours=30)
@@ -182,9 +183,10 @@ def _headline(verdict: Verdict) -> str:
         }
     state = verdict.state
     if state is State.WINDING and verdict.budget is not None:
-        return _(
-            "Your AI is getting sleepy: answers are kept to %(length)s (%(budget)s tokens)."
-        ) % {"length": answer_length(verdict.budget), "budget": verdict.budget}
+        # The tokens are the detail (behind Details on the card).
+        return _("Your AI is getting sleepy: answers are kept to %(length)s.") % {
+            "length": answer_length(verdict.budget)
+        }
     if state is State.OFF_DUTY:
         return _(
             "Your AI is off for peak hours: it replies “%(reply)s” without calling the model."
@@ -312,8 +314,10 @@ class NowWords:
     valid_until: str
     as_of: str
     time_machine: bool
-    #: Why what holds ends then: "when pretending ends" under the time machine.
+    #: Why what holds ends then: "when pretending ends" while pretending.
     holds_why: str = ""
+    #: The budget now while getting sleepy (for Details), else None.
+    budget: int | None = None
 
 
 def local_time(instant: dt.datetime, schedule: Schedule, *, today: dt.date | None = None) -> str:
@@ -401,9 +405,18 @@ def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWo
         # An override in force is named even when the schedule happens to
         # agree (overtime while on duty): "no override changes it" would lie.
         overridden=verdict.override is not None or verdict.state is not verdict.schedule_state,
-        reason=verdict.reason,
+        # The engine's English line stays in the API (and the JSON below the
+        # card); the card says it in the page's language, the holiday named
+        # as the reader names it.
+        reason=reason_words(
+            verdict.reason,
+            holiday=holiday_display_name(
+                schedule, to_wall(verdict.at, schedule.timezone).date(), get_language()
+            ),
+        ),
         valid_until=holds,
         as_of=to_wall(verdict.at, schedule.timezone).strftime("%Y-%m-%d %H:%M"),
         time_machine=verdict.debug_at is not None,
         holds_why=holds_why,
+        budget=verdict.budget if verdict.state is State.WINDING else None,
     )

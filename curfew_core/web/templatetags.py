@@ -27,6 +27,18 @@ def audit_what(row: Any) -> str:
 
 
 @register.filter
+def audit_lines(row: Any) -> list[str]:
+    """What an audit row changed, in the reader's language (``words.audit_lines``)."""
+    return words.audit_lines(row)
+
+
+@register.filter
+def reason_words(reason: str) -> str:
+    """An engine reason in the reader's language (``words.reason_words``)."""
+    return words.reason_words(reason)
+
+
+@register.filter
 def audit_channel(channel: str) -> str:
     return words.audit_channel(channel)
 

@@ -7,6 +7,7 @@ Full pages work without script; with htmx the same doors answer partials
 from __future__ import annotations
 
 import functools
+import zoneinfo
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +47,7 @@ from curfew_core.services.prices import price_table_set
 from curfew_core.services.schedules import StaleVersion, informative_replies, schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_core.web import activity as activity_words
-from curfew_core.web import page, schedule_form, words
+from curfew_core.web import exempt_picker, page, schedule_form, words
 from curfew_core.web.schedule_form import ScheduleForm
 from curfew_core.web.sections import FORM_KEYS, SCHEDULE_KEYS, SECTIONS
 
@@ -105,9 +106,7 @@ def _labelled(errors: dict[str, str]) -> list[tuple[str, str]]:
 def _with_choices(form: ScheduleForm) -> None:
     """Pickers for the settings whose options the running site knows."""
     settings_form = form.settings
-    settings_form.set_choices(
-        "timezone", [(region, [(n, n) for n in names]) for region, names in page.timezone_groups()]
-    )
+    settings_form.set_choices("timezone", page.timezone_groups())
     calendars: list[tuple[str, Any]] = [("", _("None")), *page.calendar_choices()]
     current = str(settings_form["holiday_calendar"].value() or "").strip()
     if current and current not in dict(calendars):
@@ -139,6 +138,8 @@ def _form_context(
     if form.errors:
         form.flag_rows(preview.candidate.row_problems)
     _with_choices(form)
+    if section == "replies":
+        extra.setdefault("exempt_picks", _exempt_picks(user, form, status["timezone"]))
     return _base_context(
         request,
         section,
@@ -160,6 +161,27 @@ def _form_context(
         hours=range(25),
         **extra,
     )
+
+
+def _exempt_picks(user: Any, form: ScheduleForm, tz_name: str) -> dict[str, Any]:
+    """The exemption pickers for the config the form shows; an unbound
+    form's typing boxes then hold only what no box offers."""
+    settings_form = form.settings
+    source = settings_form.data if settings_form.is_bound else settings_form.initial
+    current = {
+        setting: settings_form.typed(setting, source.get(setting))
+        for setting, _pick, _seen in exempt_picker.PICKERS.values()
+    }
+    offered = exempt_picker.picks(
+        user_id=user.pk, now=timezone.now(), current=current, tz=zoneinfo.ZoneInfo(tz_name)
+    )
+    if not settings_form.is_bound:
+        for setting, shown in exempt_picker.typed_only(current, offered).items():
+            settings_form.initial[setting] = shown
+            # A bound field read before (the preview reads every value)
+            # keeps the initial it saw: let it be made again.
+            settings_form._bound_fields_cache.pop(setting, None)  # type: ignore[attr-defined]
+    return offered
 
 
 def _render_section(
@@ -250,14 +272,16 @@ def _reply_presets() -> dict[str, dict[str, str]]:
 
 def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpResponse:
     user = _user(request)
-    form = schedule_form.form_from_post(request.POST, keys)
+    # The exemption pickers' ticks become their settings' lines first.
+    post = exempt_picker.merged(request.POST) if section == "replies" else request.POST
+    form = schedule_form.form_from_post(post, keys)
     reply_preset = request.POST.get("reply_preset")
     if reply_preset is not None:
         # Without script the reply buttons land here: fill in, do not save.
         replies = _reply_presets().get(reply_preset)
         if replies is None:
             raise Http404("no such preset")
-        data = request.POST.copy()
+        data = post.copy()
         data.update(replies)
         return _render_section(
             request,
@@ -271,7 +295,7 @@ def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpRespo
         if preset not in schedule_config.PERSONA_PRESETS:
             raise Http404("no such preset")
         persona, tiers = schedule_config.PERSONA_PRESETS[preset]
-        data = request.POST.copy()
+        data = post.copy()
         data["tired_persona"], data["tier_texts"] = persona, "\n".join(tiers)
         form = schedule_form.form_from_post(data, keys)
         return _render_section(

@@ -4,7 +4,9 @@ in words is ``story``)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from typing import Any
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -20,13 +22,14 @@ __all__ = [
     "localized",
     "localized_errors",
     "override_error",
+    "reason_words",
 ]
 
 STATE_HINTS = {
-    State.ON_DUTY.value: gettext_lazy("requests pass untouched"),
-    State.WINDING.value: gettext_lazy("replies get a shrinking token budget"),
-    State.OFF_DUTY.value: gettext_lazy("peak hours: a canned reply, no model call"),
-    State.LIGHTS_OUT.value: gettext_lazy("no model call until wake-up"),
+    State.ON_DUTY.value: gettext_lazy("your AI answers as usual"),
+    State.WINDING.value: gettext_lazy("answers get shorter as the night goes on"),
+    State.OFF_DUTY.value: gettext_lazy("busy, full-price hours: a short reply instead of the AI"),
+    State.LIGHTS_OUT.value: gettext_lazy("no AI until it wakes up"),
 }
 
 
@@ -63,8 +66,8 @@ AUDIT_WHAT = {
     ("override", "overtime"): gettext_lazy("Overtime started"),
     ("override", "off"): gettext_lazy("Switched off by hand"),
     ("override", "auto"): gettext_lazy("Back to schedule"),
-    ("override", "debug"): gettext_lazy("Pretend mode started"),
-    ("override", "debug-clear"): gettext_lazy("Pretend mode stopped"),
+    ("override", "debug"): gettext_lazy("Pretend started"),
+    ("override", "debug-clear"): gettext_lazy("Pretend ended"),
     ("token", "created"): gettext_lazy("Key created"),
     ("token", "revoked"): gettext_lazy("Key revoked"),
     ("account", "password changed"): gettext_lazy("Password changed"),
@@ -92,3 +95,182 @@ def audit_what(subject: str, action: str) -> str:
 def audit_channel(channel: str) -> str:
     words = AUDIT_CHANNELS.get(channel)
     return str(words) if words is not None else channel
+
+
+# -- reasons ------------------------------------------------------------------
+#
+# The engine writes one English reason line (``2026-09-29 23:30 · winding 12%
+# · budget 1824``): the API's and the ledger's, for gateways and logs. A page
+# says it in the reader's language, part by part. The parts come from the
+# engine's fixed set (``engine.decide``: ``_describe`` and the override,
+# scope and dry-run notes), so each is recognised and put in words; a part
+# this table does not know is shown as the engine wrote it.
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
+_WHY = {
+    "weekend": gettext_lazy("weekend"),
+    "make-up workday": gettext_lazy("make-up workday"),
+    "personal workday": gettext_lazy("personal workday"),
+}
+_PLAIN = {
+    "peak hours": gettext_lazy("off for peak hours"),
+    "lights out": gettext_lazy("asleep"),
+    "on duty": gettext_lazy("working"),
+    "curfew disabled": gettext_lazy("Curfew is switched off"),
+    "exempt session": gettext_lazy("this session is let through"),
+    "subagents spared": gettext_lazy("helper agents are let through"),
+    # "pretending" (and its older spelling in stored decisions).
+    "pretending": gettext_lazy("pretending"),
+    "time machine": gettext_lazy("pretending"),
+    "dry run: would clamp": gettext_lazy("only watching: would have shortened the answer"),
+    "dry run: would short-circuit": gettext_lazy("only watching: would have answered for the AI"),
+}
+_PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
+    (re.compile(r"peak hours \((?P<why>.+)\)"), gettext_lazy("off for peak hours (%(why)s)")),
+    (re.compile(r"lights out until (?P<at>\d\d:\d\d)"), gettext_lazy("asleep until %(at)s")),
+    (
+        re.compile(r"winding (?P<pct>\d+)%"),
+        gettext_lazy("getting sleepy, %(pct)s%% through the night"),
+    ),
+    (re.compile(r"budget (?P<n>\d+)"), gettext_lazy("answers up to %(n)s tokens")),
+    (re.compile(r"valley day \((?P<why>.+)\)"), gettext_lazy("no peak hours today (%(why)s)")),
+    (re.compile(r"forced off until (?P<at>.+)"), gettext_lazy("switched off by hand until %(at)s")),
+    (re.compile(r"overtime until (?P<at>.+)"), gettext_lazy("overtime until %(at)s")),
+    (
+        re.compile(r"(?:pretending|time machine) until (?P<at>.+)"),
+        gettext_lazy("pretending until %(at)s"),
+    ),
+    (
+        re.compile(r"purpose (?P<q>['\"])(?P<name>.*)(?P=q) is exempt"),
+        gettext_lazy("“%(name)s” calls are let through"),
+    ),
+    (
+        re.compile(r"purpose (?P<q>['\"])(?P<name>.*)(?P=q) is not exempt"),
+        gettext_lazy("“%(name)s” calls are not on the let-through list"),
+    ),
+)
+
+
+def _why(text: str, holiday: str | None) -> str:
+    """``weekend``, ``holiday: National Day`` (the holiday named for the
+    reader when the page knows it), ``make-up workday``."""
+    if text.startswith("holiday: "):
+        name = holiday or text.removeprefix("holiday: ")
+        return _("holiday: %(name)s") % {"name": name}
+    words = _WHY.get(text)
+    return str(words) if words is not None else text
+
+
+def reason_part(part: str, *, holiday: str | None = None) -> str:
+    """One part of an engine reason in the active language."""
+    if _DATE.fullmatch(part):
+        return part
+    plain = _PLAIN.get(part)
+    if plain is not None:
+        return str(plain)
+    if part in _WHY or part.startswith("holiday: "):
+        return _why(part, holiday)
+    for pattern, words in _PATTERNS:
+        found = pattern.fullmatch(part)
+        if found is not None:
+            params = found.groupdict()
+            if "why" in params:
+                params["why"] = _why(params["why"], holiday)
+            return str(words) % params
+    return part
+
+
+def reason_words(reason: str, *, holiday: str | None = None) -> str:
+    """An engine reason line said in the active language (``holiday``: the
+    day's holiday as the reader names it, in place of the engine's name)."""
+    if not reason:
+        return reason
+    return " · ".join(reason_part(part, holiday=holiday) for part in reason.split(" · "))
+
+
+# -- what an audit entry changed ------------------------------------------------
+
+#: Names for what overrides, accounts and price tables store (a schedule's
+#: settings are named by their declared labels).
+_AUDIT_KEYS = {
+    "overtime_until": gettext_lazy("Overtime until"),
+    "forced_off_until": gettext_lazy("Off until"),
+    "debug_at": gettext_lazy("Pretend it is"),
+    "debug_until": gettext_lazy("Pretend ends"),
+    "sessions": gettext_lazy("Sessions signed out"),
+    "language": gettext_lazy("Language"),
+    "username": gettext_lazy("Name"),
+    "input_per_million": gettext_lazy("Price per million tokens read"),
+    "output_per_million": gettext_lazy("Price per million tokens written"),
+    "currency": gettext_lazy("Currency"),
+    "discount_rate": gettext_lazy("Off-peak discount"),
+    "discount_windows": gettext_lazy("Off-peak hours"),
+}
+_TOKEN_KINDS = {"api": gettext_lazy("Access key"), "embed": gettext_lazy("Capsule key")}
+#: Long values (a persona, tier texts) are cut; the admin shows them whole.
+_AUDIT_CHARS = 60
+
+
+def _audit_key(subject: str, key: str) -> str:
+    if subject == "schedule":
+        from curfew_core.schedules.declaration import labels_of
+
+        label = labels_of().get(key)
+        if label is not None:
+            return _(label)
+    words = _AUDIT_KEYS.get(key)
+    return str(words) if words is not None else key
+
+
+def _audit_value(key: str, value: Any) -> str:
+    """A stored value as a person reads it: on/off, ``09:00–12:00``, a list
+    joined, a language by its name; nothing as a dash."""
+    if value is None or value == "" or value == []:
+        return "—"
+    if isinstance(value, bool):
+        return _("on") if value else _("off")
+    if key == "language" and isinstance(value, str):
+        from django.conf import settings
+
+        return str(dict(settings.LANGUAGES).get(value, value))
+    if isinstance(value, list):
+        parts = []
+        for item in value:
+            if isinstance(item, list) and len(item) == 2:
+                first, second = item
+                joiner = "–" if isinstance(second, str) else " "
+                parts.append(f"{first}{joiner}{second}")
+            else:
+                parts.append(str(item))
+        text = ", ".join(parts)
+    elif isinstance(value, dict):
+        text = "; ".join(
+            f"{day}: {'/'.join(str(t) for t in times.values())}"
+            if isinstance(times, dict)
+            else f"{day}: {times}"
+            for day, times in value.items()
+        )
+    else:
+        text = str(value)
+    return text if len(text) <= _AUDIT_CHARS else text[: _AUDIT_CHARS - 1] + "…"
+
+
+def audit_lines(row: Any) -> list[str]:
+    """What an audit row changed, one line each, in the active language:
+    ``Gets sleepy at: 23:00 → 22:30``, ``Pretend it is: 2026-09-29 01:30``."""
+    lines = []
+    for item in getattr(row, "items", ()):
+        if item.key == "token":
+            kind, name = item.extra
+            label = _TOKEN_KINDS.get(kind)
+            lines.append(
+                f"{label if label is not None else kind} “{name or _('unnamed')}” ({item.new})"
+            )
+            continue
+        name = _audit_key(row.subject, item.key)
+        if item.old is None and row.subject != "schedule":
+            lines.append(f"{name}: {_audit_value(item.key, item.new)}")
+        else:
+            old, new = _audit_value(item.key, item.old), _audit_value(item.key, item.new)
+            lines.append(f"{name}: {old} → {new}")
+    return lines

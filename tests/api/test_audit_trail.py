@@ -174,7 +174,7 @@ def test_the_settings_page_shows_recent_changes_without_secrets(
     api.patch("/api/v1/schedule", {"off_duty_reply": "Busy <b>now</b>."})
     html = page.get("/activity/").content.decode()
     assert 'id="audit"' in html
-    assert "off_duty_reply" in html
+    assert "Reply during peak hours: " in html  # the setting by its label, not its key
     assert "Busy &lt;b&gt;now&lt;/b&gt;." in html  # escaped
     token = ApiToken.objects.get(user=user)
     assert token.prefix in html  # the token created for ``api`` is listed by prefix

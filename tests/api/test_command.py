@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from curfew_core.engine.schedule import DEFAULT_PERSONA_EN, DEFAULT_TIER_TEXTS_EN
 from curfew_core.models import ApiToken, Override
 from curfew_core.schedules.config import DEFAULTS, FIELDS
 from curfew_core.selectors.bundles import bundle_for
@@ -50,10 +51,13 @@ def test_token_create_user_prints_a_working_token_last(db: None) -> None:
     assert not user.has_usable_password()  # an API user, not a login
     response = bearer(token).get("/api/v1/schedule")
     assert response.status_code == 200
-    # The defaults, but for replies that say what happened (issue 24 item 4).
+    # The defaults, but for replies that say what happened (issue 24 item 4),
+    # and the tired persona in the account's language (English here; issue 25).
     informative = {
         "off_duty_reply": "Curfew: peak hours until {until}.",
         "lights_out_reply": "Curfew: lights out until {until}.",
+        "tired_persona": DEFAULT_PERSONA_EN,
+        "tier_texts": list(DEFAULT_TIER_TEXTS_EN),
     }
     assert {k: response.json()[k] for k in FIELDS} == {**DEFAULTS, **informative}
     # And it is that user's: a PATCH lands on their schedule.
@@ -106,7 +110,7 @@ def test_overrides_from_the_terminal_match_the_api(user: User, clock: FrozenCloc
 
     out, _ = run("overtime", "30m", "--user", user.username)
     assert Override.objects.get(user=user).overtime_until == clock.now + timedelta(minutes=30)
-    assert out.startswith("on-duty")
+    assert out.startswith("Working (on-duty)")
     assert "lights-out" in out  # what the schedule alone says
 
     run("off", "--user", user.username)

@@ -57,7 +57,7 @@ def test_the_banner_warns_on_every_page_and_stops_without_javascript(
         banner = page.locator("#pretend-banner")
         assert banner.is_visible()
         text = " ".join(banner.inner_text().split())
-        assert "Pretend mode: gateways are being told it is 2026-09-30 01:30" in text
+        assert "Pretending: gateways are being told it is 2026-09-30 01:30" in text
         assert "left" in text
         # The warning colours of curfew.css, not the page's own background.
         colours = banner.evaluate(

@@ -62,7 +62,7 @@ def test_pretend_ends_on_an_open_page(
             page.goto(f"{served_app.base_url}/")
         assert page.locator("#pretend-banner").is_visible()
         assert page.locator("#time-machine-clear").count() == 1
-        assert "pretend mode" in page.inner_text("#now")
+        assert "pretending" in page.inner_text("#now")
         assert page.inner_html("#band") != real_band  # drawn as of 2026-09-30 01:30
         page.evaluate("window.__stayed = true")
         wait_until(page, "document.getElementById('pretend-banner') === null", timeout=10)

@@ -117,7 +117,7 @@ def test_time_machine_reads_the_schedule_at_another_moment() -> None:
     assert verdict.at == debug
     assert verdict.debug_at == debug
     assert "2026-09-30 01:30" in verdict.reason
-    assert "time machine" in verdict.reason
+    assert "pretending" in verdict.reason
     # Only real-time limits: nothing but the 24h horizon here.
     assert verdict.valid_until == TUE_20 + timedelta(hours=24)
 

@@ -25,7 +25,7 @@ def test_pretending_reads_the_schedule_at_the_moment_until_its_end() -> None:
     assert (verdict.debug_at, verdict.debug_until) == (PRETEND_AT, END)
     # Caches and capsules must look again when it ends, not 24 h later.
     assert verdict.valid_until == END
-    assert "time machine until 21:00" in verdict.reason
+    assert "pretending until 21:00" in verdict.reason
 
 
 def test_valid_until_is_the_earlier_of_the_end_and_an_override() -> None:
@@ -49,7 +49,7 @@ def test_after_the_end_the_schedule_rules(late: timedelta) -> None:
     assert verdict.action is Action.PASS
     assert verdict.at == now
     assert (verdict.debug_at, verdict.debug_until) == (None, None)
-    assert "time machine" not in verdict.reason
+    assert "pretending" not in verdict.reason
 
 
 def test_one_instant_before_the_end_it_still_pretends() -> None:

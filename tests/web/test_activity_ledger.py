@@ -196,10 +196,11 @@ def test_recent_decisions_show_local_time_reason_budget_and_marks(
     assert f"{local:%Y-%m-%d %H:%M:%S}" in rows[0]
     assert "essay" in rows[0]
     assert "draft" in rows[0]
-    assert "winding 40% · budget 1200" in rows[0]
+    # The engine's reason in the page's words (the export keeps the English).
+    assert "getting sleepy, 40% through the night · answers up to 1200 tokens" in rows[0]
     assert "4000 → 1200" in rows[0]
     assert "proxy: responses" in rows[0]
-    assert "Winding down · shortened" in rows[0]
+    assert "Getting sleepy · shortened" in rows[0]
     assert "exempt" in rows[1]
     assert "12 in, — out" in rows[1]
     assert "dry run" in rows[2]

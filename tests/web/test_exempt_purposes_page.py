@@ -1,6 +1,7 @@
 """Exempt purposes on the settings page: shown where the exemptions live with
-their default, saved through the one validation layer, bad input flagged on
-the field with nothing saved, and the decision preview honours the list."""
+their default (a ticked box each, picked by name), saved through the one
+validation layer, bad input flagged on the field with nothing saved, and the
+decision preview honours the list."""
 
 from __future__ import annotations
 
@@ -32,6 +33,19 @@ def _form(page: PageClient) -> list[tuple[str, str]]:
     return form_fields(_page(page), "replies-form")
 
 
+def _unticked(fields: list[tuple[str, str]], *names: str) -> list[tuple[str, str]]:
+    """The form as posted with the boxes of ``names`` unticked (all: none given)."""
+    return [
+        (key, value)
+        for key, value in fields
+        if not (key == "pick_purpose" and (not names or value in names))
+    ]
+
+
+def _ticked(fields: list[tuple[str, str]]) -> list[str]:
+    return [value for key, value in fields if key == "pick_purpose"]
+
+
 def _saved(user: User) -> list[str]:
     row = Schedule.objects.get(user=user)
     purposes: list[str] = schedule_config.with_defaults(row.config)["exempt_purposes"]
@@ -48,30 +62,40 @@ def test_the_field_is_in_scope_and_safety_with_the_default(page: PageClient) -> 
     assert 'name="exempt_purposes"' in scope
     # Right after the other exemption, the sessions.
     assert scope.index('name="exempt_sessions"') < scope.index('name="exempt_purposes"')
-    assert "Exempt purposes" in scope
+    assert "Housekeeping always let through" in scope
     assert "still go through at night" in scope
-    assert dict(_form(page))["exempt_purposes"].splitlines() == ["title", "compaction", "summary"]
+    # Each one let through is a ticked box; the typing box holds the rest (none).
+    assert _ticked(_form(page)) == ["title", "compaction", "summary"]
+    assert dict(_form(page))["exempt_purposes"] == ""
 
 
 def test_the_field_speaks_chinese(page: PageClient) -> None:
     scope = _scope_fieldset(_page(page, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9"))
-    assert "豁免用途" in scope
+    assert "总是放行的内务调用" in scope
     assert "在夜里照常放行" in scope
-    assert "Exempt purposes" not in scope
+    assert "Housekeeping always let through" not in scope
 
 
 def test_saving_a_list_lowercases_and_folds_repeats(page: PageClient, user: User) -> None:
-    data = as_post(_form(page), exempt_purposes="compaction\n  Nightly-Backup \n\nnightly-backup\n")
+    fields = _unticked(_form(page), "title", "summary")
+    data = as_post(fields, exempt_purposes="compaction\n  Nightly-Backup \n\nnightly-backup\n")
     response = page.post("/replies/", data)
     assert response.status_code == 302, response.content[:500]
     assert _saved(user) == ["compaction", "nightly-backup"]
     assert ScheduleRevision.objects.filter(schedule__user=user, source="form").count() == 1
-    assert dict(_form(page))["exempt_purposes"].splitlines() == ["compaction", "nightly-backup"]
+    assert _ticked(_form(page)) == ["compaction", "nightly-backup"]
 
 
 def test_an_emptied_field_saves_an_empty_list(page: PageClient, user: User) -> None:
-    assert page.post("/replies/", as_post(_form(page), exempt_purposes="")).status_code == 302
+    assert page.post("/replies/", as_post(_unticked(_form(page)))).status_code == 302
     assert _saved(user) == []
+
+
+def test_a_box_left_ticked_wins_over_an_emptied_typing_box(page: PageClient, user: User) -> None:
+    # The control group of the one above: with the boxes ticked, emptying
+    # the typing box changes nothing.
+    assert page.post("/replies/", as_post(_form(page), exempt_purposes="")).status_code == 302
+    assert _saved(user) == ["title", "compaction", "summary"]
 
 
 @pytest.mark.parametrize(
@@ -91,7 +115,8 @@ def test_bad_input_is_flagged_on_the_field_and_nothing_is_saved(
     page.post("/replies/", as_post(_form(page), off_duty_reply="Busy."))  # a saved row
     before = stored(user)
     response = page.post(
-        "/replies/", as_post(_form(page), exempt_purposes=typed, off_duty_reply="changed too")
+        "/replies/",
+        as_post(_unticked(_form(page)), exempt_purposes=typed, off_duty_reply="changed too"),
     )
     assert response.status_code == 400
     html = response.content.decode()
@@ -122,6 +147,6 @@ def test_the_decision_preview_honours_the_list(page: PageClient) -> None:
     unlisted = _decision(page, purpose="anything")
     assert unlisted["action"] == "short-circuit"
     assert "purpose 'anything' is not exempt" in unlisted["reason"]
-    page.post("/replies/", as_post(_form(page), exempt_purposes="compaction"))
+    page.post("/replies/", as_post(_unticked(_form(page), "title", "summary")))
     assert _decision(page, purpose="title")["action"] == "short-circuit"
     assert _decision(page, purpose="compaction")["action"] == "pass"

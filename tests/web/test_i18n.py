@@ -16,7 +16,7 @@ ZH_CN = "zh-CN,zh;q=0.9"
 SECTION_WORDS = {
     "/": ("Your day", "Back to schedule", "Change it for now", "Switch off until morning"),
     "/schedule/": ("Peak hours", "Save", "Winding down: answer length through the night"),
-    "/replies/": ("Canned replies", "Tired persona", "Save"),
+    "/replies/": ("What your AI says while it is off", "How it sounds when sleepy", "Save"),
     "/integrations/": ("Access keys", "Decision preview", "Set up your tools"),
     "/activity/": ("Activity",),
 }

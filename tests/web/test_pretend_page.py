@@ -67,7 +67,7 @@ def test_the_banner_is_on_every_signed_in_page_while_pretending(
     pretend(user, ["debug", "2026-09-30 01:30", "for", "4h"], clock.now)
     clock.advance(timedelta(minutes=18))
     text = re.sub(r"\s+", " ", banner(page.get(path).content.decode()))
-    assert "Pretend mode:" in text
+    assert "Pretending:" in text
     assert "gateways are being told it is 2026-09-30 01:30 (until 2026-09-30 00:00," in text
     assert "3 hours, 42 minutes left" in text
     # The stop button: a plain POST form (no hx-*), clearing the pretend.
@@ -84,10 +84,10 @@ def test_the_banner_is_on_every_signed_in_page_while_pretending(
 def test_the_banner_speaks_chinese(page: PageClient, user: User, clock: FrozenClock) -> None:
     pretend(user, ["debug", "23:30"], clock.now)
     text = banner(page.get("/", **ZH).content.decode())
-    assert "假装模式" in text
+    assert "假装中" in text
     assert "网关被告知现在是 2026-09-29 23:30（持续到 21:00" in text
     assert "停止假装" in text
-    assert "Pretend mode" not in text
+    assert "Pretending" not in text
 
 
 def test_stop_works_without_javascript(page: PageClient, user: User, clock: FrozenClock) -> None:

@@ -67,7 +67,7 @@ def test_a_typo_is_flagged_at_its_field(
 
 @pytest.mark.parametrize(
     ("extra", "hint"),
-    [({}, "A reply may hold {until}"), (ZH, "回复里可以写 {until}")],
+    [({}, "Write {until} where the time it ends"), (ZH, "在要写结束时间的地方写 {until}")],
 )
 def test_the_page_lists_the_placeholder(page: PageClient, extra: dict[str, str], hint: str) -> None:
     html = page.get("/replies/", **extra).content.decode()

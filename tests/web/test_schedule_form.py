@@ -14,7 +14,7 @@ from curfew_core.models import Schedule, ScheduleRevision
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import values as schedule_values
 from curfew_core.services.schedules import schedule_update
-from curfew_core.web.sections import REPLIES_KEYS, SCHEDULE_KEYS
+from curfew_core.web.sections import ACCOUNT_KEYS, REPLIES_KEYS, SCHEDULE_KEYS
 from tests.web.conftest import PageClient
 from tests.web.forms import as_post, form_fields, set_rows
 
@@ -38,8 +38,9 @@ def _saved(user: User) -> tuple[dict[str, Any], int]:
 
 
 def test_the_sections_split_every_setting_between_them() -> None:
-    assert set(schedule_config.FIELDS) == SCHEDULE_KEYS | REPLIES_KEYS
+    assert set(schedule_config.FIELDS) == SCHEDULE_KEYS | REPLIES_KEYS | ACCOUNT_KEYS
     assert not SCHEDULE_KEYS & REPLIES_KEYS
+    assert not (SCHEDULE_KEYS | REPLIES_KEYS) & ACCOUNT_KEYS
     assert "dry_run" in REPLIES_KEYS
     assert "curfew_start" in SCHEDULE_KEYS
 
@@ -49,6 +50,10 @@ def test_each_form_holds_its_own_settings_and_no_other(page: PageClient) -> None
     replies = {name for name, _ in _replies(page)}
     for key in schedule_config.FIELDS:
         if key in ROWS or key in OFF_BY_DEFAULT:
+            continue
+        if key in ACCOUNT_KEYS:  # the time zone: on Account only
+            assert key not in schedule, key
+            assert key not in replies, key
             continue
         mine, other = (schedule, replies) if key in SCHEDULE_KEYS else (replies, schedule)
         assert key in mine, f"setting {key} has no field (or its box is not checked by default)"
@@ -268,7 +273,7 @@ def test_a_stale_replies_form_is_a_conflict_too(page: PageClient, user: User) ->
     response = page.post("/replies/", as_post(stale, off_duty_reply="Mine."), htmx=True)
     assert response.status_code == 409
     html = response.content.decode()
-    assert "Changed meanwhile: Off-duty reply" in html
+    assert "Changed meanwhile: Reply during peak hours" in html
     assert _saved(user) == before
 
 

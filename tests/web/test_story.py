@@ -98,9 +98,7 @@ def test_winding_now_says_how_long_the_answers_are() -> None:
     told = _tell(dt.datetime(2026, 9, 28, 23, 30, tzinfo=SHANGHAI))
     budget = decide(dt.datetime(2026, 9, 28, 23, 30, tzinfo=SHANGHAI), _schedule()).budget
     assert budget == 1824
-    assert told.headline == (
-        "Your AI is getting sleepy: answers are kept to long answers (1824 tokens)."
-    )
+    assert told.headline == "Your AI is getting sleepy: answers are kept to long answers."
     assert told.countdown == "Asleep in 3 h 30 min (Tue 03:00)."
 
 

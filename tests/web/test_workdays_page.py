@@ -81,7 +81,7 @@ def test_the_label_in_chinese(page: PageClient) -> None:
     assert "调休上班日" in _row(html, "2026-10-10")
     # The form's field, labelled as declared (ScheduleSettings.extra_workdays).
     form = page.get("/schedule/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
-    assert "额外上班日" in form
+    assert "照常上班的日子" in form
 
 
 def test_my_workday_on_a_holiday_is_labelled_with_both(page: PageClient, user: User) -> None:

@@ -32,6 +32,7 @@ from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.tokens import token_create
 from curfew_core.services.users import demo_user_ensure, user_create
+from curfew_core.vocabulary import STATE_NAMES
 
 DEMO_TOKEN_NAME = "demo (make run)"  # noqa: S105 - a label, not a secret
 
@@ -54,14 +55,20 @@ def _keep(token_file: Path, raw: str) -> None:
     token_file.chmod(0o600)  # an older file may have had looser bits
 
 
+def _named(state: str) -> str:
+    """``Asleep (lights-out)``: the plain name (``vocabulary``, in English:
+    commands run untranslated) and the wire value."""
+    return f"{STATE_NAMES[state]} ({state})"
+
+
 class Command(BaseCommand):
     help = "Curfew tokens, overrides, status and config import for one user."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-        def action(name: str, help_text: str) -> ArgumentParser:
-            sub = actions.add_parser(name, help=help_text)
+        def action(name: str, help_text: str, aliases: tuple[str, ...] = ()) -> ArgumentParser:
+            sub = actions.add_parser(name, help=help_text, aliases=list(aliases))
             sub.add_argument("--user", required=True, help="username")
             return sub
 
@@ -74,10 +81,14 @@ class Command(BaseCommand):
         overtime.add_argument("duration")
         action("off", "force lights-out now, until the next wake-up")
         action("auto", "cancel every override and follow the schedule")
+        # "Pretend" is the name people read everywhere; ``debug`` (the
+        # override's wire name, and this action's first name) stays an alias
+        # so scripts written against it keep working.
         debug = action(
-            "debug",
+            "pretend",
             "pretend it is HH:MM or YYYY-MM-DD HH:MM for gateways (for an hour, or --for), "
-            "or clear",
+            "or clear (also spelled `debug`)",
+            aliases=("debug",),
         )
         debug.add_argument("moment", nargs="+")
         debug.add_argument(
@@ -111,6 +122,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["action"]
+        if name == "debug":
+            name = "pretend"  # the old spelling of the same action
         for option in ("user", "name", "password"):
             # Bytes that are not UTF-8 reach argv as lone surrogates; stored,
             # they would break every later read of the row.
@@ -140,9 +153,9 @@ class Command(BaseCommand):
         else:
             words = {
                 "overtime": ["overtime", options.get("duration", "")],
-                "debug": ["debug", " ".join(options.get("moment") or [])],
+                "pretend": ["debug", " ".join(options.get("moment") or [])],
             }.get(name, [name])
-            if name == "debug" and options.get("pretend_for") is not None:
+            if name == "pretend" and options.get("pretend_for") is not None:
                 words += ["for", options["pretend_for"]]
             try:
                 command = override_commands.from_words(words)
@@ -163,9 +176,11 @@ class Command(BaseCommand):
 
     def _print_state(self, user: User) -> None:
         state = state_payload(user_id=user.pk, now=timezone.now())
-        self.stdout.write(f"{state['state']} — {state['reason']}")
+        # The state in the page's words, then its wire name (what scripts and
+        # the API read), then the engine's reason.
+        self.stdout.write(f"{_named(state['state'])} — {state['reason']}")
         if state["schedule_state"] != state["state"]:
-            self.stdout.write(f"the schedule alone says: {state['schedule_state']}")
+            self.stdout.write(f"the schedule alone says: {_named(state['schedule_state'])}")
 
     def _import(self, user: User, path: Path) -> None:
         try:
