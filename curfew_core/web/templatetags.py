@@ -7,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from curfew_core.web import activity, words
+from curfew_core.web import activity, page, words
 
 register = template.Library()
 
@@ -41,6 +41,12 @@ def reason_words(reason: str) -> str:
 @register.filter
 def audit_channel(channel: str) -> str:
     return words.audit_channel(channel)
+
+
+@register.filter
+def zone_place(zone: str) -> str:
+    """``Shanghai`` for ``Asia/Shanghai``: the place, the zone id being a detail."""
+    return page.zone_label(zone) if zone else zone
 
 
 @register.filter

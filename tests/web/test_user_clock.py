@@ -29,8 +29,8 @@ def test_last_used_is_on_the_users_clock(page: PageClient, user: User) -> None:
     ApiToken.objects.filter(pk=token.pk).update(last_used_at=USED)
     html = page.get("/integrations/").content.decode()
     assert _last_used(html, token.pk) == "2026-09-30 07:05"
-    assert re.search(r"Last used <span[^>]*>\(Asia/Shanghai\)</span>", html)
+    assert re.search(r"Last used <span[^>]*>\(Shanghai\)</span>", html)
     # Redrawn in place after a new key: still the user's clock.
     partial = page.post("/tokens/", {"name": "phone"}, htmx=True).content.decode()
     assert _last_used(partial, token.pk) == "2026-09-30 07:05"
-    assert re.search(r"Last used <span[^>]*>\(Asia/Shanghai\)</span>", partial)
+    assert re.search(r"Last used <span[^>]*>\(Shanghai\)</span>", partial)
