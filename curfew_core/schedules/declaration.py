@@ -190,8 +190,8 @@ class ScheduleSettings(BaseModel):
     weekend_valley: Annotated[
         bool,
         Setting(
-            _("Weekends are free"),
-            _("No peak hours on Saturdays and Sundays."),
+            _("No peak hours at weekends"),
+            _("Saturdays and Sundays are like holidays: your AI works all day."),
             v.parse_bool,
             alias="weekendValley",
         ),
