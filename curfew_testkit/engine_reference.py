@@ -241,7 +241,7 @@ def reference_decide(
 ) -> Verdict:
     """Decide what the gateway does with one model call at the real instant ``now``.
 
-    Pure: ``now`` is the only clock. ``overrides.debug_at`` (the time machine)
+    Pure: ``now`` is the only clock. ``overrides.debug_at`` (Pretend)
     replaces the moment the schedule is read at; overtime and force-off are
     measured against the real ``now``.
     """
@@ -291,9 +291,9 @@ def reference_decide(
         limits.append(override_until)
     if debug_at is not None:
         if overrides.debug_until is None:
-            reasons.append("time machine")
+            reasons.append("pretending")
         else:
-            reasons.append(f"time machine until {_local_hhmm(overrides.debug_until, schedule)}")
+            reasons.append(f"pretending until {_local_hhmm(overrides.debug_until, schedule)}")
 
     schedule_state = reading.state
     if not schedule.enabled:

@@ -110,7 +110,7 @@ def test_overrides_from_the_terminal_match_the_api(user: User, clock: FrozenCloc
 
     out, _ = run("overtime", "30m", "--user", user.username)
     assert Override.objects.get(user=user).overtime_until == clock.now + timedelta(minutes=30)
-    assert out.startswith("Working (on-duty)")
+    assert out.startswith("on-duty — Working · ")
     assert "lights-out" in out  # what the schedule alone says
 
     run("off", "--user", user.username)

@@ -56,9 +56,9 @@ def _keep(token_file: Path, raw: str) -> None:
 
 
 def _named(state: str) -> str:
-    """``Asleep (lights-out)``: the plain name (``vocabulary``, in English:
-    commands run untranslated) and the wire value."""
-    return f"{STATE_NAMES[state]} ({state})"
+    """``lights-out (Asleep)``: the wire value and the plain name
+    (``vocabulary``, in English: commands run untranslated)."""
+    return f"{state} ({STATE_NAMES[state]})"
 
 
 class Command(BaseCommand):
@@ -176,9 +176,9 @@ class Command(BaseCommand):
 
     def _print_state(self, user: User) -> None:
         state = state_payload(user_id=user.pk, now=timezone.now())
-        # The state in the page's words, then its wire name (what scripts and
-        # the API read), then the engine's reason.
-        self.stdout.write(f"{_named(state['state'])} — {state['reason']}")
+        # The wire name first (what scripts and the API read: ``winding — ``),
+        # then the state in the page's words and the engine's reason.
+        self.stdout.write(f"{state['state']} — {STATE_NAMES[state['state']]} · {state['reason']}")
         if state["schedule_state"] != state["state"]:
             self.stdout.write(f"the schedule alone says: {_named(state['schedule_state'])}")
 
