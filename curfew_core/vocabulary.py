@@ -10,14 +10,25 @@ instead of keeping a table of its own. Names are translated through the catalog
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from django.conf import settings
-from django.utils.translation import gettext_lazy, override
+from django.utils.translation import gettext, gettext_lazy, override
 
 # The one rounding of progress lives in the pure engine (its reasons use it too);
 # re-exported here beside the names, as the displays' vocabulary.
 from curfew_core.engine import State, progress_percent
 
-__all__ = ["PRETEND", "STATE_NAMES", "STATE_ORDER", "progress_percent", "state_names"]
+__all__ = [
+    "PRETEND",
+    "STATE_NAMES",
+    "STATE_ORDER",
+    "progress_percent",
+    "reason_words",
+    "reasons_in_languages",
+    "state_names",
+]
 
 #: Plain words, the same everywhere a person reads a state (the page, the
 #: legend, the capsule, the chart, the command line, the audit). The wire
@@ -43,3 +54,104 @@ def state_names(state: str) -> dict[str, str]:
         with override(code):
             names[code.split("-")[0]] = str(STATE_NAMES[state])
     return names
+
+
+# -- reasons ------------------------------------------------------------------
+#
+# The engine writes one English reason line (``2026-09-29 23:30 · winding 12%
+# · budget 1824``): the API's and the ledger's, for gateways and logs. A page
+# says it in the reader's language, part by part. The parts come from the
+# engine's fixed set (``engine.decide``: ``_describe`` and the override,
+# scope and dry-run notes), so each is recognised and put in words; a part
+# this table does not know is shown as the engine wrote it.
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
+_WHY = {
+    "weekend": gettext_lazy("weekend"),
+    "make-up workday": gettext_lazy("make-up workday"),
+    "personal workday": gettext_lazy("personal workday"),
+}
+_PLAIN = {
+    "peak hours": gettext_lazy("off for peak hours"),
+    "lights out": gettext_lazy("asleep"),
+    "on duty": gettext_lazy("working"),
+    "curfew disabled": gettext_lazy("Curfew is switched off"),
+    "exempt session": gettext_lazy("this session is let through"),
+    "subagents spared": gettext_lazy("helper agents are let through"),
+    # "pretending" (and its older spelling in stored decisions).
+    "pretending": gettext_lazy("pretending"),
+    "time machine": gettext_lazy("pretending"),
+    "dry run: would clamp": gettext_lazy("only watching: would have shortened the answer"),
+    "dry run: would short-circuit": gettext_lazy("only watching: would have answered for the AI"),
+}
+_PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
+    (re.compile(r"peak hours \((?P<why>.+)\)"), gettext_lazy("off for peak hours (%(why)s)")),
+    (re.compile(r"lights out until (?P<at>\d\d:\d\d)"), gettext_lazy("asleep until %(at)s")),
+    (
+        re.compile(r"winding (?P<pct>\d+)%"),
+        gettext_lazy("getting sleepy, %(pct)s%% through the night"),
+    ),
+    (re.compile(r"budget (?P<n>\d+)"), gettext_lazy("answers up to %(n)s tokens")),
+    (re.compile(r"valley day \((?P<why>.+)\)"), gettext_lazy("no peak hours today (%(why)s)")),
+    (re.compile(r"forced off until (?P<at>.+)"), gettext_lazy("switched off by hand until %(at)s")),
+    (re.compile(r"overtime until (?P<at>.+)"), gettext_lazy("overtime until %(at)s")),
+    (
+        re.compile(r"(?:pretending|time machine) until (?P<at>.+)"),
+        gettext_lazy("pretending until %(at)s"),
+    ),
+    (
+        re.compile(r"purpose (?P<q>['\"])(?P<name>.*)(?P=q) is exempt"),
+        gettext_lazy("“%(name)s” calls are let through"),
+    ),
+    (
+        re.compile(r"purpose (?P<q>['\"])(?P<name>.*)(?P=q) is not exempt"),
+        gettext_lazy("“%(name)s” calls are not on the let-through list"),
+    ),
+)
+
+
+def _why(text: str, holiday: str | None) -> str:
+    """``weekend``, ``holiday: National Day`` (the holiday named for the
+    reader when the page knows it), ``make-up workday``."""
+    if text.startswith("holiday: "):
+        name = holiday or text.removeprefix("holiday: ")
+        return gettext("holiday: %(name)s") % {"name": name}
+    words = _WHY.get(text)
+    return str(words) if words is not None else text
+
+
+def reason_part(part: str, *, holiday: str | None = None) -> str:
+    """One part of an engine reason in the active language."""
+    if _DATE.fullmatch(part):
+        return part
+    plain = _PLAIN.get(part)
+    if plain is not None:
+        return str(plain)
+    if part in _WHY or part.startswith("holiday: "):
+        return _why(part, holiday)
+    for pattern, words in _PATTERNS:
+        found = pattern.fullmatch(part)
+        if found is not None:
+            params = found.groupdict()
+            if "why" in params:
+                params["why"] = _why(params["why"], holiday)
+            return str(words) % params
+    return part
+
+
+def reason_words(reason: str, *, holiday: str | None = None) -> str:
+    """An engine reason line said in the active language (``holiday``: the
+    day's holiday as the reader names it, in place of the engine's name)."""
+    if not reason:
+        return reason
+    return " · ".join(reason_part(part, holiday=holiday) for part in reason.split(" · "))
+
+
+def reasons_in_languages(reason: str) -> dict[str, str]:
+    """``reason`` said in every language the site speaks, by primary subtag:
+    the capsule's tooltip, like ``state_names``."""
+    said = {}
+    for code, _label in settings.LANGUAGES:
+        with override(code):
+            said[code.split("-")[0]] = reason_words(reason)
+    return said

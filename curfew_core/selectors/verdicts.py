@@ -48,7 +48,7 @@ from curfew_core.engine.clock import to_wall
 from curfew_core.hot_settings import setting
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.web import CELL_MINUTES, band_day
-from curfew_core.vocabulary import progress_percent, state_names
+from curfew_core.vocabulary import progress_percent, reasons_in_languages, state_names
 
 
 def verdict_for(
@@ -584,7 +584,7 @@ def _state_json(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> bytes
 
 
 #: What a capsule's payload adds to the API's state fields: the words it shows.
-CAPSULE_WORDS = frozenset({"percent", "names"})
+CAPSULE_WORDS = frozenset({"percent", "names", "reasons"})
 #: The capsule's 24-hour band, sent only to capsules that ask (``band=24h``).
 CAPSULE_BAND = "band"
 #: The values ``band`` may take (one today: the whole local day).
@@ -644,13 +644,16 @@ def capsule_payload(*, user_id: int, now: datetime, band: bool = False) -> dict[
     ``percent`` is ``vocabulary.progress_percent`` of the engine's progress, the
     very number the page shows for the same instant (``null`` when not winding);
     ``names`` is the state's name in every language of the site
-    (``vocabulary.state_names``). The API's state answer stays the wire model.
+    (``vocabulary.state_names``), ``reasons`` the reason in each
+    (``vocabulary.reasons_in_languages``). The API's state answer stays the wire model.
     With ``band``, also ``band``: the local day's 24-hour band (``capsule_band``).
     """
     verdict, bundle = verdict_for(user_id=user_id, now=now)
     payload = _state_answer(verdict, bundle, now=now).model_dump(mode="json")
     payload["percent"] = progress_percent(verdict.progress)
     payload["names"] = state_names(verdict.state.value)
+    # The reason in each language, for the capsule's tooltip (``reason`` stays the engine's).
+    payload["reasons"] = reasons_in_languages(verdict.reason)
     if band:
         payload[CAPSULE_BAND] = capsule_band(bundle, verdict.at)
     return payload

@@ -4,7 +4,6 @@ in words is ``story``)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,7 +12,7 @@ from django.utils.translation import gettext_lazy
 
 from curfew_core.engine import State
 from curfew_core.schedules.messages import Message, message_of
-from curfew_core.vocabulary import STATE_NAMES, STATE_ORDER
+from curfew_core.vocabulary import STATE_NAMES, STATE_ORDER, reason_part, reason_words
 
 __all__ = [
     "STATE_HINTS",
@@ -22,6 +21,7 @@ __all__ = [
     "localized",
     "localized_errors",
     "override_error",
+    "reason_part",
     "reason_words",
 ]
 
@@ -95,97 +95,6 @@ def audit_what(subject: str, action: str) -> str:
 def audit_channel(channel: str) -> str:
     words = AUDIT_CHANNELS.get(channel)
     return str(words) if words is not None else channel
-
-
-# -- reasons ------------------------------------------------------------------
-#
-# The engine writes one English reason line (``2026-09-29 23:30 · winding 12%
-# · budget 1824``): the API's and the ledger's, for gateways and logs. A page
-# says it in the reader's language, part by part. The parts come from the
-# engine's fixed set (``engine.decide``: ``_describe`` and the override,
-# scope and dry-run notes), so each is recognised and put in words; a part
-# this table does not know is shown as the engine wrote it.
-
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
-_WHY = {
-    "weekend": gettext_lazy("weekend"),
-    "make-up workday": gettext_lazy("make-up workday"),
-    "personal workday": gettext_lazy("personal workday"),
-}
-_PLAIN = {
-    "peak hours": gettext_lazy("off for peak hours"),
-    "lights out": gettext_lazy("asleep"),
-    "on duty": gettext_lazy("working"),
-    "curfew disabled": gettext_lazy("Curfew is switched off"),
-    "exempt session": gettext_lazy("this session is let through"),
-    "subagents spared": gettext_lazy("helper agents are let through"),
-    # "pretending" (and its older spelling in stored decisions).
-    "pretending": gettext_lazy("pretending"),
-    "time machine": gettext_lazy("pretending"),
-    "dry run: would clamp": gettext_lazy("only watching: would have shortened the answer"),
-    "dry run: would short-circuit": gettext_lazy("only watching: would have answered for the AI"),
-}
-_PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
-    (re.compile(r"peak hours \((?P<why>.+)\)"), gettext_lazy("off for peak hours (%(why)s)")),
-    (re.compile(r"lights out until (?P<at>\d\d:\d\d)"), gettext_lazy("asleep until %(at)s")),
-    (
-        re.compile(r"winding (?P<pct>\d+)%"),
-        gettext_lazy("getting sleepy, %(pct)s%% through the night"),
-    ),
-    (re.compile(r"budget (?P<n>\d+)"), gettext_lazy("answers up to %(n)s tokens")),
-    (re.compile(r"valley day \((?P<why>.+)\)"), gettext_lazy("no peak hours today (%(why)s)")),
-    (re.compile(r"forced off until (?P<at>.+)"), gettext_lazy("switched off by hand until %(at)s")),
-    (re.compile(r"overtime until (?P<at>.+)"), gettext_lazy("overtime until %(at)s")),
-    (
-        re.compile(r"(?:pretending|time machine) until (?P<at>.+)"),
-        gettext_lazy("pretending until %(at)s"),
-    ),
-    (
-        re.compile(r"purpose (?P<q>['\"])(?P<name>.*)(?P=q) is exempt"),
-        gettext_lazy("“%(name)s” calls are let through"),
-    ),
-    (
-        re.compile(r"purpose (?P<q>['\"])(?P<name>.*)(?P=q) is not exempt"),
-        gettext_lazy("“%(name)s” calls are not on the let-through list"),
-    ),
-)
-
-
-def _why(text: str, holiday: str | None) -> str:
-    """``weekend``, ``holiday: National Day`` (the holiday named for the
-    reader when the page knows it), ``make-up workday``."""
-    if text.startswith("holiday: "):
-        name = holiday or text.removeprefix("holiday: ")
-        return _("holiday: %(name)s") % {"name": name}
-    words = _WHY.get(text)
-    return str(words) if words is not None else text
-
-
-def reason_part(part: str, *, holiday: str | None = None) -> str:
-    """One part of an engine reason in the active language."""
-    if _DATE.fullmatch(part):
-        return part
-    plain = _PLAIN.get(part)
-    if plain is not None:
-        return str(plain)
-    if part in _WHY or part.startswith("holiday: "):
-        return _why(part, holiday)
-    for pattern, words in _PATTERNS:
-        found = pattern.fullmatch(part)
-        if found is not None:
-            params = found.groupdict()
-            if "why" in params:
-                params["why"] = _why(params["why"], holiday)
-            return str(words) % params
-    return part
-
-
-def reason_words(reason: str, *, holiday: str | None = None) -> str:
-    """An engine reason line said in the active language (``holiday``: the
-    day's holiday as the reader names it, in place of the engine's name)."""
-    if not reason:
-        return reason
-    return " · ".join(reason_part(part, holiday=holiday) for part in reason.split(" · "))
 
 
 # -- what an audit entry changed ------------------------------------------------

@@ -341,7 +341,8 @@
 
   function showState(s, linkState) {
     var d = describe(s);
-    var title = s.reason || d.label;
+    // The reason in the capsule's language (the payload's "reasons"), else the engine's English.
+    var title = (s.reasons && s.reasons[lang]) || s.reason || d.label;
     if (linkState === "polling") {
       title += "\n" + TEXT.pollNote;
     }

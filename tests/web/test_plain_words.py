@@ -427,3 +427,12 @@ def test_the_scan_finds_one_english_word_and_skips_data() -> None:
         "<p>回复 “Later.” {until}</p></html>"
     )
     assert english_left(page_html) == [("<p>", "你的 AI 已经 asleep"), ("<p title>", "Off duty")]
+
+
+def test_the_capsule_is_sent_the_reason_in_each_language(user: User) -> None:
+    from curfew_core.selectors.verdicts import capsule_payload
+
+    payload = capsule_payload(user_id=user.pk, now=timezone.now())
+    assert payload["reasons"]["en"]  # the English words, the engine's kept in "reason"
+    assert CJK.search(payload["reasons"]["zh"]), payload["reasons"]
+    assert not CJK.search(payload["reason"])  # the API's stays English
