@@ -226,8 +226,8 @@ def test_embedded_capsules_follow_overrides_and_heal_after_a_restart(
     # An override through the API reaches every capsule without a reload.
     api_post(served_app, tokens["api"], "/api/v1/overrides", {"off": True})
     everywhere(page, FORCED_OFF)
-    assert all("Lights out" in w for w in words(page.main_frame))
-    assert all("Lights out" in t for t in live_text(page.main_frame)), "announced to AT"
+    assert all("Asleep" in w for w in words(page.main_frame))
+    assert all("Asleep" in t for t in live_text(page.main_frame)), "announced to AT"
     shot(page, artifacts_dir, "capsule-host-forced-off.png")
 
     api_post(served_app, tokens["api"], "/api/v1/overrides", {"overtime": "30m"})
@@ -481,7 +481,7 @@ def test_the_capsule_draws_the_24_hour_band_when_asked(
             if scheme == "dark":
                 expected["lights-out"] = DARK_LIGHTS_OUT
             assert fact["fills"] == expected
-            assert fact["label"].startswith("2026-09-29: 00:00–03:00 Winding down")
+            assert fact["label"].startswith("2026-09-29: 00:00–03:00 Getting sleepy")
             assert fact["height"] > 10
             assert fact["width"] <= width
         # The capsule that did not ask has no band.

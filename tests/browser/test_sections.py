@@ -1,6 +1,6 @@
 """The settings site in sections, in real headless Chromium (issue 12, "Proof").
 
-Each section (Overview, Schedule, Replies & persona, Integrations, Activity,
+Each section (Overview, Schedule, Replies & voice, Integrations, Activity,
 Account) at desktop 1280×800 and phone 390×844, light and dark, English and
 Chinese: no console error, no CSP violation, no sideways scroll. Then the
 flows: the first screen names the next change and its time in words; the save

@@ -144,7 +144,7 @@ def test_on_duty_is_one_colour_and_one_name(
             f"getComputedStyle({CAPSULE}.shadowRoot.querySelector('.capsule')).borderTopColor"
         )
         assert band == legend == capsule, (band, legend, capsule)
-        assert capsule_label(page) == name == "值班"
+        assert capsule_label(page) == name == "工作中"
         shot(page, artifacts_dir, f"vocabulary-on-duty-desktop-zh-{scheme}.png")
         to_english(page)
     finally:
