@@ -220,7 +220,7 @@ def test_phone_layout(phone: Watched, served_app: ServedApp, artifacts_dir: str)
     page.wait_for_selector("html[lang=zh-Hans]")
     wait_drawn(page, 0)
     assert page.url == f"{served_app.base_url}/schedule/"
-    assert "启用宵禁" in page.inner_text("#schedule-form")
+    assert "宵禁开启" in page.inner_text("#schedule-form")
     screenshot(page, artifacts_dir, "settings-phone-zh.png")
     page.click("button[name=language][value=en]")
     page.wait_for_selector("html[lang=en]")
