@@ -147,11 +147,14 @@ document.documentElement.classList.add("js");
     toast.querySelector(".heads-up-words").textContent = text;
     var ask = toast.querySelector("#heads-up-notify");
     if (ask) {
-      var can = "Notification" in window && window.Notification.permission === "default";
-      ask.hidden = !can;
-      ask.addEventListener("click", function () {
-        window.Notification.requestPermission().then(function () { ask.hidden = true; });
-      });
+      // Removed, not hidden: a .btn's display would win over [hidden].
+      if ("Notification" in window && window.Notification.permission === "default") {
+        ask.addEventListener("click", function () {
+          window.Notification.requestPermission().then(function () { ask.remove(); });
+        });
+      } else {
+        ask.remove();
+      }
     }
     toast.querySelector("#heads-up-off").addEventListener("click", function () {
       store(OFF_KEY, "off");
