@@ -159,7 +159,8 @@ def test_activity_draws_the_ledger_and_downloads_it(
             """Array.from(document.querySelector('#ledger-chart')._fullData).map(t =>
                  [t.marker.color, (t.marker.pattern || {}).shape || ''].join(' '))"""
         )
-        assert len(looks) == len(names) and len(set(looks)) == len(looks), looks
+        assert len(looks) == len(names)
+        assert len(set(looks)) == len(looks), looks
         # The reasons in the page's words.
         reasons = page.locator("#decision-table td.reason").all_inner_texts()
         if lang == "zh":
@@ -175,6 +176,10 @@ def test_activity_draws_the_ledger_and_downloads_it(
         page.screenshot(
             path=str(Path(artifacts_dir) / f"activity-ledger-{lang}.png"), full_page=True
         )
+        page.locator("#ledger-totals").scroll_into_view_if_needed()
+        page.screenshot(path=str(Path(artifacts_dir) / f"activity-ledger-{lang}-top.png"))
+        page.locator("#ledger-chart").scroll_into_view_if_needed()
+        page.screenshot(path=str(Path(artifacts_dir) / f"activity-ledger-{lang}-chart.png"))
         # The CSV link downloads this period's decisions, formula cells defused.
         with page.expect_download() as info:
             page.click("#csv-link")

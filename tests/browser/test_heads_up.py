@@ -35,7 +35,8 @@ window.__notes = [];
   const Real = window.Notification;
   if (!Real) return;
   function Recorded(title, options) {
-    window.__notes.push({ title: title, body: options && options.body, tag: options && options.tag });
+    const { body, tag } = options || {};
+    window.__notes.push({ title: title, body: body, tag: tag });
     return new Real(title, options);
   }
   Object.defineProperty(Recorded, "permission", { get: () => Real.permission });
@@ -154,7 +155,8 @@ def test_the_capsule_says_it_in_chinese_and_the_embed_has_no_snooze(
         assert page.locator("#heads-up, #heads-up-template, form, button").count() == 0
         assert (
             page.evaluate(
-                "document.querySelector('curfew-capsule').shadowRoot.querySelectorAll('button, form').length"
+                "document.querySelector('curfew-capsule').shadowRoot"
+                ".querySelectorAll('button, form').length"
             )
             == 0
         )
