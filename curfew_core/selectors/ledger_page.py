@@ -135,8 +135,14 @@ def hours(*, user_id: int, period: Period, session: str | None = None) -> Hours:
         *BUCKET_SUMS,
     ):
         cells.append(ChartCell(day, hour, state, act, count, dry_run))
-        buckets.append(Bucket(start, act, count, *sums, state=state))
+        buckets.append(_bucket(start, act, count, sums, state))
     return Hours(cells, buckets, from_decisions=False)
+
+
+def _bucket(start: dt.datetime, action: str, count: int, sums: Any, state: str) -> Bucket:
+    """A savings ``Bucket`` of an hour's count, its ``BUCKET_SUMS`` in order, and its state."""
+    not_sent, kept, known, used_in, used_out = sums
+    return Bucket(start, action, count, not_sent, kept, known, used_in, used_out, state)
 
 
 def _whole_hours(period: Period) -> bool:
@@ -213,7 +219,7 @@ def _session_hours(*, user_id: int, period: Period, session: str) -> Hours:
     for (start, state, act), (count, dry, *sums) in sorted(summed.items()):
         day, hour_of_day = labels[start]
         cells.append(ChartCell(day, hour_of_day, state, act, count, dry))
-        buckets.append(Bucket(start, act, count, *sums, state=state))
+        buckets.append(_bucket(start, act, count, sums, state))
     return Hours(cells, buckets, from_decisions=True)
 
 
