@@ -48,9 +48,9 @@ SHORT: dict[str, Promise] = {
 }
 
 
-#: Each schedule's walk over a local day and the next two, per (schedule,
-#: local date): every push of every capsule of a user asks the same, and a walk
-#: of 30 hours costs a few hundred µs where a scan of it costs a few.
+#: Each schedule's walk over a local day and the ``HORIZON`` after it, per
+#: (schedule, local date): every push of every capsule of a user asks the
+#: same, and a walk of 30 hours costs a few hundred µs where a scan costs a few.
 _walks: dict[tuple[int, dt.date], tuple[Schedule, list[Segment]]] = {}
 _WALKS_SIZE = 512
 

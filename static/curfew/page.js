@@ -83,7 +83,7 @@ document.documentElement.classList.add("js");
    the Now card's #heads-up-facts block on the overview, and the site's own
    capsule's pushes ("curfew:state") where it is shown. Once per boundary
    (remembered in this browser, so a reload or a second tab does not say it
-   again): a toast with a snooze (30 minutes of overtime, the overview's own
+   again): a banner at the top of the page with a snooze (30 minutes of overtime, the overview's own
    override form) and, if this browser allows it, a notification. Whether to
    be warned is this browser's choice, beside its notification permission:
    "Stop these heads-ups" turns them off here, the overview turns them on. */
@@ -162,7 +162,9 @@ document.documentElement.classList.add("js");
       showPreference();
     });
     toast.querySelector("#heads-up-close").addEventListener("click", closeToast);
-    document.body.appendChild(toast);
+    // In the page's flow, at the top of its content: never over a control.
+    var main = document.getElementById("main") || document.body;
+    main.insertBefore(toast, main.firstChild);
   }
 
   function fire() {
