@@ -25,6 +25,17 @@ from datetime import datetime
 from typing import Any
 
 from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry, saving, unsent
+from curfew_core.ledger.savings import REFUSED
+
+
+def tally_action(origin: str, action: str) -> str:
+    """The action a decision is tallied under: its own, but an embedding the
+    curfew refused (a short-circuit of the ``embeddings`` door) as ``REFUSED``,
+    so the hourly totals count it apart from the turns it answered."""
+    if action == "short-circuit" and origin == "embeddings":
+        return REFUSED
+    return action
+
 
 #: The raw row's columns, in the order ``Batch.add`` gives them (a test checks
 #: them against the model: a new column cannot be silently left out).
@@ -142,7 +153,12 @@ class Batch:
                 client_id,
             )
         )
-        key = (user_id, minute, state, action)
+        key = (
+            user_id,
+            minute,
+            state,
+            REFUSED if origin == "embeddings" and action == "short-circuit" else action,
+        )
         sums = self.tallies.get(key)
         if sums is None:
             sums = self.tallies[key] = [0, 0, 0, 0, 0, 0, 0, 0]
@@ -244,7 +260,7 @@ class Batch:
         ]
         if usage_in is not None or usage_out is not None:
             sums[5:] = [1, usage_in or 0, usage_out or 0]
-        self._add_sums((row[0], minute, row[4], action), sums)
+        self._add_sums((row[0], minute, row[4], tally_action(row[9], action)), sums)
 
     def _add_sums(self, key: TallyKey, sums: list[int]) -> None:
         mine = self.tallies.get(key)

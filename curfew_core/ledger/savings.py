@@ -7,7 +7,11 @@
   same range (upstream ``usage``, where the door saw it). No such call: 0.
 - **Money**: per hour, the input a typical passed call sent and the output
   above, at the table's per-million prices, times ``1 - discount_rate`` for the
-  share of the hour inside a discount window (UTC clock times).
+  share of the hour inside a discount window (UTC clock times). Only where the
+  usage is known: a request not sent while no passed call's usage is known is
+  left out of the money and counted (``unpriced_requests``), never priced at a
+  guess; an embedding refused off duty (``REFUSED``) is never priced as a chat
+  turn (it has no answer to save) and is counted apart.
 
 Default prices: DeepSeek's published list (https://api-docs.deepseek.com/quick_start/pricing,
 "Models & Pricing", as served on 2026-11-15 and read on 2026-11-30):
@@ -41,6 +45,14 @@ DEFAULT_PRICES: dict[str, Any] = {
     "discount_rate": "0.5",
 }
 PRICE_FIELDS = tuple(DEFAULT_PRICES)
+
+#: The hourly totals' own action for an embedding refused off duty. The raw
+#: decision stays a ``short-circuit`` from the ``embeddings`` door; its tally is
+#: kept apart (``ledger.batch``) so that "answered without a request" counts
+#: answers only: a refused embedding is a request not sent, not a turn answered.
+REFUSED = "refused"
+#: The states in which a call held off is AI time kept off (peak, asleep).
+OFF_STATES = ("off-duty", "lights-out")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +182,8 @@ class Bucket:
     usage_known: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    #: The schedule state of the hour's decisions (the night's summary needs it).
+    state: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +198,11 @@ class Savings:
     #: (``None`` when no passed call's usage is known in the range).
     typical_input_tokens: Decimal | None
     typical_output_tokens: Decimal | None
+    #: Requests not sent that the money leaves out: answered while no passed
+    #: call's usage was known (nothing to price them by), and refused embeddings.
+    unpriced_requests: int = 0
+    #: Of ``requests_not_sent``, embeddings refused off duty (never priced).
+    embeddings_refused: int = 0
 
 
 def _typical(rows: list[Bucket]) -> tuple[Decimal, Decimal] | None:
@@ -213,9 +232,18 @@ def savings(
     money = Decimal(0)
     input_saved = Decimal(0)
     output_saved = Decimal(0)
+    unpriced = 0
+    refused = 0
     for b in rows:
-        tokens_in = b.requests_not_sent * per_in
-        tokens_out = b.requests_not_sent * per_out + b.output_tokens_not_generated
+        answered = b.requests_not_sent
+        if b.action == REFUSED:
+            refused += answered
+            unpriced += answered
+            answered = 0
+        elif typical is None:
+            unpriced += answered
+        tokens_in = answered * per_in
+        tokens_out = answered * per_out + b.output_tokens_not_generated
         input_saved += tokens_in
         output_saved += tokens_out
         if not tokens_in and not tokens_out:
@@ -232,4 +260,71 @@ def savings(
         currency=prices.currency,
         typical_input_tokens=typical_in,
         typical_output_tokens=typical_out,
+        unpriced_requests=unpriced,
+        embeddings_refused=refused,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Night:
+    """What the curfew kept off in a period, in time and calls (no money):
+    each number from the hourly totals alone."""
+
+    #: Local hours of peak (``off-duty``) in which at least one call was held off.
+    peak_hours: int
+    #: Local hours asleep (``lights-out``) in which at least one call was held off.
+    asleep_hours: int
+    #: Turns answered without a request (short-circuits that acted; not embeddings).
+    answered: int
+    #: Embeddings refused off duty (nothing sent, nothing answered).
+    embeddings_refused: int
+    #: Output tokens the clamps kept from being generated (an upper bound).
+    clamp_tokens: int
+
+    @property
+    def hours_kept_off(self) -> int:
+        return self.peak_hours + self.asleep_hours
+
+
+def night(buckets: Iterable[Bucket]) -> Night:
+    """``buckets`` summed as time and calls kept off. An hour counts once per
+    state however many calls it held off; a dry run holds nothing off
+    (``requests_not_sent`` counts only short-circuits that acted)."""
+    held: dict[str, set[datetime]] = {state: set() for state in OFF_STATES}
+    answered = refused = clamp_tokens = 0
+    for b in buckets:
+        if b.requests_not_sent and b.state in held:
+            held[b.state].add(b.start)
+        if b.action == REFUSED:
+            refused += b.requests_not_sent
+        elif b.action == "short-circuit":
+            answered += b.requests_not_sent
+        elif b.action == "clamp":
+            clamp_tokens += b.output_tokens_not_generated
+    return Night(
+        peak_hours=len(held["off-duty"]),
+        asleep_hours=len(held["lights-out"]),
+        answered=answered,
+        embeddings_refused=refused,
+        clamp_tokens=clamp_tokens,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A number and the same number the period before."""
+
+    now: int
+    before: int
+
+    @property
+    def delta(self) -> int:
+        return self.now - self.before
+
+
+def compared(this: Night, before: Night) -> dict[str, Change]:
+    """Each of ``this`` period's numbers beside the period before's."""
+    return {
+        name: Change(getattr(this, name), getattr(before, name))
+        for name in ("hours_kept_off", "answered", "clamp_tokens", "embeddings_refused")
+    }

@@ -99,7 +99,7 @@ def hour_buckets(*, user_id: int, since: datetime, until: datetime) -> list[Buck
     """The user's hourly totals whose hour began in ``[since, until)``."""
     rows = DecisionHour.objects.filter(
         user_id=user_id, hour_start__gte=since, hour_start__lt=until
-    ).values_list("hour_start", "action", "count", *BUCKET_SUMS)
+    ).values_list("hour_start", "action", "count", *BUCKET_SUMS, "state")
     return [Bucket(*row) for row in rows]
 
 

@@ -14,11 +14,11 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, F, Max, Q, Sum, Value
+from django.db.models import Case, CharField, Count, F, Max, Q, Sum, Value, When
 from django.db.models.functions import Coalesce, Greatest, Trunc
 
 from curfew_core.ledger.hours import local_hour
-from curfew_core.ledger.savings import Bucket
+from curfew_core.ledger.savings import REFUSED, Bucket
 from curfew_core.models import Decision, DecisionHour
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.ledger import BUCKET_SUMS
@@ -66,6 +66,20 @@ def period_of(days: int, *, now: dt.datetime, tz_name: str | None) -> Period:
         since=_local_midnight(first, zone),
         until=_local_midnight(today + dt.timedelta(days=1), zone),
         zone=zone,
+    )
+
+
+def period_before(period: Period) -> Period:
+    """The ``period.days`` local days just before ``period`` (the week before)."""
+    last = period.first_day - dt.timedelta(days=1)
+    first = last - dt.timedelta(days=period.days - 1)
+    return Period(
+        days=period.days,
+        first_day=first,
+        last_day=last,
+        since=_local_midnight(first, period.zone),
+        until=period.since,
+        zone=period.zone,
     )
 
 
@@ -121,8 +135,14 @@ def hours(*, user_id: int, period: Period, session: str | None = None) -> Hours:
         *BUCKET_SUMS,
     ):
         cells.append(ChartCell(day, hour, state, act, count, dry_run))
-        buckets.append(Bucket(start, act, count, *sums))
+        buckets.append(_bucket(start, act, count, sums, state))
     return Hours(cells, buckets, from_decisions=False)
+
+
+def _bucket(start: dt.datetime, action: str, count: int, sums: Any, state: str) -> Bucket:
+    """A savings ``Bucket`` of an hour's count, its ``BUCKET_SUMS`` in order, and its state."""
+    not_sent, kept, known, used_in, used_out = sums
+    return Bucket(start, action, count, not_sent, kept, known, used_in, used_out, state)
 
 
 def _whole_hours(period: Period) -> bool:
@@ -142,12 +162,18 @@ def _session_hours(*, user_id: int, period: Period, session: str) -> Hours:
         user_id=user_id, session=session, at__gte=period.since, at__lt=period.until
     )
     acted = Q(dry_run=False)
-    # The aggregator's rules (``ledger.entry.not_sent``, ``clamp_saving``) in SQL.
+    # The aggregator's rules (``ledger.entry.not_sent``, ``clamp_saving``,
+    # ``ledger.batch.tally_action``) in SQL.
     grouped = (
         rows.annotate(
-            bucket=Trunc("at", "hour" if _whole_hours(period) else "minute", tzinfo=dt.UTC)
+            bucket=Trunc("at", "hour" if _whole_hours(period) else "minute", tzinfo=dt.UTC),
+            kind=Case(
+                When(action="short-circuit", origin="embeddings", then=Value(REFUSED)),
+                default=F("action"),
+                output_field=CharField(),
+            ),
         )
-        .values("bucket", "state", "action")
+        .values("bucket", "state", "kind")
         .annotate(
             n=Count("id"),
             dry=Count("id", filter=Q(dry_run=True)),
@@ -170,7 +196,7 @@ def _session_hours(*, user_id: int, period: Period, session: str) -> Hours:
         .values_list(
             "bucket",
             "state",
-            "action",
+            "kind",
             "n",
             "dry",
             "not_sent",
@@ -193,7 +219,7 @@ def _session_hours(*, user_id: int, period: Period, session: str) -> Hours:
     for (start, state, act), (count, dry, *sums) in sorted(summed.items()):
         day, hour_of_day = labels[start]
         cells.append(ChartCell(day, hour_of_day, state, act, count, dry))
-        buckets.append(Bucket(start, act, count, *sums))
+        buckets.append(_bucket(start, act, count, sums, state))
     return Hours(cells, buckets, from_decisions=True)
 
 

@@ -24,10 +24,20 @@ from asgiref.sync import sync_to_async
 from django import forms
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
+from curfew_core import vocabulary
 from curfew_core.ledger.entry import ACTIONS, MAX_SCOPE
-from curfew_core.ledger.savings import MAX_PRICE, MAX_WINDOWS
+from curfew_core.ledger.savings import (
+    MAX_PRICE,
+    MAX_WINDOWS,
+    REFUSED,
+    Bucket,
+    Night,
+    Savings,
+    compared,
+    night,
+)
 from curfew_core.schema.query import Problem, QueryReader
 from curfew_core.selectors.ledger_page import (
     PERIODS,
@@ -48,6 +58,7 @@ ACTION_WORDS: dict[str, str | Promise] = {
 DRY_RUN = "dry-run"
 KIND_WORDS: dict[str, str | Promise] = {
     **ACTION_WORDS,
+    REFUSED: gettext_lazy("embedding refused"),
     DRY_RUN: gettext_lazy("dry run, nothing done"),
 }
 #: The state beside an action in the chart's legend, short.
@@ -69,7 +80,7 @@ ORIGIN_WORDS: dict[str, str | Promise] = {
 }
 #: Bottom to top of each stacked bar: what went through, then what was cut.
 ACTION_ORDER = ("pass", "clamp", "short-circuit")
-KIND_ORDER = (*ACTION_ORDER, DRY_RUN)
+KIND_ORDER = (*ACTION_ORDER, REFUSED, DRY_RUN)
 MAX_PAGE = 10_000
 PER_PAGE = 25
 
@@ -283,6 +294,169 @@ def money_text(amount: Decimal) -> str:
     if amount >= Decimal("0.0001"):
         return f"{amount.quantize(Decimal('0.0001'))}"
     return "< 0.0001"
+
+
+# ---- the totals: the night in time and money --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Total:
+    """One number of the period, in words, beside the period before's."""
+
+    id: str
+    number: str
+    label: str
+    #: ``Week before: 11 (+3)``.
+    versus: str
+    #: Of a number the arithmetic could not give (money with no usage known): empty.
+    note: str = ""
+
+
+def _signed(delta: int | Decimal, text: str) -> str:
+    if delta > 0:
+        return "+" + text
+    if delta < 0:
+        return "−" + text
+    return "±0"
+
+
+def versus_text(before: str, delta: str, days: int) -> str:
+    if days == PERIODS[0]:
+        return _("Week before: %(before)s (%(delta)s)") % {"before": before, "delta": delta}
+    return _("The %(days)s days before: %(before)s (%(delta)s)") % {
+        "days": days,
+        "before": before,
+        "delta": delta,
+    }
+
+
+def hours_text(hours: int) -> str:
+    return _("%(h)s h") % {"h": f"{hours:,}"}
+
+
+def count_text(n: int) -> str:
+    return f"{n:,}"
+
+
+def _versus_int(now: int, before: int, days: int, text: Callable[[int], str] = count_text) -> str:
+    return versus_text(text(before), _signed(now - before, text(abs(now - before))), days)
+
+
+def totals(
+    this: Night,
+    before: Night,
+    saved: Savings,
+    saved_before: Savings,
+    *,
+    days: int,
+) -> list[Total]:
+    """The period's totals: AI time kept off, turns answered without a
+    request, tokens the shortened answers saved, embeddings refused (when there
+    were any), and money, each beside the period before. Money counts only what
+    it can price, and says what it left out."""
+    changes = compared(this, before)
+    hours = changes["hours_kept_off"]
+    out = [
+        Total(
+            "total-hours",
+            hours_text(hours.now),
+            _("of AI time kept off (%(peak)s at peak, %(asleep)s asleep)")
+            % {"peak": hours_text(this.peak_hours), "asleep": hours_text(this.asleep_hours)},
+            _versus_int(hours.now, hours.before, days, hours_text),
+        ),
+        Total(
+            "total-not-sent",
+            f"{this.answered:,}",
+            _("turns answered without a request"),
+            _versus_int(this.answered, before.answered, days),
+        ),
+        Total(
+            "total-tokens",
+            f"{this.clamp_tokens:,}",
+            _("tokens saved by shortened answers (at most)"),
+            _versus_int(this.clamp_tokens, before.clamp_tokens, days),
+        ),
+    ]
+    refused = changes["embeddings_refused"]
+    if refused.now or refused.before:
+        out.append(
+            Total(
+                "total-refused",
+                f"{refused.now:,}",
+                _("embeddings refused (not answered, not priced)"),
+                _versus_int(refused.now, refused.before, days),
+            )
+        )
+    out.append(money_total(saved, saved_before, this, days=days))
+    return out
+
+
+def money_total(saved: Savings, before: Savings, this: Night, *, days: int) -> Total:
+    """The money, where the usage is known. A turn answered without a request
+    is priced as a typical call that went through; with no such call's usage
+    known there is nothing to price it by, so it is left out and the note says
+    so (a total of 0.0013 beside 14 turns answered would otherwise read as
+    "those turns were worth nothing")."""
+    unpriced_turns = saved.unpriced_requests - saved.embeddings_refused
+    priced_anything = saved.money > 0 or unpriced_turns == 0 or this.clamp_tokens > 0
+    number = f"{saved.currency} {money_text(saved.money)}" if priced_anything else _("not known")
+    note = ""
+    if unpriced_turns > 0:
+        note = ngettext(
+            "The %(n)s turn answered without a request is not in this sum: no call "
+            "that went through told Curfew how many tokens it used, so there is "
+            "nothing to price it by.",
+            "The %(n)s turns answered without a request are not in this sum: no call "
+            "that went through told Curfew how many tokens it used, so there is "
+            "nothing to price them by.",
+            unpriced_turns,
+        ) % {"n": f"{unpriced_turns:,}"}
+        if this.clamp_tokens:
+            note += " " + _("Only the shortened answers are priced.")
+    delta = saved.money - before.money
+    versus = versus_text(
+        f"{before.currency} {money_text(before.money)}",
+        _signed(delta, money_text(abs(delta))),
+        days,
+    )
+    return Total("total-money", number, _("saved, estimated"), versus, note)
+
+
+def period_totals(
+    buckets: list[Bucket],
+    before: list[Bucket],
+    saved: Savings,
+    saved_before: Savings,
+    *,
+    days: int,
+) -> list[Total]:
+    """``totals`` of two periods' hourly totals (the page's one call)."""
+    return totals(night(buckets), night(before), saved, saved_before, days=days)
+
+
+# ---- reasons in words ---------------------------------------------------------
+
+
+def reason_words(reason: str) -> str:
+    """A stored reason line (the engine's English, kept as data in the ledger
+    and the export) in the reader's words, by the one vocabulary
+    (``vocabulary.reason_words``), without its leading local date and time:
+    the When column shows it."""
+    parts = reason.split(" · ")
+    if parts and _REASON_DATE.fullmatch(parts[0].strip()):
+        parts = parts[1:]
+    return vocabulary.reason_words(" · ".join(parts))
+
+
+_REASON_DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
+
+
+def did_word(action: str, origin: str) -> str:
+    """What the curfew did with one decision: an embedding short-circuited was
+    refused, not answered."""
+    if action == "short-circuit" and origin == "embeddings":
+        return str(KIND_WORDS[REFUSED])
+    return action_word(action)
 
 
 # ---- the export --------------------------------------------------------------

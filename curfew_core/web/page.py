@@ -25,6 +25,7 @@ from curfew_core.schema.query import Problem, QueryReader
 from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import overrides_active
+from curfew_core.selectors.heads_up import LEAD_MINUTES, next_payload
 from curfew_core.selectors.verdicts import verdict_for, verdict_payload
 from curfew_core.vocabulary import STATE_NAMES
 from curfew_core.web import charts, story, words
@@ -201,6 +202,14 @@ def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) 
         "timezone_place": zone_label(bundle.config["timezone"]),
         "enabled": bundle.config["enabled"],
         "schedule": bundle.schedule,
+        # What changes next, for the heads-up (page.js); not in a preview.
+        "heads_up": None
+        if at is not None
+        else {
+            "at": verdict.at.astimezone(dt.UTC).isoformat(),
+            "next": next_payload(verdict, bundle.schedule, enabled=bundle.config["enabled"]),
+        },
+        "heads_up_minutes": LEAD_MINUTES,
     }
 
 

@@ -72,6 +72,18 @@ def origin_word(origin: str) -> str:
 
 
 @register.filter
+def ledger_reason(reason: str) -> str:
+    """A stored reason line in the reader's language, undated (``activity.reason_words``)."""
+    return activity.reason_words(reason)
+
+
+@register.filter
+def did_word(action: str, origin: str) -> str:
+    """``embedding refused`` for an embeddings short-circuit, else ``action_word``."""
+    return activity.did_word(action, origin)
+
+
+@register.filter
 def windows(pairs: list[list[str]]) -> str:
     """Discount windows as ``10:00–01:00, 04:00–06:00``."""
     return ", ".join(f"{start}–{end}" for start, end in pairs)

@@ -454,6 +454,13 @@ def _render_activity(
     saved = ledger_selectors.savings_of(
         user_id=user.pk, buckets=hours.buckets, typical_of=every.buckets
     )
+    # The same short walk over the period before, for "week before" beside each total.
+    earlier = ledger_page.period_before(period)
+    before = ledger_page.hours(user_id=user.pk, period=earlier, session=query.session or None)
+    every_before = ledger_page.hours(user_id=user.pk, period=earlier) if query.session else before
+    saved_before = ledger_selectors.savings_of(
+        user_id=user.pk, buckets=before.buckets, typical_of=every_before.buckets
+    )
     context = _base_context(
         request,
         "activity",
@@ -467,7 +474,9 @@ def _render_activity(
         series=activity_words.series_totals(hours.cells),
         from_decisions=hours.from_decisions,
         saved=saved,
-        money=activity_words.money_text(saved.money),
+        totals=activity_words.period_totals(
+            hours.buckets, before.buckets, saved, saved_before, days=period.days
+        ),
         decisions=ledger_page.recent_decisions(
             user_id=user.pk,
             period=period,

@@ -9,9 +9,30 @@
     return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   }
 
-  /* How strongly each action is drawn over its state's colour: what went
-     through is pale, what the curfew cut is solid. */
-  var OPACITY = { "pass": 0.4, "clamp": 0.75, "short-circuit": 1 };
+  /* How much of its state's colour each action is drawn with (the rest is
+     the card's background): what went through is pale, what the curfew cut is
+     solid. Mixed into a colour of its own, not drawn with opacity: Plotly's
+     legend ignores a trace's opacity, and "passed" and "answered without a
+     request" of one state then showed the same swatch. */
+  var SHARE = { "pass": 0.35, "clamp": 0.68, "short-circuit": 1, "refused": 1 };
+
+  function rgb(colour) {
+    var hex = /^#([0-9a-f]{6})$/i.exec(colour);
+    if (hex) {
+      var n = parseInt(hex[1], 16);
+      return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+    }
+    var fn = /^rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(colour);
+    return fn ? [+fn[1], +fn[2], +fn[3]] : null;
+  }
+
+  function mix(colour, ground, share) {
+    var a = rgb(colour);
+    var b = rgb(ground);
+    if (!a || !b || share >= 1) return colour;
+    var out = a.map(function (value, i) { return Math.round(value * share + b[i] * (1 - share)); });
+    return "rgb(" + out.join(", ") + ")";
+  }
 
   /* Colours come from the stylesheet (states.css), so the chart follows
      light/dark mode and matches the band's state colours. */
@@ -19,6 +40,7 @@
     var fg = cssVar("--fg");
     var muted = cssVar("--fg-muted");
     var grid = cssVar("--chart-grid");
+    var ground = cssVar("--bg-raised") || "#ffffff";
     var layout = figure.layout;
     layout.font = { family: cssVar("--font"), color: fg, size: 12 };
     ["xaxis", "yaxis"].forEach(function (axis) {
@@ -42,9 +64,17 @@
         };
         return;
       }
+      if (meta.action === "refused") {
+        /* Refused, not answered: the state's colour, cross-hatched. */
+        trace.marker = {
+          color: colour,
+          pattern: { shape: "x", fgcolor: ground, solidity: 0.3 },
+          line: { width: 0 },
+        };
+        return;
+      }
       trace.marker = {
-        color: colour,
-        opacity: OPACITY[meta.action] || 1,
+        color: mix(colour, ground, SHARE[meta.action] || 1),
         line: { width: 0 },
       };
     });

@@ -12,6 +12,15 @@
  * poll (longest seconds between fallback polls, default 30), band ("24h": today's
  * 24-hour band under the pill, as the settings page draws it, with a now marker).
  *
+ * Heads-up: each push says what changes next and when (``next``, from the
+ * engine's own edges, curfew_core/selectors/heads_up.py). From ``heads_up_at``
+ * (10 minutes before) the pill says "sleepy in 7 min" where its detail is,
+ * counting down, with the whole sentence ("Your AI gets sleepy in 7 min
+ * (23:00).") as its title and spoken once: inside the pill, so a 48 px iframe
+ * shows it as well as a page does. Only words: the capsule has no snooze, here
+ * or embedded in another site's page, whose embed token is read-only; the
+ * settings page's own script (page.js) offers the snooze and the notification.
+ *
  * Transport: one WebSocket (/ws/capsule/); the server pushes the state on
  * connect and on every change. When the socket drops it reconnects with
  * exponential backoff and jitter (first retry within 1 s, capped at 30 s) and
@@ -174,6 +183,11 @@
     band.appendChild(axis);
     root.appendChild(band);
   }
+  // The heads-up, in the pill where the detail is (words only: see the header).
+  var headsUp = el("span", "heads-up");
+  headsUp.setAttribute("part", "heads-up");
+  headsUp.hidden = true;
+  words.appendChild(headsUp);
   root.appendChild(live);
 
   // -- rendering ------------------------------------------------------------
@@ -318,6 +332,67 @@
     placeNow();
   }
 
+  // -- the heads-up ----------------------------------------------------------
+  var headsUpTimer = null;
+  var headsUpFacts = null; // {next, at (ms, server's instant), received (ms, local clock)}
+  var spokenHeadsUp = "";
+
+  function fillIn(text, leftMs, next) {
+    var minutes = Math.max(1, Math.ceil(leftMs / 60000));
+    return text.replace("{minutes}", String(minutes)).replace("{at}", next.local || "");
+  }
+
+  function inLang(table) {
+    return (table && (table[lang] || table.en)) || "";
+  }
+
+  function hideHeadsUp() {
+    headsUp.hidden = true;
+    headsUp.textContent = "";
+    detail.hidden = !detail.textContent;
+    host.removeAttribute("data-heads-up");
+    pill.removeAttribute("data-heads-up");
+  }
+
+  function showHeadsUp(facts) {
+    clearTimeout(headsUpTimer);
+    headsUpTimer = null;
+    headsUpFacts = facts;
+    var next = facts && facts.next;
+    if (!next || !next.words || !attached()) {
+      hideHeadsUp();
+      return;
+    }
+    // The server's instant moved on by the time since it arrived (pretend too).
+    var now = facts.at + (Date.now() - facts.received);
+    var change = Date.parse(next.at);
+    var from = Date.parse(next.heads_up_at);
+    if (isNaN(change) || isNaN(from) || now >= change) {
+      hideHeadsUp();
+      return;
+    }
+    if (now < from) {
+      hideHeadsUp();
+      headsUpTimer = setTimeout(function () { showHeadsUp(headsUpFacts); }, Math.min(from - now + 50, 0x7fffffff));
+      return;
+    }
+    var sentence = fillIn(inLang(next.words), change - now, next);
+    headsUp.textContent = fillIn(inLang(next.short) || inLang(next.words), change - now, next);
+    headsUp.hidden = false;
+    // The pill's own detail (a budget, a reply) gives way to the heads-up meanwhile.
+    detail.hidden = true;
+    host.setAttribute("data-heads-up", next.state);
+    pill.setAttribute("data-heads-up", next.state);
+    pill.title = sentence;
+    // Spoken once per boundary, not at each minute's count.
+    if (spokenHeadsUp !== next.state + "@" + next.at) {
+      spokenHeadsUp = next.state + "@" + next.at;
+      announce(sentence);
+    }
+    // Counts down each minute; the push at the change replaces it.
+    headsUpTimer = setTimeout(function () { showHeadsUp(headsUpFacts); }, Math.min(60000, change - now + 50));
+  }
+
   var lastAnnounced = "";
   function announce(sentence) {
     // Only real changes are spoken, not every identical push.
@@ -351,12 +426,17 @@
     // CSSOM, not a style attribute: allowed under a strict style-src.
     fill.style.width = (d.progress === null ? 0 : d.progress) + "%";
     showBand(s);
+    var at = Date.parse(s.at);
+    var facts = { next: s.next || null, at: isNaN(at) ? Date.now() : at, received: Date.now() };
     announce(TEXT.announce + d.label + (d.detail ? ", " + d.detail : ""));
+    showHeadsUp(facts);
     if (!token) {
       // The site's own capsule (on the session) tells its page what the
-      // server pushed, so the page's pretend banner follows (page.js).
+      // server pushed, so the page's pretend banner and heads-up follow (page.js).
       document.dispatchEvent(
-        new CustomEvent("curfew:state", { detail: { pretending: !!s.debug_at } })
+        new CustomEvent("curfew:state", {
+          detail: { pretending: !!s.debug_at, next: facts.next, at: facts.at },
+        })
       );
     }
   }
@@ -366,6 +446,7 @@
     paint("unknown", linkState, "unknown", word, "", TEXT.staleNote);
     meter.hidden = true;
     showBand(null);
+    showHeadsUp(null);
     if (linkState !== "connecting") {
       announce(TEXT.unknown + word);
     }
@@ -384,6 +465,7 @@
     paint("refused", "refused", "refused", word, "", note);
     meter.hidden = true;
     showBand(null);
+    showHeadsUp(null);
     announce(TEXT.unknown + word);
   }
 

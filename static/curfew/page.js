@@ -76,3 +76,178 @@ document.documentElement.classList.add("js");
     }
   });
 })();
+
+/* The heads-up: "Your AI gets sleepy in 10 minutes", before the AI gets
+   sleepy, goes off for peak hours or falls asleep. The facts are the
+   engine's, as the server sends them (curfew_core/selectors/heads_up.py):
+   the Now card's #heads-up-facts block on the overview, and the site's own
+   capsule's pushes ("curfew:state") where it is shown. Once per boundary
+   (remembered in this browser, so a reload or a second tab does not say it
+   again): a banner at the top of the page with a snooze (30 minutes of overtime, the overview's own
+   override form) and, if this browser allows it, a notification. Whether to
+   be warned is this browser's choice, beside its notification permission:
+   "Stop these heads-ups" turns them off here, the overview turns them on. */
+(function () {
+  "use strict";
+  var OFF_KEY = "curfew-heads-up";
+  var FIRED_KEY = "curfew-heads-up-fired";
+  var timer = null;
+  var facts = null; // {next, at (ms, the server's instant), received (ms, this clock)}
+
+  function store(name, value) {
+    try {
+      if (value === undefined) return window.localStorage.getItem(name);
+      if (value === null) window.localStorage.removeItem(name);
+      else window.localStorage.setItem(name, value);
+    } catch (e) {
+      return null;
+    }
+    return null;
+  }
+
+  function enabled() {
+    return store(OFF_KEY) !== "off";
+  }
+
+  function lang() {
+    return /^zh/i.test(document.documentElement.lang || "") ? "zh" : "en";
+  }
+
+  function boundary(next) {
+    return next.state + "@" + next.at;
+  }
+
+  function words(next, leftMs) {
+    var text = next.words && (next.words[lang()] || next.words.en);
+    if (!text) return "";
+    var minutes = Math.max(1, Math.ceil(leftMs / 60000));
+    return text.replace("{minutes}", String(minutes)).replace("{at}", next.local || "");
+  }
+
+  function notify(text, next) {
+    if (!("Notification" in window) || window.Notification.permission !== "granted") return;
+    try {
+      // ``tag``: one notification per boundary, even if two pages fire.
+      new window.Notification("Curfew", { body: text, tag: boundary(next), lang: lang() });
+    } catch (e) {
+      /* A browser that allows notifications only from a service worker: the toast says it. */
+    }
+  }
+
+  function closeToast() {
+    var open = document.getElementById("heads-up");
+    if (open) open.remove();
+  }
+
+  function showToast(text) {
+    var template = document.getElementById("heads-up-template");
+    if (!template || !document.body) return;
+    closeToast();
+    var toast = template.content.firstElementChild.cloneNode(true);
+    toast.querySelector(".heads-up-words").textContent = text;
+    var ask = toast.querySelector("#heads-up-notify");
+    if (ask) {
+      // Removed, not hidden: a .btn's display would win over [hidden].
+      if ("Notification" in window && window.Notification.permission === "default") {
+        ask.addEventListener("click", function () {
+          window.Notification.requestPermission().then(function () { ask.remove(); });
+        });
+      } else {
+        ask.remove();
+      }
+    }
+    toast.querySelector("#heads-up-off").addEventListener("click", function () {
+      store(OFF_KEY, "off");
+      closeToast();
+      showPreference();
+    });
+    toast.querySelector("#heads-up-close").addEventListener("click", closeToast);
+    // In the page's flow, at the top of its content: never over a control.
+    var main = document.getElementById("main") || document.body;
+    main.insertBefore(toast, main.firstChild);
+  }
+
+  function fire() {
+    timer = null;
+    var next = facts && facts.next;
+    if (!next || !next.words || !enabled()) return;
+    var now = facts.at + (Date.now() - facts.received);
+    var change = Date.parse(next.at);
+    if (!(change > now)) return;
+    if (store(FIRED_KEY) === boundary(next)) return;
+    store(FIRED_KEY, boundary(next));
+    var text = words(next, change - now);
+    document.documentElement.setAttribute("data-heads-up", next.state);
+    showToast(text);
+    notify(text, next);
+  }
+
+  function arm(fresh) {
+    if (!fresh) return;
+    var same = facts && facts.next && fresh.next && boundary(facts.next) === boundary(fresh.next);
+    facts = fresh;
+    if (same && timer !== null) return;
+    clearTimeout(timer);
+    timer = null;
+    var next = fresh.next;
+    if (!next || !next.words) return;
+    var now = fresh.at + (Date.now() - fresh.received);
+    var from = Date.parse(next.heads_up_at);
+    if (isNaN(from)) return;
+    timer = setTimeout(fire, Math.min(Math.max(from - now, 0), 0x7fffffff));
+  }
+
+  function fromCard() {
+    var block = document.getElementById("heads-up-facts");
+    if (!block) return;
+    try {
+      var data = JSON.parse(block.textContent);
+      var at = Date.parse(data.at);
+      arm({ next: data.next, at: isNaN(at) ? Date.now() : at, received: Date.now() });
+    } catch (e) {
+      /* No facts, no heads-up. */
+    }
+  }
+
+  /* The overview's line saying whether heads-ups are on in this browser. */
+  function showPreference() {
+    var pref = document.getElementById("heads-up-pref");
+    if (!pref) return;
+    pref.hidden = false;
+    pref.setAttribute("data-on", enabled() ? "1" : "0");
+    pref.querySelectorAll("[data-when]").forEach(function (part) {
+      part.hidden = part.getAttribute("data-when") !== (enabled() ? "on" : "off");
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var target = event.target;
+    if (!target || !target.closest) return;
+    var toggle = target.closest("[data-heads-up-toggle]");
+    if (!toggle) return;
+    var on = toggle.getAttribute("data-heads-up-toggle") === "on";
+    store(OFF_KEY, on ? null : "off");
+    if (on) {
+      store(FIRED_KEY, null);
+      if ("Notification" in window && window.Notification.permission === "default") {
+        window.Notification.requestPermission();
+      }
+      if (facts) arm({ next: facts.next, at: facts.at, received: facts.received });
+    }
+    showPreference();
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    fromCard();
+    showPreference();
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    fromCard();
+    showPreference();
+  });
+  document.addEventListener("curfew:state", function (event) {
+    var detail = event.detail || {};
+    if ("next" in detail) {
+      arm({ next: detail.next, at: detail.at || Date.now(), received: Date.now() });
+    }
+  });
+})();

@@ -147,8 +147,27 @@ def test_activity_draws_the_ledger_and_downloads_it(
         savings = api(served_app, seeded, "GET", "/api/v1/savings")
         assert page.inner_text("#total-not-sent") == f"{savings['requests_not_sent']:,}"
         assert page.inner_text("#total-not-sent") == "18"  # 6 days x 3; the dry run never acts
-        assert page.inner_text("#total-tokens") == f"{savings['output_tokens_not_generated']:,}"
+        # The clamps' saving: 6 x (4000 - 1200).
+        assert page.inner_text("#total-tokens") == "16,800"
         assert page.inner_text("#total-money").startswith("USD ")
+        # Six peak hours held calls off; the week before had none.
+        assert page.inner_text("#total-hours") == ("6 h" if lang == "en" else "6 小时")
+        versus = page.inner_text("#total-not-sent-card .total-versus")
+        assert versus == ("Week before: 0 (+18)" if lang == "en" else "前一周：0（+18）")
+        # Every legend entry its own colour (or pattern): Plotly's drawn traces.
+        looks = page.evaluate(
+            """Array.from(document.querySelector('#ledger-chart')._fullData).map(t =>
+                 [t.marker.color, (t.marker.pattern || {}).shape || ''].join(' '))"""
+        )
+        assert len(looks) == len(names)
+        assert len(set(looks)) == len(looks), looks
+        # The reasons in the page's words.
+        reasons = page.locator("#decision-table td.reason").all_inner_texts()
+        if lang == "zh":
+            assert "高峰时段" in reasons
+            assert not any("peak" in r or "winding" in r for r in reasons), reasons
+        else:
+            assert "peak hours" in reasons
         # The recent decisions, the dry run marked.
         assert page.locator("#decision-table tbody tr").count() == 25
         assert page.locator("#decision-table tr[data-dry-run]").count() == 1
@@ -157,6 +176,10 @@ def test_activity_draws_the_ledger_and_downloads_it(
         page.screenshot(
             path=str(Path(artifacts_dir) / f"activity-ledger-{lang}.png"), full_page=True
         )
+        page.locator("#ledger-totals").scroll_into_view_if_needed()
+        page.screenshot(path=str(Path(artifacts_dir) / f"activity-ledger-{lang}-top.png"))
+        page.locator("#ledger-chart").scroll_into_view_if_needed()
+        page.screenshot(path=str(Path(artifacts_dir) / f"activity-ledger-{lang}-chart.png"))
         # The CSV link downloads this period's decisions, formula cells defused.
         with page.expect_download() as info:
             page.click("#csv-link")
@@ -272,8 +295,10 @@ def test_picking_a_session_redraws_the_chart_and_totals_for_it(
         page.wait_for_url("**/activity/?*session=night-bot*")
         page.wait_for_selector("#ledger-chart[data-drawn]")
         assert page.inner_text("#total-not-sent") == "12"
-        # Night-bot never passed: its requests are priced as writer's typical call (800 out).
-        assert page.inner_text("#total-tokens") == "9,600"
+        # Night-bot never passed: its requests are priced as writer's typical call,
+        # and it was never shortened.
+        assert page.inner_text("#total-tokens") == "0"
+        assert page.inner_text("#total-money").startswith("USD ")
         note = page.inner_text("#ledger-note")
         assert "night-bot" in note
         assert ("13 decisions" if lang == "en" else "共 13 次决定") in note

@@ -123,9 +123,10 @@ def test_totals_are_the_ledgers_savings_of_hand_computed_decisions(
 
     html = page.get("/activity/").content.decode()
     assert _text(html, "total-not-sent") == "3"
-    # 3 x 600 not generated + (4096 - 1000) clamped = 4896.
-    assert _text(html, "total-tokens") == "4,896"
-    # 3 x 2000 in x 10/M + 4896 out x 20/M = 0.06 + 0.09792 = 0.15792.
+    # The tokens the clamp saved: 4096 - 1000.
+    assert _text(html, "total-tokens") == "3,096"
+    # The money also prices the 3 not sent as the typical call (600 out each):
+    # 3 x 2000 in x 10/M + (3 x 600 + 3096) out x 20/M = 0.06 + 0.09792 = 0.15792.
     assert _text(html, "total-money") == "EUR 0.16"
     assert "7 decisions" in html
 
@@ -308,16 +309,19 @@ def test_a_session_never_passed_is_priced_as_the_users_typical_call(
     recorder.flush()
     bot = page.get("/activity/", {"session": "night-bot"}).content.decode()
     # The user's typical call: (1000 + 3000 + 100) / 3 in, (400 + 800 + 50) / 3 out.
-    assert _text(bot, "total-tokens") == "1,250"  # 3 x 416.67
     # 3 x (1366.67 x 10 + 416.67 x 20) / 1M = 0.066
     assert _text(bot, "total-money") == "EUR 0.07"
+    assert 'id="total-money-note"' not in bot  # priced: nothing left out
     own = page.get("/activity/", {"session": "own"}).content.decode()
-    assert _text(own, "total-tokens") == "50"
+    # Its own typical call: 1 x (100 x 10 + 50 x 20) / 1M.
+    assert _text(own, "total-money") == "EUR 0.0020"
 
 
 _KINDS: list[dict[str, Any]] = [
     {"state": "on-duty", "action": "pass", "input_tokens": 1200, "output_tokens": 300},
     {"state": "off-duty", "action": "short-circuit", "budget_before": 0},
+    # A refused embedding: tallied apart (``ledger.batch.tally_action``) by both sums.
+    {"state": "off-duty", "action": "short-circuit", "origin": "embeddings"},
     {"state": "lights-out", "action": "short-circuit", "dry_run": True},
     {"state": "winding", "action": "clamp", "budget_before": 4096, "budget_after": 1000},
     {"state": "winding", "action": "clamp", "budget_before": 100, "budget_after": 100},
@@ -369,6 +373,7 @@ def test_one_sessions_hours_summed_in_sql_are_the_stored_hours(user: User, zone_
     assert len({c.local_hour for c in stored.cells}) >= 13
     assert summed.cells == stored.cells
     assert summed.buckets == stored.buckets
+    assert "refused" in {c.action for c in stored.cells}
     assert ledger_page.hours(user_id=user.pk, period=period, session="other").cells == []
 
 
