@@ -443,8 +443,12 @@ def markdown(base_url: str = DOCS_BASE_URL, token: str = DOCS_TOKEN) -> str:
         "as its key. The Integrations page (`/integrations/`) shows the same snippets with "
         "the server's own address filled in and a copy button on each. A helper call labelled "
         "with `X-Curfew-Purpose` is exempt when that purpose is listed in Replies & persona "
-        "(by default `title`, `compaction` and `summary`). `make clients` runs the real tools "
-        "with these snippets in every state: [clients.md](clients.md).",
+        "(by default `title`, `compaction` and `summary`). The label is a header, not a part of "
+        "the address: every tool that sends its helper calls to a second model can give that "
+        "model headers of its own, and the ones that cannot (Claude Code, Codex CLI, Cursor) "
+        "have one address for every call, which a path would not tell apart either. "
+        "`make clients` runs the real tools with these snippets in every state: "
+        "[clients.md](clients.md).",
         "",
     ]
     for tool in SETUPS:
