@@ -709,7 +709,9 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
         "sent because their purpose is exempt. Off duty nothing else may reach it and the "
         "user must see a reply that says Curfew; winding every other call must be clamped "
         "and carry the persona; on duty each must arrive with the body, query and headers "
-        "the tool sent.",
+        "the tool sent. The control group, `python -m tests.clients.run --control`, runs the "
+        "same tools straight to the upstreams, past Curfew: there every off-duty and winding "
+        "run fails these checks.",
         "",
         f"Run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s.",
         "",
