@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 LOCAL := .local
 
-.PHONY: run test lint typecheck pytest pytest-app pytest-client pytest-engine bench fuzz soak clean serve screenshots docs
+.PHONY: run test lint typecheck pytest pytest-app pytest-client pytest-engine bench fuzz soak clean serve screenshots docs clients
 
 # client/pyproject.toml: the gateway client is installed from the checkout (-e ./client),
 # so a change to its metadata or dependencies reinstalls it.
@@ -124,3 +124,20 @@ serve: $(VENV)/.base
 
 screenshots: $(VENV)/.dev  ## refresh docs/screenshots (the README's pictures) from the browser suite
 	CURFEW_DOCS_SCREENSHOTS=1 $(PY) -m pytest -q -p no:randomly tests/browser/test_sections.py -k "clean_and_fits"
+
+# The real tools against a served Curfew, off duty, winding and on duty, set up
+# as the Integrations page says (tests/clients/run.py); writes docs/clients.md.
+# Not part of `make test`: it installs the tools from npm and PyPI into
+# .local/clients/ (aider in a venv of its own: it pins its own openai and
+# litellm) and takes minutes. CLIENTS_ONLY=claude-code,aider runs a few.
+CLIENTS := $(LOCAL)/clients
+CLIENTS_NPM := @anthropic-ai/claude-code @openai/codex opencode-ai
+CLIENTS_ONLY ?=
+clients: $(VENV)/.dev
+	mkdir -p $(CLIENTS)/npm
+	npm install --silent --no-audit --no-fund --prefix $(CLIENTS)/npm $(CLIENTS_NPM)
+	test -x $(CLIENTS)/py-venv/bin/python || $(PYTHON) -m venv $(CLIENTS)/py-venv
+	$(CLIENTS)/py-venv/bin/pip install --quiet --disable-pip-version-check llm openai anthropic './client[litellm]'
+	test -x $(CLIENTS)/aider-venv/bin/python || $(PYTHON) -m venv $(CLIENTS)/aider-venv
+	$(CLIENTS)/aider-venv/bin/pip install --quiet --disable-pip-version-check aider-chat
+	$(PY) -m tests.clients.run --write docs/clients.md $(if $(CLIENTS_ONLY),--only $(CLIENTS_ONLY))

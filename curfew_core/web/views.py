@@ -47,7 +47,7 @@ from curfew_core.services.prices import price_table_set
 from curfew_core.services.schedules import StaleVersion, informative_replies, schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_core.web import activity as activity_words
-from curfew_core.web import exempt_picker, page, schedule_form, words
+from curfew_core.web import exempt_picker, page, schedule_form, tool_setups, words
 from curfew_core.web.schedule_form import ScheduleForm
 from curfew_core.web.sections import FORM_KEYS, SCHEDULE_KEYS, SECTIONS
 
@@ -404,6 +404,7 @@ def _render_integrations(request: HttpRequest, *, status: int = 200, **extra: An
     now = timezone.now()
     tz_name = web_selectors.saved_schedule(user).config["timezone"]
     result = page.decision(user, request.GET, now=now, tz_name=tz_name)
+    base_url = f"{request.scheme}://{request.get_host()}"
     if status == 200 and result.errors:
         status = 400
     context = _base_context(
@@ -412,10 +413,20 @@ def _render_integrations(request: HttpRequest, *, status: int = 200, **extra: An
         timezone=tz_name,
         decision=result,
         tokens=web_selectors.access_keys(user),
-        base_url=f"{request.scheme}://{request.get_host()}",
+        base_url=base_url,
+        tool_setups=tool_setups.rendered(base_url=base_url, token=_setup_token(extra)),
         **extra,
     )
     return _no_store(render(request, INTEGRATIONS, context, status=status))
+
+
+def _setup_token(extra: dict[str, Any]) -> str:
+    """The key the setup snippets show: a gateway key made just now (shown
+    once anyway), else a placeholder to replace."""
+    new_token = extra.get("new_token")
+    if new_token is not None and new_token.get("kind") != "embed":
+        return str(new_token["raw"])
+    return f"<{_('your gateway key')}>"
 
 
 @login_required_page

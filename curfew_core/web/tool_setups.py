@@ -1,0 +1,489 @@
+"""How each tool people run is pointed at Curfew, declared once.
+
+Each ``ToolSetup`` names the tool, what to set, the snippets to paste (templates
+with ``{base_url}``, ``{token}`` and ``{model}``), and how its helper calls
+(titles, summaries, compaction, commit messages) are labelled with
+``X-Curfew-Purpose`` so the schedule's exempt purposes apply to them, or why
+they cannot be. Everything else derives from this table: the Integrations page
+renders it with the server's own address (``curfew/integrations.html``), the
+manual's "Setting up your tools" section is written from it (``markdown``;
+``tests/web/test_tool_setups.py`` fails when the two differ), and ``make
+clients`` (``tests/clients/run.py``) runs the real tools with these very
+snippets, filled in with a served Curfew's address and a real key::
+
+    python -m curfew_core.web.tool_setups --write docs/manual.md
+
+Why headers and not a path segment such as ``/purpose/title/v1``: every tool
+here that can send a helper call to a second model (OpenCode's ``small_model``
+and helper agents, aider's ``--weak-model``, a second SDK client) can also give
+that model its own headers, and the tools that cannot (Claude Code, Codex CLI,
+Cursor) have one base URL for every call, so a path segment would not label
+their helper calls either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+#: What the docs show for the server's address and the model.
+DOCS_BASE_URL = "http://127.0.0.1:8000"
+MODEL = "deepseek-chat"
+#: The manual's section, between these lines, is written from ``markdown()``.
+BEGIN = (
+    "<!-- tool setups: written by "
+    "`python -m curfew_core.web.tool_setups --write docs/manual.md` -->"
+)
+END = "<!-- end of tool setups -->"
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """One thing to paste: a file's text or lines for a shell."""
+
+    #: Unique within its tool (the page's element ids).
+    key: str
+    #: Where it goes: a file's name, "Shell", a settings screen.
+    where: str | Promise
+    #: For the page's and the manual's code blocks.
+    language: str
+    #: The text, with ``{base_url}``, ``{token}`` and ``{model}`` to fill in.
+    template: str
+    #: The file ``make clients`` writes it to (relative to the tool's home, ``~``,
+    #: or its working folder, ``./``); ``None`` for shell lines and code.
+    path: str | None = None
+
+    def render(self, *, base_url: str, token: str, model: str = MODEL) -> str:
+        # str.replace, not str.format: the JSON and TOML snippets have braces of their own.
+        return (
+            self.template.replace("{base_url}", base_url)
+            .replace("{token}", token)
+            .replace("{model}", model)
+        )
+
+    def exports(self, *, base_url: str, token: str, model: str = MODEL) -> dict[str, str]:
+        """The ``export NAME=value`` lines of a shell snippet, as a mapping."""
+        found: dict[str, str] = {}
+        for line in self.render(base_url=base_url, token=token, model=model).splitlines():
+            match = re.match(r"export ([A-Z_][A-Z0-9_]*)=(\S*)", line)
+            if match:
+                found[match.group(1)] = match.group(2).strip("'\"")
+        return found
+
+
+@dataclass(frozen=True)
+class ToolSetup:
+    key: str
+    name: str
+    #: One paragraph: what to set.
+    what: Promise
+    snippets: tuple[Snippet, ...]
+    #: How its helper calls are labelled, or why they cannot be.
+    helpers: Promise
+    #: Whether its helper calls reach Curfew labelled with a purpose.
+    labelled: bool
+
+    def snippet(self, key: str) -> Snippet:
+        return next(snippet for snippet in self.snippets if snippet.key == key)
+
+
+CLAUDE_ENV = """\
+export ANTHROPIC_BASE_URL={base_url}
+export ANTHROPIC_AUTH_TOKEN={token}
+export ANTHROPIC_MODEL={model}
+export ANTHROPIC_DEFAULT_HAIKU_MODEL={model}
+export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
+claude"""
+
+CODEX_CONFIG = """\
+model = "{model}"
+model_provider = "curfew"
+
+[model_providers.curfew]
+name = "Curfew"
+base_url = "{base_url}/v1"
+env_key = "CURFEW_TOKEN"
+wire_api = "responses\""""
+
+OPENCODE_CONFIG = """\
+{
+  "$schema": "https://opencode.ai/config.json",
+  "provider": {
+    "curfew": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "Curfew",
+      "options": {"baseURL": "{base_url}/v1", "apiKey": "{env:CURFEW_TOKEN}"},
+      "models": {"{model}": {}}
+    },
+    "curfew-title": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "Curfew (titles)",
+      "options": {
+        "baseURL": "{base_url}/v1",
+        "apiKey": "{env:CURFEW_TOKEN}",
+        "headers": {"X-Curfew-Purpose": "title"}
+      },
+      "models": {"{model}": {}}
+    },
+    "curfew-compaction": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "Curfew (compaction)",
+      "options": {
+        "baseURL": "{base_url}/v1",
+        "apiKey": "{env:CURFEW_TOKEN}",
+        "headers": {"X-Curfew-Purpose": "compaction"}
+      },
+      "models": {"{model}": {}}
+    },
+    "curfew-summary": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "Curfew (summaries)",
+      "options": {
+        "baseURL": "{base_url}/v1",
+        "apiKey": "{env:CURFEW_TOKEN}",
+        "headers": {"X-Curfew-Purpose": "summary"}
+      },
+      "models": {"{model}": {}}
+    }
+  },
+  "model": "curfew/{model}",
+  "small_model": "curfew-title/{model}",
+  "agent": {
+    "title": {"model": "curfew-title/{model}"},
+    "compaction": {"model": "curfew-compaction/{model}"},
+    "summary": {"model": "curfew-summary/{model}"}
+  }
+}"""
+
+AIDER_SETTINGS = """\
+- name: openai/{model}-helper
+  extra_params:
+    model: openai/{model}
+    extra_headers:
+      X-Curfew-Purpose: summary"""
+
+AIDER_ENV = """\
+export OPENAI_API_BASE={base_url}/v1
+export OPENAI_API_KEY={token}
+aider --model openai/{model} --weak-model openai/{model}-helper"""
+
+LLM_MODELS = """\
+- model_id: curfew
+  model_name: {model}
+  api_base: "{base_url}/v1"
+  api_key_name: curfew"""
+
+LLM_ENV = """\
+llm keys set curfew --value {token}
+llm -m curfew "hello\""""
+
+OPENAI_SDK = """\
+from openai import OpenAI
+
+client = OpenAI(
+    base_url="{base_url}/v1",
+    api_key="{token}",
+    default_headers={"X-Curfew-Session": "my-session"},
+)
+reply = client.chat.completions.create(
+    model="{model}", messages=[{"role": "user", "content": "hi"}]
+)
+# A helper call (a title, a summary): exempt when its purpose is listed.
+titles = client.with_options(default_headers={"X-Curfew-Purpose": "title"})"""
+
+ANTHROPIC_SDK = """\
+import anthropic
+
+client = anthropic.Anthropic(base_url="{base_url}", api_key="{token}")
+message = client.messages.create(
+    model="{model}", max_tokens=1024, messages=[{"role": "user", "content": "hi"}]
+)
+# A helper call (a title, a summary): exempt when its purpose is listed.
+titles = client.with_options(default_headers={"X-Curfew-Purpose": "title"})"""
+
+LITELLM_CONFIG = """\
+model_list:
+  - model_name: {model}
+    litellm_params:
+      model: openai/{model}
+      api_base: https://api.deepseek.com/v1
+      api_key: os.environ/DEEPSEEK_API_KEY
+litellm_settings:
+  callbacks: ["curfew_client.litellm_hook.curfew"]"""
+
+LITELLM_ENV = """\
+pip install './client[litellm]'
+export CURFEW_URL={base_url}
+export CURFEW_TOKEN={token}
+export LITELLM_MASTER_KEY=sk-your-litellm-admin-key
+export LITELLM_LOCAL_MODEL_COST_MAP=True
+litellm --config config.yaml"""
+
+LITELLM_LIBRARY = """\
+import litellm
+
+reply = litellm.completion(
+    model="openai/{model}",
+    api_base="{base_url}/v1",
+    api_key="{token}",
+    messages=[{"role": "user", "content": "hi"}],
+    # A helper call: extra_headers={"X-Curfew-Purpose": "title"}
+)"""
+
+CURSOR_SETTINGS = """\
+Cursor Settings → Models → API Keys
+  OpenAI API Key: {token}
+  Override OpenAI Base URL: on, {base_url}/v1
+  Add model: {model}"""
+
+SHELL = _("Shell")
+
+SETUPS: tuple[ToolSetup, ...] = (
+    ToolSetup(
+        "claude-code",
+        "Claude Code",
+        _(
+            "Anthropic's protocol: the server's root as ANTHROPIC_BASE_URL (Claude Code adds "
+            "/v1/messages), a gateway key as ANTHROPIC_AUTH_TOKEN, and model names your "
+            "provider knows for its main and its small, fast calls."
+        ),
+        (Snippet("env", SHELL, "sh", CLAUDE_ENV),),
+        _(
+            "Not labelled: Claude Code sends every call, its small helper calls too, to one "
+            "base URL with one set of headers (ANTHROPIC_CUSTOM_HEADERS goes on all of them), "
+            "so Curfew treats its helper calls as ordinary calls."
+        ),
+        labelled=False,
+    ),
+    ToolSetup(
+        "codex",
+        "Codex CLI",
+        _(
+            "A provider of its own in ~/.codex/config.toml, on the Responses API, with the "
+            "gateway key in the variable it names."
+        ),
+        (
+            Snippet(
+                "config", "~/.codex/config.toml", "toml", CODEX_CONFIG, path="~/.codex/config.toml"
+            ),
+            Snippet("env", SHELL, "sh", "export CURFEW_TOKEN={token}\ncodex"),
+        ),
+        _(
+            "Not labelled: Codex sends its compaction and every other call through the one "
+            "provider of the session, whose headers (http_headers) go on all of them."
+        ),
+        labelled=False,
+    ),
+    ToolSetup(
+        "opencode",
+        "OpenCode",
+        _(
+            "An OpenAI-compatible provider in opencode.json (in the project, or "
+            "~/.config/opencode/opencode.json), plus one provider per helper purpose that "
+            "adds X-Curfew-Purpose: OpenCode's small_model and its title, compaction and "
+            "summary agents use them."
+        ),
+        (
+            Snippet("config", "opencode.json", "json", OPENCODE_CONFIG, path="./opencode.json"),
+            Snippet("env", SHELL, "sh", "export CURFEW_TOKEN={token}\nopencode"),
+        ),
+        _(
+            "Labelled: session titles go through curfew-title (X-Curfew-Purpose: title), "
+            "compaction and summaries through their own providers, so with the default exempt "
+            "purposes they pass in every state instead of being titled with the curfew's reply."
+        ),
+        labelled=True,
+    ),
+    ToolSetup(
+        "aider",
+        "aider",
+        _(
+            "OpenAI's protocol through OPENAI_API_BASE and OPENAI_API_KEY. Its weak model, "
+            "which writes commit messages and summarises the chat history, is a name of its "
+            "own in .aider.model.settings.yml that sends the same model with X-Curfew-Purpose."
+        ),
+        (
+            Snippet(
+                "settings",
+                ".aider.model.settings.yml",
+                "yaml",
+                AIDER_SETTINGS,
+                path="./.aider.model.settings.yml",
+            ),
+            Snippet("env", SHELL, "sh", AIDER_ENV),
+        ),
+        _(
+            "Labelled: the weak model's calls (commit messages, chat summaries) carry "
+            "X-Curfew-Purpose: summary, exempt by default."
+        ),
+        labelled=True,
+    ),
+    ToolSetup(
+        "llm",
+        "llm (the CLI)",
+        _(
+            "A model of its own in extra-openai-models.yaml, in llm's own folder (the one "
+            "that holds `llm logs path`), with its key stored by `llm keys set`."
+        ),
+        (
+            Snippet(
+                "models",
+                "extra-openai-models.yaml",
+                "yaml",
+                LLM_MODELS,
+                path="~/.config/io.datasette.llm/extra-openai-models.yaml",
+            ),
+            Snippet("env", SHELL, "sh", LLM_ENV),
+        ),
+        _(
+            "Nothing to label: llm makes no helper calls of its own. A second model entry with "
+            'headers: {"X-Curfew-Purpose": "title"} labels a script\'s own helper calls.'
+        ),
+        labelled=False,
+    ),
+    ToolSetup(
+        "cursor",
+        "Cursor",
+        _(
+            "In Cursor's settings, your own OpenAI key and base URL. Cursor calls that URL from "
+            "its own servers, so it must be an address reachable from the internet, not "
+            "127.0.0.1."
+        ),
+        (Snippet("settings", _("Settings screen"), "text", CURSOR_SETTINGS),),
+        _(
+            "Not labelled: one base URL for every call, and its tab completions and other "
+            "helpers run on Cursor's own models, not through your key."
+        ),
+        labelled=False,
+    ),
+    ToolSetup(
+        "openai-sdk",
+        "OpenAI SDK (Python)",
+        _("The /v1 address as base_url and a gateway key as api_key."),
+        (Snippet("code", "Python", "python", OPENAI_SDK),),
+        _("Labelled by you: a client with X-Curfew-Purpose for helper calls."),
+        labelled=True,
+    ),
+    ToolSetup(
+        "anthropic-sdk",
+        "Anthropic SDK (Python)",
+        _(
+            "The server's root as base_url (the SDK adds /v1/messages) and a gateway key as "
+            "api_key."
+        ),
+        (Snippet("code", "Python", "python", ANTHROPIC_SDK),),
+        _("Labelled by you: a client with X-Curfew-Purpose for helper calls."),
+        labelled=True,
+    ),
+    ToolSetup(
+        "litellm",
+        "LiteLLM",
+        _(
+            "The proxy asks Curfew before each call through one callback (install it from a "
+            "Curfew checkout: it is not on the package index). The library talks to Curfew's "
+            "own proxy like any OpenAI client. LiteLLM's proxy does not start without "
+            "LITELLM_MASTER_KEY; changes reach it within a second (CURFEW_PUSH=0 turns that off)."
+        ),
+        (
+            Snippet("config", "config.yaml", "yaml", LITELLM_CONFIG),
+            Snippet("env", SHELL, "sh", LITELLM_ENV),
+            Snippet("library", _("Python, the library"), "python", LITELLM_LIBRARY),
+        ),
+        _(
+            "Labelled by its clients: the proxy's callback reads X-Curfew-Session, "
+            "X-Curfew-Purpose and X-Curfew-Subagent from each request; the library sends them "
+            "as extra_headers."
+        ),
+        labelled=True,
+    ),
+)
+
+
+def setup(key: str) -> ToolSetup:
+    return next(tool for tool in SETUPS if tool.key == key)
+
+
+def rendered(*, base_url: str, token: str) -> list[dict[str, object]]:
+    """The page's rows: each tool with its snippets filled in."""
+    return [
+        {
+            "tool": tool,
+            "snippets": [
+                {
+                    "id": f"setup-{tool.key}-{snippet.key}",
+                    "where": snippet.where,
+                    "language": snippet.language,
+                    "text": snippet.render(base_url=base_url, token=token),
+                }
+                for snippet in tool.snippets
+            ],
+        }
+        for tool in SETUPS
+    ]
+
+
+#: What the docs show for a key.
+DOCS_TOKEN = "<curfew API token>"  # noqa: S105 - a placeholder, shown as such
+
+
+def markdown(base_url: str = DOCS_BASE_URL, token: str = DOCS_TOKEN) -> str:
+    """The manual's section, in English, between ``BEGIN`` and ``END``."""
+    lines = [
+        BEGIN,
+        "",
+        "## Setting up your tools",
+        "",
+        "Each tool points at Curfew instead of the provider, with a gateway key (an API token) "
+        "as its key. The Integrations page (`/integrations/`) shows the same snippets with "
+        "the server's own address filled in and a copy button on each. A helper call labelled "
+        "with `X-Curfew-Purpose` is exempt when that purpose is listed in Replies & persona "
+        "(by default `title`, `compaction` and `summary`). The label is a header, not a part of "
+        "the address: every tool that sends its helper calls to a second model can give that "
+        "model headers of its own, and the ones that cannot (Claude Code, Codex CLI, Cursor) "
+        "have one address for every call, which a path would not tell apart either. "
+        "`make clients` runs the real tools with these snippets in every state: "
+        "[clients.md](clients.md).",
+        "",
+    ]
+    for tool in SETUPS:
+        lines += [f"### {tool.name}", "", str(tool.what), ""]
+        for snippet in tool.snippets:
+            lines += [f"{snippet.where}:", "", f"```{snippet.language}"]
+            lines += [snippet.render(base_url=base_url, token=token), "```", ""]
+        lines += [f"**Helper calls.** {tool.helpers}", ""]
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def replace_section(document: str, section: str) -> str:
+    """``document`` with its tool-setups section replaced by ``section``."""
+    start, end = document.index(BEGIN), document.index(END) + len(END)
+    return document[:start] + section + document[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--write", type=Path, help="replace the section in this file")
+    args = parser.parse_args(argv)
+    from django.conf import settings
+
+    if not settings.configured:
+        # English and no catalogue: the docs are written in the declaration's own words.
+        settings.configure(USE_I18N=False)
+    section = markdown()
+    if args.write is None:
+        sys.stdout.write(section + "\n")
+        return 0
+    text = args.write.read_text(encoding="utf-8")
+    args.write.write_text(replace_section(text, section), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

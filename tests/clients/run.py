@@ -1,0 +1,791 @@
+"""``make clients``: the real tools, set up as the Integrations page says, in
+every state.
+
+Each tool is installed from its registry into ``.local/clients/`` (by the
+Makefile target), given the setup declared in ``curfew_core/web/tool_setups.py``
+filled in with a served Curfew's address and a real key, and run
+non-interactively three times: off duty (peak hours), winding and on duty (the
+user's "pretend it is …"). Between the tool and Curfew a recording pass-through
+(``tee.py``) keeps what the tool sent; behind Curfew the test kit's recording
+fakes keep what reached the upstream. Each run is checked:
+
+- off duty: exit code 0, the user sees a reply that says "Curfew", and nothing
+  reached the upstream but helper calls labelled with an exempt purpose, byte
+  for byte;
+- winding: exit code 0, and every call that reached the upstream is a helper
+  call as sent or a clamped one (its budget at most the curve's, the persona
+  added);
+- on duty: exit code 0, the upstream's own reply shown, and every call reached
+  the upstream with the body, query and headers the tool sent (credentials,
+  hop-by-hop and ``X-Curfew-*`` apart). LiteLLM's proxy is a gateway that
+  rewrites bodies itself: there, no persona and the budget as asked.
+
+The table goes to ``docs/clients.md``. Only 127.0.0.1 is reached: each tool's
+telemetry, update checks and model-list downloads are turned off by its own
+variables or flags, and its home is a scratch folder.
+
+    .venv/bin/python -m tests.clients.run [--only claude-code,aider] [--write docs/clients.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from curfew_core.engine.schedule import DEFAULT_EXEMPT_PURPOSES
+from curfew_core.web import tool_setups
+from curfew_testkit.fake_anthropic import FakeAnthropic
+from curfew_testkit.fake_upstream import FakeUpstream, Recorded, RecordingFake
+from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http
+from tests.clients.tee import Tee
+
+SCRATCH = ROOT / ".local" / "clients"
+NPM_BIN = SCRATCH / "npm" / "node_modules" / ".bin"
+PY_BIN = SCRATCH / "py-venv" / "bin"
+AIDER_BIN = SCRATCH / "aider-venv" / "bin"
+MODEL = "fake-model"
+PROMPT = "Say hello in five words."
+#: The user's clock for each state (Asia/Shanghai, a Tuesday): the pretend override.
+STATES = {
+    "off duty": "2026-09-29 10:00",
+    "winding": "2026-09-30 01:00",
+    "on duty": "2026-09-29 20:00",
+}
+EXEMPT = set(DEFAULT_EXEMPT_PURPOSES)
+#: Not forwarded upstream by design (docs/manual.md, the proxy's pass-through).
+NOT_PASSED = {
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "cookie",
+    "proxy-authorization",
+    "host",
+    "content-length",
+    "accept-encoding",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "expect",
+    "openai-organization",
+    "openai-project",
+}
+#: Everything a tool might reach for besides the registries, turned off.
+QUIET_ENV = {
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_TELEMETRY": "False",
+    "NO_UPDATE_NOTIFIER": "1",
+    "DO_NOT_TRACK": "1",
+    "NO_COLOR": "1",
+    "TERM": "dumb",
+}
+
+
+@dataclass
+class Result:
+    tool: str
+    state: str
+    code: int | None
+    seen: str
+    upstream: int
+    helpers: int
+    problems: list[str]
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class Tool:
+    key: str
+    #: The declared setup it follows.
+    setup: str
+    #: Which fake answers it.
+    protocol: str
+    #: The command line(s) run, from the rendered setup.
+    commands: Callable[[Context], list[list[str]]]
+    version: list[str]
+    #: A gateway of its own (LiteLLM's proxy): on duty its body is its own.
+    gateway: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    prepare: Callable[[Context], None] | None = None
+
+
+@dataclass
+class Context:
+    tool: Tool
+    home: Path
+    work: Path
+    base_url: str
+    token: str
+    env: dict[str, str]
+
+    def rendered(self, snippet: str) -> str:
+        declared = tool_setups.setup(self.tool.setup).snippet(snippet)
+        return declared.render(base_url=self.base_url, token=self.token, model=MODEL)
+
+    def shell_lines(self, snippet: str = "env") -> list[list[str]]:
+        """The setup's shell snippet: its exports go into the environment,
+        every other line is a command (a ``pip install`` was done by ``make clients``)."""
+        declared = tool_setups.setup(self.tool.setup).snippet(snippet)
+        self.env.update(declared.exports(base_url=self.base_url, token=self.token, model=MODEL))
+        commands = []
+        for line in self.rendered(snippet).splitlines():
+            if line.startswith("export ") or line.startswith("pip install") or not line.strip():
+                continue
+            commands.append(shlex.split(line))
+        return commands
+
+
+def write_files(context: Context) -> None:
+    """Every declared file of the setup, filled in, where the tool reads it."""
+    for snippet in tool_setups.setup(context.tool.setup).snippets:
+        if snippet.path is None:
+            continue
+        base = context.home if snippet.path.startswith("~/") else context.work
+        target = base / snippet.path[2:]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(context.rendered(snippet.key) + "\n", encoding="utf-8")
+
+
+def _bin(folder: Path, name: str) -> str:
+    return str(folder / name)
+
+
+def claude(context: Context) -> list[list[str]]:
+    [command] = context.shell_lines()
+    return [[_bin(NPM_BIN, command[0]), "-p", PROMPT]]
+
+
+def codex(context: Context) -> list[list[str]]:
+    [command] = context.shell_lines()
+    context.env["CODEX_HOME"] = str(context.home / ".codex")
+    return [[_bin(NPM_BIN, command[0]), "exec", "--skip-git-repo-check", PROMPT]]
+
+
+def opencode(context: Context) -> list[list[str]]:
+    [command] = context.shell_lines()
+    return [[_bin(NPM_BIN, command[0]), "run", PROMPT]]
+
+
+def aider(context: Context) -> list[list[str]]:
+    [command] = context.shell_lines()
+    flags = [
+        "--yes-always",
+        "--no-check-update",
+        "--analytics-disable",
+        "--no-show-model-warnings",
+        "--no-show-release-notes",
+        "--no-pretty",
+        "--no-fancy-input",
+        "--map-tokens",
+        "0",
+    ]
+    # A file to commit: "/commit" makes the weak model write the message,
+    # the helper call its setup labels.
+    (context.work / "notes.txt").write_text("changed\n", encoding="utf-8")
+    return [
+        [_bin(AIDER_BIN, command[0]), *command[1:], *flags, "--no-git", "--message", PROMPT],
+        [_bin(AIDER_BIN, command[0]), *command[1:], *flags, "--message", "/commit"],
+    ]
+
+
+def aider_repo(context: Context) -> None:
+    # aider downloads LiteLLM's price list at start unless its cache is fresh:
+    # the copy bundled with the LiteLLM it installed instead.
+    [bundled] = (SCRATCH / "aider-venv").glob(
+        "lib/python*/site-packages/litellm/model_prices_and_context_window_backup.json"
+    )
+    cache = context.home / ".aider" / "caches" / "model_prices_and_context_window.json"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(bundled, cache)
+    git = ["git", "-C", str(context.work), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    (context.work / "notes.txt").write_text("first\n", encoding="utf-8")
+    subprocess.run([*git, "add", "notes.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "first"], check=True)
+    context.env.update({"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"})
+    context.env.update({"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+
+
+def llm(context: Context) -> list[list[str]]:
+    commands = context.shell_lines()
+    last = [*commands[-1][:-1], PROMPT]
+    return [[_bin(PY_BIN, c[0]), *c[1:]] for c in [*commands[:-1], last]]
+
+
+def python_snippet(snippet: str, tail: str) -> Callable[[Context], list[list[str]]]:
+    def commands(context: Context) -> list[list[str]]:
+        script = context.work / "main.py"
+        script.write_text(context.rendered(snippet) + "\n" + textwrap.dedent(tail), "utf-8")
+        return [[_bin(PY_BIN, "python"), str(script)]]
+
+    return commands
+
+
+OPENAI_TAIL = f"""
+print(reply.choices[0].message.content)
+title = titles.chat.completions.create(
+    model="{MODEL}", messages=[{{"role": "user", "content": "A title for: hello"}}]
+)
+print("title:", title.choices[0].message.content)
+"""
+ANTHROPIC_TAIL = f"""
+print(message.content[0].text if message.content else message.stop_reason)
+title = titles.messages.create(
+    model="{MODEL}", max_tokens=64, messages=[{{"role": "user", "content": "A title for: hello"}}]
+)
+print("title:", title.content[0].text)
+"""
+LITELLM_TAIL = f"""
+print(reply.choices[0].message.content)
+title = litellm.completion(
+    model="openai/{MODEL}", api_base="{{base_url}}/v1", api_key="{{token}}",
+    messages=[{{"role": "user", "content": "A title for: hello"}}],
+    extra_headers={{"X-Curfew-Purpose": "title"}},
+)
+print("title:", title.choices[0].message.content)
+"""
+
+
+def litellm_library(context: Context) -> list[list[str]]:
+    script = context.work / "main.py"
+    tail = LITELLM_TAIL.replace("{base_url}", context.base_url).replace("{token}", context.token)
+    script.write_text(context.rendered("library") + "\n" + tail, "utf-8")
+    return [[_bin(PY_BIN, "python"), str(script)]]
+
+
+LITELLM_CLIENT = """
+import sys
+from openai import OpenAI
+
+client = OpenAI(base_url=sys.argv[1] + "/v1", api_key=sys.argv[2])
+reply = client.chat.completions.create(
+    model="{model}", max_tokens=500, messages=[{"role": "user", "content": sys.argv[3]}]
+)
+print(reply.choices[0].message.content)
+titles = client.with_options(default_headers={"X-Curfew-Purpose": "title"})
+title = titles.chat.completions.create(
+    model="{model}", max_tokens=500, messages=[{"role": "user", "content": "A title for: hello"}]
+)
+print("title:", title.choices[0].message.content)
+"""
+
+TOOLS = (
+    Tool("claude-code", "claude-code", "anthropic", claude, [_bin(NPM_BIN, "claude"), "--version"]),
+    Tool("codex", "codex", "openai", codex, [_bin(NPM_BIN, "codex"), "--version"]),
+    Tool("opencode", "opencode", "openai", opencode, [_bin(NPM_BIN, "opencode"), "--version"]),
+    Tool(
+        "aider",
+        "aider",
+        "openai",
+        aider,
+        [_bin(AIDER_BIN, "aider"), "--version"],
+        prepare=aider_repo,
+    ),
+    Tool("llm", "llm", "openai", llm, [_bin(PY_BIN, "llm"), "--version"]),
+    Tool(
+        "openai-sdk",
+        "openai-sdk",
+        "openai",
+        python_snippet("code", OPENAI_TAIL),
+        [_bin(PY_BIN, "python"), "-c", "import openai; print('openai', openai.__version__)"],
+    ),
+    Tool(
+        "anthropic-sdk",
+        "anthropic-sdk",
+        "anthropic",
+        python_snippet("code", ANTHROPIC_TAIL),
+        [
+            _bin(PY_BIN, "python"),
+            "-c",
+            "import anthropic; print('anthropic', anthropic.__version__)",
+        ],
+    ),
+    Tool(
+        "litellm-library",
+        "litellm",
+        "openai",
+        litellm_library,
+        [
+            _bin(PY_BIN, "python"),
+            "-c",
+            "import importlib.metadata as m; print('litellm', m.version('litellm'))",
+        ],
+    ),
+    Tool(
+        "litellm-proxy",
+        "litellm",
+        "openai",
+        lambda context: [],  # started once; its client is LITELLM_CLIENT
+        [
+            _bin(PY_BIN, "python"),
+            "-c",
+            "import importlib.metadata as m; print('litellm', m.version('litellm'))",
+        ],
+        gateway=True,
+    ),
+)
+NOT_RUN = {
+    "cursor": "not run: Cursor is a desktop app, on no package registry, and it calls the "
+    "base URL from Cursor's own servers, which cannot reach this machine",
+}
+
+
+class Bench:
+    """The served Curfew, its upstream fakes, the tee, and one user."""
+
+    def __init__(self, workdir: Path, *, control: bool = False) -> None:
+        self.workdir = workdir
+        self.control = control
+        self.openai = FakeUpstream().start()
+        self.anthropic = FakeAnthropic().start()
+        self.app = ServedApp(
+            workdir,
+            env={
+                "CURFEW_MANIFEST_STATIC": "0",
+                "CURFEW_UPSTREAM_BASE_URL": f"{self.openai.base_url}/v1",
+                "CURFEW_UPSTREAM_API_KEY": "sk-upstream-fake",
+                "CURFEW_ANTHROPIC_UPSTREAM_BASE_URL": self.anthropic.base_url,
+                "CURFEW_ANTHROPIC_UPSTREAM_API_KEY": "sk-ant-upstream-fake",
+            },
+        )
+        self.app.manage("migrate", "--no-input", "-v0")
+        made = self.app.manage("curfew", "token", "--user", "clients", "--create-user")
+        self.token = made.stdout.strip().splitlines()[-1]
+        self.app.start()
+        self.tee = Tee(self.app.base_url).start()
+        # The persona winding adds (asked for a winding instant): on duty it must be absent.
+        self.persona: str = self.verdict(at="2026-09-30T01:00:00+08:00")["persona"]
+        # The control group (``--control``): the same runs straight to the
+        # upstreams, past Curfew, where the off-duty and winding checks must fail.
+        self.control_tees = {
+            "openai": Tee(self.openai.base_url).start(),
+            "anthropic": Tee(self.anthropic.base_url).start(),
+        }
+        self.litellm: subprocess.Popen[bytes] | None = None
+        self.litellm_url = ""
+        self.litellm_tee: Tee | None = None
+
+    def fakes(self) -> tuple[RecordingFake, ...]:
+        return (self.openai, self.anthropic)
+
+    def tee_for(self, tool: Tool) -> Tee:
+        if tool.gateway and self.litellm_tee is not None:
+            return self.litellm_tee
+        return self.control_tees[tool.protocol] if self.control else self.tee
+
+    def reset(self) -> None:
+        tees = (
+            self.tee,
+            *self.control_tees.values(),
+            *([self.litellm_tee] if self.litellm_tee else []),
+        )
+        for fake in (*self.fakes(), *tees):
+            fake.reset()
+
+    def travel(self, moment: str) -> None:
+        answer = httpx.post(
+            f"{self.app.base_url}/api/v1/overrides",
+            json={"debug": moment, "duration": "4h"},
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=10,
+        )
+        answer.raise_for_status()
+
+    def verdict(self, **body: str) -> dict[str, Any]:
+        answer = httpx.post(
+            f"{self.app.base_url}/api/v1/verdict",
+            json=body,
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=10,
+        )
+        answer.raise_for_status()
+        found: dict[str, Any] = answer.json()
+        return found
+
+    def start_litellm(self) -> None:
+        config = self.workdir / "config.yaml"
+        text = (
+            tool_setups.setup("litellm")
+            .snippet("config")
+            .render(base_url=self.app.base_url, token=self.token, model=MODEL)
+        )
+        # The one substitution: the provider is the recording fake, not DeepSeek.
+        text = text.replace("https://api.deepseek.com/v1", f"{self.openai.base_url}/v1")
+        config.write_text(text + "\n", encoding="utf-8")
+        env_snippet = tool_setups.setup("litellm").snippet("env")
+        exports = env_snippet.exports(base_url=self.app.base_url, token=self.token, model=MODEL)
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+        env.update({**QUIET_ENV, **exports, "DEEPSEEK_API_KEY": "sk-upstream-fake"})
+        log = open(self.workdir / "litellm.log", "ab")  # noqa: SIM115 - the child's for its life
+        self.litellm = subprocess.Popen(
+            [
+                _bin(PY_BIN, "litellm"),
+                "--config",
+                str(config),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            cwd=self.workdir,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        wait_for_http(
+            f"{url}/health/liveliness",
+            self.litellm,
+            self.workdir / "litellm.log",
+            timeout=180,
+            label="litellm",
+        )
+        self.litellm_tee = Tee(url).start()
+        self.litellm_url = self.litellm_tee.base_url
+        self.master_key = exports["LITELLM_MASTER_KEY"]
+
+    def stop(self) -> None:
+        if self.litellm is not None:
+            self.litellm.terminate()
+            try:
+                self.litellm.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.litellm.kill()
+        if self.litellm_tee is not None:
+            self.litellm_tee.stop()
+        for tee in (self.tee, *self.control_tees.values()):
+            tee.stop()
+        self.app.stop()
+        self.openai.stop()
+        self.anthropic.stop()
+
+
+def _body(recorded: Recorded) -> Any:
+    try:
+        return json.loads(recorded.body) if recorded.body else None
+    except ValueError:
+        return None
+
+
+def _budget(body: Any) -> int | None:
+    if not isinstance(body, dict):
+        return None
+    for name in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        if isinstance(body.get(name), int):
+            return int(body[name])
+    return None
+
+
+def _has_persona(body: Any, persona: str) -> bool:
+    if not persona:
+        return False
+    return json.dumps(persona, ensure_ascii=False)[1:-1] in json.dumps(body, ensure_ascii=False)
+
+
+def _purpose(sent: Recorded) -> str:
+    for name, value in sent.headers.items():
+        if name.lower() == "x-curfew-purpose":
+            return value.strip().lower()
+    return ""
+
+
+def _model_calls(requests: list[Recorded]) -> list[Recorded]:
+    """Model calls only: a tool's GET of the model list or a token count is no turn."""
+    return [r for r in requests if r.method == "POST" and not r.route.endswith("count_tokens")]
+
+
+def check(
+    tool: Tool,
+    state: str,
+    sent: list[Recorded],
+    reached: list[Recorded],
+    seen: str,
+    code: int | None,
+    verdict: dict[str, Any],
+    persona: str,
+) -> tuple[list[str], int, str]:
+    """What is wrong with one run (nothing: it passed), how many labelled
+    helper calls reached the upstream, and what reached it, in words."""
+    problems: list[str] = []
+    reached_words: list[str] = []
+    if code != 0:
+        problems.append(f"exit code {code}")
+    helpers = {r.body: r for r in _model_calls(sent) if _purpose(r) in EXEMPT}
+    reached_calls = _model_calls(reached)
+    helper_hits = sum(1 for r in reached_calls if r.body in helpers)
+    main = [r for r in reached_calls if r.body not in helpers or tool.gateway]
+    if tool.gateway:
+        # LiteLLM rewrites bodies: its labelled calls are known by their prompt.
+        main = [r for r in reached_calls if "A title for" not in r.body.decode("utf-8", "replace")]
+        helper_hits = len(reached_calls) - len(main)
+    if not _model_calls(sent):
+        problems.append("the tool sent no model call")
+    if state == "off duty":
+        if "Curfew" not in seen:
+            problems.append("the reply shown does not say Curfew")
+        if main:
+            problems.append(f"{len(main)} unlabelled call(s) reached the upstream")
+        reached_words.append("nothing" if not main else f"{len(main)} call(s)")
+    elif state == "winding":
+        if not main:
+            problems.append("nothing reached the upstream")
+        ceiling = verdict.get("max_tokens")
+        asked = [s for s in _model_calls(sent) if s.body not in helpers]
+        for index, r in enumerate(main):
+            body = _body(r)
+            budget = _budget(body)
+            before = _budget(_body(asked[index])) if index < len(asked) else None
+            persona_added = _has_persona(body, persona)
+            reached_words.append(
+                f"{r.route.rsplit('/', 1)[-1]}: budget {before if before is not None else 'unset'}"
+                f" → {budget}{' + persona' if persona_added else ''}"
+            )
+            if budget is None or ceiling is None or budget > ceiling:
+                problems.append(f"{r.route}: budget {budget} not clamped to {ceiling}")
+            if not persona_added:
+                problems.append(f"{r.route}: no persona")
+    else:
+        if "Hello from the fake" not in seen:
+            problems.append("the upstream's reply is not shown")
+        if not main and not helper_hits:
+            problems.append("nothing reached the upstream")
+        for r in main:
+            if tool.gateway:
+                body = _body(r)
+                if _has_persona(body, persona):
+                    problems.append(f"{r.route}: persona on duty")
+                if _budget(body) not in (None, 500):
+                    problems.append(f"{r.route}: budget changed to {_budget(body)}")
+                reached_words.append(
+                    f"{r.route.rsplit('/', 1)[-1]}: budget {_budget(body)}, no persona"
+                )
+                continue
+            twins = [s for s in sent if s.body == r.body and s.route == r.route]
+            if not twins:
+                problems.append(f"{r.route}: body not as sent")
+                continue
+            origin = twins[0]
+            if origin.query != r.query:
+                problems.append(f"{r.route}: query {r.query!r}, sent {origin.query!r}")
+            arrived = {k.lower(): v for k, v in r.headers.items()}
+            passed = 0
+            for name, value in origin.headers.items():
+                low = name.lower()
+                if low in NOT_PASSED or low.startswith("x-curfew-"):
+                    continue
+                passed += 1
+                if arrived.get(low) != value:
+                    problems.append(f"{r.route}: header {low} not as sent")
+            query = f", query ?{r.query}" if r.query else ""
+            reached_words.append(
+                f"{r.route.rsplit('/', 1)[-1]}: body as sent{query}, {passed} headers as sent"
+            )
+    if helper_hits:
+        reached_words.append(f"{helper_hits} labelled helper call(s) as sent")
+    return problems, helper_hits, "; ".join(reached_words)
+
+
+def run_tool(bench: Bench, tool: Tool, state: str, homes: Path) -> Result:
+    home = homes / tool.key
+    home.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{tool.key}-", dir=homes))
+    env = {
+        "PATH": f"{NPM_BIN}:{PY_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "LANG": "C.UTF-8",
+        **QUIET_ENV,
+        **tool.env,
+    }
+    base_url = bench.tee_for(tool).base_url
+    context = Context(tool, home, work, base_url, bench.token, env)
+    if tool.prepare is not None:
+        tool.prepare(context)
+    write_files(context)
+    commands = tool.commands(context)
+    if tool.gateway:
+        client = work / "client.py"
+        client.write_text(LITELLM_CLIENT.replace("{model}", MODEL), encoding="utf-8")
+        commands = [
+            [_bin(PY_BIN, "python"), str(client), bench.litellm_url, bench.master_key, PROMPT]
+        ]
+    bench.reset()
+    seen, code = "", None
+    for command in commands:
+        try:
+            done = subprocess.run(
+                command,
+                cwd=work,
+                env=context.env,
+                capture_output=True,
+                text=True,
+                timeout=240,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired as timeout:
+            seen += f"[timed out after {timeout.timeout:.0f} s]"
+            code = None
+            break
+        seen += done.stdout
+        code = done.returncode
+        (homes / f"{tool.key}-{state.replace(' ', '-')}.log").write_text(
+            f"$ {shlex.join(command)}\n{done.stdout}\n--- stderr\n{done.stderr}\n", encoding="utf-8"
+        )
+        if code != 0:
+            break
+    time.sleep(1.0)  # a tool's helper call may land just after its answer
+    sent = list(bench.tee_for(tool).requests)
+    fake = bench.anthropic if tool.protocol == "anthropic" else bench.openai
+    reached = list(fake.requests)
+    verdict = bench.verdict()
+    problems, helpers, words = check(tool, state, sent, reached, seen, code, verdict, bench.persona)
+    return Result(tool.key, state, code, seen, len(_model_calls(reached)), helpers, problems, words)
+
+
+def version(tool: Tool) -> str:
+    try:
+        done = subprocess.run(
+            tool.version,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, **QUIET_ENV},
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"not installed ({error})"
+    return (
+        (done.stdout.strip() or done.stderr.strip()).splitlines()[-1][:60]
+        if done.stdout or done.stderr
+        else "?"
+    )
+
+
+def _shown(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    curfew = [line for line in lines if "Curfew" in line or "Hello from the fake" in line]
+    shown = " / ".join(curfew[:2] or lines[-1:])
+    return shown.replace("|", "\\|")[:90] or "(nothing)"
+
+
+def table(results: list[Result], versions: dict[str, str], seconds: float) -> str:
+    lines = [
+        "# The real tools, in every state",
+        "",
+        "Written by `make clients` (`tests/clients/run.py`): each tool installed from its "
+        "registry into a scratch folder, set up with the snippets of "
+        "[Setting up your tools](manual.md#setting-up-your-tools) filled in with a served "
+        "Curfew's address and a real key, run non-interactively off duty (peak hours), winding "
+        'and on duty (the user\'s "pretend it is …"), in front of recording fake upstreams. '
+        "**Upstream** counts the model calls that reached the provider, **helpers** those of "
+        "them that were the tool's labelled helper calls (titles, commit messages), passed as "
+        "sent because their purpose is exempt. Off duty nothing else may reach it and the "
+        "user must see a reply that says Curfew; winding every other call must be clamped "
+        "and carry the persona; on duty each must arrive with the body, query and headers "
+        "the tool sent. The control group, `python -m tests.clients.run --control`, runs the "
+        "same tools straight to the upstreams, past Curfew: there every off-duty and winding "
+        "run fails these checks.",
+        "",
+        f"Run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s.",
+        "",
+        "| tool | version | state | exit | the user saw | upstream | helpers "
+        "| what reached the upstream | result |",
+        "| --- | --- | --- | ---: | --- | ---: | ---: | --- | --- |",
+    ]
+    for result in results:
+        verdict = "pass" if result.ok else "**FAIL**: " + "; ".join(result.problems)[:200]
+        lines.append(
+            f"| {result.tool} | {versions.get(result.tool, '')} | {result.state} | "
+            f"{'' if result.code is None else result.code} | {_shown(result.seen)} | "
+            f"{result.upstream} | {result.helpers} | {result.note} | {verdict} |"
+        )
+    for key, why in NOT_RUN.items():
+        lines.append(f"| {key} | | | | | | | | {why} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="the real tools against a served Curfew")
+    parser.add_argument("--only", default="", help="comma-separated tool keys")
+    parser.add_argument("--write", type=Path, help="write the table here (docs/clients.md)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help="the control group: straight to the upstreams (off duty and winding must fail)",
+    )
+    args = parser.parse_args(argv)
+    only = {key for key in args.only.split(",") if key}
+    tools = [tool for tool in TOOLS if not only or tool.key in only]
+    started = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix="curfew-clients-"))
+    homes = workdir / "homes"
+    homes.mkdir()
+    bench = Bench(workdir, control=args.control)
+    results: list[Result] = []
+    try:
+        if any(tool.gateway for tool in tools):
+            bench.start_litellm()
+        versions = {tool.key: version(tool) for tool in tools}
+        for state, moment in STATES.items():
+            bench.travel(moment)
+            time.sleep(1.5)  # the LiteLLM callback follows the change stream
+            for tool in tools:
+                result = run_tool(bench, tool, state, homes)
+                results.append(result)
+                mark = "ok  " if result.ok else "FAIL"
+                print(
+                    f"{mark} {tool.key:16} {state:9} exit={result.code} upstream={result.upstream} "
+                    f"helpers={result.helpers} {_shown(result.seen)} {'; '.join(result.problems)}",
+                    flush=True,
+                )
+    finally:
+        bench.stop()
+        print(f"logs: {homes}" if args.keep else "", flush=True)
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if args.control:
+        # Every off-duty and winding run must have failed its checks, and every on-duty one passed.
+        bitten = all(r.ok == (r.state == "on duty") for r in results)
+        print(
+            "control group:", "the checks bite" if bitten else "SOME CHECK DID NOT BITE", flush=True
+        )
+        return 0 if bitten else 1
+    text = table(results, versions, time.monotonic() - started)
+    if args.write is not None:
+        args.write.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0 if all(result.ok for result in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

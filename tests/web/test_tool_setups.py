@@ -1,0 +1,120 @@
+"""The tool setups are declared once (``curfew_core/web/tool_setups.py``) and
+both the Integrations page and the manual derive from that declaration: the
+page shows every tool's snippets filled in with the address it was asked on,
+each with a copy button and readable without script; the manual's section is
+exactly what the declaration writes."""
+
+from __future__ import annotations
+
+import gettext
+import html
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.test import override_settings
+from django.urls import reverse
+from django.utils import translation
+
+from curfew_core.web import tool_setups
+from tests.web.conftest import PageClient
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST = "curfew.example.test"
+TOOLS = ("Claude Code", "Codex CLI", "OpenCode", "Cursor", "aider", "llm (the CLI)")
+SDKS = ("OpenAI SDK (Python)", "Anthropic SDK (Python)", "LiteLLM")
+
+
+def _integrations(page: PageClient, language: str = "en") -> str:
+    with override_settings(ALLOWED_HOSTS=[HOST]):
+        response = page.get("/integrations/", HTTP_HOST=HOST, HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 200
+    return str(response.content.decode())
+
+
+def _code_blocks(text: str) -> dict[str, str]:
+    """Each snippet's element id and its text, as a person copying it gets it."""
+    found = re.findall(r'<code id="(setup-[^"]+)"[^>]*>(.*?)</code>', text, re.S)
+    return {key: html.unescape(body) for key, body in found}
+
+
+def test_every_tool_people_run_is_declared() -> None:
+    names = {tool.name for tool in tool_setups.SETUPS}
+    assert set(TOOLS) | set(SDKS) <= names
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_page_shows_every_snippet_with_this_servers_address(
+    page: PageClient, language: str
+) -> None:
+    text = _integrations(page, language)
+    blocks = _code_blocks(text)
+    placeholder = "<你的网关密钥>" if language == "zh-hans" else "<your gateway key>"
+    expected = {
+        row["id"]: row["text"]
+        for tool in tool_setups.rendered(base_url=f"http://{HOST}", token=placeholder)
+        for row in tool["snippets"]  # type: ignore[attr-defined]
+    }
+    # Every declared snippet, filled in exactly as declared (the address it was
+    # asked on, never 127.0.0.1 or a docs placeholder), and nothing else.
+    assert blocks == expected
+    assert all("{base_url}" not in body and "{token}" not in body for body in blocks.values())
+    assert sum(f"http://{HOST}" in body for body in blocks.values()) >= len(tool_setups.SETUPS)
+    assert "127.0.0.1:8000" not in "".join(blocks.values())
+    for tool in tool_setups.SETUPS:
+        assert f'id="setup-{tool.key}"' in text
+
+
+def test_each_snippet_has_a_copy_button_for_its_own_text(page: PageClient) -> None:
+    text = _integrations(page)
+    blocks = _code_blocks(text)
+    buttons = re.findall(r'<button[^>]*data-copy-text="#([^"]+)"[^>]*>', text)
+    assert sorted(buttons) == sorted(blocks)
+    for button in re.findall(r'<button[^>]*data-copy-text="#[^"]+"[^>]*>', text):
+        # Hidden without script (the text is selectable by hand then), and named.
+        assert "js-only" in button
+        assert 'aria-label="Copy ' in button
+    assert "curfew/snippets" in text  # the script that copies (served, no inline script)
+    assert (ROOT / "static" / "curfew" / "snippets.js").is_file()
+
+
+def test_a_gateway_key_made_just_now_is_filled_into_the_snippets(page: PageClient) -> None:
+    response = page.post(reverse("settings-token-create"), {"name": "laptop", "kind": "api"})
+    assert response.status_code == 201
+    text = response.content.decode()
+    [key] = re.findall(r'value="(cfw_[^"]+)"', text)
+    blocks = _code_blocks(text)
+    claude = blocks["setup-claude-code-env"]
+    assert f"ANTHROPIC_AUTH_TOKEN={key}" in claude
+    # The control: the page asked again shows the placeholder, never the key.
+    later = _code_blocks(_integrations(page))
+    assert key not in "".join(later.values())
+
+
+def test_chinese_for_every_tool_setup_text() -> None:
+    mo = Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.mo"
+    with mo.open("rb") as handle:
+        catalogue = gettext.GNUTranslations(handle)
+    with translation.override("en"):
+        texts = [str(text) for tool in tool_setups.SETUPS for text in (tool.what, tool.helpers)]
+    missing = [text for text in texts if catalogue.gettext(text) == text]
+    assert missing == []
+
+
+def test_the_manual_section_is_written_from_the_declaration() -> None:
+    manual = (ROOT / "docs" / "manual.md").read_text(encoding="utf-8")
+    with translation.override("en"):
+        section = tool_setups.markdown()
+    start = manual.index(tool_setups.BEGIN)
+    end = manual.index(tool_setups.END) + len(tool_setups.END)
+    assert manual[start:end] == section, (
+        "docs/manual.md is stale: python -m curfew_core.web.tool_setups --write docs/manual.md"
+    )
+    for tool in tool_setups.SETUPS:
+        assert f"### {tool.name}" in section
+        for snippet in tool.snippets:
+            assert (
+                snippet.render(base_url=tool_setups.DOCS_BASE_URL, token="<curfew API token>")
+                in section
+            )
