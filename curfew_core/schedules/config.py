@@ -107,7 +107,7 @@ def _night_problem(start: int, lights: int, wake: int) -> Message | None:
     """The three times must come in order around the dial within one day."""
     if cyclic_span(start, lights) + cyclic_span(lights, wake) > MINUTES_PER_DAY:
         return Message(
-            "curfew start %(start)s, lights-out %(lights)s and wake-up %(wake)s overlap: "
+            "gets sleepy at %(start)s, asleep at %(lights)s and wakes at %(wake)s overlap: "
             "the night would last over 24 hours",
             start=format_wall(start),
             lights=format_wall(lights),
@@ -157,7 +157,7 @@ def _check_whole(config: Config, errors: dict[str, str], changed: Iterable[str])
                 ROW_PROBLEM.of(
                     number,
                     Message(
-                        "%(time)s is outside the curfew window %(start)s–%(end)s",
+                        "%(time)s is outside the wind-down %(start)s–%(end)s",
                         time=time_text,
                         start=format_wall(start),
                         end=format_wall(lights),

@@ -115,7 +115,7 @@ def test_a_malformed_patch_names_the_rule_problems_against_the_stored_night(api:
     outside = api.patch(SCHEDULE, {"enabled": "yes", "anchors": [["02:00", 900], ["06:00", 10]]})
     assert outside.status_code == 400
     assert set(outside.json()["fields"]) == {"enabled", "anchors"}
-    assert "06:00 is outside the curfew window 02:00–05:00" in outside.json()["fields"]["anchors"]
+    assert "06:00 is outside the wind-down 02:00–05:00" in outside.json()["fields"]["anchors"]
 
 
 @pytest.mark.django_db

@@ -126,7 +126,7 @@ def test_a_refused_save_names_every_problem_at_its_field(page: PageClient) -> No
         return html.split(f'id="{element_id}"')[1].split("</")[0]
 
     # Against the night as typed (22:30-01:00), though another field is wrong.
-    assert "02:00 is outside the curfew window 22:30–01:00" in at("anchor-msg-1")
+    assert "02:00 is outside the wind-down 22:30–01:00" in at("anchor-msg-1")
     assert "03:30 is outside" in at("anchor-msg-2")
     assert at("anchor-msg-0").endswith(">")  # the good rows say nothing
     assert "25:00" in at("err-weekdays")

@@ -238,7 +238,7 @@ def test_whole_config_error_lands_on_its_field(page: PageClient, user: User) -> 
     data = as_post(_form(page))
     set_rows(data, "anchors", time=["23:00", "05:00"], tokens=["2048", "64"])
     html = page.post("/schedule/", data).content.decode()
-    assert "outside the curfew window" in html.split('id="anchor-msg-1"')[1].split("</span>")[0]
+    assert "outside the wind-down" in html.split('id="anchor-msg-1"')[1].split("</span>")[0]
 
 
 def test_stale_form_says_so_and_overwrites_nothing(page: PageClient, user: User) -> None:
