@@ -135,6 +135,15 @@ def document() -> dict[str, Any]:
                 },
                 "patch": {
                     "summary": "Change some settings; a stale version gets 409",
+                    "description": (
+                        "Every problem of a save comes back at once, each under the setting it "
+                        "is about in the error's fields (an anchors message names every bad "
+                        "row: 'row 1: ...; row 3: ...'); nothing is saved unless all is well. "
+                        "Moving curfew_start or lights_out without sending anchors (or sending "
+                        "them unchanged) moves the curve with the night: each anchor keeps its "
+                        "place as a fraction of the window, on the nearest whole minute. "
+                        "Anchors sent changed are placed as sent and must lie in the new window."
+                    ),
                     "requestBody": {"required": True, "content": json_body(_settings_in())},
                     "responses": {
                         "200": {"description": "saved", "content": json_body(_settings_out())},

@@ -112,6 +112,15 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
             schedule_config.apply_changes({}, changes)
         except schedule_config.ConfigError as exc:
             if not exc.well_formed:
+                # Every problem at once: the rules between settings are read
+                # against the stored settings (as the save would), not the
+                # defaults the first check stood on.
+                stored = committed_schedule(identity.user_id)
+                stored.pop("version", None)
+                try:
+                    schedule_config.apply_changes(stored, changes)
+                except schedule_config.ConfigError as full:
+                    raise invalid(full.errors) from None
                 raise invalid(exc.errors) from None
         user = user_by_id(identity.user_id)
         try:

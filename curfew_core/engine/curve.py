@@ -3,10 +3,12 @@ whole-token value next changes (so ``valid_until`` is exact, not polled)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
-from curfew_core.engine.schedule import Curve
+from curfew_core.engine.clock import MINUTES_PER_DAY
+from curfew_core.engine.schedule import Anchor, Curve, NightTimes, anchor_fractions
 
 Points = Sequence[tuple[float, int]]
 
@@ -101,3 +103,42 @@ def unused_anchors(points: Points, curve: Curve) -> frozenset[int]:
     if curve is Curve.STEP:
         return frozenset(index for index in range(1, count) if points[index][0] >= 1)
     return frozenset()
+
+
+def stretch(anchors: Sequence[Anchor], old: NightTimes, new: NightTimes) -> tuple[Anchor, ...]:
+    """The same curve over ``new``'s winding window: each anchor keeps its
+    place as a fraction of ``old``'s window (``anchor_fractions``, the rule
+    every weekday's night is read by) and lands on the nearest whole minute
+    of the new one, so moving curfew start or lights-out never leaves an
+    anchor outside the night or a flat stretch where the curve used to be.
+
+    Anchors that land on one minute (a window shorter than the anchors are
+    many) fold into one: the first anchor keeps the start, otherwise the
+    later one wins, so the curve still ends on its last budget. An empty new
+    window (curfew start at lights-out: no winding) keeps the anchors as they
+    are, so setting a window again later stretches the same curve back out.
+    The page's script places anchors by this same arithmetic (curve-drag.js).
+    """
+    anchors = tuple(anchors)
+    span = new.winding_minutes
+    if not anchors or span == 0:
+        return anchors
+    placed: list[tuple[int, int, int]] = []  # (offset, tokens, index in anchors)
+    for index, (fraction, tokens) in enumerate(anchor_fractions(anchors, old)):
+        offset = round_half_away(fraction * span)
+        if placed and placed[-1][0] == offset:
+            if placed[-1][2] == 0:
+                continue
+            placed.pop()
+        placed.append((offset, tokens, index))
+    return tuple(
+        Anchor((new.curfew_start + offset) % MINUTES_PER_DAY, tokens)
+        for offset, tokens, _ in placed
+    )
+
+
+def rises(anchors: Sequence[Anchor]) -> tuple[tuple[Anchor, Anchor], ...]:
+    """The neighbouring anchors (in window order) between which the budget
+    goes up: a wind-down that gets longer toward lights-out, which the page
+    warns about (allowed: someone may want a second wind)."""
+    return tuple((a, b) for a, b in itertools.pairwise(anchors) if b.tokens > a.tokens)

@@ -172,13 +172,23 @@ class Schedule:
         last anchor at lights-out. With an empty default window the anchors'
         own span stands in for it.
         """
-        if not self.anchors:
-            return ()
-        origin = self.night.curfew_start
-        span = self.night.winding_minutes
-        if span == 0:
-            origin = self.anchors[0].at
-            span = cyclic_span(origin, self.anchors[-1].at)
-        if span == 0:
-            return tuple((0.0, a.tokens) for a in self.anchors)
-        return tuple((cyclic_span(origin, a.at) / span, a.tokens) for a in self.anchors)
+        return anchor_fractions(self.anchors, self.night)
+
+
+def anchor_fractions(
+    anchors: tuple[Anchor, ...], night: NightTimes
+) -> tuple[tuple[float, int], ...]:
+    """``anchors`` (clock times on ``night``'s winding window) as fractions
+    0..1 of it; with an empty window the anchors' own span stands in for it.
+    The one rule for where an anchor sits on a night: the engine reads every
+    weekday's curve through it, and ``curve.stretch`` moves anchors by it."""
+    if not anchors:
+        return ()
+    origin = night.curfew_start
+    span = night.winding_minutes
+    if span == 0:
+        origin = anchors[0].at
+        span = cyclic_span(origin, anchors[-1].at)
+    if span == 0:
+        return tuple((0.0, a.tokens) for a in anchors)
+    return tuple((cyclic_span(origin, a.at) / span, a.tokens) for a in anchors)

@@ -13,8 +13,9 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from curfew_core.engine import Schedule, format_wall, parse_wall
+from curfew_core.engine import Anchor, NightTimes, Schedule, format_wall, parse_wall
 from curfew_core.engine.clock import MINUTES_PER_DAY, cyclic_span
+from curfew_core.engine.curve import rises, stretch
 from curfew_core.engine.schedule import (
     DEFAULT_PERSONA_EN,
     DEFAULT_PERSONA_ZH,
@@ -30,8 +31,10 @@ from curfew_core.schedules.declaration import (
 from curfew_core.schedules.messages import Message, message_of
 from curfew_core.schedules.values import (
     NIGHT_KEYS,
+    ROW_PROBLEM,
     Invalid,
     Unprocessable,
+    all_of,
     show,
     text_problem,
     value_problem,
@@ -104,7 +107,7 @@ def _night_problem(start: int, lights: int, wake: int) -> Message | None:
     """The three times must come in order around the dial within one day."""
     if cyclic_span(start, lights) + cyclic_span(lights, wake) > MINUTES_PER_DAY:
         return Message(
-            "curfew start %(start)s, lights-out %(lights)s and wake-up %(wake)s overlap: "
+            "gets sleepy at %(start)s, asleep at %(lights)s and wakes at %(wake)s overlap: "
             "the night would last over 24 hours",
             start=format_wall(start),
             lights=format_wall(lights),
@@ -133,35 +136,76 @@ def _check_whole(config: Config, errors: dict[str, str], changed: Iterable[str])
             for key in [key for key in NIGHT_KEYS if key in changed] or ["lights_out"]:
                 errors[key] = problem
     if "weekdays" not in errors and not any(key in errors for key in NIGHT_KEYS):
-        for day in config["weekdays"]:
-            problem = _night_problem(*_night(config, day))
-            if problem:
-                errors["weekdays"] = Message("%(day)s: %(problem)s", day=day, problem=problem)
-                break
+        day_problems = [
+            Message("%(day)s: %(problem)s", day=day, problem=problem)
+            for day in config["weekdays"]
+            if (problem := _night_problem(*_night(config, day)))
+        ]
+        if day_problems:
+            errors["weekdays"] = all_of(day_problems)
     if "anchors" in errors or any(key in errors for key in NIGHT_KEYS):
         return
     start, lights, _ = _night(config)
     window = cyclic_span(start, lights)
     offsets: list[int] = []
-    for time_text, _tokens in config["anchors"]:
+    problems: list[Message] = []
+    for number, (time_text, _tokens) in enumerate(config["anchors"], start=1):
         at = parse_wall(time_text)
         offset = cyclic_span(start, at)
         if window and offset > window:
-            errors["anchors"] = Message(
-                "%(time)s is outside the curfew window %(start)s–%(end)s",
-                time=time_text,
-                start=format_wall(start),
-                end=format_wall(lights),
+            problems.append(
+                ROW_PROBLEM.of(
+                    number,
+                    Message(
+                        "%(time)s is outside the wind-down %(start)s–%(end)s",
+                        time=time_text,
+                        start=format_wall(start),
+                        end=format_wall(lights),
+                    ),
+                )
             )
-            return
-        if offset in offsets:
-            errors["anchors"] = Message("%(time)s appears twice", time=time_text)
-            return
+        elif offset in offsets:
+            problems.append(
+                ROW_PROBLEM.of(number, Message("%(time)s appears twice", time=time_text))
+            )
         offsets.append(offset)
+    if problems:
+        # Every bad row at once: a person fixes them in one go, not one per save.
+        errors["anchors"] = all_of(problems)
+        return
     # Canonical order: by time through the window (23:00 before 00:00).
     config["anchors"] = [
         row for _, row in sorted(zip(offsets, config["anchors"], strict=True), key=lambda p: p[0])
     ]
+
+
+def _window(config: Mapping[str, Any]) -> NightTimes:
+    start, lights = parse_wall(config["curfew_start"]), parse_wall(config["lights_out"])
+    return NightTimes(start, lights, parse_wall(config["wake_up"]))
+
+
+def _stretched(before: Config, config: Config) -> list[list[Any]]:
+    """``before``'s anchors moved onto ``config``'s window (``curve.stretch``)."""
+    anchors = [Anchor(parse_wall(at), tokens) for at, tokens in before["anchors"]]
+    moved = stretch(anchors, _window(before), _window(config))
+    return [[format_wall(anchor.at), anchor.tokens] for anchor in moved]
+
+
+def _follows_the_night(before: Config, config: Config, errors: Mapping[str, str]) -> bool:
+    """True when the window moved and the curve was left as it was: then the
+    curve is the shape the person chose, and it moves with the night. Anchors
+    sent changed are placed by hand and checked against the new window."""
+    if errors.keys() & {"curfew_start", "lights_out", "anchors"}:
+        return False
+    moved = any(config[key] != before[key] for key in ("curfew_start", "lights_out"))
+    return moved and config["anchors"] == before["anchors"]
+
+
+def rising_parts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Where a (valid) config's curve gets longer toward lights-out, as
+    ``(from, to)`` clock times: allowed, but the page says so."""
+    anchors = [Anchor(parse_wall(at), tokens) for at, tokens in config["anchors"]]
+    return [(format_wall(a.at), format_wall(b.at)) for a, b in rises(anchors)]
 
 
 def apply_changes(
@@ -197,9 +241,14 @@ def apply_changes(
             unprocessable.add(key)
         except Invalid as exc:
             errors[key] = message_of(exc)
-    if not errors:
-        _check_whole(config, errors, [key for key in changes if config[key] != before[key]])
-        unprocessable.update(errors)
+    changed = [key for key in changes if key in config and config[key] != before[key]]
+    if _follows_the_night(before, config, errors):
+        config["anchors"] = _stretched(before, config)
+    # The rules between settings run on every value that parsed, also when
+    # another one did not: a save's problems all come back at once.
+    parsed_wrong = set(errors)
+    _check_whole(config, errors, changed)
+    unprocessable.update(set(errors) - parsed_wrong)
     if errors:
         raise ConfigError(errors, unprocessable)
     return config

@@ -120,13 +120,18 @@ class ScheduleSettings(BaseModel):
     ] = "Asia/Shanghai"
     wake_up: Annotated[
         Time,
-        Setting(_("Wake-up"), _("Back on duty: the night ends."), v.parse_time, alias="wakeUp"),
+        Setting(
+            _("Wakes at"),
+            _("Your AI is back at work: the night ends."),
+            v.parse_time,
+            alias="wakeUp",
+        ),
     ] = "09:00"
     curfew_start: Annotated[
         Time,
         Setting(
-            _("Curfew start"),
-            _("Winding down starts: answers get shorter."),
+            _("Gets sleepy at"),
+            _("The wind-down starts: answers get shorter and shorter."),
             v.parse_time,
             alias="curfewStart",
         ),
@@ -134,8 +139,8 @@ class ScheduleSettings(BaseModel):
     lights_out: Annotated[
         Time,
         Setting(
-            _("Lights-out"),
-            _("From here until wake-up, no model calls."),
+            _("Asleep at"),
+            _("From here until it wakes, your AI is asleep: no model calls."),
             v.parse_time,
             alias="lightsOut",
         ),

@@ -157,7 +157,10 @@ class _RowProblem:
     template = "row %(number)s: %(problem)s"
 
     def at(self, number: int, exc: Exception) -> Message:
-        return Message(self.template, number=number, problem=message_of(exc))
+        return self.of(number, message_of(exc))
+
+    def of(self, number: int, problem: str) -> Message:
+        return Message(self.template, number=number, problem=problem)
 
     def problem_of(self, message: str) -> str:
         if isinstance(message, Message) and message.template == self.template:
@@ -167,6 +170,15 @@ class _RowProblem:
 
 
 ROW_PROBLEM = _RowProblem()
+
+
+def all_of(problems: list[Message]) -> Message:
+    """Several problems of one field as one message ("row 1: …; row 3: …"),
+    each still translatable (a ``Message`` parameter is translated too)."""
+    joined = problems[0]
+    for problem in problems[1:]:
+        joined = Message("%(problems)s; %(problem)s", problems=joined, problem=problem)
+    return joined
 
 
 # -- field parsers: JSON value in, canonical JSON value out ------------------
@@ -298,19 +310,24 @@ def parse_anchors(value: Any) -> list[list[Any]]:
             Message("has %(count)s rows; at most %(limit)s", count=len(value), limit=MAX_ANCHORS)
         )
     rows: list[list[Any]] = []
+    problems: list[Message] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
-            raise Invalid(
+            problems.append(
                 Message(
                     'row %(number)s must be ["HH:MM", tokens], not %(value)s',
                     number=number,
                     value=show(row),
                 )
             )
+            continue
         try:
             rows.append([parse_time(row[0]), parse_positive_int(row[1])])
         except Invalid as exc:
-            raise Invalid(ROW_PROBLEM.at(number, exc)) from None
+            problems.append(ROW_PROBLEM.at(number, exc))
+    if problems:
+        # Every bad row at once, not the first of them per save.
+        raise Invalid(all_of(problems))
     return rows
 
 

@@ -387,25 +387,70 @@ def with_spare_row(formset: forms.BaseFormSet[Any]) -> forms.BaseFormSet[Any]:
     return type(formset)(data, prefix=formset.prefix)
 
 
+#: The page's day choices for the night. A day means the morning a night wakes
+#: on, as a sleep schedule reads ("up at 08:00 on weekdays"): the weekday
+#: nights are the evenings Sunday to Thursday. The stored per-weekday times
+#: stay keyed by the evening a night starts on (the engine's rule), so this
+#: is the page's reading only and nothing stored changes meaning.
+NIGHT_DAYS: dict[str, Any] = {
+    "every": gettext_lazy("Every day"),
+    "weekdays": gettext_lazy("Weekdays differ"),
+    "custom": gettext_lazy("Customise days"),
+}
+#: The evenings whose nights wake on a weekday (Monday to Friday).
+WEEKDAY_EVENINGS: tuple[str, ...] = ("sun", "mon", "tue", "wed", "thu")
+NIGHT_LABELS: dict[str, Any] = {
+    "curfew_start": gettext_lazy("Gets sleepy at"),
+    "lights_out": gettext_lazy("Asleep at"),
+    "wake_up": gettext_lazy("Wakes at"),
+}
+
+
 def _weekday_fields() -> dict[str, Any]:
     from django.utils.dates import WEEKDAYS as DAY_NAMES
 
-    labels = {
-        "curfew_start": gettext_lazy("Curfew start"),
-        "lights_out": gettext_lazy("Lights-out"),
-        "wake_up": gettext_lazy("Wake-up"),
+    fields: dict[str, Any] = {
+        "night_days": forms.ChoiceField(
+            required=False,
+            choices=list(NIGHT_DAYS.items()),
+            widget=forms.RadioSelect,
+            label=gettext_lazy("Days"),
+        )
     }
-    fields: dict[str, Any] = {}
+    for key in v.NIGHT_KEYS:
+        field = _time_input(format_lazy("{} {}", gettext_lazy("On weekdays:"), NIGHT_LABELS[key]))
+        # Shown under its own heading ("On weekdays: ..."), so the visible
+        # label is the plain one; screen readers get the whole name.
+        field.short_label = NIGHT_LABELS[key]  # type: ignore[attr-defined]
+        fields[f"wg_{key}"] = field
     for index, day in enumerate(v.WEEKDAYS):
+        # The night from this evening to the next morning, named by both, so
+        # the row reads right whichever way a person counts a night.
+        night = format_lazy("{} → {}", DAY_NAMES[index], DAY_NAMES[(index + 1) % 7])
         for key in v.NIGHT_KEYS:
-            field = _time_input(format_lazy("{} {}", DAY_NAMES[index], labels[key]))
-            field.day_name = DAY_NAMES[index]  # type: ignore[attr-defined]
+            field = _time_input(format_lazy("{}: {}", night, NIGHT_LABELS[key]))
+            field.day_name = night  # type: ignore[attr-defined]
             fields[f"wd_{day}_{key}"] = field
     return fields
 
 
+def night_days_of(weekdays: Mapping[str, Mapping[str, str]]) -> str:
+    """Which day choice stored per-weekday times read as: none is every day,
+    the same times on exactly the weekday evenings is "weekdays differ",
+    anything else is customised."""
+    if not weekdays:
+        return "every"
+    first = weekdays.get(WEEKDAY_EVENINGS[0])
+    if set(weekdays) == set(WEEKDAY_EVENINGS) and all(
+        weekdays[day] == first for day in WEEKDAY_EVENINGS
+    ):
+        return "weekdays"
+    return "custom"
+
+
 class WeekdaysForm(forms.Form):
-    """The per-weekday night times: a box per weekday and time, empty for the default."""
+    """The night's days: a choice (every day, weekdays differ, customise),
+    the weekday times, and a box per weekday and time, empty for the default."""
 
     locals().update(_weekday_fields())
 
@@ -415,7 +460,24 @@ class WeekdaysForm(forms.Form):
             for day in v.WEEKDAYS
         }
 
+    @property
+    def mode(self) -> str:
+        chosen = str(self["night_days"].value() or "")
+        # A post without the choice (an older page, a script) keeps the table.
+        return chosen if chosen in NIGHT_DAYS else "custom"
+
     def changes(self) -> dict[str, dict[str, str]]:
+        """The per-weekday times the chosen days mean. A wrong time is handed
+        on as typed, for the validation layer to name."""
+        if self.mode == "every":
+            return {}
+        if self.mode == "weekdays":
+            group: dict[str, str] = {
+                key: value
+                for key in v.NIGHT_KEYS
+                if (value := str(self[f"wg_{key}"].value() or "").strip())
+            }
+            return {day: dict(group) for day in WEEKDAY_EVENINGS} if group else {}
         return {
             day: {key: value for key, value in times.items() if value}
             for day, times in self.times().items()
@@ -423,8 +485,16 @@ class WeekdaysForm(forms.Form):
         }
 
     @property
+    def group(self) -> list[tuple[Any, forms.BoundField]]:
+        """The weekday times' boxes with their plain labels."""
+        return [
+            (self.fields[f"wg_{key}"].short_label, self[f"wg_{key}"])  # type: ignore[attr-defined]
+            for key in v.NIGHT_KEYS
+        ]
+
+    @property
     def rows(self) -> list[tuple[Any, list[forms.BoundField]]]:
-        """One table row per weekday: its (translated) name and its boxes."""
+        """One table row per weekday: its (translated) night and its boxes."""
         return [
             (
                 self.fields[f"wd_{day}_curfew_start"].day_name,  # type: ignore[attr-defined]
@@ -436,13 +506,22 @@ class WeekdaysForm(forms.Form):
     def with_placeholders(self, config: Mapping[str, Any]) -> WeekdaysForm:
         """An empty box shows the default time it stands for."""
         for name, field in self.fields.items():
-            field.widget.attrs["placeholder"] = config.get(name.split("_", 2)[2], "HH:MM")
+            if name.startswith(("wd_", "wg_")):
+                key = name.split("_", 2)[2] if name.startswith("wd_") else name[3:]
+                field.widget.attrs["placeholder"] = config.get(key, "HH:MM") or "HH:MM"
         return self
 
     @staticmethod
     def initial_from(config: Mapping[str, Any]) -> dict[str, str]:
-        return {
+        weekdays = config["weekdays"]
+        initial = {
             f"wd_{day}_{key}": times.get(key, "")
-            for day, times in config["weekdays"].items()
+            for day, times in weekdays.items()
             for key in v.NIGHT_KEYS
         }
+        initial["night_days"] = night_days_of(weekdays)
+        if initial["night_days"] == "weekdays":
+            initial.update(
+                {f"wg_{key}": weekdays[WEEKDAY_EVENINGS[0]].get(key, "") for key in v.NIGHT_KEYS}
+            )
+        return initial

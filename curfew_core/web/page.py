@@ -317,6 +317,8 @@ class Preview:
     band_date: dt.date
     band_view: str
     band_error: str
+    #: Where the drawn curve gets longer toward lights-out: warned, not refused.
+    rising: list[tuple[str, str]]
 
 
 def preview(
@@ -347,6 +349,7 @@ def preview(
         band_date=day,
         band_view=view,
         band_error=band_error,
+        rising=schedule_config.rising_parts(result.config),
     )
 
 

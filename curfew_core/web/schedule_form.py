@@ -132,10 +132,9 @@ def anchor_problems(
     rule is restated here.
     """
     others = {key: value for key, value in changes.items() if key != "anchors"}
-    try:
-        base = schedule_config.apply_changes(saved, others)
-    except ConfigError:
-        base = schedule_config.with_defaults(saved)
+    # The night as typed wherever it is valid, even when another field is
+    # wrong: rows are blamed against the window the person sees.
+    base, _ = nearest_valid(saved, others)
     problems: dict[int, str] = {}
     accepted: list[list[Any]] = []
     for index, row in anchor_rows(form):

@@ -143,6 +143,115 @@
     renumber(rows);
   }
 
+  /* ---- the wind-down follows the night -------------------------------------
+     Moving "Gets sleepy at" or "Asleep at" moves every anchor with it: each
+     keeps its place as a fraction of the window and lands on the nearest
+     whole minute, the same arithmetic as the server's curve.stretch (so the
+     save gives what the table shows). The shape is the one last saved, or
+     the one last placed by hand under "Shape it yourself". A window too short
+     for every anchor is left to the server, which folds anchors together. */
+  var shape = null;
+
+  function nightBox(name) { return document.getElementById("f-" + name); }
+
+  function anchorRows() {
+    return Array.prototype.slice.call(document.querySelectorAll("#anchor-rows [data-row]"));
+  }
+
+  function anchorTime(row) { return row.querySelector("input[name$='-time']"); }
+
+  function span(from, to) { return (to - from + 1440) % 1440; }
+
+  function takeShape(saved) {
+    var start = nightBox("curfew_start");
+    var lights = nightBox("lights_out");
+    var rows = anchorRows().filter(function (row) {
+      return (saved ? anchorTime(row).defaultValue : anchorTime(row).value).trim() !== "";
+    });
+    shape = null;
+    if (!start || !lights || !rows.length) return;
+    var origin = minutes(saved ? start.defaultValue : start.value);
+    var end = minutes(saved ? lights.defaultValue : lights.value);
+    var times = rows.map(function (row) {
+      return minutes(saved ? anchorTime(row).defaultValue : anchorTime(row).value);
+    });
+    if (origin === null || end === null || times.indexOf(null) >= 0) return;
+    var width = span(origin, end);
+    if (width === 0) {
+      /* No window: the anchors' own span stands in (the engine's rule). */
+      origin = times[0];
+      width = span(origin, times[times.length - 1]);
+    }
+    shape = {
+      saved: saved,
+      rows: rows.map(function (row, index) {
+        return { row: row, at: width ? span(origin, times[index]) / width : 0 };
+      }),
+    };
+  }
+
+  function followNight() {
+    if (!shape) return;
+    var origin = minutes(nightBox("curfew_start").value);
+    var end = minutes(nightBox("lights_out").value);
+    if (origin === null || end === null) return;
+    var width = span(origin, end);
+    if (width === 0) return;
+    var seen = {};
+    var offsets = shape.rows.map(function (item) { return Math.floor(item.at * width + 0.5); });
+    for (var i = 0; i < offsets.length; i += 1) {
+      if (seen[offsets[i]]) return;
+      seen[offsets[i]] = true;
+    }
+    shape.rows.forEach(function (item, index) {
+      var box = anchorTime(item.row);
+      if (!document.contains(box)) return;
+      var total = (origin + offsets[index]) % 1440;
+      var hours = Math.floor(total / 60);
+      var mins = total % 60;
+      box.value = (hours < 10 ? "0" : "") + hours + ":" + (mins < 10 ? "0" : "") + mins;
+    });
+    var container = document.getElementById("anchor-rows");
+    /* The table moved with the night: not an edit of its own (unsaved count). */
+    if (container) container.toggleAttribute("data-following", shape.saved);
+  }
+
+  document.addEventListener("input", function (event) {
+    var target = event.target;
+    if (!(target instanceof Element)) return;
+    var night = /^f-(curfew_start|lights_out|wake_up)$/.exec(target.id);
+    if (night && minutes(target.value) !== null) {
+      /* An empty day box stands for this time: it says so as it changes. */
+      document.querySelectorAll("input[name^='wg_'], input[name^='wd_']").forEach(function (box) {
+        if (box.name.slice(-night[1].length) === night[1]) box.placeholder = target.value.trim();
+      });
+    }
+    if (target.id === "f-curfew_start" || target.id === "f-lights_out") {
+      followNight();
+    } else if (target.closest("#anchor-rows")) {
+      /* Placed by hand: this is the shape the night now carries. */
+      document.getElementById("anchor-rows").removeAttribute("data-following");
+      takeShape(false);
+    }
+  }, true);
+  document.addEventListener("rows-changed", function (event) {
+    if (event.target instanceof Element && event.target.querySelector("#anchor-rows")) {
+      var container = document.getElementById("anchor-rows");
+      if (container) container.removeAttribute("data-following");
+      takeShape(false);
+    }
+  });
+  function shapeFromSaved(root) {
+    if (root.querySelector && (root.id === "schedule-form" || root.querySelector("#schedule-form"))) {
+      takeShape(true);
+    }
+  }
+  if (window.htmx) {
+    window.htmx.onLoad(shapeFromSaved);
+  } else {
+    document.addEventListener("DOMContentLoaded", function () { shapeFromSaved(document); });
+  }
+
   function fillPreset(code) {
     var source = document.getElementById("persona-presets");
     if (!source) return false;
@@ -257,7 +366,10 @@
     var now = snapshot(form);
     var keys = {};
     Object.keys(base).concat(Object.keys(now)).forEach(function (key) { keys[key] = true; });
-    return Object.keys(keys).filter(function (key) { return base[key] !== now[key]; }).length;
+    var following = form.querySelector("#anchor-rows[data-following]");
+    return Object.keys(keys).filter(function (key) {
+      return base[key] !== now[key] && !(following && key === "anchors");
+    }).length;
   }
 
   function showDirty(form) {

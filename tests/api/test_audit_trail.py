@@ -65,6 +65,23 @@ def test_api_schedule_save_is_audited_with_old_and_new_values(api: Any) -> None:
         "fields": {
             "curve": {"old": "linear", "new": "step"},
             "curfew_start": {"old": "23:00", "new": "22:00"},
+            # The curve moved with the night, and the trail says so.
+            "anchors": {
+                "old": [
+                    ["23:00", 2048],
+                    ["00:00", 1600],
+                    ["01:00", 800],
+                    ["02:00", 320],
+                    ["03:00", 64],
+                ],
+                "new": [
+                    ["22:00", 2048],
+                    ["23:15", 1600],
+                    ["00:30", 800],
+                    ["01:45", 320],
+                    ["03:00", 64],
+                ],
+            },
         },
     }
     # Nothing changed, nothing saved, nothing audited.

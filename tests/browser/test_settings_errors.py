@@ -116,6 +116,8 @@ def test_a_whole_session_logs_no_error_and_no_csp_violation(
     page.fill("#f-curfew_start", "21:30")
     count = wait_drawn(page, count)
     # Add an anchor, fill it, then remove it again.
+    # The anchor table is under "Shape it yourself".
+    page.click(".shape-yourself > summary")
     page.click("#add-anchor")
     row = page.locator("#anchor-rows [data-row]").last
     row.locator("input[name$='-time']").fill("22:15")

@@ -140,6 +140,8 @@ def test_edit_save_reload_and_override(
     # Add an anchor: one more marker on the chart.
     markers = page.locator("#curve-chart .scatterlayer .trace").nth(1).locator("path.point")
     assert markers.count() == 5
+    # The anchor table is under "Shape it yourself".
+    page.click(".shape-yourself > summary")
     page.click("#add-anchor")
     row = page.locator("#anchor-rows [data-row]").last
     # The rows are a formset: the script names a new row's boxes by its index
@@ -166,7 +168,9 @@ def test_edit_save_reload_and_override(
     times = page.locator("#anchor-rows input[name$='-time']").evaluate_all(
         "inputs => inputs.map(i => i.value)"
     )
-    assert times[:3] == ["22:00", "23:00", "00:00"]
+    # The curve followed the night (23:00-03:00 stretched over 21:00-03:00),
+    # and the anchor added by hand at 22:00 stayed where it was put.
+    assert times[:4] == ["21:00", "22:00", "22:30", "00:00"]
     screenshot(page, artifacts_dir, "settings-desktop-edited.png")
 
     # A bad time: flagged as you type, refused on save, nothing saved.

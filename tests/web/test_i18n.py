@@ -15,7 +15,12 @@ ZH_CN = "zh-CN,zh;q=0.9"
 #: Words each section shows, by their English msgid.
 SECTION_WORDS = {
     "/": ("Your day", "Back to schedule", "Change it for now", "Switch off until morning"),
-    "/schedule/": ("Peak hours", "Save", "Winding down: answer length through the night"),
+    "/schedule/": (
+        "Peak hours",
+        "Save",
+        "The wind-down: answer length through the night",
+        "Gets sleepy at",
+    ),
     "/replies/": ("What your AI says while it is off", "How it sounds when sleepy", "Save"),
     "/integrations/": ("Access keys", "Decision preview", "Set up your tools"),
     "/activity/": ("Activity",),

@@ -96,7 +96,7 @@ def test_unchanged_form_round_trips_to_the_same_config(page: PageClient, user: U
 
 
 def test_save_changes_the_schedule_through_the_form_source(page: PageClient, user: User) -> None:
-    data = as_post(_form(page), curfew_start="22:30")
+    data = as_post(_form(page), curfew_start="22:30", night_days="custom")
     data["wd_sat_lights_out"] = "04:30"
     response = page.post("/schedule/", data)
     assert response.status_code == 302
@@ -243,7 +243,7 @@ def test_whole_config_error_lands_on_its_field(page: PageClient, user: User) -> 
     data = as_post(_form(page))
     set_rows(data, "anchors", time=["23:00", "05:00"], tokens=["2048", "64"])
     html = page.post("/schedule/", data).content.decode()
-    assert "outside the curfew window" in html.split('id="anchor-msg-1"')[1].split("</span>")[0]
+    assert "outside the wind-down" in html.split('id="anchor-msg-1"')[1].split("</span>")[0]
 
 
 def test_stale_form_says_so_and_overwrites_nothing(page: PageClient, user: User) -> None:
@@ -255,7 +255,7 @@ def test_stale_form_says_so_and_overwrites_nothing(page: PageClient, user: User)
     assert response.status_code == 409
     html = response.content.decode()
     assert "Someone else saved these settings while you were editing." in html
-    assert "Changed meanwhile: Wake-up" in html
+    assert "Changed meanwhile: Wakes at" in html
     assert _saved(user) == (before, version)
     assert before["wake_up"] == "08:00"
     # Their typing survives, and the next Save is a deliberate one on version 1.
