@@ -72,6 +72,19 @@ AUDIT_WHAT = {
     ("account", "language saved"): gettext_lazy("Language saved"),
     ("account", "signed up"): gettext_lazy("Signed up"),
     ("prices", "prices saved"): gettext_lazy("Prices saved"),
+    # The team layer's changes (services/teams.py), shown on the Team page.
+    ("team", "created"): gettext_lazy("Team created"),
+    ("team", "member added"): gettext_lazy("Member added"),
+    ("team", "role changed"): gettext_lazy("Role changed"),
+    ("team", "member removed"): gettext_lazy("Member removed"),
+    ("team", "invite created"): gettext_lazy("Invite link made"),
+    ("team", "invite revoked"): gettext_lazy("Invite link revoked"),
+    ("team", "invite accepted"): gettext_lazy("Joined by invite link"),
+    ("team", "schedule saved"): gettext_lazy("Team schedule saved"),
+    ("team", "overtime"): gettext_lazy("Release night started"),
+    ("team", "overtime ended"): gettext_lazy("Release night ended"),
+    ("team", "key created"): gettext_lazy("Team key created"),
+    ("team", "key revoked"): gettext_lazy("Team key revoked"),
 }
 #: The channels by their English names (``AuditEntry.Channel`` labels).
 AUDIT_CHANNELS = {
