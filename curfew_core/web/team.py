@@ -344,9 +344,13 @@ def join(request: HttpRequest, raw: str) -> HttpResponse:
                 raw=raw, user=_you(request), now=timezone.now(), channel="page"
             )
         except team_services.TeamError as exc:
-            context = _base_context(
-                request, "team", invite_team=found, team_error=team_words.team_error(exc)
+            theirs = team_reads.access_of(_you(request))
+            words = team_words.team_error(
+                exc,
+                name=_you(request).get_username(),
+                team=theirs.team.name if theirs is not None else "",
             )
+            context = _base_context(request, "team", invite_team=found, team_error=words)
             return _no_store(render(request, "curfew/team_join.html", context, status=400))
         messages.success(request, _("You joined %(team)s.") % {"team": found.name})
         return HttpResponseRedirect(reverse("team"))

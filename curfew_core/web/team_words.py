@@ -73,10 +73,17 @@ def member_rows(members: Any, *, tz_name: str, me: int | None = None) -> list[Me
     for row in members.rows:
         next_words = ""
         if row.next_at is not None and row.next_state:
-            next_words = _("%(state)s at %(when)s") % {
-                "state": STATE_NAMES.get(_code(row.next_state), row.next_state),
-                "when": _when(row.next_at, zone, today),
-            }
+            when = _when(row.next_at, zone, today)
+            if _code(row.next_state) != _code(row.state):
+                next_words = _("%(state)s at %(when)s") % {
+                    "state": STATE_NAMES.get(_code(row.next_state), row.next_state),
+                    "when": when,
+                }
+            elif _code(row.state) == "winding":
+                # The next instant anything changes is the curve's next budget.
+                next_words = _("Shorter answers from %(when)s") % {"when": when}
+            else:
+                next_words = _("No change before %(when)s") % {"when": when}
         rows.append(
             MemberRow(
                 user_id=row.user_id,

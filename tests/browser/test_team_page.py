@@ -151,6 +151,7 @@ def test_the_team_page_on_a_phone_in_chinese(
     page.click("#sign-out")
     page = _sign_in(phone_zh, served_app, ADMIN)
     assert page.locator("#member-table").is_visible()
+    assert page.locator("#member-table tr[data-member='tp-dan'] select").is_visible()
     assert_fits(page)
     page.screenshot(path=os.path.join(artifacts_dir, "team-phone-zh-admin.png"), full_page=True)
     page.locator("#members").screenshot(

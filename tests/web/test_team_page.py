@@ -206,6 +206,12 @@ def test_invite_links_need_sign_up(page: PageClient, team: Team) -> None:
         link = re.search(r'<code class="team-link">([^<]+)</code>', response.content.decode())
         assert link is not None
         path = "/" + link.group(1).split("/", 3)[3]
+        # Someone in another team is refused, that team named; the link stays usable.
+        carol = _user("carol")
+        team_services.team_create(name="larks", admin=carol)
+        refused = PageClient(carol).post(path)
+        assert refused.status_code == 400
+        assert "larks" in refused.content.decode()
         joiner = PageClient(_user("fay"))
         assert joiner.get(path).status_code == 200  # opening asks; it does not join
         assert not TeamMembership.objects.filter(user__username="fay").exists()
@@ -326,3 +332,27 @@ def test_a_page_past_the_end_shows_the_last_and_a_bad_page_is_named(
     bad = page.get("/team/", {"page": "two"})
     assert bad.status_code == 400
     assert 'id="page-problem"' in bad.content.decode()
+
+
+def test_the_next_change_is_said_as_what_changes() -> None:
+    """A state change names the state; a winding member's next instant is the
+    curve's next budget; anything else the instant nothing changes before."""
+    from types import SimpleNamespace
+
+    from curfew_core.web.team_words import member_rows
+
+    at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(minutes=5)
+
+    def row(state: str, next_state: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            user_id=1, username="bob", role="member", state=state, next_at=at, next_state=next_state
+        )
+
+    members = SimpleNamespace(
+        rows=[row("on-duty", "winding"), row("winding", "winding"), row("lights-out", "lights-out")]
+    )
+    words = [r.next_words for r in member_rows(members, tz_name="UTC")]
+    when = at.strftime("%H:%M")
+    assert words[0] in (f"Winding down at {when}", f"Winding down at {at:%Y-%m-%d %H:%M}")
+    assert words[1].startswith("Shorter answers from")
+    assert words[2].startswith("No change before")
