@@ -67,7 +67,33 @@ def _details(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
             else f"{key}: {_value(value)}"
             for key, value in changes.items()
         )
+    if entry.subject == AuditEntry.Subject.TEAM:
+        return _team_details(changes, tz)
     return ()
+
+
+def _team_details(changes: dict[str, Any], tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
+    """A team change in lines: its member, role, invite or key, and a schedule
+    save's fields as a person's (never a secret: none is stored)."""
+    lines: list[str] = []
+    if "member" in changes:
+        lines.append(f"member: {_value(changes['member'])}")
+    if "old" in changes and "new" in changes and not isinstance(changes["old"], dict):
+        lines.append(f"role: {_value(changes['old'])} → {_value(changes['new'])}")
+    elif "role" in changes:
+        lines.append(f"role: {_value(changes['role'])}")
+    if "admin" in changes:
+        lines.append(f"admin: {_value(changes['admin'])}")
+    if "invite" in changes:
+        lines.append(f"invite: {changes['invite']}…")
+    if "prefix" in changes:
+        lines.append(f"key “{changes.get('name') or 'unnamed'}” ({changes['prefix']}…)")
+    if "overtime_until" in changes:
+        until = changes["overtime_until"]
+        lines.append(f"overtime until: {_local(until, tz) if until else '—'}")
+    for key, change in (changes.get("fields") or {}).items():
+        lines.append(f"{key}: {_value(change.get('old'))} → {_value(change.get('new'))}")
+    return tuple(lines)
 
 
 def audit_recent(user: User, limit: int = 10, *, tz: str = "UTC") -> list[AuditRow]:

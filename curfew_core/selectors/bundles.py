@@ -175,6 +175,69 @@ def bundle_for(user_id: int) -> UserBundle:
     return _built_from(user_id, raw, team_raw(team_id) if team_id is not None else None)
 
 
+def bundles_for(user_ids: list[int]) -> dict[int, UserBundle]:
+    """``bundle_for`` of many users at once (a page of a team's members): one
+    cache read for them all, and for those missing or stale one query per
+    table, whatever their number."""
+    keys = {user_id: bundle_key(user_id) for user_id in user_ids}
+    cached = cache.get_many(list(keys.values()))
+    raws: dict[int, dict[str, Any]] = {}
+    missing = []
+    for user_id, key in keys.items():
+        found: dict[str, Any] | None = cached.get(key)
+        if found is not None and rows_fresh(found):
+            raws[user_id] = found
+        else:
+            missing.append(user_id)
+    if missing:
+        loaded = _load_raw_many(missing)
+        cache.set_many({keys[user_id]: rows for user_id, rows in loaded.items()}, _keep_seconds())
+        raws.update(loaded)
+    teams: dict[int, dict[str, Any] | None] = {}
+    out = {}
+    for user_id, raw in raws.items():
+        team_id = raw.get("team_id")
+        if team_id is not None and team_id not in teams:
+            teams[team_id] = team_raw(team_id)
+        out[user_id] = _built_from(user_id, raw, teams.get(team_id) if team_id else None)
+    return out
+
+
+def _load_raw_many(user_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """``_load_raw`` of many users: one query per table."""
+    schedules = {
+        row["user_id"]: row
+        for row in models.Schedule.objects.filter(user_id__in=user_ids).values(
+            "user_id", "config", "version"
+        )
+    }
+    overrides = {row.user_id: row for row in Override.objects.filter(user_id__in=user_ids)}
+    memberships = {
+        row["user_id"]: row
+        for row in TeamMembership.objects.filter(user_id__in=user_ids).values(
+            "user_id", "team_id", "overtime_from"
+        )
+    }
+    loaded_at = cache_policy.clock()
+    out = {}
+    for user_id in user_ids:
+        row = schedules.get(user_id)
+        override = overrides.get(user_id)
+        membership = memberships.get(user_id)
+        out[user_id] = {
+            "team_id": membership["team_id"] if membership else None,
+            "overtime_from": membership["overtime_from"] if membership else None,
+            "version": row["version"] if row else UNSAVED_VERSION,
+            "config": schedule_config.with_defaults(row["config"] if row else {}),
+            "overtime_until": override.overtime_until if override else None,
+            "forced_off_until": override.forced_off_until if override else None,
+            "debug_at": override.debug_at if override else None,
+            "debug_until": override.debug_until if override else None,
+            "loaded_at": loaded_at,
+        }
+    return out
+
+
 def cached_bundle(
     user_id: int, raw: dict[str, Any] | None, team: dict[str, Any] | None = None
 ) -> UserBundle | None:

@@ -448,7 +448,8 @@ def _first_admin(team: Team) -> User:
 # -- the team's schedule and overtime --------------------------------------------------
 
 
-def _policy_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
+def policy_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The team policy among ``changes``, checked (``TeamError`` naming the field)."""
     out: dict[str, Any] = {}
     if "members_may_exempt" in changes:
         value = changes["members_may_exempt"]
@@ -494,7 +495,7 @@ def team_schedule_update(
     locked = Team.objects.select_for_update().get(pk=team.pk)
     if expected_version is not None and expected_version != locked.version:
         raise StaleTeamVersion(expected=expected_version, current=locked.version)
-    policy = _policy_changes(changes)
+    policy = policy_changes(changes)
     settings_changes = {k: v for k, v in changes.items() if k not in POLICY_FIELDS}
     new_config = schedule_config.apply_changes(locked.config, settings_changes)
     old_config = schedule_config.with_defaults(locked.config)
