@@ -33,13 +33,14 @@ def team(served_app: ServedApp) -> dict[str, str]:
     """The team: its admin and three members, each with their own API token;
     the team's curfew starts at 21:00, before the members' own 23:00."""
     tokens = {name: served_app.create_user(name, PASSWORD) for name in (ADMIN, *MEMBERS)}
+    # As the manual says a team is made, from a terminal.
+    served_app.manage("curfew", "team", "create", TEAM, "--admin", ADMIN)
+    for name in MEMBERS:
+        served_app.manage("curfew", "team", "add", TEAM, name)
     script = (
-        "from django.contrib.auth.models import User\n"
-        "from curfew_core.services import teams\n"
-        f"team = teams.team_create(name={TEAM!r}, admin=User.objects.get(username={ADMIN!r}))\n"
-        f"for name in {MEMBERS!r}:\n"
-        "    teams.member_add(team=team, user=User.objects.get(username=name))\n"
-        "teams.team_schedule_update(team=team, changes={'curfew_start': '21:00'})\n"
+        "from curfew_core.selectors.teams import team_by_name\n"
+        "from curfew_core.services.teams import team_schedule_update\n"
+        f"team_schedule_update(team=team_by_name({TEAM!r}), changes={{'curfew_start': '21:00'}})\n"
     )
     served_app.manage("shell", "-c", script)
     return tokens
