@@ -8,6 +8,7 @@ than the freshness bound, see ``curfew_core.store.cache_policy``), and the built
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from dataclasses import dataclass
@@ -259,7 +260,7 @@ def cached_bundle(
 
 def _team_side(raw: dict[str, Any]) -> TeamSide:
     return TeamSide(
-        schedule=schedule_config.build(raw["config"]),
+        schedule=shared_schedule(raw["config"]),
         policy=TeamPolicy(
             members_may_exempt=raw["members_may_exempt"],
             member_overtime=timedelta(minutes=raw["member_overtime_minutes"]),
@@ -276,6 +277,27 @@ _teams_built: dict[int, tuple[tuple[Any, ...], TeamSide]] = {}
 def rows_fresh(raw: dict[str, Any] | None) -> bool:
     """Whether cached rows (``cache_policy.bundle_key``'s value) may be used as they are."""
     return raw is not None and cache_policy.fresh(raw.get("loaded_at", 0.0))
+
+
+#: Built schedules by their settings: people with the same settings (a team's
+#: members on the defaults) share one ``Schedule``, so the engine's per-day
+#: memo (keyed by the schedule object) holds one day for all of them rather
+#: than one per person, which 5,000 members would overflow on every round.
+_SCHEDULES_KEPT = 10_000
+_schedules: dict[str, Schedule] = {}
+
+
+def shared_schedule(config: dict[str, Any]) -> Schedule:
+    """``schedule_config.build(config)``, one object per distinct settings."""
+    key = json.dumps(config, sort_keys=True, default=str)
+    found = _schedules.get(key)
+    if found is None:
+        found = schedule_config.build(config)
+        with _built_lock:
+            if len(_schedules) >= _SCHEDULES_KEPT:
+                _schedules.clear()
+            _schedules[key] = found
+    return found
 
 
 def _built_team(team_id: int, raw: dict[str, Any]) -> TeamSide:
@@ -327,7 +349,7 @@ def _built_from(
         user_id=user_id,
         version=raw["version"],
         config=raw["config"],
-        schedule=schedule_config.build(raw["config"]),
+        schedule=shared_schedule(raw["config"]),
         overrides=Overrides(
             overtime_until=_in_range(user_id, "overtime_until", raw["overtime_until"]),
             forced_off_until=_in_range(user_id, "forced_off_until", raw["forced_off_until"]),
