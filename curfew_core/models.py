@@ -75,6 +75,8 @@ class ApiToken(models.Model):
     class Kind(models.TextChoices):
         API = "api", "API"
         EMBED = "embed", "Embed (read-only)"
+        #: A team's gateway key: asks on behalf of any member (``team`` set).
+        TEAM = "team", "Team gateway key"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_tokens"
@@ -86,6 +88,10 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    #: A team key's team (``kind`` is ``team``); its ``user`` is who issued it.
+    team = models.ForeignKey(
+        "Team", on_delete=models.CASCADE, null=True, blank=True, related_name="tokens"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -133,6 +139,8 @@ class AuditEntry(models.Model):
         ACCOUNT = "account", "account"
         #: The person's price table for the savings view.
         PRICES = "prices", "prices"
+        #: A team: its schedule, members, roles, invites, keys, overtime.
+        TEAM = "team", "team"
 
     #: Whose data changed.
     user = models.ForeignKey(
@@ -150,6 +158,11 @@ class AuditEntry(models.Model):
     actor_name = models.CharField(max_length=150)
     channel = models.CharField(max_length=16, choices=Channel.choices)
     subject = models.CharField(max_length=16, choices=Subject.choices)
+    #: The team a team change belongs to (``user`` is then the member it
+    #: concerns, or the admin who changed the whole team).
+    team = models.ForeignKey(
+        "Team", on_delete=models.SET_NULL, null=True, blank=True, related_name="audit"
+    )
     #: ``saved``; an override verb; ``created`` or ``revoked``.
     action = models.CharField(max_length=32)
     changes = models.JSONField(default=dict)
@@ -157,7 +170,10 @@ class AuditEntry(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["user", "-created_at"], name="audit_user_recent")]
+        indexes = [
+            models.Index(fields=["user", "-created_at"], name="audit_user_recent"),
+            models.Index(fields=["team", "-created_at"], name="audit_team_recent"),
+        ]
         verbose_name_plural = "audit entries"
 
     def __str__(self) -> str:
@@ -265,3 +281,86 @@ class PriceTable(models.Model):
 
     def __str__(self) -> str:
         return f"prices of {self.user}"
+
+
+class Team(models.Model):
+    """A team: one schedule its members cannot loosen (issue 26).
+
+    ``config`` is a schedule in the same declared settings as a person's
+    (validated by ``curfew_core.schedules.config``); a member's verdict is the
+    harsher of the team's and their own (``curfew_core.engine.team``). The
+    policy columns are the team's alone: whether a member's exemptions count,
+    and whether (and how long) a member's overtime lifts the team's night.
+    ``overtime_until`` is a whole-team overtime an admin granted ("release night").
+    """
+
+    name = models.CharField(max_length=100, unique=True)
+    config = models.JSONField(default=dict)
+    version = models.PositiveIntegerField(default=UNSAVED_VERSION)
+    #: Whether a member's own exempt sessions and purposes count (both must allow).
+    members_may_exempt = models.BooleanField(default=False)
+    #: How long a member's own overtime may lift the team's night, in minutes;
+    #: 0: it never does.
+    member_overtime_minutes = models.PositiveIntegerField(default=0)
+    #: The whole team's overtime ("release night"), a real instant.
+    overtime_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"team {self.name} (v{self.version})"
+
+
+class TeamMembership(models.Model):
+    """A user's place in a team. One-to-one: a user is in at most one team."""
+
+    class Role(models.TextChoices):
+        ADMIN = "admin", "admin"
+        MEMBER = "member", "member"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_team_membership"
+    )
+    role = models.CharField(max_length=8, choices=Role.choices, default=Role.MEMBER)
+    joined_at = models.DateTimeField(auto_now_add=True)
+    #: When the member last took overtime: a team that lets members' overtime
+    #: lift its night does so for at most its allowance from this instant.
+    overtime_from = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["team", "id"]
+        indexes = [models.Index(fields=["team", "role"], name="team_member_role")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team.name} ({self.role})"
+
+
+class TeamInvite(models.Model):
+    """A one-time invite link: only its SHA-256 digest is stored, the link is shown once."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invites")
+    digest = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=16)
+    role = models.CharField(
+        max_length=8, choices=TeamMembership.Role.choices, default=TeamMembership.Role.MEMBER
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"invite {self.prefix}… to {self.team.name}"

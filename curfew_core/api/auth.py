@@ -16,7 +16,7 @@ from curfew_core import throttle
 from curfew_core.api.errors import ApiError
 from curfew_core.edge.dialects import API
 from curfew_core.edge.http_headers import bearer
-from curfew_core.selectors.tokens import TokenIdentity
+from curfew_core.selectors.tokens import GATEWAY, TokenIdentity
 
 log = logging.getLogger("curfew.api")
 P = ParamSpec("P")
@@ -41,14 +41,25 @@ def token_required(view: View[P]) -> Callable[..., HttpResponse]:
     return wrapper
 
 
-def with_token(
+def with_gateway_token(
     raw: str | None, address: str, answer: Callable[[TokenIdentity], HttpResponse]
+) -> HttpResponse:
+    """``with_token`` that also takes a team key (the team API reads with one)."""
+    return with_token(raw, address, answer, kind=GATEWAY)
+
+
+def with_token(
+    raw: str | None,
+    address: str,
+    answer: Callable[[TokenIdentity], HttpResponse],
+    *,
+    kind: str = "api",
 ) -> HttpResponse:
     """``answer`` for the live API token ``raw`` (sent from ``address``), or the
     API's refusal: 401 without a live token, 429 over a throttle, 503 when
     storage is down; an ``ApiError`` raised by ``answer`` is its response."""
     try:
-        identity = throttle.identify_throttled(raw, kind="api", address=address)
+        identity = throttle.identify_throttled(raw, kind=kind, address=address)
         if identity is None:
             raise ApiError(
                 401,

@@ -10,6 +10,8 @@ event loop. An ``ApiError`` (400, 422) is answered in the API's shape.
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs
+
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -17,7 +19,7 @@ from curfew_core.api.errors import ApiError, json_object_from
 from curfew_core.api.views import checked_verdict_request, verdict_body
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.send import Answer
-from curfew_core.schema.verdict_request import VerdictRequest
+from curfew_core.schema.verdict_request import MAX_USERNAME, VerdictRequest
 from curfew_core.selectors.verdicts import bundle_state_json
 
 JSON = "application/json"
@@ -51,9 +53,46 @@ async def verdict(request: EdgeRequest) -> HttpResponse | Answer:
         asked = _asked_of(request.body)
     except ApiError as exc:
         return exc.response()
+    if asked.user is not None and caller.identity.team_id is None:
+        # Well-formed, refused by a rule the schema cannot state: 422.
+        return ApiError(
+            422,
+            "unprocessable",
+            "user: only a team key asks on behalf of a member; a personal token "
+            "always asks for its own person (leave user out)",
+            {"user": "only a team key may send it"},
+        ).response()
     body = verdict_body(caller.bundle, asked, now=timezone.now())
     return Answer(body, JSON)
 
 
-async def state(request: EdgeRequest) -> Answer:
-    return Answer(bundle_state_json(request.the_caller().bundle, now=timezone.now()), JSON)
+async def state(request: EdgeRequest) -> HttpResponse | Answer:
+    caller = request.the_caller()
+    if caller.identity.team_id is None and request.query_string:
+        refusal = _personal_user_query(request.query_string)
+        if refusal is not None:
+            return refusal
+    return Answer(bundle_state_json(caller.bundle, now=timezone.now()), JSON)
+
+
+def _personal_user_query(query: bytes) -> HttpResponse | None:
+    """A personal token's ``?user=``: a malformed one is a 400, any other a
+    422 (only a team key asks for another person); none: ``None``."""
+    values = parse_qs(query.decode("latin-1"), keep_blank_values=True).get("user")
+    if not values:
+        return None
+    name = values[0]
+    if not 1 <= len(name) <= MAX_USERNAME:
+        return ApiError(
+            400,
+            "invalid_request",
+            f"user: must be a username of 1 to {MAX_USERNAME} characters",
+            {"user": f"must be a username of 1 to {MAX_USERNAME} characters"},
+        ).response()
+    return ApiError(
+        422,
+        "unprocessable",
+        "user: only a team key asks on behalf of a member; a personal token "
+        "always asks for its own person (leave user out)",
+        {"user": "only a team key may send it"},
+    ).response()

@@ -23,7 +23,7 @@ from typing import Any
 
 from curfew_client.wire import openapi_schemas
 
-from curfew_core.api import ledger_openapi
+from curfew_core.api import ledger_openapi, team_openapi
 from curfew_core.api.openapi_parts import (
     AUTHED,
     COMPONENTS,
@@ -112,6 +112,7 @@ def document() -> dict[str, Any]:
                     "additionalProperties": False,
                 },
                 **ledger_openapi.ledger_schemas(),
+                **team_openapi.team_schemas(),
             },
         },
         "paths": {
@@ -121,7 +122,7 @@ def document() -> dict[str, Any]:
                     "requestBody": {"required": False, "content": json_body(ref("VerdictRequest"))},
                     "responses": {
                         "200": {"description": "the verdict", "content": json_body(ref("Verdict"))},
-                        **errors(*WITH_BODY, 422),
+                        **errors(*WITH_BODY, 404, 422),
                     },
                 }
             },
@@ -167,9 +168,19 @@ def document() -> dict[str, Any]:
             "/state": {
                 "get": {
                     "summary": "What a status display needs",
+                    "parameters": [
+                        {
+                            "name": "user",
+                            "in": "query",
+                            "required": False,
+                            "description": "with a team key: the member asked for (or the "
+                            "X-Curfew-User header); a personal token's own person otherwise",
+                            "schema": {"type": "string", "minLength": 1, "maxLength": 150},
+                        }
+                    ],
                     "responses": {
                         "200": {"description": "state", "content": json_body(ref("State"))},
-                        **errors(*AUTHED),
+                        **errors(*AUTHED, 400, 404, 422),
                     },
                 }
             },
@@ -195,6 +206,7 @@ def document() -> dict[str, Any]:
                 }
             },
             **ledger_openapi.ledger_paths(),
+            **team_openapi.team_paths(_settings_in(), _settings_out()),
             "/openapi.json": {
                 "get": {
                     "summary": "This document",

@@ -41,6 +41,8 @@ RETRY_AFTER = {
 ERROR_TEXT = {
     400: "malformed input (the schema refuses it); the fields say what; nothing changed",
     401: "missing, unknown or revoked token",
+    403: "the token may read this but not change it (a team member, or the team key)",
+    404: "not found: no team for this token, or a team key's name that is not a member",
     409: "stale version; the message names the current one; nothing changed",
     413: "the body is too large",
     422: "well-formed, but refused by a rule the schema cannot state; nothing changed",

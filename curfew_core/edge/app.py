@@ -39,6 +39,7 @@ from django.utils.module_loading import import_string
 
 from curfew_core import throttle
 from curfew_core.edge import caller as callers
+from curfew_core.edge import team_caller
 from curfew_core.edge.declare import Door, Route, Table
 from curfew_core.edge.dialects import OUTAGES
 from curfew_core.edge.doors import DOORS
@@ -52,6 +53,7 @@ from curfew_core.edge.send import (
     send_response,
     send_whole,
 )
+from curfew_core.selectors.tokens import GATEWAY
 
 log = logging.getLogger("curfew.edge")
 
@@ -116,7 +118,7 @@ async def _caller_or_refusal(
     over a throttle, 503 when storage is down (the pipeline's credential step,
     and the guard's early check of a large body Django will read)."""
     try:
-        caller = await callers.resolve(raw, address)
+        caller = await callers.resolve(raw, address, kind=GATEWAY)
     except throttle.Throttled as exc:
         return door.dialect.rate_limited(exc.refusal)
     except OUTAGES:
@@ -221,6 +223,18 @@ class Edge:
         request = EdgeRequest(
             scope, door, method, path, headers, address, body, caller, dict(params)
         )
+        if caller is not None and team_caller.is_team(caller):
+            # A team key: served as the member it names (issue 26).
+            try:
+                member = await team_caller.member_caller(request)
+            except OUTAGES:
+                log.exception("%s: team key's member: storage unavailable", door.name)
+                member = dialect.unavailable()
+            if isinstance(member, HttpResponseBase):
+                await send_response(send, member, extra)
+                return
+            if member is not None:
+                request.caller = member
         handler = self.handlers[route.handler]
         if route.long:
             await cancelled_on_disconnect(receive, self._answer(handler, request, send, extra))

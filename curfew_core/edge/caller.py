@@ -20,10 +20,16 @@ from typing import Any
 from curfew_core import throttle
 from curfew_core.edge.threads import run_sync
 from curfew_core.selectors import tokens
-from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle, rows_fresh
+from curfew_core.selectors.bundles import (
+    UserBundle,
+    bundle_for,
+    cached_bundle,
+    likely_team,
+    rows_fresh,
+)
 from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.store import async_cache
-from curfew_core.store.cache_policy import bundle_key, token_key
+from curfew_core.store.cache_policy import bundle_key, team_key, token_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +65,7 @@ async def resolve(raw: str | None, address: str, *, kind: str = "api") -> Caller
 #: decoded object per cached entry until it is replaced), the caller is the
 #: same, and only the freshness checks, the stamp and the rate are left to do.
 _CALLERS_KEPT = 10_000
-_callers: dict[str, tuple[Any, Any, str, Caller]] = {}
+_callers: dict[str, tuple[Any, Any, str, Caller, Any]] = {}
 
 
 async def _warm(raw: str | None, kind: str) -> Caller | None:
@@ -73,18 +79,25 @@ async def _warm(raw: str | None, kind: str) -> Caller | None:
     keys = [token_key(token_digest)]
     if user_id is not None:
         keys.append(bundle_key(user_id))
+        # A team member's rows come with their team's (issue 26), in the same read.
+        team_id = likely_team(user_id)
+        if team_id is not None:
+            keys.append(team_key(team_id))
     found = await async_cache.get_many(keys)
     checked = found[0]
     if not tokens.usable(checked):
         return None
     rows = found[1] if user_id is not None else None
+    team_rows = found[2] if len(found) > 2 else None
     known = _callers.get(token_digest)
     if (
         known is not None
         and known[0] is checked
         and known[1] is rows
         and known[2] == kind
+        and known[4] is team_rows
         and rows_fresh(rows)
+        and (team_rows is None or rows_fresh(team_rows))
     ):
         caller = known[3]
         await _count(caller.identity)
@@ -95,13 +108,13 @@ async def _warm(raw: str | None, kind: str) -> Caller | None:
     await _count(identity)
     bundle = None
     if user_id == identity.user_id:
-        bundle = cached_bundle(identity.user_id, rows)
+        bundle = cached_bundle(identity.user_id, rows, team_rows)
     if bundle is None:
         return Caller(identity, await run_sync(bundle_for, identity.user_id))
     caller = Caller(identity, bundle)
     if len(_callers) >= _CALLERS_KEPT:
         _callers.clear()
-    _callers[token_digest] = (checked, rows, kind, caller)
+    _callers[token_digest] = (checked, rows, kind, caller, team_rows)
     return caller
 
 

@@ -32,6 +32,7 @@ from curfew_core.engine.schedule import (
     RequestContext,
     Schedule,
 )
+from curfew_core.engine.team import TeamPolicy, TeamSide, combine, decide_member
 from curfew_core.engine.verdict import (
     SEVERITY,
     Action,
@@ -61,12 +62,16 @@ __all__ = [
     "Schedule",
     "Segment",
     "State",
+    "TeamPolicy",
+    "TeamSide",
     "Verdict",
     "WallTime",
+    "combine",
     "day_band",
     "day_kind",
     "day_plan",
     "decide",
+    "decide_member",
     "format_wall",
     "night_window",
     "parse_debug_moment",

@@ -51,9 +51,10 @@ from django.http.response import HttpResponseBase
 from curfew_core.edge.dialects import API
 from curfew_core.edge.http_headers import bearer_in
 from curfew_core.edge.request import EdgeRequest
+from curfew_core.edge.team_caller import member_name
 from curfew_core.realtime import access, watch
-from curfew_core.selectors.tokens import identify
-from curfew_core.services.events import user_group
+from curfew_core.selectors.tokens import GATEWAY, identify
+from curfew_core.services.events import team_group, user_group
 
 log = logging.getLogger("curfew.realtime")
 
@@ -73,9 +74,15 @@ HEARTBEAT = b": heartbeat\n\n"
 
 
 def _still_allowed(raw: str, user_id: int) -> bool:
-    """The token is still a live API token of this (active) user."""
-    identity = identify(raw, kind="api")
-    return identity is not None and identity.user_id == user_id and access.user_active(user_id)
+    """The token is still a live API token of this (active) user, or, for a
+    team key's stream (``user_id`` the team key's member or its issuer), a
+    live team key of the same team."""
+    identity = identify(raw, kind=GATEWAY)
+    if identity is None:
+        return False
+    if identity.team_id is not None:
+        return True
+    return identity.kind == "api" and identity.user_id == user_id and access.user_active(user_id)
 
 
 #: Not thread-sensitive: a stream lives for hours, and its checks need not
@@ -86,21 +93,32 @@ still_allowed = database_sync_to_async(_still_allowed, thread_sensitive=False)
 async def changes(request: EdgeRequest) -> HttpResponseBase:
     """The stream of the caller's changes (the edge checked method and token)."""
     raw = bearer_in(request.headers) or ""
-    user_id = request.the_caller().user_id
+    caller = request.the_caller()
+    user_id = caller.user_id
     layer = get_channel_layer()
     if layer is None:
         return API.unavailable()
-    group = user_group(user_id)
+    groups = [user_group(user_id)]
+    whole_team = caller.identity.team_id is not None and member_name(request) is None
+    if whole_team:
+        # A team key naming no member: every member's changes (issue 26).
+        assert caller.identity.team_id is not None
+        groups = [team_group(caller.identity.team_id)]
+    elif caller.bundle.team_id is not None:
+        # A member: their team's schedule changes are theirs too.
+        groups.append(team_group(caller.bundle.team_id))
     try:
         channel = await layer.new_channel("curfew-changes.")
         # Joined before ``ready`` is sent: a change committed after it is heard.
-        await layer.group_add(group, channel)
+        for group in groups:
+            await layer.group_add(group, channel)
         await watch.enroll(channel, layer)
     except Exception:
         log.exception("change stream: channel layer unavailable")
         return API.unavailable()
     response = StreamingHttpResponse(
-        _stream(layer, channel, group, raw, user_id), content_type=CONTENT_TYPE
+        _stream(layer, channel, groups, raw, user_id, whole_team=whole_team),
+        content_type=CONTENT_TYPE,
     )
     response["Cache-Control"] = "no-store"
     # Nginx and friends would otherwise hold events back in a buffer.
@@ -109,7 +127,13 @@ async def changes(request: EdgeRequest) -> HttpResponseBase:
 
 
 async def _stream(
-    layer: Any, channel: str, group: str, raw: str, user_id: int
+    layer: Any,
+    channel: str,
+    groups: list[str],
+    raw: str,
+    user_id: int,
+    *,
+    whole_team: bool = False,
 ) -> AsyncIterator[bytes]:
     loop = asyncio.get_running_loop()
     joined_at = loop.time()
@@ -138,13 +162,20 @@ async def _stream(
                 yield HEARTBEAT
             elif kind == "user.changed":
                 yield event("change", {})
+            elif kind == "team.changed":
+                # The team's schedule: every member's verdict may have changed.
+                yield event("change", {"team": True})
+            elif kind == "team.member_changed" and whole_team:
+                yield event("change", {"user": message.get("user") if message else None})
             if loop.time() - joined_at >= REJOIN_SECONDS:
-                await layer.group_add(group, channel)
+                for group in groups:
+                    await layer.group_add(group, channel)
                 joined_at = loop.time()
     finally:
         # Ended by us, or cancelled because the client went away.
         watch.leave(channel)
-        try:
-            await layer.group_discard(group, channel)
-        except Exception:
-            log.warning("change stream: could not leave %s", group)
+        for group in groups:
+            try:
+                await layer.group_discard(group, channel)
+            except Exception:
+                log.warning("change stream: could not leave %s", group)

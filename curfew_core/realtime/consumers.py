@@ -44,8 +44,9 @@ from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, C
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
 from curfew_core.realtime.states import CapsuleState, boundary_state, capsule_state
+from curfew_core.selectors.teams import team_id_of
 from curfew_core.selectors.verdicts import CAPSULE_BANDS
-from curfew_core.services.events import user_group
+from curfew_core.services.events import team_group, user_group
 
 log = logging.getLogger("curfew.realtime")
 
@@ -65,6 +66,12 @@ def wants_band(scope: Any) -> bool:
 def _embed_user_sync(raw: str, address: str) -> int | None:
     identity = throttle.identify_throttled(raw, kind="embed", address=address)
     return None if identity is None else identity.user_id
+
+
+async def _team_of(user_id: int) -> int | None:
+    """The user's team (their cached rows), read off the event loop."""
+    team_id: int | None = await database_sync_to_async(team_id_of, thread_sensitive=False)(user_id)
+    return team_id
 
 
 async def _embed_user(raw: str, address: str) -> int | None:
@@ -164,6 +171,15 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         groups = [user_group(user_id)]
         if self.session_key is not None:
             groups.append(session_group(self.session_key))
+        try:
+            team_id = await _team_of(user_id)
+        except Exception:
+            log.exception("capsule socket: team could not be read")
+            await self.refuse(CLOSE_UNAVAILABLE, "state unavailable; retry")
+            return
+        if team_id is not None:
+            # A team schedule change is one message to the team's group (issue 26).
+            groups.append(team_group(team_id))
         # Join before the first read, so a change committed in between is not missed.
         try:
             layer = get_channel_layer()
@@ -246,7 +262,7 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         """The hub heard ``kind`` for one of this socket's groups."""
         if self.closed:
             return
-        if kind == "user.changed":  # a save or override of this user was committed
+        if kind in ("user.changed", "team.changed"):  # this user's (or team's) change
             if self.user_id is not None:
                 states.changed(self.user_id)
             queue_push(self)

@@ -32,6 +32,8 @@ from curfew_core.schedules.values import (
 #: The longest session id or purpose a verdict request may carry (the same
 #: as an exempt session id).
 MAX_SCOPE_TEXT = MAX_SESSION_ID
+#: The longest username (Django's ``User.username``).
+MAX_USERNAME = 150
 #: The longest instant text ``parse_instant`` reads.
 MAX_INSTANT_TEXT = 64
 
@@ -74,6 +76,14 @@ class VerdictRequestBody(BaseModel):
     at: _InstantText | None = Field(
         default=None, description="what-if instant; years 1900-8999 (others: 422)"
     )
+    user: Annotated[str, Field(min_length=1, max_length=MAX_USERNAME)] | None = Field(
+        default=None,
+        description=(
+            "with a team key: the username of the member asked for (a name that is "
+            "not a member of the key's team: 404); a personal token asks for its own "
+            "person and may not send it"
+        ),
+    )
 
 
 VERDICT_FIELDS = tuple(VerdictRequestBody.model_fields)
@@ -100,6 +110,8 @@ class VerdictRequest:
     context: RequestContext
     #: The instant asked about, or None for now.
     at: datetime | None
+    #: A team key's member (issue 26), or None.
+    user: str | None = None
 
 
 def parse_instant(value: Any) -> datetime:
@@ -155,6 +167,7 @@ def verdict_request(
     subagent: object = None,
     max_tokens: object = None,
     at: object = None,
+    user: object = None,
     errors: Mapping[str, str] | None = None,
 ) -> VerdictRequest:
     """The verdict request from its fields (None is "not given" for each), or
@@ -174,6 +187,16 @@ def verdict_request(
             limit=MAX_STORED,
             value=show(max_tokens),
         )
+    member: str | None = None
+    if user is not None:
+        if not isinstance(user, str) or not 1 <= len(user) <= MAX_USERNAME:
+            found["user"] = Message(
+                "must be a username of 1 to %(limit)s characters, not %(value)s",
+                limit=MAX_USERNAME,
+                value=show(user),
+            )
+        else:
+            member = user
     instant = None
     unprocessable: dict[str, str] = {}
     if at is not None:
@@ -188,7 +211,7 @@ def verdict_request(
     context = RequestContext(
         session_id=session, purpose=scope, subagent=bool(subagent), max_tokens=tokens
     )
-    return VerdictRequest(context, instant)
+    return VerdictRequest(context, instant, member)
 
 
 def parse_verdict_body(body: Mapping[str, Any]) -> VerdictRequest:

@@ -84,6 +84,8 @@ def _details(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
             else f"{key}: {_value(value)}"
             for key, value in changes.items()
         )
+    if entry.subject == AuditEntry.Subject.TEAM:
+        return _team_details(changes, tz)
     return ()
 
 
@@ -111,7 +113,57 @@ def _items(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[AuditItem, ...]:
             else AuditItem(key, None, value)
             for key, value in changes.items()
         )
+    if entry.subject == AuditEntry.Subject.TEAM:
+        return _team_items(changes, tz)
     return ()
+
+
+def _team_items(changes: dict[str, Any], tz: zoneinfo.ZoneInfo) -> tuple[AuditItem, ...]:
+    """``_team_details``' facts, structured for ``web.words.audit_lines``."""
+    items: list[AuditItem] = []
+    if "member" in changes:
+        items.append(AuditItem("member", None, changes["member"]))
+    if "old" in changes and "new" in changes and not isinstance(changes["old"], dict):
+        items.append(AuditItem("role", changes["old"], changes["new"]))
+    elif "role" in changes:
+        items.append(AuditItem("role", None, changes["role"]))
+    if "admin" in changes:
+        items.append(AuditItem("admin", None, changes["admin"]))
+    if "invite" in changes:
+        items.append(AuditItem("invite", None, f"{changes['invite']}…"))
+    if "prefix" in changes:
+        name = str(changes.get("name") or "")
+        items.append(AuditItem("token", None, f"{changes['prefix']}…", extra=("team", name)))
+    if "overtime_until" in changes:
+        until = changes["overtime_until"]
+        items.append(AuditItem("overtime_until", None, _local(until, tz) if until else None))
+    for key, change in (changes.get("fields") or {}).items():
+        items.append(AuditItem(key, change.get("old"), change.get("new")))
+    return tuple(items)
+
+
+def _team_details(changes: dict[str, Any], tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
+    """A team change in lines: its member, role, invite or key, and a schedule
+    save's fields as a person's (never a secret: none is stored)."""
+    lines: list[str] = []
+    if "member" in changes:
+        lines.append(f"member: {_value(changes['member'])}")
+    if "old" in changes and "new" in changes and not isinstance(changes["old"], dict):
+        lines.append(f"role: {_value(changes['old'])} → {_value(changes['new'])}")
+    elif "role" in changes:
+        lines.append(f"role: {_value(changes['role'])}")
+    if "admin" in changes:
+        lines.append(f"admin: {_value(changes['admin'])}")
+    if "invite" in changes:
+        lines.append(f"invite: {changes['invite']}…")
+    if "prefix" in changes:
+        lines.append(f"key “{changes.get('name') or 'unnamed'}” ({changes['prefix']}…)")
+    if "overtime_until" in changes:
+        until = changes["overtime_until"]
+        lines.append(f"overtime until: {_local(until, tz) if until else '—'}")
+    for key, change in (changes.get("fields") or {}).items():
+        lines.append(f"{key}: {_value(change.get('old'))} → {_value(change.get('new'))}")
+    return tuple(lines)
 
 
 def audit_recent(user: User, limit: int = 10, *, tz: str = "UTC") -> list[AuditRow]:
@@ -119,15 +171,17 @@ def audit_recent(user: User, limit: int = 10, *, tz: str = "UTC") -> list[AuditR
     (never a secret: none is stored)."""
     zone = zoneinfo.ZoneInfo(tz)
     entries = AuditEntry.objects.filter(user=user).order_by("-created_at", "-id")[:limit]
-    return [
-        AuditRow(
-            at=entry.created_at.astimezone(zone),
-            subject=entry.subject,
-            action=entry.action,
-            channel=entry.get_channel_display(),
-            actor=entry.actor_name,
-            details=_details(entry, zone),
-            items=_items(entry, zone),
-        )
-        for entry in entries
-    ]
+    return [audit_row(entry, zone) for entry in entries]
+
+
+def audit_row(entry: AuditEntry, zone: zoneinfo.ZoneInfo) -> AuditRow:
+    """One entry as a page shows it, on the clock ``zone`` (a team's audit too)."""
+    return AuditRow(
+        at=entry.created_at.astimezone(zone),
+        subject=entry.subject,
+        action=entry.action,
+        channel=entry.get_channel_display(),
+        actor=entry.actor_name,
+        details=_details(entry, zone),
+        items=_items(entry, zone),
+    )

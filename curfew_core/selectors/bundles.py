@@ -8,10 +8,11 @@ than the freshness bound, see ``curfew_core.store.cache_policy``), and the built
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -19,12 +20,12 @@ from django.core.cache import cache
 from django.db import DatabaseError
 
 from curfew_core import models
-from curfew_core.engine import OverrideError, Overrides, Schedule
-from curfew_core.models import UNSAVED_VERSION, Override
+from curfew_core.engine import OverrideError, Overrides, Schedule, TeamPolicy, TeamSide
+from curfew_core.models import UNSAVED_VERSION, Override, Team, TeamMembership
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.override_commands import check_moment
 from curfew_core.store import cache_policy
-from curfew_core.store.cache_policy import bundle_key, lifetime
+from curfew_core.store.cache_policy import bundle_key, lifetime, team_key
 
 log = logging.getLogger("curfew.bundles")
 
@@ -36,6 +37,12 @@ class UserBundle:
     config: dict[str, Any]
     schedule: Schedule
     overrides: Overrides
+    #: The member's team (issue 26), or ``None``: the verdict is then the
+    #: member's own; with one, the harsher of both (``engine.decide_member``).
+    team_id: int | None = None
+    team: TeamSide | None = None
+    #: When the member last took overtime (see ``TeamMembership.overtime_from``).
+    overtime_from: datetime | None = None
 
 
 #: Bounded: a process serving many users rebuilds a cold one in microseconds.
@@ -47,7 +54,12 @@ _built_lock = threading.Lock()
 def _load_raw(user_id: int) -> dict[str, Any]:
     row = models.Schedule.objects.filter(user_id=user_id).only("config", "version").first()
     override = Override.objects.filter(user_id=user_id).first()
+    membership = (
+        TeamMembership.objects.filter(user_id=user_id).only("team_id", "overtime_from").first()
+    )
     return {
+        "team_id": membership.team_id if membership else None,
+        "overtime_from": membership.overtime_from if membership else None,
         "version": row.version if row else UNSAVED_VERSION,
         "config": schedule_config.with_defaults(row.config if row else {}),
         "overtime_until": override.overtime_until if override else None,
@@ -98,19 +110,168 @@ def _in_range(user_id: int, name: str, instant: datetime | None) -> datetime | N
         return None
 
 
+def _load_team_raw(team_id: int) -> dict[str, Any] | None:
+    team = Team.objects.filter(id=team_id).first()
+    if team is None:
+        return None
+    return {
+        "team_id": team.id,
+        "version": team.version,
+        "config": schedule_config.with_defaults(team.config),
+        "members_may_exempt": team.members_may_exempt,
+        "member_overtime_minutes": team.member_overtime_minutes,
+        "overtime_until": team.overtime_until,
+        "loaded_at": cache_policy.clock(),
+    }
+
+
+def team_raw(team_id: int) -> dict[str, Any] | None:
+    """A team's rows, cached like a user's (``None``: no such team any more)."""
+    key = team_key(team_id)
+    raw: dict[str, Any] | None = cache.get(key)
+    if raw is None or not cache_policy.fresh(raw.get("loaded_at", 0.0)):
+        try:
+            loaded = _load_team_raw(team_id)
+        except DatabaseError:
+            if raw is None:
+                raise
+            log.warning("database unreachable; serving team %s's last known schedule", team_id)
+            return raw
+        if loaded is None:
+            return None
+        raw = loaded
+        cache.set(key, raw, timeout=_keep_seconds())
+    return raw
+
+
+def refresh_team(team_id: int) -> None:
+    """Put a team's committed rows in the shared cache (after the commit; never raises)."""
+    key = team_key(team_id)
+    try:
+        rows = _load_team_raw(team_id)
+        if rows is None:
+            cache_policy.forget(key)
+            return
+        cache.set(key, rows, timeout=_keep_seconds())
+    except Exception:
+        log.warning("could not refresh cached team %s", team_id, exc_info=True)
+        cache_policy.forget(key)
+
+
+#: Each user's team as last seen in this process (user id to team id), so a
+#: warm verdict can fetch the user's rows and the team's in one cache read
+#: (``edge.caller``). Only a guess: the user's rows read with it decide.
+_teams_seen: dict[int, int] = {}
+
+
+def likely_team(user_id: int) -> int | None:
+    """The team the user was in when last seen in this process, if any."""
+    return _teams_seen.get(user_id)
+
+
 def bundle_for(user_id: int) -> UserBundle:
-    """The user's schedule (defaults if never saved) and overrides."""
-    return _built_from(user_id, _raw(user_id))
+    """The user's schedule (defaults if never saved) and overrides, and their team's."""
+    raw = _raw(user_id)
+    team_id = raw.get("team_id")
+    return _built_from(user_id, raw, team_raw(team_id) if team_id is not None else None)
 
 
-def cached_bundle(user_id: int, raw: dict[str, Any] | None) -> UserBundle | None:
+def bundles_for(user_ids: list[int]) -> dict[int, UserBundle]:
+    """``bundle_for`` of many users at once (a page of a team's members): one
+    cache read for them all, and for those missing or stale one query per
+    table, whatever their number."""
+    keys = {user_id: bundle_key(user_id) for user_id in user_ids}
+    cached = cache.get_many(list(keys.values()))
+    raws: dict[int, dict[str, Any]] = {}
+    missing = []
+    for user_id, key in keys.items():
+        found: dict[str, Any] | None = cached.get(key)
+        if found is not None and rows_fresh(found):
+            raws[user_id] = found
+        else:
+            missing.append(user_id)
+    if missing:
+        loaded = _load_raw_many(missing)
+        cache.set_many({keys[user_id]: rows for user_id, rows in loaded.items()}, _keep_seconds())
+        raws.update(loaded)
+    teams: dict[int, dict[str, Any] | None] = {}
+    out = {}
+    for user_id, raw in raws.items():
+        team_id = raw.get("team_id")
+        if team_id is not None and team_id not in teams:
+            teams[team_id] = team_raw(team_id)
+        out[user_id] = _built_from(user_id, raw, teams.get(team_id) if team_id else None)
+    return out
+
+
+def _load_raw_many(user_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """``_load_raw`` of many users: one query per table."""
+    schedules = {
+        row["user_id"]: row
+        for row in models.Schedule.objects.filter(user_id__in=user_ids).values(
+            "user_id", "config", "version"
+        )
+    }
+    overrides = {row.user_id: row for row in Override.objects.filter(user_id__in=user_ids)}
+    memberships = {
+        row["user_id"]: row
+        for row in TeamMembership.objects.filter(user_id__in=user_ids).values(
+            "user_id", "team_id", "overtime_from"
+        )
+    }
+    loaded_at = cache_policy.clock()
+    out = {}
+    for user_id in user_ids:
+        row = schedules.get(user_id)
+        override = overrides.get(user_id)
+        membership = memberships.get(user_id)
+        out[user_id] = {
+            "team_id": membership["team_id"] if membership else None,
+            "overtime_from": membership["overtime_from"] if membership else None,
+            "version": row["version"] if row else UNSAVED_VERSION,
+            "config": schedule_config.with_defaults(row["config"] if row else {}),
+            "overtime_until": override.overtime_until if override else None,
+            "forced_off_until": override.forced_off_until if override else None,
+            "debug_at": override.debug_at if override else None,
+            "debug_until": override.debug_until if override else None,
+            "loaded_at": loaded_at,
+        }
+    return out
+
+
+def cached_bundle(
+    user_id: int, raw: dict[str, Any] | None, team: dict[str, Any] | None = None
+) -> UserBundle | None:
     """``bundle_for`` from the rows already read from the cache
-    (``cache_policy.bundle_key``'s value), or ``None`` if they must be read
-    again (absent, or older than the freshness bound): then ``bundle_for``."""
+    (``cache_policy.bundle_key``'s value, and ``team_key``'s of the user's
+    team), or ``None`` if they must be read again (absent, or older than the
+    freshness bound, or not the user's team's): then ``bundle_for``."""
     if not rows_fresh(raw):
         return None
     assert raw is not None
-    return _built_from(user_id, raw)
+    team_id = raw.get("team_id")
+    if team_id is not None:
+        if team is None or not rows_fresh(team) or team.get("team_id") != team_id:
+            return None
+    else:
+        team = None
+    return _built_from(user_id, raw, team)
+
+
+def _team_side(raw: dict[str, Any]) -> TeamSide:
+    return TeamSide(
+        schedule=shared_schedule(raw["config"]),
+        policy=TeamPolicy(
+            members_may_exempt=raw["members_may_exempt"],
+            member_overtime=timedelta(minutes=raw["member_overtime_minutes"]),
+        ),
+        overtime_until=raw["overtime_until"],
+    )
+
+
+#: Built team sides per team, keyed by the rows they were built from: 5,000
+#: members share one built schedule.
+_teams_built: dict[int, tuple[tuple[Any, ...], TeamSide]] = {}
 
 
 def rows_fresh(raw: dict[str, Any] | None) -> bool:
@@ -118,7 +279,58 @@ def rows_fresh(raw: dict[str, Any] | None) -> bool:
     return raw is not None and cache_policy.fresh(raw.get("loaded_at", 0.0))
 
 
-def _built_from(user_id: int, raw: dict[str, Any]) -> UserBundle:
+#: Built schedules by their settings: people with the same settings (a team's
+#: members on the defaults) share one ``Schedule``, so the engine's per-day
+#: memo (keyed by the schedule object) holds one day for all of them rather
+#: than one per person, which 5,000 members would overflow on every round.
+_SCHEDULES_KEPT = 10_000
+_schedules: dict[str, Schedule] = {}
+
+
+def shared_schedule(config: dict[str, Any]) -> Schedule:
+    """``schedule_config.build(config)``, one object per distinct settings."""
+    key = json.dumps(config, sort_keys=True, default=str)
+    found = _schedules.get(key)
+    if found is None:
+        found = schedule_config.build(config)
+        with _built_lock:
+            if len(_schedules) >= _SCHEDULES_KEPT:
+                _schedules.clear()
+            _schedules[key] = found
+    return found
+
+
+def _built_team(team_id: int, raw: dict[str, Any]) -> TeamSide:
+    stamp = (
+        raw["version"],
+        raw["members_may_exempt"],
+        raw["member_overtime_minutes"],
+        raw["overtime_until"],
+    )
+    hit = _teams_built.get(team_id)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    side = _team_side(raw)
+    with _built_lock:
+        if len(_teams_built) >= MAX_BUILT:
+            _teams_built.clear()
+        _teams_built[team_id] = (stamp, side)
+    return side
+
+
+def _built_from(
+    user_id: int, raw: dict[str, Any], team_rows: dict[str, Any] | None = None
+) -> UserBundle:
+    team_id: int | None = raw.get("team_id")
+    team = None
+    if team_id is not None and team_rows is not None:
+        team = _built_team(team_id, team_rows)
+        if len(_teams_seen) >= MAX_BUILT:
+            _teams_seen.clear()
+        _teams_seen[user_id] = team_id
+    else:
+        team_id = None
+        _teams_seen.pop(user_id, None)
     stamp = (
         raw["version"],
         raw["overtime_until"],
@@ -126,6 +338,9 @@ def _built_from(user_id: int, raw: dict[str, Any]) -> UserBundle:
         raw["debug_at"],
         # ``get``: an entry cached before the time machine had an end.
         raw.get("debug_until"),
+        team_id,
+        team,
+        raw.get("overtime_from"),
     )
     hit = _built.get(user_id)
     if hit is not None and hit[0] == stamp:
@@ -134,13 +349,16 @@ def _built_from(user_id: int, raw: dict[str, Any]) -> UserBundle:
         user_id=user_id,
         version=raw["version"],
         config=raw["config"],
-        schedule=schedule_config.build(raw["config"]),
+        schedule=shared_schedule(raw["config"]),
         overrides=Overrides(
             overtime_until=_in_range(user_id, "overtime_until", raw["overtime_until"]),
             forced_off_until=_in_range(user_id, "forced_off_until", raw["forced_off_until"]),
             debug_at=_in_range(user_id, "debug_at", raw["debug_at"]),
             debug_until=raw.get("debug_until"),
         ),
+        team_id=team_id,
+        team=team,
+        overtime_from=raw.get("overtime_from"),
     )
     with _built_lock:
         if len(_built) >= MAX_BUILT:

@@ -39,6 +39,16 @@ class TokenIdentity:
     token_id: int
     user_id: int
     kind: str
+    #: A team key's team (issue 26); ``user_id`` is then who issued it, until
+    #: the edge puts the member asked for in its place (``edge.team_caller``).
+    team_id: int | None = None
+
+
+#: The kind a gateway's door asks for: an API token, or a team key (which
+#: then names the member it asks for). Django's API views ask for ``api``
+#: alone: a team key changes nobody's schedule.
+GATEWAY = "gateway"
+_GATEWAY_KINDS = frozenset({ApiToken.Kind.API, ApiToken.Kind.TEAM})
 
 
 def digest(raw: str) -> str:
@@ -49,7 +59,7 @@ def _stale(cached: object) -> bool:
     """A found token's check older than the bound (or in an older format)."""
     if cached == _MISSING:
         return False
-    return not (isinstance(cached, tuple) and len(cached) == 4 and cache_policy.fresh(cached[3]))
+    return not (isinstance(cached, tuple) and len(cached) == 5 and cache_policy.fresh(cached[3]))
 
 
 def identify(raw: str, *, kind: str) -> TokenIdentity | None:
@@ -68,7 +78,7 @@ def identify(raw: str, *, kind: str) -> TokenIdentity | None:
                 ApiToken.objects.filter(
                     digest=token_digest, revoked_at__isnull=True, user__is_active=True
                 )
-                .values_list("id", "user_id", "kind")
+                .values_list("id", "user_id", "kind", "team_id")
                 .first()
             )
         except DatabaseError:
@@ -77,7 +87,7 @@ def identify(raw: str, *, kind: str) -> TokenIdentity | None:
             # Nothing can have been committed to a database we cannot read.
             log.warning("database unreachable; trusting the last check of a token")
         else:
-            cached = _MISSING if row is None else (*row, cache_policy.clock())
+            cached = _MISSING if row is None else (*row[:3], cache_policy.clock(), row[3])
             cache.set(
                 key, cached, timeout=_MISSING_SECONDS if row is None else lifetime(_FOUND_SECONDS)
             )
@@ -100,13 +110,14 @@ def cached_identity(token_digest: str, cached: object, *, kind: str) -> TokenIde
     token_id: int
     user_id: int
     token_kind: str
-    token_id, user_id, token_kind, _ = cached  # type: ignore[misc]
-    if token_kind != kind:
+    team_id: int | None
+    token_id, user_id, token_kind, _, team_id = cached  # type: ignore[misc]
+    if token_kind != kind and not (kind == GATEWAY and token_kind in _GATEWAY_KINDS):
         return None
     if len(_users) >= _USERS_KEPT:
         _users.clear()
     _users[token_digest] = user_id
-    return TokenIdentity(token_id, user_id, token_kind)
+    return TokenIdentity(token_id, user_id, token_kind, team_id)
 
 
 #: Whose each recently seen token is (digest to user id; a token never changes

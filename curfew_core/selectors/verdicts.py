@@ -41,6 +41,7 @@ from curfew_core.engine import (
     State,
     Verdict,
     decide,
+    decide_member,
     format_wall,
 )
 from curfew_core.engine import day_plan as engine_day_plan
@@ -80,7 +81,18 @@ def decide_for(
     if at is not None:
         now = at
         overrides = Overrides(overrides.overtime_until, overrides.forced_off_until, None)
-    return decide(now, bundle.schedule, request or RequestContext(), overrides), bundle
+    if bundle.team is None:
+        return decide(now, bundle.schedule, request or RequestContext(), overrides), bundle
+    # A team member: the harsher of the team's schedule and their own (issue 26).
+    verdict = decide_member(
+        now,
+        bundle.schedule,
+        request or RequestContext(),
+        overrides,
+        bundle.team,
+        member_overtime_from=bundle.overtime_from,
+    )
+    return verdict, bundle
 
 
 def max_age(verdict: Verdict, *, now: datetime) -> int:

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
-from curfew_core.selectors.bundles import refresh_bundle
+from curfew_core.selectors.bundles import bundle_for, refresh_bundle
+from curfew_core.selectors.users import user_by_id
 from curfew_core.services import events
 from curfew_core.store.cache_policy import forget, token_key
 
@@ -48,6 +49,17 @@ def run_after_commit(
             events.publish_user_changed(user_id)
         except Exception:  # capsules re-sync at their next boundary or reconnect
             log.exception("after commit: could not publish the change of user %s", user_id)
+        _publish_to_team(user_id)
+
+
+def _publish_to_team(user_id: int) -> None:
+    """A team member's change, told to the team key's change streams too (issue 26)."""
+    try:
+        team_id = bundle_for(user_id).team_id
+        if team_id is not None:
+            events.publish_member_changed(team_id, user_id, user_by_id(user_id).get_username())
+    except Exception:
+        log.exception("after commit: could not tell the team of user %s", user_id)
 
 
 def after_commit(

@@ -15,6 +15,7 @@ from curfew_core.schedules.messages import Message
 from curfew_core.schedules.override_commands import DEFAULT_PRETEND, OverrideCommand, debug_moment
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record, moment
+from curfew_core.services.teams import member_overtime_taken
 
 _NIGHT = (State.WINDING, State.LIGHTS_OUT)
 #: Force-off lasts until the next wake-up; a schedule with no night at all
@@ -66,6 +67,8 @@ def override_apply(
         assert command.duration is not None
         override.overtime_until = now + command.duration
         override.forced_off_until = None
+        # A team may let members' overtime lift its night, for a while from now.
+        member_overtime_taken(user=user, now=now)
     elif command.verb == "off":
         # Measured on the real clock even while the time machine is set.
         override.forced_off_until = next_wake_up(now, schedule)

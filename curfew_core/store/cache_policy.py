@@ -70,6 +70,11 @@ def bundle_key(user_id: int) -> str:
     return f"bundle:{user_id}"
 
 
+def team_key(team_id: int) -> str:
+    """A team's rows: its schedule, policy and whole-team overtime (issue 26)."""
+    return f"team:{team_id}"
+
+
 def token_key(digest: str) -> str:
     return f"token:{digest}"
 

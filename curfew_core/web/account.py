@@ -36,7 +36,7 @@ from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.account import preferred_language, session_keys_of
 from curfew_core.services.account import language_set, sessions_end_others
 from curfew_core.services.schedules import StaleVersion, schedule_update
-from curfew_core.web import page, words
+from curfew_core.web import page, team_reads, words
 from curfew_core.web.account_forms import (
     ChangePassword,
     LanguageForm,
@@ -45,7 +45,7 @@ from curfew_core.web.account_forms import (
     SignUp,
     TimezoneForm,
 )
-from curfew_core.web.sections import SECTIONS
+from curfew_core.web.sections import sections_for
 from curfew_core.web.views import HTMX_INVALID, login_required_page
 
 TEMPLATE = "curfew/account.html"
@@ -129,7 +129,7 @@ def _context(request: HttpRequest, **forms: Any) -> dict[str, Any]:
         "current_zone": current_zone,
         "other_sessions": max(0, len(session_keys_of(user)) - 1),
         "section": "account",
-        "sections": SECTIONS,
+        "sections": sections_for(team_reads.access_of(user)),
         **forms,
     }
 

@@ -28,6 +28,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("tokens/<int:token_id>/revoke/", views.token_remove, name="settings-token-revoke"),
     path("decision/", views.decision, name="settings-decision"),
 ]
+# The Team page (curfew_core/web/team.py).
+urlpatterns += [path("team/", include("curfew_core.web.team_urls"))]
 # The Account section (curfew_core/web/account.py).
 urlpatterns += [
     path("account/", account.account_page, name="account"),

@@ -47,9 +47,17 @@ from curfew_core.services.prices import price_table_set
 from curfew_core.services.schedules import StaleVersion, informative_replies, schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_core.web import activity as activity_words
-from curfew_core.web import exempt_picker, page, schedule_form, tool_setups, words
+from curfew_core.web import (
+    exempt_picker,
+    page,
+    schedule_form,
+    team_reads,
+    team_words,
+    tool_setups,
+    words,
+)
 from curfew_core.web.schedule_form import ScheduleForm
-from curfew_core.web.sections import FORM_KEYS, SCHEDULE_KEYS, SECTIONS
+from curfew_core.web.sections import FORM_KEYS, SCHEDULE_KEYS, sections_for
 
 View = Callable[..., HttpResponseBase]
 OVERVIEW = "curfew/overview.html"
@@ -116,8 +124,14 @@ def _with_choices(form: ScheduleForm) -> None:
 
 
 def _base_context(request: HttpRequest, section: str, **extra: Any) -> dict[str, Any]:
-    """What every section shows: the navigation and the user's zone."""
-    return {"section": section, "sections": SECTIONS, **extra}
+    """What every section shows: the navigation and, on the Overview and
+    Schedule pages, a line saying a team policy applies (``team_line.html``)."""
+    user = _user(request)
+    membership = team_reads.access_of(user)
+    shared: dict[str, Any] = {"section": section, "sections": sections_for(membership)}
+    if membership is not None and section in ("overview", "schedule"):
+        shared["team_line"] = team_words.line(membership, user)
+    return {**shared, **extra}
 
 
 def _form_context(

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from curfew_core.engine import State
 from curfew_core.schedules.messages import Message, message_of
@@ -75,6 +75,19 @@ AUDIT_WHAT = {
     ("account", "language saved"): gettext_lazy("Language saved"),
     ("account", "signed up"): gettext_lazy("Signed up"),
     ("prices", "prices saved"): gettext_lazy("Prices saved"),
+    # The team layer's changes (services/teams.py), shown on the Team page.
+    ("team", "created"): gettext_lazy("Team created"),
+    ("team", "member added"): gettext_lazy("Member added"),
+    ("team", "role changed"): gettext_lazy("Role changed"),
+    ("team", "member removed"): gettext_lazy("Member removed"),
+    ("team", "invite created"): gettext_lazy("Invite link made"),
+    ("team", "invite revoked"): gettext_lazy("Invite link revoked"),
+    ("team", "invite accepted"): gettext_lazy("Joined by invite link"),
+    ("team", "schedule saved"): gettext_lazy("Team schedule saved"),
+    ("team", "overtime"): gettext_lazy("Release night started"),
+    ("team", "overtime ended"): gettext_lazy("Release night ended"),
+    ("team", "key created"): gettext_lazy("Team key created"),
+    ("team", "key revoked"): gettext_lazy("Team key revoked"),
 }
 #: The channels by their English names (``AuditEntry.Channel`` labels).
 AUDIT_CHANNELS = {
@@ -114,14 +127,23 @@ _AUDIT_KEYS = {
     "currency": gettext_lazy("Currency"),
     "discount_rate": gettext_lazy("Off-peak discount"),
     "discount_windows": gettext_lazy("Off-peak hours"),
+    "member": pgettext_lazy("team role", "Member"),
+    "role": gettext_lazy("Role"),
+    "admin": pgettext_lazy("team role", "Admin"),
+    "invite": gettext_lazy("Invite"),
 }
-_TOKEN_KINDS = {"api": gettext_lazy("Access key"), "embed": gettext_lazy("Capsule key")}
+_TOKEN_KINDS = {
+    "api": gettext_lazy("Access key"),
+    "embed": gettext_lazy("Capsule key"),
+    "team": gettext_lazy("Team key"),
+}
 #: Long values (a persona, tier texts) are cut; the admin shows them whole.
 _AUDIT_CHARS = 60
 
 
 def _audit_key(subject: str, key: str) -> str:
-    if subject == "schedule":
+    # A team's schedule save names its settings as a person's does.
+    if subject in ("schedule", "team"):
         from curfew_core.schedules.declaration import labels_of
 
         label = labels_of().get(key)

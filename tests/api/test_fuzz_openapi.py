@@ -28,6 +28,8 @@ from django.test import TestCase
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.config import SchemathesisConfig
 
+from curfew_core.selectors.teams import membership_of
+from curfew_core.services.teams import team_create
 from curfew_core.services.tokens import token_create
 from curfew_testkit.asgi_client import as_wsgi
 
@@ -87,6 +89,9 @@ def _keep_the_test_transaction() -> Iterator[None]:
 )
 def test_every_operation_keeps_the_contract(case: Any, user: Any) -> None:
     _, raw = token_create(user=user, name="fuzz")
+    if membership_of(user_id=user.pk) is None:
+        # The team API's operations need a team, and its admin to change it.
+        team_create(name="fuzz", admin=user)
     # Commit hooks (cache refresh, events) run as each request ends, as in production.
     with TestCase.captureOnCommitCallbacks(execute=True):
         case.call_and_validate(headers={"Authorization": f"Bearer {raw}"})

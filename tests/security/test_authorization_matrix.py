@@ -29,6 +29,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from curfew_core.models import ApiToken, Schedule
+from curfew_core.services.teams import team_create, team_token_create
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_testkit.asgi_client import Client
 
@@ -46,7 +47,10 @@ DEACTIVATED = "deactivated user's token"
 OWN_SESSION = "own session"
 OTHER_SESSION = "other session"
 STAFF = "staff session"
+#: The key of ada's team (issue 26): it asks on behalf of a member it names.
+TEAM_KEY = "team key of ada's team"
 PRINCIPALS = (
+    TEAM_KEY,
     ANONYMOUS,
     GARBAGE,
     OWN_API,
@@ -58,12 +62,16 @@ PRINCIPALS = (
     OTHER_SESSION,
     STAFF,
 )
-TOKENS = {GARBAGE, OWN_API, OWN_EMBED, OTHER_API, REVOKED, DEACTIVATED}
+TOKENS = {GARBAGE, OWN_API, OWN_EMBED, OTHER_API, REVOKED, DEACTIVATED, TEAM_KEY}
 SESSIONS = {OWN_SESSION, OTHER_SESSION, STAFF}
 #: Any signed-in person may use the pages; they act on their own account.
 ANY_SESSION = frozenset(SESSIONS)
 #: A live API token of an active user (it acts on its own user).
 LIVE_API = frozenset({OWN_API, OTHER_API})
+#: The gateway's doors (verdict, state, the change stream, the proxy) also
+#: take the team key; naming no member (as the matrix sends) it gets a 400
+#: saying how, past authentication (the change stream: every member's).
+GATEWAY = LIVE_API | {TEAM_KEY}
 
 
 @dataclass(frozen=True)
@@ -94,28 +102,33 @@ RESET_ON = (("CURFEW_PASSWORD_RESET", True),)
 # ``{own_token_id}`` / ``{own_embed_id}`` are filled with ada's objects' ids.
 ROUTES: tuple[Route, ...] = (
     # The JSON API: API tokens only.
-    Route("POST", "/api/v1/verdict", LIVE_API, body={}),
+    Route("POST", "/api/v1/verdict", GATEWAY, body={}),
     Route("GET", "/api/v1/schedule", LIVE_API),
     Route("PATCH", "/api/v1/schedule", LIVE_API, body={"dry_run": True}),
     Route("POST", "/api/v1/overrides", LIVE_API, body={"overtime": "30m"}),
-    Route("GET", "/api/v1/state", LIVE_API),
-    Route("GET", "/api/v1/changes", LIVE_API),
+    Route("GET", "/api/v1/state", GATEWAY),
+    Route("GET", "/api/v1/changes", GATEWAY),
+    # The team API: ada's own token (she is the team's admin) and the team key
+    # read; only an admin's own token changes it; grace is in no team (404).
+    Route("GET", "/api/v1/team/schedule", frozenset({OWN_API, TEAM_KEY})),
+    Route("PATCH", "/api/v1/team/schedule", frozenset({OWN_API}), body={"dry_run": True}),
+    Route("GET", "/api/v1/team/members", frozenset({OWN_API, TEAM_KEY})),
     Route("GET", "/api/v1/openapi.json", frozenset(PRINCIPALS)),
     Route("GET", "/api/v1/decisions", LIVE_API),
     Route("POST", "/api/v1/decisions", LIVE_API, body=REPORT),
     Route("GET", "/api/v1/savings", LIVE_API),
     # The proxy: API tokens only.
-    Route("POST", "/v1/chat/completions", LIVE_API, body={"model": "m", "messages": []}),
-    Route("GET", "/v1/models", LIVE_API),
-    Route("GET", "/v1/models/deepseek-chat", LIVE_API),
-    Route("POST", "/v1/responses", LIVE_API, body={"model": "m", "input": "hi"}),
-    Route("GET", "/v1/responses/resp_123", LIVE_API),
-    Route("DELETE", "/v1/responses/resp_123", LIVE_API),
-    Route("POST", "/v1/embeddings", LIVE_API, body={"model": "m", "input": "hi"}),
-    Route("POST", "/v1/completions", LIVE_API, body={"model": "m", "prompt": "hi"}),
+    Route("POST", "/v1/chat/completions", GATEWAY, body={"model": "m", "messages": []}),
+    Route("GET", "/v1/models", GATEWAY),
+    Route("GET", "/v1/models/deepseek-chat", GATEWAY),
+    Route("POST", "/v1/responses", GATEWAY, body={"model": "m", "input": "hi"}),
+    Route("GET", "/v1/responses/resp_123", GATEWAY),
+    Route("DELETE", "/v1/responses/resp_123", GATEWAY),
+    Route("POST", "/v1/embeddings", GATEWAY, body={"model": "m", "input": "hi"}),
+    Route("POST", "/v1/completions", GATEWAY, body={"model": "m", "prompt": "hi"}),
     # Anthropic's door takes the same API tokens (as a Bearer here, x-api-key elsewhere).
-    Route("POST", "/v1/messages", LIVE_API, body={"model": "m", "max_tokens": 8, "messages": []}),
-    Route("POST", "/v1/messages/count_tokens", LIVE_API, body={"model": "m", "messages": []}),
+    Route("POST", "/v1/messages", GATEWAY, body={"model": "m", "max_tokens": 8, "messages": []}),
+    Route("POST", "/v1/messages/count_tokens", GATEWAY, body={"model": "m", "messages": []}),
     # The settings site's sections and their forms: a signed-in person, acting
     # on their own account.
     Route("GET", "/", ANY_SESSION),
@@ -211,6 +224,8 @@ COVERED_PATTERNS = {
     "api/v1/openapi.json",
     "api/v1/decisions",
     "api/v1/savings",
+    "api/v1/team/schedule",
+    "api/v1/team/members",
     "api/v1/^.*$",  # the API's JSON 404
     "",
     "schedule/",
@@ -314,6 +329,8 @@ def world(transactional_db: None) -> World:
     ivy.save()
     # A token whose revoke route the matrix exercises (not the one it authenticates with).
     target_row, _ = token_create(user=ada, name="target")
+    team = team_create(name="lab", admin=ada)
+    _, team_key = team_token_create(team=team)
     return World(
         ada=ada,
         grace=grace,
@@ -325,6 +342,7 @@ def world(transactional_db: None) -> World:
             OTHER_API: other_api,
             REVOKED: revoked,
             DEACTIVATED: deactivated,
+            TEAM_KEY: team_key,
         },
         own_token_id=target_row.pk,
         own_embed_id=own_embed_row.pk,

@@ -37,8 +37,9 @@ def test_the_navigation_marks_the_current_section(page: PageClient, code: str, p
 
 
 def test_every_declared_section_with_a_page_is_in_the_table() -> None:
-    # A new section joins the tests above (the account page lives elsewhere).
-    assert {s.code for s in SECTIONS} - {"account"} == set(PATHS)
+    # A new section joins the tests above (the account page lives elsewhere; the
+    # Team page, shown to a team's members only, in tests/web/test_team_page.py).
+    assert {s.code for s in SECTIONS} - {"account", "team"} == set(PATHS)
 
 
 def test_activity_lists_your_changes_and_their_door(

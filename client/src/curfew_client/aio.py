@@ -67,10 +67,12 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
         purpose: str | None = None,
         subagent: bool = False,
         max_tokens: int | None = None,
+        user: str | None = None,
     ) -> CurfewVerdict:
         """The verdict for the model call about to be made (cached while fresh),
-        its clamp lowered to ``max_tokens`` when that is smaller."""
-        key, now, generation, ready = self._ready(session_id, purpose, subagent, max_tokens)
+        its clamp lowered to ``max_tokens`` when that is smaller. ``user``: with
+        a team key, the member asked for (cached per member)."""
+        key, now, generation, ready = self._ready(session_id, purpose, subagent, max_tokens, user)
         if ready is not None:
             if self.feed is not None and (
                 self._push_task is None or self._loop is not asyncio.get_running_loop()

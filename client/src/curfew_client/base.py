@@ -32,6 +32,8 @@ from curfew_client.transport import (
 from curfew_client.verdict import CurfewVerdict
 
 TransportT = TypeVar("TransportT")
+#: The server's team keys start so (a personal API token: ``cfw_``).
+TEAM_KEY_PREFIX = "cft_"
 
 
 class BaseCurfewClient(Generic[TransportT]):
@@ -44,9 +46,10 @@ class BaseCurfewClient(Generic[TransportT]):
     up to ``last_known_limit`` seconds after it was fetched (then falls back to
     ``last_known_fallback``), and ``raise`` raises ``CurfewUnavailable``.
 
-    The server is asked once per scope (session, purpose, subagent), never per
-    budget: ``max_tokens`` is clamped here, ``min(max_tokens, the verdict's
-    clamp)``, as the server would.
+    The server is asked once per scope (session, purpose, subagent) and, with
+    a team key (a token that asks for any member of a team), per member
+    (``verdict(user=...)``), never per budget: ``max_tokens`` is clamped here,
+    ``min(max_tokens, the verdict's clamp)``, as the server would.
 
     ``push=True`` keeps one change stream open to the server
     (``GET /api/v1/changes``): every change (a save, an override) drops the
@@ -107,6 +110,9 @@ class BaseCurfewClient(Generic[TransportT]):
             timeout=timeout,
         )
         self._clock = clock
+        #: Whether ``token`` is a team key (``cft_``): it asks for a member
+        #: each call names (``verdict(user=...)``; the LiteLLM hook maps its users).
+        self.team_key = token.startswith(TEAM_KEY_PREFIX)
         self._headers = ask_headers(token)
         self._timeout = timeout
         self._transport = transport
@@ -171,11 +177,13 @@ class BaseCurfewClient(Generic[TransportT]):
         purpose: str | None,
         subagent: bool,
         max_tokens: int | None,
+        user: str | None = None,
     ) -> tuple[Key, float, int, CurfewVerdict | None]:
         """The key, the time, the cache generation, and the answer when no
         request is needed: a fresh cached verdict, or the policy's while backing
-        off after a failure (each clamped to ``max_tokens``)."""
-        key = cache_key(session_id, purpose, subagent)
+        off after a failure (each clamped to ``max_tokens``). ``user``: the
+        member a team key asks for (each member cached on their own)."""
+        key = cache_key(session_id, purpose, subagent, user)
         now = self._clock()
         cache = self.cache
         generation = cache.generation
@@ -184,7 +192,10 @@ class BaseCurfewClient(Generic[TransportT]):
             asked = budget(max_tokens)
             verdict = entry.clamped(asked)
             reports = self.reports
-            if reports is not None:  # answered without asking: the server never saw it
+            if reports is not None and key[3] is None:
+                # Answered without asking: the server never saw it. (A team
+                # member's is not reported: the ledger takes reports from a
+                # personal token only, for now.)
                 reports.add(now, key, asked, verdict)
             return key, now, generation, verdict
         if cache.backing_off(now):

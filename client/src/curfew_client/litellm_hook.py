@@ -171,6 +171,36 @@ def _request_headers(data: Mapping[str, Any]) -> Mapping[str, str]:
     return {str(name): str(value) for name, value in headers.items()}
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def member_of(
+    data: Mapping[str, Any], user_api_key_dict: Any, headers: Mapping[str, str]
+) -> str | None:
+    """The Curfew member a LiteLLM call is for, when ``CURFEW_TOKEN`` is a team
+    key: the client's ``X-Curfew-User``; else LiteLLM's user of the virtual
+    key (``user_api_key_user_id``); else the end user (OpenAI's ``user``).
+    LiteLLM's user ids must then be the members' Curfew usernames."""
+    for name, value in headers.items():
+        if name.lower() == "x-curfew-user" and value.strip():
+            return value.strip()
+    for holder in (data.get("metadata"), data.get("litellm_metadata")):
+        if isinstance(holder, Mapping):
+            found = _text(holder.get("user_api_key_user_id"))
+            if found is not None:
+                return found
+    found = _text(getattr(user_api_key_dict, "user_id", None))
+    if found is not None:
+        return found
+    for holder in (data.get("metadata"), data.get("litellm_metadata")):
+        if isinstance(holder, Mapping):
+            found = _text(holder.get("user_api_key_end_user_id"))
+            if found is not None:
+                return found
+    return _text(getattr(user_api_key_dict, "end_user_id", None)) or _text(data.get("user"))
+
+
 def _positive(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
@@ -280,13 +310,18 @@ class CurfewHook(CustomLogger):
         except ValueError:
             return "fail_open"
 
-    async def _verdict(self, kind: Kind, data: Mapping[str, Any]) -> CurfewVerdict:
-        scope = scope_from_headers(_request_headers(data))
-        return await self.client.verdict(
+    async def _verdict(
+        self, kind: Kind, data: Mapping[str, Any], user_api_key_dict: Any = None
+    ) -> CurfewVerdict:
+        headers = _request_headers(data)
+        scope = scope_from_headers(headers)
+        client = self.client
+        return await client.verdict(
             session_id=scope.session_id,
             purpose=scope.purpose,
             subagent=scope.subagent,
             max_tokens=requested_budget(kind, data),
+            user=member_of(data, user_api_key_dict, headers) if client.team_key else None,
         )
 
     def _failed(self, error: Exception) -> CurfewVerdict:
@@ -323,7 +358,7 @@ class CurfewHook(CustomLogger):
         if kind is None:
             return data
         try:
-            verdict = await self._verdict(kind, data)
+            verdict = await self._verdict(kind, data, user_api_key_dict)
         except ScopeHeaderError as exc:  # the client's mistake, said as Curfew's proxy says it
             raise HTTPException(status_code=400, detail={"error": str(exc)}) from exc
         except CurfewUnavailable as exc:  # policy "raise": the operator asked for an error

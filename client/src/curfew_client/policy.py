@@ -22,11 +22,13 @@ from curfew_client.health import (
 )
 from curfew_client.verdict import CurfewVerdict, policy_verdict
 
-#: (session_id, purpose, subagent): exempt sessions, purposes and subagents get
-#: verdicts of their own. The budget is not in the key: the server is asked
-#: without it, answers with the curve's ceiling, and ``clamp`` takes the ``min``
-#: here, so a thousand distinct ``max_tokens`` cost one request, not a thousand.
-Key = tuple[str | None, str | None, bool]
+#: (session_id, purpose, subagent, user): exempt sessions, purposes and
+#: subagents get verdicts of their own, and so does each member a team key
+#: asks for (``user``; ``None`` with a personal token). The budget is not in
+#: the key: the server is asked without it, answers with the curve's ceiling,
+#: and ``clamp`` takes the ``min`` here, so a thousand distinct ``max_tokens``
+#: cost one request, not a thousand.
+Key = tuple[str | None, str | None, bool, str | None]
 #: Clamped copies remembered per entry (a gateway sends few distinct budgets;
 #: past this many the memo starts over).
 MAX_CLAMPS = 64
@@ -178,6 +180,15 @@ class VerdictCache:
             self.generation += 1
             self.entries.clear()
 
+    def clear_user(self, user: str) -> None:
+        """Forget one team member's verdicts (their own change was pushed).
+        A fetch already under way for anyone is not stored (the generation
+        moves), which costs at most one more request."""
+        with self._lock:
+            self.generation += 1
+            for key in [key for key in self.entries if key[3] == user]:
+                del self.entries[key]
+
     def set_pushed(self, pushed: bool) -> None:
         with self._lock:
             self.pushed = pushed
@@ -300,8 +311,10 @@ def _named(error: CurfewError | None) -> str:
     return error.kind if error.status is None else f"{error.kind}, HTTP {error.status}"
 
 
-def cache_key(session_id: str | None, purpose: str | None, subagent: bool) -> Key:
-    return (session_id or None, purpose or None, bool(subagent))
+def cache_key(
+    session_id: str | None, purpose: str | None, subagent: bool, user: str | None = None
+) -> Key:
+    return (session_id or None, purpose or None, bool(subagent), user or None)
 
 
 def budget(max_tokens: object) -> int | None:
@@ -331,8 +344,10 @@ def clamp(verdict: CurfewVerdict, max_tokens: int | None) -> CurfewVerdict:
 
 def request_body(key: Key) -> dict[str, object]:
     """What the server is asked: the scope, never the budget (see ``Key``)."""
-    session_id, purpose, subagent = key
+    session_id, purpose, subagent, user = key
     body: dict[str, object] = {"subagent": subagent}
+    if user is not None:
+        body["user"] = user
     if session_id is not None:
         body["session_id"] = session_id
     if purpose is not None:

@@ -122,7 +122,13 @@ class ChangeFeed:
             self.ended_by_server = None
             log.info("curfew change stream %s is live", self.url)
         elif event.name == "change":
-            self.cache.clear()
+            # A team key's stream names the member whose verdict changed; a
+            # team's schedule change (or a personal stream) drops everything.
+            user = _member(event.data)
+            if user is not None:
+                self.cache.clear_user(user)
+            else:
+                self.cache.clear()
             self.changes += 1
         elif event.name == "end":
             self.ended_by_server = _reason(event.data)
@@ -149,6 +155,19 @@ class ChangeFeed:
             )
         # Jitter: a fleet that lost one server does not come back in step.
         return float(delay * (0.5 + random.random() / 2))  # noqa: S311 - not a secret
+
+
+def _member(data: str) -> str | None:
+    """The member a team key's ``change`` names, if it names one."""
+    try:
+        payload = json.loads(data) if data else None
+    except ValueError:
+        return None
+    if isinstance(payload, dict):
+        user = payload.get("user")
+        if isinstance(user, str) and user:
+            return user
+    return None
 
 
 def _reason(data: str) -> str:

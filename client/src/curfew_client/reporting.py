@@ -79,7 +79,8 @@ def report_of(item: Item, decision_id: str) -> dict[str, Any]:
     ``budget_after`` follows the server's rule (``ledger.entry.verdict_entry``):
     a clamp allows ``min(budget, clamp)``, a short-circuit 0, else the budget
     (at most ``MAX_TOKENS``, the server's bound)."""
-    at, (session_id, purpose, _subagent), budget, verdict = item
+    at, key, budget, verdict = item
+    session_id, purpose = key[0], key[1]
     if budget is not None:
         # A number the server would refuse is capped, not sent to be refused:
         # one refused decision is its whole batch refused (and dropped).

@@ -56,10 +56,12 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
         purpose: str | None = None,
         subagent: bool = False,
         max_tokens: int | None = None,
+        user: str | None = None,
     ) -> CurfewVerdict:
         """The verdict for the model call about to be made (cached while fresh),
-        its clamp lowered to ``max_tokens`` when that is smaller."""
-        key, now, generation, ready = self._ready(session_id, purpose, subagent, max_tokens)
+        its clamp lowered to ``max_tokens`` when that is smaller. ``user``: with
+        a team key, the member asked for (cached per member)."""
+        key, now, generation, ready = self._ready(session_id, purpose, subagent, max_tokens, user)
         if ready is not None:
             return ready
         try:

@@ -19,17 +19,27 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from curfew_core.engine import OverrideError
+from curfew_core.engine import OverrideError, parse_duration
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.config import ConfigError
 from curfew_core.schedules.plugin_import import source_key, translate
 from curfew_core.schedules.values import text_problem
+from curfew_core.selectors.teams import MAX_PER_PAGE, Team, members_page, team_by_name
 from curfew_core.selectors.tokens import live_token_matches, live_token_prefixes
 from curfew_core.selectors.users import user_by_name
 from curfew_core.selectors.verdicts import state_payload
 from curfew_core.services.ledger import decisions_prune
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
+from curfew_core.services.teams import (
+    TeamError,
+    member_add,
+    member_remove,
+    member_role_change,
+    team_create,
+    team_overtime_set,
+    team_token_create,
+)
 from curfew_core.services.tokens import token_create
 from curfew_core.services.users import demo_user_ensure, user_create
 from curfew_core.vocabulary import STATE_NAMES
@@ -111,6 +121,34 @@ class Command(BaseCommand):
             default=None,
             help="keep the demo's raw token here (mode 600), to print it again next time",
         )
+        team = actions.add_parser("team", help="teams: create, add, role, remove, show, overtime")
+        team_actions = team.add_subparsers(dest="team_action", required=True, metavar="WHAT")
+        create = team_actions.add_parser("create", help="a new team with its first admin")
+        create.add_argument("team")
+        create.add_argument("--admin", required=True, help="username of the first admin")
+        add = team_actions.add_parser("add", help="add a user to a team")
+        add.add_argument("team")
+        add.add_argument("username")
+        add.add_argument("--role", default="member", choices=("admin", "member"))
+        role = team_actions.add_parser("role", help="make a member an admin or a member")
+        role.add_argument("team")
+        role.add_argument("username")
+        role.add_argument("role", choices=("admin", "member"))
+        remove = team_actions.add_parser("remove", help="remove a member (never the last admin)")
+        remove.add_argument("team")
+        remove.add_argument("username")
+        show = team_actions.add_parser("show", help="the team's members and their state now")
+        show.add_argument("team")
+        release = team_actions.add_parser(
+            "overtime", help="release night: lift the team's schedule for everyone (or: clear)"
+        )
+        release.add_argument("team")
+        release.add_argument("duration", help="30m, 2h, 1h30m (up to 24h), or clear")
+        team_token = actions.add_parser(
+            "team-token", help="print a new team key (asks for any member) on the last line"
+        )
+        team_token.add_argument("team")
+        team_token.add_argument("--name", default="", help="a label for the key")
         prune = actions.add_parser(
             "prune",
             help="delete raw decisions older than the retention "
@@ -136,6 +174,17 @@ class Command(BaseCommand):
             return
         if name == "prune":
             self._prune(options.get("days"))
+            return
+        if name in ("team", "team-token"):
+            for option in ("team", "username", "admin"):
+                value = options.get(option)
+                problem = text_problem(value) if isinstance(value, str) else None
+                if problem:
+                    raise CommandError(f"{option} {problem}")
+            try:
+                self._team(name, options)
+            except (TeamError, ConfigError, OverrideError) as exc:
+                raise CommandError(f"{exc}; nothing changed") from None
             return
         user = self._user(options["user"], create=bool(options.get("create_user")))
         if name in ("token", "embed-token"):
@@ -222,6 +271,60 @@ class Command(BaseCommand):
             f"imported {len(settings)} setting(s) into {user.get_username()}'s schedule "
             f"(version {schedule.version})"
         )
+
+    def _team_named(self, name: str) -> Team:
+        team = team_by_name(name)
+        if team is None:
+            raise CommandError(f"no team {name!r}; create it with `curfew team create`")
+        return team
+
+    def _team(self, name: str, options: dict[str, Any]) -> None:
+        now = timezone.now()
+        if name == "team-token":
+            team = self._team_named(options["team"])
+            token, raw = team_token_create(
+                team=team, name=options.get("name") or "", channel="command"
+            )
+            self.stdout.write(f"team key for {team.name} (shown once; prefix {token.prefix}):")
+            self.stdout.write(raw)
+            return
+        what = options["team_action"]
+        if what == "create":
+            admin = self._user(options["admin"], create=False)
+            team = team_create(name=options["team"], admin=admin, channel="command")
+            self.stdout.write(f"team {team.name} created; admin: {admin.get_username()}")
+            return
+        team = self._team_named(options["team"])
+        if what == "add":
+            user = self._user(options["username"], create=False)
+            member_add(team=team, user=user, role=options["role"], channel="command")
+            self.stdout.write(f"{user.get_username()} is now a {options['role']} of {team.name}")
+        elif what == "role":
+            user = self._user(options["username"], create=False)
+            member_role_change(team=team, user=user, role=options["role"], channel="command")
+            self.stdout.write(f"{user.get_username()} is now a {options['role']} of {team.name}")
+        elif what == "remove":
+            user = self._user(options["username"], create=False)
+            member_remove(team=team, user=user, channel="command")
+            self.stdout.write(f"{user.get_username()} left {team.name}")
+        elif what == "overtime":
+            text = options["duration"].strip().lower()
+            duration = None if text == "clear" else parse_duration(text)
+            team = team_overtime_set(team=team, now=now, duration=duration, channel="command")
+            until = team.overtime_until
+            self.stdout.write(
+                f"{team.name}: team overtime until {until.isoformat()}"
+                if until is not None
+                else f"{team.name}: team overtime ended"
+            )
+        elif what == "show":
+            page = members_page(team=team, now=now, per_page=MAX_PER_PAGE)
+            self.stdout.write(f"team {team.name}: {page.total} member(s)")
+            for row in page.rows:
+                self.stdout.write(
+                    f"  {row.username} ({row.role}): {row.state.value} — {row.reason}; "
+                    f"next {row.next_state.value} at {row.next_at.isoformat()}"
+                )
 
     def _prune(self, days: int | None) -> None:
         keep = django_settings.CURFEW_LEDGER_RETENTION_DAYS if days is None else days

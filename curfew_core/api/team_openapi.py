@@ -1,0 +1,133 @@
+"""The team API's part of the OpenAPI document (issue 26)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from curfew_core.api.openapi_parts import AUTHED, WITH_BODY, errors, json_body, ref
+
+_STATE = {"type": "string", "enum": ["on-duty", "winding", "off-duty", "lights-out"]}
+_POLICY = {
+    "members_may_exempt": {
+        "type": "boolean",
+        "description": "whether a member's own exempt sessions and purposes count "
+        "(an exemption counts only if both the member's and the team's allow it)",
+    },
+    "member_overtime_minutes": {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 1440,
+        "description": "how long a member's own overtime may lift the team's night; 0: never",
+    },
+}
+
+
+def team_schemas() -> dict[str, dict[str, Any]]:
+    return {
+        "TeamMember": {
+            "type": "object",
+            "properties": {
+                "user": {"type": "string"},
+                "role": {"type": "string", "enum": ["admin", "member"]},
+                "joined_at": {"type": "string", "format": "date-time"},
+                "state": _STATE,
+                "reason": {"type": "string"},
+                "next_change": {
+                    "type": "object",
+                    "properties": {
+                        "at": {"type": "string", "format": "date-time"},
+                        "state": _STATE,
+                    },
+                    "required": ["at", "state"],
+                },
+            },
+            "required": ["user", "role", "joined_at", "state", "reason", "next_change"],
+        },
+        "TeamMembers": {
+            "type": "object",
+            "properties": {
+                "team": {"type": "string"},
+                "members": {"type": "array", "items": ref("TeamMember")},
+                "page": {"type": "integer", "minimum": 1},
+                "per_page": {"type": "integer", "minimum": 1, "maximum": 200},
+                "total": {"type": "integer", "minimum": 0},
+                "next_page": {"type": ["integer", "null"]},
+            },
+            "required": ["team", "members", "page", "per_page", "total", "next_page"],
+        },
+    }
+
+
+def _whole(name: str, upper: int, description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": {"type": "integer", "minimum": 1, "maximum": upper},
+    }
+
+
+def team_paths(
+    settings_in: dict[str, Any], settings_out: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """``/team/schedule`` and ``/team/members``; ``settings_*`` are the
+    person's schedule shapes, which the team's extends with its policy."""
+    schedule_in = {**settings_in, "properties": {**settings_in["properties"], **_POLICY}}
+    schedule_out = {
+        **settings_out,
+        "properties": {
+            **settings_out["properties"],
+            **_POLICY,
+            "team": {"type": "string"},
+            "overtime_until": {
+                "type": ["string", "null"],
+                "format": "date-time",
+                "description": "the whole team's overtime (release night), if on",
+            },
+        },
+        "required": [*settings_out["required"], "team", *_POLICY, "overtime_until"],
+    }
+    return {
+        "/team/schedule": {
+            "get": {
+                "summary": "The team's schedule and policy (a member's token or the team key)",
+                "responses": {
+                    "200": {"description": "settings", "content": json_body(schedule_out)},
+                    **errors(*AUTHED, 404),
+                },
+            },
+            "patch": {
+                "summary": "Change the team's schedule or policy: admins only (members: 403)",
+                "description": "Every member's verdict is the harsher of this schedule and "
+                "their own. The team key reads it and never changes it (403).",
+                "requestBody": {"required": True, "content": json_body(schedule_in)},
+                "responses": {
+                    "200": {"description": "saved", "content": json_body(schedule_out)},
+                    **errors(*WITH_BODY, 403, 404, 409, 422),
+                },
+            },
+        },
+        "/team/members": {
+            "get": {
+                "summary": "The team's members, each with their state now and next change (paged)",
+                "parameters": [
+                    _whole("page", 1_000_000, "the page, from 1"),
+                    _whole("per_page", 200, "members a page (default 50)"),
+                    {
+                        "name": "role",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string", "enum": ["admin", "member"]},
+                    },
+                ],
+                "responses": {
+                    "200": {
+                        "description": "a page of members",
+                        "content": json_body(ref("TeamMembers")),
+                    },
+                    **errors(*AUTHED, 400, 404),
+                },
+            }
+        },
+    }

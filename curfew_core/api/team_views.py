@@ -1,0 +1,172 @@
+"""The team API (issue 26): ``GET/PATCH /api/v1/team/schedule`` and
+``GET /api/v1/team/members``.
+
+Asked with a member's own API token (their team; admins may change it,
+members read it) or with the team key (read only: a team key asks on
+behalf of members, it changes no schedule). A token of someone in no team
+gets a 404 saying so; never another team's data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+
+from curfew_core import throttle
+from curfew_core.api.auth import with_gateway_token
+from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
+from curfew_core.api.views import allow
+from curfew_core.edge.http_headers import bearer
+from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules.values import show, whole_number
+from curfew_core.selectors import teams as team_reads
+from curfew_core.selectors.teams import Team
+from curfew_core.selectors.tokens import TokenIdentity, TokenKind
+from curfew_core.selectors.users import user_by_id
+from curfew_core.services.teams import (
+    POLICY_FIELDS,
+    TeamError,
+    policy_changes,
+    team_schedule_update,
+)
+
+_QUERY = ("page", "per_page", "role")
+
+
+def _team_of(identity: TokenIdentity) -> tuple[Team, bool]:
+    """The caller's team, and whether the caller may change it."""
+    if identity.kind == TokenKind.TEAM:
+        team = team_reads.team_by_id(identity.team_id) if identity.team_id else None
+        if team is None:
+            raise ApiError(404, "not_found", "this team key's team no longer exists")
+        return team, False
+    membership = team_reads.membership_of(user_id=identity.user_id)
+    if membership is None:
+        raise ApiError(404, "not_found", "you are in no team; an admin of one can add you")
+    team = team_reads.team_by_id(membership.team_id)
+    assert team is not None
+    return team, membership.is_admin
+
+
+def _with_token(request: HttpRequest, answer: Any) -> HttpResponse:
+    return with_gateway_token(_bearer(request), throttle.client_address(request), answer)
+
+
+def _bearer(request: HttpRequest) -> str | None:
+    return bearer(request)
+
+
+@csrf_exempt
+@allow("GET", "PATCH")
+def schedule(request: HttpRequest) -> HttpResponse:
+    return _with_token(request, lambda identity: _schedule(request, identity))
+
+
+def _schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    team, may_change = _team_of(identity)
+    if request.method == "PATCH":
+        if not may_change:
+            raise ApiError(
+                403,
+                "forbidden",
+                "only an admin of the team can change its schedule"
+                if identity.kind != TokenKind.TEAM
+                else "a team key reads the team's schedule; an admin's own token changes it",
+            )
+        changes = json_object(request)
+        version = None
+        if "version" in changes:
+            raw_version = changes.pop("version")
+            version = whole_number(raw_version)
+            if version is None or version < 0:
+                raise invalid(
+                    {
+                        "version": "must be the whole number GET returned (omit it to save "
+                        f"without the check), not {show(raw_version)}"
+                    }
+                )
+        # Malformed is 400 whatever the version (as a person's schedule):
+        # each value is checked on its own first; the stale check follows.
+        try:
+            policy_changes(changes)
+        except TeamError as exc:
+            raise invalid({exc.field or "body": str(exc)}) from None
+        try:
+            schedule_config.apply_changes(
+                {}, {k: v for k, v in changes.items() if k not in POLICY_FIELDS}
+            )
+        except schedule_config.ConfigError as exc:
+            if not exc.well_formed:
+                raise invalid(exc.errors) from None
+        try:
+            team_schedule_update(
+                team=team,
+                changes=changes,
+                expected_version=version,
+                actor=user_by_id(identity.user_id),
+                channel="api",
+            )
+        except schedule_config.ConfigError as exc:
+            if exc.well_formed:
+                raise unprocessable_error(exc.errors) from None
+            raise invalid(exc.errors) from None
+        except TeamError as exc:
+            if exc.code == "stale_version":
+                raise ApiError(409, "stale_version", str(exc), {"version": str(exc)}) from None
+            if exc.code == "not_team_admin":
+                raise ApiError(403, "forbidden", str(exc)) from None
+            raise invalid({exc.field or "body": str(exc)}) from None
+    body = {"team": team.name, **team_reads.team_schedule(team)}
+    return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
+
+
+@csrf_exempt
+@allow("GET")
+def members(request: HttpRequest) -> HttpResponse:
+    return _with_token(request, lambda identity: _members(request, identity))
+
+
+def _members(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    team, _ = _team_of(identity)
+    errors: dict[str, str] = {}
+    for key in request.GET:
+        if key not in _QUERY:
+            errors[key[:64] or "query"] = f"is not a query parameter here; use {', '.join(_QUERY)}"
+    page = _whole(request, "page", 1, 1_000_000, errors)
+    per_page = _whole(
+        request, "per_page", team_reads.DEFAULT_PER_PAGE, team_reads.MAX_PER_PAGE, errors
+    )
+    role = request.GET.get("role")
+    if role is not None and role not in ("admin", "member"):
+        errors["role"] = f"must be admin or member, not {show(role[:40])}"
+    if errors:
+        raise invalid(errors)
+    found = team_reads.members_page(
+        team=team, now=timezone.now(), page=page, per_page=per_page, role=role
+    )
+    return JsonResponse(
+        {
+            "team": team.name,
+            "members": [row.as_json() for row in found.rows],
+            "page": found.page,
+            "per_page": found.per_page,
+            "total": found.total,
+            "next_page": found.next_page,
+        },
+        json_dumps_params={"ensure_ascii": False},
+    )
+
+
+def _whole(
+    request: HttpRequest, name: str, default: int, upper: int, errors: dict[str, str]
+) -> int:
+    raw = request.GET.get(name)
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw[:12]) <= upper:
+        errors[name] = f"must be a whole number from 1 to {upper}"
+        return default
+    return int(raw)

@@ -1,0 +1,192 @@
+"""A team key's caller: the member it asks for (issue 26).
+
+A team key is one token for a whole team; each request names its member:
+``X-Curfew-User`` (any door), else the ``user`` query parameter (``GET
+/api/v1/state``), else the body: the verdict API's and OpenAI's ``user``,
+Anthropic's ``metadata.user_id``. The edge then serves the request as that
+member's, through the same handlers, with the member's rows (warm: one
+cache read, as a personal token's). A name that is not a member of the key's
+team is refused in the door's own shape, a 404 that says nothing of who
+else exists; a request naming nobody is a 400 saying how to name one.
+
+The change stream (``GET /api/v1/changes``) needs no member: without one it
+streams every member's changes (``realtime.changes``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qs
+
+from django.http.response import HttpResponseBase
+
+from curfew_core.edge.caller import Caller
+from curfew_core.edge.request import EdgeRequest
+from curfew_core.edge.threads import run_sync
+from curfew_core.selectors import teams as team_reads
+from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle, rows_fresh
+from curfew_core.selectors.tokens import TokenIdentity, TokenKind
+from curfew_core.store import async_cache, cache_policy
+from curfew_core.store.cache_policy import bundle_key, team_key
+
+MEMBER_HEADER = b"x-curfew-user"
+#: The routes a team key may use without naming a member.
+WITHOUT_MEMBER = frozenset({"/api/v1/changes"})
+#: A body larger than this is not searched for a member (name one in the header).
+MAX_SEARCHED_BODY = 1024 * 1024
+_MAX_NAME = 150
+
+
+def is_team(caller: Caller) -> bool:
+    return caller.identity.kind == TokenKind.TEAM
+
+
+def member_name(request: EdgeRequest) -> str | None:
+    """The member a team key's request names, or ``None``."""
+    header = request.headers.raw(MEMBER_HEADER)
+    if header is not None:
+        text = header.decode("utf-8", "replace").strip()
+        return text or None
+    if request.query_string:
+        values = parse_qs(request.query_string.decode("latin-1")).get("user")
+        if values and values[0]:
+            return values[0]
+    body = request.body
+    if not body or len(body) > MAX_SEARCHED_BODY or body.lstrip()[:1] != b"{":
+        return None
+    if len(body) <= _NAMED_BYTES:
+        known = _named.get(body)
+        if known is not None:
+            return known or None
+    name = _name_in(body)
+    if len(body) <= _NAMED_BYTES:
+        if len(_named) >= _NAMED_KEPT:
+            _named.clear()
+        _named[body] = name or ""
+    return name
+
+
+#: The member each small body names (``""``: none), as ``api.hot`` keeps
+#: parsed verdict requests: a gateway sends the same few bodies again and again.
+_NAMED_BYTES = 1024
+_NAMED_KEPT = 8192
+_named: dict[bytes, str] = {}
+
+
+def _name_in(body: bytes) -> str | None:
+    try:
+        data: Any = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    user = data.get("user")
+    if isinstance(user, str) and user:
+        return user
+    metadata = data.get("metadata")
+    if isinstance(metadata, dict):
+        user_id = metadata.get("user_id")
+        if isinstance(user_id, str) and user_id:
+            return user_id
+    return None
+
+
+#: (team, username) to user id, as last read in this process: a user id never
+#: changes hands, and whether the member is still in the team is read from
+#: the member's own rows every time, so only the name's lookup is kept.
+_KEPT = 50_000
+_ids: dict[tuple[int, str], tuple[int, float]] = {}
+
+
+async def _member_id(team_id: int, name: str) -> int | None:
+    known = _ids.get((team_id, name))
+    if known is not None and cache_policy.fresh(known[1]):
+        return known[0]
+    user_id = await run_sync(_lookup, team_id, name)
+    if user_id is not None:
+        if len(_ids) >= _KEPT:
+            _ids.clear()
+        _ids[(team_id, name)] = (user_id, cache_policy.clock())
+    return user_id
+
+
+def _lookup(team_id: int, name: str) -> int | None:
+    return team_reads.member_user_id(team_id=team_id, username=name)
+
+
+#: The member's caller last made for each (key, member), with the cached rows
+#: it was made from: while the cache hands back those very rows, it is the
+#: same caller (as ``edge.caller`` keeps a personal token's).
+_members: dict[tuple[int, int], tuple[Any, Any, Caller]] = {}
+
+
+async def _member(caller: Caller, user_id: int, team_id: int) -> Caller:
+    memo = (caller.identity.token_id, user_id)
+    if async_cache.supported():
+        rows, team = await async_cache.get_many([bundle_key(user_id), team_key(team_id)])
+        known = _members.get(memo)
+        if (
+            known is not None
+            and known[0] is rows
+            and known[1] is team
+            and rows_fresh(rows)
+            and rows_fresh(team)
+        ):
+            return known[2]
+        bundle = cached_bundle(user_id, rows, team)
+        if bundle is not None:
+            member = _as_member(caller, user_id, bundle)
+            if len(_members) >= _KEPT:
+                _members.clear()
+            _members[memo] = (rows, team, member)
+            return member
+    return _as_member(caller, user_id, await run_sync(bundle_for, user_id))
+
+
+def _as_member(caller: Caller, user_id: int, bundle: UserBundle) -> Caller:
+    identity = caller.identity
+    return Caller(
+        TokenIdentity(identity.token_id, user_id, identity.kind, identity.team_id), bundle
+    )
+
+
+def forget() -> None:
+    """Forget the names and members seen (tests)."""
+    _ids.clear()
+    _members.clear()
+    _named.clear()
+
+
+async def member_caller(request: EdgeRequest) -> Caller | HttpResponseBase | None:
+    """The member a team key's request asks for, as a caller; the door's
+    refusal; or ``None`` for a route that needs no member and names none."""
+    caller = request.the_caller()
+    team_id = caller.identity.team_id
+    dialect = request.door.dialect
+    name = member_name(request)
+    if name is None:
+        if request.path in WITHOUT_MEMBER:
+            return None
+        return dialect.refusal(
+            400,
+            "a team key asks for one member: name them in the X-Curfew-User header "
+            "(or the body's user field; state: ?user=)",
+            code="invalid_request",
+        )
+    if team_id is None or len(name) > _MAX_NAME:
+        return _not_member(request, name)
+    user_id = await _member_id(team_id, name)
+    if user_id is None:
+        return _not_member(request, name)
+    member = await _member(caller, user_id, team_id)
+    if member.bundle.team_id != team_id:
+        return _not_member(request, name)
+    return member
+
+
+def _not_member(request: EdgeRequest, name: str) -> HttpResponseBase:
+    shown = name if len(name) <= 40 else f"{name[:39]}…"
+    return request.door.dialect.refusal(
+        404, f"{shown!r} is not a member of this key's team", code="not_found"
+    )

@@ -1,0 +1,260 @@
+"""A team member's verdict: the team's schedule and the member's own, harsher wins.
+
+Pure, like ``decide``: both sides are decided at the same instant, each on its
+own schedule, and the two verdicts are combined field by field by the
+engine's one rule (``SEVERITY``): the harsher state, the harsher action, the
+smaller budget, tools denied by either, the earlier ``valid_until``. The team's
+peak hours and holidays are the team schedule's own, so they reach every member.
+
+Two things are not a plain "harsher of two verdicts", and are settled here:
+
+- **Exemptions** count only if both sides allow them: the member's schedule
+  must exempt the call (session, purpose, subagents), and so must the team's,
+  or the team lets members exempt (``TeamPolicy.members_may_exempt``).
+- **Overtime**: a member's overtime lifts their own night, never the team's,
+  unless the team allows member overtime, and then for at most
+  ``TeamPolicy.member_overtime`` from when it was taken. A whole-team overtime
+  (an admin's "release night") is the team side's own override.
+
+The member's time machine ("pretend it is ...") reads both schedules at the
+pretended instant: a gateway under test sees what a member would then see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from curfew_core.engine.decide import decide
+from curfew_core.engine.overrides import Overrides
+from curfew_core.engine.schedule import RequestContext, Schedule, purpose_key
+from curfew_core.engine.verdict import SEVERITY, Action, State, Verdict, new_verdict
+
+#: The harsher action wins, as the harsher state does.
+ACTION_SEVERITY: dict[Action, int] = {Action.PASS: 0, Action.CLAMP: 1, Action.SHORT_CIRCUIT: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class TeamPolicy:
+    """What the team's admins decided beyond the schedule."""
+
+    #: Whether a member's own exemptions (sessions, purposes, subagents) count
+    #: although the team's schedule does not list them.
+    members_may_exempt: bool = False
+    #: How long a member's overtime may lift the team's night; zero: never.
+    member_overtime: timedelta = timedelta(0)
+
+
+@dataclass(frozen=True, slots=True)
+class TeamSide:
+    """The team's half of a member's verdict."""
+
+    schedule: Schedule
+    policy: TeamPolicy = TeamPolicy()
+    #: The team's own overrides: a whole-team overtime ("release night").
+    overtime_until: datetime | None = None
+
+
+def scope_exempts(schedule: Schedule, request: RequestContext) -> bool:
+    """Whether ``schedule`` exempts this call, whatever the state: ``decide``'s
+    own scope rule (a listed purpose, an exempt session, a spared subagent)."""
+    purpose = purpose_key(request.purpose)
+    if purpose is not None and purpose in schedule.exempt_purposes:
+        return True
+    if request.session_id is not None and request.session_id in schedule.exempt_sessions:
+        return True
+    return request.subagent and not schedule.apply_to_subagents
+
+
+def team_overrides(
+    team: TeamSide,
+    member: Overrides,
+    *,
+    now: datetime,
+    member_overtime_from: datetime | None,
+) -> Overrides:
+    """The overrides the team's schedule is read with for one member: the
+    team's own overtime; the member's overtime only as far as the policy
+    lets it lift the team (from ``member_overtime_from``, when it was taken);
+    the member's time machine (never its force-off: the member side has it)."""
+    until = team.overtime_until
+    allowed = team.policy.member_overtime
+    if (
+        allowed > timedelta(0)
+        and member.overtime_until is not None
+        and member.overtime_until > now
+        and member_overtime_from is not None
+    ):
+        lift = min(member.overtime_until, member_overtime_from + allowed)
+        if lift > now and (until is None or lift > until):
+            until = lift
+    return Overrides(
+        overtime_until=until,
+        forced_off_until=None,
+        debug_at=member.debug_at,
+        debug_until=member.debug_until,
+    )
+
+
+def decide_member(
+    now: datetime,
+    schedule: Schedule,
+    request: RequestContext,
+    overrides: Overrides,
+    team: TeamSide | None,
+    *,
+    member_overtime_from: datetime | None = None,
+) -> Verdict:
+    """A member's verdict: ``decide`` on their own schedule combined with the
+    team's (``combine``); exactly ``decide``'s verdict without a team."""
+    if team is None:
+        return decide(now, schedule, request, overrides)
+    exempt = scope_exempts(schedule, request) and (
+        team.policy.members_may_exempt or scope_exempts(team.schedule, request)
+    )
+    plain = RequestContext(max_tokens=request.max_tokens)
+    own = decide(now, schedule, plain, overrides)
+    theirs = decide(
+        now,
+        team.schedule,
+        plain,
+        team_overrides(team, overrides, now=now, member_overtime_from=member_overtime_from),
+    )
+    combined = combine(own, theirs)
+    if exempt and combined.state is not State.ON_DUTY:
+        return _exempted(combined)
+    return combined
+
+
+def _tighter(a: Verdict, b: Verdict) -> Verdict:
+    """The side whose action is harsher; on a tie, the harsher state, then the
+    smaller budget, then ``a``."""
+    rank_a, rank_b = ACTION_SEVERITY[a.action], ACTION_SEVERITY[b.action]
+    if rank_a != rank_b:
+        return a if rank_a > rank_b else b
+    if SEVERITY[a.state] != SEVERITY[b.state]:
+        return a if SEVERITY[a.state] > SEVERITY[b.state] else b
+    if b.max_tokens is not None and (a.max_tokens is None or b.max_tokens < a.max_tokens):
+        return b
+    return a
+
+
+def _smaller(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+def _harsher_state(a: State, b: State) -> State:
+    return a if SEVERITY[a] >= SEVERITY[b] else b
+
+
+def _would(a: Verdict, b: Verdict) -> dict[str, Any] | None:
+    """A dry run's "would": the harsher of what the two sides would have done."""
+    if a.would is None:
+        return b.would
+    if b.would is None:
+        return a.would
+    rank_a = ACTION_SEVERITY[Action(a.would["action"])]
+    rank_b = ACTION_SEVERITY[Action(b.would["action"])]
+    return a.would if rank_a >= rank_b else b.would
+
+
+def combine(own: Verdict, team: Verdict) -> Verdict:
+    """Two verdicts of one call at one instant as one, harsher wins.
+
+    Commutative in everything a gateway acts on (state, action, budget,
+    tools, ``valid_until``, peak); the texts come from the side that acts
+    hardest (``own`` on a tie), and ``reason`` tells both, the member's first.
+    """
+    acting = _tighter(own, team)
+    action = acting.action
+    # The smaller budget of the sides that act so (a clamp's, or a
+    # short-circuit's safety cap); a side passing has none.
+    max_tokens = None
+    for side in (own, team):
+        if side.action is action and action is not Action.PASS:
+            max_tokens = _smaller(max_tokens, side.max_tokens)
+    tools: Literal["allow", "deny"] = (
+        "deny" if "deny" in (own.tools, team.tools) and action is not Action.PASS else "allow"
+    )
+    override: Literal["overtime", "off"] | None = own.override
+    override_until = own.override_until
+    # A forced off is the member's own and stands; otherwise the overtime
+    # told is the one that lasts longer.
+    if (
+        own.override != "off"
+        and team.override is not None
+        and team.override_until is not None
+        and (override_until is None or team.override_until > override_until)
+    ):
+        override, override_until = team.override, team.override_until
+    state = _harsher_state(own.state, team.state)
+    winding = [side for side in (acting, own, team) if side.state is State.WINDING]
+    progress = winding[0].progress if state is State.WINDING and winding else None
+    budget = None
+    if state is State.WINDING:
+        budget = min(
+            (s.budget for s in (own, team) if s.state is State.WINDING and s.budget is not None),
+            default=None,
+        )
+    dry_run = own.dry_run and team.dry_run
+    return new_verdict(
+        state=state,
+        schedule_state=_harsher_state(own.schedule_state, team.schedule_state),
+        action=action,
+        reply=acting.reply if action is Action.SHORT_CIRCUIT else None,
+        max_tokens=max_tokens,
+        persona=acting.persona if action is Action.CLAMP else None,
+        tools=tools,
+        reasoning_effort=acting.reasoning_effort if action is Action.CLAMP else None,
+        progress=progress,
+        peak=own.peak or team.peak,
+        reason=f"{own.reason} · team: {_tail(team.reason)}",
+        exempt=own.exempt and team.exempt,
+        dry_run=dry_run,
+        valid_until=min(own.valid_until, team.valid_until),
+        at=own.at,
+        budget=budget,
+        override=override,
+        override_until=override_until,
+        debug_at=own.debug_at,
+        debug_until=own.debug_until,
+        would=_would(own, team) if dry_run else None,
+    )
+
+
+def _tail(reason: str) -> str:
+    """A verdict's reason without its leading moment (the member's says it)."""
+    _, sep, rest = reason.partition(" · ")
+    return rest if sep else reason
+
+
+def _exempted(verdict: Verdict) -> Verdict:
+    """``verdict`` as an exempt call's: its state, acted on by nobody."""
+    return new_verdict(
+        state=verdict.state,
+        schedule_state=verdict.schedule_state,
+        action=Action.PASS,
+        reply=None,
+        max_tokens=None,
+        persona=None,
+        tools="allow",
+        reasoning_effort=None,
+        progress=verdict.progress,
+        peak=verdict.peak,
+        reason=f"{verdict.reason} · exempt (team and member)",
+        exempt=True,
+        dry_run=verdict.dry_run,
+        valid_until=verdict.valid_until,
+        at=verdict.at,
+        budget=verdict.budget,
+        override=verdict.override,
+        override_until=verdict.override_until,
+        debug_at=verdict.debug_at,
+        debug_until=verdict.debug_until,
+        would=None,
+    )

@@ -1,0 +1,644 @@
+"""Teams (issue 26): members and roles, invites, the team's schedule and its
+whole-team overtime, team keys.
+
+Every service is keyword-only, atomic and audited in the change's own
+transaction (``AuditEntry.Subject.TEAM``, the entry's ``team`` set); the
+caches are refreshed and the change published only after the commit. A bad
+argument raises :class:`TeamError` naming what is wrong, and changes nothing.
+
+An ``actor`` (a person acting through a page or the API) must be an admin of
+the team for every change but accepting an invite; ``None`` is the system
+(a terminal command), which may do anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+
+from curfew_core.engine.overrides import MAX_OVERTIME
+from curfew_core.models import (
+    UNSAVED_VERSION,
+    ApiToken,
+    AuditEntry,
+    Team,
+    TeamInvite,
+    TeamMembership,
+)
+from curfew_core.schedules import config as schedule_config
+from curfew_core.selectors.bundles import refresh_bundle, refresh_team
+from curfew_core.selectors.teams import forget_member_name
+from curfew_core.selectors.tokens import digest as token_digest
+from curfew_core.services import events
+from curfew_core.services.after_commit import after_commit
+from curfew_core.services.audit import _actor_name, moment
+
+log = logging.getLogger("curfew.teams")
+
+Role = TeamMembership.Role
+ROLES = tuple(Role.values)
+#: The longest a team may let a member's own overtime lift its night.
+MAX_MEMBER_OVERTIME_MINUTES = int(MAX_OVERTIME.total_seconds() // 60)
+#: An invite link works once, within this long.
+INVITE_LIFETIME = timedelta(days=7)
+#: The policy settings of a team, beside its schedule's declared settings.
+POLICY_FIELDS = ("members_may_exempt", "member_overtime_minutes")
+TEAM_NAME_MAX = 100
+
+
+class TeamError(ValueError):
+    """A team change that cannot be made; the message says why. ``code`` is
+    a stable word for the API (``already_in_team``, ``last_admin``, ...);
+    ``field`` the request field at fault, when there is one."""
+
+    def __init__(self, message: str, *, code: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
+class NotTeamAdmin(TeamError):
+    """The actor may read the team but not change it."""
+
+    def __init__(self, team: Team) -> None:
+        super().__init__(
+            f"only an admin of team {team.name!r} can change it", code="not_team_admin"
+        )
+
+
+class StaleTeamVersion(TeamError):
+    def __init__(self, *, expected: int, current: int) -> None:
+        super().__init__(
+            f"version {expected} is stale: the team schedule is at version {current}; "
+            "reload it and apply your change again",
+            code="stale_version",
+            field="version",
+        )
+        self.expected = expected
+        self.current = current
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _audit(
+    *,
+    team: Team,
+    user: User,
+    actor: User | None,
+    channel: str,
+    action: str,
+    changes: Mapping[str, Any],
+) -> AuditEntry:
+    if channel not in AuditEntry.Channel.values:
+        raise ValueError(f"unknown channel {channel!r}")
+    return AuditEntry.objects.create(
+        user=user,
+        team=team,
+        actor=actor,
+        actor_name=_actor_name(actor),
+        channel=channel,
+        subject=AuditEntry.Subject.TEAM,
+        action=action,
+        changes={"team": team.name, **changes},
+    )
+
+
+def _require_admin(team: Team, actor: User | None) -> None:
+    if actor is None:
+        return
+    if not TeamMembership.objects.filter(team=team, user=actor, role=Role.ADMIN).exists():
+        raise NotTeamAdmin(team)
+
+
+def _check_role(role: str) -> str:
+    if role not in ROLES:
+        raise TeamError(
+            f"role must be one of {', '.join(ROLES)}, not {role!r}", code="invalid", field="role"
+        )
+    return role
+
+
+def _refuse_second_team(user: User) -> None:
+    current = TeamMembership.objects.filter(user=user).select_related("team").first()
+    if current is not None:
+        raise TeamError(
+            f"{user.get_username()} is already in team {current.team.name!r}: a person "
+            "belongs to at most one team; remove them from it first",
+            code="already_in_team",
+            field="user",
+        )
+
+
+def _member_changed(team_id: int, user: User) -> None:
+    """After the commit: the member's rows (their team changed), their
+    capsules, and the team key's memory of who is called what."""
+    username = user.get_username()
+
+    def forget_name() -> None:
+        forget_member_name(team_id, username)
+
+    transaction.on_commit(forget_name, robust=True)
+    after_commit(user_id=user.pk)
+
+
+def _team_changed(team_id: int) -> None:
+    """After the commit: the team's rows, then every member's capsules (one group message)."""
+
+    def steps() -> None:
+        try:
+            refresh_team(team_id)
+        except Exception:  # the commit stands; the entry goes stale within the bound
+            log.exception("after commit: could not refresh team %s", team_id)
+        events.publish_team_changed(team_id)
+
+    transaction.on_commit(steps, robust=True)
+
+
+def _admins(team: Team) -> int:
+    return TeamMembership.objects.filter(team=team, role=Role.ADMIN).count()
+
+
+# -- teams and members -----------------------------------------------------------------
+
+
+@transaction.atomic
+def team_create(
+    *, name: str, admin: User, actor: User | None = None, channel: str = AuditEntry.Channel.SYSTEM
+) -> Team:
+    """A new team named ``name`` with ``admin`` as its first admin. Its
+    schedule starts as the declared defaults (version 0, unsaved)."""
+    cleaned = name.strip()
+    if not cleaned or len(cleaned) > TEAM_NAME_MAX:
+        raise TeamError(
+            f"a team name is 1 to {TEAM_NAME_MAX} characters, not {name!r}",
+            code="invalid",
+            field="name",
+        )
+    if Team.objects.filter(name=cleaned).exists():
+        raise TeamError(f"a team called {cleaned!r} exists already", code="exists", field="name")
+    _refuse_second_team(admin)
+    try:
+        with transaction.atomic():
+            team = Team.objects.create(
+                name=cleaned, config=schedule_config.default_config(), version=UNSAVED_VERSION
+            )
+            TeamMembership.objects.create(team=team, user=admin, role=Role.ADMIN)
+    except IntegrityError:
+        raise TeamError(
+            f"a team called {cleaned!r} exists already, or {admin.get_username()} joined one",
+            code="exists",
+        ) from None
+    _audit(
+        team=team,
+        user=admin,
+        actor=actor,
+        channel=channel,
+        action="created",
+        changes={"admin": admin.get_username()},
+    )
+    _member_changed(team.id, admin)
+    return team
+
+
+@transaction.atomic
+def member_add(
+    *,
+    team: Team,
+    user: User,
+    role: str = Role.MEMBER,
+    actor: User | None = None,
+    channel: str = AuditEntry.Channel.SYSTEM,
+) -> TeamMembership:
+    """Invite ``user`` by their username: they are a member at once (a person
+    in another team is refused, with that team named)."""
+    _check_role(role)
+    _require_admin(team, actor)
+    _refuse_second_team(user)
+    try:
+        with transaction.atomic():
+            membership = TeamMembership.objects.create(team=team, user=user, role=role)
+    except IntegrityError:
+        raise TeamError(
+            f"{user.get_username()} is already in a team", code="already_in_team", field="user"
+        ) from None
+    _audit(
+        team=team,
+        user=user,
+        actor=actor,
+        channel=channel,
+        action="member added",
+        changes={"member": user.get_username(), "role": role},
+    )
+    _member_changed(team.id, user)
+    return membership
+
+
+def _membership(team: Team, user: User) -> TeamMembership:
+    membership = TeamMembership.objects.select_for_update().filter(team=team, user=user).first()
+    if membership is None:
+        raise TeamError(
+            f"{user.get_username()} is not a member of team {team.name!r}",
+            code="not_member",
+            field="user",
+        )
+    return membership
+
+
+@transaction.atomic
+def member_role_change(
+    *,
+    team: Team,
+    user: User,
+    role: str,
+    actor: User | None = None,
+    channel: str = AuditEntry.Channel.SYSTEM,
+) -> TeamMembership:
+    """Make a member an admin or a member; the last admin stays one."""
+    _check_role(role)
+    _require_admin(team, actor)
+    # Lock the team's admins first, so two admins demoting each other at once
+    # cannot both see another admin left.
+    list(TeamMembership.objects.select_for_update().filter(team=team, role=Role.ADMIN))
+    membership = _membership(team, user)
+    if membership.role == role:
+        return membership
+    if membership.role == Role.ADMIN and _admins(team) <= 1:
+        raise TeamError(
+            f"{user.get_username()} is the last admin of team {team.name!r}: make another "
+            "member an admin first",
+            code="last_admin",
+            field="role",
+        )
+    old = membership.role
+    membership.role = role
+    membership.save(update_fields=["role"])
+    _audit(
+        team=team,
+        user=user,
+        actor=actor,
+        channel=channel,
+        action="role changed",
+        changes={"member": user.get_username(), "old": old, "new": role},
+    )
+    _member_changed(team.id, user)
+    return membership
+
+
+@transaction.atomic
+def member_remove(
+    *,
+    team: Team,
+    user: User,
+    actor: User | None = None,
+    channel: str = AuditEntry.Channel.SYSTEM,
+) -> None:
+    """Remove a member (an admin, or a member leaving: ``actor`` is then
+    ``user``). The last admin cannot leave."""
+    if actor is not None and actor.pk != user.pk:
+        _require_admin(team, actor)
+    list(TeamMembership.objects.select_for_update().filter(team=team, role=Role.ADMIN))
+    membership = _membership(team, user)
+    if membership.role == Role.ADMIN and _admins(team) <= 1:
+        raise TeamError(
+            f"{user.get_username()} is the last admin of team {team.name!r} and cannot "
+            "leave: make another member an admin first",
+            code="last_admin",
+            field="user",
+        )
+    membership.delete()
+    _audit(
+        team=team,
+        user=user,
+        actor=actor,
+        channel=channel,
+        action="member removed",
+        changes={"member": user.get_username(), "role": membership.role},
+    )
+    _member_changed(team.id, user)
+
+
+# -- invite links ----------------------------------------------------------------------
+
+INVITE_PREFIX = "cfi_"
+
+
+def invite_digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+@transaction.atomic
+def invite_create(
+    *,
+    team: Team,
+    now: datetime,
+    role: str = Role.MEMBER,
+    actor: User | None = None,
+    channel: str = AuditEntry.Channel.SYSTEM,
+) -> tuple[TeamInvite, str]:
+    """A one-time invite: the invite and its raw code (shown once; only its
+    digest is kept). Works for ``INVITE_LIFETIME``; the page offers it only
+    while sign-up is on."""
+    _check_role(role)
+    _require_admin(team, actor)
+    raw = INVITE_PREFIX + secrets.token_urlsafe(24)
+    invite = TeamInvite.objects.create(
+        team=team,
+        digest=invite_digest(raw),
+        prefix=raw[:10],
+        role=role,
+        created_by=actor,
+        expires_at=now + INVITE_LIFETIME,
+    )
+    _audit(
+        team=team,
+        user=actor or _first_admin(team),
+        actor=actor,
+        channel=channel,
+        action="invite created",
+        changes={"invite": invite.prefix, "role": role, "expires_at": moment(invite.expires_at)},
+    )
+    return invite, raw
+
+
+@transaction.atomic
+def invite_revoke(
+    *,
+    team: Team,
+    invite_id: int,
+    now: datetime,
+    actor: User | None = None,
+    channel: str = AuditEntry.Channel.SYSTEM,
+) -> None:
+    _require_admin(team, actor)
+    invite = TeamInvite.objects.select_for_update().filter(team=team, id=invite_id).first()
+    if invite is None or invite.revoked_at is not None or invite.used_at is not None:
+        raise TeamError("no such open invite", code="not_found", field="invite")
+    invite.revoked_at = now
+    invite.save(update_fields=["revoked_at"])
+    _audit(
+        team=team,
+        user=actor or _first_admin(team),
+        actor=actor,
+        channel=channel,
+        action="invite revoked",
+        changes={"invite": invite.prefix},
+    )
+
+
+@transaction.atomic
+def invite_accept(
+    *, raw: str, user: User, now: datetime, channel: str = AuditEntry.Channel.PAGE
+) -> TeamMembership:
+    """``user`` joins the invite's team with its role; the invite is used up."""
+    invite = (
+        TeamInvite.objects.select_for_update()
+        .select_related("team")
+        .filter(digest=invite_digest(raw or ""))
+        .first()
+    )
+    if (
+        invite is None
+        or invite.used_at is not None
+        or invite.revoked_at is not None
+        or invite.expires_at <= now
+    ):
+        raise TeamError(
+            "this invite link is not valid: it was used, revoked or has expired; ask an "
+            "admin of the team for a new one",
+            code="invalid_invite",
+            field="invite",
+        )
+    _refuse_second_team(user)
+    membership = TeamMembership.objects.create(team=invite.team, user=user, role=invite.role)
+    invite.used_at = now
+    invite.used_by = user
+    invite.save(update_fields=["used_at", "used_by"])
+    _audit(
+        team=invite.team,
+        user=user,
+        actor=user,
+        channel=channel,
+        action="invite accepted",
+        changes={"member": user.get_username(), "invite": invite.prefix, "role": invite.role},
+    )
+    _member_changed(invite.team.id, user)
+    return membership
+
+
+def _first_admin(team: Team) -> User:
+    membership = (
+        TeamMembership.objects.filter(team=team, role=Role.ADMIN)
+        .select_related("user")
+        .order_by("id")
+        .first()
+    )
+    assert membership is not None, "a team always has an admin"
+    user: User = membership.user
+    return user
+
+
+# -- the team's schedule and overtime --------------------------------------------------
+
+
+def policy_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The team policy among ``changes``, checked (``TeamError`` naming the field)."""
+    out: dict[str, Any] = {}
+    if "members_may_exempt" in changes:
+        value = changes["members_may_exempt"]
+        if not isinstance(value, bool):
+            raise TeamError(
+                f"members_may_exempt must be true or false, not {value!r}",
+                code="invalid",
+                field="members_may_exempt",
+            )
+        out["members_may_exempt"] = value
+    if "member_overtime_minutes" in changes:
+        value = changes["member_overtime_minutes"]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value <= MAX_MEMBER_OVERTIME_MINUTES
+        ):
+            raise TeamError(
+                "member_overtime_minutes must be a whole number of minutes from 0 (a member's "
+                f"overtime never lifts the team's night) to {MAX_MEMBER_OVERTIME_MINUTES}, "
+                f"not {value!r}",
+                code="invalid",
+                field="member_overtime_minutes",
+            )
+        out["member_overtime_minutes"] = value
+    return out
+
+
+@transaction.atomic
+def team_schedule_update(
+    *,
+    team: Team,
+    changes: Mapping[str, Any],
+    expected_version: int | None = None,
+    actor: User | None = None,
+    channel: str = AuditEntry.Channel.SYSTEM,
+) -> Team:
+    """Apply ``changes`` to the team's schedule (the declared settings, as a
+    person's: ``ConfigError`` names every bad one) and policy
+    (``POLICY_FIELDS``). Admins only; checked under a row lock against
+    ``expected_version``; nothing is written on any error."""
+    _require_admin(team, actor)
+    locked = Team.objects.select_for_update().get(pk=team.pk)
+    if expected_version is not None and expected_version != locked.version:
+        raise StaleTeamVersion(expected=expected_version, current=locked.version)
+    policy = policy_changes(changes)
+    settings_changes = {k: v for k, v in changes.items() if k not in POLICY_FIELDS}
+    new_config = schedule_config.apply_changes(locked.config, settings_changes)
+    old_config = schedule_config.with_defaults(locked.config)
+    fields = {
+        key: {"old": old_config.get(key), "new": new_config.get(key)}
+        for key in schedule_config.FIELDS
+        if old_config.get(key) != new_config.get(key)
+    }
+    for key, value in policy.items():
+        if getattr(locked, key) != value:
+            fields[key] = {"old": getattr(locked, key), "new": value}
+            setattr(locked, key, value)
+    if not fields:
+        return locked
+    locked.config = new_config
+    locked.version += 1
+    locked.save()
+    _audit(
+        team=locked,
+        user=actor or _first_admin(locked),
+        actor=actor,
+        channel=channel,
+        action="schedule saved",
+        changes={"version": locked.version, "fields": fields},
+    )
+    _team_changed(locked.id)
+    return locked
+
+
+@transaction.atomic
+def team_overtime_set(
+    *,
+    team: Team,
+    now: datetime,
+    duration: timedelta | None,
+    actor: User | None = None,
+    channel: str = AuditEntry.Channel.SYSTEM,
+) -> Team:
+    """ "Release night": lift the team's schedule for everyone for ``duration``
+    (up to 24 h); ``None`` ends it. Each member's own schedule still holds."""
+    _require_admin(team, actor)
+    if duration is not None and not timedelta(0) < duration <= MAX_OVERTIME:
+        raise TeamError(
+            f"a team overtime lasts from a second to 24h, not {duration}",
+            code="invalid",
+            field="duration",
+        )
+    locked = Team.objects.select_for_update().get(pk=team.pk)
+    old = locked.overtime_until
+    locked.overtime_until = None if duration is None else now + duration
+    locked.save(update_fields=["overtime_until", "updated_at"])
+    _audit(
+        team=locked,
+        user=actor or _first_admin(locked),
+        actor=actor,
+        channel=channel,
+        action="overtime" if duration is not None else "overtime ended",
+        changes={"old": moment(old), "overtime_until": moment(locked.overtime_until)},
+    )
+    _team_changed(locked.id)
+    return locked
+
+
+def member_overtime_taken(*, user: User, now: datetime) -> None:
+    """Note when a team member took overtime (``services.overrides`` calls it
+    inside its own transaction): a team that lets members' overtime lift its
+    night counts the allowance from here. Nothing for a user in no team."""
+    TeamMembership.objects.filter(user=user).update(overtime_from=now)
+
+
+# -- team keys -------------------------------------------------------------------------
+
+
+TEAM_KEY_PREFIX = "cft_"
+
+
+@transaction.atomic
+def team_token_create(
+    *,
+    team: Team,
+    name: str = "",
+    actor: User | None = None,
+    channel: str = AuditEntry.Channel.SYSTEM,
+) -> tuple[ApiToken, str]:
+    """A new team key (``ApiToken.Kind.TEAM``) and its raw value, shown once:
+    it asks on behalf of any member. Issued in the name of ``actor`` (or the
+    team's first admin); only its digest is kept."""
+    _require_admin(team, actor)
+    owner = actor or _first_admin(team)
+    raw = TEAM_KEY_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=owner,
+        kind=ApiToken.Kind.TEAM,
+        team=team,
+        name=(name or f"team {team.name}")[:100],
+        prefix=raw[:12],
+        digest=token_digest(raw),
+    )
+    _audit(
+        team=team,
+        user=owner,
+        actor=actor,
+        channel=channel,
+        action="key created",
+        changes={"kind": token.kind, "prefix": token.prefix, "name": token.name},
+    )
+    # A garbage lookup may have cached this digest as unknown.
+    after_commit(user_id=owner.pk, token_digests=[token.digest], refresh=False, publish=False)
+    return token, raw
+
+
+@transaction.atomic
+def team_token_revoke(
+    *,
+    team: Team,
+    token_id: int,
+    now: datetime,
+    actor: User | None = None,
+    channel: str = AuditEntry.Channel.SYSTEM,
+) -> bool:
+    """Revoke one of the team's keys; ``False`` if there is no such live key."""
+    _require_admin(team, actor)
+    token = (
+        ApiToken.objects.select_for_update()
+        .filter(id=token_id, team=team, revoked_at__isnull=True)
+        .first()
+    )
+    if token is None:
+        return False
+    token.revoked_at = now
+    token.save(update_fields=["revoked_at"])
+    _audit(
+        team=team,
+        user=actor or _first_admin(team),
+        actor=actor,
+        channel=channel,
+        action="key revoked",
+        changes={"kind": token.kind, "prefix": token.prefix, "name": token.name},
+    )
+    after_commit(user_id=token.user_id, token_digests=[token.digest], refresh=False)
+    return True
+
+
+def forget_member(user_id: int) -> None:
+    """Refresh a member's cached rows now (tests, commands outside a transaction)."""
+    refresh_bundle(user_id)
