@@ -185,11 +185,25 @@ setting_changed.connect(_on_setting_changed)
 
 @lru_cache(maxsize=8)
 def _rule(setting: str) -> RateLimitItem | None:
-    """The parsed limit a setting names, or ``None`` when it (or throttling) is off."""
-    if not settings.CURFEW_THROTTLE:
+    """The parsed limit a setting names, or ``None`` when it (or throttling) is off.
+
+    Read on every token door's request (the token's rate): the settings at a
+    dict lookup each (``hot_settings``) and each text parsed once (``_parsed``),
+    where two reads through Django's settings object and a parse were a
+    twentieth of a warm verdict."""
+    if not hot_setting("CURFEW_THROTTLE"):
         return None
-    text: str = getattr(settings, setting, "")
-    return parse(text) if text else None
+    try:
+        text: str = hot_setting(setting)
+    except AttributeError:
+        return None
+    return _parsed(text) if text else None
+
+
+@lru_cache(maxsize=64)
+def _parsed(text: str) -> RateLimitItem:
+    """``limits.parse``, once per text (an item is a value: never changed)."""
+    return parse(text)
 
 
 # -- the client's address ---------------------------------------------------------

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from django.core.signals import setting_changed
@@ -43,8 +44,8 @@ from curfew_core.edge import team_caller
 from curfew_core.edge.declare import Door, Route, Table
 from curfew_core.edge.dialects import OUTAGES
 from curfew_core.edge.doors import DOORS
-from curfew_core.edge.heads import Heads
-from curfew_core.edge.request import EdgeRequest
+from curfew_core.edge.heads import Head, Heads
+from curfew_core.edge.request import EdgeRequest, address_of
 from curfew_core.edge.scope import Message, Scope, ScopeHeaders, header, route_path
 from curfew_core.edge.send import (
     Answer,
@@ -70,6 +71,33 @@ EARLY_AUTH_BYTES = 64 * 1024
 
 #: Paths whose route is kept (``Edge._routed``); all forgotten when full.
 _ROUTED_KEPT = 1024
+#: Request heads whose reading is kept (``Edge._known``); all forgotten when full.
+_KNOWN_KEPT = 1024
+
+
+class _Known:
+    """What a request head says before its body is read (``Edge._head``): its
+    headers, Django's checks of it, its declared length and its credential.
+    All of it follows from the head alone (and the settings: forgotten when
+    they change), so a head seen before is read again with one dict lookup:
+    a gateway sends the same head, token and all, call after call, and
+    reading it anew (every header, Django's checks, the token's header) was a
+    tenth of a warm verdict."""
+
+    __slots__ = ("credential", "declared", "head", "headers", "length")
+
+    def __init__(
+        self,
+        headers: ScopeHeaders,
+        head: Head,
+        declared: bytes | None,
+        credential: str | None,
+    ) -> None:
+        self.headers = headers
+        self.head = head
+        self.declared = declared
+        self.length = _length(declared)
+        self.credential = credential
 
 
 class _TooLarge(Exception):
@@ -84,22 +112,17 @@ def _declared_length(scope: Scope) -> int | None:
     return _length(header(scope, b"content-length"))
 
 
-def _address(scope: Scope, headers: ScopeHeaders) -> str:
-    """Where the request comes from, as the throttles count it."""
-    return throttle.address_of(scope.get("client"), headers.raw(b"x-forwarded-for"))
-
-
 def _length(declared: bytes | None) -> int | None:
     if declared is None or not (declared.isascii() and declared.isdigit()):
         return None
     return int(declared)
 
 
-async def _read_body(receive: Receive, limit: int | None) -> bytes:
+async def _read_body(receive: Receive, limit: int | None, message: Message) -> bytes:
+    """The body, from its first message on (``message``, already received)."""
     chunks = []
     size = 0
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             raise _Gone
         chunk = message.get("body", b"")
@@ -109,10 +132,11 @@ async def _read_body(receive: Receive, limit: int | None) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+        message = await receive()
 
 
 async def _caller_or_refusal(
-    door: Door, raw: str | None, address: str
+    door: Door, raw: str | None, address: callers.Address
 ) -> callers.Caller | HttpResponseBase:
     """The live token's caller, or the door's refusal: 401 without one, 429
     over a throttle, 503 when storage is down (the pipeline's credential step,
@@ -141,10 +165,47 @@ class Edge:
         #: Each path's door and route, found once: a gateway asks the same
         #: few paths all day (a path's match depends on the table alone).
         self._routed: dict[str, tuple[Door, tuple[Route, dict[str, str]] | None]] = {}
+        #: Each request head's reading (``_head``), by the head itself.
+        self._known: dict[tuple[Any, ...], _Known] = {}
         setting_changed.connect(self._settings_changed, weak=False)
 
     def _settings_changed(self, **kwargs: Any) -> None:
         self.heads.clear()
+        self._known.clear()
+
+    def _head(self, door: Door, scope: Scope) -> _Known:
+        """The reading of the request's head for ``door`` (see ``_Known``).
+
+        Keyed by everything it is read from: the door (its credential reader),
+        the scope's scheme, server and root path (Django's checks) and every
+        header, names and values as sent. A shape that cannot be a key (a
+        server sending lists, as the ASGI spec allows) is read every time."""
+        raw = scope.get("headers") or ()
+        try:
+            key: tuple[Any, ...] | None = (
+                door.name,
+                scope.get("scheme"),
+                scope.get("server"),
+                scope.get("root_path"),
+                tuple(raw),
+            )
+            known = self._known.get(key)  # type: ignore[arg-type]
+        except TypeError:
+            key = known = None
+        if known is not None:
+            return known
+        headers = ScopeHeaders(raw)
+        known = _Known(
+            headers,
+            self.heads(scope, headers),
+            headers.raw(b"content-length"),
+            door.credential(headers) if door.credential is not None else None,
+        )
+        if key is not None:
+            if len(self._known) >= _KNOWN_KEPT:
+                self._known.clear()
+            self._known[key] = known
+        return known
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -180,8 +241,8 @@ class Edge:
         send: Send,
     ) -> None:
         dialect = door.dialect
-        headers = ScopeHeaders.of(scope)
-        head = self.heads(scope, headers)
+        known = self._head(door, scope)
+        head = known.head
         if head.bad_host is not None:
             await send_response(send, dialect.bad_host(head.bad_host))
             return
@@ -194,9 +255,8 @@ class Edge:
             await send_response(send, dialect.not_allowed(method, route.methods), extra)
             return
         limit = door.max_body()
-        declared = headers.raw(b"content-length")
-        length = _length(declared)
-        if declared is not None and length is None:
+        length = known.length
+        if known.declared is not None and length is None:
             # ASCII digits only: a latin-1 "²" is a digit to isdigit() and not to int().
             refusal = dialect.refusal(
                 400, "the request body's Content-Length is not a length", code="invalid_request"
@@ -206,23 +266,43 @@ class Edge:
         if limit is not None and length is not None and length > limit:
             await send_response(send, dialect.too_large(limit), extra, close=True)
             return
-        address = _address(scope, headers)
+        headers = known.headers
         caller = None
         if route.token:
-            raw = door.credential(headers) if door.credential is not None else None
-            checked = await _caller_or_refusal(door, raw, address)
-            if not isinstance(checked, callers.Caller):
-                await send_response(send, checked, extra, close=True)
+            # ``_caller_or_refusal``, written out: the pipeline's every step is
+            # a coroutine made and awaited, and this one is on every request.
+            # Where it comes from is worked out only if the cache cannot vouch
+            # for the token.
+            raw = known.credential
+            try:
+                caller = await callers.resolve(
+                    raw, partial(address_of, scope, headers), kind=GATEWAY
+                )
+            except throttle.Throttled as exc:
+                await send_response(send, dialect.rate_limited(exc.refusal), extra, close=True)
                 return
-            caller = checked
-        try:
-            body = await _read_body(receive, limit)
-        except _TooLarge:
+            except OUTAGES:
+                log.exception("%s: token check: storage unavailable", door.name)
+                await send_response(send, dialect.unavailable(), extra, close=True)
+                return
+            if caller is None:
+                await send_response(send, dialect.unauthorized(raw), extra, close=True)
+                return
+        # A body that came whole with its first message (most do) is read here.
+        message = await receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            body = message.get("body", b"")
+            too_large = limit is not None and len(body) > limit
+        else:
+            try:
+                body = await _read_body(receive, limit, message)
+                too_large = False
+            except _TooLarge:
+                too_large = True
+        if too_large:
             await send_response(send, dialect.too_large(limit or 0), extra, close=True)
             return
-        request = EdgeRequest(
-            scope, door, method, path, headers, address, body, caller, dict(params)
-        )
+        request = EdgeRequest(scope, door, method, path, headers, body, caller, dict(params))
         if caller is not None and team_caller.is_team(caller):
             # A team key: served as the member it names (issue 26).
             try:
@@ -333,8 +413,7 @@ class Edge:
         raw = door.credential(headers)
         if raw is None:
             return door.dialect.unauthorized(None)
-        address = _address(scope, headers)
-        checked = await _caller_or_refusal(door, raw, address)
+        checked = await _caller_or_refusal(door, raw, address_of(scope, headers))
         return None if isinstance(checked, callers.Caller) else checked
 
     async def _counted(

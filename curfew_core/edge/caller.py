@@ -14,6 +14,7 @@ Either way the rate is counted exactly once per request.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from curfew_core.selectors.bundles import (
     rows_fresh,
 )
 from curfew_core.selectors.tokens import TokenIdentity
-from curfew_core.store import async_cache
+from curfew_core.store import async_cache, cache_policy
 from curfew_core.store.cache_policy import bundle_key, team_key, token_key
 
 
@@ -48,7 +49,12 @@ class Caller:
         return self.identity.user_id
 
 
-async def resolve(raw: str | None, address: str, *, kind: str = "api") -> Caller | None:
+#: Where a request comes from, as the throttles count it, or how to work it
+#: out (only the sync path needs it).
+Address = str | Callable[[], str]
+
+
+async def resolve(raw: str | None, address: Address, *, kind: str = "api") -> Caller | None:
     """The caller of a live ``kind`` token sent from ``address``, or ``None``
     (missing, unknown or revoked: counted against the address). Raises
     ``throttle.Throttled`` over a rate, ``DatabaseError``/``RedisError`` when
@@ -72,7 +78,7 @@ async def _warm(raw: str | None, kind: str) -> Caller | None:
     """From the cache alone (the once-a-minute ``last_used_at`` stamp and a
     user's stale rows aside, which take the thread); ``None``: nothing was
     counted, take the sync path."""
-    if raw is None or len(raw) > tokens.MAX_TOKEN_LENGTH or not async_cache.supported():
+    if raw is None or len(raw) > tokens.MAX_TOKEN_LENGTH:
         return None
     token_digest = tokens.digest(raw)
     user_id = tokens.likely_user(token_digest)
@@ -83,10 +89,14 @@ async def _warm(raw: str | None, kind: str) -> Caller | None:
         team_id = likely_team(user_id)
         if team_id is not None:
             keys.append(team_key(team_id))
-    found = await async_cache.get_many(keys)
+    # The process-local cache is read here and now (no coroutine to await);
+    # Redis is awaited; any other backend is read on the sync path.
+    found = async_cache.read_now(keys)
+    if found is None:
+        if not async_cache.supported():
+            return None
+        found = await async_cache.get_many(keys)
     checked = found[0]
-    if not tokens.usable(checked):
-        return None
     rows = found[1] if user_id is not None else None
     team_rows = found[2] if len(found) > 2 else None
     known = _callers.get(token_digest)
@@ -96,12 +106,16 @@ async def _warm(raw: str | None, kind: str) -> Caller | None:
         and known[1] is rows
         and known[2] == kind
         and known[4] is team_rows
-        and rows_fresh(rows)
+        # The very check and rows the caller was made from (so a live token's
+        # check): only their age is left to look at, on one reading of the clock.
+        and cache_policy.both_fresh(checked[3], rows)
         and (team_rows is None or rows_fresh(team_rows))
     ):
         caller = known[3]
         await _count(caller.identity)
         return caller
+    if not tokens.usable(checked):
+        return None
     identity = tokens.cached_identity(token_digest, checked, kind=kind)
     if identity is None:
         return None  # unknown, revoked or another kind: counted on the sync path
@@ -127,8 +141,9 @@ async def _count(identity: TokenIdentity) -> None:
         raise throttle.Throttled(refusal)
 
 
-def _cold(raw: str | None, address: str, kind: str) -> Caller | None:
-    identity = throttle.identify_throttled(raw, kind=kind, address=address)
+def _cold(raw: str | None, address: Address, kind: str) -> Caller | None:
+    where = address if isinstance(address, str) else address()
+    identity = throttle.identify_throttled(raw, kind=kind, address=where)
     if identity is None:
         return None
     return Caller(identity, bundle_for(identity.user_id))

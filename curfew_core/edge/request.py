@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from curfew_core import throttle
 from curfew_core.edge.caller import Caller
 from curfew_core.edge.scope import Scope, ScopeHeaders
 
@@ -22,13 +23,21 @@ class EdgeRequest:
     #: The path routed on (``root_path`` removed).
     path: str
     headers: ScopeHeaders
-    #: Where it comes from, as the throttles count it.
-    address: str
     body: bytes = b""
     #: The live token's caller (``None`` only on a public route).
     caller: Caller | None = None
     #: The route's path parameters (``{model}``, ``{response_id}``).
     params: dict[str, str] = field(default_factory=dict)
+    _address: str | None = None
+
+    @property
+    def address(self) -> str:
+        """Where it comes from, as the throttles count it (worked out when
+        asked: a warm token door never asks)."""
+        found = self._address
+        if found is None:
+            found = self._address = address_of(self.scope, self.headers)
+        return found
 
     @property
     def query_string(self) -> bytes:
@@ -41,3 +50,8 @@ class EdgeRequest:
 
     def __repr__(self) -> str:
         return f"<EdgeRequest {self.method} {self.path}>"
+
+
+def address_of(scope: Scope, headers: ScopeHeaders) -> str:
+    """Where a request comes from, as the throttles count it."""
+    return throttle.address_of(scope.get("client"), headers.raw(b"x-forwarded-for"))

@@ -42,6 +42,9 @@ def header(scope: Mapping[str, Any], name: bytes) -> bytes | None:
     return None
 
 
+_SEQUENCES = (list, tuple)
+
+
 class ScopeHeaders(Mapping[str, str]):
     """A request's headers from its ASGI scope, read as Django's
     ``request.headers`` reads them: any case, ``_`` for ``-`` in the asked
@@ -56,15 +59,19 @@ class ScopeHeaders(Mapping[str, str]):
     __slots__ = ("_found", "_named", "_raw")
 
     def __init__(self, raw: Iterable[Any]) -> None:
-        self._raw = raw if isinstance(raw, list | tuple) else list(raw)
+        self._raw = raw if isinstance(raw, _SEQUENCES) else list(raw)
         #: Every header by its lower-case raw name, repeats joined with commas
         #: (as Django joins them into ``META``), nothing decoded.
         named: dict[bytes, bytes] = {}
         for raw_name, raw_value in self._raw:
-            name = bytes(raw_name).lower()
-            value = bytes(raw_value)
-            earlier = named.get(name)
-            named[name] = value if earlier is None else earlier + b"," + value
+            # ``bytes()`` only of what is not bytes already (a ``bytearray``):
+            # a call per name and value was half of reading a head.
+            name = (raw_name if raw_name.__class__ is bytes else bytes(raw_name)).lower()
+            value = raw_value if raw_value.__class__ is bytes else bytes(raw_value)
+            if name in named:
+                named[name] = named[name] + b"," + value
+            else:
+                named[name] = value
         self._named = named
         #: Every header, decoded: made when first needed (most requests ask for
         #: their token's header alone, see ``get``).

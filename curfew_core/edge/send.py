@@ -43,19 +43,23 @@ class Answer:
         self.status_code = status
 
 
-#: An ``Answer``'s headers per content type and head (a handful of each).
-_answer_heads: dict[tuple[str, tuple[tuple[bytes, bytes], ...]], Headers] = {}
+#: An ``Answer``'s headers per content type and head (a handful of each), by
+#: the head's headers object itself (a head's are made once, ``edge.heads``:
+#: hashing the pairs anew per answer was most of this), kept with it so that
+#: its ``id`` is not reused while the entry stands.
+_answer_heads: dict[tuple[str, int], tuple[tuple[tuple[bytes, bytes], ...], Headers]] = {}
 
 
 def head_of_answer(answer: Answer, extra: tuple[tuple[bytes, bytes], ...]) -> Headers:
-    key = (answer.content_type, extra)
-    headers = _answer_heads.get(key)
-    if headers is None:
-        own = (b"content-type", answer.content_type.encode("latin-1"))
-        headers = [own, *(pair for pair in extra if pair[0] != b"content-type")]
-        if len(_answer_heads) >= 256:
-            _answer_heads.clear()
-        _answer_heads[key] = headers
+    key = (answer.content_type, id(extra))
+    found = _answer_heads.get(key)
+    if found is not None and found[0] is extra:
+        return found[1]
+    own = (b"content-type", answer.content_type.encode("latin-1"))
+    headers = [own, *(pair for pair in extra if pair[0] != b"content-type")]
+    if len(_answer_heads) >= 256:
+        _answer_heads.clear()
+    _answer_heads[key] = (extra, headers)
     return headers
 
 

@@ -27,8 +27,9 @@ def segment_of(points: Points, p: float) -> int:
     return index
 
 
-def curve_value(points: Points, curve: Curve, p: float) -> float:
-    """The unrounded budget at progress ``p`` (0..1 through the window)."""
+def curve_value(points: Points, curve: Curve, p: float, segment: int | None = None) -> float:
+    """The unrounded budget at progress ``p`` (0..1 through the window);
+    ``segment``: ``segment_of(points, p)``, when the caller has it already."""
     first_at, first = points[0]
     last_at, last = points[-1]
     if p <= first_at or len(points) == 1:
@@ -38,7 +39,7 @@ def curve_value(points: Points, curve: Curve, p: float) -> float:
     if curve is Curve.EASE_IN:
         ratio = (p - first_at) / (last_at - first_at)
         return first + (last - first) * ratio * ratio
-    i = segment_of(points, p)
+    i = segment_of(points, p) if segment is None else segment
     (a_at, a_val), (b_at, b_val) = points[i], points[i + 1]
     if curve is Curve.STEP:
         return float(a_val)
@@ -47,8 +48,8 @@ def curve_value(points: Points, curve: Curve, p: float) -> float:
     return a_val + (b_val - a_val) * (p - a_at) / (b_at - a_at)
 
 
-def budget_at(points: Points, curve: Curve, p: float) -> int:
-    return round_half_away(curve_value(points, curve, p))
+def budget_at(points: Points, curve: Curve, p: float, segment: int | None = None) -> int:
+    return round_half_away(curve_value(points, curve, p, segment))
 
 
 def next_budget_change(points: Points, curve: Curve, p: float) -> float | None:

@@ -283,7 +283,13 @@ def _until(start: datetime, before: timedelta | None, readings: _Readings, tz: t
 
 
 def _budget_step(
-    night: _Night, points: Points, curve: Curve, progress: float, budget: int, wall: int
+    night: _Night,
+    points: Points,
+    curve: Curve,
+    progress: float,
+    budget: int,
+    wall: int,
+    segment: int,
 ) -> int | None:
     """The wall reading of the next budget step inside ``night`` (or ``None``).
 
@@ -291,11 +297,11 @@ def _budget_step(
     curve's segment and which side of the first anchor it is, except when the
     moment already sits on the crossing; so the step found for one moment
     stands for every later moment of the same plateau before it, and the last
-    one is kept.
+    one is kept. ``segment``: ``segment_of(points, progress)``.
     """
     if len(points) == 1 or progress >= points[-1][0]:
         return None  # next_budget_change's "no further change"
-    key = (progress < points[0][0], segment_of(points, progress), budget)
+    key = (progress < points[0][0], segment, budget)
     memo = night.last_step
     if memo is not None and memo[0] == key and memo[1] > progress and memo[2] > wall:
         return memo[3]
@@ -330,8 +336,10 @@ def _winding(schedule: Schedule, day: _Day, night: _Night, wall: int) -> _Wind:
     points = schedule.fractions
     if not points:
         return progress, 0, tier, next_step
-    budget = budget_at(points, schedule.curve, progress)
-    step = _budget_step(night, points, schedule.curve, progress, budget, wall)
+    # The curve's segment, found once for the budget and its next step.
+    segment = segment_of(points, progress)
+    budget = budget_at(points, schedule.curve, progress, segment)
+    step = _budget_step(night, points, schedule.curve, progress, budget, wall, segment)
     if step is not None and (next_step is None or step < next_step):
         next_step = step
     return progress, budget, tier, next_step

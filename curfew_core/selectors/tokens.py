@@ -51,8 +51,23 @@ GATEWAY = "gateway"
 _GATEWAY_KINDS = frozenset({ApiToken.Kind.API, ApiToken.Kind.TEAM})
 
 
+#: Digests of the raw tokens seen lately: a gateway sends the same token call
+#: after call, and its SHA-256 was a fiftieth of a warm verdict. Bounded,
+#: emptied when full. It holds raw tokens in this process's memory, as each
+#: request does while it runs (``docs/security.md``); never written anywhere.
+_DIGESTS_KEPT = 4096
+_digests: dict[str, str] = {}
+
+
 def digest(raw: str) -> str:
-    return hashlib.sha256(raw.encode()).hexdigest()
+    found = _digests.get(raw)
+    if found is None:
+        found = hashlib.sha256(raw.encode()).hexdigest()
+        if len(raw) <= MAX_TOKEN_LENGTH:
+            if len(_digests) >= _DIGESTS_KEPT:
+                _digests.clear()
+            _digests[raw] = found
+    return found
 
 
 def _stale(cached: object) -> bool:
@@ -161,6 +176,7 @@ def forget_seen() -> None:
     """Forget which tokens this process saw and stamped (tests)."""
     _users.clear()
     _stamped.clear()
+    _digests.clear()
 
 
 def live_embed_tokens(*, user_id: int) -> list[ApiToken]:

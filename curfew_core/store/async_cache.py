@@ -43,10 +43,12 @@ from curfew_core.store.redis_cache import SharedRedisCache
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
 
+_READABLE = (SharedRedisCache, LocMemCache)
+
+
 def supported() -> bool:
     """Whether the default cache can be read here (else: read it in a thread)."""
-    backend = _backend()
-    return isinstance(backend, SharedRedisCache | LocMemCache)
+    return isinstance(_backend(), _READABLE)
 
 
 _backends: list[Any] = []
@@ -92,16 +94,38 @@ def client() -> Any:
     return found
 
 
+def read_now(keys: Sequence[str]) -> list[Any] | None:
+    """``get_many`` when it needs no waiting (the process-local cache: a dict
+    read under a lock), without a coroutine around it; ``None`` otherwise."""
+    backend = _backend()
+    if not isinstance(backend, LocMemCache):
+        return None
+    return _local_many(backend, keys)
+
+
+def _local_many(backend: LocMemCache, keys: Sequence[str]) -> list[Any]:
+    made = []
+    for key in keys:
+        found = _made.get(key)
+        made.append(_made_key(backend, key) if found is None else found)
+    out: list[Any] = []
+    for value in _held(backend, made):
+        if value is not None:
+            decoded = _decoded.get(value)
+            value = _decode(value, pickle.loads) if decoded is None else decoded
+        out.append(value)
+    return out
+
+
 async def get_many(keys: Sequence[str]) -> list[Any]:
     """The cached values of ``keys`` (``None`` where absent), in order.
 
     Raises ``RedisError`` like the sync backend would (the doors' outage answer).
     """
     backend = _backend()
-    made = [_made_key(backend, key) for key in keys]
     if isinstance(backend, LocMemCache):
-        held = _held(backend, made)
-        return [None if value is None else _decode(value, pickle.loads) for value in held]
+        return _local_many(backend, keys)
+    made = [_made_key(backend, key) for key in keys]
     raw = await client().mget(made)
     loads = backend._cache._serializer.loads
     return [None if value is None else _decode(value, loads) for value in raw]

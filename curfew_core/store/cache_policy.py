@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from django.core.cache import cache, caches
 from django.core.cache.backends.locmem import LocMemCache
@@ -54,6 +55,17 @@ def fresh(loaded_at: float) -> bool:
     """
     bound: float = setting("CURFEW_CACHE_FRESH_SECONDS")
     return abs(clock() - loaded_at) < bound
+
+
+def both_fresh(loaded_at: float, rows: dict[str, Any] | None) -> bool:
+    """``fresh(loaded_at)`` and that of cached rows (``bundle_key``'s value,
+    ``None``: not fresh), on one reading of the clock and the bound (a warm
+    caller's token check and rows, ``edge.caller``)."""
+    if rows is None:
+        return False
+    bound: float = setting("CURFEW_CACHE_FRESH_SECONDS")
+    now = clock()
+    return abs(now - loaded_at) < bound and abs(now - rows.get("loaded_at", 0.0)) < bound
 
 
 def shared_cache() -> bool:

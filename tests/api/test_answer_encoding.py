@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from curfew_client.wire import ReasoningEffort
+from django.test import override_settings as django_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -366,3 +367,27 @@ def test_a_utc_instant_is_written_as_isoformat_writes_it(
     for moment in (instant, instant.replace(microsecond=0), instant.replace(microsecond=7)):
         assert verdicts._instant(moment) == moment.isoformat()
         assert verdicts._instant(moment) == moment.isoformat()  # from the memo
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    valid_until=INSTANTS,
+    now=INSTANTS,
+    near=st.timedeltas(min_value=timedelta(seconds=-5), max_value=timedelta(days=2)),
+    longest=st.integers(0, 10**7),
+    close=st.booleans(),
+)
+def test_max_age_is_the_plain_min_of_the_expiry_and_the_bound(
+    valid_until: datetime, now: datetime, near: timedelta, longest: int, close: bool
+) -> None:
+    """``max_age`` works out the seconds without making ``now + longest``:
+    the same answer as the plain form, for instants in any zones (close ones,
+    and ``valid_until`` just at the bound too)."""
+    if close:
+        # Instants a little apart, at the bound's edge and either side of it.
+        valid_until = now + near
+        if near > timedelta(seconds=longest):
+            valid_until = now + timedelta(seconds=longest) + near % timedelta(seconds=2)
+    verdict = dataclasses.replace(kinds()["winding"], valid_until=valid_until)
+    with django_settings(CURFEW_VERDICT_MAX_AGE=longest):
+        assert max_age(verdict, now=now) == verdicts.max_age_of(valid_until, now, longest)
