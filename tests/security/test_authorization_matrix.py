@@ -212,6 +212,17 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/account/reset/MQ/set-password/", frozenset(PRINCIPALS), settings=RESET_ON),
     Route("GET", "/account/reset/complete/", frozenset(PRINCIPALS), settings=RESET_ON),
     # The admin: staff only.
+    # The Team page (issue 26): ada's session (she is the team's admin); anyone
+    # else signed in gets a 404, as for a team that does not exist.
+    Route("GET", "/team/", frozenset({OWN_SESSION})),
+    Route("GET", "/team/schedule/", frozenset({OWN_SESSION})),
+    Route("POST", "/team/schedule/", frozenset({OWN_SESSION}), form=True),
+    Route("POST", "/team/schedule/preview/", frozenset({OWN_SESSION}), form=True),
+    Route("POST", "/team/rules/", frozenset({OWN_SESSION}), form=True),
+    Route("POST", "/team/overtime/", frozenset({OWN_SESSION}), form=True),
+    Route("POST", "/team/invite/", frozenset({OWN_SESSION}), form=True),
+    Route("POST", "/team/invite/link/", frozenset({OWN_SESSION}), form=True, settings=SIGNUP_ON),
+    Route("POST", "/team/leave/", frozenset({OWN_SESSION}), form=True),
     Route("GET", "/admin/", frozenset({STAFF})),
     Route("GET", "/admin/curfew_core/schedule/", frozenset({STAFF})),
     Route("GET", "/admin/auth/user/", frozenset({STAFF})),
@@ -261,6 +272,21 @@ COVERED_PATTERNS = {
     "healthz",  # public probes
     "readyz",
     "admin/",
+    "team/",
+    "team/schedule/",
+    "team/schedule/preview/",
+    "team/rules/",
+    "team/overtime/",
+    "team/invite/",
+    "team/invite/link/",
+    "team/leave/",
+    # Routes naming one object (a member, an invite, a link's secret): each
+    # refusal with its control is in tests/web/test_team_page.py (a stranger
+    # and another team's admin get a 404, a member a 403).
+    "team/members/<int:user_id>/role/",
+    "team/members/<int:user_id>/remove/",
+    "team/invite/<int:invite_id>/revoke/",
+    "team/join/<str:raw>/",
 }
 
 

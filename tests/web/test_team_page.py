@@ -350,6 +350,6 @@ def test_the_next_change_is_said_as_what_changes() -> None:
     with translation.override("en"):
         words = [r.next_words for r in member_rows(members, tz_name="UTC")]
     when = at.strftime("%H:%M")
-    assert words[0] in (f"Winding down at {when}", f"Winding down at {at:%Y-%m-%d %H:%M}")
+    assert words[0] in (f"Getting sleepy at {when}", f"Getting sleepy at {at:%Y-%m-%d %H:%M}")
     assert words[1].startswith("Shorter answers from")
     assert words[2].startswith("No change before")
