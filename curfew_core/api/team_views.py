@@ -18,10 +18,10 @@ from django.views.decorators.csrf import csrf_exempt
 from curfew_core import throttle
 from curfew_core.api.auth import with_gateway_token
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
-from curfew_core.api.views import allow
+from curfew_core.api.views import allow, popped_version
 from curfew_core.edge.http_headers import bearer
 from curfew_core.schedules import config as schedule_config
-from curfew_core.schedules.values import show, whole_number
+from curfew_core.schedules.values import show
 from curfew_core.selectors import teams as team_reads
 from curfew_core.selectors.teams import Team
 from curfew_core.selectors.tokens import TokenIdentity, TokenKind
@@ -77,17 +77,7 @@ def _schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
                 else "a team key reads the team's schedule; an admin's own token changes it",
             )
         changes = json_object(request)
-        version = None
-        if "version" in changes:
-            raw_version = changes.pop("version")
-            version = whole_number(raw_version)
-            if version is None or version < 0:
-                raise invalid(
-                    {
-                        "version": "must be the whole number GET returned (omit it to save "
-                        f"without the check), not {show(raw_version)}"
-                    }
-                )
+        version = popped_version(changes)
         # Malformed is 400 whatever the version (as a person's schedule):
         # each value is checked on its own first; the stale check follows.
         try:

@@ -86,25 +86,31 @@ def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) ->
     return verdict_json(result, now=at or now)
 
 
+def popped_version(changes: dict[str, Any]) -> int | None:
+    """A schedule PATCH's ``version``, taken out of its changes (a person's
+    schedule and a team's alike). Omitted means "save without the check";
+    null is not a version (most likely a client that lost it), so it is
+    refused, not read as "no check"."""
+    if "version" not in changes:
+        return None
+    raw_version = changes.pop("version")
+    version = whole_number(raw_version)
+    if version is None or version < 0:
+        raise invalid(
+            {
+                "version": "must be the whole number GET returned (omit it to save "
+                f"without the check), not {show(raw_version)}"
+            }
+        )
+    return version
+
+
 @allow("GET", "PATCH")
 @token_required
 def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     if request.method == "PATCH":
         changes = json_object(request)
-        version = None
-        if "version" in changes:
-            # Omitted means "save without the check"; null is not a version
-            # (most likely a client that lost it), so it is refused, not
-            # read as "no check".
-            raw_version = changes.pop("version")
-            version = whole_number(raw_version)
-            if version is None or version < 0:
-                raise invalid(
-                    {
-                        "version": "must be the whole number GET returned (omit it to save "
-                        f"without the check), not {show(raw_version)}"
-                    }
-                )
+        version = popped_version(changes)
         # Malformed is 400 whatever the version: each value is checked on
         # its own first (no rule between settings depends on the stored row
         # here); the stale check and the rules between settings follow.
