@@ -164,10 +164,10 @@ def test_activity_draws_the_ledger_and_downloads_it(
         # The reasons in the page's words.
         reasons = page.locator("#decision-table td.reason").all_inner_texts()
         if lang == "zh":
-            assert "高峰时段" in reasons
+            assert "高峰休息" in reasons
             assert not any("peak" in r or "winding" in r for r in reasons), reasons
         else:
-            assert "peak hours" in reasons
+            assert "off for peak hours" in reasons
         # The recent decisions, the dry run marked.
         assert page.locator("#decision-table tbody tr").count() == 25
         assert page.locator("#decision-table tr[data-dry-run]").count() == 1

@@ -65,7 +65,7 @@ async def test_a_token_over_its_upstream_share_is_a_429_in_anthropics_shape(
 async def test_a_throttled_client_is_a_429_in_anthropics_shape(
     token: str, live: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def throttled(*args: object) -> None:
+    async def throttled(*args: object, **kwargs: object) -> None:
         raise throttle.Throttled(throttle.Refusal("api", 7, "too many requests"))
 
     monkeypatch.setattr(caller, "resolve", throttled)
