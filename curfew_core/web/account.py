@@ -46,19 +46,10 @@ from curfew_core.web.account_forms import (
     TimezoneForm,
 )
 from curfew_core.web.sections import sections_for
-from curfew_core.web.views import HTMX_INVALID, login_required_page
+from curfew_core.web.views import HTMX_INVALID, is_htmx, login_required_page, no_store
 
 TEMPLATE = "curfew/account.html"
 TIMEZONE_LABEL = gettext_lazy(labels_of()["timezone"])
-
-
-def _is_htmx(request: HttpRequest) -> bool:
-    return bool(getattr(request, "htmx", False))
-
-
-def _no_store(response: HttpResponse) -> HttpResponse:
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 def set_language_cookie(response: HttpResponse, language: str) -> None:
@@ -135,13 +126,13 @@ def _context(request: HttpRequest, **forms: Any) -> dict[str, Any]:
 
 
 def _page(request: HttpRequest, status: int = 200, **forms: Any) -> HttpResponse:
-    return _no_store(render(request, TEMPLATE, _context(request, **forms), status=status))
+    return no_store(render(request, TEMPLATE, _context(request, **forms), status=status))
 
 
 def _card(request: HttpRequest, card: str, status: int = 200, **forms: Any) -> HttpResponse:
     """One card of the page (for htmx), with ``notice`` shown inside it."""
     context = _context(request, **forms)
-    return _no_store(render(request, f"{TEMPLATE}#{card}", context, status=status))
+    return no_store(render(request, f"{TEMPLATE}#{card}", context, status=status))
 
 
 def _answer(
@@ -149,7 +140,7 @@ def _answer(
 ) -> HttpResponse:
     """Bad input: the page (400) or the card (422) with the field flagged.
     Saved: back to the page with the message, or the card with it inside."""
-    if _is_htmx(request):
+    if is_htmx(request):
         return _card(request, card, status=HTMX_INVALID if error else 200, notice=notice, **forms)
     if error:
         return _page(request, status=400, **forms)
@@ -245,7 +236,7 @@ def timezone_save(request: HttpRequest) -> HttpResponse:
             "The timezone shown is the saved one; choose again and save."
         )
         fresh = _timezone_form(request)
-        if _is_htmx(request):
+        if is_htmx(request):
             return _card(request, "timezone", status=409, timezone_form=fresh, stale=stale)
         return _page(request, status=409, timezone_form=fresh, stale=stale)
     return _answer(
@@ -291,7 +282,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             context = {"form": SignUp(initial=typed), "refusal": refusal.message}
             response = render(request, "curfew/signup.html", context, status=429)
             response["Retry-After"] = str(refusal.retry_after)
-            return _no_store(response)
+            return no_store(response)
     form = SignUp(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
@@ -299,7 +290,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         messages.success(request, _("Welcome! Your account is ready."))
         return HttpResponseRedirect(reverse("settings-page"))
     status = 400 if form.is_bound else 200
-    return _no_store(render(request, "curfew/signup.html", {"form": form}, status=status))
+    return no_store(render(request, "curfew/signup.html", {"form": form}, status=status))
 
 
 RESET_DONE = reverse_lazy("account-reset-done")

@@ -47,7 +47,9 @@ from curfew_core.web.views import (
     _base_context,
     _labelled,
     _with_choices,
+    is_htmx,
     login_required_page,
+    no_store,
 )
 
 TEMPLATE = "curfew/team.html"
@@ -63,16 +65,6 @@ TeamView = Callable[..., HttpResponseBase]
 def _you(request: HttpRequest) -> Any:
     """The signed-in person (the decorators saw to it)."""
     return request.user
-
-
-def _is_htmx(request: HttpRequest) -> bool:
-    return bool(getattr(request, "htmx", False))
-
-
-def _no_store(response: HttpResponse) -> HttpResponse:
-    # Members' names and states, and once a raw invite link.
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 def member_only(view: TeamView) -> TeamView:
@@ -161,11 +153,11 @@ def _render(
 ) -> HttpResponse:
     context = _context(request, membership, **extra)
     template = TEMPLATE
-    if _is_htmx(request) and (request.method == "POST" or "page" in request.GET):
+    if is_htmx(request) and (request.method == "POST" or "page" in request.GET):
         # Paging, a role change or a removal: the members card alone.
         template = f"{TEMPLATE}#members"
         status = HTMX_INVALID if status == 400 else status
-    return _no_store(render(request, template, context, status=status))
+    return no_store(render(request, template, context, status=status))
 
 
 @member_only
@@ -174,13 +166,13 @@ def team_page(request: HttpRequest, membership: Any) -> HttpResponse:
     """The team now: members and their states (admins), what the team sets (everyone)."""
     _number, problem = _page_number(request)
     status = 400 if problem else 200
-    if problem and _is_htmx(request):
+    if problem and is_htmx(request):
         status = HTMX_INVALID
-    return _no_store(render(request, TEMPLATE, _context(request, membership), status=status))
+    return no_store(render(request, TEMPLATE, _context(request, membership), status=status))
 
 
 def _back(request: HttpRequest, text: str, *, anchor: str = "") -> HttpResponse:
-    if _is_htmx(request):
+    if is_htmx(request):
         return _render(request, membership_of(request), toast=text)
     messages.success(request, text)
     number, _problem = _page_number(request)
@@ -250,7 +242,7 @@ def invite_link(request: HttpRequest, membership: Any) -> HttpResponse:
     )
     link = request.build_absolute_uri(reverse("team-join", args=[raw]))
     # Rendered, not redirected: the link is shown once and stored only hashed.
-    return _no_store(
+    return no_store(
         render(request, TEMPLATE, _context(request, membership, new_link=link), status=201)
     )
 
@@ -351,11 +343,11 @@ def join(request: HttpRequest, raw: str) -> HttpResponse:
                 team=theirs.team.name if theirs is not None else "",
             )
             context = _base_context(request, "team", invite_team=found, team_error=words)
-            return _no_store(render(request, "curfew/team_join.html", context, status=400))
+            return no_store(render(request, "curfew/team_join.html", context, status=400))
         messages.success(request, _("You joined %(team)s.") % {"team": found.name})
         return HttpResponseRedirect(reverse("team"))
     context = _base_context(request, "team", invite_team=found)
-    return _no_store(render(request, "curfew/team_join.html", context))
+    return no_store(render(request, "curfew/team_join.html", context))
 
 
 #: "Release night" lengths offered (the service takes up to 24 h).
@@ -462,11 +454,11 @@ def _render_schedule(
 ) -> HttpResponse:
     context = _schedule_context(request, membership, form, **extra)
     template = SCHEDULE_TEMPLATE
-    if _is_htmx(request) and request.method == "POST":
+    if is_htmx(request) and request.method == "POST":
         # The Schedule page's own partial (team_schedule.html only renames the page).
         template = "curfew/schedule.html#section-form"
         status = HTMX_INVALID if status == 400 else status
-    return _no_store(render(request, template, context, status=status))
+    return no_store(render(request, template, context, status=status))
 
 
 @admin_only
@@ -499,7 +491,7 @@ def team_schedule(request: HttpRequest, membership: Any) -> HttpResponse:
         if saved
         else _("Nothing changed, so nothing was saved.")
     )
-    if _is_htmx(request):
+    if is_htmx(request):
         return _render_schedule(
             request, membership, _team_form(membership), toast=text, saved=saved
         )
@@ -526,7 +518,7 @@ def team_schedule_preview(request: HttpRequest, membership: Any) -> HttpResponse
         "state_hints": words.STATE_HINTS,
         "hours": range(25),
     }
-    return _no_store(render(request, "curfew/schedule.html#preview-response", context))
+    return no_store(render(request, "curfew/schedule.html#preview-response", context))
 
 
 __all__ = [

@@ -97,12 +97,13 @@ def _user(request: HttpRequest) -> Any:
     return request.user
 
 
-def _is_htmx(request: HttpRequest) -> bool:
+def is_htmx(request: HttpRequest) -> bool:
     return bool(getattr(request, "htmx", False))
 
 
-def _no_store(response: HttpResponse) -> HttpResponse:
-    # The page holds schedule details and, once, a raw token.
+def no_store(response: HttpResponse) -> HttpResponse:
+    # A page holds schedule details and, once, a raw token or invite link;
+    # the Team page also members' names and states.
     response["Cache-Control"] = "no-store"
     return response
 
@@ -207,11 +208,11 @@ def _render_section(
         # bad input like any other door.
         status = 400
     template = SECTION_TEMPLATES[section]
-    if _is_htmx(request) and request.method == "POST":
+    if is_htmx(request) and request.method == "POST":
         # Saved or refused in place: the form alone, no reload, no jump.
         template = f"{template}#section-form"
         status = HTMX_INVALID if status == 400 else status
-    return _no_store(render(request, template, context, status=status))
+    return no_store(render(request, template, context, status=status))
 
 
 def _saved_form(request: HttpRequest, keys: frozenset[str] | None = None) -> ScheduleForm:
@@ -231,8 +232,8 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     # (422 to htmx, the scrubber's requests: see HTMX_INVALID.)
     status = 200
     if context["band_error"] or context["look"].error:
-        status = HTMX_INVALID if _is_htmx(request) else 400
-    return _no_store(render(request, OVERVIEW, context, status=status))
+        status = HTMX_INVALID if is_htmx(request) else 400
+    return no_store(render(request, OVERVIEW, context, status=status))
 
 
 def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
@@ -338,7 +339,7 @@ def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpRespo
         )
     saved = row.version != form.version
     text = _("Saved.") if saved else _("Nothing changed, so nothing was saved.")
-    if _is_htmx(request):
+    if is_htmx(request):
         return _render_section(
             request, section, form=_saved_form(request, keys), toast=text, saved=saved
         )
@@ -403,7 +404,7 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
         "state_hints": words.STATE_HINTS,
         "hours": range(25),
     }
-    return _no_store(render(request, f"{SECTION_TEMPLATES['schedule']}#preview-response", context))
+    return no_store(render(request, f"{SECTION_TEMPLATES['schedule']}#preview-response", context))
 
 
 @login_required_page
@@ -431,7 +432,7 @@ def _render_integrations(request: HttpRequest, *, status: int = 200, **extra: An
         tool_setups=tool_setups.rendered(base_url=base_url, token=_setup_token(extra)),
         **extra,
     )
-    return _no_store(render(request, INTEGRATIONS, context, status=status))
+    return no_store(render(request, INTEGRATIONS, context, status=status))
 
 
 def _setup_token(extra: dict[str, Any]) -> str:
@@ -452,7 +453,7 @@ def activity(request: HttpRequest) -> HttpResponse:
     query = activity_words.parse_query(request.GET)
     status = 200
     if query.problems:
-        status = HTMX_INVALID if _is_htmx(request) else 400
+        status = HTMX_INVALID if is_htmx(request) else 400
     return _render_activity(request, query, status=status)
 
 
@@ -517,9 +518,9 @@ def _render_activity(
         audit=audit_recent(user, 100, tz=tz_name),
     )
     template = ACTIVITY
-    if _is_htmx(request) and request.method == "GET":
+    if is_htmx(request) and request.method == "GET":
         template = f"{ACTIVITY}#ledger"
-    return _no_store(render(request, template, context, status=status))
+    return no_store(render(request, template, context, status=status))
 
 
 @login_required_page
@@ -567,7 +568,7 @@ def activity_prices(request: HttpRequest) -> HttpResponse:
 
 def _status_response(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
     context = _overview_context(request, override_error=error)
-    return _no_store(render(request, f"{OVERVIEW}#status", context, status=status))
+    return no_store(render(request, f"{OVERVIEW}#status", context, status=status))
 
 
 @login_required_page
@@ -579,11 +580,11 @@ def override(request: HttpRequest) -> HttpResponse:
         command = override_commands.from_words(words_typed)
         override_apply(user=user, command=command, now=timezone.now(), actor=user, channel="page")
     except OverrideError as exc:
-        if _is_htmx(request):
+        if is_htmx(request):
             return _status_response(request, words.override_error(exc), status=HTMX_INVALID)
         context = _overview_context(request, override_error=words.override_error(exc))
-        return _no_store(render(request, OVERVIEW, context, status=400))
-    if _is_htmx(request):
+        return no_store(render(request, OVERVIEW, context, status=400))
+    if is_htmx(request):
         if command.verb in ("debug", "debug-clear", "auto"):
             # The time machine moves the whole page (band, chart, preview).
             return HttpResponseClientRefresh()
@@ -601,7 +602,7 @@ def _tokens_response(
         "new_token": new_token,
         "base_url": f"{request.scheme}://{request.get_host()}",
     }
-    return _no_store(render(request, f"{INTEGRATIONS}#tokens", context, status=status))
+    return no_store(render(request, f"{INTEGRATIONS}#tokens", context, status=status))
 
 
 @login_required_page
@@ -617,7 +618,7 @@ def token_new(request: HttpRequest) -> HttpResponse:
         user=_user(request), name=name, kind=kind, actor=_user(request), channel="page"
     )
     new_token = {"raw": raw, "kind": token.kind, "name": token.name, "prefix": token.prefix}
-    if _is_htmx(request):
+    if is_htmx(request):
         return _tokens_response(request, new_token=new_token, status=201)
     # Rendered, not redirected: the raw key is shown once and stored nowhere.
     return _render_integrations(request, new_token=new_token, status=201)
@@ -635,9 +636,9 @@ def token_remove(request: HttpRequest, token_id: int) -> HttpResponse:
         raise Http404("no such live key of yours")
     if request.POST.get("confirm") != "1":
         context = _base_context(request, "integrations", token=token)
-        return _no_store(render(request, "curfew/revoke_confirm.html", context))
+        return no_store(render(request, "curfew/revoke_confirm.html", context))
     token_revoke(user=user, token_id=token_id, actor=user, channel="page")
-    if _is_htmx(request):
+    if is_htmx(request):
         return _tokens_response(request)
     messages.success(request, _("Key revoked. Anything using it is refused from now on."))
     return HttpResponseRedirect(reverse("settings-integrations"))
@@ -647,7 +648,7 @@ def token_remove(request: HttpRequest, token_id: int) -> HttpResponse:
 @require_GET
 def decision(request: HttpRequest) -> HttpResponse:
     """What a gateway would get, for a chosen moment and request."""
-    if not _is_htmx(request):
+    if not is_htmx(request):
         return _render_integrations(request)
     user = _user(request)
     now = timezone.now()
@@ -655,7 +656,7 @@ def decision(request: HttpRequest) -> HttpResponse:
     result = page.decision(user, request.GET, now=now, tz_name=tz_name)
     # htmx swaps a 4xx in (see the htmx-config in base.html): the fields are
     # flagged. 422, not 400: see HTMX_INVALID.
-    return _no_store(
+    return no_store(
         render(
             request,
             f"{INTEGRATIONS}#decision-result",
