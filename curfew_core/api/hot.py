@@ -26,17 +26,23 @@ from curfew_core.selectors.verdicts import bundle_state_json
 
 JSON = "application/json"
 
-_django_now = timezone.now
-
 
 def _now() -> datetime:
     """``timezone.now()``, without its read of ``settings.USE_TZ`` (each read
     of a setting through Django's lazy object runs Python code: about a
     fiftieth of a warm verdict). A clock frozen by replacing ``timezone.now``
-    (the tests') is still the one asked."""
-    if timezone.now is not _django_now:
-        return timezone.now()
+    (the tests') is still the one asked: Django's own function is known by
+    where it was defined, not by the object seen at import, which is the
+    frozen one when this module is first imported under the freeze."""
+    now = timezone.now
+    if getattr(now, "__module__", None) != _DJANGO_TIMEZONE or (
+        getattr(now, "__qualname__", None) != "now"
+    ):
+        return now()
     return datetime.now(UTC if setting("USE_TZ") else None)
+
+
+_DJANGO_TIMEZONE = timezone.__name__
 
 
 #: Verdict requests by their body, parsed: a gateway asks with the same few
