@@ -32,6 +32,7 @@ from curfew_core.schedules.messages import Message, message_of
 from curfew_core.schedules.values import (
     NIGHT_KEYS,
     ROW_PROBLEM,
+    BadRows,
     Invalid,
     Unprocessable,
     all_of,
@@ -116,7 +117,15 @@ def _night_problem(start: int, lights: int, wake: int) -> Message | None:
     return None
 
 
-def _check_whole(config: Config, errors: dict[str, str], changed: Iterable[str]) -> None:
+def _check_whole(
+    config: Config,
+    errors: dict[str, str],
+    changed: Iterable[str],
+    bad_rows: BadRows | None = None,
+) -> None:
+    """The rules between settings, on every value that parsed. ``bad_rows``:
+    the anchors had rows that did not read; the ones that did are still
+    checked, and their problems join the others in row order."""
     changed = list(changed)
     if "extra_holidays" not in errors and "extra_workdays" not in errors:
         both = sorted(set(config["extra_holidays"]) & set(config["extra_workdays"]))
@@ -143,35 +152,42 @@ def _check_whole(config: Config, errors: dict[str, str], changed: Iterable[str])
         ]
         if day_problems:
             errors["weekdays"] = all_of(day_problems)
-    if "anchors" in errors or any(key in errors for key in NIGHT_KEYS):
+    if any(key in errors for key in NIGHT_KEYS):
         return
+    if "anchors" in errors and bad_rows is None:
+        return
+    rows = bad_rows.readable if bad_rows is not None else list(enumerate(config["anchors"], 1))
     start, lights, _ = _night(config)
     window = cyclic_span(start, lights)
     offsets: list[int] = []
-    problems: list[Message] = []
-    for number, (time_text, _tokens) in enumerate(config["anchors"], start=1):
+    problems: list[tuple[int, Message]] = list(bad_rows.problems) if bad_rows else []
+    for number, (time_text, _tokens) in rows:
         at = parse_wall(time_text)
         offset = cyclic_span(start, at)
         if window and offset > window:
             problems.append(
-                ROW_PROBLEM.of(
+                (
                     number,
-                    Message(
-                        "%(time)s is outside the wind-down %(start)s–%(end)s",
-                        time=time_text,
-                        start=format_wall(start),
-                        end=format_wall(lights),
+                    ROW_PROBLEM.of(
+                        number,
+                        Message(
+                            "%(time)s is outside the wind-down %(start)s–%(end)s",
+                            time=time_text,
+                            start=format_wall(start),
+                            end=format_wall(lights),
+                        ),
                     ),
                 )
             )
         elif offset in offsets:
             problems.append(
-                ROW_PROBLEM.of(number, Message("%(time)s appears twice", time=time_text))
+                (number, ROW_PROBLEM.of(number, Message("%(time)s appears twice", time=time_text)))
             )
         offsets.append(offset)
     if problems:
         # Every bad row at once: a person fixes them in one go, not one per save.
-        errors["anchors"] = all_of(problems)
+        problems.sort(key=lambda numbered: numbered[0])
+        errors["anchors"] = all_of([problem for _number, problem in problems])
         return
     # Canonical order: by time through the window (23:00 before 00:00).
     config["anchors"] = [
@@ -225,6 +241,7 @@ def apply_changes(
     before = with_defaults(current, declaration)
     errors: dict[str, str] = {}
     unprocessable: set[str] = set()
+    bad_rows: BadRows | None = None
     for key, value in changes.items():
         parser = parsers.get(key)
         if parser is None:
@@ -241,13 +258,15 @@ def apply_changes(
             unprocessable.add(key)
         except Invalid as exc:
             errors[key] = message_of(exc)
+            if key == "anchors" and isinstance(exc, BadRows):
+                bad_rows = exc
     changed = [key for key in changes if key in config and config[key] != before[key]]
     if _follows_the_night(before, config, errors):
         config["anchors"] = _stretched(before, config)
     # The rules between settings run on every value that parsed, also when
     # another one did not: a save's problems all come back at once.
     parsed_wrong = set(errors)
-    _check_whole(config, errors, changed)
+    _check_whole(config, errors, changed, bad_rows)
     unprocessable.update(set(errors) - parsed_wrong)
     if errors:
         raise ConfigError(errors, unprocessable)

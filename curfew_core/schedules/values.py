@@ -75,6 +75,20 @@ class Unprocessable(Invalid):
     """Well-formed, but refused by a rule the schema cannot state."""
 
 
+class BadRows(Invalid):
+    """Some rows of a list could not be read. Besides the message (every bad
+    row at once), it keeps each problem and each row that did read, by row
+    number: the rules between settings still check the readable rows, so a
+    row typed wrong never hides another row's problem (issue 25)."""
+
+    def __init__(
+        self, problems: list[tuple[int, Message]], readable: list[tuple[int, list[Any]]]
+    ) -> None:
+        super().__init__(all_of([problem for _number, problem in problems]))
+        self.problems = problems
+        self.readable = readable
+
+
 #: Values quoted back in an error message are cut to this many characters,
 #: so a huge bad value cannot make a huge answer.
 SHOW_LIMIT = 60
@@ -309,26 +323,29 @@ def parse_anchors(value: Any) -> list[list[Any]]:
         raise Invalid(
             Message("has %(count)s rows; at most %(limit)s", count=len(value), limit=MAX_ANCHORS)
         )
-    rows: list[list[Any]] = []
-    problems: list[Message] = []
+    rows: list[tuple[int, list[Any]]] = []
+    problems: list[tuple[int, Message]] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
             problems.append(
-                Message(
-                    'row %(number)s must be ["HH:MM", tokens], not %(value)s',
-                    number=number,
-                    value=show(row),
+                (
+                    number,
+                    Message(
+                        'row %(number)s must be ["HH:MM", tokens], not %(value)s',
+                        number=number,
+                        value=show(row),
+                    ),
                 )
             )
             continue
         try:
-            rows.append([parse_time(row[0]), parse_positive_int(row[1])])
+            rows.append((number, [parse_time(row[0]), parse_positive_int(row[1])]))
         except Invalid as exc:
-            problems.append(ROW_PROBLEM.at(number, exc))
+            problems.append((number, ROW_PROBLEM.at(number, exc)))
     if problems:
         # Every bad row at once, not the first of them per save.
-        raise Invalid(all_of(problems))
-    return rows
+        raise BadRows(problems, rows)
+    return [row for _number, row in rows]
 
 
 def parse_windows(value: Any) -> list[list[str]]:

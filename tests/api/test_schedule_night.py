@@ -149,3 +149,28 @@ def test_the_document_says_problems_come_at_once_and_the_curve_follows(api: Any)
     patch = api.get("/api/v1/openapi.json").json()["paths"]["/schedule"]["patch"]
     assert "Every problem of a save comes back at once" in patch["description"]
     assert "moves the curve with the night" in patch["description"]
+
+
+@pytest.mark.django_db
+def test_a_row_that_does_not_read_hides_no_other_rows_problem(api: Any) -> None:
+    """Row 1 is no row at all; rows 2 and 3 read, and row 3 is outside the
+    night being saved. All of it comes back at once, with the other field's."""
+    before = stored(api.user)
+    response = api.patch(
+        SCHEDULE,
+        {
+            "lights_out": "01:00",
+            "anchors": [None, ["23:30", 900], ["05:00", 10]],
+            "tired_persona": 5,
+        },
+    )
+    assert response.status_code == 400
+    fields = response.json()["fields"]
+    assert set(fields) == {"anchors", "tired_persona"}
+    assert fields["anchors"].startswith('row 1 must be ["HH:MM", tokens], not None; ')
+    assert fields["anchors"].endswith("row 3: 05:00 is outside the wind-down 23:00–01:00")
+    assert "row 2" not in fields["anchors"]
+    assert stored(api.user) == before
+    # The control group: the same readable rows alone are fine in that night.
+    good = api.patch(SCHEDULE, {"lights_out": "01:00", "anchors": [["23:30", 900], ["01:00", 10]]})
+    assert good.status_code == 200, good.content

@@ -131,3 +131,28 @@ def test_a_refused_save_names_every_problem_at_its_field(page: PageClient) -> No
     assert at("anchor-msg-0").endswith(">")  # the good rows say nothing
     assert "25:00" in at("err-weekdays")
     assert "Nothing was saved" in html
+
+
+def test_a_row_typed_wrong_hides_no_other_rows_problem(page: PageClient, user: User) -> None:
+    before = _stored(user)
+    data = set_rows(
+        as_post(_form(page), curfew_start="22:30", lights_out="01:00"),
+        "anchors",
+        time=["22:30", "xx", "03:30", "01:00"],
+        tokens=["2048", "900", "100", "64"],
+    )
+    response = page.post("/schedule/", data)
+    assert response.status_code == 400
+    html = response.content.decode()
+
+    def at(element_id: str) -> str:
+        return html.split(f'id="{element_id}"')[1].split("</")[0]
+
+    assert "is not a time of day" in at("anchor-msg-1")
+    assert "03:30 is outside the wind-down 22:30–01:00" in at("anchor-msg-2")
+    assert at("anchor-msg-3").endswith(">")
+    assert _stored(user) == before
+
+
+def _stored(user: User) -> list[dict[str, object]]:
+    return list(Schedule.objects.filter(user=user).values("config", "updated_at"))
