@@ -157,8 +157,8 @@ class ScheduleSettings(BaseModel):
         list[tuple[Time, Tokens]],
         Field(min_length=1, max_length=v.MAX_ANCHORS),
         Setting(
-            _("Anchors"),
-            _("Token budgets at times inside the curfew window."),
+            _("Wind-down points"),
+            _("The longest answer from each time on, through the wind-down."),
             v.parse_anchors,
             alias="anchors",
             api_note='["HH:MM", tokens] rows; one outside the window is refused with 422.',
@@ -167,8 +167,8 @@ class ScheduleSettings(BaseModel):
     curve: Annotated[
         Curve,
         Setting(
-            _("Curve shape"),
-            _("How the budget falls between two anchors."),
+            _("Wind-down shape"),
+            _("How answers get shorter between two points."),
             v.parse_curve,
             alias="curve",
         ),
@@ -323,8 +323,8 @@ class ScheduleSettings(BaseModel):
         Setting(
             _("Only watch"),
             _(
-                "Curfew decides and reports what it would do, and holds nothing back (a dry"
-                " run): try a schedule first."
+                "Curfew decides and reports what it would do, and holds nothing back: try a"
+                " schedule first."
             ),
             v.parse_bool,
             alias="dryRun",

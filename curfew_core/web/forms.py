@@ -36,8 +36,8 @@ TEXTAREA_FIELDS = frozenset({"tired_persona"})
 #: (presentation only; the declared type decides what the options are).
 CHOICE_LABELS: dict[str, dict[str, Any]] = {
     "curve": {
-        "linear": gettext_lazy("Linear: straight lines between anchors"),
-        "step": gettext_lazy("Step: hold each anchor until the next"),
+        "linear": gettext_lazy("Even: shorter at a steady pace between points"),
+        "step": gettext_lazy("Steps: each length holds until the next point"),
         "ease_in": gettext_lazy("Ease-in: hold high, then plunge"),
     },
     "winding_reasoning_effort": {"": gettext_lazy("Leave as the client set it")},
@@ -363,8 +363,8 @@ class AnchorForm(RowForm):
 
 class PeakWindowForm(RowForm):
     columns = ("start", "end")
-    start = _time_input(gettext_lazy("Peak window start"))
-    end = _time_input(gettext_lazy("Peak window end"))
+    start = _time_input(gettext_lazy("Peak hours start"))
+    end = _time_input(gettext_lazy("Peak hours end"))
 
 
 AnchorFormSet = forms.formset_factory(AnchorForm, extra=SPARE_ROWS)

@@ -168,9 +168,7 @@ def _tomorrow(at: dt.datetime, schedule: Schedule) -> str:
             "spans": joined,
         }
     if band.valley:
-        return _("Tomorrow (%(day)s) is a valley day: no peak hours, your AI works all day.") % {
-            "day": name
-        }
+        return _("Tomorrow (%(day)s) has no peak hours: your AI works all day.") % {"day": name}
     return _("Tomorrow (%(day)s): no peak hours.") % {"day": name}
 
 
@@ -225,9 +223,7 @@ def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story
             notes=(),
         )
     if verdict.dry_run:
-        notes.append(
-            _("Dry run is on: Curfew only reports what it would do; nothing is held back.")
-        )
+        notes.append(_("Only watching: Curfew reports what it would do and holds nothing back."))
     # After an override the schedule takes over again: the steps start there.
     resume = verdict.override_until if verdict.override is not None else None
     start = resume if resume is not None and resume > at else at

@@ -41,6 +41,13 @@ pytestmark = pytest.mark.django_db
 
 ZH = "zh-CN,zh;q=0.9"
 SECTIONS = ("/", "/schedule/", "/replies/", "/integrations/", "/activity/", "/account/")
+#: The band's week views too: a holiday, a weekend and a make-up workday get
+#: a tag each (China's National Day week, and the Saturday worked after it).
+PAGES = (
+    *SECTIONS,
+    "/?band_view=week&band_date=2026-10-01",
+    "/?band_view=week&band_date=2026-10-08",
+)
 #: Words that stay as they are on a Chinese page: names (the product, the
 #: language switch), units and formats people type, acronyms Chinese
 #: readers use as they are.
@@ -211,7 +218,7 @@ def chinese(user: User) -> PageClient:
     return page
 
 
-@pytest.mark.parametrize("path", SECTIONS)
+@pytest.mark.parametrize("path", PAGES)
 def test_no_english_is_left_on_a_chinese_page(chinese: PageClient, user: User, path: str) -> None:
     response = chinese.get(path, HTTP_ACCEPT_LANGUAGE=ZH)
     assert response.status_code == 200
@@ -436,3 +443,65 @@ def test_the_capsule_is_sent_the_reason_in_each_language(user: User) -> None:
     assert payload["reasons"]["en"]  # the English words, the engine's kept in "reason"
     assert CJK.search(payload["reasons"]["zh"]), payload["reasons"]
     assert not CJK.search(payload["reason"])  # the API's stays English
+
+
+# -- technical terms behind a disclosure --------------------------------------------
+
+#: Terms a person who is not a programmer need not know. On an English page
+#: they appear only behind a disclosure ("Details", "For developers", "Shape
+#: it yourself") that says what they mean; outside, the page says it in words.
+JARGON = re.compile(
+    r"\b(valley|anchors?|IANA|tiers?|subagents?|dry run|persona|peak windows?|tiredness"
+    r"|debug|time machine|curve shape|reasoning effort|safety cap)\b",
+    re.IGNORECASE,
+)
+
+
+class _OutsideDisclosures(_Reader):
+    """What ``_Reader`` reads, less what sits inside a ``<details>``."""
+
+    def _disclosing(self) -> bool:
+        return any(tag == "details" for tag, _skip in self.stack)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        kept = len(self.found)
+        super().handle_starttag(tag, attrs)
+        if self._disclosing() and tag != "details":
+            del self.found[kept:]
+
+    def handle_data(self, data: str) -> None:
+        if not self._disclosing() or self.stack[-1][0] == "summary":
+            super().handle_data(data)
+
+
+def jargon_left(html: str) -> list[tuple[str, str]]:
+    reader = _OutsideDisclosures()
+    reader.feed(html)
+    return [(where, text) for where, text in reader.found if JARGON.search(text)]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_an_english_page_keeps_technical_terms_behind_a_disclosure(
+    chinese: PageClient, user: User, path: str
+) -> None:
+    english = PageClient(user)  # the same rows as the Chinese reader's, in English
+    html = english.get(path, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert '<html lang="en">' in html
+    if "band_view=week" in path:
+        # The tags are there to be read (holidays and weekends; the worked Saturday).
+        assert 'class="tag tag-valley"' in html
+        assert 'class="tag tag-workday"' in html or "2026-10-01" in path
+    left = jargon_left(html)
+    assert not left, "\n".join(f"{where} {text!r}" for where, text in left)
+
+
+def test_the_jargon_scan_sees_a_term_outside_and_not_inside_a_disclosure() -> None:
+    html = (
+        '<html lang="en"><p>Saturday · valley</p><details><summary>Shape it yourself</summary>'
+        '<input aria-label="Anchor time"><p>Each anchor sets a budget</p></details>'
+        '<button aria-label="Remove this anchor">x</button></html>'
+    )
+    assert jargon_left(html) == [
+        ("<p>", "Saturday · valley"),
+        ("<button aria-label>", "Remove this anchor"),
+    ]
