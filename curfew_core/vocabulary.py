@@ -21,9 +21,11 @@ from django.utils.translation import gettext, gettext_lazy, override
 from curfew_core.engine import State, progress_percent
 
 __all__ = [
+    "CAPSULE_WORDS",
     "PRETEND",
     "STATE_NAMES",
     "STATE_ORDER",
+    "capsule_words",
     "progress_percent",
     "reason_words",
     "reasons_in_languages",
@@ -84,6 +86,9 @@ _PLAIN = {
     "dry run: would clamp": gettext_lazy("only watching: would have shortened the answer"),
     "dry run: would short-circuit": gettext_lazy("only watching: would have answered for the AI"),
 }
+#: Said in reasons and beside the capsule's state alike (``CAPSULE_WORDS``).
+_BUDGET = gettext_lazy("answers up to %(n)s tokens")
+_FORCED = gettext_lazy("switched off by hand until %(at)s")
 _PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"peak hours \((?P<why>.+)\)"), gettext_lazy("off for peak hours (%(why)s)")),
     (re.compile(r"lights out until (?P<at>\d\d:\d\d)"), gettext_lazy("asleep until %(at)s")),
@@ -91,9 +96,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
         re.compile(r"winding (?P<pct>\d+)%"),
         gettext_lazy("getting sleepy, %(pct)s%% through the night"),
     ),
-    (re.compile(r"budget (?P<n>\d+)"), gettext_lazy("answers up to %(n)s tokens")),
+    (re.compile(r"budget (?P<n>\d+)"), _BUDGET),
     (re.compile(r"valley day \((?P<why>.+)\)"), gettext_lazy("no peak hours today (%(why)s)")),
-    (re.compile(r"forced off until (?P<at>.+)"), gettext_lazy("switched off by hand until %(at)s")),
+    (re.compile(r"forced off until (?P<at>.+)"), _FORCED),
     (re.compile(r"overtime until (?P<at>.+)"), gettext_lazy("overtime until %(at)s")),
     (
         re.compile(r"(?:pretending|time machine) until (?P<at>.+)"),
@@ -155,3 +160,34 @@ def reasons_in_languages(reason: str) -> dict[str, str]:
         with override(code):
             said[code.split("-")[0]] = reason_words(reason)
     return said
+
+
+# -- the capsule's details ----------------------------------------------------------
+#
+# What the capsule says beside a state's name (the budget, until when, a
+# reply, only watching) is said in these words, pushed with every state
+# (``selectors.verdicts.capsule_payload``): the capsule keeps only the words of
+# its own connection (connecting, signed out), which it needs before any push.
+# ``%(name)s`` is filled in by the capsule, on the reader's clock.
+
+CAPSULE_WORDS = {
+    "overtime": gettext_lazy("On overtime"),
+    "disabled": _PLAIN["curfew disabled"],
+    "budget": _BUDGET,
+    "until": gettext_lazy("until %(at)s"),
+    "forced": _FORCED,
+    "replies": gettext_lazy("answers “%(reply)s”"),
+    "dry_run": gettext_lazy("only watching"),
+}
+_capsule_words: dict[str, dict[str, str]] = {}
+
+
+def capsule_words() -> dict[str, dict[str, str]]:
+    """``CAPSULE_WORDS`` in every language the site speaks, by primary subtag.
+    The same for every push, so said once per process."""
+    if not _capsule_words:
+        for code, _label in settings.LANGUAGES:
+            with override(code):
+                said = {key: str(words) for key, words in CAPSULE_WORDS.items()}
+            _capsule_words[code.split("-")[0]] = said
+    return _capsule_words

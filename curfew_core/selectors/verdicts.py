@@ -50,7 +50,12 @@ from curfew_core.hot_settings import setting
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.heads_up import next_payload
 from curfew_core.selectors.web import CELL_MINUTES, band_day
-from curfew_core.vocabulary import progress_percent, reasons_in_languages, state_names
+from curfew_core.vocabulary import (
+    capsule_words,
+    progress_percent,
+    reasons_in_languages,
+    state_names,
+)
 
 
 def verdict_for(
@@ -606,7 +611,7 @@ def _state_json(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> bytes
 
 
 #: What a capsule's payload adds to the API's state fields: the words it shows.
-CAPSULE_WORDS = frozenset({"percent", "names", "reasons", "next"})
+CAPSULE_WORDS = frozenset({"percent", "names", "reasons", "next", "words"})
 #: The capsule's 24-hour band, sent only to capsules that ask (``band=24h``).
 CAPSULE_BAND = "band"
 #: The values ``band`` may take (one today: the whole local day).
@@ -676,6 +681,8 @@ def capsule_payload(*, user_id: int, now: datetime, band: bool = False) -> dict[
     payload["names"] = state_names(verdict.state.value)
     # The reason in each language, for the capsule's tooltip (``reason`` stays the engine's).
     payload["reasons"] = reasons_in_languages(verdict.reason)
+    # The words beside the name (the budget, until when, only watching), in each language.
+    payload["words"] = capsule_words()
     # What changes next and when, with the heads-up's words (``selectors.heads_up``).
     payload["next"] = next_payload(verdict, bundle.schedule, enabled=bundle.config["enabled"])
     if band:

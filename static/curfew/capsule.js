@@ -54,25 +54,19 @@
   var CLOSE_FORBIDDEN_ORIGIN = 4403;
   var BACKOFF_CAP = 30; // seconds
 
-  // The four states' names are not here: each push carries the state's name in
-  // every language and the progress percent (curfew_core/vocabulary.py), so the
-  // capsule says exactly what the settings page says. Only the capsule's own
-  // words (overtime, connection states) live in this table.
+  // The four states' names and the words beside them (the budget, until when,
+  // only watching) are not here: each push carries them in every language with
+  // the progress percent (curfew_core/vocabulary.py), so the capsule says
+  // exactly what the settings page says. Only the words of the capsule's own
+  // connection, needed before any push, live in this table.
   var TEXT = {
     en: {
-      overtime: "on overtime",
-      disabled: "curfew off",
       connecting: "connecting…",
       reconnecting: "reconnecting…",
       unauthorized: "embed token refused",
       signedOut: "signed out: sign in again",
       signedOutNote: "This browser was signed out, so the capsule stopped. Sign in again to see it.",
       forbidden: "origin refused",
-      budget: "budget",
-      until: "until",
-      forced: "forced",
-      dryRun: "dry run",
-      replies: "replies",
       announce: "AI status: ",
       unknown: "AI status unknown: ",
       staleNote: "Connection lost; retrying. The last state is not shown: it may no longer be true.",
@@ -80,19 +74,12 @@
       refusedNote: "The server refused this capsule: ",
     },
     zh: {
-      overtime: "加班中",
-      disabled: "宵禁已关闭",
       connecting: "连接中…",
       reconnecting: "重新连接中…",
       unauthorized: "嵌入令牌被拒绝",
       signedOut: "已退出登录：请重新登录",
       signedOutNote: "这个浏览器已退出登录，胶囊已停止。请重新登录后查看。",
       forbidden: "来源被拒绝",
-      budget: "预算",
-      until: "至",
-      forced: "强制",
-      dryRun: "演练",
-      replies: "回复",
       announce: "AI 状态：",
       unknown: "AI 状态未知：",
       staleNote: "连接已断开，正在重试。不显示上次的状态：它可能已经不对了。",
@@ -207,11 +194,21 @@
     }
   }
 
+  // A pushed word with its %(name)s filled in ("" when the server sent none).
+  function say(s, key, values) {
+    var said = (s.words && s.words[lang] && s.words[lang][key]) || "";
+    return said.replace(/%\((\w+)\)s/g, function (_m, name) {
+      return values && values[name] !== undefined ? String(values[name]) : "";
+    });
+  }
+
   function describe(s) {
     var key = s.enabled === false ? "disabled" : s.override === "overtime" ? "overtime" : s.state;
-    var text = TEXT[key] || (s.names && s.names[lang]) || s.state;
+    var named = key === "disabled" || key === "overtime" ? say(s, key) : "";
+    var text = named || (s.names && s.names[lang]) || s.state;
     var parts = [];
     var progress = null;
+    var at = { at: hhmm(s.override_until, s.timezone) };
     if (key === "winding") {
       // The server's whole percent (floored there, the page shows the same): never re-rounded here.
       progress = typeof s.percent === "number" ? s.percent : null;
@@ -219,18 +216,21 @@
         text += " " + progress + " %";
       }
       if (s.budget !== null && s.budget !== undefined) {
-        parts.push(TEXT.budget + " " + s.budget);
+        parts.push(say(s, "budget", { n: s.budget }));
       }
     } else if (key === "overtime") {
-      parts.push(TEXT.until + " " + hhmm(s.override_until, s.timezone));
+      parts.push(say(s, "until", at));
     } else if (key === "lights-out" && s.forced) {
-      parts.push(TEXT.forced + " · " + TEXT.until + " " + hhmm(s.override_until, s.timezone));
+      parts.push(say(s, "forced", at));
     } else if ((key === "off-duty" || key === "lights-out") && s.reply) {
-      parts.push(TEXT.replies + " “" + s.reply + "”");
+      parts.push(say(s, "replies", { reply: s.reply }));
     }
     if (s.dry_run) {
-      parts.push(TEXT.dryRun);
+      parts.push(say(s, "dry_run"));
     }
+    parts = parts.filter(function (part) {
+      return part;
+    });
     return { key: key, label: text, detail: parts.join(" · "), progress: progress };
   }
 

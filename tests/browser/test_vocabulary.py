@@ -19,7 +19,14 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.support import api_post, assert_fits, open_context, sign_in, wait_until
+from tests.browser.support import (
+    api,
+    api_post,
+    assert_fits,
+    open_context,
+    sign_in,
+    wait_until,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -148,4 +155,39 @@ def test_on_duty_is_one_colour_and_one_name(
         shot(page, artifacts_dir, f"vocabulary-on-duty-desktop-zh-{scheme}.png")
         to_english(page)
     finally:
+        page.context.close()
+
+
+def capsule_detail(page: Any) -> str:
+    return str(page.evaluate(f"{CAPSULE}.shadowRoot.querySelector('.detail').textContent"))
+
+
+def test_the_capsule_says_what_is_beside_the_state_in_the_readers_words(
+    browser: Any, served_app: ServedApp, api_token: str, time_machine: Any, artifacts_dir: str
+) -> None:
+    """The budget and only-watching are the pushed words (curfew_core/vocabulary.py):
+    in Chinese no English is left; before, the capsule said "预算 320 · 演练"
+    beside a page that said neither, and "budget 320 · dry run" in English."""
+    from tests.web.test_plain_words import CJK, KEPT, WORD
+
+    assert time_machine("23:30")["state"] == "winding"
+    api(served_app, api_token, "PATCH", "/api/v1/schedule", {"dry_run": True})
+    page = open_page(browser, served_app, width=390, scheme="dark")
+    try:
+        page.goto(f"{served_app.base_url}/integrations/")
+        capsule_live(page, "winding")
+        english = capsule_detail(page)
+        assert re.fullmatch(r"answers up to \d+ tokens · only watching", english), english
+        to_chinese(page)
+        page.goto(f"{served_app.base_url}/integrations/")
+        capsule_live(page, "winding")
+        chinese = capsule_detail(page)
+        assert CJK.search(chinese), chinese
+        assert "仅观察" in chinese, chinese
+        assert not [w for w in WORD.findall(chinese) if w not in KEPT], chinese
+        page.locator("#capsule").scroll_into_view_if_needed()
+        shot(page, artifacts_dir, "vocabulary-capsule-detail-phone-zh.png")
+        to_english(page)
+    finally:
+        api(served_app, api_token, "PATCH", "/api/v1/schedule", {"dry_run": False})
         page.context.close()

@@ -505,3 +505,18 @@ def test_the_jargon_scan_sees_a_term_outside_and_not_inside_a_disclosure() -> No
         ("<p>", "Saturday · valley"),
         ("<button aria-label>", "Remove this anchor"),
     ]
+
+
+def test_the_capsule_is_sent_the_words_beside_a_state_in_each_language(user: User) -> None:
+    """The budget, until when, a reply, only watching: pushed words, so the
+    capsule keeps no table of its own (it said "budget 320" and "dry run")."""
+    from curfew_core.selectors.verdicts import capsule_payload
+
+    said = capsule_payload(user_id=user.pk, now=timezone.now())["words"]
+    assert said["en"]["budget"] == "answers up to %(n)s tokens"
+    assert said["en"]["dry_run"] == "only watching"
+    assert set(said["zh"]) == set(said["en"])
+    for key, text in said["zh"].items():
+        bare = re.sub(r"%\([a-z]+\)s", "", text)
+        assert CJK.search(bare), (key, text)
+        assert not [w for w in WORD.findall(bare) if w not in KEPT], (key, text)

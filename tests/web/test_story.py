@@ -76,9 +76,7 @@ def test_a_monday_evening_counts_down_to_the_night() -> None:
 
 def test_tomorrow_a_valley_saturday() -> None:
     told = _tell(FRIDAY_EVENING)
-    assert told.tomorrow == (
-        "Tomorrow (Saturday) has no peak hours: your AI works all day."
-    )
+    assert told.tomorrow == ("Tomorrow (Saturday) has no peak hours: your AI works all day.")
     # No peak hours on the Saturday: awake from 09:00 until the next night.
     assert ("Sat 09:00", "on-duty", "working normally") in _steps(told)
     assert "off-duty" not in {step.state for step in told.steps}
@@ -140,9 +138,7 @@ def test_switched_off_curfew_says_so_and_nothing_else() -> None:
 
 def test_dry_run_is_noted() -> None:
     told = _tell(MONDAY_EVENING, dry_run=True)
-    assert told.notes == (
-        "Only watching: Curfew reports what it would do and holds nothing back.",
-    )
+    assert told.notes == ("Only watching: Curfew reports what it would do and holds nothing back.",)
 
 
 @pytest.mark.parametrize(
