@@ -123,8 +123,14 @@ _members: dict[tuple[int, int], tuple[Any, Any, Caller]] = {}
 
 async def _member(caller: Caller, user_id: int, team_id: int) -> Caller:
     memo = (caller.identity.token_id, user_id)
-    if async_cache.supported():
-        rows, team = await async_cache.get_many([bundle_key(user_id), team_key(team_id)])
+    keys = [bundle_key(user_id), team_key(team_id)]
+    # The process-local cache is read here and now, as ``edge.caller`` reads a
+    # personal token's rows: no coroutine to await on the warm path.
+    found = async_cache.read_now(keys)
+    if found is None and async_cache.supported():
+        found = await async_cache.get_many(keys)
+    if found is not None:
+        rows, team = found
         known = _members.get(memo)
         if (
             known is not None
