@@ -71,7 +71,7 @@ def _whole(name: str, upper: int, description: str) -> dict[str, Any]:
 def team_paths(
     settings_in: dict[str, Any], settings_out: dict[str, Any]
 ) -> dict[str, dict[str, Any]]:
-    """``/team/schedule`` and ``/team/members``; ``settings_*`` are the
+    """``/team/schedule``, ``/team/overtime`` and ``/team/members``; ``settings_*`` are the
     person's schedule shapes, which the team's extends with its policy."""
     schedule_in = {**settings_in, "properties": {**settings_in["properties"], **_POLICY}}
     schedule_out = {
@@ -107,6 +107,60 @@ def team_paths(
                     **errors(*WITH_BODY, 403, 404, 409, 422),
                 },
             },
+        },
+        "/team/overtime": {
+            "post": {
+                "summary": "Release night: lift the team's schedule for every member, or end it "
+                "(admins only)",
+                "description": "Each member's own schedule still holds. Audited. A member's "
+                "token and the team key get 403.",
+                "requestBody": {
+                    "required": True,
+                    "content": json_body(
+                        {
+                            "oneOf": [
+                                {
+                                    "type": "object",
+                                    "properties": {
+                                        "minutes": {
+                                            "type": "integer",
+                                            "minimum": 1,
+                                            "maximum": 1440,
+                                        }
+                                    },
+                                    "required": ["minutes"],
+                                    "additionalProperties": False,
+                                },
+                                {
+                                    "type": "object",
+                                    "properties": {"end": {"const": True}},
+                                    "required": ["end"],
+                                    "additionalProperties": False,
+                                },
+                            ]
+                        }
+                    ),
+                },
+                "responses": {
+                    "200": {
+                        "description": "the team's overtime as saved",
+                        "content": json_body(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "team": {"type": "string"},
+                                    "overtime_until": {
+                                        "type": ["string", "null"],
+                                        "format": "date-time",
+                                    },
+                                },
+                                "required": ["team", "overtime_until"],
+                            }
+                        ),
+                    },
+                    **errors(*WITH_BODY, 403, 404, 422),
+                },
+            }
         },
         "/team/members": {
             "get": {

@@ -1,5 +1,5 @@
-"""The team API (issue 26): ``GET/PATCH /api/v1/team/schedule`` and
-``GET /api/v1/team/members``.
+"""The team API (issue 26): ``GET/PATCH /api/v1/team/schedule``,
+``GET /api/v1/team/members`` and ``POST /api/v1/team/overtime`` (release night).
 
 Asked with a member's own API token (their team; admins may change it,
 members read it) or with the team key (read only: a team key asks on
@@ -9,6 +9,7 @@ gets a 404 saying so; never another team's data.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -20,6 +21,7 @@ from curfew_core.api.auth import with_gateway_token
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
 from curfew_core.api.views import allow, popped_version
 from curfew_core.edge.http_headers import bearer
+from curfew_core.engine.overrides import MAX_OVERTIME
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.values import show
 from curfew_core.selectors import teams as team_reads
@@ -30,6 +32,7 @@ from curfew_core.services.teams import (
     POLICY_FIELDS,
     TeamError,
     policy_changes,
+    team_overtime_set,
     team_schedule_update,
 )
 
@@ -111,6 +114,66 @@ def _schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
             raise invalid({exc.field or "body": str(exc)}) from None
     body = {"team": team.name, **team_reads.team_schedule(team)}
     return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
+
+
+@csrf_exempt
+@allow("POST")
+def overtime(request: HttpRequest) -> HttpResponse:
+    return _with_token(request, lambda identity: _overtime(request, identity))
+
+
+_MAX_MINUTES = int(MAX_OVERTIME.total_seconds() // 60)
+
+
+def _overtime(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+    """Release night: ``{"minutes": N}`` lifts the team's schedule for every
+    member for N minutes (each member's own still holds); ``{"end": true}``
+    ends it. An admin's own token only, audited by the service as the page's
+    button and ``manage.py curfew team overtime`` are."""
+    team, may_change = _team_of(identity)
+    if not may_change:
+        raise ApiError(
+            403,
+            "forbidden",
+            "only an admin of the team can release its night"
+            if identity.kind != TokenKind.TEAM
+            else "a team key asks for members; an admin's own token releases the night",
+        )
+    body = json_object(request)
+    errors: dict[str, str] = {}
+    for key in body:
+        if key not in ("minutes", "end"):
+            errors[key[:64] or "body"] = "is not a field here; send minutes or end"
+    minutes, end = body.get("minutes"), body.get("end")
+    if ("minutes" in body) == ("end" in body):
+        errors.setdefault("body", 'send one of {"minutes": N} and {"end": true}')
+    elif "end" in body and end is not True:
+        errors["end"] = f"must be true to end the team's overtime, not {show(end)}"
+    elif "minutes" in body and (
+        isinstance(minutes, bool)
+        or not isinstance(minutes, int)
+        or not 1 <= minutes <= _MAX_MINUTES
+    ):
+        errors["minutes"] = f"must be a whole number from 1 to {_MAX_MINUTES}, not {show(minutes)}"
+    if errors:
+        raise invalid(errors)
+    try:
+        saved = team_overtime_set(
+            team=team,
+            now=timezone.now(),
+            duration=None if end else timedelta(minutes=int(minutes or 0)),
+            actor=user_by_id(identity.user_id),
+            channel="api",
+        )
+    except TeamError as exc:
+        if exc.code == "not_team_admin":
+            raise ApiError(403, "forbidden", str(exc)) from None
+        raise invalid({exc.field or "body": str(exc)}) from None
+    until = saved.overtime_until
+    return JsonResponse(
+        {"team": saved.name, "overtime_until": until.isoformat() if until else None},
+        json_dumps_params={"ensure_ascii": False},
+    )
 
 
 @csrf_exempt

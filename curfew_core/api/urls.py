@@ -8,6 +8,7 @@ urlpatterns = [
     path("openapi.json", views.openapi, name="api-openapi"),
     path("team/schedule", team_views.schedule, name="api-team-schedule"),
     path("team/members", team_views.members, name="api-team-members"),
+    path("team/overtime", team_views.overtime, name="api-team-overtime"),
     path("decisions", ledger_views.decisions, name="api-decisions"),
     path("savings", ledger_views.savings, name="api-savings"),
     # Anything else under the API answers in the API's own JSON error shape.
