@@ -22,6 +22,7 @@ from curfew_core.engine.plan import (
     PlanSegment,
     day_band,
     day_plan,
+    member_day_plan,
 )
 from curfew_core.engine.schedule import (
     Anchor,
@@ -73,6 +74,7 @@ __all__ = [
     "decide",
     "decide_member",
     "format_wall",
+    "member_day_plan",
     "night_window",
     "parse_debug_moment",
     "parse_duration",

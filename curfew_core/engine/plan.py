@@ -8,6 +8,7 @@ the end of the day ends at ``END_OF_DAY`` (``format_wall`` writes "24:00").
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -15,7 +16,7 @@ from curfew_core.engine.clock import MINUTES_PER_DAY, WallTime, to_wall, wall_mi
 from curfew_core.engine.days import day_kind
 from curfew_core.engine.decide import segments
 from curfew_core.engine.schedule import Schedule
-from curfew_core.engine.verdict import Segment, State
+from curfew_core.engine.verdict import SEVERITY, Segment, State
 
 #: The end of a local day in wall minutes ("24:00").
 END_OF_DAY: WallTime = MINUTES_PER_DAY
@@ -145,3 +146,25 @@ def day_band(schedule: Schedule, day: date, step: int = 15) -> DayBand:
         workday=workday,
         weekend=day.weekday() >= 5,
     )
+
+
+def member_day_plan(own: Schedule, team: Schedule, day: date) -> tuple[PlanSegment, ...]:
+    """A team member's local date ``day`` (on their own clock) as the two
+    schedules together draw it: at each instant the harsher of the two states,
+    peak where either has peak hours (issue 26: harsher wins, also in the plan
+    a status display shows). The team's schedule may keep another clock: both
+    are walked over the same instants, the member's midnight to midnight."""
+    start = _local_midnight(day, own)
+    end = _local_midnight(day + timedelta(days=1), own)
+    mine, theirs = segments(start, end, own), segments(start, end, team)
+    cuts = sorted({seg.start for seg in mine} | {seg.start for seg in theirs} | {end})
+    found: list[Segment] = []
+    for begin, until in itertools.pairwise(cuts):
+        a, b = _state_at(mine, begin), _state_at(theirs, begin)
+        state = a.state if SEVERITY[a.state] >= SEVERITY[b.state] else b.state
+        peak = a.peak or b.peak
+        if found and found[-1].state is state and found[-1].peak == peak:
+            found[-1] = Segment(found[-1].start, until, state, peak)
+        else:
+            found.append(Segment(begin, until, state, peak))
+    return _plan(found, end, own)

@@ -43,6 +43,7 @@ from curfew_core.engine import (
     decide,
     decide_member,
     format_wall,
+    member_day_plan,
 )
 from curfew_core.engine import day_plan as engine_day_plan
 from curfew_core.engine.clock import to_wall
@@ -503,28 +504,39 @@ def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
 #: Keyed by the identity of the built ``Schedule`` (a new one per saved
 #: version); the entry keeps the object, so an ``id`` is never reused under it.
 _PLAN_MEMO_SIZE = 4096
-_plans: dict[tuple[int, date], _Plan] = {}
+_plans: dict[tuple[int, date, int], _Plan] = {}
 
 
 class _Plan:
     """A memo entry: the schedule it was built from, its segments, and their
     JSON (``StateAnswer.day``), written the first time an answer asks."""
 
-    __slots__ = ("day", "schedule", "segments")
+    __slots__ = ("day", "schedule", "segments", "team")
 
-    def __init__(self, schedule: Schedule, segments: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, schedule: Schedule, segments: list[dict[str, Any]], team: Schedule | None = None
+    ) -> None:
         self.schedule = schedule
         self.segments = segments
+        self.team = team
         self.day: bytes | None = None
 
 
 def _plan(bundle: UserBundle, at: datetime) -> _Plan:
     tz = bundle.schedule.timezone
     wall = to_wall(at, tz)
-    key = (id(bundle.schedule), wall.date())
+    # A team member's plan is the two schedules together (harsher wins), as
+    # their verdicts are: keyed by both built schedules.
+    team = bundle.team.schedule if bundle.team is not None else None
+    key = (id(bundle.schedule), wall.date(), id(team))
     hit = _plans.get(key)
-    if hit is not None and hit.schedule is bundle.schedule:
+    if hit is not None and hit.schedule is bundle.schedule and hit.team is team:
         return hit
+    drawn = (
+        engine_day_plan(bundle.schedule, wall.date())
+        if team is None
+        else member_day_plan(bundle.schedule, team, wall.date())
+    )
     plan = _Plan(
         bundle.schedule,
         [
@@ -534,8 +546,9 @@ def _plan(bundle: UserBundle, at: datetime) -> _Plan:
                 "state": seg.state.value,
                 "peak": seg.peak,
             }
-            for seg in engine_day_plan(bundle.schedule, wall.date())
+            for seg in drawn
         ],
+        team,
     )
     if len(_plans) >= _PLAN_MEMO_SIZE:
         _plans.clear()

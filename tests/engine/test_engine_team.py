@@ -3,6 +3,7 @@ harsher wins, never looser than either side, the member's own without a team."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 from engine_support import PROPERTY, hm, local
@@ -209,3 +210,55 @@ def test_team_peak_hours_apply_to_a_member_without_any() -> None:
     assert decide_member(now, mine, RequestContext(), Overrides(), TeamSide(team)).state is (
         State.OFF_DUTY
     )
+
+
+# -- the member's day plan ------------------------------------------------------------
+
+
+@PROPERTY
+@given(data=st.data(), now=INSTANTS)
+def test_a_members_day_plan_is_the_harsher_of_both_at_every_instant(
+    data: st.DataObject, now: datetime
+) -> None:
+    """What ``GET /api/v1/state``'s ``day`` shows a member: at every minute of
+    their day, never looser than either schedule, and always one of the two
+    (harsher wins); commutative in the states it draws."""
+    from curfew_core.engine import member_day_plan
+    from curfew_core.engine.decide import segments
+    from curfew_core.engine.plan import END_OF_DAY
+
+    own, team = data.draw(schedules()), data.draw(schedules())
+    day = now.astimezone(own.timezone).date()
+    plan = member_day_plan(own, team, day)
+    assert plan[0].start == 0
+    assert plan[-1].end == END_OF_DAY
+    assert all(a.end == b.start for a, b in itertools.pairwise(plan))
+    midnight = datetime(day.year, day.month, day.day, tzinfo=own.timezone)
+    after = datetime.combine(day + timedelta(days=1), datetime.min.time(), own.timezone)
+    sides = [segments(midnight, after, own), segments(midnight, after, team)]
+    for seg in plan:
+        if seg.end <= seg.start:
+            continue  # a DST day's repeated wall minutes
+        at = midnight.replace(hour=seg.start // 60, minute=seg.start % 60)
+        states = [next(s.state for s in side if s.start <= at < s.end) for side in sides]
+        assert seg.state in states
+        assert all(SEVERITY[seg.state] >= SEVERITY[state] for state in states)
+    assert [s.state for s in plan] == [s.state for s in member_day_plan(team, own, day)] or (
+        own.timezone != team.timezone
+    )
+
+
+def test_a_team_night_earlier_than_the_members_shows_in_their_day() -> None:
+    from curfew_core.engine import day_plan, member_day_plan
+
+    own = Schedule(timezone=local(2026, 9, 29, 0).tzinfo)  # the defaults: 23:00 to 03:00
+    team = Schedule(
+        timezone=own.timezone,
+        night=NightTimes(hm("20:00"), hm("21:00"), hm("07:00")),
+    )
+    day = local(2026, 9, 29, 0).date()  # a Tuesday
+    alone = {(s.start, s.state) for s in day_plan(own, day)}
+    together = member_day_plan(own, team, day)
+    assert (hm("20:00"), State.WINDING) in {(s.start, s.state) for s in together}
+    assert (hm("21:00"), State.LIGHTS_OUT) in {(s.start, s.state) for s in together}
+    assert (hm("20:00"), State.WINDING) not in alone  # the control: the member's own

@@ -188,3 +188,35 @@ def test_one_team_per_person_and_the_last_admin_stays(people: dict[str, str]) ->
     run("team", "role", "acme", "alice", "admin")
     run("team", "remove", "acme", "boss")
     assert not TeamMembership.objects.filter(user__username="boss").exists()
+
+
+def test_a_members_state_draws_the_day_both_schedules_make(people: dict[str, str]) -> None:
+    """``GET /api/v1/state``'s ``day`` is the plan the member's verdicts
+    follow (team and own, harsher wins), through their token and the team key."""
+    own_day = bearer(people["alice"]).get("/api/v1/state").json()["day"]
+    assert {"start": "21:00", "end": "23:00", "state": "lights-out", "peak": False} not in own_day
+    run("team", "create", "acme", "--admin", "boss")
+    run("team", "add", "acme", "alice")
+    assert (
+        bearer(people["boss"])
+        .patch("/api/v1/team/schedule", TEAM_NIGHT, content_type="application/json")
+        .status_code
+        == 200
+    )
+    team_key = last_line(run("team-token", "acme"))
+    for client in (
+        bearer(people["alice"]),
+        Client(HTTP_AUTHORIZATION=f"Bearer {team_key}", HTTP_X_CURFEW_USER="alice"),
+    ):
+        day = client.get("/api/v1/state").json()["day"]
+        starts = {(seg["start"], seg["state"]) for seg in day}
+        assert ("20:00", "winding") in starts, day
+        assert ("21:00", "lights-out") in starts, day
+        # The member's own lights-out later on is still there (03:00 to 07:00 is the team's).
+        assert day[-1]["state"] == "lights-out"
+    # Bob, in no team, keeps his own day (the control).
+    bob = {
+        (seg["start"], seg["state"])
+        for seg in bearer(people["bob"]).get("/api/v1/state").json()["day"]
+    }
+    assert ("21:00", "lights-out") not in bob
