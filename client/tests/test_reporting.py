@@ -536,3 +536,35 @@ def test_a_budget_beyond_the_servers_bound_is_reported_at_the_bound(budget: int)
     # WINDING clamps: the budget allowed is the clamp, the one asked is capped.
     assert [d["budget_before"] for d in batch] == [MAX_TOKENS, MAX_TOKENS]
     assert MAX_TOKENS == 10_000_000
+
+
+def test_a_team_keys_cached_answers_are_reported_for_their_member() -> None:
+    """A team key's cached verdicts are reported, each naming the member it
+    was for (the server stores each under that member); a personal token's
+    name nobody (the control)."""
+    fake = FakeCurfew()
+    team = CurfewClient(
+        "http://curfew",
+        "cft_team",
+        transport=httpx.MockTransport(lambda request: _as_team(fake, request)),
+        clock=lambda: NOW,
+        report_interval=3600,
+    )
+    with team as c:
+        for name in ("alice", "bob", "alice", "bob"):
+            c.verdict(user=name)
+        c.flush_reports()
+    assert [d["user"] for batch in fake.reports for d in batch] == ["alice", "bob"]
+    personal = FakeCurfew()
+    with client(personal) as c:
+        c.verdict()
+        c.verdict()
+        c.flush_reports()
+    assert [("user" in d) for batch in personal.reports for d in batch] == [False]
+
+
+def _as_team(fake: FakeCurfew, request: httpx.Request) -> httpx.Response:
+    """``fake``, for the team key's bearer header."""
+    assert request.headers["Authorization"] == "Bearer cft_team"
+    request.headers["Authorization"] = "Bearer t"
+    return fake(request)

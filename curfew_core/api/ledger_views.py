@@ -10,10 +10,13 @@ from typing import get_args
 from curfew_client.wire import ActionName
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 
-from curfew_core.api.auth import token_required
-from curfew_core.api.errors import invalid, json_object, unprocessable_error
+from curfew_core import throttle
+from curfew_core.api.auth import token_required, with_gateway_token
+from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
 from curfew_core.api.views import allow
+from curfew_core.edge.http_headers import bearer
 from curfew_core.schedules.override_commands import Unprocessable
 from curfew_core.schedules.values import text_problem
 from curfew_core.schema.decisions import (
@@ -25,8 +28,9 @@ from curfew_core.schema.decisions import (
     parse_report,
 )
 from curfew_core.schema.verdict_request import MAX_SCOPE_TEXT, RequestError, parse_instant
+from curfew_core.selectors import teams as team_reads
 from curfew_core.selectors.ledger import MAX_PER_PAGE, decisions_page, savings_between
-from curfew_core.selectors.tokens import TokenIdentity
+from curfew_core.selectors.tokens import TokenIdentity, TokenKind
 from curfew_core.services.ledger import decisions_write
 
 #: The savings range when none is given.
@@ -86,13 +90,29 @@ def _range(request: HttpRequest, errors: dict[str, str]) -> tuple[datetime | Non
     return since, until
 
 
+@csrf_exempt
 @allow("GET", "POST")
-@token_required
-def decisions(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+def decisions(request: HttpRequest) -> HttpResponse:
+    """A person's token reads and reports its own decisions; a team key (issue
+    26) reports for its members (each decision names one) and reads one
+    member's (``?user=``), never anyone outside its team."""
+    return with_gateway_token(
+        bearer(request),
+        throttle.client_address(request),
+        lambda identity: _decisions(request, identity),
+    )
+
+
+def _decisions(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     if request.method == "POST":
         return _report(request, identity)
     errors: dict[str, str] = {}
-    _known(request, ("from", "to", "session_id", "action", "page", "per_page"), errors)
+    user_id = identity.user_id
+    if identity.kind == TokenKind.TEAM:
+        user_id = _member_asked(request, identity)
+    elif "user" in request.GET:
+        errors["user"] = "only a team key names a user; a personal token reads its own"
+    _known(request, ("from", "to", "session_id", "action", "page", "per_page", "user"), errors)
     session = request.GET.get("session_id")
     if session is not None and (len(session) > MAX_SCOPE_TEXT or text_problem(session)):
         errors["session_id"] = f"must be text of at most {MAX_SCOPE_TEXT} characters, no NUL"
@@ -104,7 +124,7 @@ def decisions(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     per_page = _whole(request, "per_page", 50, MAX_PER_PAGE, errors)
     since, until = _range(request, errors)
     found = decisions_page(
-        user_id=identity.user_id,
+        user_id=user_id,
         since=since,
         until=until,
         session=session,
@@ -121,10 +141,32 @@ def decisions(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     return _json(answer.model_dump_json())
 
 
+def _member_asked(request: HttpRequest, identity: TokenIdentity) -> int:
+    """The member a team key reads the decisions of (``?user=``)."""
+    name = request.GET.get("user", "")
+    if not name:
+        raise invalid({"user": "a team key reads one member's decisions: name them with ?user="})
+    found = team_reads.members_named(team_id=identity.team_id or 0, usernames={name[:150]})
+    if name not in found:
+        shown = name if len(name) <= 40 else f"{name[:39]}…"
+        raise ApiError(404, "not_found", f"{shown!r} is not a member of this key's team")
+    return found[name]
+
+
 def _report(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     body = json_object(request)
+    team_id = identity.team_id if identity.kind == TokenKind.TEAM else None
     try:
-        entries = parse_report(body, user_id=identity.user_id, now=timezone.now())
+        entries = parse_report(
+            body,
+            user_id=None if team_id is not None else identity.user_id,
+            now=timezone.now(),
+            members=(
+                None
+                if team_id is None
+                else lambda names: team_reads.members_named(team_id=team_id, usernames=names)
+            ),
+        )
     except RequestError as exc:
         raise (invalid(exc.fields) if exc.errors else unprocessable_error(exc.fields)) from None
     # Written now, not buffered: a report is not the hot path, and a 200 means stored.

@@ -8,7 +8,7 @@ coerced) and names each refused field as ``decisions[3].at``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -61,6 +61,12 @@ class DecisionReport(BaseModel):
     at: _Instant = Field(description="when it was decided (at most 5 minutes ahead)")
     state: StateName
     action: ActionName
+    user: Annotated[str, Field(min_length=1, max_length=150, pattern=TEXT_PATTERN)] | None = Field(
+        default=None,
+        description="the team member it was decided for: required with a team key, "
+        "which reports for its team's members; a personal token reports its own and "
+        "leaves this out",
+    )
     session_id: _Scope | None = None
     purpose: _Scope | None = None
     reason: Annotated[str, Field(max_length=MAX_REASON, pattern=TEXT_PATTERN)] = ""
@@ -167,10 +173,20 @@ def _message(error: Any) -> str:
     return str(error["msg"])
 
 
-def parse_report(body: Mapping[str, Any], *, user_id: int, now: datetime) -> list[Entry]:
+def parse_report(
+    body: Mapping[str, Any],
+    *,
+    user_id: int | None,
+    now: datetime,
+    members: Callable[[set[str]], dict[str, int]] | None = None,
+) -> list[Entry]:
     """The entries of a report, or ``RequestError`` naming every bad field
-    (malformed: 400; a moment out of range, too far ahead, or a clamp that
-    raised the budget: 422)."""
+    (malformed: 400; a moment out of range, too far ahead, a clamp that
+    raised the budget, or a ``user`` who is no member of the key's team: 422).
+
+    ``user_id``: the personal token's user (``user`` must be left out), or
+    ``None`` for a team key, whose entries each name a member, looked up
+    with ``members`` (the names of the batch in, name to user id out)."""
     try:
         batch = DecisionBatch.model_validate(dict(body))
     except ValidationError as exc:
@@ -181,8 +197,26 @@ def parse_report(body: Mapping[str, Any], *, user_id: int, now: datetime) -> lis
     entries: list[Entry] = []
     unprocessable: dict[str, str] = {}
     malformed: dict[str, str] = {}
+    named = {report.user for report in batch.decisions if report.user is not None}
+    known = members(named) if members is not None and named else {}
     for n, report in enumerate(batch.decisions):
         where = f"decisions[{n}]"
+        if user_id is not None and report.user is not None:
+            unprocessable[f"{where}.user"] = (
+                "a personal token reports its own decisions; only a team key names a user"
+            )
+            continue
+        if user_id is None and report.user is None:
+            malformed[f"{where}.user"] = (
+                "a team key reports for its members: name the member of each decision"
+            )
+            continue
+        owner = user_id if report.user is None else known.get(report.user)
+        if owner is None:
+            name = report.user or ""
+            shown = name if len(name) <= 40 else f"{name[:39]}…"
+            unprocessable[f"{where}.user"] = f"{shown!r} is not a member of this key's team"
+            continue
         try:
             at = parse_instant(report.at)
         except override_commands.Unprocessable as exc:
@@ -208,7 +242,7 @@ def parse_report(body: Mapping[str, Any], *, user_id: int, now: datetime) -> lis
                 state=report.state,
                 action=report.action,
                 origin="gateway",
-                user_id=user_id,
+                user_id=owner,
                 session=report.session_id,
                 purpose=report.purpose,
                 reason=report.reason,

@@ -135,6 +135,17 @@ def member_user_id(*, team_id: int, username: str) -> int | None:
     return None if found == _MISSING else int(found)
 
 
+def members_named(*, team_id: int, usernames: set[str]) -> dict[str, int]:
+    """The members of ``team_id`` among ``usernames``, name to user id, read
+    now (not cached: a report or a ledger read is not the hot path, and a
+    member removed a moment ago must be refused)."""
+    return dict(
+        TeamMembership.objects.filter(team_id=team_id, user__username__in=usernames).values_list(
+            "user__username", "user_id"
+        )
+    )
+
+
 def forget_member_name(team_id: int, username: str) -> None:
     cache_policy.forget(member_key(team_id, username))
 

@@ -192,10 +192,9 @@ class BaseCurfewClient(Generic[TransportT]):
             asked = budget(max_tokens)
             verdict = entry.clamped(asked)
             reports = self.reports
-            if reports is not None and key[3] is None:
-                # Answered without asking: the server never saw it. (A team
-                # member's is not reported: the ledger takes reports from a
-                # personal token only, for now.)
+            if reports is not None:
+                # Answered without asking: the server never saw it. A team
+                # member's is reported for the member (the report names them).
                 reports.add(now, key, asked, verdict)
             return key, now, generation, verdict
         if cache.backing_off(now):

@@ -115,6 +115,9 @@ def report_of(item: Item, decision_id: str) -> dict[str, Any]:
         report["session_id"] = session_id[:MAX_SCOPE]
     if purpose is not None:
         report["purpose"] = purpose[:MAX_SCOPE]
+    if key[3] is not None:
+        # A team key's: the member it was decided for (issue 26).
+        report["user"] = key[3]
     return report
 
 
