@@ -36,8 +36,8 @@ TEXTAREA_FIELDS = frozenset({"tired_persona"})
 #: (presentation only; the declared type decides what the options are).
 CHOICE_LABELS: dict[str, dict[str, Any]] = {
     "curve": {
-        "linear": gettext_lazy("Even: shorter at a steady pace between points"),
-        "step": gettext_lazy("Steps: each length holds until the next point"),
+        "linear": gettext_lazy("Even: steadily shorter"),
+        "step": gettext_lazy("Steps: hold, then drop"),
         "ease_in": gettext_lazy("Ease-in: hold high, then plunge"),
     },
     "winding_reasoning_effort": {"": gettext_lazy("Leave as the client set it")},
