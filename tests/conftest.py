@@ -98,9 +98,17 @@ SLOW_MODULES = {
     "tests/browser/test_curve_drag.py": 80,
     "tests/browser/test_capsule.py": 80,
     "tests/browser/test_account_page.py": 70,
+    "tests/browser/test_night_editor.py": 57,
     "tests/browser/test_sections.py": 50,
     "tests/browser/test_settings_fit.py": 45,
+    "tests/browser/test_team_page.py": 38,
+    "tests/browser/test_activity_ledger.py": 37,
+    "tests/browser/test_pretend_live.py": 30,
+    "tests/browser/test_vocabulary.py": 29,
     "tests/browser/test_clickjacking.py": 15,
+    "tests/browser/test_pretend_banner.py": 15,
+    "tests/browser/test_heads_up.py": 13,
+    "tests/browser/test_tool_setups.py": 9,
 }
 
 
