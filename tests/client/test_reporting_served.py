@@ -107,15 +107,17 @@ def _variants() -> list[dict[str, Any]]:
     dry = winding.model_copy(update={"dry_run": True, "reason": "dry run: would clamp"})
     at = WINDING.timestamp()
     items = [
-        (at, ("s", "chat", False), 4096, winding),
-        (at, ("s", None, True), None, winding),
-        (at + 0.123456, (None, None, False), 10, off_duty),
-        (at, ("exempt", None, False), 10, exempt),
-        (at, ("x" * 300, "p" * 300, False), 1, dry),
+        (at, ("s", "chat", False, None), 4096, winding),
+        (at, ("s", None, True, None), None, winding),
+        (at + 0.123456, (None, None, False, None), 10, off_duty),
+        (at, ("exempt", None, False, None), 10, exempt),
+        (at, ("x" * 300, "p" * 300, False, None), 1, dry),
         # A caller's budget beyond what the server takes (issue 23): the report
         # must still validate, or the whole batch around it is refused.
-        (at, ("s", None, False), 2**40, winding),
-        (at, ("exempt", None, False), 2**63, exempt),
+        (at, ("s", None, False, None), 2**40, winding),
+        (at, ("exempt", None, False, None), 2**63, exempt),
+        # A team key's, for the member it was decided for (issue 26).
+        (at, ("s", None, False, "alice"), 10, winding),
     ]
     assert {v.action for *_, v in items} == {"clamp", "short-circuit", "pass"}
     return [report_of(item, f"abc-{n}") for n, item in enumerate(items, 1)]
@@ -138,4 +140,4 @@ def test_the_clients_reports_validate_against_the_served_schema(api_app: ServedA
     assert not validator.is_valid({"decisions": [{**reports[0], "subagent": True}]})
     report_schema = document["components"]["schemas"]["DecisionReport"]
     assert set(report_schema.get("required", [])) <= set(reports[0])
-    assert set(reports[0]) <= set(report_schema["properties"])
+    assert {key for report in reports for key in report} <= set(report_schema["properties"])
