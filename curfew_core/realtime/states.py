@@ -102,62 +102,26 @@ def read_state(
     )
 
 
-#: Flights launched in one turn of the loop are read together, in hops of at
-#: most this many: a team's schedule change wakes every member's capsules at
-#: once (issue 26), and one thread hop per member was most of what 5,000
-#: members' reads cost. A hop stays small so the first answers are not held
-#: back by the last reads.
-FLIGHTS_PER_HOP = 64
-#: Flights launched this turn, by loop, waiting for their hop.
-_departing: dict[asyncio.AbstractEventLoop, list[_Flight]] = {}
-
-
-async def _fly(flights: list[_Flight]) -> None:
+async def _fly(flight: _Flight) -> None:
     try:
-        states = await database_sync_to_async(_read_all)(flights, clock.now())
+        state = await database_sync_to_async(read_state)(
+            user_id=flight.user_id,
+            now=clock.now(),
+            tokens=frozenset(flight.tokens),
+            band=flight.band,
+        )
     except Exception as exc:  # every joiner hears it and closes with 1011
-        states = [exc] * len(flights)
-    for flight, state in zip(flights, states, strict=True):
-        if isinstance(state, BaseException):
-            flight.future.set_exception(state)
-        else:
-            flight.future.set_result(state)
-
-
-def _read_all(flights: list[_Flight], now: datetime) -> list[CapsuleState | Exception]:
-    """Each flight's state, in one thread hop; one that fails fails alone."""
-    out: list[CapsuleState | Exception] = []
-    for flight in flights:
-        try:
-            out.append(
-                read_state(
-                    user_id=flight.user_id,
-                    now=now,
-                    tokens=frozenset(flight.tokens),
-                    band=flight.band,
-                )
-            )
-        except Exception as exc:
-            out.append(exc)
-    return out
+        flight.future.set_exception(exc)
+    else:
+        flight.future.set_result(state)
 
 
 def _launch(flight: _Flight) -> None:
     if _boarding.get(flight.user_id) is flight:
         del _boarding[flight.user_id]
-    waiting = _departing.get(flight.loop)
-    if waiting is None:
-        waiting = _departing[flight.loop] = []
-        flight.loop.call_soon(_depart, flight.loop)
-    waiting.append(flight)
-
-
-def _depart(loop: asyncio.AbstractEventLoop) -> None:
-    flights = _departing.pop(loop, [])
-    for start in range(0, len(flights), FLIGHTS_PER_HOP):
-        task = loop.create_task(_fly(flights[start : start + FLIGHTS_PER_HOP]))
-        _running.add(task)
-        task.add_done_callback(_running.discard)
+    task = flight.loop.create_task(_fly(flight))
+    _running.add(task)
+    task.add_done_callback(_running.discard)
 
 
 async def shared_state(*, user_id: int, tokens: Iterable[str], band: bool) -> CapsuleState:
