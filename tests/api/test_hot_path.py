@@ -3,6 +3,7 @@ Also the day plan a status display draws."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -79,10 +80,16 @@ def test_an_override_is_seen_by_the_very_next_verdict(api: Any, clock: FrozenClo
 
 @pytest.mark.django_db
 def test_the_cache_is_dropped_when_the_save_commits(
-    api: Any, django_capture_on_commit_callbacks: Any
+    api: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The drop waits for the commit: a reader before it still sees the
-    committed schedule (never a row that might yet roll back)."""
+    committed schedule (never a row that might yet roll back).
+
+    The cache's clock stands still: on a loaded machine the seconds between the
+    two reads once passed the freshness bound, so the second read went to the
+    database (rightly) and saw the test's own uncommitted row."""
+    now = time.time()
+    monkeypatch.setattr("curfew_core.store.cache_policy.clock", lambda: now)
     assert api.inner.post(VERDICT, PEAK).json()["state"] == "off-duty"
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         schedule_update(user=api.user, changes={"peak_shift": False}, source="test")
