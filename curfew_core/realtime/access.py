@@ -62,14 +62,30 @@ def _remember(table: dict[str, tuple[float, int | None]] | dict[int, tuple[float
 
 def user_active(user_id: int) -> bool:
     """Whether the user exists and is active (deactivation by any path, within the bound)."""
-    hit = _active.get(user_id)
-    if hit is not None and _fresh(hit[0]):
-        return hit[1]
-    active = users.user_is_active(user_id=user_id)
-    with _lock:
-        _remember(_active)
-        _active[user_id] = (time.monotonic(), active)
-    return active
+    return users_active([user_id])[user_id]
+
+
+def users_active(user_ids: list[int]) -> dict[int, bool]:
+    """``user_active`` of each of ``user_ids``: those not checked within the
+    bound in one query (a team's capsules pushed together)."""
+    out: dict[int, bool] = {}
+    due = []
+    for user_id in user_ids:
+        hit = _active.get(user_id)
+        if hit is not None and _fresh(hit[0]):
+            out[user_id] = hit[1]
+        else:
+            due.append(user_id)
+    if due:
+        active = users.active_among(user_ids=due)
+        now = time.monotonic()
+        with _lock:
+            if len(_active) + len(due) >= MAX_ENTRIES:
+                _active.clear()
+            for user_id in due:
+                out[user_id] = user_id in active
+                _active[user_id] = (now, out[user_id])
+    return out
 
 
 def _session_store(session_key: str) -> SessionBase:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.core.cache import cache
@@ -79,37 +80,71 @@ def _stale(cached: object) -> bool:
 
 def identify(raw: str, *, kind: str) -> TokenIdentity | None:
     """The live token of ``kind`` behind ``raw``, or ``None``."""
-    if not raw or len(raw) > MAX_TOKEN_LENGTH:
-        return None
-    token_digest = digest(raw)
-    key = token_key(token_digest)
-    cached = cache.get(key)
-    if cached is None or _stale(cached):
-        # Cold, or a "live and active" older than the bound: re-check, so a
-        # token revoked or a user deactivated by any path (a bulk ``update()``
-        # sends no signal) is refused within seconds.
+    return identify_many((raw,), kind=kind)[raw]
+
+
+def identify_many(raws: Iterable[str], *, kind: str) -> dict[str, TokenIdentity | None]:
+    """``identify`` of each of ``raws`` at once: one cache read, and one query
+    for the checks that are cold or older than the bound (a team's capsules,
+    pushed together, hold thousands of embed tokens).
+
+    Raises ``DatabaseError`` only if the database cannot be read and one of
+    them was never checked; the others' last checks are then still the truth.
+    """
+    out: dict[str, TokenIdentity | None] = {}
+    digests: dict[str, str] = {}
+    for raw in raws:
+        if not raw or len(raw) > MAX_TOKEN_LENGTH:
+            out[raw] = None
+        else:
+            digests[raw] = digest(raw)
+    keys = {token_digest: token_key(token_digest) for token_digest in digests.values()}
+    found = cache.get_many(list(keys.values())) if keys else {}
+    checks: dict[str, object] = {token_digest: found.get(key) for token_digest, key in keys.items()}
+    # Cold, or a "live and active" older than the bound: re-check, so a token
+    # revoked or a user deactivated by any path (a bulk ``update()`` sends no
+    # signal) is refused within seconds.
+    due = [
+        token_digest for token_digest, cached in checks.items() if cached is None or _stale(cached)
+    ]
+    if due:
         try:
-            row = (
-                ApiToken.objects.filter(
-                    digest=token_digest, revoked_at__isnull=True, user__is_active=True
-                )
-                .values_list("id", "user_id", "kind", "team_id")
-                .first()
-            )
+            rows = {
+                row[4]: row[:4]
+                for row in ApiToken.objects.filter(
+                    digest__in=due, revoked_at__isnull=True, user__is_active=True
+                ).values_list("id", "user_id", "kind", "team_id", "digest")
+            }
         except DatabaseError:
-            if cached is None:
+            if any(checks[token_digest] is None for token_digest in due):
                 raise
             # Nothing can have been committed to a database we cannot read.
-            log.warning("database unreachable; trusting the last check of a token")
+            log.warning("database unreachable; trusting the last check of %s tokens", len(due))
         else:
-            cached = _MISSING if row is None else (*row[:3], cache_policy.clock(), row[3])
-            cache.set(
-                key, cached, timeout=_MISSING_SECONDS if row is None else lifetime(_FOUND_SECONDS)
-            )
-    identity = cached_identity(token_digest, cached, kind=kind)
-    if identity is not None and stamp_due(identity.token_id):
-        stamp_used(identity.token_id)
-    return identity
+            now = cache_policy.clock()
+            live: dict[str, object] = {}
+            gone: dict[str, object] = {}
+            for token_digest in due:
+                row = rows.get(token_digest)
+                if row is None:
+                    checks[token_digest] = gone[keys[token_digest]] = _MISSING
+                else:
+                    checks[token_digest] = live[keys[token_digest]] = (*row[:3], now, row[3])
+            if live:
+                cache.set_many(live, timeout=lifetime(_FOUND_SECONDS))
+            if gone:
+                cache.set_many(gone, timeout=_MISSING_SECONDS)
+    stamp = []
+    for raw, token_digest in digests.items():
+        identity = cached_identity(token_digest, checks[token_digest], kind=kind)
+        if identity is not None and stamp_due(identity.token_id):
+            stamp.append(identity.token_id)
+        out[raw] = identity
+    if len(stamp) == 1:
+        stamp_used(stamp[0])
+    elif stamp:
+        stamp_used_many(stamp)
+    return out
 
 
 def usable(cached: object) -> bool:
@@ -170,6 +205,21 @@ def stamp_used(token_id: int) -> None:
         except DatabaseError:
             # Bookkeeping only: a warm verdict must not fail with the database.
             log.warning("could not stamp last use of token %s", token_id)
+
+
+def stamp_used_many(token_ids: list[int]) -> None:
+    """``stamp_used`` of many tokens in one query (bookkeeping: never fails a
+    request). Once a minute per token per process: the cross-process ``add``
+    would be a cache round trip per token."""
+    now = time.monotonic()
+    if len(_stamped) + len(token_ids) >= _USERS_KEPT:
+        _stamped.clear()
+    for token_id in token_ids:
+        _stamped[token_id] = now
+    try:
+        ApiToken.objects.filter(id__in=token_ids).update(last_used_at=timezone.now())
+    except DatabaseError:
+        log.warning("could not stamp last use of %s tokens", len(token_ids))
 
 
 def forget_seen() -> None:

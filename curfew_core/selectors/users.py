@@ -14,6 +14,6 @@ def user_by_id(user_id: int) -> User:
     return User.objects.get(pk=user_id)
 
 
-def user_is_active(*, user_id: int) -> bool:
-    """Whether the user exists and is active (read from the database, never cached)."""
-    return User.objects.filter(pk=user_id, is_active=True).exists()
+def active_among(*, user_ids: list[int]) -> set[int]:
+    """Which of ``user_ids`` exist and are active (one query, never cached)."""
+    return set(User.objects.filter(pk__in=user_ids, is_active=True).values_list("pk", flat=True))

@@ -67,6 +67,57 @@ def test_with_the_database_down_a_known_token_keeps_answering(
     def down(*args: Any, **kwargs: Any) -> Any:
         raise DatabaseError("the database is unreachable")
 
-    monkeypatch.setattr("django.db.models.query.QuerySet.first", down)
+    # Every read of rows goes through ``_fetch_all`` (``first()``, iterating, values).
+    monkeypatch.setattr("django.db.models.query.QuerySet._fetch_all", down)
     monkeypatch.setattr("django.db.models.query.QuerySet.update", down)
     assert api.post("/api/v1/verdict", {}).status_code == 200
+
+
+# -- many tokens at once (a team's capsules pushed together) -----------------------------
+
+
+def _embed(user: User, name: str) -> str:
+    from curfew_core.services.tokens import token_create
+
+    return token_create(user=user, name=name, kind=ApiToken.Kind.EMBED)[1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_many_stale_tokens_are_checked_again_in_one_query(
+    api: ApiClient, refusing_cache: None, wall: Wall, django_assert_num_queries: Any
+) -> None:
+    from curfew_core.selectors.tokens import identify_many
+
+    raws = [_embed(api.user, f"capsule {n}") for n in range(6)]
+    ApiToken.objects.filter(name="capsule 0").update(revoked_at=timezone.now())  # no signal
+    first = identify_many(raws, kind="embed")
+    assert [first[raw] is not None for raw in raws] == [False, *[True] * 5]
+    wall.advance(BOUND + 0.01)
+    ApiToken.objects.filter(name="capsule 1").update(revoked_at=timezone.now())
+    with django_assert_num_queries(1):  # six stale checks, one query (no stamp: within a minute)
+        again = identify_many(raws, kind="embed")
+    assert [again[raw] is not None for raw in raws] == [False, False, *[True] * 4]
+    with django_assert_num_queries(0):  # and fresh again
+        assert identify_many(raws, kind="embed") == again
+    assert identify_many(raws, kind="api") == dict.fromkeys(raws)  # the kind counts too
+
+
+@pytest.mark.django_db(transaction=True)
+def test_many_tokens_with_the_database_down_keep_their_last_checks(
+    api: ApiClient, refusing_cache: None, wall: Wall, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from curfew_core.selectors.tokens import identify_many
+
+    known = [_embed(api.user, f"capsule {n}") for n in range(3)]
+    assert all(identify_many(known, kind="embed").values())
+    never_checked = _embed(api.user, "new")
+    wall.advance(BOUND + 0.01)
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise DatabaseError("the database is unreachable")
+
+    monkeypatch.setattr("django.db.models.query.QuerySet._fetch_all", down)
+    assert all(identify_many(known, kind="embed").values())
+    # One never checked cannot be vouched for: the caller hears the outage.
+    with pytest.raises(DatabaseError):
+        identify_many([*known, never_checked], kind="embed")
