@@ -16,6 +16,7 @@ extend it with a throwaway setting and see every door pick it up.
 from __future__ import annotations
 
 import functools
+import pickle
 import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -441,15 +442,16 @@ def settings_of(declaration: Declaration = ScheduleSettings) -> dict[str, Settin
 
 
 @functools.cache
-def _defaults(declaration: Declaration) -> dict[str, Any]:
-    return declaration().model_dump(mode="json")
+def _defaults(declaration: Declaration) -> bytes:
+    # Kept pickled: unpickling is the cheapest fresh deep copy (a fifth of
+    # ``copy.deepcopy``'s time), and every user's rows loaded start from one.
+    return pickle.dumps(declaration().model_dump(mode="json"), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def defaults_of(declaration: Declaration = ScheduleSettings) -> dict[str, Any]:
     """The canonical default config (JSON values), a fresh copy each call."""
-    import copy
-
-    return copy.deepcopy(_defaults(declaration))
+    defaults: dict[str, Any] = pickle.loads(_defaults(declaration))  # noqa: S301 - our own bytes
+    return defaults
 
 
 def parsers_of(declaration: Declaration = ScheduleSettings) -> dict[str, Callable[[Any], Any]]:

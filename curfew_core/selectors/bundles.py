@@ -8,6 +8,7 @@ than the freshness bound, see ``curfew_core.store.cache_policy``), and the built
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -16,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import DatabaseError
 
@@ -204,36 +206,53 @@ def bundles_for(user_ids: list[int]) -> dict[int, UserBundle]:
     return out
 
 
+#: A user's rows as ``_load_raw_many`` reads them: one query, the user's own
+#: row joined to the three tables (each one-to-one with the user).
+_JOINED = (
+    "pk",
+    "curfew_schedule__config",
+    "curfew_schedule__version",
+    "curfew_override__overtime_until",
+    "curfew_override__forced_off_until",
+    "curfew_override__debug_at",
+    "curfew_override__debug_until",
+    "curfew_team_membership__team_id",
+    "curfew_team_membership__overtime_from",
+)
+
+
 def _load_raw_many(user_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """``_load_raw`` of many users: one query per table."""
-    schedules = {
-        row["user_id"]: row
-        for row in models.Schedule.objects.filter(user_id__in=user_ids).values(
-            "user_id", "config", "version"
-        )
+    """``_load_raw`` of many users, in one query (a team's members woken at once:
+    each table's list of thousands of ids was most of the reading)."""
+    found = {
+        row[0]: row
+        for row in get_user_model().objects.filter(pk__in=user_ids).values_list(*_JOINED)
     }
-    overrides = {row.user_id: row for row in Override.objects.filter(user_id__in=user_ids)}
-    memberships = {
-        row["user_id"]: row
-        for row in TeamMembership.objects.filter(user_id__in=user_ids).values(
-            "user_id", "team_id", "overtime_from"
-        )
-    }
+    nobody = (None,) * len(_JOINED)
     loaded_at = cache_policy.clock()
+    #: One filled-in copy per distinct stored settings (most members keep the
+    #: defaults): filling in is a deep copy, the key a short dump.
+    configs: dict[str, dict[str, Any]] = {}
     out = {}
     for user_id in user_ids:
-        row = schedules.get(user_id)
-        override = overrides.get(user_id)
-        membership = memberships.get(user_id)
+        (_, stored, version, overtime, forced, debug_at, debug_until, team_id, overtime_from) = (
+            found.get(user_id, nobody)
+        )
+        if version is None:  # never saved: the defaults
+            stored = {}
+        key = json.dumps(stored, sort_keys=True, default=str)
+        config = configs.get(key)
+        if config is None:
+            config = configs[key] = schedule_config.with_defaults(stored)
         out[user_id] = {
-            "team_id": membership["team_id"] if membership else None,
-            "overtime_from": membership["overtime_from"] if membership else None,
-            "version": row["version"] if row else UNSAVED_VERSION,
-            "config": schedule_config.with_defaults(row["config"] if row else {}),
-            "overtime_until": override.overtime_until if override else None,
-            "forced_off_until": override.forced_off_until if override else None,
-            "debug_at": override.debug_at if override else None,
-            "debug_until": override.debug_until if override else None,
+            "team_id": team_id,
+            "overtime_from": overtime_from,
+            "version": UNSAVED_VERSION if version is None else version,
+            "config": config,
+            "overtime_until": overtime,
+            "forced_off_until": forced,
+            "debug_at": debug_at,
+            "debug_until": debug_until,
             "loaded_at": loaded_at,
         }
     return out
@@ -260,7 +279,7 @@ def cached_bundle(
 
 def _team_side(raw: dict[str, Any]) -> TeamSide:
     return TeamSide(
-        schedule=shared_schedule(raw["config"]),
+        schedule=shared_schedule(raw["config"])[1],
         policy=TeamPolicy(
             members_may_exempt=raw["members_may_exempt"],
             member_overtime=timedelta(minutes=raw["member_overtime_minutes"]),
@@ -283,16 +302,20 @@ def rows_fresh(raw: dict[str, Any] | None) -> bool:
 #: members on the defaults) share one ``Schedule``, so the engine's per-day
 #: memo (keyed by the schedule object) holds one day for all of them rather
 #: than one per person, which 5,000 members would overflow on every round.
+#: And one copy of the settings themselves (``UserBundle.config``): a copy per
+#: member is a hundred objects each that the garbage collector walks again and
+#: again while thousands of bundles are kept.
 _SCHEDULES_KEPT = 10_000
-_schedules: dict[str, Schedule] = {}
+_schedules: dict[str, tuple[dict[str, Any], Schedule]] = {}
 
 
-def shared_schedule(config: dict[str, Any]) -> Schedule:
-    """``schedule_config.build(config)``, one object per distinct settings."""
+def shared_schedule(config: dict[str, Any]) -> tuple[dict[str, Any], Schedule]:
+    """The one copy of ``config`` kept for everyone with these settings (read
+    it, never change it), and ``schedule_config.build(config)``."""
     key = json.dumps(config, sort_keys=True, default=str)
     found = _schedules.get(key)
     if found is None:
-        found = schedule_config.build(config)
+        found = (config, schedule_config.build(config))
         with _built_lock:
             if len(_schedules) >= _SCHEDULES_KEPT:
                 _schedules.clear()
@@ -331,6 +354,8 @@ def _built_from(
     else:
         team_id = None
         _teams_seen.pop(user_id, None)
+    # The member's own rows; the team's side is put in beside them. A team's
+    # change then rebuilds none of its members' own parts (5,000 of them).
     stamp = (
         raw["version"],
         raw["overtime_until"],
@@ -338,28 +363,31 @@ def _built_from(
         raw["debug_at"],
         # ``get``: an entry cached before the time machine had an end.
         raw.get("debug_until"),
-        team_id,
-        team,
         raw.get("overtime_from"),
     )
     hit = _built.get(user_id)
     if hit is not None and hit[0] == stamp:
-        return hit[1]
-    built = UserBundle(
-        user_id=user_id,
-        version=raw["version"],
-        config=raw["config"],
-        schedule=shared_schedule(raw["config"]),
-        overrides=Overrides(
-            overtime_until=_in_range(user_id, "overtime_until", raw["overtime_until"]),
-            forced_off_until=_in_range(user_id, "forced_off_until", raw["forced_off_until"]),
-            debug_at=_in_range(user_id, "debug_at", raw["debug_at"]),
-            debug_until=raw.get("debug_until"),
-        ),
-        team_id=team_id,
-        team=team,
-        overtime_from=raw.get("overtime_from"),
-    )
+        built = hit[1]
+        if built.team_id == team_id and built.team is team:
+            return built
+        built = dataclasses.replace(built, team_id=team_id, team=team)
+    else:
+        config, schedule = shared_schedule(raw["config"])
+        built = UserBundle(
+            user_id=user_id,
+            version=raw["version"],
+            config=config,
+            schedule=schedule,
+            overrides=Overrides(
+                overtime_until=_in_range(user_id, "overtime_until", raw["overtime_until"]),
+                forced_off_until=_in_range(user_id, "forced_off_until", raw["forced_off_until"]),
+                debug_at=_in_range(user_id, "debug_at", raw["debug_at"]),
+                debug_until=raw.get("debug_until"),
+            ),
+            team_id=team_id,
+            team=team,
+            overtime_from=raw.get("overtime_from"),
+        )
     with _built_lock:
         if len(_built) >= MAX_BUILT:
             _built.clear()
