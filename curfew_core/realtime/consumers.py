@@ -43,7 +43,7 @@ from curfew_core.realtime import access, alarms, clock, hub, states, timers, wat
 from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
-from curfew_core.realtime.states import CapsuleState, boundary_state, capsule_state
+from curfew_core.realtime.states import CapsuleState, capsule_state
 from curfew_core.selectors.teams import team_id_of
 from curfew_core.selectors.verdicts import CAPSULE_BANDS
 from curfew_core.services.events import team_group, user_group
@@ -397,10 +397,12 @@ def _keep(task: asyncio.Task[None]) -> None:
 
 
 async def burst(sockets: list[CapsuleConsumer]) -> None:
-    """Read each user's state once and send it to their sockets in turn.
+    """Read each user's state once and send it to their sockets in waves.
 
     A session socket checks its session first (one lookup each), and a socket
     with a push under way re-reads after it: both take ``push``, their own task.
+    The users' states are read together (a team's change wakes every member's
+    capsules at once, issue 26) and sent as each part of them arrives.
     """
     _renew_hub()
     by_user: dict[int, list[CapsuleConsumer]] = {}
@@ -411,7 +413,47 @@ async def burst(sockets: list[CapsuleConsumer]) -> None:
             socket.spawn(socket.push())
         else:
             by_user.setdefault(socket.user_id, []).append(socket)
-    await asyncio.gather(*(_burst_user(user_id, group) for user_id, group in by_user.items()))
+    if not by_user:
+        return
+    asks = {
+        user_id: states.Ask(
+            user_id,
+            frozenset(socket.token for socket in group if socket.token is not None),
+            any(socket.band for socket in group),
+        )
+        for user_id, group in by_user.items()
+    }
+    loop = asyncio.get_running_loop()
+    waves: list[asyncio.Task[None]] = []
+    # These sockets were open, hearing their user's changes, all along: at a
+    # boundary the state read ahead for it is theirs (``states.prepare``).
+    async for part in states.burst_states(list(asks.values())):
+        now = clock.now()
+        sends: list[tuple[CapsuleConsumer, CapsuleState, datetime]] = []
+        wakes: dict[int, datetime] = {}
+        for user_id, state in part.items():
+            ask, group = asks[user_id], by_user[user_id]
+            if isinstance(state, Exception):
+                log.error(
+                    "capsule state for user %s could not be read", ask.user_id, exc_info=state
+                )
+                for socket in group:
+                    socket.spawn(socket.shut(CLOSE_UNAVAILABLE, "state unavailable; retry"))
+                continue
+            # Members with the same rows share one payload, and so its next change.
+            wake_at = wakes.get(id(state.payload))
+            if wake_at is None:
+                wake_at = wakes[id(state.payload)] = timers.next_wake(state.payload, now)
+            states.prepare(user_id=user_id, tokens=ask.tokens, band=ask.band, wake=wake_at)
+            sends.extend((socket, state, wake_at) for socket in group)
+        # Sent in turn within a wave, waves side by side: a client that stopped
+        # reading holds up a send until its server notices (keepalive), and then
+        # only its wave.
+        for start in range(0, len(sends), WAVE):
+            if waves and not len(waves) % WAVES_PER_TURN:
+                await asyncio.sleep(0)  # let the waves started so far run, and the loop breathe
+            waves.append(loop.create_task(_send_wave(sends[start : start + WAVE])))
+    await asyncio.gather(*waves)
 
 
 def _renew_hub() -> None:
@@ -431,38 +473,10 @@ async def _rejoin(running: hub.Hub) -> None:
         log.exception("capsule socket: could not renew the hub's groups")
 
 
-async def _burst_user(user_id: int, sockets: list[CapsuleConsumer]) -> None:
-    tokens = {socket.token for socket in sockets if socket.token is not None}
-    band = any(socket.band for socket in sockets)
-    try:
-        # These sockets were open, hearing their user's changes, all along: at a
-        # boundary the state read ahead for it is theirs (``states.prepare``).
-        state = await boundary_state(user_id=user_id, tokens=tokens, band=band)
-    except Exception:
-        log.exception("capsule state for user %s could not be read", user_id)
-        for socket in sockets:
-            socket.spawn(socket.shut(CLOSE_UNAVAILABLE, "state unavailable; retry"))
-        return
-    wake_at = timers.next_wake(state.payload, clock.now())
-    states.prepare(user_id=user_id, tokens=tokens, band=band, wake=wake_at)
-    # Sent in turn within a wave, waves side by side: a client that stopped reading
-    # holds up a send until its server notices (keepalive), and then only its wave.
-    loop = asyncio.get_running_loop()
-    waves: list[asyncio.Task[None]] = []
-    for start in range(0, len(sockets), WAVE):
-        if waves and not len(waves) % WAVES_PER_TURN:
-            await asyncio.sleep(0)  # let the waves started so far run, and the loop breathe
-        wave = sockets[start : start + WAVE]
-        waves.append(loop.create_task(_send_wave(wave, state, wake_at)))
-    await asyncio.gather(*waves)
-
-
-async def _send_wave(
-    sockets: list[CapsuleConsumer], state: CapsuleState, wake_at: datetime
-) -> None:
+async def _send_wave(sends: list[tuple[CapsuleConsumer, CapsuleState, datetime]]) -> None:
     # One reading of the clock for the wave's alarms (a wave takes milliseconds).
     now = clock.now()
-    for socket in sockets:
+    for socket, state, wake_at in sends:
         if socket.lock.locked():  # a push began meanwhile: it sends after its own read
             socket.spawn(socket.push())
             continue

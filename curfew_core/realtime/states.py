@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,8 +35,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 
 from curfew_core.realtime import access, clock, timers
-from curfew_core.selectors.tokens import identify
-from curfew_core.selectors.verdicts import CAPSULE_BAND, capsule_payload
+from curfew_core.selectors.bundles import UserBundle, bundle_for, bundles_for
+from curfew_core.selectors.tokens import TokenIdentity, identify_many
+from curfew_core.selectors.verdicts import CAPSULE_BAND, bundle_capsule_payload
 
 log = logging.getLogger("curfew.realtime")
 
@@ -77,51 +78,147 @@ class _Flight:
 
 #: Flights not yet launched, by user. Once launched a flight is off this map.
 _boarding: dict[int, _Flight] = {}
+#: Flights boarding on each loop in this turn, launched together on its next.
+_departing: dict[asyncio.AbstractEventLoop, list[_Flight]] = {}
 #: Launched reads, held so the loop does not drop them half-way.
 _running: set[asyncio.Task[None]] = set()
 
-
-def read_state(
-    *, user_id: int, now: datetime, tokens: frozenset[str], band: bool = False
-) -> CapsuleState:
-    """The state at ``now`` and which of ``tokens`` no longer authorise ``user_id``;
-    with ``band``, also the payload with the day's band."""
-    refused = set()
-    for raw in tokens:
-        identity = identify(raw, kind="embed")
-        if identity is None or identity.user_id != user_id:
-            refused.add(raw)
-    payload = capsule_payload(user_id=user_id, now=now, band=band)
-    plain = {key: value for key, value in payload.items() if key != CAPSULE_BAND}
-    return CapsuleState(
-        plain,
-        json.dumps(plain, ensure_ascii=False),
-        frozenset(refused),
-        active=access.user_active(user_id),
-        band_text=json.dumps(payload, ensure_ascii=False) if band else None,
-    )
+#: Flights launched in one turn are read in hops of at most this many: a
+#: team's schedule change wakes every member's capsules in one turn (issue 26),
+#: and their rows, tokens and active flags are read together (``read_states``).
+#: A hop stays bounded so the first answers are not held back by the last reads.
+FLIGHTS_PER_HOP = 512
 
 
-async def _fly(flight: _Flight) -> None:
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One user's read: the embed tokens of the sockets waiting for it, and
+    whether one of them shows the band."""
+
+    user_id: int
+    tokens: frozenset[str] = frozenset()
+    band: bool = False
+
+
+def read_states(asks: list[Ask], *, now: datetime) -> list[CapsuleState | Exception]:
+    """Each ask's state at ``now``, in ask order, or its error (one that fails
+    fails alone).
+
+    Several asks are read together: one cache read and at most one query per
+    table for all their rows, tokens and active flags, and one payload for the
+    users whose rows give the same state (a team's members on the defaults).
+    If reading them together fails (an outage), each is read alone, so each
+    keeps its own fall-back (its last known rows) and its own error.
+    """
+    if len(asks) > 1:
+        try:
+            return _read_together(asks, now)
+        except Exception:
+            log.warning("capsule: %s states could not be read together", len(asks), exc_info=True)
+    return [_read_alone(ask, now) for ask in asks]
+
+
+def _read_alone(ask: Ask, now: datetime) -> CapsuleState | Exception:
     try:
-        state = await database_sync_to_async(read_state)(
-            user_id=flight.user_id,
-            now=clock.now(),
-            tokens=frozenset(flight.tokens),
-            band=flight.band,
+        identities = identify_many(ask.tokens, kind="embed")
+        return _state_of(
+            bundle_for(ask.user_id), ask, now, identities, access.user_active(ask.user_id), {}
         )
+    except Exception as exc:
+        return exc
+
+
+def _read_together(asks: list[Ask], now: datetime) -> list[CapsuleState | Exception]:
+    user_ids = list(dict.fromkeys(ask.user_id for ask in asks))
+    bundles = bundles_for(user_ids)
+    identities = identify_many({raw for ask in asks for raw in ask.tokens}, kind="embed")
+    active = access.users_active(user_ids)
+    shared: dict[tuple[Any, ...], tuple[dict[str, Any], str, str | None]] = {}
+    out: list[CapsuleState | Exception] = []
+    for ask in asks:
+        try:
+            state = _state_of(
+                bundles[ask.user_id], ask, now, identities, active[ask.user_id], shared
+            )
+        except Exception as exc:
+            log.warning(
+                "capsule: the state of user %s could not be read", ask.user_id, exc_info=True
+            )
+            out.append(exc)
+        else:
+            out.append(state)
+    return out
+
+
+def _state_of(
+    bundle: UserBundle,
+    ask: Ask,
+    now: datetime,
+    identities: dict[str, TokenIdentity | None],
+    active: bool,
+    shared: dict[tuple[Any, ...], tuple[dict[str, Any], str, str | None]],
+) -> CapsuleState:
+    # The payload is a function of the instant and these, never of the user's id
+    # or version: users whose rows say the same share it, encoded once.
+    key = (
+        id(bundle.schedule),
+        bundle.overrides,
+        bundle.team_id,
+        id(bundle.team),
+        bundle.overtime_from,
+        ask.band,
+    )
+    texts = shared.get(key)
+    if texts is None:
+        payload = bundle_capsule_payload(bundle, now=now, band=ask.band)
+        plain = {name: value for name, value in payload.items() if name != CAPSULE_BAND}
+        texts = shared[key] = (
+            plain,
+            json.dumps(plain, ensure_ascii=False),
+            json.dumps(payload, ensure_ascii=False) if ask.band else None,
+        )
+    refused = set()
+    for raw in ask.tokens:
+        identity = identities.get(raw)
+        if identity is None or identity.user_id != ask.user_id:
+            refused.add(raw)
+    plain, text, band_text = texts
+    return CapsuleState(plain, text, frozenset(refused), active=active, band_text=band_text)
+
+
+async def _fly(flights: list[_Flight]) -> None:
+    asks = [Ask(flight.user_id, frozenset(flight.tokens), flight.band) for flight in flights]
+    states: list[CapsuleState | Exception]
+    try:
+        states = await database_sync_to_async(read_states)(asks, now=clock.now())
     except Exception as exc:  # every joiner hears it and closes with 1011
-        flight.future.set_exception(exc)
-    else:
-        flight.future.set_result(state)
+        states = [exc] * len(flights)
+    for flight, state in zip(flights, states, strict=True):
+        if isinstance(state, Exception):
+            flight.future.set_exception(state)
+        else:
+            flight.future.set_result(state)
 
 
-def _launch(flight: _Flight) -> None:
-    if _boarding.get(flight.user_id) is flight:
-        del _boarding[flight.user_id]
-    task = flight.loop.create_task(_fly(flight))
-    _running.add(task)
-    task.add_done_callback(_running.discard)
+def _board(flight: _Flight) -> None:
+    """Launch ``flight`` on its loop's next turn, with every flight boarding in this one."""
+    waiting = _departing.get(flight.loop)
+    if waiting is None:
+        waiting = _departing[flight.loop] = []
+        # The next turn: every socket woken by the same event joins first.
+        flight.loop.call_soon(_launch, flight.loop)
+    waiting.append(flight)
+
+
+def _launch(loop: asyncio.AbstractEventLoop) -> None:
+    flights = _departing.pop(loop, [])
+    for flight in flights:
+        if _boarding.get(flight.user_id) is flight:
+            del _boarding[flight.user_id]
+    for start in range(0, len(flights), FLIGHTS_PER_HOP):
+        task = loop.create_task(_fly(flights[start : start + FLIGHTS_PER_HOP]))
+        _running.add(task)
+        task.add_done_callback(_running.discard)
 
 
 async def shared_state(*, user_id: int, tokens: Iterable[str], band: bool) -> CapsuleState:
@@ -132,8 +229,7 @@ async def shared_state(*, user_id: int, tokens: Iterable[str], band: bool) -> Ca
     if flight is None or flight.loop is not loop:
         flight = _Flight(user_id, loop, loop.create_future())
         _boarding[user_id] = flight
-        # The next turn: every socket woken by the same event joins first.
-        loop.call_soon(_launch, flight)
+        _board(flight)
     flight.tokens.update(tokens)
     if band:
         flight.band = True
@@ -161,21 +257,33 @@ class _Prepared:
     tokens: frozenset[str]
     band: bool
     future: asyncio.Future[CapsuleState]
-    #: The read's start, or (once started) the entry's removal.
-    handle: asyncio.TimerHandle | None = None
     started: bool = False
 
     def covers(self, tokens: Iterable[str], band: bool) -> bool:
         return (self.band or not band) and self.tokens.issuperset(tokens)
 
 
+@dataclass(eq=False)
+class _Wake:
+    """The reads prepared for one instant on one loop: one timer starts them all,
+    read together (a team's members share their boundaries), and one ends them."""
+
+    entries: dict[int, _Prepared]
+    #: Their reads' start, then (once started) the entries' removal.
+    handle: asyncio.TimerHandle | None = None
+    #: The reads began: a read prepared now for the instant needs a group of its own.
+    started: bool = False
+
+
 #: One prepared read per user (the next boundary of their sockets).
 _prepared: dict[int, _Prepared] = {}
+#: The prepared reads by the loop and instant they are for.
+_wakes: dict[tuple[asyncio.AbstractEventLoop, datetime], _Wake] = {}
 
 
 def prepare(*, user_id: int, tokens: Iterable[str], band: bool, wake: datetime) -> None:
     """Read ``user_id``'s state for ``wake`` shortly before it (``AHEAD``), for the
-    sockets holding ``tokens`` that wake then (``boundary_state``)."""
+    sockets holding ``tokens`` that wake then (``burst_states``)."""
     loop = asyncio.get_running_loop()
     tokens = frozenset(tokens)
     held = _prepared.get(user_id)
@@ -194,8 +302,13 @@ def prepare(*, user_id: int, tokens: Iterable[str], band: bool, wake: datetime) 
     # Nobody may ever await it (no socket woke, a change dropped it): no warning then.
     prepared.future.add_done_callback(_consume)
     _prepared[user_id] = prepared
-    delay = (wake - AHEAD - clock.now()).total_seconds()
-    prepared.handle = loop.call_later(max(0.0, delay), _start, prepared)
+    key = (loop, wake)
+    group = _wakes.get(key)
+    if group is None or group.started:
+        group = _wakes[key] = _Wake({})
+        delay = (wake - AHEAD - clock.now()).total_seconds()
+        group.handle = loop.call_later(max(0.0, delay), _start, key, group)
+    group.entries[user_id] = prepared
 
 
 def _consume(future: asyncio.Future[CapsuleState]) -> None:
@@ -203,40 +316,71 @@ def _consume(future: asyncio.Future[CapsuleState]) -> None:
         future.exception()
 
 
-def _start(prepared: _Prepared) -> None:
-    prepared.started = True
-    # Dropped once it can be used no more, whether or not anybody woke for it.
-    prepared.handle = prepared.loop.call_later(
-        ((prepared.wake + FRESH_FOR) - clock.now()).total_seconds(), _drop, prepared
+def _start(key: tuple[asyncio.AbstractEventLoop, datetime], group: _Wake) -> None:
+    loop, wake = key
+    live = [
+        prepared
+        for user_id, prepared in group.entries.items()
+        if _prepared.get(user_id) is prepared
+    ]
+    group.entries = {prepared.user_id: prepared for prepared in live}
+    if not live:
+        if _wakes.get(key) is group:
+            del _wakes[key]
+        return
+    group.started = True
+    for prepared in live:
+        prepared.started = True
+    # Dropped once they can be used no more, whether or not anybody woke for them.
+    group.handle = loop.call_later(
+        ((wake + FRESH_FOR) - clock.now()).total_seconds(), _end, key, group
     )
-    task = prepared.loop.create_task(_read_prepared(prepared))
-    _running.add(task)
-    task.add_done_callback(_running.discard)
+    for start in range(0, len(live), FLIGHTS_PER_HOP):
+        task = loop.create_task(_read_prepared(live[start : start + FLIGHTS_PER_HOP], wake))
+        _running.add(task)
+        task.add_done_callback(_running.discard)
 
 
-async def _read_prepared(prepared: _Prepared) -> None:
+async def _read_prepared(hop: list[_Prepared], wake: datetime) -> None:
+    asks = [Ask(prepared.user_id, prepared.tokens, prepared.band) for prepared in hop]
+    states: list[CapsuleState | Exception]
     try:
-        state = await database_sync_to_async(read_state)(
-            user_id=prepared.user_id,
-            # The instant the alarm fires at: what a read then would see.
-            now=prepared.wake + timers.LATE,
-            tokens=prepared.tokens,
-            band=prepared.band,
-        )
+        # The instant the alarm fires at: what a read then would see.
+        states = await database_sync_to_async(read_states)(asks, now=wake + timers.LATE)
     except Exception as exc:  # the sockets read afresh instead
-        prepared.future.set_exception(exc)
-    else:
-        prepared.future.set_result(state)
+        states = [exc] * len(hop)
+    for prepared, state in zip(hop, states, strict=True):
+        if isinstance(state, Exception):
+            prepared.future.set_exception(state)
+        else:
+            prepared.future.set_result(state)
+
+
+def _end(key: tuple[asyncio.AbstractEventLoop, datetime], group: _Wake) -> None:
+    if _wakes.get(key) is group:
+        del _wakes[key]
+    for prepared in group.entries.values():
+        if _prepared.get(prepared.user_id) is prepared:
+            del _prepared[prepared.user_id]
 
 
 def _drop(prepared: _Prepared) -> None:
     if _prepared.get(prepared.user_id) is prepared:
         del _prepared[prepared.user_id]
-    if prepared.handle is not None:
-        prepared.handle.cancel()
-        prepared.handle = None
-    # A read under way still ends its future (whoever awaits it sees the entry
-    # gone and reads afresh); one not started is awaited by nobody.
+    key = (prepared.loop, prepared.wake)
+    group = _wakes.get(key)
+    if group is None or group.entries.get(prepared.user_id) is not prepared:
+        return
+    if prepared.started:
+        # A read under way still ends its future (whoever awaits it sees the
+        # entry gone and reads afresh).
+        return
+    del group.entries[prepared.user_id]
+    if not group.entries:
+        # Nobody left to read for at that instant: its timer goes.
+        del _wakes[key]
+        if group.handle is not None:
+            group.handle.cancel()
 
 
 def changed(user_id: int) -> None:
@@ -247,29 +391,58 @@ def changed(user_id: int) -> None:
         _drop(prepared)
 
 
-async def boundary_state(*, user_id: int, tokens: Iterable[str], band: bool) -> CapsuleState:
-    """``shared_state`` for sockets that were open, following the user's changes,
-    since before the read prepared for this boundary: that read when it fits
-    (the boundary just passed, no change heard since it began, the state it read
-    still valid, the same tokens and band), else a fresh one."""
-    tokens = frozenset(tokens)
-    prepared = _prepared.get(user_id)
+def _prepared_for(ask: Ask) -> _Prepared | None:
+    """The read prepared for the boundary just passed, if it may serve ``ask``."""
+    prepared = _prepared.get(ask.user_id)
     if (
         prepared is not None
         and prepared.started
         and prepared.loop is asyncio.get_running_loop()
-        and prepared.covers(tokens, band)
+        and prepared.covers(ask.tokens, ask.band)
         and prepared.wake <= clock.now() < prepared.wake + FRESH_FOR
     ):
+        return prepared
+    return None
+
+
+async def burst_states(asks: list[Ask]) -> AsyncIterator[dict[int, CapsuleState | Exception]]:
+    """Each ask's state, for sockets that were open, following their user's
+    changes, since before any read prepared for this boundary: yielded in
+    parts as they are read, so the first are sent while the rest are read.
+
+    A user's prepared read serves when it fits (the boundary just passed, no
+    change heard since it began, the state it read still valid, the same
+    tokens and band); the others are read together, in hops of
+    ``FLIGHTS_PER_HOP``, each after this call began (``read_states``). A state
+    that cannot be read is its user's error alone.
+    """
+    ready: dict[int, CapsuleState | Exception] = {}
+    rest = []
+    for ask in asks:
+        prepared = _prepared_for(ask)
+        if prepared is None:
+            rest.append(ask)
+            continue
         try:
             # A socket that goes away while waiting must not cancel the others' read.
             state = await asyncio.shield(prepared.future)
         except Exception:
             log.debug("capsule: the prepared read failed; reading again", exc_info=True)
+            rest.append(ask)
+            continue
+        if (
+            _prepared.get(ask.user_id) is prepared  # no change heard meanwhile
+            and clock.now() < datetime.fromisoformat(state.payload["valid_until"])
+        ):
+            ready[ask.user_id] = state
         else:
-            if (
-                _prepared.get(user_id) is prepared  # no change heard meanwhile
-                and clock.now() < datetime.fromisoformat(state.payload["valid_until"])
-            ):
-                return state
-    return await shared_state(user_id=user_id, tokens=tokens, band=band)
+            rest.append(ask)
+    if ready:
+        yield ready
+    for start in range(0, len(rest), FLIGHTS_PER_HOP):
+        hop = rest[start : start + FLIGHTS_PER_HOP]
+        try:
+            read = await database_sync_to_async(read_states)(hop, now=clock.now())
+        except Exception as exc:  # the hop never ran: each of its users hears it
+            read = [exc] * len(hop)
+        yield {ask.user_id: state for ask, state in zip(hop, read, strict=True)}

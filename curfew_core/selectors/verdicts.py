@@ -688,7 +688,15 @@ def capsule_payload(*, user_id: int, now: datetime, band: bool = False) -> dict[
     (``vocabulary.reasons_in_languages``). The API's state answer stays the wire model.
     With ``band``, also ``band``: the local day's 24-hour band (``capsule_band``).
     """
-    verdict, bundle = verdict_for(user_id=user_id, now=now)
+    return bundle_capsule_payload(bundle_for(user_id), now=now, band=band)
+
+
+def bundle_capsule_payload(
+    bundle: UserBundle, *, now: datetime, band: bool = False
+) -> dict[str, Any]:
+    """``capsule_payload`` with the user's bundle already in hand (a team's
+    capsules, their rows read together: ``realtime.states.read_states``)."""
+    verdict, _ = decide_for(bundle, now=now)
     payload = _state_answer(verdict, bundle, now=now).model_dump(mode="json")
     payload["percent"] = progress_percent(verdict.progress)
     payload["names"] = state_names(verdict.state.value)

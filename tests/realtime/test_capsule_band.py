@@ -88,13 +88,13 @@ async def test_a_capsule_that_does_not_ask_gets_no_band(user, set_clock):
 async def test_sockets_sharing_one_read_each_get_what_they_asked_for(user, set_clock, monkeypatch):
     set_clock(local("2026-09-29 10:00"))
     reads: list[bool] = []
-    real = states.read_state
+    real = states.read_states
 
-    def counting(**kwargs: Any) -> Any:
-        reads.append(kwargs.get("band", False))
-        return real(**kwargs)
+    def counting(asks: list[states.Ask], **kwargs: Any) -> Any:
+        reads.extend(ask.band for ask in asks)
+        return real(asks, **kwargs)
 
-    monkeypatch.setattr(states, "read_state", counting)
+    monkeypatch.setattr(states, "read_states", counting)
     mine, plain = await asyncio.gather(
         states.capsule_state(user_id=user.pk, token=None, band=True),
         states.capsule_state(user_id=user.pk, token=None),

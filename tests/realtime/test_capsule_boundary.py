@@ -29,13 +29,13 @@ def move_to(user: User, zone: str) -> None:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, datetime]]:
     """Every state read: (user, the instant read for)."""
     seen: list[tuple[int, datetime]] = []
-    real = states.read_state
+    real = states.read_states
 
-    def counting(**kwargs: Any) -> Any:
-        seen.append((kwargs["user_id"], kwargs["now"]))
-        return real(**kwargs)
+    def counting(asks: list[states.Ask], **kwargs: Any) -> Any:
+        seen.extend((ask.user_id, kwargs["now"]) for ask in asks)
+        return real(asks, **kwargs)
 
-    monkeypatch.setattr(states, "read_state", counting)
+    monkeypatch.setattr(states, "read_states", counting)
     return seen
 
 
@@ -64,6 +64,32 @@ async def test_two_users_at_one_boundary_each_get_their_own_state(
     at_boundary = [user_id for user_id, now in reads if now == BOUNDARY + timers.LATE]
     assert sorted(at_boundary) == sorted([user.pk, other_user.pk]), "one read per user"
     for comm in ada + grace:
+        await comm.disconnect()
+
+
+async def test_users_sharing_a_boundary_are_read_ahead_together(
+    user, other_user, set_clock, monkeypatch
+):
+    """A team's members share their boundaries: one read made ahead for all of
+    them (one timer, one hop), not one per member."""
+    hops: list[tuple[datetime, list[int]]] = []
+    real = states.read_states
+
+    def recording(asks: list[states.Ask], **kwargs: Any) -> Any:
+        hops.append((kwargs["now"], sorted(ask.user_id for ask in asks)))
+        return real(asks, **kwargs)
+
+    monkeypatch.setattr(states, "read_states", recording)
+    await db(move_to)(other_user, "Asia/Manila")  # the same instant, another state
+    set_clock(BOUNDARY - timedelta(seconds=3), running=True)
+    comms = [socket(token=await db(embed_token)(person)) for person in (user, other_user)]
+    for comm in comms:
+        await open_live(comm)
+    for comm in comms:
+        assert (await next_state(comm, timeout=6))["state"] == "on-duty"
+    ahead = [users for now, users in hops if now == BOUNDARY + timers.LATE]
+    assert ahead == [sorted([user.pk, other_user.pk])]
+    for comm in comms:
         await comm.disconnect()
 
 

@@ -273,13 +273,13 @@ async def test_schedule_boundary_is_pushed_by_the_timer_not_a_poll(user, set_clo
     from curfew_core.realtime import states
 
     reads: list[tuple[datetime, datetime]] = []  # (the instant read for, when it was read)
-    real_read = states.read_state
+    real_read = states.read_states
 
-    def counting(**kwargs: Any) -> Any:
-        reads.append((kwargs["now"], clock.now()))
-        return real_read(**kwargs)
+    def counting(asks: list[states.Ask], **kwargs: Any) -> Any:
+        reads.extend((kwargs["now"], clock.now()) for _ in asks)
+        return real_read(asks, **kwargs)
 
-    monkeypatch.setattr(states, "read_state", counting)
+    monkeypatch.setattr(states, "read_states", counting)
     boundary = local("2026-09-29 12:00")  # Tuesday: the morning peak ends
     running = set_clock(boundary - timedelta(seconds=3), running=True)
     comm = socket(token=await db(embed_token)(user))
@@ -315,10 +315,10 @@ async def test_a_state_that_cannot_be_read_closes_1011_so_the_capsule_retries(us
 
     raw = await db(embed_token)(user)
 
-    def broken(**kwargs: Any) -> Any:
+    def broken(asks: list[states.Ask], **kwargs: Any) -> Any:
         raise RuntimeError("database is down")
 
-    monkeypatch.setattr(states, "read_state", broken)
+    monkeypatch.setattr(states, "read_states", broken)
     code, reason = await refusal(socket(token=raw))
     assert code == CLOSE_UNAVAILABLE
     assert "retry" in reason

@@ -21,13 +21,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def reads(monkeypatch: pytest.MonkeyPatch, set_clock: Any) -> list[int]:
     set_clock(local("2026-09-29 20:00"))
     calls: list[int] = []
-    real = states.read_state
+    real = states.read_states
 
-    def counting(**kwargs: Any) -> Any:
-        calls.append(kwargs["user_id"])
-        return real(**kwargs)
+    def counting(asks: list[states.Ask], **kwargs: Any) -> Any:
+        calls.extend(ask.user_id for ask in asks)
+        return real(asks, **kwargs)
 
-    monkeypatch.setattr(states, "read_state", counting)
+    monkeypatch.setattr(states, "read_states", counting)
     return calls
 
 

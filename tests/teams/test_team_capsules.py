@@ -59,3 +59,88 @@ async def test_a_team_schedule_change_reaches_every_members_capsule(set_clock) -
     assert await control.receive_nothing(timeout=0.3)
     for comm in (*sockets, control):
         await comm.disconnect()
+
+
+def _team_of(count: int) -> tuple[list[User], Team]:
+    boss = User.objects.create_user("boss")
+    team = team_create(name="acme", admin=boss)
+    people = [boss]
+    for n in range(count - 1):
+        person = User.objects.create_user(f"member{n}")
+        member_add(team=team, user=person)
+        people.append(person)
+    return people, team
+
+
+async def test_a_team_change_reads_its_members_states_together(set_clock, monkeypatch) -> None:
+    """One read for the whole team (their rows, tokens and flags together), not
+    one per member; a member's own change is still read for them alone."""
+    from curfew_core.realtime import states
+    from curfew_core.schedules.override_commands import OverrideCommand
+    from curfew_core.services.overrides import override_apply
+
+    set_clock(local("2026-09-29 20:00"))
+    people, team = await db(_team_of)(6)
+    sockets = []
+    for user in people:
+        comm = socket(token=await db(embed_token)(user))
+        assert (await open_live(comm))["state"] == "on-duty"
+        sockets.append(comm)
+    reads: list[list[int]] = []
+    real = states.read_states
+
+    def recording(asks: list[states.Ask], **kwargs: object) -> object:
+        reads.append(sorted(ask.user_id for ask in asks))
+        return real(asks, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(states, "read_states", recording)
+    await db(team_schedule_update)(team=team, changes=NIGHT)
+    for comm in sockets:
+        assert (await next_state(comm))["state"] == "lights-out"
+    assert reads == [sorted(user.pk for user in people)]
+
+    reads.clear()  # the control: one member's own change
+    await db(override_apply)(
+        user=people[2], command=OverrideCommand("off", None), now=local("2026-09-29 20:00")
+    )
+    assert (await next_state(sockets[2]))["state"] == "lights-out"
+    assert reads == [[people[2].pk]]
+    for comm in sockets:
+        await comm.disconnect()
+
+
+async def test_a_member_whose_state_fails_is_closed_and_the_rest_still_hear(
+    set_clock, monkeypatch
+) -> None:
+    from curfew_core.realtime import states
+    from curfew_core.realtime.codes import CLOSE_UNAVAILABLE
+    from curfew_core.services.schedules import schedule_update
+    from tests.realtime.conftest import closed
+
+    set_clock(local("2026-09-29 20:00"))
+    people, team = await db(_team_of)(4)
+    broken = people[1].pk
+    # Settings of their own: members with the same rows share one payload.
+    await db(schedule_update)(user=people[1], changes={"timezone": "Asia/Manila"}, source="t")
+    sockets = []
+    for user in people:
+        comm = socket(token=await db(embed_token)(user))
+        await open_live(comm)
+        sockets.append(comm)
+    real = states.bundle_capsule_payload
+
+    def failing(bundle: object, **kwargs: object) -> object:
+        if getattr(bundle, "user_id", None) == broken:
+            raise RuntimeError("this member's rows cannot be read")
+        return real(bundle, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(states, "bundle_capsule_payload", failing)
+    await db(team_schedule_update)(team=team, changes=NIGHT)
+    for user, comm in zip(people, sockets, strict=True):
+        if user.pk == broken:
+            code, reason = await closed(comm)
+            assert (code, "retry" in reason) == (CLOSE_UNAVAILABLE, True)
+        else:
+            assert (await next_state(comm))["state"] == "lights-out"
+    for comm in sockets:
+        await comm.disconnect()
