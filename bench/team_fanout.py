@@ -2,7 +2,8 @@
 
     python -m bench.team_fanout [--members 5000]
 
-One process: the site's ASGI app driven in-process through Channels'
+One process: the site's ASGI app as ``bin/serve`` starts it (``curfew_site.serve``, with its
+garbage-collector settings), driven in-process through Channels'
 ``WebsocketCommunicator`` (no server, no socket), SQLite in a temporary file,
 the in-memory channel layer. A team of ``--members`` members, each with an
 embed token and one open capsule. Two changes, timed from the moment the
@@ -46,7 +47,11 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 async def _state(comm: Any, timeout: float = 120) -> dict[str, Any]:
-    message = await comm.receive_output(timeout=timeout)
+    # The message as the app sent it, from the communicator's queue: its
+    # ``receive_output`` patches ``close_old_connections`` on every call, which
+    # at thousands of sockets was most of the driver's time, not the app's.
+    async with asyncio.timeout(timeout):
+        message = await comm.output_queue.get()
     assert message["type"] == "websocket.send", message
     payload: dict[str, Any] = json.loads(message["text"])
     return payload
@@ -64,7 +69,7 @@ async def _run(members: int) -> None:
     from curfew_core.services.overrides import override_apply
     from curfew_core.services.teams import team_create, team_schedule_update
     from curfew_core.services.tokens import token_create
-    from curfew_site.asgi import application
+    from curfew_site.serve import application as serving
 
     def make() -> tuple[Any, Any, list[str]]:
         with transaction.atomic():
@@ -82,6 +87,8 @@ async def _run(members: int) -> None:
             ]
         return admin, team, tokens
 
+    # The app as ``bin/serve`` starts it (the garbage collector's settings too).
+    application = serving()
     started = time.perf_counter()
     admin, team, tokens = await sync_to_async(make)()
     print(
@@ -100,16 +107,21 @@ async def _run(members: int) -> None:
         await asyncio.gather(*(_state(comm) for comm in group))
     print(f"{len(sockets):,} capsules open in {time.perf_counter() - started:.1f} s")
 
-    async def timed(comms: list[Any], change: Any) -> list[float]:
+    async def timed(comms: list[Any], change: Any, shows: Any) -> list[float]:
+        """Milliseconds from ``change`` to each capsule's next state, each checked
+        with ``shows`` (a push that said the old thing would time nothing)."""
         began = time.perf_counter()
 
-        async def arrival(comm: Any) -> float:
-            await _state(comm)
-            return (time.perf_counter() - began) * 1000
+        async def arrival(comm: Any) -> tuple[float, dict[str, Any]]:
+            payload = await _state(comm)
+            return (time.perf_counter() - began) * 1000, payload
 
         waiting = [asyncio.ensure_future(arrival(comm)) for comm in comms]
         await sync_to_async(change)()
-        return list(await asyncio.gather(*waiting))
+        arrived = await asyncio.gather(*waiting)
+        wrong = sum(1 for _, payload in arrived if not shows(payload))
+        assert not wrong, f"{wrong} capsules were sent a state without the change"
+        return [ms for ms, _ in arrived]
 
     rows = []
     own = await timed(
@@ -119,9 +131,18 @@ async def _run(members: int) -> None:
             command=OverrideCommand("overtime", timedelta(minutes=30)),
             now=timezone.now(),
         ),
+        lambda payload: payload["override"] == "overtime",
     )
     rows.append(("one member's own override (1 capsule hears)", own))
-    team_push = await timed(sockets, lambda: team_schedule_update(team=team, changes=NIGHT))
+    team_push = await timed(
+        sockets,
+        lambda: team_schedule_update(team=team, changes=NIGHT),
+        # The day each capsule draws now has the team's night in it.
+        lambda payload: (
+            {"start": "19:00", "end": "19:30"}.items()
+            <= next((seg for seg in payload["day"] if seg["state"] == "winding"), {}).items()
+        ),
+    )
     rows.append((f"team schedule change ({len(sockets):,} capsules hear)", team_push))
     print("  change                                              p50 ms    p99 ms   last ms")
     for label, arrivals in rows:
