@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -186,18 +186,40 @@ def _state_of(
     return CapsuleState(plain, text, frozenset(refused), active=active, band_text=band_text)
 
 
-async def _fly(flights: list[_Flight]) -> None:
-    asks = [Ask(flight.user_id, frozenset(flight.tokens), flight.band) for flight in flights]
-    states: list[CapsuleState | Exception]
+async def _read_hop(asks: list[Ask], now: datetime) -> list[CapsuleState | Exception]:
+    """``read_states`` in the database thread; a hop that never ran is each ask's error."""
     try:
-        states = await database_sync_to_async(read_states)(asks, now=clock.now())
-    except Exception as exc:  # every joiner hears it and closes with 1011
-        states = [exc] * len(flights)
-    for flight, state in zip(flights, states, strict=True):
+        read: list[CapsuleState | Exception] = await database_sync_to_async(read_states)(
+            asks, now=now
+        )
+    except Exception as exc:
+        return [exc] * len(asks)
+    return read
+
+
+async def _fly(waiting: Sequence[_Flight | _Prepared], now: datetime | None) -> None:
+    """Read for flights (``now``: ``None``, the moment the hop runs) or for reads
+    prepared for an instant, and end each one's future with its state or error
+    (a flight's joiners then close 1011; a prepared read's sockets read afresh)."""
+    asks = [Ask(read.user_id, frozenset(read.tokens), read.band) for read in waiting]
+    states = await _read_hop(asks, clock.now() if now is None else now)
+    for read, state in zip(waiting, states, strict=True):
         if isinstance(state, Exception):
-            flight.future.set_exception(state)
+            read.future.set_exception(state)
         else:
-            flight.future.set_result(state)
+            read.future.set_result(state)
+
+
+def _launch_hops(
+    loop: asyncio.AbstractEventLoop,
+    waiting: Sequence[_Flight | _Prepared],
+    now: datetime | None = None,
+) -> None:
+    """``_fly`` for ``waiting`` in hops of ``FLIGHTS_PER_HOP``, held until done."""
+    for start in range(0, len(waiting), FLIGHTS_PER_HOP):
+        task = loop.create_task(_fly(waiting[start : start + FLIGHTS_PER_HOP], now))
+        _running.add(task)
+        task.add_done_callback(_running.discard)
 
 
 def _board(flight: _Flight) -> None:
@@ -215,10 +237,7 @@ def _launch(loop: asyncio.AbstractEventLoop) -> None:
     for flight in flights:
         if _boarding.get(flight.user_id) is flight:
             del _boarding[flight.user_id]
-    for start in range(0, len(flights), FLIGHTS_PER_HOP):
-        task = loop.create_task(_fly(flights[start : start + FLIGHTS_PER_HOP]))
-        _running.add(task)
-        task.add_done_callback(_running.discard)
+    _launch_hops(loop, flights)
 
 
 async def shared_state(*, user_id: int, tokens: Iterable[str], band: bool) -> CapsuleState:
@@ -335,25 +354,8 @@ def _start(key: tuple[asyncio.AbstractEventLoop, datetime], group: _Wake) -> Non
     group.handle = loop.call_later(
         ((wake + FRESH_FOR) - clock.now()).total_seconds(), _end, key, group
     )
-    for start in range(0, len(live), FLIGHTS_PER_HOP):
-        task = loop.create_task(_read_prepared(live[start : start + FLIGHTS_PER_HOP], wake))
-        _running.add(task)
-        task.add_done_callback(_running.discard)
-
-
-async def _read_prepared(hop: list[_Prepared], wake: datetime) -> None:
-    asks = [Ask(prepared.user_id, prepared.tokens, prepared.band) for prepared in hop]
-    states: list[CapsuleState | Exception]
-    try:
-        # The instant the alarm fires at: what a read then would see.
-        states = await database_sync_to_async(read_states)(asks, now=wake + timers.LATE)
-    except Exception as exc:  # the sockets read afresh instead
-        states = [exc] * len(hop)
-    for prepared, state in zip(hop, states, strict=True):
-        if isinstance(state, Exception):
-            prepared.future.set_exception(state)
-        else:
-            prepared.future.set_result(state)
+    # The instant the alarm fires at: what a read then would see.
+    _launch_hops(loop, live, wake + timers.LATE)
 
 
 def _end(key: tuple[asyncio.AbstractEventLoop, datetime], group: _Wake) -> None:
@@ -441,8 +443,5 @@ async def burst_states(asks: list[Ask]) -> AsyncIterator[dict[int, CapsuleState 
         yield ready
     for start in range(0, len(rest), FLIGHTS_PER_HOP):
         hop = rest[start : start + FLIGHTS_PER_HOP]
-        try:
-            read = await database_sync_to_async(read_states)(hop, now=clock.now())
-        except Exception as exc:  # the hop never ran: each of its users hears it
-            read = [exc] * len(hop)
+        read = await _read_hop(hop, clock.now())
         yield {ask.user_id: state for ask, state in zip(hop, read, strict=True)}
