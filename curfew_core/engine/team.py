@@ -163,6 +163,11 @@ def _would(a: Verdict, b: Verdict) -> dict[str, Any] | None:
     return a.would if rank_a >= rank_b else b.would
 
 
+#: What begins the team's side of a member's reason (``… · team: lights out
+#: until 07:00``): pages find it by this mark to say it in their language.
+TEAM_MARK = "team: "
+
+
 def combine(own: Verdict, team: Verdict) -> Verdict:
     """Two verdicts of one call at one instant as one, harsher wins.
 
@@ -213,7 +218,7 @@ def combine(own: Verdict, team: Verdict) -> Verdict:
         reasoning_effort=acting.reasoning_effort if action is Action.CLAMP else None,
         progress=progress,
         peak=own.peak or team.peak,
-        reason=f"{own.reason} · team: {_tail(team.reason)}",
+        reason=f"{own.reason} · {TEAM_MARK}{_tail(team.reason)}",
         exempt=own.exempt and team.exempt,
         dry_run=dry_run,
         valid_until=min(own.valid_until, team.valid_until),

@@ -25,7 +25,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone, translation
 
-from curfew_core.engine import Overrides, RequestContext, decide
+from curfew_core.engine import Overrides, RequestContext, TeamSide, decide, decide_member
 from curfew_core.ledger.entry import Entry
 from curfew_core.models import Schedule
 from curfew_core.schedules import config as schedule_config
@@ -298,11 +298,23 @@ def _reasons() -> Iterator[str]:
                     debug_at=at - dt.timedelta(hours=2), debug_until=at + dt.timedelta(hours=1)
                 ),
             ).reason
+    # A team member's: the team's side is told after the member's own.
+    earlier = schedule_config.build(
+        {**base, "curfew_start": "21:00", "lights_out": "22:00", "anchors": []}
+    )
+    own = schedule_config.build(base)
+    for at in moments:
+        for team in (
+            TeamSide(schedule=earlier),
+            TeamSide(schedule=earlier, overtime_until=at + dt.timedelta(hours=1)),
+        ):
+            yield decide_member(at, own, RequestContext(), Overrides(), team).reason
 
 
 def test_every_reason_is_said_in_chinese() -> None:
     reasons = sorted(set(_reasons()))
     assert len(reasons) > 30
+    assert any(" · team: " in reason for reason in reasons)
     with translation.override("zh-hans"):
         for reason in reasons:
             said = words.reason_words(reason, holiday="国庆节")
