@@ -105,18 +105,34 @@ def _state_at(found: list[Segment], instant: datetime) -> Segment:
     return found[-1]
 
 
-def day_band(schedule: Schedule, day: date, step: int = 15) -> DayBand:
+def _peak_day(schedule: Schedule, day: date) -> tuple[str | None, str | None]:
+    """``day_kind``'s valley and workday, only while the schedule has a peak
+    shift to drop or keep (otherwise neither)."""
+    if not (schedule.peak_shift and schedule.enabled):
+        return None, None
+    return day_kind(schedule, day)
+
+
+def day_band(
+    schedule: Schedule, day: date, step: int = 15, *, team: Schedule | None = None
+) -> DayBand:
     """The local date ``day`` as equal cells of ``step`` wall minutes, plus its plan.
 
     A cell takes the state at its midpoint, so an edge off the cell grid lands
     in the cell it covers most; the plan lists the exact edges. ``valley`` and
     ``workday`` are ``day_kind``'s, and only while the peak shift is on and the
     curfew enabled (otherwise the day has no peak hours to drop or keep).
+
+    With ``team`` (a member's team schedule) the day is the two together, as
+    ``member_day_plan`` draws it; the day is a valley only if the team's peak
+    hours are off that day too.
     """
     if step <= 0 or MINUTES_PER_DAY % step:
         raise ValueError(f"a band step must divide a day into whole cells, not {step!r}")
     tz = schedule.timezone
-    found, end = _day_segments(schedule, day)
+    found, end = (
+        _day_segments(schedule, day) if team is None else _member_segments(schedule, team, day)
+    )
     count = MINUTES_PER_DAY // step
     naive_midnight = wall_midnight(day)
     cells = []
@@ -134,9 +150,13 @@ def day_band(schedule: Schedule, day: date, step: int = 15) -> DayBand:
                 peak=segment.peak,
             )
         )
-    valley, workday = day_kind(schedule, day)
-    if not (schedule.peak_shift and schedule.enabled):
-        valley = workday = None
+    valley, workday = _peak_day(schedule, day)
+    if team is not None:
+        # Harsher wins: the team's peak hours that day take the valley away.
+        team_valley, team_workday = _peak_day(team, day)
+        if team.peak_shift and team.enabled and team_valley is None:
+            valley = None
+        workday = workday or team_workday
     return DayBand(
         day=day,
         cells=tuple(cells),
@@ -148,12 +168,7 @@ def day_band(schedule: Schedule, day: date, step: int = 15) -> DayBand:
     )
 
 
-def member_day_plan(own: Schedule, team: Schedule, day: date) -> tuple[PlanSegment, ...]:
-    """A team member's local date ``day`` (on their own clock) as the two
-    schedules together draw it: at each instant the harsher of the two states,
-    peak where either has peak hours (issue 26: harsher wins, also in the plan
-    a status display shows). The team's schedule may keep another clock: both
-    are walked over the same instants, the member's midnight to midnight."""
+def _member_segments(own: Schedule, team: Schedule, day: date) -> tuple[list[Segment], datetime]:
     start = _local_midnight(day, own)
     end = _local_midnight(day + timedelta(days=1), own)
     mine, theirs = segments(start, end, own), segments(start, end, team)
@@ -167,4 +182,14 @@ def member_day_plan(own: Schedule, team: Schedule, day: date) -> tuple[PlanSegme
             found[-1] = Segment(found[-1].start, until, state, peak)
         else:
             found.append(Segment(begin, until, state, peak))
+    return found, end
+
+
+def member_day_plan(own: Schedule, team: Schedule, day: date) -> tuple[PlanSegment, ...]:
+    """A team member's local date ``day`` (on their own clock) as the two
+    schedules together draw it: at each instant the harsher of the two states,
+    peak where either has peak hours (issue 26: harsher wins, also in the plan
+    a status display shows). The team's schedule may keep another clock: both
+    are walked over the same instants, the member's midnight to midnight."""
+    found, end = _member_segments(own, team, day)
     return _plan(found, end, own)

@@ -632,7 +632,7 @@ CAPSULE_BANDS = ("24h",)
 
 #: Bands per (built schedule, local date), as ``_plans``: every capsule of a
 #: user that shows the band asks for the same one at each push.
-_bands: dict[tuple[int, date], tuple[Schedule, dict[str, Any]]] = {}
+_bands: dict[tuple[int, date, int], tuple[Schedule, Schedule | None, dict[str, Any]]] = {}
 
 
 def capsule_band(bundle: UserBundle, at: datetime) -> dict[str, Any]:
@@ -646,16 +646,19 @@ def capsule_band(bundle: UserBundle, at: datetime) -> dict[str, Any]:
     the states in it (``vocabulary.state_names``) for the band's label. Runs
     keep it small (the default schedule's band is under 500 bytes with its
     names; the 96 states spelled out would be 1.2 kB alone). Overrides are not
-    in it, as on the page's band: it is what the schedule says.
+    in it, as on the page's band: it is what the schedule says (a team
+    member's: what both schedules say, harsher wins).
     """
     day = to_wall(at, bundle.schedule.timezone).date()
-    key = (id(bundle.schedule), day)
+    # A team member's band is the two schedules together, as their plan is.
+    team = bundle.team.schedule if bundle.team is not None else None
+    key = (id(bundle.schedule), day, id(team))
     hit = _bands.get(key)
-    if hit is not None and hit[0] is bundle.schedule:
-        band = hit[1]
+    if hit is not None and hit[0] is bundle.schedule and hit[1] is team:
+        band = hit[2]
     else:
         runs: list[list[Any]] = []
-        for cell in band_day(bundle.schedule, day).cells:
+        for cell in band_day(bundle.schedule, day, team=team).cells:
             if runs and runs[-1][0] == cell.state:
                 runs[-1][1] += 1
             else:
@@ -668,7 +671,7 @@ def capsule_band(bundle: UserBundle, at: datetime) -> dict[str, Any]:
         }
         if len(_bands) >= _PLAN_MEMO_SIZE:
             _bands.clear()
-        _bands[key] = (bundle.schedule, band)
+        _bands[key] = (bundle.schedule, team, band)
     # Callers get their own copy: a payload may be mutated before it is sent.
     return {
         **band,

@@ -114,14 +114,16 @@ def band_day(
     *,
     now: dt.datetime | None = None,
     language: str | None = None,
+    team: Schedule | None = None,
 ) -> BandDay:
     """One local day as 96 quarter-hour cells plus its exact segment plan.
 
     The engine draws the day (``engine.day_band``: cells, plan, valley
     reasons); this only writes its wall times for the page, marks ``now`` and
     names the holiday in ``language`` (default: the active language).
+    With ``team``, a member's day as both schedules draw it (harsher wins).
     """
-    band = day_band(schedule, day, CELL_MINUTES)
+    band = day_band(schedule, day, CELL_MINUTES, team=team)
     holiday = None
     if band.holiday is not None:
         holiday = holiday_display_name(schedule, day, language or translation.get_language())

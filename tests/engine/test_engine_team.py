@@ -262,3 +262,49 @@ def test_a_team_night_earlier_than_the_members_shows_in_their_day() -> None:
     assert (hm("20:00"), State.WINDING) in {(s.start, s.state) for s in together}
     assert (hm("21:00"), State.LIGHTS_OUT) in {(s.start, s.state) for s in together}
     assert (hm("20:00"), State.WINDING) not in alone  # the control: the member's own
+
+
+@PROPERTY
+@given(data=st.data(), now=INSTANTS)
+def test_a_members_band_is_their_day_plan_in_cells(data: st.DataObject, now: datetime) -> None:
+    """The capsule's band of a member says what their state's ``day`` says:
+    each cell is in the state of the plan at its midpoint (``day_band`` with
+    the team), and without a team it is the member's own band."""
+    from curfew_core.engine import day_band, member_day_plan
+
+    own, team = data.draw(schedules()), data.draw(schedules())
+    day = now.astimezone(own.timezone).date()
+    band = day_band(own, day, 60, team=team)
+    plan = member_day_plan(own, team, day)
+    assert band.plan == plan
+    for cell in band.cells:
+        middle = cell.start + 30
+        covering = [s for s in plan if s.start <= middle < s.end]
+        if len(covering) == 1:  # a DST day's wall minutes may repeat or skip
+            assert cell.state is covering[0].state
+    assert day_band(own, day, 60, team=None) == day_band(own, day, 60)
+
+
+def test_a_team_night_earlier_than_the_members_shows_in_their_band() -> None:
+    from curfew_core.engine import day_band
+
+    own = Schedule(timezone=local(2026, 9, 29, 0).tzinfo)  # the defaults: 23:00 to 03:00
+    team = Schedule(
+        timezone=own.timezone,
+        night=NightTimes(hm("20:00"), hm("21:00"), hm("07:00")),
+    )
+    day = local(2026, 9, 29, 0).date()  # a Tuesday
+    at_2130 = hm("21:30") // 15
+    assert day_band(own, day, team=team).cells[at_2130].state is State.LIGHTS_OUT
+    assert day_band(own, day).cells[at_2130].state is State.ON_DUTY  # the control
+
+
+def test_a_team_with_peak_hours_takes_the_valley_away() -> None:
+    from curfew_core.engine import day_band
+
+    own = Schedule(timezone=local(2026, 10, 3, 0).tzinfo)
+    day = local(2026, 10, 3, 0).date()  # a Saturday: a valley for the defaults
+    everyday = Schedule(timezone=own.timezone, weekend_valley=False)
+    assert day_band(own, day).valley == "weekend"
+    assert day_band(own, day, team=own).valley == "weekend"
+    assert day_band(own, day, team=everyday).valley is None

@@ -144,3 +144,19 @@ async def test_a_member_whose_state_fails_is_closed_and_the_rest_still_hear(
             assert (await next_state(comm))["state"] == "lights-out"
     for comm in sockets:
         await comm.disconnect()
+
+
+async def test_a_members_band_draws_the_teams_night_too(set_clock) -> None:
+    """A capsule showing the 24-hour band tells a member what their verdicts
+    will be: the team's earlier night in it (harsher wins); the outsider's
+    band keeps their own evening (the control)."""
+    set_clock(local("2026-09-29 10:00"))  # a Tuesday
+    members, outsider, team = await db(_team_of_two)()
+    await db(team_schedule_update)(team=team, changes=NIGHT)
+    at_2000 = 20 * 4  # the band's quarter-hour cell at 20:00
+    for user, state in ((members[1], "lights-out"), (outsider, "on-duty")):
+        comm = socket(token=await db(embed_token)(user), query="band=24h")
+        band = (await open_live(comm))["band"]
+        await comm.disconnect()
+        spelled = [name for name, count in band["runs"] for _ in range(count)]
+        assert spelled[at_2000] == state, user.username
