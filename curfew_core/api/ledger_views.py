@@ -27,6 +27,7 @@ from curfew_core.schema.decisions import (
     TypicalCall,
     parse_report,
 )
+from curfew_core.schema.errors import not_a_member
 from curfew_core.schema.verdict_request import MAX_SCOPE_TEXT, RequestError, parse_instant
 from curfew_core.selectors import teams as team_reads
 from curfew_core.selectors.ledger import MAX_PER_PAGE, decisions_page, savings_between
@@ -148,8 +149,7 @@ def _member_asked(request: HttpRequest, identity: TokenIdentity) -> int:
         raise invalid({"user": "a team key reads one member's decisions: name them with ?user="})
     found = team_reads.members_named(team_id=identity.team_id or 0, usernames={name[:150]})
     if name not in found:
-        shown = name if len(name) <= 40 else f"{name[:39]}…"
-        raise ApiError(404, "not_found", f"{shown!r} is not a member of this key's team")
+        raise ApiError(404, "not_found", not_a_member(name))
     return found[name]
 
 

@@ -24,6 +24,7 @@ from django.http.response import HttpResponseBase
 from curfew_core.edge.caller import Caller
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.threads import run_sync
+from curfew_core.schema.errors import not_a_member
 from curfew_core.selectors import teams as team_reads
 from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle, rows_fresh
 from curfew_core.selectors.tokens import TokenIdentity, TokenKind
@@ -192,7 +193,4 @@ async def member_caller(request: EdgeRequest) -> Caller | HttpResponseBase | Non
 
 
 def _not_member(request: EdgeRequest, name: str) -> HttpResponseBase:
-    shown = name if len(name) <= 40 else f"{name[:39]}…"
-    return request.door.dialect.refusal(
-        404, f"{shown!r} is not a member of this key's team", code="not_found"
-    )
+    return request.door.dialect.refusal(404, not_a_member(name), code="not_found")

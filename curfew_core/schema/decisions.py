@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from curfew_core.ledger.entry import MAX_REASON, Entry, Origin
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.values import TEXT_PATTERN
+from curfew_core.schema.errors import not_a_member
 from curfew_core.schema.verdict_request import (
     MAX_SCOPE_TEXT,
     RequestError,
@@ -213,9 +214,7 @@ def parse_report(
             continue
         owner = user_id if report.user is None else known.get(report.user)
         if owner is None:
-            name = report.user or ""
-            shown = name if len(name) <= 40 else f"{name[:39]}…"
-            unprocessable[f"{where}.user"] = f"{shown!r} is not a member of this key's team"
+            unprocessable[f"{where}.user"] = not_a_member(report.user or "")
             continue
         try:
             at = parse_instant(report.at)

@@ -32,3 +32,11 @@ def api_error_body(
     """The JSON body of an API error (``fields`` only when there are some)."""
     body = {"error": code, "message": message}
     return {**body, "fields": dict(fields)} if fields else body
+
+
+def not_a_member(name: str) -> str:
+    """Why a team key may not speak for ``name``: said alike by every door
+    (the verdict, the state, the proxy, the decisions read and report), the
+    name cut short so a long one cannot fill the answer."""
+    shown = name if len(name) <= 40 else f"{name[:39]}…"
+    return f"{shown!r} is not a member of this key's team"
