@@ -36,7 +36,9 @@ def seeded(served_app: ServedApp) -> str:
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     decisions: list[dict[str, Any]] = []
     for day in range(6):
-        base = now - dt.timedelta(days=day, hours=1)
+        # Half past an hour: the three peak calls a minute apart stay in one
+        # hour (at 13:01 they once fell on both sides of 12:00, two hours a day).
+        base = (now - dt.timedelta(days=day, hours=1)).replace(minute=30, second=0)
         decisions += [
             {
                 "id": f"pass-{day}",
