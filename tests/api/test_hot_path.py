@@ -15,6 +15,7 @@ from curfew_core.models import Schedule
 from curfew_core.schedules.override_commands import from_words
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
+from curfew_core.store.cache_policy import bundle_key
 from tests.api.conftest import FrozenClock, local
 
 VERDICT = "/api/v1/verdict"
@@ -93,7 +94,15 @@ def test_the_cache_is_dropped_when_the_save_commits(
     assert api.inner.post(VERDICT, PEAK).json()["state"] == "off-duty"
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         schedule_update(user=api.user, changes={"peak_shift": False}, source="test")
-        assert api.inner.post(VERDICT, PEAK).json()["state"] == "off-duty"
+        # Once (CI, PostgreSQL + Redis) this read saw the uncommitted row: what
+        # the cache held and what was queried say which read it was, if again.
+        held = cache.get(bundle_key(api.user.pk))
+        with CaptureQueriesContext(connection) as read:
+            state = api.inner.post(VERDICT, PEAK).json()["state"]
+        assert state == "off-duty", (
+            f"cached rows before the read: {held is not None}; "
+            f"queried: {[query['sql'][:90] for query in read.captured_queries]}"
+        )
     assert callbacks
     assert api.inner.post(VERDICT, PEAK).json()["state"] == "on-duty"
 
