@@ -122,7 +122,10 @@ LOOKS = [
 ]
 
 
-@pytest.mark.parametrize(("section", "size", "scheme", "lang"), LOOKS, ids="-".join)
+@pytest.mark.parametrize(
+    ("section", "size", "scheme", "lang"),
+    [pytest.param(*look, id="-".join(look)) for look in LOOKS],
+)
 def test_each_section_is_clean_and_fits(
     browser: Any,
     served_app: ServedApp,
