@@ -249,7 +249,8 @@ def test_a_members_day_plan_is_the_harsher_of_both_at_every_instant(
 
 
 def test_a_team_night_earlier_than_the_members_shows_in_their_day() -> None:
-    from curfew_core.engine import day_plan, member_day_plan
+    """In the plan their state shows and in the band their capsule draws."""
+    from curfew_core.engine import day_band, day_plan, member_day_plan
 
     own = Schedule(timezone=local(2026, 9, 29, 0).tzinfo)  # the defaults: 23:00 to 03:00
     team = Schedule(
@@ -262,6 +263,9 @@ def test_a_team_night_earlier_than_the_members_shows_in_their_day() -> None:
     assert (hm("20:00"), State.WINDING) in {(s.start, s.state) for s in together}
     assert (hm("21:00"), State.LIGHTS_OUT) in {(s.start, s.state) for s in together}
     assert (hm("20:00"), State.WINDING) not in alone  # the control: the member's own
+    at_2130 = hm("21:30") // 15
+    assert day_band(own, day, team=team).cells[at_2130].state is State.LIGHTS_OUT
+    assert day_band(own, day).cells[at_2130].state is State.ON_DUTY  # the control
 
 
 @PROPERTY
@@ -283,20 +287,6 @@ def test_a_members_band_is_their_day_plan_in_cells(data: st.DataObject, now: dat
         if len(covering) == 1:  # a DST day's wall minutes may repeat or skip
             assert cell.state is covering[0].state
     assert day_band(own, day, 60, team=None) == day_band(own, day, 60)
-
-
-def test_a_team_night_earlier_than_the_members_shows_in_their_band() -> None:
-    from curfew_core.engine import day_band
-
-    own = Schedule(timezone=local(2026, 9, 29, 0).tzinfo)  # the defaults: 23:00 to 03:00
-    team = Schedule(
-        timezone=own.timezone,
-        night=NightTimes(hm("20:00"), hm("21:00"), hm("07:00")),
-    )
-    day = local(2026, 9, 29, 0).date()  # a Tuesday
-    at_2130 = hm("21:30") // 15
-    assert day_band(own, day, team=team).cells[at_2130].state is State.LIGHTS_OUT
-    assert day_band(own, day).cells[at_2130].state is State.ON_DUTY  # the control
 
 
 def test_a_team_with_peak_hours_takes_the_valley_away() -> None:
