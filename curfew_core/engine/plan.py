@@ -151,10 +151,10 @@ def day_band(
             )
         )
     valley, workday = _peak_day(schedule, day)
-    if team is not None:
+    if team is not None and team.peak_shift and team.enabled:
         # Harsher wins: the team's peak hours that day take the valley away.
-        team_valley, team_workday = _peak_day(team, day)
-        if team.peak_shift and team.enabled and team_valley is None:
+        team_valley, team_workday = day_kind(team, day)
+        if team_valley is None:
             valley = None
         workday = workday or team_workday
     return DayBand(
