@@ -147,3 +147,8 @@ async def refusal(comm: WebsocketCommunicator) -> tuple[int, str]:
     message = await comm.receive_output(timeout=5)
     assert message["type"] == "websocket.close", f"expected a close, got {message}"
     return message["code"], message.get("reason", "")
+
+
+def band_cells(band: dict[str, Any]) -> list[str]:
+    """A capsule band's runs spelled out, one state per cell."""
+    return [state for state, count in band["runs"] for _ in range(count)]

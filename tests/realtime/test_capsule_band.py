@@ -21,6 +21,9 @@ from curfew_core.services.schedules import schedule_update
 from curfew_core.vocabulary import state_names
 from curfew_testkit.asgi_client import Client
 from tests.realtime.conftest import (
+    band_cells as cells,
+)
+from tests.realtime.conftest import (
     embed_token,
     local,
     next_state,
@@ -32,11 +35,6 @@ from tests.realtime.conftest import (
 pytestmark = pytest.mark.django_db(transaction=True)
 
 db = sync_to_async
-
-
-def cells(band: dict[str, Any]) -> list[str]:
-    """The band's runs spelled out, one state per cell."""
-    return [state for state, count in band["runs"] for _ in range(count)]
 
 
 def page_cells(user: User, day: date) -> list[str]:

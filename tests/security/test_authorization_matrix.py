@@ -455,8 +455,8 @@ CELLS = [
 @pytest.mark.parametrize(("route", "principal"), CELLS)
 # In a transaction rolled back after each cell, not a flushed database: the
 # in-process client answers on this thread, so it sees the cell's rows, and
-# the 2,400 cells each took a flush of every table (a fifth of the suite on
-# PostgreSQL). A cell is one request: nothing it asks waits for a commit.
+# its ~800 cells each took a flush of every table (a sixth of the suite's
+# time on PostgreSQL). A cell is one request: nothing it asks waits for a commit.
 @pytest.mark.django_db
 def test_only_allowed_callers_get_through(
     world: World, route: Route, principal: str, monkeypatch: pytest.MonkeyPatch

@@ -12,6 +12,7 @@ from curfew_core.models import Team
 from curfew_core.services.teams import member_add, team_create, team_schedule_update
 from tests.realtime.conftest import (
     _fresh_channel_layer,
+    band_cells,
     embed_token,
     local,
     next_state,
@@ -158,5 +159,4 @@ async def test_a_members_band_draws_the_teams_night_too(set_clock) -> None:
         comm = socket(token=await db(embed_token)(user), query="band=24h")
         band = (await open_live(comm))["band"]
         await comm.disconnect()
-        spelled = [name for name, count in band["runs"] for _ in range(count)]
-        assert spelled[at_2000] == state, user.username
+        assert band_cells(band)[at_2000] == state, user.username
