@@ -130,20 +130,14 @@ def test_the_night_changes_in_one_save_and_says_what_is_wrong(
         _type(page, "input[name='anchors-2-time']", "03:30")
         _type(page, "#id_wg_curfew_start", "25:00")
         page.click("#save-schedule")
-        # The rows and the night's boxes are also checked as they are typed, each
-        # box on its own request: wait for every answer, not the first to come.
-        text = "(document.querySelector('%s') || {}).textContent || ''"
-        wait_until(
-            page,
-            " && ".join(
-                f"({text % where}).includes('{what}')"
-                for where, what in [
-                    ("#anchor-msg-1", "02:00"),
-                    ("#anchor-msg-2", "03:30"),
-                    ("#err-weekdays", "25:00"),
-                ]
-            ),
-        )
+        # The form is also previewed as it is typed, and a preview fills the
+        # messages it knows of: wait for each message, not the first to come.
+        for where, what in [
+            ("#anchor-msg-1", "02:00"),
+            ("#anchor-msg-2", "03:30"),
+            ("#err-weekdays", "25:00"),
+        ]:
+            page.wait_for_selector(f"{where}:has-text('{what}')")
         assert "02:00" in page.inner_text("#anchor-msg-1")
         assert "03:30" in page.inner_text("#anchor-msg-2")
         assert "25:00" in page.inner_text("#err-weekdays")
