@@ -71,7 +71,8 @@ def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) ->
     preview, acted on by nobody: not recorded."""
     at = asked.at
     context = asked.context
-    result, _ = decide_for(bundle, now=now, request=context, at=at)
+    # ``context`` is the one object ``api.hot`` keeps for this body.
+    result, _ = decide_for(bundle, now=now, request=context, at=at, repeated=True)
     if at is None:
         # ``record(verdict_entry(...))`` without the entry in between.
         record_verdict(

@@ -47,6 +47,7 @@ from curfew_core.engine import (
 )
 from curfew_core.engine import day_plan as engine_day_plan
 from curfew_core.engine.clock import to_wall
+from curfew_core.engine.steady import steady_until, verdict_at
 from curfew_core.hot_settings import setting
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.heads_up import next_payload
@@ -80,15 +81,24 @@ def decide_for(
     now: datetime,
     request: RequestContext | None = None,
     at: datetime | None = None,
+    repeated: bool = False,
 ) -> tuple[Verdict, UserBundle]:
     """``verdict_for`` with the user's bundle already in hand (the lean route
-    reads it from the cache itself)."""
+    reads it from the cache itself). ``repeated``: ``request`` is an object
+    the caller keeps and asks with again (``api.hot``'s, one per body), so
+    its verdicts may be answered from the steady memo (``_steady``), as those
+    without a request always are; a request made anew for each call would
+    only fill it."""
     overrides = bundle.overrides
     if at is not None:
         now = at
         overrides = Overrides(overrides.overtime_until, overrides.forced_off_until, None)
     if bundle.team is None:
-        return decide(now, bundle.schedule, request or RequestContext(), overrides), bundle
+        if request is None:
+            request = NO_REQUEST
+        if at is None and (repeated or request is NO_REQUEST):
+            return _steady_decide(bundle, now, request), bundle
+        return decide(now, bundle.schedule, request, overrides), bundle
     # A team member: the harsher of the team's schedule and their own (issue 26).
     verdict = decide_member(
         now,
@@ -99,6 +109,46 @@ def decide_for(
         member_overtime_from=bundle.overtime_from,
     )
     return verdict, bundle
+
+
+#: The request of a caller that says nothing about its call (the state route,
+#: pages): one object, so their verdicts share the memo below.
+NO_REQUEST = RequestContext()
+
+#: Each user's last verdict per request, with the stretch of instants that
+#: decide it again (``engine.steady``): ``(bundle, request, verdict, from,
+#: until)`` by the ids of the bundle and the request, which it holds (so
+#: neither id is reused meanwhile). A gateway asks with the same request
+#: object (``api.hot`` keeps one per body) many times a second: between its
+#: edges and minutes only ``at`` moves, and deciding anew was a quarter of a
+#: warm verdict. A saved schedule or override is a new bundle: never answered
+#: from the old one's verdict. Bounded: emptied when full.
+_STEADY_KEPT = 4096
+_steady: dict[tuple[int, int], tuple[UserBundle, RequestContext, Verdict, datetime, datetime]] = {}
+
+
+def _steady_decide(bundle: UserBundle, now: datetime, request: RequestContext) -> Verdict:
+    """``decide(now, bundle.schedule, request, bundle.overrides)``, from the
+    last one's verdict inside its steady stretch."""
+    key = (id(bundle), id(request))
+    kept = _steady.get(key)
+    if (
+        kept is not None
+        and kept[0] is bundle
+        and kept[1] is request
+        and now.tzinfo is UTC
+        and kept[3] <= now < kept[4]
+    ):
+        return verdict_at(kept[2], now)
+    schedule = bundle.schedule
+    overrides = bundle.overrides
+    verdict = decide(now, schedule, request, overrides)
+    until = steady_until(verdict, now, schedule, overrides)
+    if until is not None:
+        if len(_steady) >= _STEADY_KEPT:
+            _steady.clear()
+        _steady[key] = (bundle, request, verdict, now, until)
+    return verdict
 
 
 def max_age(verdict: Verdict, *, now: datetime) -> int:

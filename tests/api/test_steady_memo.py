@@ -1,0 +1,120 @@
+"""The selectors' steady memo (``selectors.verdicts._steady``): a user's last
+verdict per request, answered again with only ``at`` moved while the engine
+vouches for its stretch (``engine.steady``). It must answer exactly what the
+engine answers, be asked at all (a memo never used looks like one that
+never errs), and never answer a new bundle (a save) or another request from
+an old verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from curfew_core.engine import Overrides, RequestContext, State, decide
+from curfew_core.selectors import verdicts
+from curfew_core.selectors.verdicts import NO_REQUEST, decide_for, verdict_json
+from tests.api.test_answer_encoding import CONFIGS, bundle
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+#: A Tuesday's peak, off duty, twenty seconds into its minute.
+PEAK = datetime(2026, 12, 1, 10, 0, 20, tzinfo=SHANGHAI).astimezone(UTC)
+ASKED = RequestContext(max_tokens=4096, session_id="s", purpose="chat")
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[datetime]:
+    """The instants the engine was asked at through the selectors."""
+    asked: list[datetime] = []
+
+    def counting(now: datetime, *args: Any) -> Any:
+        asked.append(now)
+        return decide(now, *args)
+
+    monkeypatch.setattr(verdicts, "decide", counting)
+    verdicts._steady.clear()
+    return asked
+
+
+def test_a_later_instant_of_the_minute_is_answered_from_the_memo(counted: list[datetime]) -> None:
+    user = bundle({})
+    first, _ = decide_for(user, now=PEAK, request=ASKED, repeated=True)
+    assert first.state is State.OFF_DUTY
+    for seconds in (0.5, 7, 39.999):
+        later = PEAK + timedelta(seconds=seconds)
+        again, _ = decide_for(user, now=later, request=ASKED, repeated=True)
+        assert again == decide(later, user.schedule, ASKED, user.overrides)
+        assert verdict_json(again, now=later) == verdict_json(
+            decide(later, user.schedule, ASKED, user.overrides), now=later
+        )
+    assert counted == [PEAK]  # the engine was asked once
+    # The next minute (its reason names it): decided anew.
+    next_minute = PEAK + timedelta(seconds=40)
+    decide_for(user, now=next_minute, request=ASKED, repeated=True)
+    assert counted == [PEAK, next_minute]
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_a_week_of_calls_through_the_memo_answers_as_the_engine(name: str) -> None:
+    user = bundle(CONFIGS[name])
+    verdicts._steady.clear()
+    moment = PEAK
+    end = PEAK + timedelta(days=7)
+    while moment < end:
+        got, _ = decide_for(user, now=moment, request=ASKED, repeated=True)
+        assert got == decide(moment, user.schedule, ASKED, user.overrides), moment
+        state, _ = decide_for(user, now=moment)
+        assert state == decide(moment, user.schedule, NO_REQUEST, user.overrides), moment
+        moment += timedelta(seconds=13, microseconds=7)
+
+
+def test_a_saved_schedule_or_override_is_never_answered_from_the_old_verdict(
+    counted: list[datetime],
+) -> None:
+    user = bundle({})
+    decide_for(user, now=PEAK, request=ASKED, repeated=True)
+    # A save is a new bundle (the cache hands out new rows): decided anew.
+    saved = bundle({"dry_run": True})
+    got, _ = decide_for(saved, now=PEAK + timedelta(seconds=1), request=ASKED, repeated=True)
+    assert got.dry_run and got.would is not None
+    overtime = dataclasses.replace(user, overrides=Overrides(PEAK + timedelta(hours=1), None, None))
+    got, _ = decide_for(overtime, now=PEAK + timedelta(seconds=2), request=ASKED, repeated=True)
+    assert got.state is State.ON_DUTY and got.override == "overtime"
+    assert len(counted) == 3
+
+
+def test_another_request_a_fresh_one_and_a_what_if_are_decided_anew(
+    counted: list[datetime],
+) -> None:
+    user = bundle({})
+    decide_for(user, now=PEAK, request=ASKED, repeated=True)
+    exempt = RequestContext(max_tokens=4096, session_id="s", purpose="title")
+    decide_for(user, now=PEAK, request=exempt, repeated=True)
+    # A request made anew per call (the proxy's) neither reads nor fills it.
+    decide_for(user, now=PEAK, request=ASKED)
+    decide_for(user, now=PEAK, request=ASKED)
+    # "What if it were then?": a preview, decided for its own instant.
+    decide_for(user, now=PEAK, request=ASKED, at=PEAK + timedelta(seconds=3), repeated=True)
+    assert len(counted) == 5
+    assert set(verdicts._steady) == {(id(user), id(ASKED)), (id(user), id(exempt))}
+
+
+def test_an_earlier_instant_or_another_zone_is_decided_anew(counted: list[datetime]) -> None:
+    user = bundle({})
+    decide_for(user, now=PEAK, request=ASKED, repeated=True)
+    decide_for(user, now=PEAK - timedelta(seconds=1), request=ASKED, repeated=True)
+    decide_for(user, now=PEAK.astimezone(SHANGHAI), request=ASKED, repeated=True)
+    assert len(counted) == 3
+
+
+def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(verdicts, "_STEADY_KEPT", 3)
+    verdicts._steady.clear()
+    users = [bundle({}) for _ in range(5)]
+    for user in users:
+        decide_for(user, now=PEAK)
+    assert 1 <= len(verdicts._steady) <= 3
