@@ -84,6 +84,10 @@ _start_lock = threading.Lock()
 _wake = threading.Event()
 _thread: threading.Thread | None = None
 _owner_pid: int | None = None
+#: This process's flusher is started (``_start``). A forked child's is not
+#: (threads do not follow a fork): the fork hook (``_forked``) says so, and a record
+#: reads this flag instead of asking the kernel for its pid every time.
+_started = False
 #: The flusher's last write failed: a full batch does not wake it (it would
 #: retry a database that is away as fast as decisions arrive).
 _failing = False
@@ -122,7 +126,7 @@ def record(entry: Entry) -> None:
             full = len(_batch.rows) >= FLUSH_ROWS
     if (full and not _failing) or _draining:
         _wake.set()
-    if _owner_pid != os.getpid():
+    if not _started:
         _start()
 
 
@@ -206,7 +210,7 @@ def record_verdict(
         full = len(rows) >= FLUSH_ROWS
     if (full and not _failing) or _draining:
         _wake.set()
-    if _owner_pid != os.getpid():
+    if not _started:
         _start()
 
 
@@ -228,11 +232,13 @@ def _interval() -> float:
 
 def _start() -> None:
     """Start this process's flusher (again after a fork: threads do not follow)."""
-    global _thread, _owner_pid
+    global _thread, _owner_pid, _started
     with _start_lock:
         if _owner_pid == os.getpid():
+            _started = True
             return
         _owner_pid = os.getpid()
+        _started = True
         if _interval() <= 0:
             return
         _thread = threading.Thread(target=_run, name="curfew-ledger", daemon=True)
@@ -522,6 +528,7 @@ def _forked() -> None:
     both would), its flusher did not follow, and a lock held by another of its
     threads would never be released here."""
     global _flush_lock, _start_lock, _batch_lock, _batch, _thread, _owner_pid, _draining, _failing
+    global _started
     _buffer.clear()
     _batch = None
     _batch_lock = threading.Lock()
@@ -531,6 +538,7 @@ def _forked() -> None:
     _start_lock = threading.Lock()
     _thread = None
     _owner_pid = None
+    _started = False
 
 
 os.register_at_fork(after_in_child=_forked)

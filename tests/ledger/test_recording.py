@@ -208,10 +208,15 @@ def test_a_forked_child_does_not_write_its_parents_buffer(user: User) -> None:
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: report what it holds, and leave at once
-        os.write(write, str(recorder.pending()).encode())
+        held = recorder.pending()
+        # Its own first record starts its own recorder (the flag a record
+        # reads instead of the pid was reset by the fork).
+        recorder.record(entry(user))
+        own = recorder._owner_pid == os.getpid()
+        os.write(write, f"{held} {own}".encode())
         os._exit(0)
     os.waitpid(pid, 0)
-    assert os.read(read, 16) == b"0"
+    assert os.read(read, 16) == b"0 True"
     assert recorder.pending() == 1  # the parent still holds its own
 
 
