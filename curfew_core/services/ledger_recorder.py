@@ -124,7 +124,7 @@ def record(entry: Entry) -> None:
                 _batch = _new_batch()
             _batch.add(entry, entry.user_id)
             full = len(_batch.rows) >= FLUSH_ROWS
-    if (full and not _failing) or _draining:
+    if ((full and not _failing) or _draining) and not _wake.is_set():
         _wake.set()
     if not _started:
         _start()
@@ -208,7 +208,9 @@ def record_verdict(
             sums[3] += 1  # ``unsent``: a short-circuit that acted
         sums[4] += saved
         full = len(rows) >= FLUSH_ROWS
-    if (full and not _failing) or _draining:
+    # Already set: the flusher is on its way (setting it again takes the
+    # event's lock and notifies, for each record until the batch is taken).
+    if ((full and not _failing) or _draining) and not _wake.is_set():
         _wake.set()
     if not _started:
         _start()

@@ -345,3 +345,39 @@ def test_the_raw_rows_go_in_a_few_statement_sizes(count: int) -> None:
     ]
     assert sum(size for _, size in chunks) == count
     assert {size for _, size in chunks} <= set(_INSERT_SIZES)
+
+
+def test_a_full_batch_wakes_the_flusher_once_until_it_is_taken(
+    user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from curfew_core.engine import RequestContext, decide
+    from curfew_core.schedules import config as schedule_config
+
+    class Counted(threading.Event):
+        sets = 0
+
+        def set(self) -> None:
+            Counted.sets += 1
+            super().set()
+
+    monkeypatch.setattr(recorder, "_wake", Counted())
+    monkeypatch.setattr(recorder, "FLUSH_ROWS", 3)
+    verdict = decide(T0, schedule_config.build(schedule_config.default_config()), RequestContext())
+    for n in range(6):
+        recorder.record(entry(user, T0 + timedelta(seconds=n), session=f"s{n}"))
+        recorder.record_verdict(
+            verdict,
+            origin="verdict",
+            at=T0,
+            user_id=user.pk,
+            session=None,
+            purpose=None,
+            budget_before=None,
+        )
+    # Full from the third of each on: woken once, not at every record after.
+    assert Counted.sets == 1
+    recorder._wake.clear()  # the flusher took it: the next full batch wakes it again
+    recorder.record(entry(user, T0, session="again"))
+    assert Counted.sets == 2
