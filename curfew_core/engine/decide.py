@@ -345,6 +345,24 @@ def _winding(schedule: Schedule, day: _Day, night: _Night, wall: int) -> _Wind:
     return progress, budget, tier, next_step
 
 
+def winding_clock(
+    now: datetime, schedule: Schedule, progress: float
+) -> tuple[int, int, float] | None:
+    """How ``decide`` works out a winding ``progress`` at ``now`` (UTC, no time
+    machine): ``(wall, start, length)``, the wall reading of ``now`` and the
+    start and length of the one window of that reading whose progress,
+    ``(wall - start) / 10**6 / length``, is ``progress``; ``None`` when not
+    exactly one gives it. A later wall reading of the same window gives the
+    progress there by the very same arithmetic (``engine.steady``)."""
+    wall = _wall_us(now.astimezone(schedule.timezone))
+    day = _day(schedule, wall // _DAY_US)
+    windows = day.slots[bisect_right(day.edges, wall)][3]
+    found = [night for night in windows if (wall - night.start) / _US / night.length == progress]
+    if len(found) != 1:
+        return None
+    return wall, found[0].start, found[0].length
+
+
 def _read(
     schedule: Schedule, day: _Day, wall: int, winding_too: bool
 ) -> tuple[State, bool, _Wind | None, int | None, int]:

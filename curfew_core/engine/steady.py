@@ -3,17 +3,21 @@
 A gateway asks many times a second, and between two instants of one local
 minute that are on the same side of every edge, step and override end (the
 verdict's ``valid_until``), the schedule reads the same: every field of the
-verdict is the same but ``at``. ``steady_until`` says until when that holds
-for a verdict ``decide`` gave, or ``None`` when it cannot vouch for any later
-instant; ``verdict_at`` is that verdict at a later instant of the stretch.
-The selectors keep each user's last verdict per request and answer from it
-inside its stretch (``selectors/verdicts.py``); ``decide`` itself keeps
-nothing, so its answer never depends on what it was asked before.
+verdict is the same but ``at``, and while winding its ``progress``, which
+moves with the wall clock by the engine's own arithmetic. ``steady`` gives
+that stretch for a verdict ``decide`` gave, or ``None`` when it cannot vouch
+for any later instant; ``Stretch.verdict_at`` is the verdict at a later
+instant of it (``None`` once winding's whole percent, which the reason
+names, has moved on). The selectors keep each user's last verdict per
+request and answer from it inside its stretch (``selectors/verdicts.py``);
+``decide`` itself keeps nothing, so its answer never depends on what it was
+asked before.
 
 Not vouched for, because a later instant reads differently there:
 
-- winding (the schedule's reading, even under an override): its progress
-  moves with every microsecond, and the reason's percent with it;
+- the schedule winding under an override (forced off or overtime): the
+  reason names the night's percent, and the verdict carries no progress to
+  follow it by;
 - the time machine ("pretend it is ..."), set at all: it is read on its own
   clock, and its end changes what is read;
 - a ``valid_until`` that is the 24-hour horizon (it moves with the instant)
@@ -22,7 +26,7 @@ Not vouched for, because a later instant reads differently there:
 - an instant not in UTC: ``valid_until`` is written in the instant's zone;
 - a change of the zone's offset before the stretch ends (``decide`` already
   ends ``valid_until`` at one; looked for again because the stretch's minute
-  is read on the offset at the instant).
+  and the winding clock are read on the offset at the instant).
 
 The stretch ends at the next local minute, since the reason names it.
 
@@ -35,66 +39,106 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from curfew_core.engine.clock import next_transition
-from curfew_core.engine.decide import HORIZON
+from curfew_core.engine.decide import HORIZON, winding_clock
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import Schedule
-from curfew_core.engine.verdict import State, Verdict, new_verdict
+from curfew_core.engine.verdict import State, Verdict, new_verdict, progress_percent
 
 _SECOND = timedelta(seconds=1)
-_MINUTE_US = 60_000_000
+_US = 1_000_000
+_MINUTE_US = 60 * _US
 
 
-def steady_until(
+class Stretch:
+    """The instants ``[since, until)`` (UTC) that decide a verdict again."""
+
+    __slots__ = ("length", "percent", "since", "start", "until", "wall")
+
+    def __init__(
+        self,
+        since: datetime,
+        until: datetime,
+        clock: tuple[int, int, float] | None = None,
+        percent: int | None = None,
+    ) -> None:
+        self.since = since
+        self.until = until
+        #: Winding: the wall reading at ``since`` and the window's start and
+        #: length (``decide.winding_clock``), and the reason's whole percent.
+        self.wall: int | None = None
+        self.start = 0
+        self.length = 1.0
+        if clock is not None:
+            self.wall, self.start, self.length = clock
+        self.percent = percent
+
+    def verdict_at(self, verdict: Verdict, at: datetime) -> Verdict | None:
+        """``verdict`` (the one the stretch was found for) at ``at``, an instant
+        of the stretch: the same fields, ``at`` moved and the winding progress
+        with it (its dry run's ``would`` a copy of its own: a caller may change
+        what it was given); ``None`` when the percent has moved on."""
+        progress = verdict.progress
+        if self.wall is not None:
+            moved = at - self.since
+            wall = self.wall + (moved.days * 86_400 + moved.seconds) * _US + moved.microseconds
+            # As ``decide`` works it out (``_winding``): the same float.
+            progress = (wall - self.start) / _US / self.length
+            if progress_percent(progress) != self.percent:
+                return None
+        would = verdict.would
+        return new_verdict(
+            verdict.state,
+            verdict.schedule_state,
+            verdict.action,
+            verdict.reply,
+            verdict.max_tokens,
+            verdict.persona,
+            verdict.tools,
+            verdict.reasoning_effort,
+            progress,
+            verdict.peak,
+            verdict.reason,
+            verdict.exempt,
+            verdict.dry_run,
+            verdict.valid_until,
+            at,
+            verdict.budget,
+            verdict.override,
+            verdict.override_until,
+            verdict.debug_at,
+            verdict.debug_until,
+            None if would is None else dict(would),
+        )
+
+
+def steady(
     verdict: Verdict, now: datetime, schedule: Schedule, overrides: Overrides
-) -> datetime | None:
-    """The instant (UTC) before which every later instant decides ``verdict``
-    again but for ``at`` (``verdict_at``), or ``None``. ``verdict`` is
-    ``decide(now, schedule, request, overrides)`` (the request is no matter:
-    it is read the same at every instant)."""
+) -> Stretch | None:
+    """The stretch after ``now`` that decides ``verdict`` again, or ``None``.
+    ``verdict`` is ``decide(now, schedule, request, overrides)`` (the request
+    is no matter: it is read the same at every instant)."""
     if now.tzinfo is not UTC or overrides.debug_at is not None:
         return None
-    if verdict.schedule_state is State.WINDING or verdict.progress is not None:
-        return None
     if verdict.debug_at is not None or verdict.at != now:
+        return None
+    winding = verdict.schedule_state is State.WINDING
+    if winding and (verdict.state is not State.WINDING or verdict.progress is None):
+        return None
+    if not winding and verdict.progress is not None:
         return None
     until = verdict.valid_until
     if until.tzinfo is not UTC or until - now <= _SECOND or until >= now + HORIZON:
         return None
     local = now.astimezone(schedule.timezone)
-    into = local.second * 1_000_000 + local.microsecond
+    into = local.second * _US + local.microsecond
     minute_ends = now + timedelta(microseconds=_MINUTE_US - into)
     if minute_ends < until:
         until = minute_ends
     if next_transition(now, until, schedule.timezone) is not None:
         return None
-    return until
-
-
-def verdict_at(verdict: Verdict, at: datetime) -> Verdict:
-    """``verdict`` at the later instant ``at`` of its steady stretch: the same
-    fields, ``at`` moved (and its dry run's ``would`` a copy of its own: a
-    caller may change what it was given)."""
-    would = verdict.would
-    return new_verdict(
-        verdict.state,
-        verdict.schedule_state,
-        verdict.action,
-        verdict.reply,
-        verdict.max_tokens,
-        verdict.persona,
-        verdict.tools,
-        verdict.reasoning_effort,
-        verdict.progress,
-        verdict.peak,
-        verdict.reason,
-        verdict.exempt,
-        verdict.dry_run,
-        verdict.valid_until,
-        at,
-        verdict.budget,
-        verdict.override,
-        verdict.override_until,
-        verdict.debug_at,
-        verdict.debug_until,
-        None if would is None else dict(would),
-    )
+    if verdict.progress is None:
+        return Stretch(now, until)
+    clock = winding_clock(now, schedule, verdict.progress)
+    if clock is None:
+        return None
+    return Stretch(now, until, clock, progress_percent(verdict.progress))

@@ -47,7 +47,7 @@ from curfew_core.engine import (
 )
 from curfew_core.engine import day_plan as engine_day_plan
 from curfew_core.engine.clock import to_wall
-from curfew_core.engine.steady import steady_until, verdict_at
+from curfew_core.engine.steady import Stretch, steady
 from curfew_core.hot_settings import setting
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.heads_up import next_payload
@@ -116,15 +116,16 @@ def decide_for(
 NO_REQUEST = RequestContext()
 
 #: Each user's last verdict per request, with the stretch of instants that
-#: decide it again (``engine.steady``): ``(bundle, request, verdict, from,
-#: until)`` by the ids of the bundle and the request, which it holds (so
-#: neither id is reused meanwhile). A gateway asks with the same request
-#: object (``api.hot`` keeps one per body) many times a second: between its
-#: edges and minutes only ``at`` moves, and deciding anew was a quarter of a
-#: warm verdict. A saved schedule or override is a new bundle: never answered
-#: from the old one's verdict. Bounded: emptied when full.
+#: decide it again (``engine.steady``): ``(bundle, request, verdict, stretch)``
+#: by the ids of the bundle and the request, which it holds (so neither id is
+#: reused meanwhile). A gateway asks with the same request object
+#: (``api.hot`` keeps one per body) many times a second: between its edges
+#: and minutes only ``at`` moves (and winding's progress, by the engine's
+#: arithmetic), and deciding anew was a quarter of a warm verdict. A saved
+#: schedule or override is a new bundle: never answered from the old one's
+#: verdict. Bounded: emptied when full.
 _STEADY_KEPT = 4096
-_steady: dict[tuple[int, int], tuple[UserBundle, RequestContext, Verdict, datetime, datetime]] = {}
+_steady: dict[tuple[int, int], tuple[UserBundle, RequestContext, Verdict, Stretch]] = {}
 
 
 def _steady_decide(bundle: UserBundle, now: datetime, request: RequestContext) -> Verdict:
@@ -132,22 +133,20 @@ def _steady_decide(bundle: UserBundle, now: datetime, request: RequestContext) -
     last one's verdict inside its steady stretch."""
     key = (id(bundle), id(request))
     kept = _steady.get(key)
-    if (
-        kept is not None
-        and kept[0] is bundle
-        and kept[1] is request
-        and now.tzinfo is UTC
-        and kept[3] <= now < kept[4]
-    ):
-        return verdict_at(kept[2], now)
+    if kept is not None and kept[0] is bundle and kept[1] is request and now.tzinfo is UTC:
+        stretch = kept[3]
+        if stretch.since <= now < stretch.until:
+            again = stretch.verdict_at(kept[2], now)
+            if again is not None:
+                return again
     schedule = bundle.schedule
     overrides = bundle.overrides
     verdict = decide(now, schedule, request, overrides)
-    until = steady_until(verdict, now, schedule, overrides)
-    if until is not None:
+    found = steady(verdict, now, schedule, overrides)
+    if found is not None:
         if len(_steady) >= _STEADY_KEPT:
             _steady.clear()
-        _steady[key] = (bundle, request, verdict, now, until)
+        _steady[key] = (bundle, request, verdict, found)
     return verdict
 
 

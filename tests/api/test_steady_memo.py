@@ -80,10 +80,12 @@ def test_a_saved_schedule_or_override_is_never_answered_from_the_old_verdict(
     # A save is a new bundle (the cache hands out new rows): decided anew.
     saved = bundle({"dry_run": True})
     got, _ = decide_for(saved, now=PEAK + timedelta(seconds=1), request=ASKED, repeated=True)
-    assert got.dry_run and got.would is not None
+    assert got.dry_run
+    assert got.would is not None
     overtime = dataclasses.replace(user, overrides=Overrides(PEAK + timedelta(hours=1), None, None))
     got, _ = decide_for(overtime, now=PEAK + timedelta(seconds=2), request=ASKED, repeated=True)
-    assert got.state is State.ON_DUTY and got.override == "overtime"
+    assert got.state is State.ON_DUTY
+    assert got.override == "overtime"
     assert len(counted) == 3
 
 
