@@ -71,6 +71,25 @@ def check_stretch(
     return stretch
 
 
+def walk(
+    schedule: Schedule, request: RequestContext, now: datetime, steps: list[timedelta]
+) -> None:
+    """The selectors' memo in miniature: the last verdict and its stretch,
+    answered from while an instant falls inside it (and the stretch does not
+    decline), decided anew otherwise; every answer held to ``decide``'s."""
+    memo: tuple[Stretch, Verdict] | None = None
+    for step in steps:
+        now += step
+        truth = decide(now, schedule, request)
+        if memo is not None and memo[0].since <= now < memo[0].until:
+            answered = memo[0].verdict_at(memo[1], now)
+            if answered is not None:
+                assert fields(answered) == fields(truth), now
+                continue
+        found = steady(truth, now, schedule, Overrides())
+        memo = None if found is None else (found, truth)
+
+
 @PROPERTY
 @given(schedule=schedules(), now=INSTANTS, request=REQUESTS, data=st.data())
 def test_any_later_instant_of_the_stretch_decides_the_same(
@@ -102,20 +121,8 @@ def test_around_offset_changes_the_stretch_decides_the_same(
 def test_a_memo_walked_like_a_gateway_answers_as_decide(
     case: tuple[Schedule, datetime], request: RequestContext, steps: list[timedelta]
 ) -> None:
-    # The selectors' memo in miniature: the last verdict and its stretch,
-    # answered from while an instant falls inside it, decided anew otherwise.
     schedule, now = case
-    memo: tuple[Stretch, Verdict] | None = None
-    for step in steps:
-        now += step
-        truth = decide(now, schedule, request)
-        if memo is not None and memo[0].since <= now < memo[0].until:
-            answered = memo[0].verdict_at(memo[1], now)
-            if answered is not None:
-                assert fields(answered) == fields(truth), now
-                continue
-        found = steady(truth, now, schedule, Overrides())
-        memo = None if found is None else (found, truth)
+    walk(schedule, request, now, steps)
 
 
 @PROPERTY
@@ -145,18 +152,7 @@ def test_a_memo_walked_through_a_night_answers_as_decide(
     local = night.astimezone(schedule.timezone).replace(
         hour=curfew // 60, minute=curfew % 60, second=0, microsecond=0
     )
-    now = local.astimezone(UTC) - timedelta(seconds=30)
-    memo: tuple[Stretch, Verdict] | None = None
-    for step in steps:
-        now += step
-        truth = decide(now, schedule, request)
-        if memo is not None and memo[0].since <= now < memo[0].until:
-            answered = memo[0].verdict_at(memo[1], now)
-            if answered is not None:
-                assert fields(answered) == fields(truth), now
-                continue
-        found = steady(truth, now, schedule, Overrides())
-        memo = None if found is None else (found, truth)
+    walk(schedule, request, local.astimezone(UTC) - timedelta(seconds=30), steps)
 
 
 # -- where the stretch is, and where it is not ---------------------------------------
