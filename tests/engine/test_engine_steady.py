@@ -28,6 +28,13 @@ from test_engine_properties import (
 from curfew_core.engine import Overrides, RequestContext, Schedule, State, Verdict, decide
 from curfew_core.engine.steady import Stretch, steady
 
+
+def steps(*, apart: int, most: int) -> st.SearchStrategy[list[timedelta]]:
+    """Gaps between a gateway's calls: up to ``apart`` seconds, 20 to ``most`` of them."""
+    gap = st.timedeltas(min_value=timedelta(0), max_value=timedelta(seconds=apart))
+    return st.lists(gap, min_size=20, max_size=most)
+
+
 FRACTIONS = st.lists(st.floats(0, 1, exclude_max=True), min_size=1, max_size=6)
 
 
@@ -112,11 +119,7 @@ def test_around_offset_changes_the_stretch_decides_the_same(
 @given(
     case=near_an_offset_change(),
     request=REQUESTS,
-    steps=st.lists(
-        st.timedeltas(min_value=timedelta(0), max_value=timedelta(seconds=50)),
-        min_size=20,
-        max_size=120,
-    ),
+    steps=steps(apart=50, most=120),
 )
 def test_a_memo_walked_like_a_gateway_answers_as_decide(
     case: tuple[Schedule, datetime], request: RequestContext, steps: list[timedelta]
@@ -134,11 +137,7 @@ def test_a_memo_walked_like_a_gateway_answers_as_decide(
         timezones=st.just(UTC),
     ),
     request=REQUESTS,
-    steps=st.lists(
-        st.timedeltas(min_value=timedelta(0), max_value=timedelta(seconds=9)),
-        min_size=20,
-        max_size=80,
-    ),
+    steps=steps(apart=9, most=80),
 )
 def test_a_memo_walked_through_a_night_answers_as_decide(
     schedule: Schedule,
