@@ -83,10 +83,9 @@ _flush_lock = threading.Lock()
 _start_lock = threading.Lock()
 _wake = threading.Event()
 _thread: threading.Thread | None = None
-_owner_pid: int | None = None
-#: This process's flusher is started (``_start``). A forked child's is not
-#: (threads do not follow a fork): the fork hook (``_forked``) says so, and a record
-#: reads this flag instead of asking the kernel for its pid every time.
+#: This process's recorder is started (``_start``). A forked child's is not
+#: (threads do not follow a fork): the fork hook (``_forked``) says so, so a
+#: record reads this flag instead of asking the kernel for its pid every time.
 _started = False
 #: The flusher's last write failed: a full batch does not wake it (it would
 #: retry a database that is away as fast as decisions arrive).
@@ -234,12 +233,10 @@ def _interval() -> float:
 
 def _start() -> None:
     """Start this process's flusher (again after a fork: threads do not follow)."""
-    global _thread, _owner_pid, _started
+    global _thread, _started
     with _start_lock:
-        if _owner_pid == os.getpid():
-            _started = True
+        if _started:
             return
-        _owner_pid = os.getpid()
         _started = True
         if _interval() <= 0:
             return
@@ -529,8 +526,7 @@ def _forked() -> None:
     """In a forked child: the parent's buffer is the parent's to write (else
     both would), its flusher did not follow, and a lock held by another of its
     threads would never be released here."""
-    global _flush_lock, _start_lock, _batch_lock, _batch, _thread, _owner_pid, _draining, _failing
-    global _started
+    global _flush_lock, _start_lock, _batch_lock, _batch, _thread, _started, _draining, _failing
     _buffer.clear()
     _batch = None
     _batch_lock = threading.Lock()
@@ -539,7 +535,6 @@ def _forked() -> None:
     _flush_lock = threading.Lock()
     _start_lock = threading.Lock()
     _thread = None
-    _owner_pid = None
     _started = False
 
 

@@ -211,8 +211,11 @@ def test_a_forked_child_does_not_write_its_parents_buffer(user: User) -> None:
         held = recorder.pending()
         # Its own first record starts its own recorder (the flag a record
         # reads instead of the pid was reset by the fork).
+        starts = []
+        start = recorder._start
+        recorder._start = lambda: (starts.append(os.getpid()), start())  # type: ignore[assignment]
         recorder.record(entry(user))
-        own = recorder._owner_pid == os.getpid()
+        own = starts == [os.getpid()] and recorder._started
         os.write(write, f"{held} {own}".encode())
         os._exit(0)
     os.waitpid(pid, 0)
