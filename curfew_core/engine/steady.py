@@ -45,6 +45,7 @@ from curfew_core.engine.schedule import Schedule
 from curfew_core.engine.verdict import State, Verdict, new_verdict, progress_percent
 
 _SECOND = timedelta(seconds=1)
+_TICK = timedelta(microseconds=1)
 _US = 1_000_000
 _MINUTE_US = 60 * _US
 
@@ -79,8 +80,7 @@ class Stretch:
         what it was given); ``None`` when the percent has moved on."""
         progress = verdict.progress
         if self.wall is not None:
-            moved = at - self.since
-            wall = self.wall + (moved.days * 86_400 + moved.seconds) * _US + moved.microseconds
+            wall = self.wall + (at - self.since) // _TICK
             # As ``decide`` works it out (``_winding``): the same float.
             progress = (wall - self.start) / _US / self.length
             if progress_percent(progress) != self.percent:
