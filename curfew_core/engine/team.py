@@ -67,6 +67,14 @@ def scope_exempts(schedule: Schedule, request: RequestContext) -> bool:
     return request.subagent and not schedule.apply_to_subagents
 
 
+def team_lets_exempt(team: TeamSide, request: RequestContext) -> bool:
+    """Whether a member's own exemption of this call counts inside the team:
+    the team lets members exempt, or the team's schedule exempts the call
+    too. ``decide_member``'s rule, and what the Replies page reads to show a
+    ticked exemption void (issue 39)."""
+    return team.policy.members_may_exempt or scope_exempts(team.schedule, request)
+
+
 def team_overrides(
     team: TeamSide,
     member: Overrides,
@@ -110,9 +118,7 @@ def decide_member(
     team's (``combine``); exactly ``decide``'s verdict without a team."""
     if team is None:
         return decide(now, schedule, request, overrides)
-    exempt = scope_exempts(schedule, request) and (
-        team.policy.members_may_exempt or scope_exempts(team.schedule, request)
-    )
+    exempt = scope_exempts(schedule, request) and team_lets_exempt(team, request)
     plain = RequestContext(max_tokens=request.max_tokens)
     own = decide(now, schedule, plain, overrides)
     theirs = decide(
