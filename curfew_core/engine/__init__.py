@@ -9,6 +9,7 @@ from curfew_core.engine.clock import WallTime, format_wall, parse_wall
 from curfew_core.engine.curve import unused_anchors
 from curfew_core.engine.days import Night, day_kind, night_window
 from curfew_core.engine.decide import REPLY_PLACEHOLDERS, decide, segments
+from curfew_core.engine.effective import Change, Stretch, effective_plan
 from curfew_core.engine.overrides import (
     OverrideError,
     Overrides,
@@ -50,6 +51,7 @@ __all__ = [
     "Action",
     "Anchor",
     "BandCell",
+    "Change",
     "Curve",
     "DayBand",
     "HolidayLookup",
@@ -63,6 +65,7 @@ __all__ = [
     "Schedule",
     "Segment",
     "State",
+    "Stretch",
     "TeamPolicy",
     "TeamSide",
     "Verdict",
@@ -73,6 +76,7 @@ __all__ = [
     "day_plan",
     "decide",
     "decide_member",
+    "effective_plan",
     "format_wall",
     "member_day_plan",
     "night_window",
