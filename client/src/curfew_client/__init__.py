@@ -27,6 +27,8 @@ picks one by name. ``scope_from_headers`` reads ``X-Curfew-Session`` /
 Outages are answered by the policy and said loudly once (an ERROR on the
 ``curfew.client`` logger); ``client.last_error`` (a ``CurfewError``) and
 ``client.health()`` (a ``CurfewHealth``) are for a gateway's health check.
+A refusal of one call's own request (a team key's name that is not a member)
+raises ``CurfewRefused`` for that call alone: it is no outage.
 """
 
 from curfew_client import (
@@ -41,7 +43,7 @@ from curfew_client.aio import AsyncCurfewClient
 from curfew_client.base import BaseCurfewClient
 from curfew_client.health import CurfewError, CurfewHealth, ErrorKind, Policy
 from curfew_client.openai_shapes import apply_verdict, short_circuit_body
-from curfew_client.policy import CurfewUnavailable
+from curfew_client.policy import CurfewRefused, CurfewUnavailable
 from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
 from curfew_client.shapes import Shape
 from curfew_client.sync import CurfewClient
@@ -55,6 +57,7 @@ __all__ = [
     "CurfewClient",
     "CurfewError",
     "CurfewHealth",
+    "CurfewRefused",
     "CurfewUnavailable",
     "CurfewVerdict",
     "ErrorKind",

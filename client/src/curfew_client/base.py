@@ -27,6 +27,7 @@ from curfew_client.transport import (
     changes_url,
     decisions_url,
     parse_response,
+    refusal,
     verdict_url,
 )
 from curfew_client.verdict import CurfewVerdict
@@ -45,6 +46,12 @@ class BaseCurfewClient(Generic[TransportT]):
     ``off_duty_reply``, ``last_known`` serves the last verdict for the same key
     up to ``last_known_limit`` seconds after it was fetched (then falls back to
     ``last_known_fallback``), and ``raise`` raises ``CurfewUnavailable``.
+
+    A refusal of one call's own request is no outage: a team key's name that
+    is not a member (404), a name the server cannot read or none (400), a
+    ``user`` a personal token may not send (422) raise ``CurfewRefused`` for
+    that call, whatever the policy, and touch nothing else: no outage state,
+    no backoff, every other member still asked for and enforced.
 
     The server is asked once per scope (session, purpose, subagent) and, with
     a team key (a token that asks for any member of a team), per member
@@ -205,7 +212,13 @@ class BaseCurfewClient(Generic[TransportT]):
         self, key: Key, now: float, generation: int, status: int, content: bytes
     ) -> Answer:
         """What the server said, cached; or the policy's answer if it was not a
-        verdict. Not yet clamped: callers sharing one request may differ in budget."""
+        verdict. Not yet clamped: callers sharing one request may differ in budget.
+        Raises ``CurfewRefused`` when the server refused this call's own request
+        (a name that is not a member): that call's answer, no outage."""
+        refused = refusal(status, content, key[3])
+        if refused is not None:
+            self.cache.refused(now)
+            raise refused
         try:
             verdict = parse_response(status, content)
         except Exception as exc:  # anything at all: the hot path must not raise; policy answers

@@ -45,6 +45,31 @@ class CurfewUnavailable(Exception):
         self.error = error
 
 
+class CurfewRefused(Exception):
+    """The server refused this call's own request: a team key's name that is
+    not a member of its team (404), a name it cannot read or none at all
+    (400), a ``user`` a personal token may not send (422). Not an outage:
+    the server answered, nothing is cached, no outage policy answers, and
+    every other call is still asked for and enforced. Raised by ``verdict()``
+    whatever the policy: the call it was made for gets this as its answer
+    (a gateway answers its client with a 4xx naming the problem; the LiteLLM
+    hook does).
+
+    ``status`` is the server's HTTP status, ``code`` its error code
+    (``not_found``, ``invalid_request``, ``unprocessable``), ``detail`` its
+    message, ``user`` the member the call named (``None``: none)."""
+
+    def __init__(self, status: int, code: str, detail: str, user: str | None) -> None:
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.user = user
+        super().__init__(
+            f"curfew refused this call (HTTP {status}, {code}): {detail}. Only this call "
+            "is refused; every other call is still checked"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     verdict: CurfewVerdict
@@ -188,6 +213,13 @@ class VerdictCache:
             self.generation += 1
             for key in [key for key in self.entries if key[3] == user]:
                 del self.entries[key]
+
+    def refused(self, now: float) -> None:
+        """The server refused one call's request (``CurfewRefused``): it
+        answered, so an outage in progress is over; nothing is cached and the
+        refusal is no outage of its own (no backoff, no policy for others)."""
+        if self.down_since is not None:
+            self._recovered(now)
 
     def set_pushed(self, pushed: bool) -> None:
         with self._lock:

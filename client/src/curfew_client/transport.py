@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from curfew_client.policy import CurfewRefused
 from curfew_client.verdict import CurfewVerdict
 
 #: Well under a second: the verdict sits in front of every model call.
@@ -43,6 +44,30 @@ def decisions_url(base_url: str) -> str:
 
 def ask_headers(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "User-Agent": USER_AGENT}
+
+
+#: The statuses in which the server refuses one call's own request (with its
+#: JSON error): a name it cannot read or none (400), not a member (404, only
+#: when the call named one: a 404 otherwise is a wrong base URL), a ``user``
+#: a personal token may not send (422).
+REFUSED_STATUSES = frozenset({400, 404, 422})
+
+
+def refusal(status: int, content: bytes, user: str | None) -> CurfewRefused | None:
+    """The server's refusal of this call alone, or ``None`` (a verdict, or a
+    failure that is every call's: an outage, a refused token, a wrong URL)."""
+    if status not in REFUSED_STATUSES or (status == 404 and user is None):
+        return None
+    try:
+        body = json.loads(content)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(body, dict):
+        return None
+    code, message = body.get("error"), body.get("message")
+    if not isinstance(code, str) or not isinstance(message, str):
+        return None
+    return CurfewRefused(status, code, message, user)
 
 
 def parse_response(status: int, content: bytes) -> CurfewVerdict:
