@@ -23,9 +23,10 @@ from django.db import DatabaseError
 
 from curfew_core import models
 from curfew_core.engine import OverrideError, Overrides, Schedule, TeamPolicy, TeamSide
-from curfew_core.models import UNSAVED_VERSION, Override, Team, TeamMembership
+from curfew_core.models import UNSAVED_VERSION, AccountPreference, Override, Team, TeamMembership
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.override_commands import check_moment
+from curfew_core.selectors.spoken import spoken_config, spoken_language
 from curfew_core.store import cache_policy
 from curfew_core.store.cache_policy import bundle_key, lifetime, team_key
 
@@ -59,11 +60,22 @@ def _load_raw(user_id: int) -> dict[str, Any]:
     membership = (
         TeamMembership.objects.filter(user_id=user_id).only("team_id", "overtime_from").first()
     )
+    version = row.version if row else UNSAVED_VERSION
+    config = schedule_config.with_defaults(row.config if row else {})
+    preference = ""
+    if membership is not None:
+        # Only a team member's words depend on it (their team's replies).
+        preference = (
+            AccountPreference.objects.filter(user_id=user_id)
+            .values_list("language", flat=True)
+            .first()
+        ) or ""
     return {
         "team_id": membership.team_id if membership else None,
         "overtime_from": membership.overtime_from if membership else None,
-        "version": row.version if row else UNSAVED_VERSION,
-        "config": schedule_config.with_defaults(row.config if row else {}),
+        "language": spoken_language(preference, version, config),
+        "version": version,
+        "config": config,
         "overtime_until": override.overtime_until if override else None,
         "forced_off_until": override.forced_off_until if override else None,
         "debug_at": override.debug_at if override else None,
@@ -218,6 +230,7 @@ _JOINED = (
     "curfew_override__debug_until",
     "curfew_team_membership__team_id",
     "curfew_team_membership__overtime_from",
+    "curfew_preference__language",
 )
 
 
@@ -235,19 +248,30 @@ def _load_raw_many(user_ids: list[int]) -> dict[int, dict[str, Any]]:
     configs: dict[str, dict[str, Any]] = {}
     out = {}
     for user_id in user_ids:
-        (_, stored, version, overtime, forced, debug_at, debug_until, team_id, overtime_from) = (
-            found.get(user_id, nobody)
-        )
+        (
+            _,
+            stored,
+            version,
+            overtime,
+            forced,
+            debug_at,
+            debug_until,
+            team_id,
+            overtime_from,
+            preference,
+        ) = found.get(user_id, nobody)
         if version is None:  # never saved: the defaults
             stored = {}
         key = json.dumps(stored, sort_keys=True, default=str)
         config = configs.get(key)
         if config is None:
             config = configs[key] = schedule_config.with_defaults(stored)
+        version = UNSAVED_VERSION if version is None else version
         out[user_id] = {
             "team_id": team_id,
             "overtime_from": overtime_from,
-            "version": UNSAVED_VERSION if version is None else version,
+            "language": spoken_language(preference or "", version, config),
+            "version": version,
             "config": config,
             "overtime_until": overtime,
             "forced_off_until": forced,
@@ -277,9 +301,11 @@ def cached_bundle(
     return _built_from(user_id, raw, team)
 
 
-def _team_side(raw: dict[str, Any]) -> TeamSide:
+def _team_side(raw: dict[str, Any], language: str) -> TeamSide:
+    """The team's side as said to a member whose language is ``language``
+    (``selectors.spoken``): the engine decides on it as it is."""
     return TeamSide(
-        schedule=shared_schedule(raw["config"])[1],
+        schedule=shared_schedule(spoken_config(raw["config"], language))[1],
         policy=TeamPolicy(
             members_may_exempt=raw["members_may_exempt"],
             member_overtime=timedelta(minutes=raw["member_overtime_minutes"]),
@@ -288,9 +314,9 @@ def _team_side(raw: dict[str, Any]) -> TeamSide:
     )
 
 
-#: Built team sides per team, keyed by the rows they were built from: 5,000
-#: members share one built schedule.
-_teams_built: dict[int, tuple[tuple[Any, ...], TeamSide]] = {}
+#: Built team sides per team and language, keyed by the rows they were built
+#: from: 5,000 members share one built schedule per language.
+_teams_built: dict[tuple[int, str], tuple[tuple[Any, ...], TeamSide]] = {}
 
 
 def rows_fresh(raw: dict[str, Any] | None) -> bool:
@@ -323,21 +349,21 @@ def shared_schedule(config: dict[str, Any]) -> tuple[dict[str, Any], Schedule]:
     return found
 
 
-def _built_team(team_id: int, raw: dict[str, Any]) -> TeamSide:
+def _built_team(team_id: int, raw: dict[str, Any], language: str) -> TeamSide:
     stamp = (
         raw["version"],
         raw["members_may_exempt"],
         raw["member_overtime_minutes"],
         raw["overtime_until"],
     )
-    hit = _teams_built.get(team_id)
+    hit = _teams_built.get((team_id, language))
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    side = _team_side(raw)
+    side = _team_side(raw, language)
     with _built_lock:
         if len(_teams_built) >= MAX_BUILT:
             _teams_built.clear()
-        _teams_built[team_id] = (stamp, side)
+        _teams_built[(team_id, language)] = (stamp, side)
     return side
 
 
@@ -347,7 +373,9 @@ def _built_from(
     team_id: int | None = raw.get("team_id")
     team = None
     if team_id is not None and team_rows is not None:
-        team = _built_team(team_id, team_rows)
+        # ``get``: rows cached before issue 39 did not say it.
+        language = raw.get("language") or spoken_language("", raw["version"], raw["config"])
+        team = _built_team(team_id, team_rows, language)
         if len(_teams_seen) >= MAX_BUILT:
             _teams_seen.clear()
         _teams_seen[user_id] = team_id

@@ -13,6 +13,7 @@ from django.dispatch import Signal
 
 from curfew_core.models import AccountPreference, AuditEntry
 from curfew_core.selectors.account import session_keys_of, session_store_class
+from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record
 
 #: Sent after the commit that ended sessions, with ``user_id`` and
@@ -95,4 +96,6 @@ def language_set(
         action="language saved",
         changes={"language": {"old": old, "new": language}},
     )
+    # A team member's gateway says the team's replies in this language (issue 39).
+    after_commit(user_id=user.pk, publish=False)
     return preference

@@ -22,6 +22,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.utils import translation
 
 from curfew_core.engine.overrides import MAX_OVERTIME
 from curfew_core.models import (
@@ -33,7 +34,9 @@ from curfew_core.models import (
     TeamMembership,
 )
 from curfew_core.schedules import config as schedule_config
+from curfew_core.selectors.account import preferred_language
 from curfew_core.selectors.bundles import refresh_bundle, refresh_team
+from curfew_core.selectors.spoken import preset_key, why_replies
 from curfew_core.selectors.teams import forget_member_name
 from curfew_core.selectors.tokens import digest as token_digest
 from curfew_core.services import events
@@ -169,12 +172,29 @@ def _admins(team: Team) -> int:
 # -- teams and members -----------------------------------------------------------------
 
 
+def seed_config(admin: User) -> dict[str, Any]:
+    """A new team's schedule: the declared defaults with the replies that say
+    why and the ready-made sleepy voice, in ``admin``'s language."""
+    key = preset_key(preferred_language(admin) or translation.get_language() or "en")
+    persona, tiers = schedule_config.PERSONA_PRESETS[key]
+    return {
+        **schedule_config.default_config(),
+        **why_replies(key),
+        "tired_persona": persona,
+        "tier_texts": list(tiers),
+    }
+
+
 @transaction.atomic
 def team_create(
     *, name: str, admin: User, actor: User | None = None, channel: str = AuditEntry.Channel.SYSTEM
 ) -> Team:
     """A new team named ``name`` with ``admin`` as its first admin. Its
-    schedule starts as the declared defaults (version 0, unsaved)."""
+    schedule starts as the declared defaults (version 0, unsaved) but for
+    the replies and the sleepy voice: a new account's, the ones that say why
+    (issue 39). Written in the admin's language, each member's gateway says
+    them in the member's (``selectors.spoken``); the terse seed replies stay
+    a choice (``team_schedule_update``)."""
     cleaned = name.strip()
     if not cleaned or len(cleaned) > TEAM_NAME_MAX:
         raise TeamError(
@@ -188,7 +208,7 @@ def team_create(
     try:
         with transaction.atomic():
             team = Team.objects.create(
-                name=cleaned, config=schedule_config.default_config(), version=UNSAVED_VERSION
+                name=cleaned, config=seed_config(admin), version=UNSAVED_VERSION
             )
             TeamMembership.objects.create(team=team, user=admin, role=Role.ADMIN)
     except IntegrityError:
