@@ -22,9 +22,10 @@ why. Pure, like ``decide``: every instant is passed in.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
+from curfew_core.engine.clock import to_wall, wall_midnight
 from curfew_core.engine.decide import decide, segments
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import RequestContext, Schedule
@@ -207,3 +208,72 @@ def next_change(
         if stretch.state is not now:
             return Change(stretch.start, stretch.state, stretch.side, stretch.override)
     return None
+
+
+# -- the team's share of a week ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TeamShare:
+    """A stretch where the team's rule alone makes a member's AI what it is
+    (``Stretch.side == "team"``: the team's state is harsher than their own)."""
+
+    start: datetime
+    end: datetime
+    #: The state the member's AI is in over it (the team's).
+    state: State
+    peak: bool
+    #: The member's own states over it, in order: what their own schedule
+    #: alone would have made it.
+    own: tuple[State, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ShareDay:
+    """One local day of a member's week and the team's stretches that start on it."""
+
+    day: date
+    shares: tuple[TeamShare, ...]
+
+
+def team_week(
+    first: date, schedule: Schedule, team: TeamSide, *, days: int = 7
+) -> tuple[ShareDay, ...]:
+    """Where, over ``days`` local days from ``first`` (on the member's own
+    clock, ``schedule.timezone``), the team's schedule is harsher than the
+    member's own: the standing policy, as the Team page's card tells it.
+
+    Read off ``effective_plan`` with no override of either side (no
+    overtime, force-off, time machine or release night: those pass, the
+    policy stays) for a plain call: each stretch whose side is ``team``,
+    under the local day it starts on (a night belongs to its evening: a
+    stretch from 22:00 to 03:00 is its first day's). Each share also names
+    the member's own states over it (``effective_plan`` without the team).
+    """
+    zone = schedule.timezone
+    standing = TeamSide(team.schedule, team.policy)
+
+    def midnight(day: date) -> datetime:
+        return wall_midnight(day).replace(tzinfo=zone)
+
+    # From the evening before (a stretch running into ``first`` starts then,
+    # and is not ``first``'s) to a day past the last (its night ends then).
+    begin, finish = midnight(first - timedelta(days=1)), midnight(first + timedelta(days=days + 1))
+    plan = effective_plan(begin, finish, schedule, NO_OVERRIDES, standing)
+    own_plan = effective_plan(begin, finish, schedule)
+    found: dict[date, list[TeamShare]] = {first + timedelta(days=n): [] for n in range(days)}
+    for stretch in plan:
+        if stretch.side != "team":
+            continue
+        shares = found.get(to_wall(stretch.start, zone).date())
+        if shares is None:
+            continue
+        own = tuple(
+            dict.fromkeys(
+                part.state
+                for part in own_plan
+                if part.start < stretch.end and stretch.start < part.end
+            )
+        )
+        shares.append(TeamShare(stretch.start, stretch.end, stretch.state, stretch.peak, own))
+    return tuple(ShareDay(day, tuple(shares)) for day, shares in found.items())
