@@ -19,7 +19,7 @@ import django_stubs_ext
 from curfew_client.openai_shapes import UPSTREAM_BUDGET_KEYS
 from django.core.exceptions import ImproperlyConfigured
 
-from curfew_site import env
+from curfew_site import env, redaction
 from curfew_site.env import (
     env_bool,
     env_choice,
@@ -298,6 +298,10 @@ STORAGES = {
 # Debug serving (``make run``) finds files in place; production serves collectstatic's output.
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
+
+# No secret in a log, from any logger or server (uvicorn's included): every
+# record is cleaned as it is made (curfew_site/redaction.py).
+redaction.install()
 
 LOGGING = {
     "version": 1,

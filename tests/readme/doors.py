@@ -242,6 +242,48 @@ def capsule(served: Served) -> None:
         assert pushed["state"] == "lights-out", pushed
 
 
+def secrets_everywhere(served: Served) -> None:
+    """Tokens where a client may put them, right or wrong: query strings (a
+    page, a token door, an unknown path, the capsule's socket, a bad token's
+    socket), headers and bodies. What the server logs of them is checked by
+    ``assert_no_secret_logged`` (issue 41: uvicorn logged every capsule
+    socket's ``?token=`` at INFO)."""
+    unknown = "cfw_" + "x" * 43
+    with served.client() as http:
+        for path in (
+            f"/api/v1/state?token={served.token}",
+            f"/embed/capsule/?token={served.embed_token}",
+            f"/no/such/page?token={served.token}&key={served.token}",
+            f"/api/v1/state?token={unknown}",
+        ):
+            http.get(path)
+        http.post("/api/v1/verdict", headers={"Authorization": f"Bearer {unknown}"}, json={})
+        http.post(
+            "/api/v1/verdict",
+            headers={"Authorization": f"Bearer {served.token}"},
+            json={"token": served.token, "session_id": served.token},
+        )
+        http.post("/v1/chat/completions", headers={"X-Api-Key": served.token}, content=b"{")
+    base = urlsplit(served.base_url)
+    for token in (served.embed_token, unknown, served.token):
+        url = f"ws://{base.netloc}/ws/capsule/?token={token}"
+        try:
+            with connect(url, additional_headers=served.headers, open_timeout=10) as socket:
+                socket.recv(timeout=10)
+        except Exception:  # noqa: S110 - refused sockets are fine: only the log is checked
+            pass
+
+
+def assert_no_secret_logged(log: str, served: Served, *, allowed: tuple[str, ...] = ()) -> None:
+    """No raw token of ``served`` in ``log``, outside the ``allowed`` lines
+    (``make run`` prints its demo token on purpose, once)."""
+    lines = [line for line in log.splitlines() if not (allowed and line.startswith(allowed))]
+    for secret in (served.token, served.embed_token, served.token[4:], served.embed_token[4:]):
+        leaked = [line for line in lines if secret in line]
+        assert not leaked, f"a raw token in the server's log: {leaked[:3]}"
+    assert "ws/capsule" in log or "WebSocket" in log, "the log under test has the socket lines"
+
+
 DOORS: dict[str, Callable[[Served], None]] = {
     "POST /api/v1/verdict": verdict,
     "GET /api/v1/state": state,
@@ -252,6 +294,7 @@ DOORS: dict[str, Callable[[Served], None]] = {
     "POST /v1/embeddings (openai)": embeddings,
     "GET / (sign-in page)": sign_in,
     "WebSocket /ws/capsule/": capsule,
+    "tokens in queries, headers and bodies": secrets_everywhere,
 }
 
 

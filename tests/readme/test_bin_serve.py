@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.readme.doors import Served, drive_every_door
+from tests.readme.doors import Served, assert_no_secret_logged, drive_every_door
 
 
 @pytest.fixture(scope="module")
@@ -25,4 +25,6 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
 
 
 def test_bin_serve_serves_every_door(production: ServedApp) -> None:
-    drive_every_door(Served.of(production))
+    served = Served.of(production)
+    drive_every_door(served)
+    assert_no_secret_logged(production.log_path.read_text(errors="replace"), served)

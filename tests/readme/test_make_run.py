@@ -41,7 +41,7 @@ import pytest
 
 from curfew_testkit.server import free_port, wait_for_http
 from tests.conftest import require
-from tests.readme.doors import Served, drive_every_door
+from tests.readme.doors import Served, assert_no_secret_logged, drive_every_door
 
 #: The checkout under test: this file is tests/readme/ in it.
 REPO = Path(__file__).resolve().parents[2]
@@ -360,4 +360,6 @@ def test_make_run_as_the_readme_writes_it_serves_every_door(make_run: MakeRun) -
             "auto-reload (a template edit)": an_edited_template_without_a_restart,
         },
     )
+    # make run prints its demo token once, on purpose (README); nothing else may.
+    assert_no_secret_logged(make_run.log(), served, allowed=("demo API token: ",))
     assert make_run.stop() == [], make_run.log()
