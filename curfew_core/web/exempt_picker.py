@@ -7,6 +7,11 @@ typing ids; typing stays possible for one not seen yet. Works without
 script: each offered name is posted as ``seen_<kind>``, each ticked one as
 ``pick_<kind>``, and ``merged`` turns them, with what was typed, back into
 the setting's lines before the one validation layer reads them.
+
+Inside a team, a ticked box may count for nothing: the team lets a member's
+exemption count only as ``engine.team.team_lets_exempt`` says (the rule
+``decide_member`` applies). Such a box is marked void where it is ticked,
+with why, rather than left for the verdict's reason to tell (issue 39).
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from django.http import QueryDict
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from curfew_core.engine import TeamSide
 from curfew_core.engine.clock import to_wall
-from curfew_core.engine.schedule import purpose_key
+from curfew_core.engine.schedule import RequestContext, purpose_key
+from curfew_core.engine.team import team_lets_exempt
 from curfew_core.selectors.exemptions import Seen, seen_callers
 from curfew_core.web.activity import origin_word
 
@@ -39,6 +46,26 @@ class Pick:
     #: ``12 calls, last 2026-12-01 23:10, through proxy: chat``; empty for a
     #: name let through that has not called lately.
     detail: str
+    #: Ticked, but the person's team does not let it count (see ``void``).
+    void: bool = False
+
+
+#: The call each picker's name stands for, as a gateway would ask about it.
+_CALLS = {
+    "sessions": lambda name: RequestContext(session_id=name),
+    "purposes": lambda name: RequestContext(purpose=name),
+}
+
+
+def void(team: TeamSide | None, kind: str, name: str) -> bool:
+    """Whether letting ``name`` (of picker ``kind``) through counts for nothing
+    in ``team``: the engine's own rule, asked about the call the name stands for."""
+    return team is not None and not team_lets_exempt(team, _CALLS[kind](name))
+
+
+def subagents_void(team: TeamSide | None, spared: bool) -> bool:
+    """Whether sparing subagents (``apply_to_subagents`` off) counts for nothing in ``team``."""
+    return spared and team is not None and not team_lets_exempt(team, RequestContext(subagent=True))
 
 
 def _lines(text: str) -> list[str]:
@@ -75,11 +102,17 @@ def _detail(seen: Seen, tz: dt.tzinfo) -> str:
 
 
 def picks(
-    *, user_id: int, now: dt.datetime, current: Mapping[str, Any], tz: dt.tzinfo
+    *,
+    user_id: int,
+    now: dt.datetime,
+    current: Mapping[str, Any],
+    tz: dt.tzinfo,
+    team: TeamSide | None = None,
 ) -> dict[str, list[Pick]]:
     """Each picker's boxes: what called lately (most recent first), then what
     is let through but has not called; ticked where ``current`` (the config
-    shown) lets it through."""
+    shown) lets it through, and void where ticked but ``team`` (the person's
+    team's side, if any) does not let it count."""
     seen = seen_callers(user_id=user_id, now=now)
     out: dict[str, list[Pick]] = {}
     for kind, (setting, _pick, _seen) in PICKERS.items():
@@ -98,11 +131,14 @@ def picks(
             if value in offered:
                 continue
             offered.add(value)
-            boxes.append(Pick(value, value in chosen, _detail(caller, tz)))
+            ticked = value in chosen
+            boxes.append(
+                Pick(value, ticked, _detail(caller, tz), ticked and void(team, kind, value))
+            )
         for value in chosen:
             if value not in offered:
                 offered.add(value)
-                boxes.append(Pick(value, True, ""))
+                boxes.append(Pick(value, True, "", void(team, kind, value)))
         out[kind] = boxes
     return out
 

@@ -41,6 +41,7 @@ from curfew_core.selectors import ledger as ledger_selectors
 from curfew_core.selectors import ledger_page
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.audit import audit_recent
+from curfew_core.selectors.bundles import bundle_for
 from curfew_core.selectors.tokens import TokenKind
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.prices import price_table_set
@@ -180,23 +181,30 @@ def _form_context(
 
 def _exempt_picks(user: Any, form: ScheduleForm, tz_name: str) -> dict[str, Any]:
     """The exemption pickers for the config the form shows; an unbound
-    form's typing boxes then hold only what no box offers."""
+    form's typing boxes then hold only what no box offers. Inside a team,
+    what the team voids is marked so (issue 39)."""
     settings_form = form.settings
     source = settings_form.data if settings_form.is_bound else settings_form.initial
     current = {
         setting: settings_form.typed(setting, source.get(setting))
         for setting, _pick, _seen in exempt_picker.PICKERS.values()
     }
+    team = bundle_for(user.pk).team
     offered = exempt_picker.picks(
-        user_id=user.pk, now=timezone.now(), current=current, tz=zoneinfo.ZoneInfo(tz_name)
+        user_id=user.pk,
+        now=timezone.now(),
+        current=current,
+        tz=zoneinfo.ZoneInfo(tz_name),
+        team=team,
     )
+    spared = not settings_form.typed("apply_to_subagents", source.get("apply_to_subagents"))
     if not settings_form.is_bound:
         for setting, shown in exempt_picker.typed_only(current, offered).items():
             settings_form.initial[setting] = shown
             # A bound field read before (the preview reads every value)
             # keeps the initial it saw: let it be made again.
             settings_form._bound_fields_cache.pop(setting, None)  # type: ignore[attr-defined]
-    return offered
+    return {**offered, "subagents_void": exempt_picker.subagents_void(team, spared)}
 
 
 def _render_section(
@@ -501,7 +509,19 @@ def _render_activity(
         from_decisions=hours.from_decisions,
         saved=saved,
         totals=activity_words.period_totals(
-            hours.buckets, before.buckets, saved, saved_before, days=period.days
+            hours.buckets,
+            before.buckets,
+            saved,
+            saved_before,
+            days=period.days,
+            held=ledger_page.minutes_held_off(
+                user_id=user.pk, period=period, session=query.session or None
+            ),
+            held_before=ledger_page.minutes_held_off(
+                user_id=user.pk, period=earlier, session=query.session or None
+            ),
+            before_since=earlier.since,
+            retention_days=settings.CURFEW_LEDGER_RETENTION_DAYS,
         ),
         decisions=ledger_page.recent_decisions(
             user_id=user.pk,
