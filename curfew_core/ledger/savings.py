@@ -1,17 +1,21 @@
 """What the curfew saved, from the hourly aggregates and a price table (pure).
 
 - **Requests not sent**: short-circuits that acted (a dry run never acts).
-- **Output tokens not generated**: on clamps, the budget asked minus the budget
-  allowed (an upper bound: an answer may end sooner); for each request not
-  sent, the output a call that went through untouched used on average in the
-  same range (upstream ``usage``, where the door saw it). No such call: 0.
+- **Output tokens not generated**: for each request not sent, the output a
+  call that went through untouched used on average in the same range
+  (upstream ``usage``, where the door saw it). No such call: 0.
+- **Tokens not asked for**: on clamps, the budget asked minus the budget
+  allowed (``max_tokens`` lowered). A cap, not a saving: how much of the cut
+  an answer would have used is not known, so it is never counted as tokens
+  saved and never priced.
 - **Money**: per hour, the input a typical passed call sent and the output
   above, at the table's per-million prices, times ``1 - discount_rate`` for the
   share of the hour inside a discount window (UTC clock times). Only where the
   usage is known: a request not sent while no passed call's usage is known is
   left out of the money and counted (``unpriced_requests``), never priced at a
   guess; an embedding refused off duty (``REFUSED``) is never priced as a chat
-  turn (it has no answer to save) and is counted apart.
+  turn (it has no answer to save) and is counted apart; a clamp's cut is
+  never priced (above).
 
 Default prices: DeepSeek's published list (https://api-docs.deepseek.com/quick_start/pricing,
 "Models & Pricing", as served on 2026-11-15 and read on 2026-11-30):
@@ -203,6 +207,9 @@ class Savings:
     unpriced_requests: int = 0
     #: Of ``requests_not_sent``, embeddings refused off duty (never priced).
     embeddings_refused: int = 0
+    #: The clamps' cuts of ``max_tokens`` (budget asked minus allowed): tokens
+    #: not asked for, neither saved nor priced.
+    tokens_not_asked_for: int = 0
 
 
 def _typical(rows: list[Bucket]) -> tuple[Decimal, Decimal] | None:
@@ -234,7 +241,9 @@ def savings(
     output_saved = Decimal(0)
     unpriced = 0
     refused = 0
+    not_asked = 0
     for b in rows:
+        not_asked += b.output_tokens_not_generated
         answered = b.requests_not_sent
         if b.action == REFUSED:
             refused += answered
@@ -243,7 +252,7 @@ def savings(
         elif typical is None:
             unpriced += answered
         tokens_in = answered * per_in
-        tokens_out = answered * per_out + b.output_tokens_not_generated
+        tokens_out = answered * per_out
         input_saved += tokens_in
         output_saved += tokens_out
         if not tokens_in and not tokens_out:
@@ -262,51 +271,64 @@ def savings(
         typical_output_tokens=typical_out,
         unpriced_requests=unpriced,
         embeddings_refused=refused,
+        tokens_not_asked_for=not_asked,
     )
 
 
 @dataclass(frozen=True, slots=True)
 class Night:
     """What the curfew kept off in a period, in time and calls (no money):
-    each number from the hourly totals alone."""
+    the time from the decisions' own instants, the calls from the hourly totals."""
 
-    #: Local hours of peak (``off-duty``) in which at least one call was held off.
-    peak_hours: int
-    #: Local hours asleep (``lights-out``) in which at least one call was held off.
-    asleep_hours: int
+    #: Minutes at peak (``off-duty``) in which at least one call was held off.
+    peak_minutes: int
+    #: Minutes asleep (``lights-out``) in which at least one call was held off.
+    asleep_minutes: int
     #: Turns answered without a request (short-circuits that acted; not embeddings).
     answered: int
     #: Embeddings refused off duty (nothing sent, nothing answered).
     embeddings_refused: int
-    #: Output tokens the clamps kept from being generated (an upper bound).
-    clamp_tokens: int
+    #: The clamps' cuts of ``max_tokens``: tokens not asked for (never "saved").
+    tokens_not_asked_for: int
 
     @property
-    def hours_kept_off(self) -> int:
-        return self.peak_hours + self.asleep_hours
+    def minutes_kept_off(self) -> int:
+        return self.peak_minutes + self.asleep_minutes
 
 
-def night(buckets: Iterable[Bucket]) -> Night:
-    """``buckets`` summed as time and calls kept off. An hour counts once per
-    state however many calls it held off; a dry run holds nothing off
+def held_minutes(held: Iterable[tuple[str, datetime]]) -> dict[str, int]:
+    """The minutes, per off state, in which a call was held off, from the
+    instants of the calls held off (``(state, at)``; a dry run holds nothing
+    off, so the caller passes only short-circuits that acted). Time counted as
+    it happened: a minute counts once however many calls it held off, and
+    three minutes switched off with a call in each are three minutes, never an
+    hour. Every zone's offset is whole minutes, so a UTC minute is a local one."""
+    seen: dict[str, set[int]] = {state: set() for state in OFF_STATES}
+    for state, at in held:
+        if state in seen:
+            seen[state].add(int(at.timestamp()) // 60)
+    return {state: len(minutes) for state, minutes in seen.items()}
+
+
+def night(buckets: Iterable[Bucket], held: Mapping[str, int] | None = None) -> Night:
+    """``buckets`` summed as calls kept off, beside ``held`` (``held_minutes``
+    of the same period) as the time. A dry run holds nothing off
     (``requests_not_sent`` counts only short-circuits that acted)."""
-    held: dict[str, set[datetime]] = {state: set() for state in OFF_STATES}
-    answered = refused = clamp_tokens = 0
+    minutes = held or {}
+    answered = refused = not_asked = 0
     for b in buckets:
-        if b.requests_not_sent and b.state in held:
-            held[b.state].add(b.start)
         if b.action == REFUSED:
             refused += b.requests_not_sent
         elif b.action == "short-circuit":
             answered += b.requests_not_sent
         elif b.action == "clamp":
-            clamp_tokens += b.output_tokens_not_generated
+            not_asked += b.output_tokens_not_generated
     return Night(
-        peak_hours=len(held["off-duty"]),
-        asleep_hours=len(held["lights-out"]),
+        peak_minutes=minutes.get("off-duty", 0),
+        asleep_minutes=minutes.get("lights-out", 0),
         answered=answered,
         embeddings_refused=refused,
-        clamp_tokens=clamp_tokens,
+        tokens_not_asked_for=not_asked,
     )
 
 
@@ -326,5 +348,10 @@ def compared(this: Night, before: Night) -> dict[str, Change]:
     """Each of ``this`` period's numbers beside the period before's."""
     return {
         name: Change(getattr(this, name), getattr(before, name))
-        for name in ("hours_kept_off", "answered", "clamp_tokens", "embeddings_refused")
+        for name in (
+            "minutes_kept_off",
+            "answered",
+            "tokens_not_asked_for",
+            "embeddings_refused",
+        )
     }

@@ -18,7 +18,8 @@ from django.db.models import Case, CharField, Count, F, Max, Q, Sum, Value, When
 from django.db.models.functions import Coalesce, Greatest, Trunc
 
 from curfew_core.ledger.hours import local_hour
-from curfew_core.ledger.savings import REFUSED, Bucket
+from curfew_core.ledger.savings import OFF_STATES, REFUSED, Bucket, held_minutes
+from curfew_core.ledger.why import led_by_state
 from curfew_core.models import Decision, DecisionHour
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.ledger import BUCKET_SUMS
@@ -223,6 +224,31 @@ def _session_hours(*, user_id: int, period: Period, session: str) -> Hours:
     return Hours(cells, buckets, from_decisions=True)
 
 
+def minutes_held_off(*, user_id: int, period: Period, session: str | None = None) -> dict[str, int]:
+    """The minutes of ``period``, per off state (peak, asleep), in which at
+    least one of the user's calls (of ``session``) was held off: read from the
+    single decisions' instants, each minute once (``ledger.savings.held_minutes``),
+    so time is counted as it happened, never rounded up to hours. Only as far
+    back as single decisions are kept (``CURFEW_LEDGER_RETENTION_DAYS``)."""
+    rows = Decision.objects.filter(
+        user_id=user_id,
+        at__gte=period.since,
+        at__lt=period.until,
+        action="short-circuit",
+        dry_run=False,
+        state__in=OFF_STATES,
+    )
+    if session:
+        rows = rows.filter(session=session)
+    minutes = (
+        rows.annotate(minute=Trunc("at", "minute", tzinfo=dt.UTC))
+        .order_by()
+        .values_list("state", "minute")
+        .distinct()
+    )
+    return held_minutes(minutes)
+
+
 def session_choices(*, user_id: int, period: Period) -> list[str]:
     """Sessions with a decision in ``period``, the most recently active first."""
     rows = (
@@ -254,6 +280,13 @@ class DecisionLine:
     dry_run: bool
     input_tokens: int | None
     output_tokens: int | None
+
+    @property
+    def why(self) -> str:
+        """The reason line led by what it tells of this decision's own
+        recorded ``state`` (``ledger.why``): an Asleep row's "Why" begins
+        with why it was asleep, never with the other side's winding."""
+        return led_by_state(self.state, self.reason)
 
 
 _LINE_FIELDS = (

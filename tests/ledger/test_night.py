@@ -1,6 +1,7 @@
-"""The night in time and money (issue 25): AI time kept off, turns answered
-without a request, tokens the clamps saved, embeddings refused apart, each
-beside the week before; money only where the usage is known."""
+"""The night in time and money (issues 25, 39): AI time kept off, to the
+minute, turns answered without a request, tokens not asked for (budget cuts),
+embeddings refused apart, each beside the week before; money only where the
+usage is known, never for a budget cut."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from curfew_core.ledger.savings import (
     REFUSED,
     Bucket,
     compared,
+    held_minutes,
     night,
     prices_of,
     savings,
@@ -25,8 +27,8 @@ def utc(day: int, hour: int, minute: int = 0) -> datetime:
     return datetime(2026, 9, day, hour, minute, tzinfo=UTC)
 
 
-#: A week: two peak hours holding calls off (one of them twice: one hour),
-#: one hour asleep, a dry run that held nothing off, a clamp, a refused embedding.
+#: A week: calls held off at peak and asleep, a dry run that held nothing
+#: off, a clamp, a refused embedding.
 WEEK = [
     Bucket(utc(22, 2), "short-circuit", count=3, requests_not_sent=3, state="off-duty"),
     Bucket(utc(22, 2), REFUSED, count=1, requests_not_sent=1, state="off-duty"),
@@ -37,16 +39,39 @@ WEEK = [
     Bucket(utc(23, 15), "clamp", count=2, output_tokens_not_generated=3000, state="winding"),
     Bucket(utc(23, 9), "pass", count=7, state="on-duty"),
 ]
+#: The instants of the week's calls held off: three peak minutes (two calls in
+#: 02:00, one of them at 02:00:40), one asleep minute, and states that hold
+#: nothing off (a clamp while winding, a pass).
+HELD = [
+    ("off-duty", utc(22, 2)),
+    ("off-duty", datetime(2026, 9, 22, 2, 0, 40, tzinfo=UTC)),
+    ("off-duty", utc(22, 2, 1)),
+    ("off-duty", utc(22, 3, 59)),
+    ("lights-out", utc(23, 18, 30)),
+    ("winding", utc(23, 15)),
+    ("on-duty", utc(23, 9)),
+]
+
+
+def test_time_is_counted_as_it_happened_by_the_minute() -> None:
+    """About three minutes switched off are three minutes, never "1 h":
+    a minute counts once however many calls it held off."""
+    assert held_minutes(HELD) == {"off-duty": 3, "lights-out": 1}
+    three = [("lights-out", utc(22, 12, m)) for m in (0, 1, 2)]
+    assert held_minutes(three) == {"off-duty": 0, "lights-out": 3}
+    assert night([], held_minutes(three)).minutes_kept_off == 3
+    # Control: the same calls within one minute are one minute.
+    assert held_minutes([("lights-out", utc(22, 12, 0))] * 3)["lights-out"] == 1
 
 
 def test_a_week_in_time_and_calls() -> None:
-    summary = night(WEEK)
-    assert summary.peak_hours == 2  # 02:00 and 03:00; the refused embedding's hour is one of them
-    assert summary.asleep_hours == 1  # the dry run's hour held nothing off
-    assert summary.hours_kept_off == 3
+    summary = night(WEEK, held_minutes(HELD))
+    assert summary.peak_minutes == 3
+    assert summary.asleep_minutes == 1
+    assert summary.minutes_kept_off == 4
     assert summary.answered == 9  # 3 + 2 + 4: the refused embedding is not a turn answered
     assert summary.embeddings_refused == 1
-    assert summary.clamp_tokens == 3000
+    assert summary.tokens_not_asked_for == 3000
 
 
 def test_each_number_beside_the_week_before() -> None:
@@ -54,13 +79,14 @@ def test_each_number_beside_the_week_before() -> None:
         [
             Bucket(utc(15, 2), "short-circuit", count=12, requests_not_sent=12, state="off-duty"),
             Bucket(utc(15, 15), "clamp", count=1, output_tokens_not_generated=500, state="winding"),
-        ]
+        ],
+        {"off-duty": 1},
     )
-    changes = compared(night(WEEK), before)
+    changes = compared(night(WEEK, held_minutes(HELD)), before)
     assert {name: (c.now, c.before, c.delta) for name, c in changes.items()} == {
-        "hours_kept_off": (3, 1, 2),
+        "minutes_kept_off": (4, 1, 3),
         "answered": (9, 12, -3),
-        "clamp_tokens": (3000, 500, 2500),
+        "tokens_not_asked_for": (3000, 500, 2500),
         "embeddings_refused": (1, 0, 1),
     }
     # A quiet week before: everything is new.
@@ -69,8 +95,9 @@ def test_each_number_beside_the_week_before() -> None:
 
 
 def test_no_known_usage_leaves_the_turns_out_of_the_money_and_says_how_many() -> None:
-    """14 turns answered and no passed call whose usage is known: the money
-    is the clamp's alone, and the 14 are counted as unpriced, never priced at 0."""
+    """14 turns answered and no passed call whose usage is known: nothing is
+    priced (a clamp's cut never is), and the 14 are counted as unpriced,
+    never priced at 0."""
     night_only = [
         Bucket(utc(22, 2), "short-circuit", count=14, requests_not_sent=14, state="off-duty"),
         Bucket(utc(22, 15), "clamp", count=1, output_tokens_not_generated=1000, state="winding"),
@@ -78,8 +105,8 @@ def test_no_known_usage_leaves_the_turns_out_of_the_money_and_says_how_many() ->
     result = savings(night_only, DEFAULT)
     assert result.unpriced_requests == 14
     assert result.typical_output_tokens is None
-    # 1000 output tokens at 1.20 per million, 15:00 UTC is off-peak: half.
-    assert result.money == Decimal("0.000600")
+    assert result.money == Decimal(0)
+    assert result.tokens_not_asked_for == 1000
     # Control: with a passed call's usage known, the turns are priced and none left out.
     known = [
         *night_only,

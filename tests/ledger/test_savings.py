@@ -74,12 +74,15 @@ def test_an_hour_half_in_the_discount_pays_three_quarters() -> None:
     assert savings([PASSED, night], DEFAULT).money == Decimal("0.001350")
 
 
-def test_a_clamp_saves_its_budget_difference_at_the_hours_rate() -> None:
+def test_a_clamps_cut_is_tokens_not_asked_for_never_saved_nor_priced() -> None:
+    """Lowering ``max_tokens`` from 12,000 to 2,000 does not save 10,000
+    tokens (the answer may have used 300): it is counted as not asked for,
+    and priced at nothing."""
     clamp = Bucket(utc(20), "clamp", count=5, output_tokens_not_generated=10_000)
     result = savings([clamp], DEFAULT)
-    # 10000 x 1.20/M x 0.5 (20:00 UTC is off-peak)
-    assert result.money == Decimal("0.006000")
-    assert result.output_tokens_not_generated == 10_000
+    assert result.money == Decimal(0)
+    assert result.tokens_not_asked_for == 10_000
+    assert result.output_tokens_not_generated == 0
     assert result.requests_not_sent == 0
 
 
@@ -104,9 +107,10 @@ def test_a_table_of_ones_own() -> None:
     night = Bucket(utc(16), "short-circuit", count=1, requests_not_sent=1)
     clamp = Bucket(utc(16), "clamp", count=1, output_tokens_not_generated=1000)
     result = savings([PASSED, night, clamp], prices)
-    # short-circuit: 1000 x 2/M + 500 x 8/M = 0.006; clamp: 1000 x 8/M = 0.008;
-    # 16:00-17:00 is half in 16:30-00:30: x (1 - 0.75 x 0.5) = 0.625 -> 0.00875
-    assert result.money == Decimal("0.008750")
+    # short-circuit: 1000 x 2/M + 500 x 8/M = 0.006; the clamp's cut: not priced;
+    # 16:00-17:00 is half in 16:30-00:30: x (1 - 0.75 x 0.5) = 0.625 -> 0.00375
+    assert result.money == Decimal("0.003750")
+    assert result.tokens_not_asked_for == 1000
     assert result.currency == "CNY"
 
 

@@ -123,11 +123,12 @@ def test_totals_are_the_ledgers_savings_of_hand_computed_decisions(
 
     html = page.get("/activity/").content.decode()
     assert _text(html, "total-not-sent") == "3"
-    # The tokens the clamp saved: 4096 - 1000.
+    # The tokens the clamp did not ask for: 4096 - 1000.
     assert _text(html, "total-tokens") == "3,096"
-    # The money also prices the 3 not sent as the typical call (600 out each):
-    # 3 x 2000 in x 10/M + (3 x 600 + 3096) out x 20/M = 0.06 + 0.09792 = 0.15792.
-    assert _text(html, "total-money") == "EUR 0.16"
+    # The money prices the 3 not sent as the typical call (600 out each), and
+    # never the budget cut (not tokens saved, so no price):
+    # 3 x 2000 in x 10/M + 3 x 600 out x 20/M = 0.06 + 0.036 = 0.096.
+    assert _text(html, "total-money") == "EUR 0.10"
     assert "7 decisions" in html
 
 

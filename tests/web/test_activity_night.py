@@ -87,12 +87,14 @@ def test_the_week_beside_the_week_before(page: PageClient, user: User) -> None:
     _night(user, week_before, answered=10, peak_hours=1)
     recorder.flush()
     html = page.get("/activity/").content.decode()
-    assert _text(html, "total-hours") == "3 h"
-    assert "Week before: 1 h (+2 h)" in _card(html, "total-hours")
+    # Three minutes held off (one in each of three hours), never "3 h".
+    assert _text(html, "total-time") == "3 min"
+    assert "Week before: 1 min (+2 min)" in _card(html, "total-time")
     assert _text(html, "total-not-sent") == "6"
     assert "Week before: 10 (−4)" in _card(html, "total-not-sent")
     assert _text(html, "total-tokens") == "4,000"
     assert "Week before: 0 (+4,000)" in _card(html, "total-tokens")
+    assert "tokens not asked for (budget cuts)" in _card(html, "total-tokens")
     # No embeddings were refused in either week: no card for them.
     assert 'id="total-refused"' not in html
     # The 30 days view compares with the 30 days before.
@@ -114,9 +116,11 @@ def test_money_with_no_usage_known_says_what_it_left_out(page: PageClient, user:
     note = _text(html, "total-money-note")
     assert "The 14 turns answered without a request are not in this sum" in note
     assert "nothing to price them by" in note
-    assert "Only the shortened answers are priced." in note
-    assert _text(html, "total-money").startswith("USD ")
-    # Nothing priced at all (no clamp either): the money is not known, not 0.00.
+    # A budget cut is tokens not asked for, never money: nothing here has a
+    # price, so the money is not known, not the clamp's 1,048 tokens priced.
+    assert "shortened" not in note
+    assert _text(html, "total-money") == "not known"
+    assert _text(html, "total-tokens") == "1,048"
     recorder.discard()
     zh = page.get("/activity/", **ZH).content.decode()
     assert "没有算进金额" in _text(zh, "total-money-note")

@@ -1,0 +1,56 @@
+"""A recorded decision's reason, led by what it tells of the decision's own
+state (pure).
+
+The engine writes one reason line for both sides of a decision: a member's
+own schedule first, then the team's (``engine.team.combine``), and an
+override after the schedule it overrides (``engine.decide``). So an Asleep
+call (the team's lights-out, or switched off by hand) may have a reason that
+begins "winding 30%". The ledger keeps the state the engine decided beside
+the line; "Why" reads that state and puts the parts that tell it first,
+never re-deriving the state from the words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from curfew_core.engine.team import TEAM_MARK
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
+#: Each part of a reason line that tells a state, and the state it tells.
+_TELLS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"peak hours( \(.+\))?"), "off-duty"),
+    (re.compile(r"lights out( until .+)?"), "lights-out"),
+    (re.compile(r"forced off until .+"), "lights-out"),
+    (re.compile(r"winding \d+%"), "winding"),
+    (re.compile(r"on duty"), "on-duty"),
+    (re.compile(r"overtime until .+"), "on-duty"),
+)
+_BUDGET = re.compile(r"budget \d+")
+
+
+def _tells(part: str) -> str | None:
+    inner = part.removeprefix(TEAM_MARK)
+    for pattern, state in _TELLS:
+        if pattern.fullmatch(inner):
+            return state
+    return None
+
+
+def led_by_state(state: str, reason: str) -> str:
+    """``reason`` with the parts that tell ``state`` (the decision's own,
+    recorded) first, the rest after in their order; a leading date stays first.
+    A winding part keeps its budget beside it. Nothing is dropped or added:
+    a reason none of whose parts tells ``state`` is returned as it is."""
+    parts = reason.split(" · ") if reason else []
+    head = [parts.pop(0)] if parts and _DATE.fullmatch(parts[0].strip()) else []
+    lead: list[str] = []
+    rest: list[str] = []
+    told: str | None = None
+    for part in parts:
+        said = _tells(part)
+        if said is None and _BUDGET.fullmatch(part) and told == "winding":
+            said = told
+        told = said
+        (lead if said == state else rest).append(part)
+    return " · ".join(head + lead + rest)
