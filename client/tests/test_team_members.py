@@ -77,10 +77,26 @@ class _Key:
     end_user_id = "end-user"
 
 
+class _MasterKey:
+    user_id = "default_user_id"  # LiteLLM's master key: its administrator, no person
+    end_user_id = None
+
+
 def test_the_litellm_hook_names_the_member() -> None:
+    """The request first (header, body ``user``, ``metadata.user_id``, the end
+    user), LiteLLM's key user last (issue 39; ``tests/litellm`` builds ``data``
+    with LiteLLM's own request set-up)."""
     header = {"X-Curfew-User": "alice"}
     assert member_of({"user": "x"}, _Key(), header) == "alice"
-    assert member_of({"metadata": {"user_api_key_user_id": "bob"}}, _Key(), {}) == "bob"
-    assert member_of({}, _Key(), {}) == "from-the-key"
+    assert member_of({"user": "carol"}, _Key(), {}) == "carol"
+    assert member_of({"metadata": {"user_id": "dave"}}, _Key(), {}) == "dave"
+    assert member_of({"metadata": {"user_api_key_user_id": "bob"}}, _Key(), {}) == "end-user"
+    assert member_of({"metadata": {"user_api_key_user_id": "bob"}}, None, {}) == "bob"
+    assert member_of({}, _Key(), {}) == "end-user"
     assert member_of({"user": "carol"}, None, {}) == "carol"
+    assert member_of({}, _MasterKey(), {}) is None
     assert member_of({}, None, {}) is None
+    # Claude Code's own id is no name: the next source names the member.
+    claude = '{"device_id":"4f4f","account_uuid":"0f3c","session_id":"9b2d"}'
+    assert member_of({"metadata": {"user_id": claude}}, _MasterKey(), {}) is None
+    assert member_of({"metadata": {"user_id": claude}}, _Key(), {}) == "end-user"

@@ -39,15 +39,26 @@ way (read from LiteLLM's own source, proven against the real proxy in
   adds the persona (legacy completions have no system prompt: the clamp only).
 - on duty, exempt, dry run: the request is not touched.
 
-Every answer carries ``X-Curfew-State`` and ``X-Curfew-Action``. The hook never
+Every answer carries ``X-Curfew-State`` and ``X-Curfew-Action``;
+``X-Curfew-State: unchecked`` when the outage policy answered without a
+verdict (``fail_open`` passing, ``fail_closed`` answering). The hook never
 breaks LiteLLM: the client answers outages by policy, and anything unexpected
 in the hook is logged and answered by the same policy.
+
+With a team key (``cft_…``) as ``CURFEW_TOKEN``, each call names its member
+(``member_of``): the request first (``X-Curfew-User``, the body's ``user``,
+``metadata.user_id``, LiteLLM's end-user id), then LiteLLM's user of a virtual
+key, never the master key's own. A call whose member the server refuses (not
+in the team: 404; none named: 400) gets that refusal as its answer, naming the
+problem and how to name a member; it is no outage, and every other member's
+calls are still enforced.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -69,7 +80,7 @@ from curfew_client import (
 )
 from curfew_client.aio import AsyncCurfewClient
 from curfew_client.health import POLICIES, Policy
-from curfew_client.policy import CurfewUnavailable
+from curfew_client.policy import CurfewRefused, CurfewUnavailable
 from curfew_client.scope import ScopeHeaderError, scope_from_headers
 from curfew_client.verdict import CurfewVerdict, policy_verdict
 
@@ -93,6 +104,10 @@ CALL_KINDS: Mapping[str, Kind] = {
 
 STATE_HEADER = "X-Curfew-State"
 ACTION_HEADER = "X-Curfew-Action"
+#: A call refused before any verdict (a name that is not a member): what
+#: Curfew's own proxy labels a refusal with (``edge.dialects.labelled``).
+UNKNOWN_STATE = "unknown"
+NO_ACTION = "none"
 #: Calls remembered between the pre-call hook and the answer's hooks. Bounded:
 #: a call whose answer never comes (a client gone) must not leak.
 MAX_REMEMBERED = 4096
@@ -175,30 +190,86 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+#: LiteLLM's user of its master key (``litellm.constants.LITELLM_PROXY_ADMIN_NAME``):
+#: the proxy's administrator, never a person a team key may ask for.
+MASTER_KEY_USER = "default_user_id"
+#: Claude Code's ``metadata.user_id``: a JSON object (``{"device_id": …,
+#: "account_uuid": …, "session_id": …}``), or the older
+#: ``user_<hash>_account_<uuid>_session_<uuid>``. The tool's own id, never a
+#: member's name: skipped, so the next source names the member.
+_TOOL_ID = re.compile(r"^\s*\{|^user_[0-9a-f]+_account_.*_session_", re.IGNORECASE)
+
+
+def _name(value: Any) -> str | None:
+    """``value`` as a member's name, or ``None`` (empty, not text, a tool's own id)."""
+    text = _text(value.strip() if isinstance(value, str) else value)
+    if text is None or _TOOL_ID.search(text):
+        return None
+    return text
+
+
+def _metadata(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Where LiteLLM keeps a call's metadata: ``metadata`` (chat), and
+    ``litellm_metadata`` (the Messages and Responses routes, whose own
+    ``metadata`` is the client's)."""
+    return [
+        holder
+        for holder in (data.get("metadata"), data.get("litellm_metadata"))
+        if isinstance(holder, Mapping)
+    ]
+
+
 def member_of(
     data: Mapping[str, Any], user_api_key_dict: Any, headers: Mapping[str, str]
 ) -> str | None:
     """The Curfew member a LiteLLM call is for, when ``CURFEW_TOKEN`` is a team
-    key: the client's ``X-Curfew-User``; else LiteLLM's user of the virtual
-    key (``user_api_key_user_id``); else the end user (OpenAI's ``user``).
-    LiteLLM's user ids must then be the members' Curfew usernames."""
+    key; the request first, then LiteLLM's key:
+
+    1. the client's ``X-Curfew-User`` header;
+    2. the body's ``user`` (OpenAI's end user);
+    3. the body's ``metadata.user_id`` (Anthropic's);
+    4. LiteLLM's end-user id (``UserAPIKeyAuth.end_user_id``: its customer
+       headers, or what it read from the body);
+    5. LiteLLM's user of the virtual key (``user_api_key_user_id``), never the
+       master key's own (``default_user_id``).
+
+    Claude Code's own id in ``metadata.user_id`` names no one and is skipped.
+    ``None``: the call names no member (the server refuses it, for that call)."""
     for name, value in headers.items():
-        if name.lower() == "x-curfew-user" and value.strip():
-            return value.strip()
-    for holder in (data.get("metadata"), data.get("litellm_metadata")):
-        if isinstance(holder, Mapping):
-            found = _text(holder.get("user_api_key_user_id"))
-            if found is not None:
-                return found
-    found = _text(getattr(user_api_key_dict, "user_id", None))
-    if found is not None:
+        if name.lower() == "x-curfew-user" and (found := _name(value)) is not None:
+            return found
+    if (found := _name(data.get("user"))) is not None:
         return found
-    for holder in (data.get("metadata"), data.get("litellm_metadata")):
-        if isinstance(holder, Mapping):
-            found = _text(holder.get("user_api_key_end_user_id"))
-            if found is not None:
-                return found
-    return _text(getattr(user_api_key_dict, "end_user_id", None)) or _text(data.get("user"))
+    metadata = data.get("metadata")
+    if isinstance(metadata, Mapping) and (found := _name(metadata.get("user_id"))) is not None:
+        return found
+    for found in (
+        getattr(user_api_key_dict, "end_user_id", None),
+        *(holder.get("user_api_key_end_user_id") for holder in _metadata(data)),
+    ):
+        if (named := _name(found)) is not None:
+            return named
+    for found in (
+        *(holder.get("user_api_key_user_id") for holder in _metadata(data)),
+        getattr(user_api_key_dict, "user_id", None),
+    ):
+        named = _name(found)
+        if named is not None and named != MASTER_KEY_USER:
+            return named
+    return None
+
+
+def refused_message(refused: CurfewRefused, *, team_key: bool) -> str:
+    """What the client of a call the server refused is told: the server's
+    words, and with a team key how to name a member."""
+    said = f"curfew refused this call: {refused.detail}"
+    if not team_key:
+        return said
+    return (
+        f"{said}. This proxy asks Curfew with a team key: name a member of the team in "
+        "the X-Curfew-User header (Claude Code: ANTHROPIC_CUSTOM_HEADERS="
+        '"X-Curfew-User: <username>"), or the body\'s user field'
+    )
 
 
 def _positive(value: Any) -> int | None:
@@ -361,6 +432,10 @@ class CurfewHook(CustomLogger):
             verdict = await self._verdict(kind, data, user_api_key_dict)
         except ScopeHeaderError as exc:  # the client's mistake, said as Curfew's proxy says it
             raise HTTPException(status_code=400, detail={"error": str(exc)}) from exc
+        except CurfewRefused as exc:  # this call's own refusal: its answer, never an outage
+            self._label(data, UNKNOWN_STATE, NO_ACTION)
+            detail = {"error": refused_message(exc, team_key=self.client.team_key)}
+            raise HTTPException(status_code=exc.status, detail=detail) from exc
         except CurfewUnavailable as exc:  # policy "raise": the operator asked for an error
             raise HTTPException(status_code=503, detail={"error": str(exc)}) from exc
         except Exception as exc:  # the hook must never break the proxy: policy answers
@@ -372,14 +447,16 @@ class CurfewHook(CustomLogger):
         except Exception as exc:  # e.g. a shape module missing: policy answers
             return self._act(kind, data, self._failed(exc))
 
-    def _act(self, kind: Kind, data: dict[str, Any], verdict: CurfewVerdict) -> dict[str, Any]:
+    def _label(self, data: Mapping[str, Any], state: str, action: str) -> None:
+        """What the answer to this call will say in ``X-Curfew-State`` / ``-Action``."""
         call_id = str(data.get("litellm_call_id") or "")
         if call_id:
-            self._remember(
-                self._headers,
-                call_id,
-                {STATE_HEADER: verdict.state, ACTION_HEADER: verdict.action},
-            )
+            self._remember(self._headers, call_id, {STATE_HEADER: state, ACTION_HEADER: action})
+
+    def _act(self, kind: Kind, data: dict[str, Any], verdict: CurfewVerdict) -> dict[str, Any]:
+        call_id = str(data.get("litellm_call_id") or "")
+        # ``unchecked`` when the policy answered without a verdict (fail_open passing).
+        self._label(data, verdict.checked_state, verdict.action)
         if verdict.short_circuit:
             text = verdict.reply if verdict.reply is not None else "。"
             data = self._short_circuit(kind, data, verdict, text, call_id)
@@ -402,7 +479,7 @@ class CurfewHook(CustomLogger):
             raise CurfewRefusal(
                 openai_shapes.EMBEDDINGS_REFUSAL_STATUS,
                 body,
-                {**headers, STATE_HEADER: verdict.state, ACTION_HEADER: verdict.action},
+                {**headers, STATE_HEADER: verdict.checked_state, ACTION_HEADER: verdict.action},
             )
         if not call_id:
             raise RuntimeError("LiteLLM gave this call no litellm_call_id")

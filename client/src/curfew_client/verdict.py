@@ -19,6 +19,10 @@ from curfew_client.wire import VerdictAnswer, synthetic_stream
 Origin = Literal["server", "last_known", "fail_open", "fail_closed"]
 
 
+#: ``X-Curfew-State`` of a call answered without a verdict (``checked_state``).
+UNCHECKED: Final = "unchecked"
+
+
 class State:
     """Names for ``wire.StateName``'s values: ``verdict.state == State.WINDING``.
 
@@ -49,6 +53,16 @@ class CurfewVerdict(VerdictAnswer):
     @property
     def origin(self) -> Origin:
         return self._origin
+
+    @property
+    def checked_state(self) -> str:
+        """What ``X-Curfew-State`` says of the call: the verdict's ``state``, or
+        ``unchecked`` when the outage policy answered without one (``fail_open``
+        passing, ``fail_closed`` answering): no schedule was read, so no state
+        is claimed. ``last_known`` serves a verdict the server gave: its state."""
+        if self._origin in ("fail_open", "fail_closed"):
+            return UNCHECKED
+        return self.state
 
     @property
     def short_circuit(self) -> bool:
