@@ -6,6 +6,7 @@ name the team's schedule lets through too, a person in no team."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
@@ -13,10 +14,14 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import TestCase
 
+from curfew_core.engine import TeamSide
 from curfew_core.models import Team
+from curfew_core.schedules import config as schedule_config
+from curfew_core.selectors.exemptions import Seen
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.teams import member_add, team_create, team_schedule_update
 from curfew_core.services.tokens import token_create
+from curfew_core.web import exempt_picker
 from curfew_testkit.asgi_client import Client
 from tests.web.conftest import PageClient
 
@@ -89,8 +94,6 @@ def test_a_voided_exemption_is_marked_where_it_is_ticked(page: PageClient, user:
     assert VOID in _pick(html, "session", "s-1")
     # Control: a purpose the team's schedule lets through too is not void.
     assert VOID not in _pick(html, "purpose", "title")
-    # A box not ticked is not void either.
-    assert VOID not in _pick(html, "purpose", "compaction")
     # The spared subagents, under "For developers", opened to show it.
     assert VOID in _dev(html)
     assert 'id="developer-settings" open' in html
@@ -124,3 +127,26 @@ def test_subagents_are_void_only_when_spared(page: PageClient, user: User, spare
     with TestCase.captureOnCommitCallbacks(execute=True):
         schedule_update(user=user, changes={"apply_to_subagents": not spared}, source="test")
     assert (VOID in _dev(_replies(page))) is spared
+
+
+def test_only_a_ticked_box_is_void(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The picker itself: what called in but is not ticked is offered, never void."""
+    last = dt.datetime(2026, 9, 30, tzinfo=dt.UTC)
+    seen = {
+        "sessions": [],
+        "purposes": [Seen("lint", 3, last, ("proxy",)), Seen("review", 1, last, ("proxy",))],
+    }
+    monkeypatch.setattr(exempt_picker, "seen_callers", lambda **_: seen)
+    team = TeamSide(schedule=schedule_config.build(schedule_config.default_config()))
+    got = exempt_picker.picks(
+        user_id=1, now=last, current={"exempt_purposes": ["lint"]}, tz=dt.UTC, team=team
+    )
+    assert [(p.value, p.checked, p.void) for p in got["purposes"]] == [
+        ("lint", True, True),
+        ("review", False, False),
+    ]
+    # Control: without a team nothing is void.
+    alone = exempt_picker.picks(
+        user_id=1, now=last, current={"exempt_purposes": ["lint"]}, tz=dt.UTC
+    )
+    assert not any(p.void for p in alone["purposes"])
