@@ -112,7 +112,7 @@ def _schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
             if exc.code == "not_team_admin":
                 raise ApiError(403, "forbidden", str(exc)) from None
             raise invalid({exc.field or "body": str(exc)}) from None
-    body = {"team": team.name, **team_reads.team_schedule(team)}
+    body = {"team": team.name, **schedule_config.shown(team_reads.team_schedule(team))}
     return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
 
 

@@ -147,7 +147,10 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
             raise ApiError(409, "stale_version", str(exc), {"version": str(exc)}) from None
         # Answer with the row just saved, not the cache: the cache is dropped
         # on commit, and an outer transaction would leave it stale here.
-        body = {**schedule_config.with_defaults(saved.config), "version": saved.version}
+        body = {
+            **schedule_config.shown(schedule_config.with_defaults(saved.config)),
+            "version": saved.version,
+        }
     else:
         # The committed row, not the cache: a client reads a version to PATCH with.
         body = committed_schedule(identity.user_id)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
-from curfew_core.engine.clock import MINUTES_PER_DAY
-from curfew_core.engine.schedule import Anchor, Curve, NightTimes, anchor_fractions
+from curfew_core.engine.clock import MINUTES_PER_DAY, WallTime
+from curfew_core.engine.schedule import Anchor, Curve, NightTimes, anchor_positions
 
 Points = Sequence[tuple[float, int]]
 
@@ -106,36 +107,51 @@ def unused_anchors(points: Points, curve: Curve) -> frozenset[int]:
     return frozenset()
 
 
-def stretch(anchors: Sequence[Anchor], old: NightTimes, new: NightTimes) -> tuple[Anchor, ...]:
-    """The same curve over ``new``'s winding window: each anchor keeps its
-    place as a fraction of ``old``'s window (``anchor_fractions``, the rule
-    every weekday's night is read by) and lands on the nearest whole minute
-    of the new one, so moving curfew start or lights-out never leaves an
-    anchor outside the night or a flat stretch where the curve used to be.
+def place(positions: Sequence[Fraction], night: NightTimes) -> tuple[WallTime, ...] | None:
+    """The clock time of each place through the wind-down on ``night``: the
+    nearest whole minute (half away from zero, exactly: places are rationals).
+    ``None`` for a night without wind-down (curfew start at lights-out):
+    there the curve has no clock times, only its shape, kept for when a
+    wind-down returns. The one rule for where a curve's anchors show on a
+    night: the settings, the chart and curve-drag.js place them by it.
 
-    Anchors that land on one minute (a window shorter than the anchors are
-    many) fold into one: the first anchor keeps the start, otherwise the
-    later one wins, so the curve still ends on its last budget. An empty new
-    window (curfew start at lights-out: no winding) keeps the anchors as they
-    are, so setting a window again later stretches the same curve back out.
-    The page's script places anchors by this same arithmetic (curve-drag.js).
+    Places are the truth, clock times only show them: a curve moved onto
+    another night and back lands on the very minutes it started from,
+    because nothing is ever read back from a rounded minute.
+    """
+    span = night.winding_minutes
+    if span == 0:
+        return None
+    return tuple(
+        (night.curfew_start + math.floor(position * span + Fraction(1, 2))) % MINUTES_PER_DAY
+        for position in positions
+    )
+
+
+def stretch(anchors: Sequence[Anchor], old: NightTimes, new: NightTimes) -> tuple[Anchor, ...]:
+    """The same curve over ``new``'s winding window, as clock times: each
+    anchor keeps its place through ``old``'s window (``anchor_positions``)
+    and shows on ``new``'s by ``place``. Anchors that land on one minute (a
+    window shorter than the anchors are many) fold into one: the first
+    anchor keeps the start, otherwise the later one wins, so the curve still
+    ends on its last budget. An empty new window keeps the anchors as they are.
+
+    A one-way move of clock-time anchors: the settings keep the places
+    themselves (``schedules.config.POSITIONS``), so there moving the night and
+    back loses nothing, and nothing folds.
     """
     anchors = tuple(anchors)
-    span = new.winding_minutes
-    if not anchors or span == 0:
+    times = place(anchor_positions(anchors, old), new)
+    if not anchors or times is None:
         return anchors
-    placed: list[tuple[int, int, int]] = []  # (offset, tokens, index in anchors)
-    for index, (fraction, tokens) in enumerate(anchor_fractions(anchors, old)):
-        offset = round_half_away(fraction * span)
-        if placed and placed[-1][0] == offset:
+    placed: list[tuple[int, int, int]] = []  # (time, tokens, index in anchors)
+    for index, (at, anchor) in enumerate(zip(times, anchors, strict=True)):
+        if placed and placed[-1][0] == at:
             if placed[-1][2] == 0:
                 continue
             placed.pop()
-        placed.append((offset, tokens, index))
-    return tuple(
-        Anchor((new.curfew_start + offset) % MINUTES_PER_DAY, tokens)
-        for offset, tokens, _ in placed
-    )
+        placed.append((at, anchor.tokens, index))
+    return tuple(Anchor(at, tokens) for at, tokens, _ in placed)
 
 
 def rises(anchors: Sequence[Anchor]) -> tuple[tuple[Anchor, Anchor], ...]:

@@ -7,9 +7,10 @@ These are plain frozen values. Parsing and validating user input into them is
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, tzinfo
+from fractions import Fraction
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
@@ -154,7 +155,13 @@ class Schedule:
     #: Lowercase purpose names whose calls pass off duty (see ``purpose_key``).
     exempt_purposes: frozenset[str] = frozenset(DEFAULT_EXEMPT_PURPOSES)
     enabled: bool = True
-    #: Derived once from ``anchors`` and ``night`` (see ``anchor_fractions``).
+    #: Where each anchor sits through the wind-down, exactly (0: curfew
+    #: start, 1: lights-out; each after the one before): the curve's truth,
+    #: which belongs to the night and not to the clock. ``anchors`` show these
+    #: on the default night. Empty (or not one per anchor): read from
+    #: ``anchors`` on the default night.
+    positions: tuple[Fraction, ...] = ()
+    #: Derived once from ``positions`` (or ``anchors`` and ``night``).
     fractions: tuple[tuple[float, int], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -166,13 +173,35 @@ class Schedule:
     def anchor_fractions(self) -> tuple[tuple[float, int], ...]:
         """Anchors placed on the winding window as fractions 0..1.
 
-        Anchors are written as clock times on the default night's window. A
-        weekday with its own times gets the same shape stretched to its own
-        window, so every night starts at the top of the curve and lands on the
-        last anchor at lights-out. With an empty default window the anchors'
-        own span stands in for it.
+        The curve belongs to the night: ``positions`` say where each anchor
+        sits through any wind-down, and every night (the default and each
+        weekday with its own times) reads the same shape on its own window, so
+        it starts at the top of the curve and lands on the last anchor at
+        lights-out. Without positions, the anchors' clock times on the default
+        night's window say it (with an empty window, the anchors' own span).
         """
+        if self.positions and len(self.positions) == len(self.anchors):
+            return tuple(
+                (float(p), a.tokens) for p, a in zip(self.positions, self.anchors, strict=True)
+            )
         return anchor_fractions(self.anchors, self.night)
+
+
+def anchor_positions(anchors: Sequence[Anchor], night: NightTimes) -> tuple[Fraction, ...]:
+    """``anchors`` (clock times on ``night``'s winding window) as exact places
+    0..1 through it; with an empty window the anchors' own span stands in for
+    it (all at 0 when they share one minute). ``anchor_fractions`` is these
+    as floats; ``curve.place`` is the way back onto any night."""
+    if not anchors:
+        return ()
+    origin = night.curfew_start
+    span = night.winding_minutes
+    if span == 0:
+        origin = anchors[0].at
+        span = cyclic_span(origin, anchors[-1].at)
+    if span == 0:
+        return tuple(Fraction(0) for _ in anchors)
+    return tuple(Fraction(cyclic_span(origin, a.at), span) for a in anchors)
 
 
 def anchor_fractions(

@@ -10,17 +10,20 @@ turns a canonical config into the engine's ``Schedule``.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any
 
 from curfew_core.engine import Anchor, NightTimes, Schedule, format_wall, parse_wall
 from curfew_core.engine.clock import MINUTES_PER_DAY, cyclic_span
-from curfew_core.engine.curve import rises, stretch
+from curfew_core.engine.curve import place, rises
 from curfew_core.engine.schedule import (
     DEFAULT_PERSONA_EN,
     DEFAULT_PERSONA_ZH,
     DEFAULT_TIER_TEXTS_EN,
     DEFAULT_TIER_TEXTS_ZH,
+    anchor_positions,
 )
 from curfew_core.schedules.declaration import (
     Declaration,
@@ -83,11 +86,75 @@ def default_config(declaration: Declaration = ScheduleSettings) -> Config:
     return defaults_of(declaration)
 
 
+#: The stored config's one key that is not a setting: where each anchor sits
+#: through the wind-down, exactly (``"0"``, ``"3/8"``, ``"1"``: 0 at curfew
+#: start, 1 at lights-out). The curve belongs to the night: these are its
+#: truth, and ``anchors`` (the setting people read and write, ``"HH:MM"``
+#: rows) only shows them on the default night (``curve.place``). Moving the
+#: night moves the clock times, never the places, so moving it back lands on
+#: the same minutes, and a night without wind-down keeps the shape. Doors show
+#: settings only (``shown``); ``with_defaults`` and ``apply_changes``
+#: keep it, and ``build`` gives it to the engine.
+POSITIONS = "anchor_positions"
+
+
 def with_defaults(stored: Mapping[str, Any], declaration: Declaration = ScheduleSettings) -> Config:
-    """A stored config with settings added since it was saved filled in."""
+    """A stored config with settings added since it was saved filled in, and
+    its curve's places (``POSITIONS``: kept, or read from the anchors)."""
     config = default_config(declaration)
     config.update(copy.deepcopy({k: v for k, v in stored.items() if k in config}))
+    if "anchors" in config:
+        kept = {**config, POSITIONS: stored.get(POSITIONS)}
+        config[POSITIONS] = stored_positions(positions_of(kept))
     return config
+
+
+def shown(config: Mapping[str, Any]) -> Config:
+    """A config (or a body built on one) as every door shows it: the settings
+    and whatever the door adds, without the curve's places (``POSITIONS``),
+    which ``anchors`` show as clock times."""
+    return {key: value for key, value in config.items() if key != POSITIONS}
+
+
+# -- the curve's places ----------------------------------------------------------
+
+
+def stored_positions(positions: Iterable[Fraction]) -> list[str]:
+    return [str(position) for position in positions]
+
+
+def _read_positions(value: Any, count: int) -> tuple[Fraction, ...] | None:
+    """Stored places, if they are ``count`` rationals 0..1, each after the one
+    before (as ``apply_changes`` keeps them); else None."""
+    if not isinstance(value, list) or len(value) != count:
+        return None
+    try:
+        places = tuple(Fraction(item) for item in value if isinstance(item, str))
+    except (ValueError, ZeroDivisionError):
+        return None
+    if len(places) != count or any(not 0 <= p <= 1 for p in places):
+        return None
+    if any(b <= a for a, b in itertools.pairwise(places)):
+        return None
+    return places
+
+
+def positions_of(config: Mapping[str, Any]) -> tuple[Fraction, ...]:
+    """The curve's places in ``config``: the stored ones while they still show
+    as its anchors on its default night; otherwise (a row from before places
+    were kept, or anchors changed by something other than ``apply_changes``)
+    read from the anchors' clock times on that night (``anchor_positions``)."""
+    try:
+        anchors = [Anchor(parse_wall(at), tokens) for at, tokens in config["anchors"]]
+        night = _window(config)
+    except (KeyError, TypeError, ValueError):
+        return ()
+    stored = _read_positions(config.get(POSITIONS), len(anchors))
+    if stored is not None:
+        times = place(stored, night)
+        if times is None or list(times) == [a.at for a in anchors]:
+            return stored
+    return anchor_positions(anchors, night)
 
 
 # -- whole-config checks ------------------------------------------------------
@@ -122,10 +189,13 @@ def _check_whole(
     errors: dict[str, str],
     changed: Iterable[str],
     bad_rows: BadRows | None = None,
+    before: Config | None = None,
 ) -> None:
     """The rules between settings, on every value that parsed. ``bad_rows``:
     the anchors had rows that did not read; the ones that did are still
-    checked, and their problems join the others in row order."""
+    checked, and their problems join the others in row order. ``before``:
+    the config changed (its curve's places are kept where the anchors were
+    not written by hand; see ``POSITIONS``)."""
     changed = list(changed)
     if "extra_holidays" not in errors and "extra_workdays" not in errors:
         both = sorted(set(config["extra_holidays"]) & set(config["extra_workdays"]))
@@ -155,6 +225,15 @@ def _check_whole(
     if any(key in errors for key in NIGHT_KEYS):
         return
     if "anchors" in errors and bad_rows is None:
+        return
+    before = before if before is not None else config
+    moved = any(config[key] != before[key] for key in ("curfew_start", "lights_out"))
+    if bad_rows is None and config["anchors"] == before["anchors"]:
+        # The curve left as it was: its shape, which moves with the night.
+        positions = positions_of(before)
+        if moved:
+            config["anchors"] = _placed_anchors(positions, before, config)
+        config[POSITIONS] = stored_positions(positions)
         return
     rows = bad_rows.readable if bad_rows is not None else list(enumerate(config["anchors"], 1))
     start, lights, _ = _night(config)
@@ -193,6 +272,7 @@ def _check_whole(
     config["anchors"] = [
         row for _, row in sorted(zip(offsets, config["anchors"], strict=True), key=lambda p: p[0])
     ]
+    config[POSITIONS] = stored_positions(_hand_positions(before, config, moved))
 
 
 def _window(config: Mapping[str, Any]) -> NightTimes:
@@ -200,21 +280,40 @@ def _window(config: Mapping[str, Any]) -> NightTimes:
     return NightTimes(start, lights, parse_wall(config["wake_up"]))
 
 
-def _stretched(before: Config, config: Config) -> list[list[Any]]:
-    """``before``'s anchors moved onto ``config``'s window (``curve.stretch``)."""
-    anchors = [Anchor(parse_wall(at), tokens) for at, tokens in before["anchors"]]
-    moved = stretch(anchors, _window(before), _window(config))
-    return [[format_wall(anchor.at), anchor.tokens] for anchor in moved]
+def _placed_anchors(
+    positions: tuple[Fraction, ...], before: Config, config: Config
+) -> list[list[Any]]:
+    """``before``'s anchors shown at ``positions`` on ``config``'s night; on a
+    night without wind-down they keep the clock times they last showed."""
+    times = place(positions, _window(config))
+    if times is None:
+        return copy.deepcopy(before["anchors"])
+    return [
+        [format_wall(at), tokens] for at, (_, tokens) in zip(times, before["anchors"], strict=True)
+    ]
 
 
-def _follows_the_night(before: Config, config: Config, errors: Mapping[str, str]) -> bool:
-    """True when the window moved and the curve was left as it was: then the
-    curve is the shape the person chose, and it moves with the night. Anchors
-    sent changed are placed by hand and checked against the new window."""
-    if errors.keys() & {"curfew_start", "lights_out", "anchors"}:
-        return False
-    moved = any(config[key] != before[key] for key in ("curfew_start", "lights_out"))
-    return moved and config["anchors"] == before["anchors"]
+def _hand_positions(before: Config, config: Config, moved: bool) -> tuple[Fraction, ...]:
+    """Places for anchors written by hand (valid, in canonical order): on an
+    unmoved night, a row still at a minute an anchor showed keeps that
+    anchor's exact place (changing one row leaves the rest of the shape to
+    the minute); any other row's place is its minute through the wind-down."""
+    night = _window(config)
+    rows = [Anchor(parse_wall(at), tokens) for at, tokens in config["anchors"]]
+    if night.winding_minutes == 0:
+        return anchor_positions(rows, night)
+    spare: dict[str, list[Fraction]] = {}
+    if not moved:
+        for (at, _), position in zip(before["anchors"], positions_of(before), strict=True):
+            spare.setdefault(at, []).append(position)
+    out: list[Fraction] = []
+    for (at, _), row in zip(config["anchors"], rows, strict=True):
+        kept = spare.get(at)
+        if kept:
+            out.append(kept.pop(0))
+        else:
+            out.append(Fraction(cyclic_span(night.curfew_start, row.at), night.winding_minutes))
+    return tuple(out)
 
 
 def rising_parts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -261,12 +360,10 @@ def apply_changes(
             if key == "anchors" and isinstance(exc, BadRows):
                 bad_rows = exc
     changed = [key for key in changes if key in config and config[key] != before[key]]
-    if _follows_the_night(before, config, errors):
-        config["anchors"] = _stretched(before, config)
     # The rules between settings run on every value that parsed, also when
     # another one did not: a save's problems all come back at once.
     parsed_wrong = set(errors)
-    _check_whole(config, errors, changed, bad_rows)
+    _check_whole(config, errors, changed, bad_rows, before)
     unprocessable.update(set(errors) - parsed_wrong)
     if errors:
         raise ConfigError(errors, unprocessable)
@@ -282,4 +379,5 @@ def build(config: Mapping[str, Any]) -> Schedule:
     Not validated again (``model_construct``): the config passed
     ``apply_changes`` when it was saved, and a stored row must never fail
     the verdict path."""
-    return ScheduleSettings.model_construct(**config).schedule()
+    settings = ScheduleSettings.model_construct(**shown(config))
+    return settings.schedule(positions_of(config))

@@ -20,6 +20,7 @@ import pickle
 import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -378,8 +379,10 @@ class ScheduleSettings(BaseModel):
         ),
     ] = Field(default_factory=lambda: list(DEFAULT_EXEMPT_PURPOSES))
 
-    def schedule(self) -> Schedule:
-        """The engine's ``Schedule``: the one place settings become engine values."""
+    def schedule(self, positions: tuple[Fraction, ...] = ()) -> Schedule:
+        """The engine's ``Schedule``: the one place settings become engine values.
+        ``positions``: the curve's places through the wind-down, as stored
+        beside the settings (``config.POSITIONS``); none: read from ``anchors``."""
 
         def night(times: NightOverride) -> NightTimes:
             return NightTimes(
@@ -397,6 +400,7 @@ class ScheduleSettings(BaseModel):
                 if self.weekdays.get(day)
             },
             anchors=tuple(Anchor(parse_wall(at), tokens) for at, tokens in self.anchors),
+            positions=positions,
             curve=Curve(self.curve),
             peak_shift=self.peak_shift,
             peak_windows=tuple((parse_wall(a), parse_wall(b)) for a, b in self.peak_windows),

@@ -452,7 +452,7 @@ def committed_schedule(user_id: int) -> dict[str, Any]:
     client reads before a versioned PATCH must be what the stale check sees."""
     row = models.Schedule.objects.filter(user_id=user_id).only("config", "version").first()
     config = schedule_config.with_defaults(row.config if row else {})
-    return {**config, "version": row.version if row else UNSAVED_VERSION}
+    return {**schedule_config.shown(config), "version": row.version if row else UNSAVED_VERSION}
 
 
 def overrides_active(bundle: UserBundle, now: datetime) -> dict[str, Any]:

@@ -206,6 +206,8 @@ def test_import_translates_every_plugin_key(user: User, clock: FrozenClock, tmp_
         "lights_out": "02:30",
         "curve": "ease_in",
         "anchors": [["22:30", 3000], ["00:30", 900], ["02:30", 100]],
+        # The curve's places through the wind-down, kept beside the settings.
+        "anchor_positions": ["0", "1/2", "1"],
         "off_duty_reply": "下班了。",
         "lights_out_reply": "睡了。",
         "peak_shift": True,

@@ -103,6 +103,15 @@ def schedules(draw: st.DrawFn, zone: tzinfo | None = None, near: int | None = No
     anchors = tuple(
         Anchor((origin + offset) % (24 * 60), draw(st.integers(1, 65536))) for offset in offsets
     )
+    # The curve's exact places through the wind-down (each its own, as the
+    # settings keep them), or none (read from the anchors on the default night).
+    places = st.lists(
+        st.fractions(0, 1, max_denominator=1440),
+        min_size=len(anchors),
+        max_size=len(anchors),
+        unique=True,
+    ).map(lambda drawn: tuple(sorted(drawn)))
+    positions = draw(st.one_of(st.just(()), places))
     edge = MINUTE if near is None else st.integers(near - 90, near + 90).map(lambda m: m % 1440)
     holidays = draw(
         st.one_of(
@@ -115,6 +124,7 @@ def schedules(draw: st.DrawFn, zone: tzinfo | None = None, near: int | None = No
         night=night,
         weekdays=draw(st.dictionaries(st.integers(0, 6), nights(near), max_size=7)),
         anchors=anchors,
+        positions=positions,
         curve=draw(st.sampled_from(list(Curve))),
         peak_shift=draw(st.booleans()),
         peak_windows=tuple(draw(st.lists(st.tuples(edge, edge), max_size=3))),
