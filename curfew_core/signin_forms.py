@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
+from django.http import HttpResponse
 
 from curfew_core import throttle
 
@@ -47,3 +48,13 @@ class ThrottledSignIn(AuthenticationForm):
 
 class ThrottledAdminSignIn(ThrottledSignIn, AdminAuthenticationForm):
     """The admin's form (staff only) behind the same throttle."""
+
+
+def refused(response: HttpResponse, form: object) -> HttpResponse:
+    """A sign-in page's answer to a throttled form: 429 with Retry-After (the
+    page itself, with the reason in its banner), whichever form it was."""
+    refusal = getattr(form, "refusal", None)
+    if isinstance(refusal, throttle.Refusal):
+        response.status_code = 429
+        response["Retry-After"] = str(refusal.retry_after)
+    return response

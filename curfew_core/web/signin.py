@@ -1,16 +1,18 @@
 """The settings page's sign-in, behind the throttle (the form, shared with the
-admin, is ``curfew_core.signin_forms``): a refusal is a 429 with Retry-After."""
+admin, is ``curfew_core.signin_forms``): a refusal is a 429 with Retry-After,
+on this page and on the admin's."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
+from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 
 from curfew_core.services.schedules import schedule_start_on_sign_in
-from curfew_core.signin_forms import ThrottledSignIn
+from curfew_core.signin_forms import ThrottledSignIn, refused
 from curfew_core.web.account import apply_preferred_language
 
 
@@ -33,9 +35,13 @@ class LoginView(auth_views.LoginView):
         return response
 
     def form_invalid(self, form: Any) -> HttpResponse:
-        response = super().form_invalid(form)
-        refusal = getattr(form, "refusal", None)
-        if refusal is not None:
-            response.status_code = 429
-            response["Retry-After"] = str(refusal.retry_after)
-        return response
+        return refused(super().form_invalid(form), form)
+
+
+def admin_login(request: HttpRequest) -> HttpResponse:
+    """The admin's own sign-in (``admin.site.login``, with the throttled form
+    ``curfew_core.admin`` gives it), answering a lock-out as this page does:
+    429 with Retry-After, not a 200 that only says so (issue 41, finding 6)."""
+    response = admin.site.login(request)
+    context = getattr(response, "context_data", None) or {}
+    return refused(response, context.get("form"))

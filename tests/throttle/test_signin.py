@@ -199,12 +199,29 @@ def test_the_admin_sign_in_is_throttled_too(db: None) -> None:
     response, signed_in = sign_in("root", PASSWORD, path="/admin/login/")
     assert not signed_in
     assert ACCOUNT_MESSAGE in response.content.decode()
+    # As documented: 429 with Retry-After, as the settings page answers (a 200 before).
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) > 0
     # ... and failures on either form count toward one lock.
     User.objects.create_user("op", password=PASSWORD, is_staff=True)
     fail(2, "op", path="/admin/login/")
     fail(1, "op", path="/login/")
     _, signed_in = sign_in("op", PASSWORD, path="/login/")
     assert not signed_in
+
+
+@override_settings(CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS="3/15minutes")
+def test_the_admin_sign_in_answers_a_wrong_password_as_before(db: None) -> None:
+    """The control group: a plain wrong password on the admin's form is its
+    own page again (200, its error), not a 429; the right one signs in."""
+    User.objects.create_user("root", password=PASSWORD, is_staff=True, is_superuser=True)
+    response, signed_in = sign_in("root", "wrong password", path="/admin/login/")
+    assert (signed_in, response.status_code) == (False, 200)
+    assert "Retry-After" not in response
+    assert 'name="password"' in response.content.decode()
+    response, signed_in = sign_in("root", PASSWORD, path="/admin/login/")
+    assert signed_in
+    assert response.status_code == 302
 
 
 @override_settings(CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS="3/15minutes")
