@@ -7,7 +7,8 @@ Anthropic's ``metadata.user_id``. The edge then serves the request as that
 member's, through the same handlers, with the member's rows (warm: one
 cache read, as a personal token's). A name that is not a member of the key's
 team is refused in the door's own shape, a 404 that says nothing of who
-else exists; a request naming nobody is a 400 saying how to name one.
+else exists; a request naming nobody is a 400 saying how to name one, and so
+is a ``metadata.user_id`` that is no username at all (Claude Code's own id).
 
 The change stream (``GET /api/v1/changes``) needs no member: without one it
 streams every member's changes (``realtime.changes``).
@@ -16,9 +17,11 @@ streams every member's changes (``realtime.changes``).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs
 
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge.caller import Caller
@@ -43,54 +46,84 @@ def is_team(caller: Caller) -> bool:
     return caller.identity.kind == TokenKind.TEAM
 
 
+#: Where a request named its member: the header, the query, the body's
+#: ``user``, or Anthropic's ``metadata.user_id``.
+Source = Literal["header", "query", "user", "metadata"]
+
+
 def member_name(request: EdgeRequest) -> str | None:
     """The member a team key's request names, or ``None``."""
+    return named_member(request)[0]
+
+
+def named_member(request: EdgeRequest) -> tuple[str | None, Source | None]:
+    """The member a team key's request names, and where (``None, None``: nobody)."""
     header = request.headers.raw(MEMBER_HEADER)
     if header is not None:
         text = header.decode("utf-8", "replace").strip()
-        return text or None
+        return (text, "header") if text else (None, None)
     if request.query_string:
         values = parse_qs(request.query_string.decode("latin-1")).get("user")
         if values and values[0]:
-            return values[0]
+            return values[0], "query"
     body = request.body
     if not body or len(body) > MAX_SEARCHED_BODY or body.lstrip()[:1] != b"{":
-        return None
+        return None, None
     if len(body) <= _NAMED_BYTES:
         known = _named.get(body)
         if known is not None:
-            return known or None
-    name = _name_in(body)
+            return known
+    found = _name_in(body)
     if len(body) <= _NAMED_BYTES:
         if len(_named) >= _NAMED_KEPT:
             _named.clear()
-        _named[body] = name or ""
-    return name
+        _named[body] = found
+    return found
 
 
-#: The member each small body names (``""``: none), as ``api.hot`` keeps
-#: parsed verdict requests: a gateway sends the same few bodies again and again.
+#: The member each small body names, and where, as ``api.hot`` keeps parsed
+#: verdict requests: a gateway sends the same few bodies again and again.
 _NAMED_BYTES = 1024
 _NAMED_KEPT = 8192
-_named: dict[bytes, str] = {}
+_named: dict[bytes, tuple[str | None, Source | None]] = {}
 
 
-def _name_in(body: bytes) -> str | None:
+def _name_in(body: bytes) -> tuple[str | None, Source | None]:
     try:
         data: Any = json.loads(body)
     except ValueError:
-        return None
+        return None, None
     if not isinstance(data, dict):
-        return None
+        return None, None
     user = data.get("user")
     if isinstance(user, str) and user:
-        return user
+        return user, "user"
     metadata = data.get("metadata")
     if isinstance(metadata, dict):
         user_id = metadata.get("user_id")
         if isinstance(user_id, str) and user_id:
-            return user_id
-    return None
+            return user_id, "metadata"
+    return None, None
+
+
+def is_username(name: str) -> bool:
+    """Whether ``name`` could be anyone's username, by the rule every account
+    is made under: the user model's own ``username`` field (its validators
+    and length, which sign-up's form runs too). Not a second rule."""
+    field = get_user_model()._meta.get_field("username")
+    try:
+        field.run_validators(name)
+    except ValidationError:
+        return False
+    return True
+
+
+#: Why ``metadata.user_id`` named nobody (Claude Code sends its own id there).
+NOT_A_NAME = (
+    "metadata.user_id is not a member's username (Claude Code sends its own id there): "
+    "with a team key, name the member in the X-Curfew-User header (Claude Code: "
+    'ANTHROPIC_CUSTOM_HEADERS="X-Curfew-User: <username>")'
+)
 
 
 #: (team, username) to user id, as last read in this process: a user id never
@@ -171,7 +204,7 @@ async def member_caller(request: EdgeRequest) -> Caller | HttpResponseBase | Non
     caller = request.the_caller()
     team_id = caller.identity.team_id
     dialect = request.door.dialect
-    name = member_name(request)
+    name, source = named_member(request)
     if name is None:
         if request.path in WITHOUT_MEMBER:
             return None
@@ -181,6 +214,10 @@ async def member_caller(request: EdgeRequest) -> Caller | HttpResponseBase | Non
             "(or the body's user field; state: ?user=)",
             code="invalid_request",
         )
+    if source == "metadata" and not is_username(name):
+        # A tool's own id, not a name: a 400 that says how to name the member
+        # (a 404 would read as "no such model" and be retried).
+        return dialect.refusal(400, NOT_A_NAME, code="invalid_request", param="metadata.user_id")
     if team_id is None or len(name) > _MAX_NAME:
         return _not_member(request, name)
     user_id = await _member_id(team_id, name)
