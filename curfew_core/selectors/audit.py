@@ -15,6 +15,8 @@ from curfew_core.models import AuditEntry
 #: Long values (a persona, a list of tier texts) are cut for the summary; the
 #: admin shows them whole.
 _VALUE_CHARS = 60
+#: The week's days as per-day settings name them, in order.
+WEEKDAY_ORDER = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +31,9 @@ class AuditItem:
     new: Any
     #: For a key saying a value that is not a change (a token's kind and name).
     extra: tuple[str, ...] = ()
+    #: Of a per-day setting (``weekdays``): the day this item is about
+    #: (``"sat"``); ``key`` is then the time that changed on it.
+    day: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +54,51 @@ def _value(value: Any) -> str:
     return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
 
 
+def _per_day(key: str, old: Any, new: Any) -> list[tuple[str, str, Any, Any]] | None:
+    """A per-day setting's change (``weekdays``: ``{"sat": {"curfew_start":
+    "22:30"}}``) as ``(day, key, old, new)``, one for each time of each day
+    that changed, days in the week's order: every day an edit changed, never
+    cut after the first. ``None`` for a setting that is not per day."""
+    if not (isinstance(old, dict | type(None)) and isinstance(new, dict | type(None))):
+        return None
+    if not (old or new):
+        return None
+    before, after = old or {}, new or {}
+    days = [*before, *(day for day in after if day not in before)]
+    if not all(day in WEEKDAY_ORDER for day in days):
+        return None
+    order = {day: n for n, day in enumerate(WEEKDAY_ORDER)}
+    days.sort(key=lambda day: order.get(day, len(order)))
+    out: list[tuple[str, str, Any, Any]] = []
+    for day in days:
+        was, now = before.get(day), after.get(day)
+        if was == now:
+            continue
+        if isinstance(was, dict | type(None)) and isinstance(now, dict | type(None)):
+            inner = [*(was or {}), *(k for k in (now or {}) if k not in (was or {}))]
+            for name in inner:
+                a, b = (was or {}).get(name), (now or {}).get(name)
+                if a != b:
+                    out.append((day, name, a, b))
+        else:
+            out.append((day, key, was, now))
+    return out
+
+
+def _field_items(key: str, change: dict[str, Any]) -> list[AuditItem]:
+    days = _per_day(key, change.get("old"), change.get("new"))
+    if days is None:
+        return [AuditItem(key, change.get("old"), change.get("new"))]
+    return [AuditItem(name, old, new, day=day) for day, name, old, new in days]
+
+
+def _field_lines(key: str, change: dict[str, Any]) -> list[str]:
+    days = _per_day(key, change.get("old"), change.get("new"))
+    if days is None:
+        return [f"{key}: {_value(change.get('old'))} → {_value(change.get('new'))}"]
+    return [f"{key} {day} {name}: {_value(old)} → {_value(new)}" for day, name, old, new in days]
+
+
 def _local(value: Any, tz: zoneinfo.ZoneInfo) -> str:
     """A stored instant (ISO text) as the user's wall clock; anything else as it is."""
     if isinstance(value, str):
@@ -65,10 +115,7 @@ def _details(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
     changes = entry.changes or {}
     if entry.subject == AuditEntry.Subject.SCHEDULE:
         fields = changes.get("fields", {})
-        return tuple(
-            f"{key}: {_value(change.get('old'))} → {_value(change.get('new'))}"
-            for key, change in fields.items()
-        )
+        return tuple(line for key, change in fields.items() for line in _field_lines(key, change))
     if entry.subject == AuditEntry.Subject.OVERRIDE:
         return tuple(
             f"{key}: {_local(value, tz)}" for key, value in changes.items() if value is not None
@@ -93,9 +140,7 @@ def _items(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[AuditItem, ...]:
     changes = entry.changes or {}
     if entry.subject == AuditEntry.Subject.SCHEDULE:
         fields = changes.get("fields", {})
-        return tuple(
-            AuditItem(key, change.get("old"), change.get("new")) for key, change in fields.items()
-        )
+        return tuple(item for key, change in fields.items() for item in _field_items(key, change))
     if entry.subject == AuditEntry.Subject.OVERRIDE:
         return tuple(
             AuditItem(key, None, _local(value, tz))
@@ -138,7 +183,7 @@ def _team_items(changes: dict[str, Any], tz: zoneinfo.ZoneInfo) -> tuple[AuditIt
         until = changes["overtime_until"]
         items.append(AuditItem("overtime_until", None, _local(until, tz) if until else None))
     for key, change in (changes.get("fields") or {}).items():
-        items.append(AuditItem(key, change.get("old"), change.get("new")))
+        items.extend(_field_items(key, change))
     return tuple(items)
 
 
@@ -162,7 +207,7 @@ def _team_details(changes: dict[str, Any], tz: zoneinfo.ZoneInfo) -> tuple[str, 
         until = changes["overtime_until"]
         lines.append(f"overtime until: {_local(until, tz) if until else '—'}")
     for key, change in (changes.get("fields") or {}).items():
-        lines.append(f"{key}: {_value(change.get('old'))} → {_value(change.get('new'))}")
+        lines.extend(_field_lines(key, change))
     return tuple(lines)
 
 

@@ -153,6 +153,14 @@ def _audit_key(subject: str, key: str) -> str:
     return str(words) if words is not None else key
 
 
+def _day_name(day: str) -> str:
+    """``Saturday`` for ``sat`` (Django's own names, in the active language)."""
+    from django.utils.dates import WEEKDAYS
+
+    codes = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+    return str(WEEKDAYS[codes.index(day)]) if day in codes else day
+
+
 def _audit_value(key: str, value: Any) -> str:
     """A stored value as a person reads it: on/off, ``09:00–12:00``, a list
     joined, a language by its name; nothing as a dash."""
@@ -199,7 +207,11 @@ def audit_lines(row: Any) -> list[str]:
             )
             continue
         name = _audit_key(row.subject, item.key)
-        if item.old is None and row.subject != "schedule":
+        day = getattr(item, "day", "")
+        if day:
+            # One line per day a per-day edit changed (``selectors.audit``).
+            name = f"{_day_name(day)}: {name}"
+        if item.old is None and row.subject != "schedule" and not day:
             lines.append(f"{name}: {_audit_value(item.key, item.new)}")
         else:
             old, new = _audit_value(item.key, item.old), _audit_value(item.key, item.new)
