@@ -1,10 +1,12 @@
 """The heads-up before the AI gets sleepy: what changes next, and when.
 
-Read off the engine's own walk (``engine.decide.segments``, the very edges
-the verdicts make), from the end of an override if one holds (an overtime
-ending at 01:00 is when the AI goes to sleep). The capsule's payload carries
-it (``next``) and the overview's Now card too, so the page, the capsule and a
-browser notification say the same thing at the same moment.
+Read off the engine's effective plan (``engine.effective.next_change``, over
+``decide_member`` itself) with the user's full verdict inputs
+(``selectors.outlook``): their own schedule, overrides, and for a team
+member the team's side, so a member is warned before the team's boundaries
+as before their own (issue 39). The capsule's payload carries it (``next``)
+and the overview's Now card too, so the page, the capsule and a browser
+notification say the same thing at the same moment.
 
 The lead time is one number, here: ``LEAD_MINUTES``. It is not a schedule
 setting (a setting is a rule of the verdict, ``schedules/declaration.py``; this
@@ -22,17 +24,14 @@ from django.conf import settings
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy, override
 
-from curfew_core.engine import Segment, State, Verdict
+from curfew_core.engine import State, Verdict
 from curfew_core.engine.clock import to_wall
-from curfew_core.engine.decide import segments
-from curfew_core.engine.schedule import Schedule
+from curfew_core.engine.effective import Change
+from curfew_core.selectors.outlook import Outlook
 
 #: How long before a change the heads-up comes.
 LEAD_MINUTES = 10
 LEAD = dt.timedelta(minutes=LEAD_MINUTES)
-#: How far ahead the next change is looked for (past a whole day's edges).
-HORIZON = dt.timedelta(hours=30)
-
 #: The heads-up for each state worth one (harsher than working normally);
 #: ``{minutes}`` and ``{at}`` are filled in where it is shown, as it counts down.
 WORDS: dict[str, Promise] = {
@@ -48,43 +47,38 @@ SHORT: dict[str, Promise] = {
 }
 
 
-#: Each schedule's walk over a local day and the ``HORIZON`` after it, per
-#: (schedule, local date): every push of every capsule of a user asks the
-#: same, and a walk of 30 hours costs a few hundred µs where a scan costs a few.
-_walks: dict[tuple[int, dt.date], tuple[Schedule, list[Segment]]] = {}
-_WALKS_SIZE = 512
+#: The last next change per user's inputs: every push of every capsule of a
+#: user asks the same, and the answer found at ``since`` holds for every
+#: instant from ``since`` until the change itself (the state is the same all
+#: the way there, so the first instant it differs is the same too). Keyed by
+#: the identities of the built inputs (a cached bundle keeps them); each
+#: entry holds them, so an ``id`` is never reused under it.
+_changes: dict[tuple[int, int, int, dt.datetime | None], tuple[Outlook, Change]] = {}
+_CHANGES_SIZE = 4096
 
 
-def _walk(day: dt.date, schedule: Schedule) -> list[Segment]:
-    key = (id(schedule), day)
-    hit = _walks.get(key)
-    if hit is not None and hit[0] is schedule:
-        return hit[1]
-    midnight = dt.datetime.combine(day, dt.time(0), tzinfo=schedule.timezone)
-    found = segments(midnight, midnight + dt.timedelta(days=1) + HORIZON, schedule)
-    if len(_walks) >= _WALKS_SIZE:
-        _walks.clear()
-    _walks[key] = (schedule, found)
+def next_change(outlook: Outlook) -> Change | None:
+    """The engine's next change of the user's effective state after
+    ``outlook.now``: the state, the instant, whose rule (own, team, both) and
+    the override then in force; ``None`` when nothing changes within the
+    engine's horizon."""
+    key = (id(outlook.schedule), id(outlook.overrides), id(outlook.team), outlook.overtime_from)
+    hit = _changes.get(key)
+    if hit is not None:
+        seen, change = hit
+        if (
+            seen.schedule is outlook.schedule
+            and seen.overrides is outlook.overrides
+            and seen.team is outlook.team
+            and seen.now <= outlook.now < change.at
+        ):
+            return change
+    found = outlook.next_change()
+    if found is not None:
+        if len(_changes) >= _CHANGES_SIZE:
+            _changes.clear()
+        _changes[key] = (outlook, found)
     return found
-
-
-def next_change(verdict: Verdict, schedule: Schedule) -> tuple[State, dt.datetime] | None:
-    """The next state the AI will be in that differs from now, and when, by
-    the schedule after any override; ``None`` when nothing changes within
-    ``HORIZON``. Under pretend it is the pretended night's next change."""
-    at = verdict.at
-    resume = verdict.override_until if verdict.override is not None else None
-    start = resume if resume is not None and resume > at else at
-    day = to_wall(start, schedule.timezone).date()
-    for segment in _walk(day, schedule):
-        if segment.end <= start:
-            continue
-        begins = max(segment.start, start)
-        if begins >= at + HORIZON:
-            return None
-        if begins > at and segment.state is not verdict.state:
-            return segment.state, begins
-    return None
 
 
 def _harsher(coming: State, now: State) -> bool:
@@ -109,29 +103,35 @@ def _words(state: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, st
 
 
 def next_payload(
-    verdict: Verdict, schedule: Schedule, *, enabled: bool = True
+    verdict: Verdict, outlook: Outlook, *, enabled: bool = True
 ) -> dict[str, Any] | None:
     """The capsule's ``next``: ``{"state", "at", "local", "heads_up_at",
-    "lead_minutes", "words", "short"}``, where ``words`` is the heads-up in
-    every language of the site and ``short`` the pill's few words (both
-    ``None`` for a change that needs none: back to work). ``None`` when the
-    curfew is off or in a dry run (nothing will be held back) or nothing
-    changes soon."""
+    "lead_minutes", "words", "short", "side"}``, where ``words`` is the
+    heads-up in every language of the site and ``short`` the pill's few words
+    (both ``None`` for a change that needs none: back to work), ``side``
+    whose rule makes the change (``own``, ``team`` or ``both``). ``verdict``
+    is the verdict at ``outlook.now`` (``outlook_of``: under pretend, the
+    pretended moment, as the page's and the capsule's clocks count from the
+    verdict's ``at``: the pretended night's change).
+
+    ``None`` when the curfew is off or in a dry run (nothing will be held
+    back) or when nothing changes soon."""
     if not enabled or verdict.dry_run:
         return None
-    found = next_change(verdict, schedule)
+    found = next_change(outlook)
     if found is None:
         return None
-    state, at = found
+    state, at = found.state, found.at
     warn = _harsher(state, verdict.state)
     long, short = _words(state.value) if warn else (None, None)
     return {
         "state": state.value,
         "at": at.astimezone(dt.UTC).isoformat(),
-        "local": to_wall(at, schedule.timezone).strftime("%H:%M"),
+        "local": to_wall(at, outlook.schedule.timezone).strftime("%H:%M"),
         "heads_up_at": (at - LEAD).astimezone(dt.UTC).isoformat(),
         "lead_minutes": LEAD_MINUTES,
         # Each payload its own dicts: a payload may be changed before it is sent.
         "words": dict(long) if long is not None else None,
         "short": dict(short) if short is not None else None,
+        "side": found.side,
     }

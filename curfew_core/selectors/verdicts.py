@@ -51,7 +51,8 @@ from curfew_core.engine.steady import Stretch, steady
 from curfew_core.hot_settings import setting
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.heads_up import next_payload
-from curfew_core.selectors.web import CELL_MINUTES, band_day
+from curfew_core.selectors.outlook import outlook_of
+from curfew_core.selectors.web import CELL_MINUTES, BandDay, band_day, band_week
 from curfew_core.vocabulary import (
     capsule_words,
     progress_percent,
@@ -571,12 +572,33 @@ class _Plan:
         self.day: bytes | None = None
 
 
+def band_team(bundle: UserBundle) -> Schedule | None:
+    """The team schedule a user's day is drawn with: a team member's day is
+    the two schedules together (harsher wins), as their verdicts are; the
+    state API's ``day``, the capsule's band and the overview's bands all
+    read it here."""
+    return bundle.team.schedule if bundle.team is not None else None
+
+
+def user_band(
+    bundle: UserBundle, day: date, *, now: datetime | None = None, view: str = "day"
+) -> list[BandDay]:
+    """The overview's day (or week) band of the user: ``band_day`` with
+    ``band_team``, the very cells and plan ``capsule_band`` and the state
+    API's ``day`` are drawn from (``engine.day_band`` and
+    ``engine.member_day_plan`` walk the same member segments)."""
+    team = band_team(bundle)
+    if view == "week":
+        return band_week(bundle.schedule, day, now=now, team=team)
+    return [band_day(bundle.schedule, day, now=now, team=team)]
+
+
 def _plan(bundle: UserBundle, at: datetime) -> _Plan:
     tz = bundle.schedule.timezone
     wall = to_wall(at, tz)
     # A team member's plan is the two schedules together (harsher wins), as
     # their verdicts are: keyed by both built schedules.
-    team = bundle.team.schedule if bundle.team is not None else None
+    team = band_team(bundle)
     key = (id(bundle.schedule), wall.date(), id(team))
     hit = _plans.get(key)
     if hit is not None and hit.schedule is bundle.schedule and hit.team is team:
@@ -700,7 +722,7 @@ def capsule_band(bundle: UserBundle, at: datetime) -> dict[str, Any]:
     """
     day = to_wall(at, bundle.schedule.timezone).date()
     # A team member's band is the two schedules together, as their plan is.
-    team = bundle.team.schedule if bundle.team is not None else None
+    team = band_team(bundle)
     key = (id(bundle.schedule), day, id(team))
     hit = _bands.get(key)
     if hit is not None and hit[0] is bundle.schedule and hit[1] is team:
@@ -757,7 +779,10 @@ def bundle_capsule_payload(
     # The words beside the name (the budget, until when, only watching), in each language.
     payload["words"] = capsule_words()
     # What changes next and when, with the heads-up's words (``selectors.heads_up``).
-    payload["next"] = next_payload(verdict, bundle.schedule, enabled=bundle.config["enabled"])
+    # The engine's next change with the user's full inputs (a team's side too);
+    # under pretend, from the pretended moment the capsule's clock counts from.
+    outlook = outlook_of(bundle, now=now, at=verdict.debug_at)
+    payload["next"] = next_payload(verdict, outlook, enabled=bundle.config["enabled"])
     if band:
         payload[CAPSULE_BAND] = capsule_band(bundle, verdict.at)
     return payload

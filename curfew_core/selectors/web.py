@@ -174,8 +174,12 @@ def band_week(
     *,
     now: dt.datetime | None = None,
     language: str | None = None,
+    team: Schedule | None = None,
 ) -> list[BandDay]:
-    return [band_day(schedule, each, now=now, language=language) for each in week_of(day)]
+    """The week holding ``day``, a ``band_day`` each (with ``team``: a member's)."""
+    return [
+        band_day(schedule, each, now=now, language=language, team=team) for each in week_of(day)
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,16 +17,16 @@ from django.utils.translation import gettext_lazy
 
 from curfew_core.engine import Curve, State
 from curfew_core.engine.clock import to_wall
-from curfew_core.engine.schedule import Schedule
 from curfew_core.schedules import calendars, override_commands
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import values as schedule_values
 from curfew_core.schema.query import Problem, QueryReader
 from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
-from curfew_core.selectors.bundles import overrides_active
+from curfew_core.selectors.bundles import UserBundle, overrides_active
 from curfew_core.selectors.heads_up import LEAD_MINUTES, next_payload
-from curfew_core.selectors.verdicts import verdict_for, verdict_payload
+from curfew_core.selectors.outlook import outlook_of
+from curfew_core.selectors.verdicts import user_band, verdict_for, verdict_payload
 from curfew_core.vocabulary import STATE_NAMES
 from curfew_core.web import charts, story, words
 from curfew_core.web.schedule_form import Candidate, ScheduleForm, candidate
@@ -176,6 +176,9 @@ def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) 
     """The now card: the verdict in force, or as of ``at`` (a page-only
     preview: the schedule read at that moment, nothing stored)."""
     verdict, bundle = verdict_for(user_id=user.pk, now=now, at=at)
+    # What comes next, from the moment the card is about (a preview's, the
+    # time machine's or now), read off the engine's effective plan.
+    outlook = outlook_of(bundle, now=now, at=at if at is not None else verdict.debug_at)
     active = overrides_active(bundle, now)
     debug_local = ""
     if active["debug_at"] is not None:
@@ -187,7 +190,7 @@ def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) 
         "as_of": verdict.at,
         "as_of_local": to_wall(verdict.at, bundle.schedule.timezone),
         "now": story.describe(verdict, bundle.schedule, now=now if at is None else at),
-        "story": story.tell(verdict, bundle.schedule, enabled=bundle.config["enabled"]),
+        "story": story.tell(verdict, outlook, enabled=bundle.config["enabled"]),
         "details": json.dumps(
             on_wall_clock(
                 verdict_payload(verdict, now=now if at is None else at), bundle.schedule.timezone
@@ -202,12 +205,14 @@ def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) 
         "timezone_place": zone_label(bundle.config["timezone"]),
         "enabled": bundle.config["enabled"],
         "schedule": bundle.schedule,
+        # The bands are the user's as the state API draws them (a team's side too).
+        "bundle": bundle,
         # What changes next, for the heads-up (page.js); not in a preview.
         "heads_up": None
         if at is not None
         else {
             "at": verdict.at.astimezone(dt.UTC).isoformat(),
-            "next": next_payload(verdict, bundle.schedule, enabled=bundle.config["enabled"]),
+            "next": next_payload(verdict, outlook, enabled=bundle.config["enabled"]),
         },
         "heads_up_minutes": LEAD_MINUTES,
     }
@@ -265,12 +270,12 @@ def look_at(params: QueryDict, *, tz_name: str, now: dt.datetime) -> Look:
 
 
 def band_for(
-    schedule: Schedule, at: dt.datetime, *, day: dt.date, view: str
+    bundle: UserBundle, at: dt.datetime, *, day: dt.date, view: str
 ) -> list[web_selectors.BandDay]:
-    """The schedule's day (or week) band, with ``at`` marked."""
-    if view == "week":
-        return web_selectors.band_week(schedule, day, now=at)
-    return [web_selectors.band_day(schedule, day, now=at)]
+    """The user's day (or week) band, with ``at`` marked: for a team member
+    the two schedules together, as ``GET /api/v1/state``'s ``day`` and the
+    capsule's band draw it (``verdicts.user_band``)."""
+    return user_band(bundle, day, now=at, view=view)
 
 
 #: Dates the band may be drawn for: the days a verdict may be asked about.

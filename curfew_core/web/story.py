@@ -4,16 +4,19 @@ what a person reads (the now card and the overview's story).
 The first screen of the settings page: a headline for now, a countdown to
 the next change, the steps of the next day (working normally → gets sleepy
 → asleep → working), and tomorrow's peak hours. Everything is read off the
-engine's verdicts (``decide`` for now and for each step, ``segments`` for
-what follows: the very walk the verdicts make), replies included: nothing
-here reads a reply or a budget from the schedule, so the words cannot
-promise what gateways will not get. Budgets are described as answer
-length; the tokens are the detail.
+engine: the verdict for now, and for what follows the user's effective plan
+(``engine.effective``, read through ``selectors.outlook``: their own
+schedule, overrides and, for a team member, the team's side, harsher wins),
+with each step's reply and budgets from the verdict at its instants. Nothing
+here reads a reply or a budget from the schedule, or walks a schedule, so
+the words cannot promise what gateways will not get (issue 39). Budgets are
+described as answer length; the tokens are the detail.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +24,11 @@ from django.utils import dateformat
 from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
-from curfew_core.engine import State, Verdict, decide
+from curfew_core.engine import State, Verdict
 from curfew_core.engine.clock import to_wall
-from curfew_core.engine.decide import segments
+from curfew_core.engine.effective import Side, Stretch
 from curfew_core.engine.schedule import Schedule
+from curfew_core.selectors.outlook import Outlook
 from curfew_core.selectors.web import band_day, holiday_display_name
 from curfew_core.vocabulary import STATE_NAMES, progress_percent
 from curfew_core.web.words import reason_words
@@ -85,6 +89,8 @@ class Step:
     words: str
     #: The tokens behind the words, for the detail line (winding only).
     tokens: str
+    #: Whose rule makes this stretch what it is (``own``, ``team``, ``both``).
+    side: Side = "own"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +107,8 @@ class Story:
     notes: tuple[str, ...]
     #: ``12% of the way through the night.`` while winding (the capsule's rounding).
     progress: str = ""
+    #: Whose rule makes the next change (``own``, ``team``, ``both``), or "".
+    next_side: str = ""
 
 
 def _clock(instant: dt.datetime, schedule: Schedule, today: dt.date) -> str:
@@ -111,7 +119,11 @@ def _clock(instant: dt.datetime, schedule: Schedule, today: dt.date) -> str:
     return f"{dateformat.format(wall, 'D')} {wall.strftime('%H:%M')}"
 
 
-def _budgets(start: dt.datetime, end: dt.datetime, schedule: Schedule) -> tuple[int, int] | None:
+#: The verdict of a plain call at an instant (``Outlook.verdict``).
+Verdicts = Callable[[dt.datetime], Verdict]
+
+
+def _budgets(start: dt.datetime, end: dt.datetime, verdict_at: Verdicts) -> tuple[int, int] | None:
     """A winding stretch's first and last budget (read once, for the words
     and for the token detail); None for a stretch that has no budget.
 
@@ -120,13 +132,13 @@ def _budgets(start: dt.datetime, end: dt.datetime, schedule: Schedule) -> tuple[
     has reached the anchor at lights-out. Read a minute early it would say
     70 where the Schedule table's last anchor says 64.
     """
-    first = decide(start, schedule).budget
-    last = decide(max(start, end - dt.timedelta(microseconds=1)), schedule).budget
+    first = verdict_at(start).budget
+    last = verdict_at(max(start, end - dt.timedelta(microseconds=1))).budget
     return None if first is None or last is None else (first, last)
 
 
 def _step(
-    segment_state: State, budgets: tuple[int, int] | None, start: dt.datetime, schedule: Schedule
+    segment_state: State, budgets: tuple[int, int] | None, start: dt.datetime, verdict_at: Verdicts
 ) -> str:
     """What one stretch means (``budgets``: a winding stretch's first and
     last); its reply is the one the verdict at its start answers with."""
@@ -141,11 +153,9 @@ def _step(
             "last": answer_length(last),
         }
     if segment_state is State.OFF_DUTY:
-        return _("off for peak hours, replies “%(reply)s”") % {
-            "reply": reply_of(decide(start, schedule))
-        }
+        return _("off for peak hours, replies “%(reply)s”") % {"reply": reply_of(verdict_at(start))}
     if segment_state is State.LIGHTS_OUT:
-        return _("asleep, replies “%(reply)s”") % {"reply": reply_of(decide(start, schedule))}
+        return _("asleep, replies “%(reply)s”") % {"reply": reply_of(verdict_at(start))}
     return _("working normally")
 
 
@@ -155,9 +165,9 @@ def _tokens(budgets: tuple[int, int] | None) -> str:
     return _("%(first)s → %(last)s tokens") % {"first": budgets[0], "last": budgets[1]}
 
 
-def _tomorrow(at: dt.datetime, schedule: Schedule) -> str:
+def _tomorrow(at: dt.datetime, schedule: Schedule, team: Schedule | None) -> str:
     day = to_wall(at, schedule.timezone).date() + dt.timedelta(days=1)
-    band = band_day(schedule, day)
+    band = band_day(schedule, day, team=team)
     name = dateformat.format(day, "l")
     peaks = [row for row in band.plan if row.state == State.OFF_DUTY.value]
     if peaks:
@@ -203,11 +213,41 @@ _NEXT = {
     State.OFF_DUTY: gettext_lazy("Off for peak hours in %(left)s (%(at)s)."),
     State.LIGHTS_OUT: gettext_lazy("Asleep in %(left)s (%(at)s)."),
 }
+#: The countdown when the next change is an override's end.
+_BACK = gettext_lazy("Back to the schedule in %(left)s (%(at)s).")
 
 
-def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story:
-    """The story of ``verdict.at`` (now, or the moment the page previews)."""
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """Neighbouring stretches of the plan in one state (and override), as one step."""
+
+    start: dt.datetime
+    end: dt.datetime
+    state: State
+    side: Side
+    override: str | None
+
+
+def _runs(plan: tuple[Stretch, ...]) -> list[_Run]:
+    runs: list[_Run] = []
+    for stretch in plan:
+        if runs and runs[-1].state is stretch.state and runs[-1].override == stretch.override:
+            last = runs[-1]
+            runs[-1] = _Run(last.start, stretch.end, last.state, last.side, last.override)
+        else:
+            runs.append(
+                _Run(stretch.start, stretch.end, stretch.state, stretch.side, stretch.override)
+            )
+    return runs
+
+
+def tell(verdict: Verdict, outlook: Outlook, *, enabled: bool = True) -> Story:
+    """The story of ``verdict.at`` (now, the moment the page previews, or the
+    pretended one), told from ``outlook`` (``selectors.outlook.outlook_of``,
+    from that same moment): the engine's effective plan, a team's side
+    included."""
     at = verdict.at
+    schedule = outlook.schedule
     today = to_wall(at, schedule.timezone).date()
     state = verdict.state
     notes: list[str] = []
@@ -224,53 +264,45 @@ def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story
         )
     if verdict.dry_run:
         notes.append(_("Only watching: Curfew reports what it would do and holds nothing back."))
-    # After an override the schedule takes over again: the steps start there.
-    resume = verdict.override_until if verdict.override is not None else None
-    start = resume if resume is not None and resume > at else at
-    found = segments(start, at + HORIZON, schedule)
+    # A day past the look-ahead: a night cut by it is still described whole,
+    # down to its last budget.
+    runs = _runs(outlook.plan(at + HORIZON + dt.timedelta(days=1)))
     steps: list[Step] = []
-    if resume is not None and resume > at:
-        words = (
-            _("working normally (overtime)")
-            if verdict.override == "overtime"
-            else _("switched off by hand")
-        )
-        steps.append(Step(state.value, str(STATE_NAMES[state.value]), "", words, ""))
-    for segment in found:
-        if steps and steps[-1].state == segment.state.value and segment.start != start:
-            continue
-        starts = "" if segment.start <= at else _clock(segment.start, schedule, today)
-        end = segment.end
-        if segment.state is State.WINDING and end >= at + HORIZON:
-            # Cut by the look-ahead: the words describe the whole night, down
-            # to its last budget, not the budget at the cut.
-            end = segments(segment.start, segment.start + dt.timedelta(days=1), schedule)[0].end
-        budgets = _budgets(segment.start, end, schedule) if segment.state is State.WINDING else None
+    for run in runs:
+        if run.start >= at + HORIZON or len(steps) >= MAX_STEPS:
+            break
+        starts = "" if run.start <= at else _clock(run.start, schedule, today)
+        budgets = None
+        if run.override == "overtime":
+            words = _("working normally (overtime)")
+        elif run.override == "off":
+            words = _("switched off by hand")
+        else:
+            if run.state is State.WINDING:
+                budgets = _budgets(run.start, run.end, outlook.verdict)
+            words = _step(run.state, budgets, run.start, outlook.verdict)
         steps.append(
             Step(
-                state=segment.state.value,
-                state_name=str(STATE_NAMES[segment.state.value]),
+                state=run.state.value,
+                state_name=str(STATE_NAMES[run.state.value]),
                 starts=starts,
-                words=_step(segment.state, budgets, segment.start, schedule),
+                words=words,
                 tokens=_tokens(budgets),
+                side=run.side,
             )
         )
-        if len(steps) >= MAX_STEPS:
-            break
-    countdown, next_change = "", None
-    upcoming = [step_segment for step_segment in found if step_segment.start > at]
-    if resume is not None and resume > at:
-        next_change = resume
-        countdown = _("Back to the schedule in %(left)s (%(at)s).") % {
-            "left": duration(resume - at),
-            "at": _clock(resume, schedule, today),
-        }
-    elif upcoming:
-        following = next((seg for seg in upcoming if seg.state is not state), upcoming[0])
-        next_change = following.start
-        countdown = str(_NEXT[following.state]) % {
-            "left": duration(following.start - at),
-            "at": _clock(following.start, schedule, today),
+    countdown, next_change, next_side = "", None, ""
+    change = outlook.next_change()
+    if change is not None:
+        next_change = change.at
+        next_side = change.side
+        template = _NEXT[change.state]
+        if verdict.override is not None and verdict.override_until == change.at:
+            # The change is the override's end: the schedule takes over.
+            template = _BACK
+        countdown = str(template) % {
+            "left": duration(change.at - at),
+            "at": _clock(change.at, schedule, today),
         }
     return Story(
         state=state.value,
@@ -279,9 +311,10 @@ def tell(verdict: Verdict, schedule: Schedule, *, enabled: bool = True) -> Story
         countdown=countdown,
         next_change=next_change,
         steps=tuple(steps),
-        tomorrow=_tomorrow(at, schedule),
+        tomorrow=_tomorrow(at, schedule, outlook.team_schedule),
         notes=tuple(notes),
         progress=_progress(verdict),
+        next_side=next_side if outlook.team is not None else "",
     )
 
 

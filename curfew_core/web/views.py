@@ -258,7 +258,7 @@ def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
         "overview",
         **status,
         look=look,
-        band=page.band_for(status["schedule"], status["as_of"], day=day[0], view=day[1]),
+        band=page.band_for(status["bundle"], status["as_of"], day=day[0], view=day[1]),
         band_date=day[0],
         band_view=day[1],
         # The scrubber sits on the shown moment, to the quarter hour.

@@ -22,6 +22,7 @@ from django.utils import timezone, translation
 from curfew_core.ledger.entry import Entry
 from curfew_core.schedules.override_commands import from_words
 from curfew_core.selectors.heads_up import LEAD, next_payload
+from curfew_core.selectors.outlook import outlook_of
 from curfew_core.selectors.verdicts import capsule_payload, verdict_for
 from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.overrides import override_apply
@@ -251,12 +252,12 @@ def test_no_heads_up_in_a_dry_run_or_with_the_curfew_off(
 ) -> None:
     # Control first: the default schedule has a next change with words.
     verdict, bundle = verdict_for(user_id=other_user.pk, now=evening.now)
-    assert next_payload(verdict, bundle.schedule) is not None
+    assert next_payload(verdict, outlook_of(bundle, now=evening.now)) is not None
     schedule_update(user=user, changes={"dry_run": True}, source="test", actor=user)
     assert capsule_payload(user_id=user.pk, now=evening.now)["next"] is None
     schedule_update(user=other_user, changes={"enabled": False}, source="test", actor=other_user)
     verdict, bundle = verdict_for(user_id=other_user.pk, now=evening.now)
-    assert next_payload(verdict, bundle.schedule, enabled=False) is None
+    assert next_payload(verdict, outlook_of(bundle, now=evening.now), enabled=False) is None
 
 
 def test_the_now_card_carries_the_facts_and_a_preview_does_not(

@@ -18,6 +18,7 @@ from curfew_core.engine import decide
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import Schedule
 from curfew_core.schedules import config as schedule_config
+from curfew_core.selectors.outlook import Outlook
 from curfew_core.web import story
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
@@ -41,7 +42,8 @@ def _tell(
 ) -> story.Story:
     schedule = schedule_config.build({**schedule_config.default_config(), **config})
     verdict = decide(at, schedule, overrides=overrides or Overrides())
-    return story.tell(verdict, schedule, enabled=enabled)
+    outlook = Outlook(at, schedule, overrides or Overrides(), None, None)
+    return story.tell(verdict, outlook, enabled=enabled)
 
 
 def _steps(told: story.Story) -> list[tuple[str, str, str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from argparse import ArgumentParser
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +20,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from curfew_core.engine import OverrideError, parse_duration
+from curfew_core.engine.clock import to_wall
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.config import ConfigError
 from curfew_core.schedules.plugin_import import source_key, translate
 from curfew_core.schedules.values import text_problem
+from curfew_core.selectors.bundles import bundle_for
+from curfew_core.selectors.heads_up import next_change
+from curfew_core.selectors.outlook import outlook_of
 from curfew_core.selectors.teams import MAX_PER_PAGE, Team, members_page, team_by_name
 from curfew_core.selectors.tokens import live_token_matches, live_token_prefixes
 from curfew_core.selectors.users import user_by_name
-from curfew_core.selectors.verdicts import state_payload
+from curfew_core.selectors.verdicts import decide_for, state_payload
 from curfew_core.services.ledger import decisions_prune
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
@@ -69,6 +73,35 @@ def _named(state: str) -> str:
     """``lights-out (Asleep)``: the wire value and the plain name
     (``vocabulary``, in English: commands run untranslated)."""
     return f"{state} ({STATE_NAMES[state]})"
+
+
+#: Whose rule makes a team member's next change, in words.
+_SIDES = {
+    "own": "by your own schedule",
+    "team": "by your team's schedule",
+    "both": "by your own and your team's schedule",
+}
+
+
+def _next_line(user: User, now: datetime) -> str:
+    """``next: winding (Winding down) at 2026-12-02 23:00``: the engine's next
+    change with the user's full inputs, as the page and the capsule say it
+    (``selectors.heads_up.next_change``), whose rule it is for a team member;
+    empty when the curfew is off or nothing changes within 30 hours."""
+    bundle = bundle_for(user.pk)
+    if not bundle.config["enabled"]:
+        return ""
+    verdict, _ = decide_for(bundle, now=now)
+    change = next_change(outlook_of(bundle, now=now, at=verdict.debug_at))
+    if change is None:
+        return ""
+    when = to_wall(change.at, bundle.schedule.timezone).strftime("%Y-%m-%d %H:%M")
+    line = f"next: {_named(change.state.value)} at {when}"
+    if verdict.debug_at is not None:
+        line += " on the pretended clock"
+    if bundle.team is not None:
+        line += f", {_SIDES[change.side]}"
+    return line
 
 
 class Command(BaseCommand):
@@ -224,12 +257,16 @@ class Command(BaseCommand):
         return user_create(username=username)
 
     def _print_state(self, user: User) -> None:
-        state = state_payload(user_id=user.pk, now=timezone.now())
+        now = timezone.now()
+        state = state_payload(user_id=user.pk, now=now)
         # The wire name first (what scripts and the API read: ``winding — ``),
         # then the state in the page's words and the engine's reason.
         self.stdout.write(f"{state['state']} — {STATE_NAMES[state['state']]} · {state['reason']}")
         if state["schedule_state"] != state["state"]:
             self.stdout.write(f"the schedule alone says: {_named(state['schedule_state'])}")
+        line = _next_line(user, now)
+        if line:
+            self.stdout.write(line)
 
     def _import(self, user: User, path: Path) -> None:
         try:
