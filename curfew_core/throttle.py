@@ -60,6 +60,8 @@ from curfew_core.store import async_cache
 SIGNIN_ACCOUNT = "signin-account-address"
 SIGNIN_ADDRESS = "signin-address"
 SIGNUP_ADDRESS = "signup-address"
+RESET_ADDRESS = "reset-address"
+RESET_EMAIL = "reset-email"
 TOKEN_FAILURES = "token-failures"  # noqa: S105 - a rule name
 TOKEN_RATE = "token-rate"  # noqa: S105 - a rule name
 #: Settings that change which limits apply or where counts live.
@@ -68,6 +70,8 @@ _SETTINGS = {
     "CURFEW_SIGNIN_FAILURES_PER_ACCOUNT_ADDRESS",
     "CURFEW_SIGNIN_FAILURES_PER_ADDRESS",
     "CURFEW_SIGNUPS_PER_ADDRESS",
+    "CURFEW_RESETS_PER_ADDRESS",
+    "CURFEW_RESETS_PER_EMAIL",
     "CURFEW_TOKEN_FAILURES_PER_ADDRESS",
     "CURFEW_TOKEN_RATE",
     "REDIS_URL",
@@ -387,6 +391,44 @@ def note_signup_attempt(address: str) -> Refusal | None:
         minutes,
     )
     return Refusal(SIGNUP_ADDRESS, seconds, message % {"n": minutes})
+
+
+# -- password reset -----------------------------------------------------------------
+def note_reset_request(address: str, email: str) -> Refusal | None:
+    """Count one password reset request from ``address`` for ``email``, asked
+    before the form is checked and whether or not an account has that address
+    (so the answer tells nothing); a refusal once either is over its limit
+    (issue 41: 130 mails reached one inbox in ten seconds from one address).
+    Both counts are taken only when both have room, so a refused request is
+    not counted and the limits lift on time."""
+    from django.utils.translation import ngettext
+
+    limiters = _limiters()
+    typed = email.strip().lower()
+    for setting, rule, key in (
+        ("CURFEW_RESETS_PER_ADDRESS", RESET_ADDRESS, address),
+        ("CURFEW_RESETS_PER_EMAIL", RESET_EMAIL, typed),
+    ):
+        item = _rule(setting)
+        if item is None or limiters.moving.test(item, rule, key):
+            continue
+        stats = limiters.moving.get_window_stats(item, rule, key)
+        seconds = _seconds_until(stats.reset_time)
+        minutes = _minutes(seconds)
+        message = ngettext(
+            "Too many password reset requests; try again in %(n)d minute.",
+            "Too many password reset requests; try again in %(n)d minutes.",
+            minutes,
+        )
+        return Refusal(rule, seconds, message % {"n": minutes})
+    for setting, rule, key in (
+        ("CURFEW_RESETS_PER_ADDRESS", RESET_ADDRESS, address),
+        ("CURFEW_RESETS_PER_EMAIL", RESET_EMAIL, typed),
+    ):
+        item = _rule(setting)
+        if item is not None:
+            limiters.moving.hit(item, rule, key)
+    return None
 
 
 # -- tokens -------------------------------------------------------------------------

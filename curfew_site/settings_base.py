@@ -449,6 +449,20 @@ CURFEW_SIGNUPS_PER_ADDRESS = env_rate(
     "10/hour",
     help="sign-up attempts (taken names and new accounts alike) per client address",
 )
+#: Password reset requests (with CURFEW_PASSWORD_RESET), per client address and
+#: per address typed: each may send a mail, so these bound how fast one
+#: address can send them, and how many one inbox can be sent from anywhere.
+#: Counted whether or not the address has an account (the answer tells nothing).
+CURFEW_RESETS_PER_ADDRESS = env_rate(
+    "CURFEW_RESETS_PER_ADDRESS",
+    "10/hour",
+    help="password reset requests per client address",
+)
+CURFEW_RESETS_PER_EMAIL = env_rate(
+    "CURFEW_RESETS_PER_EMAIL",
+    "3/hour",
+    help="password reset requests per email address typed, from any client address",
+)
 #: Unknown or revoked bearer/embed tokens per client address; over it, every
 #: token from that address is answered 429 until the window has room again.
 CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate(

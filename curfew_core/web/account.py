@@ -295,10 +295,31 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 RESET_DONE = reverse_lazy("account-reset-done")
 
+
+RESET_FORM = "curfew/reset/form.html"
+
+
+class _ThrottledReset(auth_views.PasswordResetView):
+    """Django's reset request behind the reset throttle (per client address
+    and per address typed): a refusal is the same page, 429, Retry-After,
+    and no mail."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        email = str(request.POST.get("email", ""))[:254]
+        refusal = throttle.note_reset_request(throttle.client_address(request), email)
+        if refusal is None:
+            return super().post(request, *args, **kwargs)
+        context = self.get_context_data(form=self.form_class(initial={"email": email}))
+        context["refusal"] = refusal.message
+        response = render(request, RESET_FORM, context, status=429)
+        response["Retry-After"] = str(refusal.retry_after)
+        return no_store(response)
+
+
 reset = _only_if("CURFEW_PASSWORD_RESET")(
-    auth_views.PasswordResetView.as_view(
+    _ThrottledReset.as_view(
         form_class=ResetRequest,  # its mail leaves after the answer (timing)
-        template_name="curfew/reset/form.html",
+        template_name=RESET_FORM,
         email_template_name="curfew/reset/email.txt",
         subject_template_name="curfew/reset/subject.txt",
         success_url=RESET_DONE,
