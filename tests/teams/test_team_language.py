@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.test import override_settings
 from django.utils import translation
 
@@ -23,6 +24,7 @@ from curfew_core.engine.schedule import (
 )
 from curfew_core.models import AuditEntry, Team
 from curfew_core.schedules import config as schedule_config
+from curfew_core.selectors.bundles import bundle_for, bundles_for
 from curfew_core.services.account import language_set
 from curfew_core.services.teams import (
     member_add,
@@ -213,3 +215,21 @@ def test_the_migration_gives_untouched_teams_the_replies_that_say_why(
     versions = dict(Team.objects.values_list("name", "version"))
     MIGRATION.say_why(apps, None)
     assert dict(Team.objects.values_list("name", "version")) == versions
+
+
+def test_a_page_of_members_reads_each_in_their_language(acme: dict[str, Any]) -> None:
+    """``bundles_for`` (the Team page's members, read together) as ``bundle_for``."""
+    users = acme["users"]
+    cache.clear()
+    together = bundles_for([users["eve"].pk, users["zhu"].pk])
+    for name, template in (
+        ("eve", "Curfew: lights out until {until}."),
+        ("zhu", "Curfew：已熄灯，{until} 再说。"),
+    ):
+        side = together[users[name].pk].team
+        assert side is not None
+        assert side.schedule.lights_out_reply == template
+        cache.clear()
+        alone = bundle_for(users[name].pk).team
+        assert alone is not None
+        assert alone.schedule.lights_out_reply == template
