@@ -28,20 +28,15 @@ $(LOCAL)/secret_key:
 	chmod 600 $@
 
 # Served by uvicorn, the server bin/serve runs in production (one server
-# everywhere), reloading on code, template and client changes; .venv is not
-# watched. tests/readme/test_make_run.py runs this target as written.
-# --no-proxy-headers: uvicorn would believe X-Forwarded-For from 127.0.0.1,
-# letting anything on this machine pick its own address (see bin/serve).
-RELOAD := --reload --reload-include '*.html' \
-	--reload-dir curfew_core --reload-dir curfew_site --reload-dir templates --reload-dir client/src
-
+# everywhere), reloading on code, template and client changes, through
+# `manage.py runserver` (curfew_core/management/commands/runserver.py declares
+# the server's flags, so Django's own habit serves the same product).
+# tests/readme/test_make_run.py runs this target as written.
 run: $(VENV)/.base $(LOCAL)/secret_key
 	export SECRET_KEY="$$(cat $(LOCAL)/secret_key)" CURFEW_DEBUG=1 && \
 	$(PY) manage.py migrate --no-input && \
 	$(PY) manage.py curfew demo --user demo --token-file $(LOCAL)/demo_token && \
-	echo "Curfew is at http://$(HOST):$(PORT)/ (API: http://$(HOST):$(PORT)/api/v1/openapi.json)" && \
-	exec $(PY) -m uvicorn curfew_site.asgi:application $(RELOAD) \
-		--lifespan off --no-proxy-headers --host $(HOST) --port $(PORT)
+	exec $(PY) manage.py runserver $(HOST):$(PORT)
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .

@@ -119,11 +119,13 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Before staticfiles and whitenoise: its ``runserver`` (the whole product on
+    # uvicorn, curfew_core/management/commands/runserver.py) is the one Django finds.
+    "curfew_core",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
-    "curfew_core",
 ]
 
 MIDDLEWARE = [
