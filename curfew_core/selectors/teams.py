@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import zoneinfo
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.cache import cache
 from django.db.models import Sum
 
 from curfew_core.engine import State, Verdict
+from curfew_core.engine.clock import to_wall
+from curfew_core.engine.effective import Change, ShareDay, next_change, team_week
 from curfew_core.ledger.savings import Bucket, Savings
 from curfew_core.models import (
     UNSAVED_VERSION,
@@ -41,6 +43,7 @@ __all__ = [
     "invite_team",
     "is_admin",
     "live_team_tokens",
+    "member_changes",
     "member_ids",
     "member_ids_page",
     "member_key",
@@ -57,6 +60,7 @@ __all__ = [
     "team_id_of",
     "team_savings",
     "team_schedule",
+    "team_share",
 ]
 
 #: A page of members is at most this long (the API's ``per_page`` bound).
@@ -183,6 +187,19 @@ def overridden_settings(*, team: Team, user_id: int) -> list[dict[str, Any]]:
     ]
 
 
+def team_share(*, user_id: int, now: datetime) -> tuple[ShareDay, ...] | None:
+    """What the member's team overrides of their own schedule, per local day
+    of their week (Monday to Sunday, on their own clock): the engine's plan's
+    stretches that are the team's alone (``engine.effective.team_week``), from
+    exactly the schedules their verdicts are decided with. ``None`` when the
+    user is in no team (as their rows say)."""
+    bundle = bundle_for(user_id)
+    if bundle.team is None:
+        return None
+    today = to_wall(now, bundle.schedule.timezone).date()
+    return team_week(today - timedelta(days=today.weekday()), bundle.schedule, bundle.team)
+
+
 # -- members, with their state now and next ---------------------------------------------
 
 
@@ -272,6 +289,27 @@ def members_page(
         total=total,
         next_page=page + 1 if first + per_page < total else None,
     )
+
+
+def member_changes(rows: list[MemberRow], *, now: datetime) -> dict[int, Change | None]:
+    """Each row's member's next change of state after ``now``, as the engine's
+    effective plan says it (``engine.effective.next_change``: their schedule,
+    overrides and team, the verdict's own inputs), by user id; ``None`` when
+    nothing changes within its horizon. What the Team page's members card
+    says is next (``MemberRow.next_at`` is the verdict's ``valid_until``,
+    which may come with no change of state)."""
+    bundles = bundles_for([row.user_id for row in rows])
+    out: dict[int, Change | None] = {}
+    for row in rows:
+        bundle = bundles[row.user_id]
+        out[row.user_id] = next_change(
+            now,
+            bundle.schedule,
+            bundle.overrides,
+            bundle.team,
+            member_overtime_from=bundle.overtime_from,
+        )
+    return out
 
 
 def member_ids(team: Team) -> list[int]:

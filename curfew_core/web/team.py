@@ -35,6 +35,7 @@ from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import values as schedule_values
 from curfew_core.schema.query import QueryReader
 from curfew_core.selectors import ledger_page
+from curfew_core.selectors import teams as team_selectors
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.users import user_by_name
 from curfew_core.services import teams as team_services
@@ -115,20 +116,19 @@ def _context(request: HttpRequest, membership: Any, **extra: Any) -> dict[str, A
     number, page_problem = _page_number(request)
     members = _members(membership, number)
     is_admin = membership.role == "admin"
+    # The members card is the admins': its next changes are read for them only.
+    changes = team_selectors.member_changes(members.rows, now=timezone.now()) if is_admin else {}
     context = _base_context(
         request,
         "team",
         membership=membership,
         is_admin=is_admin,
         timezone=tz_name,
-        members=team_words.member_rows(members, tz_name=tz_name, me=user.pk),
-        next_ms=team_words.next_ms(members),
+        members=team_words.member_rows(members, changes, tz_name=tz_name, me=user.pk),
+        next_ms=team_words.next_ms(changes),
         pager=team_words.pager(members.total, number, PER_PAGE),
         page_problem=page_problem,
-        policy=team_words.policy(
-            team_reads.schedule_of(membership.team)[0],
-            web_selectors.saved_schedule(user).config,
-        ),
+        policy=team_words.policy_of(membership, user),
         roles=team_words.ROLE_NAMES,
         overtime_hours=OVERTIME_HOURS,
         team_overtime=team_words.overtime_until(membership.team, tz_name=tz_name),

@@ -1,9 +1,10 @@
 """The Team page's words: each member's state now and next, the pager, and what
-a team policy sets and which of a member's own settings it overrides.
+a team policy sets and what it overrides of a member's own schedule.
 
-The words describe the settings; the combined verdict itself comes from the
-engine (harsher wins), so a test holds the two together: each setting named
-here as overridden is one the combined verdict follows the team on.
+The words say what the engine says and re-derive no rule (issue 39): a
+member's next change is the engine's ``next_change``, and what the team
+overrides is the effective plan's share of the week that is the team's alone
+(``engine.effective.team_week``); tests hold both to ``decide_member``.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, pgettext_lazy
+from django.utils.translation import gettext_lazy, pgettext, pgettext_lazy
 
 from curfew_core.engine.clock import to_wall
+from curfew_core.selectors import teams as team_selectors
 from curfew_core.selectors import web as web_selectors
 from curfew_core.vocabulary import STATE_NAMES
 from curfew_core.web import team_reads
@@ -28,15 +31,6 @@ ROLE_NAMES = {
     "admin": pgettext_lazy("team role", "Admin"),
     "member": pgettext_lazy("team role", "Member"),
 }
-
-#: A night's clock, read from noon: the evening's hours come before the morning's,
-#: so 22:00 is earlier than 01:00 (the engine's nights belong to their evening).
-NOON = 12 * 60
-
-
-def _minutes(text: str) -> int:
-    hours, minutes = text.split(":")
-    return (int(hours) * 60 + int(minutes) - NOON) % (24 * 60)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,26 +58,27 @@ def _when(at: dt.datetime, zone: zoneinfo.ZoneInfo, today: dt.date) -> str:
     return wall.strftime("%Y-%m-%d %H:%M")
 
 
-def member_rows(members: Any, *, tz_name: str, me: int | None = None) -> list[MemberRow]:
+def member_rows(
+    members: Any,
+    changes: Mapping[int, Any],
+    *,
+    tz_name: str,
+    me: int | None = None,
+) -> list[MemberRow]:
     """One row per member on the page, with the state's name and the next
-    change in the reader's zone."""
+    change of state in the reader's zone: the engine's (``changes``, from
+    ``selectors.teams.member_changes``: ``Change`` or ``None`` by user id)."""
     zone = zoneinfo.ZoneInfo(tz_name)
     today = to_wall(dt.datetime.now(dt.UTC), zone).date()
     rows = []
     for row in members.rows:
+        change = changes.get(row.user_id)
         next_words = ""
-        if row.next_at is not None and row.next_state:
-            when = _when(row.next_at, zone, today)
-            if _code(row.next_state) != _code(row.state):
-                next_words = _("%(state)s at %(when)s") % {
-                    "state": STATE_NAMES.get(_code(row.next_state), row.next_state),
-                    "when": when,
-                }
-            elif _code(row.state) == "winding":
-                # The next instant anything changes is the curve's next budget.
-                next_words = _("Shorter answers from %(when)s") % {"when": when}
-            else:
-                next_words = _("No change before %(when)s") % {"when": when}
+        if change is not None:
+            next_words = _("%(state)s at %(when)s") % {
+                "state": STATE_NAMES.get(_code(change.state), _code(change.state)),
+                "when": _when(change.at, zone, today),
+            }
         rows.append(
             MemberRow(
                 user_id=row.user_id,
@@ -99,10 +94,10 @@ def member_rows(members: Any, *, tz_name: str, me: int | None = None) -> list[Me
     return rows
 
 
-def next_ms(members: Any) -> int | None:
+def next_ms(changes: Mapping[int, Any]) -> int | None:
     """The earliest next change of the members shown, in ms since the epoch
     (the page's script re-reads the card then), or ``None``."""
-    upcoming = [row.next_at for row in members.rows if row.next_at is not None]
+    upcoming = [change.at for change in changes.values() if change is not None]
     return int(min(upcoming).timestamp() * 1000) if upcoming else None
 
 
@@ -140,75 +135,115 @@ def _windows(rows: Iterable[Any]) -> str:
 class Policy:
     #: What the team's schedule sets, one sentence each.
     sets: list[str]
-    #: Which of the member's own settings it overrides, one sentence each.
+    #: What it overrides of the member's own schedule: one line per group of
+    #: days alike ("Mon–Fri: 08:00–09:00 asleep instead of working"), from the
+    #: engine's plan (``selectors.teams.team_share``).
     overrides: list[str]
+    #: The days those lines name, together ("Every day", "Mon–Fri, Sun").
+    days: str = ""
 
 
-def policy(team: Mapping[str, Any], own: Mapping[str, Any]) -> Policy:
-    """The team policy in words: what it sets, and where it is harsher than
-    the member's own schedule (the harsher of the two applies: an earlier
-    curfew or lights-out, a later wake-up, peak hours the member has off)."""
+def _state_word(state: Any) -> str:
+    """A state's name inside a sentence ("asleep"; Chinese has no case)."""
+    name = str(STATE_NAMES.get(_code(state), _code(state)))
+    return name[:1].lower() + name[1:]
+
+
+def _span(share: Any, zone: zoneinfo.ZoneInfo) -> str:
+    start, end = to_wall(share.start, zone), to_wall(share.end, zone)
+    end_text = end.strftime("%H:%M")
+    if end - start >= dt.timedelta(days=1):
+        end_text = _("%(day)s %(time)s") % {"day": WEEKDAYS_ABBR[end.weekday()], "time": end_text}
+    return _("%(start)s–%(end)s %(state)s instead of %(own)s") % {
+        "start": start.strftime("%H:%M"),
+        "end": end_text,
+        "state": _state_word(share.state),
+        "own": _(", then ").join(_state_word(state) for state in share.own),
+    }
+
+
+def day_names(days: list[dt.date]) -> str:
+    """Days of one week in words: "Every day", "Mon–Fri", "Mon, Wed" (runs
+    of three days or more as a range)."""
+    if len(days) == 7:
+        return _("Every day")
+    runs: list[list[dt.date]] = []
+    for day in sorted(days):
+        if runs and (day - runs[-1][-1]).days == 1:
+            runs[-1].append(day)
+        else:
+            runs.append([day])
+    parts: list[str] = []
+    for run in runs:
+        if len(run) >= 3:
+            parts.append(
+                _("%(first)s–%(last)s")
+                % {
+                    "first": WEEKDAYS_ABBR[run[0].weekday()],
+                    "last": WEEKDAYS_ABBR[run[-1].weekday()],
+                }
+            )
+        else:
+            parts.extend(str(WEEKDAYS_ABBR[day.weekday()]) for day in run)
+    return pgettext("between days", ", ").join(parts)
+
+
+def share_words(week: Iterable[Any], *, zone: zoneinfo.ZoneInfo) -> tuple[list[str], str]:
+    """The team's share of a member's week (``engine.effective.team_week``)
+    in words: one line per group of days whose spans read alike, in the
+    order of their first day, and the days named, together. Empty when the
+    team is harsher nowhere."""
+    groups: dict[tuple[str, ...], list[dt.date]] = {}
+    for found in week:
+        if found.shares:
+            spans = tuple(_span(share, zone) for share in found.shares)
+            groups.setdefault(spans, []).append(found.day)
+    lines = [
+        _("%(days)s: %(spans)s")
+        % {"days": day_names(days), "spans": pgettext("between spans", "; ").join(spans)}
+        for spans, days in groups.items()
+    ]
+    every = [day for days in groups.values() for day in days]
+    return lines, day_names(every) if every else ""
+
+
+def policy(
+    team: Mapping[str, Any], week: Iterable[Any] | None = None, *, tz_name: str = "UTC"
+) -> Policy:
+    """The team policy in words: what it sets, and what it overrides of the
+    member's own schedule: where, this week on the member's clock, the
+    engine's plan follows the team's rule because it is harsher than theirs
+    (``week``: ``selectors.teams.team_share``; the words re-derive no rule)."""
     sets = []
     if not team.get("enabled", True):
         sets.append(_("The team's schedule is switched off: only your own applies."))
-        return Policy(sets, [])
-    sets.append(
-        _(
-            "Replies wind down from %(start)s, lights out at %(out)s, wake-up at %(wake)s "
-            "(%(zone)s)."
-        )
-        % {
-            "start": team["curfew_start"],
-            "out": team["lights_out"],
-            "wake": team["wake_up"],
-            "zone": team["timezone"],
-        }
-    )
-    if team.get("peak_shift") and team.get("peak_windows"):
-        sets.append(
-            _("Peak hours on workdays: %(windows)s; no model call then.")
-            % {"windows": _windows(team["peak_windows"])}
-        )
     else:
-        sets.append(_("No peak hours."))
-    if team.get("holiday_calendar"):
         sets.append(
-            _("Holidays and make-up workdays of the %(calendar)s calendar.")
-            % {"calendar": team["holiday_calendar"]}
+            _(
+                "Replies wind down from %(start)s, lights out at %(out)s, wake-up at %(wake)s "
+                "(%(zone)s)."
+            )
+            % {
+                "start": team["curfew_start"],
+                "out": team["lights_out"],
+                "wake": team["wake_up"],
+                "zone": team["timezone"],
+            }
         )
-    overrides = []
-    if own.get("enabled", True):
-        if _minutes(team["curfew_start"]) < _minutes(own["curfew_start"]):
-            overrides.append(
-                _("Your curfew start (%(own)s): the team's %(team)s is earlier, so it applies.")
-                % {"own": own["curfew_start"], "team": team["curfew_start"]}
+        if team.get("peak_shift") and team.get("peak_windows"):
+            sets.append(
+                _("Peak hours on workdays: %(windows)s; no model call then.")
+                % {"windows": _windows(team["peak_windows"])}
             )
-        if _minutes(team["lights_out"]) < _minutes(own["lights_out"]):
-            overrides.append(
-                _("Your lights-out (%(own)s): the team's %(team)s is earlier, so it applies.")
-                % {"own": own["lights_out"], "team": team["lights_out"]}
+        else:
+            sets.append(_("No peak hours."))
+        if team.get("holiday_calendar"):
+            sets.append(
+                _("Holidays and make-up workdays of the %(calendar)s calendar.")
+                % {"calendar": team["holiday_calendar"]}
             )
-        if _minutes(team["wake_up"]) > _minutes(own["wake_up"]):
-            overrides.append(
-                _("Your wake-up (%(own)s): the team's %(team)s is later, so it applies.")
-                % {"own": own["wake_up"], "team": team["wake_up"]}
-            )
-        team_peaks = team.get("peak_shift") and team.get("peak_windows")
-        own_peaks = own.get("peak_shift") and own.get("peak_windows")
-        if team_peaks and not own_peaks:
-            overrides.append(_("Your peak hours are off: the team's peak hours apply to you."))
-        elif team_peaks and [list(w) for w in team["peak_windows"]] != [
-            list(w) for w in own["peak_windows"]
-        ]:
-            overrides.append(_("The team's peak hours apply beside your own."))
-        if team.get("timezone") != own.get("timezone"):
-            overrides.append(
-                _("The team's times are read in %(zone)s, not in your zone.")
-                % {"zone": team["timezone"]}
-            )
-    else:
-        overrides.append(_("Your own schedule is switched off: the team's applies to you."))
-    return Policy(sets, overrides)
+    overrides, days = share_words(week or (), zone=zoneinfo.ZoneInfo(tz_name))
+    return Policy(sets, overrides, days)
 
 
 def money(savings: Any) -> str:
@@ -250,17 +285,25 @@ def team_error(exc: Any, **params: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TeamLine:
-    """The Overview's and Schedule's line: a team policy applies, and how much
-    of one's own it overrides."""
+    """The Overview's and Schedule's line: a team policy applies, and on which
+    days of this week it overrides one's own schedule."""
 
     team_name: str
     overrides: list[str]
+    #: The days it overrides one's own on ("Every day"), or "".
+    days: str = ""
 
 
 def line(membership: Any, user: Any) -> TeamLine:
-    team_config = team_reads.schedule_of(membership.team)[0]
-    own = web_selectors.saved_schedule(user).config
-    return TeamLine(membership.team.name, policy(team_config, own).overrides)
+    found = policy_of(membership, user)
+    return TeamLine(membership.team.name, found.overrides, found.days)
+
+
+def policy_of(membership: Any, user: Any) -> Policy:
+    """``policy`` of ``user``'s team now, on their own clock."""
+    tz_name = web_selectors.saved_schedule(user).config["timezone"]
+    week = team_selectors.team_share(user_id=user.pk, now=dt.datetime.now(dt.UTC))
+    return policy(team_reads.schedule_of(membership.team)[0], week, tz_name=tz_name)
 
 
 def overtime_until(team: Any, *, tz_name: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
-from django.test import override_settings
+from django.test import TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import translation
 
@@ -232,24 +232,27 @@ def test_a_member_sees_the_policy_and_what_it_overrides_in_words(
     team_services.team_schedule_update(team=team, changes={"curfew_start": "21:00"})
     html = PageClient(member).get("/team/").content.decode()
     overrides = html.split('id="policy-overrides"')[1].split("</ul>")[0]
-    assert "curfew start (23:00)" in overrides
-    assert "21:00" in overrides
+    # What it overrides is the engine's plan, per day (tests/teams/test_team_policy_card.py).
+    assert "Every day: 21:00–23:00 getting sleepy instead of working" in overrides
     # Control: a member whose own curfew starts earlier keeps theirs; nothing to name.
-    schedule_update(user=member, changes={"curfew_start": "20:00"}, source="test", actor=member)
+    with TestCase.captureOnCommitCallbacks(execute=True):  # the cached rows dropped
+        schedule_update(user=member, changes={"curfew_start": "20:00"}, source="test", actor=member)
     html = PageClient(member).get("/team/").content.decode()
-    assert "curfew start (" not in html.split('id="policy-overrides"')[1].split("</section>")[0]
+    card = html.split('id="policy-overrides"')[1].split("</section>")[0]
+    assert "instead of" not in card
+    assert "Nothing: your own schedule" in card
 
 
 def test_what_the_words_say_the_team_overrides_is_what_the_verdict_does(
     team: Team, member: User, stranger: User
 ) -> None:
-    """The page's words follow the settings; the verdict comes from the engine's
-    combination. At 21:30 on a Tuesday the team's 21:00 curfew (named as
-    overriding bob's 23:00) is what bob's verdict follows; a stranger with the
-    same own schedule is still on duty (the control)."""
+    """The page's words are the engine's plan; so is the verdict. At 21:30 on a
+    Tuesday the team's 21:00 curfew (named as overriding bob's working hours
+    until 23:00) is what bob's verdict follows; a stranger with the same own
+    schedule is still on duty (the control)."""
     team_services.team_schedule_update(team=team, changes={"curfew_start": "21:00"})
     html = PageClient(member).get("/team/").content.decode()
-    assert "curfew start (23:00)" in html
+    assert "21:00–23:00 getting sleepy instead of working" in html
     at = dt.datetime(2026, 12, 1, 21, 30, tzinfo=zoneinfo.ZoneInfo("Asia/Shanghai"))
     now = dt.datetime.now(dt.UTC)
     assert verdict_for(user_id=member.pk, now=now, at=at)[0].state.value == "winding"
@@ -331,25 +334,29 @@ def test_a_page_past_the_end_shows_the_last_and_a_bad_page_is_named(
 
 
 def test_the_next_change_is_said_as_what_changes() -> None:
-    """A state change names the state; a winding member's next instant is the
-    curve's next budget; anything else the instant nothing changes before."""
+    """The next change is the engine's (``next_change``: a change of state,
+    named); a member with none within its horizon gets no words (a dash)."""
     from types import SimpleNamespace
 
-    from curfew_core.web.team_words import member_rows
+    from curfew_core.engine import State
+    from curfew_core.engine.effective import Change
+    from curfew_core.web.team_words import member_rows, next_ms
 
     at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(minutes=5)
 
-    def row(state: str, next_state: str) -> SimpleNamespace:
-        return SimpleNamespace(
-            user_id=1, username="bob", role="member", state=state, next_at=at, next_state=next_state
-        )
+    def row(user_id: int, state: str) -> SimpleNamespace:
+        return SimpleNamespace(user_id=user_id, username="bob", role="member", state=state)
 
-    members = SimpleNamespace(
-        rows=[row("on-duty", "winding"), row("winding", "winding"), row("lights-out", "lights-out")]
-    )
+    members = SimpleNamespace(rows=[row(1, "on-duty"), row(2, "winding"), row(3, "lights-out")])
+    changes = {
+        1: Change(at, State.WINDING, "team", None),
+        2: Change(at + dt.timedelta(hours=1), State.LIGHTS_OUT, "own", None),
+        3: None,
+    }
     with translation.override("en"):
-        words = [r.next_words for r in member_rows(members, tz_name="UTC")]
+        words = [r.next_words for r in member_rows(members, changes, tz_name="UTC")]
     when = at.strftime("%H:%M")
     assert words[0] in (f"Getting sleepy at {when}", f"Getting sleepy at {at:%Y-%m-%d %H:%M}")
-    assert words[1].startswith("Shorter answers from")
-    assert words[2].startswith("No change before")
+    assert words[1].startswith("Asleep at ")
+    assert words[2] == ""
+    assert next_ms(changes) == int(at.timestamp() * 1000)
