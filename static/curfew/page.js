@@ -56,8 +56,62 @@ document.documentElement.classList.add("js");
     }, Math.min(Math.max(wait, 0), 0x7fffffff));
   }
 
+  /* The banner's countdown ("14 minutes left") runs: the server says it on
+     load, to the minute, rounded up (web/pretend.py, countdown_text); here it
+     is said again each time the minutes left change, on the server's clock
+     (its "now" when it drew the page, moved on by this clock since), in the
+     server's words for the page's language. */
+  var tickTimer = null;
+  var tickFor = null;
+
+  function countdownText(leftMs, words) {
+    var minutes = Math.max(1, Math.ceil(leftMs / 60000));
+    var hours = Math.floor(minutes / 60);
+    var rest = minutes % 60;
+    function say(forms, n) {
+      return forms[n === 1 ? 0 : 1].replace("%(num)d", String(n));
+    }
+    var parts = [];
+    if (hours) parts.push(say(words.hour, hours));
+    if (rest || !hours) parts.push(say(words.minute, rest));
+    return parts.join(words.sep);
+  }
+
+  function tick() {
+    clearTimeout(tickTimer);
+    tickTimer = null;
+    var span = document.getElementById("pretend-countdown");
+    if (!span) {
+      tickFor = null;
+      return;
+    }
+    var until = parseInt(span.getAttribute("data-until-ms"), 10);
+    var words;
+    try {
+      words = JSON.parse(span.getAttribute("data-words"));
+    } catch (e) {
+      return;
+    }
+    if (tickFor !== span) {
+      // A new banner: its server "now" against this clock, once.
+      tickFor = span;
+      span.skew = parseInt(span.getAttribute("data-now-ms"), 10) - Date.now();
+      if (isNaN(span.skew)) span.skew = 0;
+    }
+    if (isNaN(until) || !words) return;
+    var left = until - (Date.now() + span.skew);
+    if (left <= 0) return; // The timer at the end (arm) takes the banner away.
+    var text = countdownText(left, words);
+    if (span.textContent !== text) span.textContent = text;
+    // Again when the minutes left next change (just past it).
+    var next = left % 60000 || 60000;
+    tickTimer = setTimeout(tick, Math.min(next + 50, 60050));
+  }
+
   document.addEventListener("DOMContentLoaded", arm);
+  document.addEventListener("DOMContentLoaded", tick);
   document.addEventListener("htmx:afterSettle", function () {
+    if (document.getElementById("pretend-countdown") !== tickFor) tick();
     // A swap may have brought a new banner (re-arm) or a fresh Now card,
     // which says whether the server still has a pretend.
     var banner = document.getElementById("pretend-banner");

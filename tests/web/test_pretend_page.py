@@ -69,7 +69,9 @@ def test_the_banner_is_on_every_signed_in_page_while_pretending(
     text = re.sub(r"\s+", " ", banner(page.get(path).content.decode()))
     assert "Pretending:" in text
     assert "gateways are being told it is 2026-09-30 01:30 (until 2026-09-30 00:00," in text
-    assert "3 hours, 42 minutes left" in text
+    # The countdown in its own element, which page.js ticks each minute.
+    assert "3 hours, 42 minutes left" in re.sub(r"<[^>]+>", "", text)
+    assert re.search(r'<span id="pretend-countdown" aria-live="off" data-until-ms="\d+"', text)
     # The stop button: a plain POST form (no hx-*), clearing the pretend.
     form = re.search(r"<form[^>]*>.*?</form>", text, re.S)
     assert form
@@ -159,7 +161,9 @@ def test_the_form_posts_the_debug_verb_a_moment_and_a_duration(user: User) -> No
     html = _form_html(user)
     assert re.search(r'<form method="post" action="/overrides/"', html)
     assert 'name="verb" value="debug"' in html
-    assert re.search(r'<input type="datetime-local" id="time-machine" name="moment"', html)
+    # A plain text box: a datetime-local one ate what was typed (issue 39).
+    assert re.search(r'<input type="text" id="time-machine" name="moment" value=""', html)
+    assert "datetime-local" not in html
     options = re.findall(r'<option value="([^"]+)"( selected)?>', html)
     assert options == [("15m", ""), ("1h", " selected"), ("4h", ""), ("24h", "")]
     assert ">Pretend</button>" in html
@@ -272,3 +276,38 @@ def test_the_hint_on_the_overview_points_below_not_at_the_overview(page: PageCli
         assert hint, "no pretend hint"
         assert below in hint.group(1)
         assert elsewhere not in hint.group(1)
+
+
+# -- the countdown: right on load, to the minute (issue 39) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("left", "en", "zh"),
+    [
+        # A 15-minute pretend two seconds in: 15 left, not "14 minutes" (floored).
+        (timedelta(minutes=14, seconds=58), "15 minutes", "15 分钟"),
+        (timedelta(seconds=30), "1 minute", "1 分钟"),
+        (timedelta(hours=3, minutes=42), "3 hours, 42 minutes", "3 小时，42 分钟"),
+        (timedelta(hours=3, minutes=59, seconds=1), "4 hours", "4 小时"),
+    ],
+)
+def test_the_countdown_is_the_minutes_left_rounded_up(left: timedelta, en: str, zh: str) -> None:
+    from curfew_core.web.pretend import countdown_text
+
+    now = local("2026-09-29 20:00")
+    with translation.override("en"):
+        assert countdown_text(now + left, now) == en
+    with translation.override("zh-hans"):
+        assert countdown_text(now + left, now) == zh
+
+
+def test_a_typed_moment_with_a_space_is_taken(
+    page: PageClient, user: User, clock: FrozenClock
+) -> None:
+    page.post("/overrides/", {"verb": "debug", "moment": "2026-09-30 01:30", "duration": "15m"})
+    override = Override.objects.get(user=user)
+    assert override.debug_at == local("2026-09-30 01:30")
+    html = page.get("/").content.decode()
+    # The box shows the moment as it is typed, with a space.
+    assert 'id="time-machine" name="moment" value="2026-09-30 01:30"' in html
+    assert "15 minutes left" in re.sub(r"<[^>]+>", "", banner(html))
