@@ -12,10 +12,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, get_args, get_origin
 
-from curfew_core.engine import Curve, Night, Schedule, format_wall, night_window, unused_anchors
+from django.utils.dates import WEEKDAYS_ABBR
+
+from curfew_core.engine import (
+    Curve,
+    Night,
+    NightTimes,
+    Schedule,
+    format_wall,
+    night_window,
+    unused_anchors,
+)
 from curfew_core.engine.clock import cyclic_span, to_wall
 from curfew_core.engine.curve import budget_at
+from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.declaration import Declaration, ScheduleSettings
+from curfew_core.schedules.values import WEEKDAYS
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +74,69 @@ def anchor_token_bounds(declaration: Declaration = ScheduleSettings) -> tuple[in
 
 #: The night of one evening is the engine's rule; the chart only draws it.
 night_of = night_window
+
+#: The form field that picks which night the chart draws: empty for the night
+#: your edit changes (else the band's day), or a weekday (``"sat"``) for the
+#: next night of that evening.
+CHART_NIGHT = "chart_night"
+
+
+def evening_to_draw(
+    saved: Mapping[str, Any], schedule: Schedule, day: dt.date, params: Mapping[str, Any]
+) -> dt.date:
+    """The evening whose night the chart draws, from ``day`` on.
+
+    Chosen (``CHART_NIGHT``): the next such evening. Otherwise the night you
+    are editing: the first evening of the coming week whose times the edit
+    (``saved`` -> ``schedule``) changes, so a weekday night edited on a
+    Saturday draws that weekday's night, not Saturday's; with no night
+    changed, ``day``'s own (tonight, unless the band shows another day).
+    """
+    week = [day + dt.timedelta(days=n) for n in range(7)]
+    choice = str(params.get(CHART_NIGHT) or "")
+    if choice in WEEKDAYS:
+        index = WEEKDAYS.index(choice)
+        return next(evening for evening in week if evening.weekday() == index)
+    try:
+        before = schedule_config.build(saved)
+    except (KeyError, TypeError, ValueError):
+        return day
+    changed = [
+        evening
+        for evening in week
+        if before.night_for(evening.weekday()) != schedule.night_for(evening.weekday())
+    ]
+    return changed[0] if changed else day
+
+
+def _evening_of(schedule: Schedule, night: Night) -> dt.date:
+    """The evening ``night`` belongs to (its start's date, or the day before
+    for a night that starts after midnight)."""
+    start = night.start.date()
+    before = start - dt.timedelta(days=1)
+    return before if night_window(schedule, before).start == night.start else start
+
+
+def night_choices(schedule: Schedule, night: Night) -> list[dict[str, Any]]:
+    """The different nights of the week, each once with the evenings that
+    have it (Monday first): what the chart may draw (``CHART_NIGHT``).
+    ``drawn`` marks the one ``night`` is."""
+    groups: dict[NightTimes, list[int]] = {}
+    for index in range(7):
+        groups.setdefault(schedule.night_for(index), []).append(index)
+    drawn = _evening_of(schedule, night).weekday()
+    return [
+        {
+            "value": WEEKDAYS[days[0]],
+            "label": "{} {}–{}".format(
+                " ".join(str(WEEKDAYS_ABBR[index]) for index in days),
+                format_wall(times.curfew_start),
+                format_wall(times.lights_out),
+            ),
+            "drawn": drawn in days,
+        }
+        for times, days in groups.items()
+    ]
 
 
 def budget_at_offset(schedule: Schedule, night: Night, minutes: float) -> int | None:
@@ -191,7 +266,12 @@ def curve_figure(
                 "text": text.empty_window,
             }
         )
-        return {"data": data, "layout": layout, "edit": None}
+        return {
+            "data": data,
+            "layout": layout,
+            "edit": None,
+            "nights": night_choices(schedule, night),
+        }
 
     xs = _samples(night)
     ys = [budget_at_offset(schedule, night, x) for x in xs]
@@ -282,7 +362,12 @@ def curve_figure(
                     "name": "now-line",
                 }
             )
-    return {"data": data, "layout": layout, "edit": figure_edit}
+    return {
+        "data": data,
+        "layout": layout,
+        "edit": figure_edit,
+        "nights": night_choices(schedule, night),
+    }
 
 
 def _edit(
@@ -290,10 +375,11 @@ def _edit(
 ) -> dict[str, Any]:
     """What the chart's drag and keyboard editing need (static/curfew/curve-drag.js).
 
-    Anchors are written as clock times on the default night's window and
-    stretched onto ``night`` (``Schedule.anchor_fractions``): a point at chart
-    minute ``x`` is the time ``origin + x / window * span`` (snapped), kept in
-    ``0..span``. The script matches each anchor to its table row by ``at``.
+    Anchors are the curve's places through the wind-down, written as clock
+    times on the default night's window and drawn on ``night``'s
+    (``Schedule.fractions``): a point at chart minute ``x`` is the time
+    ``origin + x / window * span`` (snapped), kept in ``0..span``. The script
+    matches each anchor to its table row by ``at``.
     """
     origin = schedule.night.curfew_start
     span = schedule.night.winding_minutes

@@ -337,7 +337,8 @@ def preview(
     result = candidate(saved, form)
     schedule = schedule_config.build(result.config)
     day, view, band_error = parse_band(params, to_wall(at, schedule.timezone).date())
-    night = charts.night_of(schedule, day)
+    # The night being edited (or chosen), not only tonight's (issue 39).
+    night = charts.night_of(schedule, charts.evening_to_draw(saved, schedule, day, params))
     figure = charts.curve_figure(schedule, night, now=at, text=chart_text())
     if view == "week":
         band = web_selectors.band_week(schedule, day, now=at)

@@ -5,6 +5,8 @@ bounds read from the declaration."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from typing import Any
 
 import pytest
@@ -112,3 +114,81 @@ def test_the_editors_words_are_translated() -> None:
     assert "%(step)s" not in text.drag_help
     assert "5" in text.drag_help
     assert text.announce == "锚点 %(n)s：%(time)s，%(tokens)s tokens"
+
+
+# -- the night the chart draws (issue 39) ----------------------------------------------
+
+SATURDAY = dt.date(2026, 10, 3)
+
+
+def _caption(html: str) -> str:
+    found = re.search(r'<p class="muted small chart-caption">(.*?)</p>', html, re.S)
+    assert found, "no chart caption"
+    return " ".join(found.group(1).split())
+
+
+def test_a_weekday_night_edited_on_a_saturday_draws_that_night(page: PageClient) -> None:
+    """Weekday nights (Sunday to Thursday evenings) moved to 21:00-01:00 on a
+    Saturday: the chart draws Sunday's night, the first the edit changes, not
+    Saturday's, which the edit leaves as it was."""
+    fields = form_fields(page.get("/schedule/").content.decode(), "schedule-form")
+    edit = {"night_days": "weekdays", "wg_curfew_start": "21:00", "wg_lights_out": "01:00"}
+    data = as_post(fields, band_date=SATURDAY.isoformat(), band_view="day", **edit)
+    with translation.override("en"):
+        html = page.post("/schedule/preview/", data, htmx=True).content.decode()
+    assert _caption(html) == (
+        "Answer length from Sun 21:00 to Mon 01:00, exactly as gateways will get it."
+    )
+    figure = _figure(html)
+    assert figure["layout"]["annotations"][0]["text"].endswith("01:00")
+    assert figure["edit"]["time"]["window"] == 240
+    assert [night["drawn"] for night in figure["nights"]] == [True, False]
+    # Control: the same page without the edit draws Saturday's own night.
+    unchanged = as_post(fields, band_date=SATURDAY.isoformat(), band_view="day")
+    with translation.override("en"):
+        html = page.post("/schedule/preview/", unchanged, htmx=True).content.decode()
+    assert _caption(html) == (
+        "Answer length from Sat 23:00 to Sun 03:00, exactly as gateways will get it."
+    )
+    # A night chosen on the chart is drawn whatever the edit changes.
+    chosen = as_post(
+        fields, band_date=SATURDAY.isoformat(), band_view="day", chart_night="fri", **edit
+    )
+    with translation.override("en"):
+        html = page.post("/schedule/preview/", chosen, htmx=True).content.decode()
+    assert _caption(html).startswith("Answer length from Fri 23:00 to Sat 03:00")
+    assert 'name="chart_night" value="fri" checked' in html
+
+
+def test_the_chart_offers_each_different_night_once() -> None:
+    config = schedule_config.apply_changes(
+        schedule_config.default_config(),
+        {
+            "weekdays": {
+                day: {"curfew_start": "22:00", "lights_out": "02:00"}
+                for day in ("sun", "mon", "tue", "wed", "thu")
+            }
+        },
+    )
+    schedule = schedule_config.build(config)
+    with translation.override("en"):
+        nights = charts.night_choices(schedule, charts.night_of(schedule, SATURDAY))
+    assert nights == [
+        {"value": "mon", "label": "Mon Tue Wed Thu Sun 22:00–02:00", "drawn": False},
+        {"value": "fri", "label": "Fri Sat 23:00–03:00", "drawn": True},
+    ]
+
+
+def test_each_night_draws_the_same_shape_in_its_own_window() -> None:
+    """The curve belongs to the night: Saturday's shorter night draws the
+    default night's shape (places through the wind-down), not its clock times."""
+    config = schedule_config.apply_changes(
+        schedule_config.default_config(),
+        {"weekdays": {"sat": {"curfew_start": "01:00", "lights_out": "03:00"}}},
+    )
+    schedule = schedule_config.build(config)
+    figure = charts.curve_figure(
+        schedule, charts.night_of(schedule, SATURDAY), now=None, text=page_parts.chart_text()
+    )
+    assert [a["x"] for a in figure["edit"]["anchors"]] == [0, 30, 60, 90, 120]
+    assert [a["tokens"] for a in figure["edit"]["anchors"]] == [2048, 1600, 800, 320, 64]
