@@ -149,11 +149,12 @@ def test_activity_draws_the_ledger_and_downloads_it(
         savings = api(served_app, seeded, "GET", "/api/v1/savings")
         assert page.inner_text("#total-not-sent") == f"{savings['requests_not_sent']:,}"
         assert page.inner_text("#total-not-sent") == "18"  # 6 days x 3; the dry run never acts
-        # The clamps' saving: 6 x (4000 - 1200).
+        # The clamps' cuts, tokens not asked for: 6 x (4000 - 1200).
         assert page.inner_text("#total-tokens") == "16,800"
         assert page.inner_text("#total-money").startswith("USD ")
-        # Six peak hours held calls off; the week before had none.
-        assert page.inner_text("#total-hours") == ("6 h" if lang == "en" else "6 小时")
+        # Three peak minutes a day, six days, held calls off (never "6 h", the
+        # hours they fell in); the week before had none.
+        assert page.inner_text("#total-time") == ("18 min" if lang == "en" else "18 分钟")
         versus = page.inner_text("#total-not-sent-card .total-versus")
         assert versus == ("Week before: 0 (+18)" if lang == "en" else "前一周：0（+18）")
         # Every legend entry its own colour (or pattern): Plotly's drawn traces.
