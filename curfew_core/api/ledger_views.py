@@ -201,6 +201,7 @@ def savings(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
             "requests_not_sent": result.requests_not_sent,
             "input_tokens_not_sent": result.input_tokens_not_sent,
             "output_tokens_not_generated": result.output_tokens_not_generated,
+            "tokens_not_asked_for": result.tokens_not_asked_for,
             "money": float(result.money),
             "currency": result.currency,
             "typical_call": typical,

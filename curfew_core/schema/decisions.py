@@ -140,10 +140,18 @@ class SavingsAnswer(BaseModel):
     requests_not_sent: int = Field(description="short-circuits that acted: nothing sent")
     input_tokens_not_sent: int
     output_tokens_not_generated: int = Field(
-        description="budget differences of clamps, plus a typical passed call's output per "
-        "request not sent"
+        description="a typical passed call's output per request not sent (a clamp's cut "
+        "is not counted here: see tokens_not_asked_for)"
     )
-    money: float = Field(description="at the user's price table, discount windows applied")
+    tokens_not_asked_for: int = Field(
+        default=0,
+        description="the clamps' cuts of max_tokens (budget asked minus allowed): a cap, "
+        "not tokens saved, and never priced",
+    )
+    money: float = Field(
+        description="the requests not sent, at the user's price table, discount windows "
+        "applied; only where a passed call's usage is known"
+    )
     currency: str
     typical_call: TypicalCall | None = Field(
         description="the average upstream usage of calls passed untouched in the range, "
