@@ -20,6 +20,14 @@ fakes keep what reached the upstream. Each run is checked:
   hop-by-hop and ``X-Curfew-*`` apart). LiteLLM's proxy is a gateway that
   rewrites bodies itself: there, no persona and the budget as asked.
 
+With a team key (issue 39), off duty and on duty again: each tool set up as
+docs/manual.md ("Team keys in tools") says, its key the team's and its member
+named by ``X-Curfew-User`` (``tests/clients/team.py``), held to the same checks;
+and the gateway client naming a member and a name outside the team (refused
+for that call alone). Server down: the gateway client and the LiteLLM proxy
+in front of a Curfew that does not answer pass the call by ``fail_open`` and
+say so, ``X-Curfew-State: unchecked``.
+
 The table goes to ``docs/clients.md``. Only 127.0.0.1 is reached: each tool's
 telemetry, update checks and model-list downloads are turned off by its own
 variables or flags, and its home is a scratch folder.
@@ -51,11 +59,14 @@ from curfew_core.web import tool_setups
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream, Recorded, RecordingFake
 from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http
+from tests.clients import team
 from tests.clients.tee import Tee
 
 SCRATCH = ROOT / ".local" / "clients"
 NPM_BIN = SCRATCH / "npm" / "node_modules" / ".bin"
-PY_BIN = SCRATCH / "py-venv" / "bin"
+#: The Python tools' folder (``CURFEW_CLIENTS_PY_BIN``: another venv that has
+#: them, e.g. the project's own for the Python rows alone).
+PY_BIN = Path(os.environ.get("CURFEW_CLIENTS_PY_BIN") or SCRATCH / "py-venv" / "bin")
 AIDER_BIN = SCRATCH / "aider-venv" / "bin"
 MODEL = "fake-model"
 PROMPT = "Say hello in five words."
@@ -65,6 +76,14 @@ STATES = {
     "winding": "2026-09-30 01:00",
     "on duty": "2026-09-29 20:00",
 }
+#: The states run again with the team key (the member's own time machine
+#: moves the team's schedule too).
+TEAM_STATES = ("off duty", "on duty")
+TEAM_LABEL = "team key"
+DOWN_LABEL = "server down"
+#: The team key's member (a user of their own: the personal rows' user is in no team).
+MEMBER = "clients-member"
+TEAM = "clients-team"
 EXEMPT = set(DEFAULT_EXEMPT_PURPOSES)
 #: Not forwarded upstream by design (docs/manual.md, the proxy's pass-through).
 NOT_PASSED = {
@@ -142,10 +161,15 @@ class Context:
     base_url: str
     token: str
     env: dict[str, str]
+    #: With a team key: the member each call names.
+    member: str | None = None
 
     def rendered(self, snippet: str) -> str:
         declared = tool_setups.setup(self.tool.setup).snippet(snippet)
-        return declared.render(base_url=self.base_url, token=self.token, model=MODEL)
+        text = declared.render(base_url=self.base_url, token=self.token, model=MODEL)
+        if self.member is None:
+            return text
+        return team.with_member(self.tool.setup, snippet, text, self.member, MODEL)
 
     def shell_lines(self, snippet: str = "env") -> list[list[str]]:
         """The setup's shell snippet: its exports go into the environment,
@@ -265,7 +289,7 @@ print(reply.choices[0].message.content)
 title = litellm.completion(
     model="openai/{MODEL}", api_base="{{base_url}}/v1", api_key="{{token}}",
     messages=[{{"role": "user", "content": "A title for: hello"}}],
-    extra_headers={{"X-Curfew-Purpose": "title"}},
+    extra_headers={{"X-Curfew-Purpose": "title"{{member}}}},
 )
 print("title:", title.choices[0].message.content)
 """
@@ -273,7 +297,10 @@ print("title:", title.choices[0].message.content)
 
 def litellm_library(context: Context) -> list[list[str]]:
     script = context.work / "main.py"
+    member = "" if context.member is None else f", {json.dumps(team.MEMBER_HEADER)}: "
+    member += "" if context.member is None else json.dumps(context.member)
     tail = LITELLM_TAIL.replace("{base_url}", context.base_url).replace("{token}", context.token)
+    tail = tail.replace("{member}", member)
     script.write_text(context.rendered("library") + "\n" + tail, "utf-8")
     return [[_bin(PY_BIN, "python"), str(script)]]
 
@@ -282,7 +309,9 @@ LITELLM_CLIENT = """
 import sys
 from openai import OpenAI
 
-client = OpenAI(base_url=sys.argv[1] + "/v1", api_key=sys.argv[2])
+# A team key's member (the proxy's CURFEW_TOKEN a team key): named by X-Curfew-User.
+member = {"X-Curfew-User": sys.argv[4]} if len(sys.argv) > 4 else {}
+client = OpenAI(base_url=sys.argv[1] + "/v1", api_key=sys.argv[2], default_headers=member)
 reply = client.chat.completions.create(
     model="{model}", max_tokens=500, messages=[{"role": "user", "content": sys.argv[3]}]
 )
@@ -293,6 +322,54 @@ title = titles.chat.completions.create(
 )
 print("title:", title.choices[0].message.content)
 """
+
+#: The gateway client, as a small gateway of its own would use it: the
+#: member's verdict, then a name outside the team (that call refused alone).
+CLIENT_GATEWAY = """
+import logging
+import sys
+
+from curfew_client import CurfewClient, CurfewRefused
+from openai import OpenAI
+
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+curfew_url, token, upstream, prompt = sys.argv[1:5]
+names = sys.argv[5:] or [""]
+curfew = CurfewClient(curfew_url, token, policy="fail_open", report_decisions=False)
+body = {"model": "{model}", "max_tokens": 500, "messages": [{"role": "user", "content": prompt}]}
+for name in names:
+    try:
+        verdict = curfew.verdict(user=name or None, max_tokens=body["max_tokens"])
+    except CurfewRefused as refused:
+        print(f"{name}: refused ({refused.status}): {refused.detail}")
+        continue
+    print(f"X-Curfew-State: {verdict.checked_state}, X-Curfew-Action: {verdict.action}")
+    if verdict.short_circuit:
+        print(verdict.answer_object(body)["choices"][0]["message"]["content"])
+        continue
+    sent = verdict.apply(body)
+    reply = OpenAI(base_url=upstream + "/v1", api_key="sk-upstream-fake").chat.completions.create(
+        **sent
+    )
+    print(reply.choices[0].message.content)
+curfew.close()
+"""
+#: LiteLLM's proxy asked through, with the answer's labels shown.
+LITELLM_LABELS_CLIENT = """
+import sys
+from openai import OpenAI
+
+client = OpenAI(base_url=sys.argv[1] + "/v1", api_key=sys.argv[2])
+raw = client.chat.completions.with_raw_response.create(
+    model="{model}", max_tokens=500, messages=[{"role": "user", "content": sys.argv[3]}]
+)
+print("X-Curfew-State:", raw.headers.get("x-curfew-state"))
+print(raw.parse().choices[0].message.content)
+"""
+#: Not a tool of the registries: the gateway client's own rows.
+CLIENT_KEY = "curfew-client"
+#: Not a member of the team (the gateway client's team-key rows ask for it too).
+STRANGER = "not-a-member"
 
 TOOLS = (
     Tool("claude-code", "claude-code", "anthropic", claude, [_bin(NPM_BIN, "claude"), "--version"]),
@@ -355,8 +432,18 @@ NOT_RUN = {
 }
 
 
+@dataclass
+class Gateway:
+    """A LiteLLM proxy of its own (the team key's; the one facing no Curfew)."""
+
+    process: subprocess.Popen[bytes]
+    tee: Tee
+    master_key: str
+
+
 class Bench:
-    """The served Curfew, its upstream fakes, the tee, and one user."""
+    """The served Curfew, its upstream fakes, the tee, one user, and a team
+    whose key asks for its member."""
 
     def __init__(self, workdir: Path, *, control: bool = False) -> None:
         self.workdir = workdir
@@ -376,6 +463,12 @@ class Bench:
         self.app.manage("migrate", "--no-input", "-v0")
         made = self.app.manage("curfew", "token", "--user", "clients", "--create-user")
         self.token = made.stdout.strip().splitlines()[-1]
+        # The team key's member, with a token of their own for their time machine.
+        made = self.app.manage("curfew", "token", "--user", MEMBER, "--create-user")
+        self.member_token = made.stdout.strip().splitlines()[-1]
+        self.app.manage("curfew", "team", "create", TEAM, "--admin", MEMBER)
+        made = self.app.manage("curfew", "team-token", TEAM)
+        self.team_key = made.stdout.strip().splitlines()[-1]
         self.app.start()
         self.tee = Tee(self.app.base_url).start()
         # The persona winding adds (asked for a winding instant): on duty it must be absent.
@@ -389,11 +482,15 @@ class Bench:
         self.litellm: subprocess.Popen[bytes] | None = None
         self.litellm_url = ""
         self.litellm_tee: Tee | None = None
+        #: More LiteLLM proxies: with the team key, and in front of no Curfew.
+        self.gateways: dict[str, Gateway] = {}
 
     def fakes(self) -> tuple[RecordingFake, ...]:
         return (self.openai, self.anthropic)
 
-    def tee_for(self, tool: Tool) -> Tee:
+    def tee_for(self, tool: Tool, gateway: str = "") -> Tee:
+        if tool.gateway and gateway in self.gateways:
+            return self.gateways[gateway].tee
         if tool.gateway and self.litellm_tee is not None:
             return self.litellm_tee
         return self.control_tees[tool.protocol] if self.control else self.tee
@@ -403,47 +500,70 @@ class Bench:
             self.tee,
             *self.control_tees.values(),
             *([self.litellm_tee] if self.litellm_tee else []),
+            *(gateway.tee for gateway in self.gateways.values()),
         )
         for fake in (*self.fakes(), *tees):
             fake.reset()
 
     def travel(self, moment: str) -> None:
-        answer = httpx.post(
-            f"{self.app.base_url}/api/v1/overrides",
-            json={"debug": moment, "duration": "4h"},
-            headers={"Authorization": f"Bearer {self.token}"},
-            timeout=10,
-        )
-        answer.raise_for_status()
+        for token in (self.token, self.member_token):
+            answer = httpx.post(
+                f"{self.app.base_url}/api/v1/overrides",
+                json={"debug": moment, "duration": "4h"},
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=10,
+            )
+            answer.raise_for_status()
 
-    def verdict(self, **body: str) -> dict[str, Any]:
+    def verdict(self, *, member: bool = False, **body: str) -> dict[str, Any]:
+        """The verdict now: the personal rows' user's, or (``member``) the team
+        key's for its member."""
+        if member:
+            body = {**body, "user": MEMBER}
         answer = httpx.post(
             f"{self.app.base_url}/api/v1/verdict",
             json=body,
-            headers={"Authorization": f"Bearer {self.token}"},
+            headers={"Authorization": f"Bearer {self.team_key if member else self.token}"},
             timeout=10,
         )
         answer.raise_for_status()
         found: dict[str, Any] = answer.json()
         return found
 
+    def start_gateway(self, name: str, *, token: str, curfew_url: str) -> None:
+        """Another LiteLLM proxy, as set up but with ``token`` as ``CURFEW_TOKEN``
+        and ``curfew_url`` as ``CURFEW_URL`` (a team key; a Curfew that is down)."""
+        folder = self.workdir / f"litellm-{name}"
+        folder.mkdir(exist_ok=True)
+        process, url, master_key = self._litellm(folder, token=token, curfew_url=curfew_url)
+        self.gateways[name] = Gateway(process, Tee(url).start(), master_key)
+
     def start_litellm(self) -> None:
-        config = self.workdir / "config.yaml"
+        self.litellm, url, self.master_key = self._litellm(
+            self.workdir, token=self.token, curfew_url=self.app.base_url
+        )
+        self.litellm_tee = Tee(url).start()
+        self.litellm_url = self.litellm_tee.base_url
+
+    def _litellm(
+        self, workdir: Path, *, token: str, curfew_url: str
+    ) -> tuple[subprocess.Popen[bytes], str, str]:
+        config = workdir / "config.yaml"
         text = (
             tool_setups.setup("litellm")
             .snippet("config")
-            .render(base_url=self.app.base_url, token=self.token, model=MODEL)
+            .render(base_url=curfew_url, token=token, model=MODEL)
         )
         # The one substitution: the provider is the recording fake, not DeepSeek.
         text = text.replace("https://api.deepseek.com/v1", f"{self.openai.base_url}/v1")
         config.write_text(text + "\n", encoding="utf-8")
         env_snippet = tool_setups.setup("litellm").snippet("env")
-        exports = env_snippet.exports(base_url=self.app.base_url, token=self.token, model=MODEL)
+        exports = env_snippet.exports(base_url=curfew_url, token=token, model=MODEL)
         port = free_port()
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
         env.update({**QUIET_ENV, **exports, "DEEPSEEK_API_KEY": "sk-upstream-fake"})
-        log = open(self.workdir / "litellm.log", "ab")  # noqa: SIM115 - the child's for its life
-        self.litellm = subprocess.Popen(
+        log = open(workdir / "litellm.log", "ab")  # noqa: SIM115 - the child's for its life
+        process = subprocess.Popen(
             [
                 _bin(PY_BIN, "litellm"),
                 "--config",
@@ -453,7 +573,7 @@ class Bench:
                 "--port",
                 str(port),
             ],
-            cwd=self.workdir,
+            cwd=workdir,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -461,22 +581,25 @@ class Bench:
         url = f"http://127.0.0.1:{port}"
         wait_for_http(
             f"{url}/health/liveliness",
-            self.litellm,
-            self.workdir / "litellm.log",
+            process,
+            workdir / "litellm.log",
             timeout=180,
             label="litellm",
         )
-        self.litellm_tee = Tee(url).start()
-        self.litellm_url = self.litellm_tee.base_url
-        self.master_key = exports["LITELLM_MASTER_KEY"]
+        return process, url, exports["LITELLM_MASTER_KEY"]
 
     def stop(self) -> None:
-        if self.litellm is not None:
-            self.litellm.terminate()
+        processes = [gateway.process for gateway in self.gateways.values()]
+        for process in [self.litellm, *processes]:
+            if process is None:
+                continue
+            process.terminate()
             try:
-                self.litellm.wait(timeout=10)
+                process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.litellm.kill()
+                process.kill()
+        for gateway in self.gateways.values():
+            gateway.tee.stop()
         if self.litellm_tee is not None:
             self.litellm_tee.stop()
         for tee in (self.tee, *self.control_tees.values()):
@@ -611,8 +734,13 @@ def check(
     return problems, helper_hits, "; ".join(reached_words)
 
 
-def run_tool(bench: Bench, tool: Tool, state: str, homes: Path) -> Result:
-    home = homes / tool.key
+def run_tool(
+    bench: Bench, tool: Tool, state: str, homes: Path, *, with_team: bool = False
+) -> Result:
+    """One run of ``tool`` in ``state``; ``with_team``: with the team key, its
+    member named as the manual says (the row's state says "team key")."""
+    label = f"{state} · {TEAM_LABEL}" if with_team else state
+    home = homes / (f"{tool.key}-team" if with_team else tool.key)
     home.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"{tool.key}-", dir=homes))
     env = {
@@ -625,8 +753,13 @@ def run_tool(bench: Bench, tool: Tool, state: str, homes: Path) -> Result:
         **QUIET_ENV,
         **tool.env,
     }
-    base_url = bench.tee_for(tool).base_url
-    context = Context(tool, home, work, base_url, bench.token, env)
+    gateway = TEAM_LABEL if with_team else ""
+    tee = bench.tee_for(tool, gateway)
+    token = bench.team_key if with_team else bench.token
+    member = MEMBER if with_team else None
+    context = Context(tool, home, work, tee.base_url, token, env, member)
+    if member is not None:
+        context.env.update(team.member_env(tool.setup, member))
     if tool.prepare is not None:
         tool.prepare(context)
     write_files(context)
@@ -634,8 +767,16 @@ def run_tool(bench: Bench, tool: Tool, state: str, homes: Path) -> Result:
     if tool.gateway:
         client = work / "client.py"
         client.write_text(LITELLM_CLIENT.replace("{model}", MODEL), encoding="utf-8")
+        master_key = bench.gateways[gateway].master_key if gateway else bench.master_key
         commands = [
-            [_bin(PY_BIN, "python"), str(client), bench.litellm_url, bench.master_key, PROMPT]
+            [
+                _bin(PY_BIN, "python"),
+                str(client),
+                tee.base_url,
+                master_key,
+                PROMPT,
+                *([member] if member is not None else []),
+            ]
         ]
     bench.reset()
     seen, code = "", None
@@ -656,18 +797,115 @@ def run_tool(bench: Bench, tool: Tool, state: str, homes: Path) -> Result:
             break
         seen += done.stdout
         code = done.returncode
-        (homes / f"{tool.key}-{state.replace(' ', '-')}.log").write_text(
+        (homes / f"{tool.key}-{label.replace(' ', '-')}.log").write_text(
             f"$ {shlex.join(command)}\n{done.stdout}\n--- stderr\n{done.stderr}\n", encoding="utf-8"
         )
         if code != 0:
             break
     time.sleep(1.0)  # a tool's helper call may land just after its answer
-    sent = list(bench.tee_for(tool).requests)
+    sent = list(tee.requests)
     fake = bench.anthropic if tool.protocol == "anthropic" else bench.openai
     reached = list(fake.requests)
-    verdict = bench.verdict()
+    verdict = bench.verdict(member=with_team)
     problems, helpers, words = check(tool, state, sent, reached, seen, code, verdict, bench.persona)
-    return Result(tool.key, state, code, seen, len(_model_calls(reached)), helpers, problems, words)
+    if member is not None:
+        problems += unnamed(sent, member)
+    return Result(tool.key, label, code, seen, len(_model_calls(reached)), helpers, problems, words)
+
+
+def unnamed(sent: list[Recorded], member: str) -> list[str]:
+    """A team key's model calls that did not name ``member`` in ``X-Curfew-User``."""
+    missing = 0
+    for recorded in _model_calls(sent):
+        named = {k.lower(): v for k, v in recorded.headers.items()}.get("x-curfew-user")
+        if named != member:
+            missing += 1
+    return [f"{missing} call(s) without X-Curfew-User: {member}"] if missing else []
+
+
+def _script(
+    homes: Path, name: str, text: str, args: list[str], label: str
+) -> tuple[str, str, int | None]:
+    """Run one of the harness's own Python scripts: (stdout, stderr, exit code)."""
+    script = homes / f"{name}.py"
+    script.write_text(text.replace("{model}", MODEL), encoding="utf-8")
+    command = [_bin(PY_BIN, "python"), str(script), *args]
+    env = {**os.environ, **QUIET_ENV, "PATH": f"{PY_BIN}:{os.environ.get('PATH', '')}"}
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=240, env=env, cwd=homes
+        )
+    except subprocess.TimeoutExpired as timeout:
+        return f"[timed out after {timeout.timeout:.0f} s]", "", None
+    (homes / f"{name}-{label.replace(' ', '-')}.log").write_text(
+        f"$ {shlex.join(command)}\n{done.stdout}\n--- stderr\n{done.stderr}\n", encoding="utf-8"
+    )
+    return done.stdout, done.stderr, done.returncode
+
+
+def check_client_team(state: str, seen: str, code: int | None, upstream: int) -> list[str]:
+    """The gateway client with the team key: its member's verdict acted on
+    (off duty: Curfew's reply, nothing upstream; on duty: the upstream's
+    reply), and the stranger's call refused alone (404), no outage."""
+    problems = [] if code == 0 else [f"exit code {code}"]
+    if f"{STRANGER}: refused (404)" not in seen:
+        problems.append("the name outside the team was not refused for its call")
+    if state == "off duty":
+        if "Curfew" not in seen:
+            problems.append("the reply shown does not say Curfew")
+        if upstream:
+            problems.append(f"{upstream} call(s) reached the upstream")
+    else:
+        if "Hello from the fake" not in seen or not upstream:
+            problems.append("the upstream's reply is not shown")
+    return problems
+
+
+def check_down(seen: str, code: int | None, upstream: int, said: str) -> list[str]:
+    """Curfew down, policy fail_open: the call passes, says ``unchecked``,
+    and the outage is said in the log (``said``: the gateway's stderr or log)."""
+    problems = [] if code == 0 else [f"exit code {code}"]
+    if "X-Curfew-State: unchecked" not in seen:
+        problems.append("the answer does not say X-Curfew-State: unchecked")
+    if "Hello from the fake" not in seen or upstream != 1:
+        problems.append(f"{upstream} call(s) reached the upstream, not 1")
+    if "calls pass UNCHECKED" not in said:
+        problems.append("the outage was not logged")
+    return problems
+
+
+def run_client_team(bench: Bench, state: str, homes: Path) -> Result:
+    label = f"{state} · {TEAM_LABEL}"
+    bench.reset()
+    args = [bench.app.base_url, bench.team_key, bench.openai.base_url, PROMPT, MEMBER, STRANGER]
+    seen, _, code = _script(homes, "client-team", CLIENT_GATEWAY, args, label)
+    upstream = len(_model_calls(list(bench.openai.requests)))
+    problems = check_client_team(state, seen, code, upstream)
+    note = f"{MEMBER} as the verdict says; {STRANGER} refused (404) for its call alone"
+    return Result(CLIENT_KEY, label, code, seen, upstream, 0, problems, note)
+
+
+def run_client_down(bench: Bench, homes: Path, dead_url: str) -> Result:
+    bench.reset()
+    args = [dead_url, bench.token, bench.openai.base_url, PROMPT]
+    seen, said, code = _script(homes, "client-down", CLIENT_GATEWAY, args, DOWN_LABEL)
+    upstream = len(_model_calls(list(bench.openai.requests)))
+    problems = check_down(seen, code, upstream, said)
+    note = "passed by fail_open, said unchecked; one ERROR"
+    return Result(CLIENT_KEY, DOWN_LABEL, code, seen, upstream, 0, problems, note)
+
+
+def run_litellm_down(bench: Bench, homes: Path) -> Result:
+    gateway = bench.gateways[DOWN_LABEL]
+    bench.reset()
+    args = [gateway.tee.base_url, gateway.master_key, PROMPT]
+    seen, _, code = _script(homes, "litellm-down", LITELLM_LABELS_CLIENT, args, DOWN_LABEL)
+    upstream = len(_model_calls(list(bench.openai.requests)))
+    log = bench.workdir / f"litellm-{DOWN_LABEL}" / "litellm.log"
+    said = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    problems = check_down(seen, code, upstream, said)
+    note = "passed by fail_open, said unchecked; one ERROR"
+    return Result("litellm-proxy", DOWN_LABEL, code, seen, upstream, 0, problems, note)
 
 
 def version(tool: Tool) -> str:
@@ -711,7 +949,13 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
         "and carry the persona; on duty each must arrive with the body, query and headers "
         "the tool sent. The control group, `python -m tests.clients.run --control`, runs the "
         "same tools straight to the upstreams, past Curfew: there every off-duty and winding "
-        "run fails these checks.",
+        "run fails these checks. Rows marked **team key** run again with a team key, each tool "
+        "naming its member as [Team keys in tools](manual.md#team-keys-in-tools) says "
+        "(`X-Curfew-User`), held to the same checks, and every call must name the member; "
+        "the gateway client's also asks for a name outside the team, refused for that call "
+        "alone. Rows marked **server down** put the gateway client and the LiteLLM proxy in "
+        "front of a Curfew that does not answer: policy `fail_open` passes the call, the "
+        "answer says `X-Curfew-State: unchecked`, and the outage is logged.",
         "",
         f"Run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s.",
         "",
@@ -732,6 +976,36 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
     return "\n".join(lines)
 
 
+def extra_rows(
+    bench: Bench, tools: list[Tool], homes: Path, dead_url: str, *, with_client: bool
+) -> list[Result]:
+    """The team-key rows (each tool, and the gateway client) off duty and on
+    duty, then the server-down rows (the gateway client, the LiteLLM proxy)."""
+    results: list[Result] = []
+    for state in TEAM_STATES:
+        bench.travel(STATES[state])
+        time.sleep(1.5)  # the LiteLLM callbacks follow the change stream
+        for tool in tools:
+            results.append(_said(run_tool(bench, tool, state, homes, with_team=True)))
+        if with_client:
+            results.append(_said(run_client_team(bench, state, homes)))
+    if with_client:
+        results.append(_said(run_client_down(bench, homes, dead_url)))
+    if DOWN_LABEL in bench.gateways:
+        results.append(_said(run_litellm_down(bench, homes)))
+    return results
+
+
+def _said(result: Result) -> Result:
+    mark = "ok  " if result.ok else "FAIL"
+    print(
+        f"{mark} {result.tool:16} {result.state:9} exit={result.code} "
+        f"upstream={result.upstream} {_shown(result.seen)} {'; '.join(result.problems)}",
+        flush=True,
+    )
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="the real tools against a served Curfew")
     parser.add_argument("--only", default="", help="comma-separated tool keys")
@@ -745,6 +1019,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     only = {key for key in args.only.split(",") if key}
     tools = [tool for tool in TOOLS if not only or tool.key in only]
+    # The team-key and server-down rows (not in the control group: past Curfew
+    # there is no team key and no Curfew to be down).
+    extras = not args.control
+    with_client = extras and (not only or CLIENT_KEY in only)
+    gateways = extras and any(tool.gateway for tool in tools)
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="curfew-clients-"))
     homes = workdir / "homes"
@@ -752,8 +1031,12 @@ def main(argv: list[str] | None = None) -> int:
     bench = Bench(workdir, control=args.control)
     results: list[Result] = []
     try:
+        dead_url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
         if any(tool.gateway for tool in tools):
             bench.start_litellm()
+        if gateways:
+            bench.start_gateway(TEAM_LABEL, token=bench.team_key, curfew_url=bench.app.base_url)
+            bench.start_gateway(DOWN_LABEL, token=bench.token, curfew_url=dead_url)
         versions = {tool.key: version(tool) for tool in tools}
         for state, moment in STATES.items():
             bench.travel(moment)
@@ -767,6 +1050,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"helpers={result.helpers} {_shown(result.seen)} {'; '.join(result.problems)}",
                     flush=True,
                 )
+        if extras:
+            results += extra_rows(bench, tools, homes, dead_url, with_client=with_client)
     finally:
         bench.stop()
         print(f"logs: {homes}" if args.keep else "", flush=True)
