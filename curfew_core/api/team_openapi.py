@@ -165,6 +165,8 @@ def team_paths(
         "/team/members": {
             "get": {
                 "summary": "The team's members, each with their state now and next change (paged)",
+                "description": "For the team's admins (their own token) and the team key; "
+                "a plain member gets a 403.",
                 "parameters": [
                     _whole("page", 1_000_000, "the page, from 1"),
                     _whole("per_page", 200, "members a page (default 50)"),
@@ -180,7 +182,7 @@ def team_paths(
                         "description": "a page of members",
                         "content": json_body(ref("TeamMembers")),
                     },
-                    **errors(*AUTHED, 400, 404),
+                    **errors(*AUTHED, 400, 403, 404),
                 },
             }
         },

@@ -23,7 +23,7 @@ from curfew_core.api.views import allow, popped_version
 from curfew_core.edge.http_headers import bearer
 from curfew_core.engine.overrides import MAX_OVERTIME
 from curfew_core.schedules import config as schedule_config
-from curfew_core.schedules.values import show
+from curfew_core.schedules.values import show, whole_number
 from curfew_core.selectors import teams as team_reads
 from curfew_core.selectors.teams import Team
 from curfew_core.selectors.tokens import TokenIdentity, TokenKind
@@ -149,11 +149,8 @@ def _overtime(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         errors.setdefault("body", 'send one of {"minutes": N} and {"end": true}')
     elif "end" in body and end is not True:
         errors["end"] = f"must be true to end the team's overtime, not {show(end)}"
-    elif "minutes" in body and (
-        isinstance(minutes, bool)
-        or not isinstance(minutes, int)
-        or not 1 <= minutes <= _MAX_MINUTES
-    ):
+    elif "minutes" in body and not 1 <= (whole_number(minutes) or 0) <= _MAX_MINUTES:
+        # ``whole_number``: 30.0 is a JSON Schema integer too (schemathesis sent 1119.0).
         errors["minutes"] = f"must be a whole number from 1 to {_MAX_MINUTES}, not {show(minutes)}"
     if errors:
         raise invalid(errors)
@@ -161,7 +158,7 @@ def _overtime(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         saved = team_overtime_set(
             team=team,
             now=timezone.now(),
-            duration=None if end else timedelta(minutes=int(minutes or 0)),
+            duration=None if end else timedelta(minutes=whole_number(minutes) or 0),
             actor=user_by_id(identity.user_id),
             channel="api",
         )
@@ -183,7 +180,16 @@ def members(request: HttpRequest) -> HttpResponse:
 
 
 def _members(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
-    team, _ = _team_of(identity)
+    team, is_admin = _team_of(identity)
+    if identity.kind != TokenKind.TEAM and not is_admin:
+        # As the Team page: the members' states are for its admins (and the
+        # team's own key), not for every member (issue 41, finding 7).
+        raise ApiError(
+            403,
+            "forbidden",
+            "only an admin of the team (or the team key) lists its members; "
+            "your own state is at /api/v1/state",
+        )
     errors: dict[str, str] = {}
     for key in request.GET:
         if key not in _QUERY:

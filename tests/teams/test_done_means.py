@@ -159,7 +159,7 @@ def test_a_member_cannot_change_the_team_schedule(people: dict[str, str]) -> Non
 def test_members_page_lists_state_now_and_next(people: dict[str, str]) -> None:
     run("team", "create", "acme", "--admin", "boss")
     run("team", "add", "acme", "alice")
-    page = bearer(people["alice"]).get("/api/v1/team/members?per_page=1")
+    page = bearer(people["boss"]).get("/api/v1/team/members?per_page=1")
     assert page.status_code == 200, page.content
     body = page.json()
     assert body["total"] == 2
@@ -169,8 +169,16 @@ def test_members_page_lists_state_now_and_next(people: dict[str, str]) -> None:
     assert first["user"] == "boss"
     assert first["role"] == "admin"
     assert {"state", "next_change", "reason"} <= set(first)
-    assert bearer(people["alice"]).get("/api/v1/team/members?per_page=0").status_code == 400
-    assert bearer(people["alice"]).get("/api/v1/team/members?sort=x").status_code == 400
+    assert bearer(people["boss"]).get("/api/v1/team/members?per_page=0").status_code == 400
+    assert bearer(people["boss"]).get("/api/v1/team/members?sort=x").status_code == 400
+    # As the Team page: a plain member may not list the others' states (issue
+    # 41, finding 7: they could); the team key may, for its gateway.
+    refused = bearer(people["alice"]).get("/api/v1/team/members")
+    assert refused.status_code == 403
+    assert refused.json()["error"] == "forbidden"
+    assert "admin" in refused.json()["message"]
+    team_key = last_line(run("team-token", "acme"))
+    assert bearer(team_key).get("/api/v1/team/members").status_code == 200
 
 
 def test_one_team_per_person_and_the_last_admin_stays(people: dict[str, str]) -> None:

@@ -74,6 +74,7 @@ def test_members_and_the_team_key_are_refused(people: dict[str, str], team_key: 
         ({"minutes": 1441}, "minutes"),
         ({"minutes": "60"}, "minutes"),
         ({"minutes": True}, "minutes"),
+        ({"minutes": 30.5}, "minutes"),
         ({"end": False}, "end"),
         ({}, "body"),
         ({"minutes": 60, "end": True}, "body"),
@@ -88,3 +89,24 @@ def test_a_bad_body_names_the_field_and_changes_nothing(
     assert field in refused.json()["fields"]
     assert _overtime_until() is None
     assert not AuditEntry.objects.filter(team__name="acme", action="overtime").exists()
+
+
+def test_a_whole_number_written_as_a_float_is_a_whole_number(
+    people: dict[str, str], team_key: str
+) -> None:
+    """``90.0`` is a JSON Schema integer, as the OpenAPI document promises
+    (schemathesis sent 1119.0 and got a 400)."""
+    released = _post(people["boss"], {"minutes": 90.0})
+    assert released.status_code == 200, released.content
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [({"minutes": 1440.5}, "minutes"), ({"minutes": -1.0}, "minutes")],
+)
+def test_a_float_that_is_no_whole_number_is_refused(
+    people: dict[str, str], team_key: str, body: dict[str, object], field: str
+) -> None:
+    refused = _post(people["boss"], body)
+    assert refused.status_code == 400, refused.content
+    assert field in refused.json()["fields"]
