@@ -220,3 +220,13 @@ def test_the_migration_converts_every_stored_config_past_a_bad_row() -> None:
     migration.drop_places(django_apps, None)
     good.refresh_from_db()
     assert good.config == moved
+
+
+def test_new_tokens_on_a_night_without_wind_down_keep_the_shape() -> None:
+    there = apply_changes(DEFAULT, {"curfew_start": "22:30"})
+    flat = apply_changes(there, {"curfew_start": "03:00"})
+    rows = [[at, tokens // 2] for at, tokens in flat["anchors"]]
+    halved = apply_changes(flat, {"anchors": rows})
+    assert halved[POSITIONS] == there[POSITIONS] == ["0", "1/4", "1/2", "3/4", "1"]
+    back = apply_changes(halved, {"curfew_start": "22:30"})
+    assert back["anchors"] == [[at, tokens // 2] for at, tokens in there["anchors"]]

@@ -238,11 +238,15 @@ def _check_whole(
     rows = bad_rows.readable if bad_rows is not None else list(enumerate(config["anchors"], 1))
     start, lights, _ = _night(config)
     window = cyclic_span(start, lights)
+    # Without a wind-down, rows are in order from where the curve last began
+    # (its first anchor as shown), not from curfew start: that would put a
+    # row at lights-out first and turn the curve upside down.
+    origin = start if window else parse_wall(before["anchors"][0][0])
     offsets: list[int] = []
     problems: list[tuple[int, Message]] = list(bad_rows.problems) if bad_rows else []
     for number, (time_text, _tokens) in rows:
         at = parse_wall(time_text)
-        offset = cyclic_span(start, at)
+        offset = cyclic_span(origin, at)
         if window and offset > window:
             problems.append(
                 (
@@ -301,6 +305,10 @@ def _hand_positions(before: Config, config: Config, moved: bool) -> tuple[Fracti
     night = _window(config)
     rows = [Anchor(parse_wall(at), tokens) for at, tokens in config["anchors"]]
     if night.winding_minutes == 0:
+        # No wind-down: the rows' times are the curve's last clock times; the
+        # same times (new tokens only) keep the exact places.
+        if [at for at, _ in config["anchors"]] == [at for at, _ in before["anchors"]]:
+            return positions_of(before)
         return anchor_positions(rows, night)
     spare: dict[str, list[Fraction]] = {}
     if not moved:
@@ -380,4 +388,9 @@ def build(config: Mapping[str, Any]) -> Schedule:
     ``apply_changes`` when it was saved, and a stored row must never fail
     the verdict path."""
     settings = ScheduleSettings.model_construct(**shown(config))
-    return settings.schedule(positions_of(config))
+    schedule = settings.schedule()
+    positions = positions_of(config)
+    if positions == anchor_positions(schedule.anchors, schedule.night):
+        # The anchors say the very places: one schedule, one way to write it.
+        return schedule
+    return settings.schedule(positions)
