@@ -91,6 +91,8 @@ class Step:
     tokens: str
     #: Whose rule makes this stretch what it is (``own``, ``team``, ``both``).
     side: Side = "own"
+    #: The instant it starts (the moment told about, for the first).
+    at: dt.datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +291,7 @@ def tell(verdict: Verdict, outlook: Outlook, *, enabled: bool = True) -> Story:
                 words=words,
                 tokens=_tokens(budgets),
                 side=run.side,
+                at=run.start,
             )
         )
     countdown, next_change, next_side = "", None, ""
