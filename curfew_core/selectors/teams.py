@@ -13,7 +13,7 @@ from django.db.models import Sum
 
 from curfew_core.engine import State, Verdict
 from curfew_core.engine.clock import to_wall
-from curfew_core.engine.effective import Change, ShareDay, next_change, team_week
+from curfew_core.engine.effective import Change, ShareDay, team_week
 from curfew_core.ledger.savings import Bucket, Savings
 from curfew_core.models import (
     UNSAVED_VERSION,
@@ -28,6 +28,7 @@ from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.audit import AuditRow, audit_row
 from curfew_core.selectors.bundles import UserBundle, bundle_for, bundles_for
 from curfew_core.selectors.ledger import BUCKET_SUMS, decision_json, savings_of
+from curfew_core.selectors.outlook import outlook_of
 from curfew_core.selectors.verdicts import decide_for
 from curfew_core.store import cache_policy
 from curfew_core.store.cache_policy import lifetime
@@ -293,23 +294,13 @@ def members_page(
 
 def member_changes(rows: list[MemberRow], *, now: datetime) -> dict[int, Change | None]:
     """Each row's member's next change of state after ``now``, as the engine's
-    effective plan says it (``engine.effective.next_change``: their schedule,
-    overrides and team, the verdict's own inputs), by user id; ``None`` when
+    effective plan says it (``selectors.outlook``: the engine's next change
+    from their schedule, overrides and team, the verdict's own inputs), by user id; ``None`` when
     nothing changes within its horizon. What the Team page's members card
     says is next (``MemberRow.next_at`` is the verdict's ``valid_until``,
     which may come with no change of state)."""
     bundles = bundles_for([row.user_id for row in rows])
-    out: dict[int, Change | None] = {}
-    for row in rows:
-        bundle = bundles[row.user_id]
-        out[row.user_id] = next_change(
-            now,
-            bundle.schedule,
-            bundle.overrides,
-            bundle.team,
-            member_overtime_from=bundle.overtime_from,
-        )
-    return out
+    return {row.user_id: outlook_of(bundles[row.user_id], now=now).next_change() for row in rows}
 
 
 def member_ids(team: Team) -> list[int]:

@@ -782,7 +782,9 @@ def bundle_capsule_payload(
     # The engine's next change with the user's full inputs (a team's side too);
     # under pretend, from the pretended moment the capsule's clock counts from.
     outlook = outlook_of(bundle, now=now, at=verdict.debug_at)
-    payload["next"] = next_payload(verdict, outlook, enabled=bundle.config["enabled"])
+    # A member whose own schedule is off still has the team's (harsher wins).
+    enabled = bundle.config["enabled"] or bundle.team is not None
+    payload["next"] = next_payload(verdict, outlook, enabled=enabled)
     if band:
         payload[CAPSULE_BAND] = capsule_band(bundle, verdict.at)
     return payload
