@@ -368,6 +368,18 @@ print(raw.parse().choices[0].message.content)
 """
 #: Not a tool of the registries: the gateway client's own rows.
 CLIENT_KEY = "curfew-client"
+#: How the gateway client's version is read (``version`` takes a tool).
+CLIENT_VERSION = Tool(
+    CLIENT_KEY,
+    "",
+    "openai",
+    lambda context: [],
+    [
+        _bin(PY_BIN, "python"),
+        "-c",
+        "import importlib.metadata as m; print('curfew-client', m.version('curfew-client'))",
+    ],
+)
 #: Not a member of the team (the gateway client's team-key rows ask for it too).
 STRANGER = "not-a-member"
 
@@ -891,7 +903,7 @@ def run_client_down(bench: Bench, homes: Path, dead_url: str) -> Result:
     seen, said, code = _script(homes, "client-down", CLIENT_GATEWAY, args, DOWN_LABEL)
     upstream = len(_model_calls(list(bench.openai.requests)))
     problems = check_down(seen, code, upstream, said)
-    note = "passed by fail_open, said unchecked; one ERROR"
+    note = "passed by fail_open, said unchecked; the outage logged"
     return Result(CLIENT_KEY, DOWN_LABEL, code, seen, upstream, 0, problems, note)
 
 
@@ -904,7 +916,7 @@ def run_litellm_down(bench: Bench, homes: Path) -> Result:
     log = bench.workdir / f"litellm-{DOWN_LABEL}" / "litellm.log"
     said = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
     problems = check_down(seen, code, upstream, said)
-    note = "passed by fail_open, said unchecked; one ERROR"
+    note = "passed by fail_open, said unchecked; the outage logged"
     return Result("litellm-proxy", DOWN_LABEL, code, seen, upstream, 0, problems, note)
 
 
@@ -1038,6 +1050,8 @@ def main(argv: list[str] | None = None) -> int:
             bench.start_gateway(TEAM_LABEL, token=bench.team_key, curfew_url=bench.app.base_url)
             bench.start_gateway(DOWN_LABEL, token=bench.token, curfew_url=dead_url)
         versions = {tool.key: version(tool) for tool in tools}
+        if with_client:
+            versions[CLIENT_KEY] = version(CLIENT_VERSION)
         for state, moment in STATES.items():
             bench.travel(moment)
             time.sleep(1.5)  # the LiteLLM callback follows the change stream
