@@ -55,7 +55,7 @@ from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateL
 
 from curfew_core.hot_settings import setting as hot_setting
 from curfew_core.selectors.tokens import TokenIdentity, identify
-from curfew_core.store import async_cache
+from curfew_core.store import async_cache, redis_health
 
 SIGNIN_ACCOUNT = "signin-account-address"
 SIGNIN_ADDRESS = "signin-address"
@@ -120,6 +120,7 @@ def _build() -> _Limiters:
             timeout=deadline,
             socket_timeout=deadline,
             socket_connect_timeout=deadline,
+            **redis_health.sync_options(),
         )
         storage = RedisStorage(
             settings.REDIS_URL,

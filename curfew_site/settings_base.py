@@ -19,6 +19,7 @@ import django_stubs_ext
 from curfew_client.openai_shapes import UPSTREAM_BUDGET_KEYS
 from django.core.exceptions import ImproperlyConfigured
 
+from curfew_core.store.redis_health import async_options
 from curfew_site import env, redaction
 from curfew_site.env import (
     env_bool,
@@ -238,7 +239,8 @@ if REDIS_URL:
             # redis-py's default 5 s read timeout equals channels_redis' 5 s blocking
             # receive, so every idle socket's consumer died at 5 s: give reads room.
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                # Connections that live through a Redis restart (as the cache's).
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15, **async_options()}],
                 "prefix": f"{REDIS_PREFIX}:asgi",
             },
         }

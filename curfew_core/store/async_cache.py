@@ -38,6 +38,7 @@ from django.core.cache.backends import locmem
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.signals import setting_changed
 
+from curfew_core.store import redis_health
 from curfew_core.store.redis_cache import SharedRedisCache
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
@@ -89,6 +90,7 @@ def client() -> Any:
             timeout=options.get("timeout", 10),
             socket_timeout=deadline,
             socket_connect_timeout=deadline,
+            **redis_health.async_options(),
         )
         found = _clients[loop] = redis.asyncio.Redis(connection_pool=pool)
     return found

@@ -15,6 +15,8 @@ from typing import Any
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.utils.functional import cached_property
 
+from curfew_core.store import redis_health
+
 _lock = threading.Lock()
 _shared: dict[tuple[str, ...], SharedClient] = {}
 
@@ -23,7 +25,8 @@ class SharedClient(RedisCacheClient):
     """One ``redis.Redis`` per pool (it is thread-safe), not one per call."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        # Connections that live through a Redis restart (``redis_health``).
+        super().__init__(*args, **{**redis_health.sync_options(), **kwargs})
         self._clients: dict[int, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:

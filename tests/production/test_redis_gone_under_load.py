@@ -62,6 +62,10 @@ class Switchboard:
         with self._lock:
             listener, self._listener = self._listener, None
             if listener is not None:
+                # shutdown first: a close alone leaves the thread blocked in
+                # accept() holding the socket, listening (and the port taken).
+                with contextlib.suppress(OSError):
+                    listener.shutdown(socket.SHUT_RDWR)
                 listener.close()
             for conn in self._open:
                 with contextlib.suppress(OSError):
