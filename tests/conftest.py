@@ -75,6 +75,8 @@ SLOW_MODULES = {
     "tests/realtime/test_capsule_redis.py": 50,
     "tests/ledger/test_served_exit.py": 50,
     "tests/readme/test_any_server.py": 45,
+    "tests/production/test_redis_restart.py": 40,
+    "tests/readme/test_runserver.py": 20,
     "tests/throttle/test_redis.py": 45,
     "tests/production/test_deploy_settings.py": 45,
     "tests/security/test_stalled_redis.py": 40,
