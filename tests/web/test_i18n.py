@@ -92,8 +92,13 @@ def test_compiled_catalogue_is_shipped() -> None:
     po = mo.with_suffix(".po")
     with mo.open("rb") as handle:
         known = set(gettext.GNUTranslations(handle)._catalog)  # type: ignore[attr-defined]
-    ids = re.findall(r'^msgid "(.+)"$', po.read_text(encoding="utf-8"), flags=re.M)
+    # Each msgid with its msgctxt, if any: gettext keys those "context\x04msgid".
+    found = re.findall(
+        r'^(?:msgctxt "(.*)"\n)?msgid "(.+)"$', po.read_text(encoding="utf-8"), flags=re.M
+    )
+    ids = [f"{context}\x04{msgid}" if context else msgid for context, msgid in found]
     assert len(ids) > 150
+    assert any("\x04" in i for i in ids), "the catalogue's contexts are read too"
     # Every string of the .po is in the .mo (recompile after editing).
     unescaped = [i.replace('\\"', '"') for i in ids]
     missing = [i for i in unescaped if i not in known and (i, 0) not in known]
