@@ -135,10 +135,10 @@ def _windows(rows: Iterable[Any]) -> str:
 class Policy:
     #: What the team's schedule sets, one sentence each.
     sets: list[str]
-    #: What it overrides of the member's own schedule: one line per group of
-    #: days alike ("Mon–Fri: 08:00–09:00 asleep instead of working"), from the
-    #: engine's plan (``selectors.teams.team_share``).
-    overrides: list[str]
+    #: What it overrides of the member's own schedule: per group of days alike
+    #: ("Mon–Fri", "08:00–09:00 asleep instead of working"), from the engine's
+    #: plan (``selectors.teams.team_share``); ``str()`` of one is its line.
+    overrides: list[OverrideDays]
     #: The days those lines name, together ("Every day", "Mon–Fri, Sun").
     days: str = ""
 
@@ -188,23 +188,35 @@ def day_names(days: list[dt.date]) -> str:
     return pgettext("between days", ", ").join(parts)
 
 
-def share_words(week: Iterable[Any], *, zone: zoneinfo.ZoneInfo) -> tuple[list[str], str]:
+@dataclass(frozen=True, slots=True)
+class OverrideDays:
+    """Days of the week alike ("Mon–Fri") and the team's spans on each of them."""
+
+    days: str
+    spans: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return _("%(days)s: %(spans)s") % {
+            "days": self.days,
+            "spans": pgettext("between spans", "; ").join(self.spans),
+        }
+
+
+def share_words(week: Iterable[Any], *, zone: zoneinfo.ZoneInfo) -> tuple[list[OverrideDays], str]:
     """The team's share of a member's week (``engine.effective.team_week``)
-    in words: one line per group of days whose spans read alike, in the
-    order of their first day, and the days named, together. Empty when the
-    team is harsher nowhere."""
+    in words: one group per set of days whose spans read alike, in the order
+    of their first day, and the days named, together. Empty when the team is
+    harsher nowhere."""
     groups: dict[tuple[str, ...], list[dt.date]] = {}
     for found in week:
         if found.shares:
             spans = tuple(_span(share, zone) for share in found.shares)
             groups.setdefault(spans, []).append(found.day)
-    lines = [
-        _("%(days)s: %(spans)s")
-        % {"days": day_names(days), "spans": pgettext("between spans", "; ").join(spans)}
-        for spans, days in groups.items()
-    ]
     every = [day for days in groups.values() for day in days]
-    return lines, day_names(every) if every else ""
+    return (
+        [OverrideDays(day_names(days), spans) for spans, days in groups.items()],
+        day_names(every) if every else "",
+    )
 
 
 def policy(
@@ -289,7 +301,7 @@ class TeamLine:
     days of this week it overrides one's own schedule."""
 
     team_name: str
-    overrides: list[str]
+    overrides: list[OverrideDays]
     #: The days it overrides one's own on ("Every day"), or "".
     days: str = ""
 

@@ -75,10 +75,17 @@ def _card(bob: User) -> list[str] | None:
     with translation.override("en"):
         html = PageClient(bob).get("/team/").content.decode()
     part = html.split('id="policy-overrides"')[1].split("</section>")[0]
-    if "<li>" not in part.split("</ul>")[0]:
+    if "<li" not in part.split("</p>")[0]:
         assert NOTHING in unescape(part)
         return None
-    return [unescape(item) for item in re.findall(r"<li>(.*?)</li>", part.split("</ul>")[0])]
+    groups = re.findall(
+        r'<li class="team-day"><strong>(.*?)</strong><ul class="team-spans">(.*?)</ul></li>', part
+    )
+    assert groups, part
+    return [
+        unescape(f"{days}: " + "; ".join(re.findall(r"<li>(.*?)</li>", spans)))
+        for days, spans in groups
+    ]
 
 
 # -- the case -----------------------------------------------------------------

@@ -231,9 +231,10 @@ def test_a_member_sees_the_policy_and_what_it_overrides_in_words(
 ) -> None:
     team_services.team_schedule_update(team=team, changes={"curfew_start": "21:00"})
     html = PageClient(member).get("/team/").content.decode()
-    overrides = html.split('id="policy-overrides"')[1].split("</ul>")[0]
+    overrides = html.split('id="policy-overrides"')[1].split("</section>")[0]
     # What it overrides is the engine's plan, per day (tests/teams/test_team_policy_card.py).
-    assert "Every day: 21:00–23:00 getting sleepy instead of working" in overrides
+    assert "<strong>Every day</strong>" in overrides
+    assert "<li>21:00–23:00 getting sleepy instead of working</li>" in overrides
     # Control: a member whose own curfew starts earlier keeps theirs; nothing to name.
     with TestCase.captureOnCommitCallbacks(execute=True):  # the cached rows dropped
         schedule_update(user=member, changes={"curfew_start": "20:00"}, source="test", actor=member)
