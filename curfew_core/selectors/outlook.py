@@ -75,6 +75,13 @@ class Outlook:
         )
 
 
+def curfew_applies(bundle: UserBundle) -> bool:
+    """Whether anything may be held back from the user's AI: their own curfew
+    is on, or they are in a team, whose schedule applies whatever their own
+    switch says (harsher wins). Off: no countdown, no steps, no heads-up."""
+    return bool(bundle.config["enabled"]) or bundle.team is not None
+
+
 def outlook_of(bundle: UserBundle, *, now: datetime, at: datetime | None = None) -> Outlook:
     """The outlook of ``bundle``'s user at the real ``now``, or, for a what-if
     at ``at``, as ``decide_for`` asks it: from ``at``, without the time

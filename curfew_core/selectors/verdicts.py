@@ -51,7 +51,7 @@ from curfew_core.engine.steady import Stretch, steady
 from curfew_core.hot_settings import setting
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.heads_up import next_payload
-from curfew_core.selectors.outlook import outlook_of
+from curfew_core.selectors.outlook import curfew_applies, outlook_of
 from curfew_core.selectors.web import CELL_MINUTES, BandDay, band_day, band_week
 from curfew_core.vocabulary import (
     capsule_words,
@@ -783,8 +783,7 @@ def bundle_capsule_payload(
     # under pretend, from the pretended moment the capsule's clock counts from.
     outlook = outlook_of(bundle, now=now, at=verdict.debug_at)
     # A member whose own schedule is off still has the team's (harsher wins).
-    enabled = bundle.config["enabled"] or bundle.team is not None
-    payload["next"] = next_payload(verdict, outlook, enabled=enabled)
+    payload["next"] = next_payload(verdict, outlook, enabled=curfew_applies(bundle))
     if band:
         payload[CAPSULE_BAND] = capsule_band(bundle, verdict.at)
     return payload

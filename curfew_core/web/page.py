@@ -25,7 +25,7 @@ from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import UserBundle, overrides_active
 from curfew_core.selectors.heads_up import LEAD_MINUTES, next_payload
-from curfew_core.selectors.outlook import outlook_of
+from curfew_core.selectors.outlook import curfew_applies, outlook_of
 from curfew_core.selectors.verdicts import user_band, verdict_for, verdict_payload
 from curfew_core.vocabulary import STATE_NAMES
 from curfew_core.web import charts, story, words
@@ -190,7 +190,7 @@ def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) 
         "as_of": verdict.at,
         "as_of_local": to_wall(verdict.at, bundle.schedule.timezone),
         "now": story.describe(verdict, bundle.schedule, now=now if at is None else at),
-        "story": story.tell(verdict, outlook, enabled=bundle.config["enabled"]),
+        "story": story.tell(verdict, outlook, enabled=curfew_applies(bundle)),
         "details": json.dumps(
             on_wall_clock(
                 verdict_payload(verdict, now=now if at is None else at), bundle.schedule.timezone
@@ -212,7 +212,7 @@ def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) 
         if at is not None
         else {
             "at": verdict.at.astimezone(dt.UTC).isoformat(),
-            "next": next_payload(verdict, outlook, enabled=bundle.config["enabled"]),
+            "next": next_payload(verdict, outlook, enabled=curfew_applies(bundle)),
         },
         "heads_up_minutes": LEAD_MINUTES,
     }

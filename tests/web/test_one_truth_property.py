@@ -108,6 +108,8 @@ def accounts(draw: st.DrawFn) -> dict[str, Any]:
     own["exempt_purposes"] = draw(st.sampled_from([[], ["title"], ["title", "summary"]]))
     own["apply_to_subagents"] = draw(st.booleans())
     own["dry_run"] = draw(st.sampled_from([False, False, False, True]))
+    # Their own curfew switched off: a team's still applies (the control: alone, none).
+    own["enabled"] = draw(st.sampled_from([True, True, True, False]))
     team = None
     if draw(st.booleans()):
         team = {
@@ -251,6 +253,9 @@ def test_every_surface_says_what_the_verdicts_do(account: dict[str, Any]) -> Non
     assert badge(html) == state["state"] == verdict_now.value
     assert cli.startswith(f"{verdict_now.value} — ")
 
+    # Something may be held back: their own curfew is on, or a team's applies.
+    applies = bool(bundle.config["enabled"]) or bundle.team is not None
+
     # What comes next, from the moment it is told from.
     start, overrides = told_from(bundle, now)
     first = state_at(bundle, start, overrides)
@@ -265,7 +270,7 @@ def test_every_surface_says_what_the_verdicts_do(account: dict[str, Any]) -> Non
         while probe < change:
             assert state_at(bundle, probe, overrides) is first, probe
             probe += QUARTER
-    else:
+    elif applies:
         probe = start
         while probe <= start + HORIZON - QUARTER:
             assert state_at(bundle, probe, overrides) is first, probe
@@ -273,7 +278,7 @@ def test_every_surface_says_what_the_verdicts_do(account: dict[str, Any]) -> Non
 
     # Each step starts where the verdicts take its state.
     steps = step_facts(html)
-    if bundle.config["enabled"]:
+    if applies:
         assert steps, "no steps"
         assert steps[0] == (first.value, start)
         for (before, _), (after, begins) in itertools.pairwise(steps):
@@ -310,7 +315,7 @@ def test_every_surface_says_what_the_verdicts_do(account: dict[str, Any]) -> Non
     # Nothing will be held back in a dry run (a member's: only if the
     # team's verdict is one too), or nothing changes soon: no heads-up.
     quiet = verdict_at(bundle, now, bundle.overrides).dry_run
-    if not bundle.config["enabled"] or quiet or change is None:
+    if not applies or quiet or change is None:
         assert nxt is None
     else:
         assert nxt is not None
@@ -322,7 +327,7 @@ def test_every_surface_says_what_the_verdicts_do(account: dict[str, Any]) -> Non
         assert (nxt["words"] is not None) == harsher
 
     # The CLI names the same change, to the minute.
-    if change is not None and bundle.config["enabled"]:
+    if change is not None and applies:
         when = change.astimezone(bundle.schedule.timezone).strftime("%Y-%m-%d %H:%M")
         assert f"next: {state_at(bundle, change, overrides).value} (" in cli
         assert f"at {when}" in cli

@@ -27,7 +27,7 @@ from curfew_core.schedules.plugin_import import source_key, translate
 from curfew_core.schedules.values import text_problem
 from curfew_core.selectors.bundles import bundle_for
 from curfew_core.selectors.heads_up import next_change
-from curfew_core.selectors.outlook import outlook_of
+from curfew_core.selectors.outlook import curfew_applies, outlook_of
 from curfew_core.selectors.teams import MAX_PER_PAGE, Team, members_page, team_by_name
 from curfew_core.selectors.tokens import live_token_matches, live_token_prefixes
 from curfew_core.selectors.users import user_by_name
@@ -87,9 +87,10 @@ def _next_line(user: User, now: datetime) -> str:
     """``next: winding (Winding down) at 2026-12-02 23:00``: the engine's next
     change with the user's full inputs, as the page and the capsule say it
     (``selectors.heads_up.next_change``), whose rule it is for a team member;
-    empty when the curfew is off or nothing changes within 30 hours."""
+    empty when no curfew applies (``curfew_applies``) or nothing changes
+    within 30 hours."""
     bundle = bundle_for(user.pk)
-    if not bundle.config["enabled"]:
+    if not curfew_applies(bundle):
         return ""
     verdict, _ = decide_for(bundle, now=now)
     change = next_change(outlook_of(bundle, now=now, at=verdict.debug_at))
