@@ -23,8 +23,8 @@ fakes keep what reached the upstream. Each run is checked:
 With a team key (issue 39), off duty and on duty again: each tool set up as
 docs/manual.md ("Team keys in tools") says, its key the team's and its member
 named by ``X-Curfew-User`` (``tests/clients/team.py``), held to the same checks;
-and the gateway client naming a member and a name outside the team (refused
-for that call alone). Server down: the gateway client and the LiteLLM proxy
+and the gateway client and the LiteLLM proxy asking for a name outside the
+team (refused for that call alone). Server down: the gateway client and the LiteLLM proxy
 in front of a Curfew that does not answer pass the call by ``fail_open`` and
 say so, ``X-Curfew-State: unchecked``.
 
@@ -365,6 +365,24 @@ raw = client.chat.completions.with_raw_response.create(
 )
 print("X-Curfew-State:", raw.headers.get("x-curfew-state"))
 print(raw.parse().choices[0].message.content)
+"""
+#: LiteLLM's proxy with the team key, asked for a name outside the team.
+LITELLM_STRANGER_CLIENT = """
+import sys
+import httpx
+
+answer = httpx.post(
+    sys.argv[1] + "/v1/chat/completions",
+    headers={"Authorization": "Bearer " + sys.argv[2], "X-Curfew-User": sys.argv[4]},
+    json={
+        "model": "{model}",
+        "max_tokens": 500,
+        "messages": [{"role": "user", "content": sys.argv[3]}],
+    },
+    timeout=120,
+)
+print("HTTP", answer.status_code, "X-Curfew-State:", answer.headers.get("x-curfew-state"))
+print(answer.text[:400])
 """
 #: Not a tool of the registries: the gateway client's own rows.
 CLIENT_KEY = "curfew-client"
@@ -897,6 +915,32 @@ def run_client_team(bench: Bench, state: str, homes: Path) -> Result:
     return Result(CLIENT_KEY, label, code, seen, upstream, 0, problems, note)
 
 
+def check_stranger(seen: str, code: int | None, upstream: int) -> list[str]:
+    """LiteLLM's proxy with the team key, a name outside the team: that call
+    refused (the server's 404, naming the problem and how to name a member),
+    labelled ``unknown``, nothing upstream."""
+    problems = [] if code == 0 else [f"exit code {code}"]
+    if "HTTP 404 X-Curfew-State: unknown" not in seen:
+        problems.append("not a 404 labelled X-Curfew-State: unknown")
+    if "is not a member of this key's team" not in seen or "X-Curfew-User" not in seen:
+        problems.append("the refusal does not name the problem and how to name a member")
+    if upstream:
+        problems.append(f"{upstream} call(s) reached the upstream")
+    return problems
+
+
+def run_litellm_stranger(bench: Bench, homes: Path) -> Result:
+    label = f"{TEAM_LABEL}, not a member"
+    gateway = bench.gateways[TEAM_LABEL]
+    bench.reset()
+    args = [gateway.tee.base_url, gateway.master_key, PROMPT, STRANGER]
+    seen, _, code = _script(homes, "litellm-stranger", LITELLM_STRANGER_CLIENT, args, label)
+    upstream = len(_model_calls(list(bench.openai.requests)))
+    problems = check_stranger(seen, code, upstream)
+    note = f"{STRANGER}: that call refused (404), nothing upstream"
+    return Result("litellm-proxy", label, code, seen, upstream, 0, problems, note)
+
+
 def run_client_down(bench: Bench, homes: Path, dead_url: str) -> Result:
     bench.reset()
     args = [dead_url, bench.token, bench.openai.base_url, PROMPT]
@@ -964,8 +1008,8 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
         "run fails these checks. Rows marked **team key** run again with a team key, each tool "
         "naming its member as [Team keys in tools](manual.md#team-keys-in-tools) says "
         "(`X-Curfew-User`), held to the same checks, and every call must name the member; "
-        "the gateway client's also asks for a name outside the team, refused for that call "
-        "alone. Rows marked **server down** put the gateway client and the LiteLLM proxy in "
+        "the gateway client and the LiteLLM proxy also ask for a name outside the team, "
+        "refused for that call alone (404, nothing upstream). Rows marked **server down** put the gateway client and the LiteLLM proxy in "
         "front of a Curfew that does not answer: policy `fail_open` passes the call, the "
         "answer says `X-Curfew-State: unchecked`, and the outage is logged.",
         "",
@@ -1001,6 +1045,8 @@ def extra_rows(
             results.append(_said(run_tool(bench, tool, state, homes, with_team=True)))
         if with_client:
             results.append(_said(run_client_team(bench, state, homes)))
+    if TEAM_LABEL in bench.gateways:
+        results.append(_said(run_litellm_stranger(bench, homes)))
     if with_client:
         results.append(_said(run_client_down(bench, homes, dead_url)))
     if DOWN_LABEL in bench.gateways:

@@ -149,3 +149,24 @@ def test_the_table_says_what_the_new_rows_are() -> None:
     assert "team-keys-in-tools" in text
     assert "server down" in text
     assert "off duty · team key" in text
+
+
+@pytest.mark.parametrize(
+    ("seen", "upstream", "ok"),
+    [
+        (
+            'HTTP 404 X-Curfew-State: unknown\n{"error": "curfew refused this call: '
+            "'not-a-member' is not a member of this key's team. … X-Curfew-User …\"}",
+            0,
+            True,
+        ),
+        ("HTTP 200 X-Curfew-State: unchecked\nHello from the fake upstream.", 1, False),
+        (
+            "HTTP 404 X-Curfew-State: None\nis not a member of this key's team X-Curfew-User",
+            0,
+            False,
+        ),
+    ],
+)
+def test_the_litellm_stranger_row(seen: str, upstream: int, ok: bool) -> None:
+    assert (run.check_stranger(seen, 0, upstream) == []) is ok
