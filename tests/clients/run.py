@@ -1009,7 +1009,8 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
         "naming its member as [Team keys in tools](manual.md#team-keys-in-tools) says "
         "(`X-Curfew-User`), held to the same checks, and every call must name the member; "
         "the gateway client and the LiteLLM proxy also ask for a name outside the team, "
-        "refused for that call alone (404, nothing upstream). Rows marked **server down** put the gateway client and the LiteLLM proxy in "
+        "refused for that call alone (404, nothing upstream). Rows marked **server down** "
+        "put the gateway client and the LiteLLM proxy in "
         "front of a Curfew that does not answer: policy `fail_open` passes the call, the "
         "answer says `X-Curfew-State: unchecked`, and the outage is logged.",
         "",
