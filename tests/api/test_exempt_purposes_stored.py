@@ -51,7 +51,12 @@ def test_changing_it_on_an_old_row_keeps_everything_else(api: Any, user: User) -
     assert response.status_code == 200, response.content
     row = Schedule.objects.get(user=user)
     assert row.version == 4
-    assert row.config == {**old, "exempt_purposes": ["compaction"]}
+    # Every setting kept, and the curve's places written beside them (issue 39).
+    assert row.config == {
+        **old,
+        "exempt_purposes": ["compaction"],
+        "anchor_positions": ["0", "1/4", "1/2", "3/4", "1"],
+    }
     # The earlier save is still on record, as it was.
     revisions = {r.version: r.config for r in ScheduleRevision.objects.filter(schedule=row)}
     assert revisions[3] == old
