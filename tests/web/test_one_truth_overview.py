@@ -228,3 +228,29 @@ def test_the_cli_says_the_teams_next_change(clock: FrozenClock) -> None:
     out = cli_status(alone)
     assert "next: winding (" in out
     assert out.rstrip().endswith("at 2026-12-02 23:00")
+
+
+def week_cells(html: str, day: str) -> list[str]:
+    """The week band's cells of one day (``data-date``)."""
+    block = re.search(
+        rf'<div class="band-row[^"]*" data-date="{day}">.*?<ol class="band"[^>]*>(.*?)</ol>',
+        html,
+        re.S,
+    )
+    assert block is not None, day
+    return re.findall(r'<li class="cell [^"]*" data-state="([^"]+)"', block.group(1))
+
+
+def test_the_week_band_is_the_members_week_too(clock: FrozenClock) -> None:
+    member = make_member("alice", in_team=True)
+    alone = make_member("bob", in_team=False)
+    for person, evening in ((member, ["winding"] * 4), (alone, ["on-duty"] * 4)):
+        html = str(
+            PageClient(person)
+            .get("/", {"band_view": "week", "band_date": "2026-12-02"})
+            .content.decode()
+        )
+        # 21:00-22:00 on the Wednesday: the team's wind-down, or (alone) working.
+        assert week_cells(html, "2026-12-02")[21 * 4 : 22 * 4] == evening
+        day = str(PageClient(person).get("/", {"band_date": "2026-12-02"}).content.decode())
+        assert week_cells(html, "2026-12-02") == band_cells(day)
