@@ -27,11 +27,12 @@ from curfew_core.schema.decisions import (
     TypicalCall,
     parse_report,
 )
-from curfew_core.schema.errors import not_a_member
+from curfew_core.schema.errors import not_a_member, not_a_username
 from curfew_core.schema.verdict_request import MAX_SCOPE_TEXT, RequestError, parse_instant
 from curfew_core.selectors import teams as team_reads
 from curfew_core.selectors.ledger import MAX_PER_PAGE, decisions_page, savings_between
 from curfew_core.selectors.tokens import TokenIdentity, TokenKind
+from curfew_core.selectors.users import is_username
 from curfew_core.services.ledger import decisions_write
 
 #: The savings range when none is given.
@@ -147,6 +148,9 @@ def _member_asked(request: HttpRequest, identity: TokenIdentity) -> int:
     name = request.GET.get("user", "")
     if not name:
         raise invalid({"user": "a team key reads one member's decisions: name them with ?user="})
+    if not is_username(name):
+        # The member-name rule of every door, before any lookup (issue 41).
+        raise invalid({"user": not_a_username(name)})
     found = team_reads.members_named(team_id=identity.team_id or 0, usernames={name[:150]})
     if name not in found:
         raise ApiError(404, "not_found", not_a_member(name))

@@ -20,17 +20,16 @@ import json
 from typing import Any, Literal
 from urllib.parse import parse_qs
 
-from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge.caller import Caller
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.threads import run_sync
-from curfew_core.schema.errors import not_a_member
+from curfew_core.schema.errors import not_a_member, not_a_username
 from curfew_core.selectors import teams as team_reads
 from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle, rows_fresh
 from curfew_core.selectors.tokens import TokenIdentity, TokenKind
+from curfew_core.selectors.users import is_username
 from curfew_core.store import async_cache, cache_policy
 from curfew_core.store.cache_policy import bundle_key, team_key
 
@@ -104,18 +103,6 @@ def _name_in(body: bytes) -> tuple[str | None, Source | None]:
         if isinstance(user_id, str) and user_id:
             return user_id, "metadata"
     return None, None
-
-
-def is_username(name: str) -> bool:
-    """Whether ``name`` could be anyone's username, by the rule every account
-    is made under: the user model's own ``username`` field (its validators
-    and length, which sign-up's form runs too). Not a second rule."""
-    field = get_user_model()._meta.get_field("username")
-    try:
-        field.run_validators(name)
-    except ValidationError:
-        return False
-    return True
 
 
 #: Why ``metadata.user_id`` named nobody (Claude Code sends its own id there).
@@ -214,10 +201,18 @@ async def member_caller(request: EdgeRequest) -> Caller | HttpResponseBase | Non
             "(or the body's user field; state: ?user=)",
             code="invalid_request",
         )
-    if source == "metadata" and not is_username(name):
-        # A tool's own id, not a name: a 400 that says how to name the member
-        # (a 404 would read as "no such model" and be retried).
-        return dialect.refusal(400, NOT_A_NAME, code="invalid_request", param="metadata.user_id")
+    if not is_username(name):
+        # One rule for member names at every door, before any lookup: a name no
+        # account could have (NUL, a lone surrogate, a tool's own id) is this
+        # call's 400 in the door's shape, never a storage outage (NUL reached
+        # PostgreSQL: 503) or a bare 500 (issue 41, finding 4). Claude Code's
+        # own id gets a 400 that says how to name the member (a 404 would read
+        # as "no such model" and be retried).
+        if source == "metadata":
+            return dialect.refusal(
+                400, NOT_A_NAME, code="invalid_request", param="metadata.user_id"
+            )
+        return dialect.refusal(400, not_a_username(name), code="invalid_request")
     if team_id is None or len(name) > _MAX_NAME:
         return _not_member(request, name)
     user_id = await _member_id(team_id, name)

@@ -34,9 +34,23 @@ def api_error_body(
     return {**body, "fields": dict(fields)} if fields else body
 
 
+def _shown(name: str) -> str:
+    """``name`` quoted for an answer: cut short, and every character that could
+    not be sent as it is (NUL, a lone surrogate) escaped by ``repr``."""
+    return repr(name if len(name) <= 40 else f"{name[:39]}…")
+
+
+def not_a_username(name: str) -> str:
+    """Why a team key's request names nobody: no account could have ``name``
+    (the user model's own rule: letters, digits and ``@.+-_``, at most 150)."""
+    return (
+        f"{_shown(name)} is no username (letters, digits and @.+-_ only, at most 150): "
+        "name a member of this key's team in the X-Curfew-User header"
+    )
+
+
 def not_a_member(name: str) -> str:
     """Why a team key may not speak for ``name``: said alike by every door
     (the verdict, the state, the proxy, the decisions read and report), the
     name cut short so a long one cannot fill the answer."""
-    shown = name if len(name) <= 40 else f"{name[:39]}…"
-    return f"{shown!r} is not a member of this key's team"
+    return f"{_shown(name)} is not a member of this key's team"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from curfew_core.edge.team_caller import is_username
+from curfew_core.selectors.users import is_username
 from tests.teams.test_team_key_doors import MESSAGES, post, team
 
 __all__ = ["team"]
