@@ -163,7 +163,13 @@ class ScheduleSettings(BaseModel):
             _("The longest answer from each time on, through the wind-down."),
             v.parse_anchors,
             alias="anchors",
-            api_note='["HH:MM", tokens] rows; one outside the window is refused with 422.',
+            api_note=(
+                '["HH:MM", tokens] rows on the default night; one outside the window is'
+                " refused with 422. The curve belongs to the night: a change of curfew_start"
+                " or lights_out that leaves anchors as they were moves them with it, each"
+                " keeping its place through the wind-down, so moving the night back gives"
+                " the same times to the minute."
+            ),
         ),
     ] = [("23:00", 2048), ("00:00", 1600), ("01:00", 800), ("02:00", 320), ("03:00", 64)]
     curve: Annotated[
