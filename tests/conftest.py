@@ -190,12 +190,15 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
 
     _clear_cache()
     bundles._built.clear()
+    # Ids come again after a rollback: no team built for a test before this one.
+    bundles._teams_built.clear()
     tokens.forget_seen()
     throttle.reset()  # failed-token and sign-in counts too
     recorder.discard()  # no test flushes another's decisions
     yield
     _clear_cache()
     bundles._built.clear()
+    bundles._teams_built.clear()
     throttle.reset()
 
 
