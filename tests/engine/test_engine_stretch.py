@@ -118,3 +118,40 @@ def test_a_stretched_curve_lies_in_the_new_window_in_the_same_places(
         # Folded only where two anchors come within a minute of each other.
         places = [fraction * new.winding_minutes for _, (fraction, _) in before.items()]
         assert any(b - a < 1 for a, b in itertools.pairwise(places))
+
+
+# -- the curve belongs to the night: places, not clock times (issue 39) ---------------
+
+
+def test_place_shows_places_on_a_night_to_the_nearest_minute_and_nothing_without_one() -> None:
+    from fractions import Fraction
+
+    from curfew_core.engine.curve import place
+
+    places = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(1))
+    assert place(places, _night("22:30", "01:00")) == tuple(
+        parse_wall(t) for t in ("22:30", "23:08", "23:45", "00:23", "01:00")
+    )
+    assert place(places, DEFAULT.night) == tuple(a.at for a in DEFAULT.anchors)
+    assert place(places, _night("23:00", "23:00")) is None
+
+
+def test_a_weekday_night_reads_the_places_when_the_default_night_has_no_wind_down() -> None:
+    """Curfew start at lights-out by default, Tuesday 23:00-03:00: Tuesday's
+    night draws the kept shape (1824 at 23:30), whatever clock times the
+    anchors last showed."""
+    from fractions import Fraction
+
+    places = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(1))
+    flat = _night("03:00", "03:00")
+    # The clock times as a no-wind-down night keeps them: the last ones shown.
+    shown = tuple(Anchor(a.at, a.tokens) for a in DEFAULT.anchors)
+    tuesday = {1: DEFAULT.night}
+    kept = Schedule(night=flat, weekdays=tuesday, anchors=shown, positions=places)
+    at = datetime(2026, 9, 29, 23, 30, tzinfo=SHANGHAI)
+    assert decide(at, kept).max_tokens == 1824
+    # Control: from clock times alone, a lights-out row at 03:00 written first
+    # (as curfew start orders them) turns the curve upside down.
+    upside_down = (Anchor(parse_wall("03:00"), 64), *DEFAULT.anchors[:-1])
+    worn = Schedule(night=flat, weekdays=tuesday, anchors=upside_down)
+    assert decide(at, worn).max_tokens != 1824
