@@ -230,3 +230,22 @@ def test_new_tokens_on_a_night_without_wind_down_keep_the_shape() -> None:
     assert halved[POSITIONS] == there[POSITIONS] == ["0", "1/4", "1/2", "3/4", "1"]
     back = apply_changes(halved, {"curfew_start": "22:30"})
     assert back["anchors"] == [[at, tokens // 2] for at, tokens in there["anchors"]]
+
+
+def test_two_anchors_a_short_night_shows_on_one_minute_stay_two() -> None:
+    short = apply_changes(DEFAULT, {"curfew_start": "02:57"})
+    assert [at for at, _ in short["anchors"]] == ["02:57", "02:58", "02:59", "02:59", "03:00"]
+    rows = [list(row) for row in short["anchors"]]
+    rows[0][1] = 4000  # one row's tokens changed; the rest sent as shown
+    changed = apply_changes(short, {"anchors": rows})
+    assert changed[POSITIONS] == short[POSITIONS]
+    assert [t for _, t in apply_changes(changed, {"curfew_start": "23:00"})["anchors"]] == [
+        4000,
+        1600,
+        800,
+        320,
+        64,
+    ]
+    # Control: a third row typed at that minute is a row written twice.
+    with pytest.raises(ConfigError, match="02:59 appears twice"):
+        apply_changes(short, {"anchors": [*rows, ["02:59", 10]]})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -243,10 +244,17 @@ def _check_whole(
     # row at lights-out first and turn the curve upside down.
     origin = start if window else parse_wall(before["anchors"][0][0])
     offsets: list[int] = []
+    # Rows still at a minute the curve showed on this same night keep their
+    # places (``_hand_positions``): two anchors a short night shows on one
+    # minute are two places, not a row written twice.
+    spare = Counter(at for at, _ in before["anchors"]) if window and not moved else Counter()
+    by_hand: set[int] = set()
     problems: list[tuple[int, Message]] = list(bad_rows.problems) if bad_rows else []
     for number, (time_text, _tokens) in rows:
         at = parse_wall(time_text)
         offset = cyclic_span(origin, at)
+        kept = spare[time_text] > 0
+        spare[time_text] -= 1
         if window and offset > window:
             problems.append(
                 (
@@ -262,11 +270,13 @@ def _check_whole(
                     ),
                 )
             )
-        elif offset in offsets:
+        elif offset in by_hand or (offset in offsets and not kept):
             problems.append(
                 (number, ROW_PROBLEM.of(number, Message("%(time)s appears twice", time=time_text)))
             )
         offsets.append(offset)
+        if not kept:
+            by_hand.add(offset)
     if problems:
         # Every bad row at once: a person fixes them in one go, not one per save.
         problems.sort(key=lambda numbered: numbered[0])
