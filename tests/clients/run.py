@@ -59,7 +59,7 @@ from curfew_core.web import tool_setups
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream, Recorded, RecordingFake
 from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http
-from tests.clients import team
+from tests.clients import agents, team
 from tests.clients.tee import Tee
 
 SCRATCH = ROOT / ".local" / "clients"
@@ -151,6 +151,10 @@ class Tool:
     gateway: bool = False
     env: dict[str, str] = field(default_factory=dict)
     prepare: Callable[[Context], None] | None = None
+    #: More checks of what the user saw, by state (the agents' own usage).
+    extra_check: Callable[[str, str], list[str]] | None = None
+    #: More words for the table, from what the user saw.
+    extra_words: Callable[[str, str], str] | None = None
 
 
 @dataclass
@@ -293,6 +297,21 @@ title = litellm.completion(
 )
 print("title:", title.choices[0].message.content)
 """
+
+
+def agent_script(text: str) -> Callable[[Context], list[list[str]]]:
+    """An agent with a forced tool (``agents.py``), its OpenAI client set up as
+    the OpenAI SDK's: the base URL and key, the member by ``X-Curfew-User``."""
+
+    def commands(context: Context) -> list[list[str]]:
+        script = context.work / "agent.py"
+        script.write_text(text.replace("{model}", MODEL), encoding="utf-8")
+        member = [] if context.member is None else [context.member]
+        return [
+            [_bin(PY_BIN, "python"), str(script), context.base_url, context.token, PROMPT, *member]
+        ]
+
+    return commands
 
 
 def litellm_library(context: Context) -> list[list[str]]:
@@ -456,6 +475,39 @@ TOOLS = (
         gateway=True,
     ),
 )
+#: The agents with a forced tool (issue 39): after the tools above, so the
+#: rows of earlier runs keep their order.
+AGENTS = (
+    Tool(
+        "pydantic-ai",
+        "openai-sdk",
+        "openai",
+        agent_script(agents.PYDANTIC_AI),
+        [
+            _bin(PY_BIN, "python"),
+            "-c",
+            "import importlib.metadata as m; print('pydantic-ai', m.version('pydantic-ai-slim'))",
+        ],
+        env={"LOGFIRE_IGNORE_NO_CONFIG": "1"},
+        extra_check=agents.check,
+        extra_words=agents.words,
+    ),
+    Tool(
+        "openai-agents",
+        "openai-sdk",
+        "openai",
+        agent_script(agents.OPENAI_AGENTS),
+        [
+            _bin(PY_BIN, "python"),
+            "-c",
+            "import importlib.metadata as m; print('openai-agents', m.version('openai-agents'))",
+        ],
+        env={"OPENAI_AGENTS_DISABLE_TRACING": "1"},
+        extra_check=agents.check,
+        extra_words=agents.words,
+    ),
+)
+TOOLS = (*TOOLS, *AGENTS)
 NOT_RUN = {
     "cursor": "not run: Cursor is a desktop app, on no package registry, and it calls the "
     "base URL from Cursor's own servers, which cannot reach this machine",
@@ -478,7 +530,8 @@ class Bench:
     def __init__(self, workdir: Path, *, control: bool = False) -> None:
         self.workdir = workdir
         self.control = control
-        self.openai = FakeUpstream().start()
+        # The usual fake, but a forced tool gets a call to it (the agents' rows).
+        self.openai: FakeUpstream = agents.ToolCallingFake().start()
         self.anthropic = FakeAnthropic().start()
         self.app = ServedApp(
             workdir,
@@ -838,6 +891,10 @@ def run_tool(
     reached = list(fake.requests)
     verdict = bench.verdict(member=with_team)
     problems, helpers, words = check(tool, state, sent, reached, seen, code, verdict, bench.persona)
+    if tool.extra_check is not None:
+        problems += tool.extra_check(state, seen)
+    if tool.extra_words is not None:
+        words = "; ".join(w for w in (words, tool.extra_words(state, seen)) if w)
     if member is not None:
         problems += unnamed(sent, member)
     return Result(tool.key, label, code, seen, len(_model_calls(reached)), helpers, problems, words)
