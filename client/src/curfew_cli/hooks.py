@@ -1,0 +1,241 @@
+"""``curfew hook claude-code`` and ``curfew hook codex``: a hook event in, the
+tool's documented answer out.
+
+Both tools read the same answer shape (documented in Claude Code's hooks
+reference, https://code.claude.com/docs/en/hooks, and Codex's,
+https://developers.openai.com/codex/hooks, whose JSON Schemas are published
+as ``codex-rs/hooks/schema/generated/*.command.output.schema.json``):
+
+- ``UserPromptSubmit``: ``{"decision": "block", "reason": …}`` keeps the
+  prompt from the model and shows the reason; ``hookSpecificOutput.
+  additionalContext`` adds text the model reads;
+- ``PreToolUse``: ``hookSpecificOutput.permissionDecision: "deny"`` with
+  ``permissionDecisionReason`` stops the tool call;
+- ``SessionStart`` / ``SubagentStart``: ``hookSpecificOutput.additionalContext``;
+- any event: ``systemMessage`` is shown to the user.
+
+Exit status 0 always (a JSON answer is read only then); printing nothing
+passes. What to answer is the server's verdict (``POST /api/v1/verdict``,
+scoped by the event's ``session_id``; a subagent's event, ``SubagentStart``
+or ``SubagentStop`` or any event carrying ``agent_id``, asks as a subagent,
+so exemptions hold). Nothing is decided here: the verdict's ``action``,
+``persona`` and ``tools`` are acted on as a gateway acts on them.
+
+An outage is answered by the client's policy (``CURFEW_POLICY``, default
+``fail_open``) and always said to the user in ``systemMessage``: never a
+silent pass.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING, Any, Literal
+
+from curfew_cli.config import ConfigError, Settings, load
+from curfew_cli.status import WORDS
+
+if TYPE_CHECKING:
+    from curfew_client.verdict import CurfewVerdict
+
+Tool = Literal["claude-code", "codex"]
+TOOLS: tuple[Tool, ...] = ("claude-code", "codex")
+
+#: The events a verdict is asked for; any other event is passed without asking.
+ASKED_EVENTS = frozenset({"UserPromptSubmit", "PreToolUse", "SessionStart", "SubagentStart"})
+#: Events that are a subagent's by their name (any event with ``agent_id`` is too).
+SUBAGENT_EVENTS = frozenset({"SubagentStart", "SubagentStop"})
+#: Events whose answer may add context for the model at their start.
+START_EVENTS = frozenset({"SessionStart", "SubagentStart"})
+#: How long a hook waits for the server (the gateway client's default).
+TIMEOUT = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """The verdict for the event, and what went wrong getting it (``None``:
+    the server answered), in words for the user."""
+
+    verdict: CurfewVerdict
+    trouble: str | None = None
+
+
+def scope(event: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """``(session_id, subagent)`` of a hook event."""
+    session = event.get("session_id")
+    session_id = session[:200] if isinstance(session, str) and session.strip() else None
+    name = event.get("hook_event_name")
+    subagent = name in SUBAGENT_EVENTS or bool(event.get("agent_id"))
+    return session_id, subagent
+
+
+def when(instant: datetime, *, now: datetime, tz: tzinfo | None = None) -> str:
+    """``07:00`` in local time (``Mon 07:00`` when not today)."""
+    local = instant.astimezone(tz)
+    if local.date() != now.astimezone(tz).date():
+        return local.strftime("%a %H:%M")
+    return local.strftime("%H:%M")
+
+
+def _reply_words(verdict: CurfewVerdict) -> str:
+    reply = (verdict.reply or "").strip()
+    # The default canned reply is a lone "。": said to a model, not to a person.
+    return f" {reply}" if len(reply) > 1 else ""
+
+
+def block_reason(asked: Asked, *, now: datetime, tz: tzinfo | None = None) -> str:
+    """Why the prompt is held back, and until when."""
+    verdict = asked.verdict
+    if verdict.origin == "fail_closed":
+        return (
+            "Curfew could not be asked and its policy is fail_closed, so this prompt "
+            f"is held back. {asked.trouble or ''}".strip()
+        )
+    word = WORDS.get(verdict.state, verdict.state)
+    until = when(verdict.valid_until, now=now, tz=tz)
+    return f"Curfew: your AI is {word} until {until}.{_reply_words(verdict)} ({verdict.reason})"
+
+
+def tools_reason(verdict: CurfewVerdict) -> str:
+    word = WORDS.get(verdict.state, verdict.state)
+    return f"Curfew: no tools while your AI is {word} ({verdict.reason})."
+
+
+def answer(
+    tool: Tool,
+    event: Mapping[str, Any],
+    asked: Asked,
+    *,
+    status_line: str | None = None,
+    now: datetime,
+    tz: tzinfo | None = None,
+) -> dict[str, Any] | None:
+    """The hook's answer to ``event`` in ``tool``'s documented output, or
+    ``None`` (print nothing: the event passes untouched). ``status_line``:
+    the state and next change in words, for a start event's context."""
+    del tool  # both tools document the same shapes (see the module's docstring)
+    name = str(event.get("hook_event_name") or "")
+    verdict = asked.verdict
+    out: dict[str, Any] = {}
+    if name == "UserPromptSubmit":
+        if verdict.short_circuit:
+            out.update(decision="block", reason=block_reason(asked, now=now, tz=tz))
+        elif verdict.persona:
+            out["hookSpecificOutput"] = {
+                "hookEventName": name,
+                "additionalContext": verdict.persona,
+            }
+    elif name == "PreToolUse":
+        if verdict.short_circuit or verdict.tools == "deny":
+            out["hookSpecificOutput"] = {
+                "hookEventName": name,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": (
+                    block_reason(asked, now=now, tz=tz)
+                    if verdict.short_circuit
+                    else tools_reason(verdict)
+                ),
+            }
+    elif name in START_EVENTS:
+        plain = verdict.action == "pass" and not verdict.persona and verdict.tools == "allow"
+        if not plain and verdict.origin == "server":
+            said = status_line or WORDS.get(verdict.state, verdict.state)
+            context = f"Curfew: your AI is {said}. ({verdict.reason})"
+            if verdict.persona:
+                context += f"\n\n{verdict.persona}"
+            out["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": context}
+    if asked.trouble is not None:
+        out["systemMessage"] = f"Curfew: {asked.trouble}"
+    return out or None
+
+
+def ask(
+    settings: Settings,
+    *,
+    session_id: str | None,
+    subagent: bool,
+    transport: Any = None,
+) -> Asked:
+    """The verdict, through the gateway client (its outage policy, its words
+    for a failure). Decisions are not reported from here: every verdict of a
+    hook is asked of the server, which records it."""
+    from curfew_client import CurfewClient
+    from curfew_client.verdict import policy_verdict
+
+    # The failure reaches the user in ``systemMessage``; not also on stderr.
+    logging.getLogger("curfew.client").addHandler(logging.NullHandler())
+    logging.getLogger("curfew.client").propagate = False
+    client = CurfewClient(
+        settings.url,
+        settings.token,
+        policy=settings.policy,
+        timeout=TIMEOUT,
+        report_decisions=False,
+        transport=transport,
+    )
+    try:
+        verdict = client.verdict(session_id=session_id, subagent=subagent)
+        error = client.last_error
+    except Exception as exc:  # a refusal of this call (no team key here) or a surprise
+        verdict = policy_verdict(settings.policy, now=time.time(), reply="。", why=str(exc))
+        return Asked(verdict, f"{exc}. Policy {settings.policy}")
+    finally:
+        client.close()
+    if verdict.origin == "server":
+        return Asked(verdict)
+    return Asked(
+        verdict, str(error) if error is not None else f"no verdict (policy {verdict.origin})"
+    )
+
+
+def run(
+    tool: Tool,
+    raw: str,
+    env: Mapping[str, str],
+    *,
+    transport: Any = None,
+    now: datetime | None = None,
+    tz: tzinfo | None = None,
+) -> str:
+    """The text to print for the hook event ``raw`` (``""``: nothing)."""
+    try:
+        event = json.loads(raw)
+    except ValueError:
+        event = None
+    if not isinstance(event, dict):
+        return _said("the hook's event was not JSON, so this passes unchecked")
+    if event.get("hook_event_name") not in ASKED_EVENTS:
+        return ""
+    try:
+        settings = load(env)
+    except ConfigError as exc:
+        return _said(f"{exc}. This passes unchecked.")
+    session_id, subagent = scope(event)
+    asked = ask(settings, session_id=session_id, subagent=subagent, transport=transport)
+    status_line = None
+    if event.get("hook_event_name") in START_EVENTS and asked.trouble is None:
+        status_line = _status_line(settings, env, transport=transport)
+    found = answer(
+        tool,
+        event,
+        asked,
+        status_line=status_line,
+        now=now or datetime.now().astimezone(),
+        tz=tz,
+    )
+    return "" if found is None else json.dumps(found, ensure_ascii=False)
+
+
+def _said(message: str) -> str:
+    return json.dumps({"systemMessage": f"Curfew: {message}"}, ensure_ascii=False)
+
+
+def _status_line(settings: Settings, env: Mapping[str, str], *, transport: Any) -> str | None:
+    from curfew_cli.status import current, render
+
+    status = current(settings, env, transport=transport)
+    return render(status) if status.summary is not None else None

@@ -1,0 +1,102 @@
+"""``curfew``: status, hook, login (argparse; the slow imports wait until asked for)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from curfew_cli.config import ConfigError, load
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="curfew", description="Curfew inside the agent's harness: status, hooks, login."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    status = commands.add_parser(
+        "status", help="one line for a status bar: the state and the next change"
+    )
+    status.add_argument("--format", choices=("plain", "json", "tmux"), default="plain")
+    status.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the state (auto: only on a terminal)",
+    )
+    hook = commands.add_parser("hook", help="answer a hook event read on stdin")
+    hook.add_argument("tool", choices=("claude-code", "codex"))
+    login = commands.add_parser(
+        "login", help="store the server's address and a token (read from stdin or a prompt)"
+    )
+    login.add_argument("url", help="the Curfew server, e.g. https://curfew.example.com")
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    transport: Any = None,
+) -> int:
+    args = _parser().parse_args(argv)
+    env = os.environ if env is None else env
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    if args.command == "status":
+        return _status(args.format, args.color, env, stdout, transport)
+    if args.command == "hook":
+        from curfew_cli.hooks import run
+
+        text = run(args.tool, stdin.read(), env, transport=transport)
+        if text:
+            stdout.write(text + "\n")
+        return 0
+    return _login(args.url, env, stdin, stdout, transport)
+
+
+def _status(fmt: str, color: str, env: Mapping[str, str], out: TextIO, transport: Any) -> int:
+    from curfew_cli.status import FORMATS, Status, current, render
+
+    try:
+        status = current(load(env), env, transport=transport)
+    except ConfigError:
+        status = Status(None, "not set up (curfew login URL)")
+    colour = color == "always" or (color == "auto" and out.isatty() and "NO_COLOR" not in env)
+    shape = next((known for known in FORMATS if known == fmt), FORMATS[0])
+    out.write(render(status, shape, colour=colour) + "\n")
+    return 0
+
+
+def _login(url: str, env: Mapping[str, str], stdin: TextIO, out: TextIO, transport: Any) -> int:
+    """Read the token (never from the command line: it would sit in the
+    shell's history and the process list), check it, store it (mode 600)."""
+    from curfew_cli.config import Settings, store_login
+    from curfew_cli.status import StatusFailure, fetch
+
+    if stdin.isatty():
+        import getpass
+
+        token = getpass.getpass("Curfew API token: ")
+    else:
+        token = stdin.readline()
+    token = token.strip()
+    if not token:
+        out.write("curfew login: no token given\n")
+        return 2
+    try:
+        answer = fetch(Settings(url=url, token=token), transport=transport)
+    except StatusFailure as exc:
+        if str(exc) == "token refused":
+            out.write(f"curfew login: {url} refused this token; nothing stored\n")
+            return 1
+        out.write(f"curfew login: could not check the token ({exc}); stored anyway\n")
+        answer = None
+    path = store_login(env, url, token)
+    said = f" (now: {answer['state']})" if answer else ""
+    out.write(f"curfew login: token stored in {path}{said}\n")
+    return 0

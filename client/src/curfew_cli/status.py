@@ -1,0 +1,251 @@
+"""``curfew status``: the state in the user's words and the next change, one line.
+
+``sleepy · budget 560 · asleep at 03:00``. Read from ``GET /api/v1/state``
+(the wire's ``StateAnswer``) and kept in ``$XDG_CACHE_HOME/curfew/status.json``
+until the state's ``valid_until`` (the next instant anything in it changes)
+or ``MAX_AGE`` seconds (saves and overrides are not predictable), so a status
+bar may run the command every 300 ms: a fresh answer costs a file read, and
+imports nothing beyond the standard library (no httpx, no pydantic).
+
+The next change is read from the answer's ``day`` (the engine's plan of the
+local day, a team member's with the team's night, harsher wins): the first
+segment after now in another state, or an override's end. Nothing is
+re-derived from the schedule's rules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from curfew_cli.config import Settings
+
+Format = Literal["plain", "json", "tmux"]
+FORMATS: tuple[Format, ...] = ("plain", "json", "tmux")
+
+#: The states in the user's words (the wire keeps its names: ``winding``...).
+WORDS: dict[str, str] = {
+    "on-duty": "working",
+    "winding": "sleepy",
+    "off-duty": "off duty",
+    "lights-out": "asleep",
+}
+#: Each state's colour: ANSI (a terminal) and tmux's names.
+ANSI: dict[str, str] = {"on-duty": "32", "winding": "33", "off-duty": "34", "lights-out": "35"}
+TMUX: dict[str, str] = {
+    "on-duty": "green",
+    "winding": "yellow",
+    "off-duty": "blue",
+    "lights-out": "magenta",
+}
+#: The longest a state is kept without asking (the verdict's ``max_age`` default).
+MAX_AGE = 60.0
+#: After a failed request, how long the status says so without asking again.
+RETRY = 10.0
+#: How long the server may take (a status bar waits for it).
+TIMEOUT = 1.0
+CACHE_FILE = "status.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """What the line shows: ``summary`` (see ``summarize``) or ``error``."""
+
+    summary: dict[str, Any] | None
+    error: str | None = None
+    cached: bool = False
+
+
+def _instant(text: str) -> Any:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text)
+
+
+def _segment_state(day: list[Mapping[str, Any]], hhmm: str) -> str | None:
+    for segment in day:
+        if segment["start"] <= hhmm < segment["end"]:
+            return str(segment["state"])
+    return None
+
+
+def next_change(answer: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``{"state", "at"}`` (``at``: local ``HH:MM``) of the next change of
+    state the answer's plan shows, ``state`` ``None`` when the plan does not
+    say (an override ending tomorrow); ``None`` when nothing changes today."""
+    from zoneinfo import ZoneInfo
+
+    zone = ZoneInfo(str(answer["timezone"]))
+    now = _instant(answer["at"]).astimezone(zone)
+    day = list(answer["day"])
+    if answer.get("override") is not None:
+        until = answer.get("override_until")
+        if until is None:
+            return None
+        end = _instant(until).astimezone(zone)
+        hhmm = end.strftime("%H:%M")
+        state = _segment_state(day, hhmm) if end.date() == now.date() else None
+        return {"state": state, "at": hhmm}
+    hhmm = now.strftime("%H:%M")
+    for segment in day:
+        if segment["start"] > hhmm and segment["state"] != answer["state"]:
+            return {"state": str(segment["state"]), "at": str(segment["start"])}
+    return None
+
+
+def summarize(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """What the line needs from a ``StateAnswer`` (as JSON), computed once per fetch."""
+    return {
+        "state": answer["state"],
+        "budget": answer["budget"] if answer["state"] == "winding" else None,
+        "override": answer["override"],
+        "next": next_change(answer),
+        "dry_run": answer["dry_run"],
+        "enabled": answer["enabled"],
+        "reason": answer["reason"],
+    }
+
+
+def words(summary: Mapping[str, Any]) -> list[str]:
+    """The line's parts in the user's words, the state first."""
+    state = str(summary["state"])
+    if not summary.get("enabled", True):
+        return ["curfew off"]
+    parts = [WORDS.get(state, state)]
+    if summary.get("override") == "overtime":
+        parts.append("overtime")
+    if summary.get("budget") is not None:
+        parts.append(f"budget {summary['budget']}")
+    upcoming = summary.get("next")
+    if upcoming:
+        after = upcoming.get("state")
+        parts.append(
+            f"{WORDS.get(after, after)} at {upcoming['at']}" if after else f"until {upcoming['at']}"
+        )
+    if summary.get("dry_run"):
+        parts.append("only watching")
+    return parts
+
+
+def render(status: Status, fmt: Format = "plain", *, colour: bool = False) -> str:
+    """The line in ``fmt``: ``plain`` (ANSI colour with ``colour``), ``tmux``
+    (its ``#[fg=…]`` markup), or ``json`` (``state``, ``line``, ``budget``,
+    ``next``, ``error``, ``cached``)."""
+    summary = status.summary
+    if summary is None:
+        line = f"curfew: {status.error or 'unknown'}"
+        if fmt == "json":
+            return json.dumps({"state": None, "line": line, "error": status.error})
+        return line
+    parts = words(summary)
+    line = " · ".join(parts)
+    if fmt == "json":
+        return json.dumps(
+            {
+                "state": summary["state"],
+                "words": parts[0],
+                "line": line,
+                "budget": summary.get("budget"),
+                "next": summary.get("next"),
+                "override": summary.get("override"),
+                "dry_run": summary.get("dry_run"),
+                "error": None,
+                "cached": status.cached,
+            },
+            ensure_ascii=False,
+        )
+    state = str(summary["state"])
+    rest = "".join(f" · {part}" for part in parts[1:])
+    if fmt == "tmux" and state in TMUX:
+        return f"#[fg={TMUX[state]}]{parts[0]}#[default]{rest}"
+    if colour and state in ANSI:
+        return f"\x1b[{ANSI[state]}m{parts[0]}\x1b[0m{rest}"
+    return line
+
+
+# -- the cache ------------------------------------------------------------------
+
+
+def read_cache(path: Path, identity: str, now: float) -> Status | None:
+    """The cached status while it may still be shown (fresh, or a failure
+    still backing off); ``None``: ask the server."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("identity") != identity:
+        return None
+    if now >= float(record.get("until", 0)):
+        return None
+    if record.get("error"):
+        return Status(None, str(record["error"]), cached=True)
+    summary = record.get("summary")
+    return Status(summary, cached=True) if isinstance(summary, dict) else None
+
+
+def write_cache(path: Path, record: Mapping[str, Any]) -> None:
+    """Replace the cache file at once (a status bar may read it meanwhile)."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".status-")
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            json.dump(record, file)
+        os.replace(temporary, path)
+    except OSError:
+        return  # a status bar without a cache still shows the state
+
+
+def fetch(settings: Settings, *, transport: Any = None) -> dict[str, Any]:
+    """``GET /api/v1/state``, checked by the wire's own model. Raises
+    ``StatusFailure`` naming what went wrong in a few words."""
+    import httpx
+
+    from curfew_client.transport import ask_headers
+    from curfew_client.wire import StateAnswer
+
+    try:
+        with httpx.Client(timeout=TIMEOUT, transport=transport) as http:
+            response = http.get(f"{settings.api}/state", headers=ask_headers(settings.token))
+    except httpx.HTTPError as exc:
+        raise StatusFailure("unreachable") from exc
+    if response.status_code in (401, 403):
+        raise StatusFailure("token refused")
+    if response.status_code != 200:
+        raise StatusFailure(f"server answered HTTP {response.status_code}")
+    try:
+        return StateAnswer.model_validate_json(response.content).model_dump(mode="json")
+    except ValueError as exc:
+        raise StatusFailure("not a Curfew server") from exc
+
+
+class StatusFailure(Exception):
+    """The state could not be had (the message is the status line's words)."""
+
+
+def current(
+    settings: Settings, env: Mapping[str, str], *, now: float | None = None, transport: Any = None
+) -> Status:
+    """The status: from the cache while fresh, else asked (and cached)."""
+    from curfew_cli.config import cache_dir
+
+    now = time.time() if now is None else now
+    path = cache_dir(env) / CACHE_FILE
+    cached = read_cache(path, settings.identity, now)
+    if cached is not None:
+        return cached
+    try:
+        answer = fetch(settings, transport=transport)
+    except StatusFailure as exc:
+        write_cache(path, {"identity": settings.identity, "error": str(exc), "until": now + RETRY})
+        return Status(None, str(exc))
+    valid_until = _instant(answer["valid_until"]).timestamp()
+    summary = summarize(answer)
+    until = min(valid_until, now + MAX_AGE)
+    write_cache(path, {"identity": settings.identity, "summary": summary, "until": until})
+    return Status(summary)
