@@ -29,7 +29,6 @@ silent pass.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -149,7 +148,8 @@ def answer(
                 context += f"\n\n{verdict.persona}"
             out["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": context}
     if asked.trouble is not None:
-        out["systemMessage"] = f"Curfew: {asked.trouble}"
+        trouble = asked.trouble
+        out["systemMessage"] = trouble if trouble.startswith("Curfew") else f"Curfew: {trouble}"
     return out or None
 
 
@@ -166,9 +166,6 @@ def ask(
     from curfew_client import CurfewClient
     from curfew_client.verdict import policy_verdict
 
-    # The failure reaches the user in ``systemMessage``; not also on stderr.
-    logging.getLogger("curfew.client").addHandler(logging.NullHandler())
-    logging.getLogger("curfew.client").propagate = False
     client = CurfewClient(
         settings.url,
         settings.token,

@@ -50,8 +50,14 @@ def main(
     if args.command == "status":
         return _status(args.format, args.color, env, stdout, transport)
     if args.command == "hook":
+        import logging
+
         from curfew_cli.hooks import run
 
+        # An outage reaches the user in the answer's ``systemMessage``; with a
+        # handler of its own, the logger's ERROR is not also Python's last-resort
+        # line on stderr (an application that configures logging still gets it).
+        logging.getLogger("curfew.client").addHandler(logging.NullHandler())
         text = run(args.tool, stdin.read(), env, transport=transport)
         if text:
             stdout.write(text + "\n")
