@@ -3,8 +3,10 @@ with a FORCED tool call, against the served Curfew (issue 39).
 
 - pydantic-ai: an ``output_type`` model, its default output mode a tool the
   model must call (``tool_choice: "required"``), on the chat completions API;
+  off duty it raises ``ContentFilterError`` carrying the reply;
 - the OpenAI Agents SDK: a function tool and ``ModelSettings(tool_choice=
-  "required")``, on its default API, the Responses API.
+  "required")``, on its default API, the Responses API; off duty it raises
+  ``ModelRefusalError`` carrying the reply.
 
 Off duty Curfew answers a forced tool with the protocol's refusal (docs/manual.md,
 "A forced tool_choice"): the agent must stop after one request, show the reply
@@ -203,7 +205,7 @@ with capture_run_messages() as messages:
     try:
         print(agent.run_sync(prompt).output.text)
     except ContentFilterError as refused:
-        print("refused:", refused)
+        print("refused:", refused.message)  # the reply, without the raw body
 responses = [m for m in messages if isinstance(m, ModelResponse)]
 given = sum(r.usage.input_tokens for r in responses)
 taken = sum(r.usage.output_tokens for r in responses)
@@ -222,6 +224,7 @@ from agents import (
     set_default_openai_client,
     set_tracing_disabled,
 )
+from agents.exceptions import ModelRefusalError
 from openai import AsyncOpenAI
 
 base_url, token, prompt = sys.argv[1:4]
@@ -247,8 +250,15 @@ agent = Agent(
     model_settings=ModelSettings(tool_choice="required"),
     tool_use_behavior="stop_on_first_tool",
 )
-result = Runner.run_sync(agent, prompt)
-print(result.final_output)
-usage = result.context_wrapper.usage
+try:
+    result = Runner.run_sync(agent, prompt)
+    print(result.final_output)
+    usage = result.context_wrapper.usage
+except ModelRefusalError as refused:
+    # The SDK's path for a refusal: raised after the one request, the reply in it.
+    print("refused:", refused.refusal)
+    if refused.run_data is None:
+        raise
+    usage = refused.run_data.context_wrapper.usage
 print(f"agent: requests={usage.requests} input={usage.input_tokens} output={usage.output_tokens}")
 """

@@ -28,6 +28,9 @@ team (refused for that call alone). Server down: the gateway client and the Lite
 in front of a Curfew that does not answer pass the call by ``fail_open`` and
 say so, ``X-Curfew-State: unchecked``.
 
+Agents with a forced tool (``agents.py``): pydantic-ai and the OpenAI Agents
+SDK, held also to their own account, off duty one request and zero usage.
+
 The table goes to ``docs/clients.md``. Only 127.0.0.1 is reached: each tool's
 telemetry, update checks and model-list downloads are turned off by its own
 variables or flags, and its home is a scratch folder.
@@ -1062,7 +1065,12 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
         "and carry the persona; on duty each must arrive with the body, query and headers "
         "the tool sent. The control group, `python -m tests.clients.run --control`, runs the "
         "same tools straight to the upstreams, past Curfew: there every off-duty and winding "
-        "run fails these checks. Rows marked **team key** run again with a team key, each tool "
+        "run fails these checks. pydantic-ai (structured output) and the OpenAI Agents SDK "
+        '(`tool_choice: "required"`) force a tool call: off duty each must stop after one '
+        "request with zero usage, its own refusal error (`ContentFilterError`, "
+        "`ModelRefusalError`) carrying the reply, rather than ask again; winding and on duty "
+        "the fake upstream calls the forced tool. Rows marked **team key** run again with a "
+        "team key, each tool "
         "naming its member as [Team keys in tools](manual.md#team-keys-in-tools) says "
         "(`X-Curfew-User`), held to the same checks, and every call must name the member; "
         "the gateway client and the LiteLLM proxy also ask for a name outside the team, "
