@@ -467,6 +467,15 @@ CURFEW_RESETS_PER_EMAIL = env_rate(
     "3/hour",
     help="password reset requests per email address typed, from any client address",
 )
+#: Open capsule sockets from one client address, per server process (each
+#: worker counts its own): embed tokens are public by design, so one address
+#: could hold thousands. Past it the socket is closed 4429 and the capsule
+#: retries with its backoff. 0: no limit.
+CURFEW_CAPSULE_SOCKETS_PER_ADDRESS = env_int(
+    "CURFEW_CAPSULE_SOCKETS_PER_ADDRESS",
+    256,
+    help="open capsule sockets from one client address, per server process (0: no limit)",
+)
 #: Unknown or revoked bearer/embed tokens per client address; over it, every
 #: token from that address is answered 429 until the window has room again.
 CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate(

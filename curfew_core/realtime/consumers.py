@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+from collections import Counter
 from contextlib import suppress
 from datetime import datetime
 from typing import Any
@@ -37,6 +38,7 @@ from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 from curfew_core import throttle
 from curfew_core.realtime import access, alarms, clock, hub, states, timers, watch
@@ -49,6 +51,16 @@ from curfew_core.selectors.verdicts import CAPSULE_BANDS
 from curfew_core.services.events import team_group, user_group
 
 log = logging.getLogger("curfew.realtime")
+
+
+class ClientGone(Exception):
+    """The client closed the connection: a send found it gone (ASGI's IOError)."""
+
+
+#: Open capsule sockets of this process per client address (as the throttles
+#: see it), held to ``CURFEW_CAPSULE_SOCKETS_PER_ADDRESS``: embed tokens are
+#: public by design, and one address held 1,500 sockets (issue 41).
+_per_address: Counter[str] = Counter()
 
 #: Channel layers drop group members after ``group_expiry`` (a day by default),
 #: which would silently deafen a capsule left open for days. The timer wakes at
@@ -110,18 +122,23 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         # Held from the handshake to the first state, so nothing closes a socket
         # half-way through its accept.
         self.lock = asyncio.Lock()
+        #: The client address this socket counts against (``_per_address``).
+        self.address: str | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """Whatever fails underneath (the channel layer's receive on a dead Redis)
-        ends the socket with 1011, never an HTTP 500 handshake or a bare drop."""
+        ends the socket with 1011, never an HTTP 500 handshake or a bare drop.
+        A client that went away is no failure: one debug line, no traceback
+        (a handshake dropped before the first push wrote two ERROR tracebacks,
+        a log flood for anyone with a public embed token: issue 41, finding 2)."""
         try:
             await self.serve(scope, receive, send)
+        except ClientGone:
+            log.debug("capsule socket: the client went away")
+            await self.forget()
         except Exception:
             log.exception("capsule socket failed")
-            self.closed = True
-            self.disarm()
-            watch.leave(self.key)
-            await self.leave_hub()
+            await self.forget()
             if self.close_sent:
                 return
             try:
@@ -139,7 +156,15 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         add a task and an ``asyncio.wait`` per socket to listen to two inputs)."""
         self.scope = scope
         self.channel_layer = None
-        self.base_send = send
+
+        async def to_client(message: dict[str, Any]) -> None:
+            # ASGI: a send on a closed connection raises an IOError of the server's.
+            try:
+                await send(message)
+            except OSError as exc:
+                raise ClientGone from exc
+
+        self.base_send = to_client
         with suppress(StopConsumer):
             while True:
                 await self.dispatch(await receive())
@@ -158,6 +183,13 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             await self.open()
 
     async def open(self) -> None:
+        address = throttle.scope_address(self.scope)
+        limit: int = settings.CURFEW_CAPSULE_SOCKETS_PER_ADDRESS
+        if limit and _per_address[address] >= limit:
+            await self.refuse(CLOSE_RATE_LIMITED, "too many capsule sockets from your address")
+            return
+        _per_address[address] += 1
+        self.address = address
         try:
             user_id = await self.authenticate()
         except Exception:
@@ -228,13 +260,23 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         return None
 
     async def disconnect(self, code: int) -> None:
-        self.closed = True
-        self.disarm()
         for task in self.tasks or ():
             if task is not asyncio.current_task():
                 task.cancel()
+        await self.forget()
+
+    async def forget(self) -> None:
+        """The socket is done: its timers, its watch, its groups and its place
+        in its address's count go (once, whichever way it ended)."""
+        self.closed = True
+        self.disarm()
         watch.leave(self.key)
         await self.leave_hub()
+        address, self.address = self.address, None
+        if address is not None:
+            _per_address[address] -= 1
+            if _per_address[address] <= 0:
+                del _per_address[address]
 
     async def leave_hub(self) -> None:
         joined, self.hub = self.hub, None

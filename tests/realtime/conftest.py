@@ -48,7 +48,11 @@ def _fresh_channel_layer() -> Iterator[None]:
     """The in-memory layer's queues belong to one event loop; each test has its own."""
     from channels.layers import channel_layers
 
+    from curfew_core.realtime import consumers
+
     channel_layers.backends.clear()
+    # A test that never disconnects its sockets leaves their places counted.
+    consumers._per_address.clear()
     yield
     channel_layers.backends.clear()
 
