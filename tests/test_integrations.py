@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from curfew_cli import hooks
 
+from curfew_core.web import tool_setups
+
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "integrations" / "claude-code"
 HOOK_FILES = {
@@ -58,6 +60,15 @@ def test_each_hook_file_runs_the_command_on_the_events_it_answers(tool: str) -> 
     assert set(commands) <= hooks.ASKED_EVENTS
     assert {command for found in commands.values() for command in found} == {f"curfew hook {tool}"}
     assert tool in hooks.TOOLS
+
+
+@pytest.mark.parametrize("tool", sorted(HOOK_FILES))
+def test_each_hook_file_is_what_the_integrations_page_shows(tool: str) -> None:
+    """Declared once (``tool_setups.hooks_json``): the file in the checkout
+    and the page's snippet register the same hooks."""
+    shown = json.loads(tool_setups.hooks_json(tool))
+    assert _json(HOOK_FILES[tool])["hooks"] == shown["hooks"]
+    assert set(shown["hooks"]) == hooks.ASKED_EVENTS
 
 
 def test_the_command_is_the_client_s_console_script() -> None:

@@ -24,6 +24,7 @@ their helper calls either.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -242,6 +243,29 @@ Cursor Settings → Models → API Keys
   Override OpenAI Base URL: on, {base_url}/v1
   Add model: {model}"""
 
+#: The hook events the ``curfew`` command answers (``curfew_cli.hooks``), registered
+#: for each tool (``integrations/`` holds the same files; ``tests/test_integrations.py``).
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "SubagentStart")
+
+
+def hooks_json(tool: str, *, status_line: bool = False) -> str:
+    """The ``hooks`` settings that run ``curfew hook <tool>`` on each of
+    ``HOOK_EVENTS`` (Claude Code's settings.json, Codex's hooks.json), one
+    event a line; with ``status_line``, Claude Code's ``statusLine`` too."""
+    handler = {"hooks": [{"type": "command", "command": f"curfew hook {tool}", "timeout": 5}]}
+    events = ",\n".join(f'    "{event}": [{json.dumps(handler)}]' for event in HOOK_EVENTS)
+    tail = (
+        ',\n  "statusLine": {"type": "command", "command": "curfew status"}' if status_line else ""
+    )
+    return '{\n  "hooks": {\n' + events + "\n  }" + tail + "\n}"
+
+
+#: The ``curfew`` command (the client's console script) and its login: the key
+#: is asked for, never put on the command line.
+HOOKS_LOGIN = """\
+pip install ./client    # in a Curfew checkout: the curfew command
+curfew login {base_url}    # paste your gateway key when asked"""
+
 SHELL = _("Shell")
 
 SETUPS: tuple[ToolSetup, ...] = (
@@ -277,6 +301,59 @@ SETUPS: tuple[ToolSetup, ...] = (
         _(
             "Not labelled: Codex sends its compaction and every other call through the one "
             "provider of the session, whose headers (http_headers) go on all of them."
+        ),
+        labelled=False,
+    ),
+    ToolSetup(
+        "claude-code-hooks",
+        "Claude Code (hooks, subscription login)",
+        _(
+            "With a subscription login (Claude Pro or Max) no proxy can stand in between: "
+            "Curfew's hooks answer each prompt and tool call instead, through the curfew "
+            "command installed with the client. Off duty or asleep a prompt is blocked, sleepy "
+            "the tired persona is added, tools are denied when the verdict says so; the budget "
+            "is not clamped (only the proxy can). The same hooks are a plugin in a Curfew "
+            "checkout (integrations/claude-code)."
+        ),
+        (
+            Snippet("login", SHELL, "sh", HOOKS_LOGIN),
+            Snippet(
+                "settings",
+                "~/.claude/settings.json",
+                "json",
+                hooks_json("claude-code", status_line=True),
+                path="~/.claude/settings.json",
+            ),
+        ),
+        _(
+            "Not labelled: Claude Code's own helper calls (titles, summaries) make no hook "
+            "event, so hooks neither hold them back nor exempt them. A subagent's events ask as "
+            "a subagent, so exempting subagents holds."
+        ),
+        labelled=False,
+    ),
+    ToolSetup(
+        "codex-hooks",
+        "Codex CLI (hooks, ChatGPT login)",
+        _(
+            "With a ChatGPT login, the same hooks in ~/.codex/hooks.json, through the curfew "
+            "command installed with the client: off duty or asleep a prompt is blocked, sleepy "
+            "the tired persona is added, tools are denied when the verdict says so; only the "
+            "proxy clamps the budget."
+        ),
+        (
+            Snippet("login", SHELL, "sh", HOOKS_LOGIN),
+            Snippet(
+                "hooks",
+                "~/.codex/hooks.json",
+                "json",
+                hooks_json("codex"),
+                path="~/.codex/hooks.json",
+            ),
+        ),
+        _(
+            "Not labelled: Codex's compaction makes no hook event, so hooks neither hold it back "
+            "nor exempt it. A subagent's events ask as a subagent, so exempting subagents holds."
         ),
         labelled=False,
     ),

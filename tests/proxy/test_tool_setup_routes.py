@@ -25,6 +25,9 @@ from tests.proxy.conftest import Proxy
 
 OFF_DUTY = "2026-09-29 10:00"  # a Tuesday's peak hours, the served user's default schedule
 CHAT = {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "Name this."}]}
+#: Setups whose address is the server's root for the verdict API, not a proxy door:
+#: LiteLLM's callback and the ``curfew`` command's hooks (``curfew login``).
+VERDICT_API = frozenset({"litellm", "claude-code-hooks", "codex-hooks"})
 PURPOSE = re.compile(r"""X-Curfew-Purpose["']?\s*[:=]\s*["']?([a-z]+)""")
 
 
@@ -39,7 +42,7 @@ def _call(
     if address == f"{root}/v1":
         return httpx.post(f"{address}/chat/completions", json=CHAT, headers=auth, timeout=20)
     assert address == root, f"{tool}: an address the proxy does not serve: {address}"
-    if tool == "litellm":  # the callback's CURFEW_URL: the server's root, for verdicts
+    if tool in VERDICT_API:  # CURFEW_URL or curfew login: the server's root, for verdicts
         return httpx.post(f"{root}/api/v1/verdict", json={}, headers=auth, timeout=20)
     return httpx.post(f"{root}/v1/messages", json=CHAT, headers=auth, timeout=20)
 
@@ -65,7 +68,7 @@ def test_each_setups_addresses_reach_the_proxy_and_its_labels_exempt(
         anthropic_upstream.reset()
         answer = _call(address, root, proxy.token, tool.key, {})
         assert answer.status_code == 200, (address, answer.text)
-        if address == root and tool.key == "litellm":
+        if address == root and tool.key in VERDICT_API:
             assert answer.json()["action"] == "short-circuit"
             continue
         # The control group: unlabelled, the curfew answers and nothing goes upstream.

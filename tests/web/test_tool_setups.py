@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import gettext
 import html
+import json
 import re
 from pathlib import Path
 
 import pytest
+from curfew_cli import hooks
 from django.conf import settings
 from django.test import override_settings
 from django.urls import reverse
@@ -118,3 +120,27 @@ def test_the_manual_section_is_written_from_the_declaration() -> None:
                 snippet.render(base_url=tool_setups.DOCS_BASE_URL, token="<curfew API token>")
                 in section
             )
+
+
+@pytest.mark.parametrize(
+    ("key", "tool"), [("claude-code-hooks", "claude-code"), ("codex-hooks", "codex")]
+)
+def test_the_hooks_rows_log_in_to_this_server_and_run_the_command(
+    page: PageClient, key: str, tool: str
+) -> None:
+    """A subscription login cannot use the proxy: its row sets up the hooks
+    (issue 42), with this server's address, and the events the command answers."""
+    blocks = _code_blocks(_integrations(page))
+    assert f"curfew login http://{HOST}" in blocks[f"setup-{key}-login"]
+    [settings_key] = [
+        name for name in blocks if name.startswith(f"setup-{key}-") and "login" not in name
+    ]
+    declared = json.loads(blocks[settings_key])
+    commands = {
+        event: [handler["command"] for group in groups for handler in group["hooks"]]
+        for event, groups in declared["hooks"].items()
+    }
+    assert set(commands) == set(hooks.ASKED_EVENTS)
+    assert all(found == [f"curfew hook {tool}"] for found in commands.values())
+    # Only Claude Code has a status line setting.
+    assert ("statusLine" in declared) is (tool == "claude-code")
