@@ -38,7 +38,7 @@ import math
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -371,7 +371,16 @@ def note_signin_failure(username: str, address: str) -> None:
         limiters.moving.hit(by_address, SIGNIN_ADDRESS, address)
 
 
-# -- sign-up ------------------------------------------------------------------------
+# -- sign-up and password reset ----------------------------------------------------
+def _over(item: RateLimitItem, rule: str, key: str, say: Callable[[int], str]) -> Refusal:
+    """The refusal of a window that is full: when it has room again, and
+    ``say``'s words for that many minutes."""
+    stats = _limiters().moving.get_window_stats(item, rule, key)
+    seconds = _seconds_until(stats.reset_time)
+    minutes = _minutes(seconds)
+    return Refusal(rule, seconds, say(minutes) % {"n": minutes})
+
+
 def note_signup_attempt(address: str) -> Refusal | None:
     """Count one sign-up attempt from ``address``, asked before the form is
     checked (so a refused attempt learns nothing, not even whether the name is
@@ -380,21 +389,20 @@ def note_signup_attempt(address: str) -> Refusal | None:
     from django.utils.translation import ngettext
 
     item = _rule("CURFEW_SIGNUPS_PER_ADDRESS")
-    limiters = _limiters()
-    if item is None or limiters.moving.hit(item, SIGNUP_ADDRESS, address):
+    if item is None or _limiters().moving.hit(item, SIGNUP_ADDRESS, address):
         return None
-    stats = limiters.moving.get_window_stats(item, SIGNUP_ADDRESS, address)
-    seconds = _seconds_until(stats.reset_time)
-    minutes = _minutes(seconds)
-    message = ngettext(
-        "Too many sign-up attempts from your network address; try again in %(n)d minute.",
-        "Too many sign-up attempts from your network address; try again in %(n)d minutes.",
-        minutes,
+    return _over(
+        item,
+        SIGNUP_ADDRESS,
+        address,
+        lambda minutes: ngettext(
+            "Too many sign-up attempts from your network address; try again in %(n)d minute.",
+            "Too many sign-up attempts from your network address; try again in %(n)d minutes.",
+            minutes,
+        ),
     )
-    return Refusal(SIGNUP_ADDRESS, seconds, message % {"n": minutes})
 
 
-# -- password reset -----------------------------------------------------------------
 def note_reset_request(address: str, email: str) -> Refusal | None:
     """Count one password reset request from ``address`` for ``email``, asked
     before the form is checked and whether or not an account has that address
@@ -405,30 +413,28 @@ def note_reset_request(address: str, email: str) -> Refusal | None:
     from django.utils.translation import ngettext
 
     limiters = _limiters()
-    typed = email.strip().lower()
-    for setting, rule, key in (
-        ("CURFEW_RESETS_PER_ADDRESS", RESET_ADDRESS, address),
-        ("CURFEW_RESETS_PER_EMAIL", RESET_EMAIL, typed),
-    ):
-        item = _rule(setting)
-        if item is None or limiters.moving.test(item, rule, key):
-            continue
-        stats = limiters.moving.get_window_stats(item, rule, key)
-        seconds = _seconds_until(stats.reset_time)
-        minutes = _minutes(seconds)
-        message = ngettext(
-            "Too many password reset requests; try again in %(n)d minute.",
-            "Too many password reset requests; try again in %(n)d minutes.",
-            minutes,
+    windows = [
+        (item, rule, key)
+        for setting, rule, key in (
+            ("CURFEW_RESETS_PER_ADDRESS", RESET_ADDRESS, address),
+            ("CURFEW_RESETS_PER_EMAIL", RESET_EMAIL, email.strip().lower()),
         )
-        return Refusal(rule, seconds, message % {"n": minutes})
-    for setting, rule, key in (
-        ("CURFEW_RESETS_PER_ADDRESS", RESET_ADDRESS, address),
-        ("CURFEW_RESETS_PER_EMAIL", RESET_EMAIL, typed),
-    ):
-        item = _rule(setting)
-        if item is not None:
-            limiters.moving.hit(item, rule, key)
+        if (item := _rule(setting)) is not None
+    ]
+    for item, rule, key in windows:
+        if not limiters.moving.test(item, rule, key):
+            return _over(
+                item,
+                rule,
+                key,
+                lambda minutes: ngettext(
+                    "Too many password reset requests; try again in %(n)d minute.",
+                    "Too many password reset requests; try again in %(n)d minutes.",
+                    minutes,
+                ),
+            )
+    for item, rule, key in windows:
+        limiters.moving.hit(item, rule, key)
     return None
 
 
