@@ -96,15 +96,19 @@ def test_behind_proxy_forwarded_for_is_believed_only_from_named_balancers(
 
 
 def test_make_run_starts_uvicorn_with_its_proxy_headers_off() -> None:
-    # make run serves with uvicorn directly (tests/readme/test_make_run.py runs
-    # it whole, in a fresh clone): its command line is checked here, where the
-    # suite runs in seconds. Without the flag uvicorn believes loopback's
-    # X-Forwarded-For, as bin/serve's did above.
+    # make run serves with uvicorn through `manage.py runserver`
+    # (tests/readme/test_make_run.py runs it whole, in a fresh clone): its
+    # command line is checked here, where the suite runs in seconds. Without
+    # the flag uvicorn believes loopback's X-Forwarded-For, as bin/serve's did.
+    from curfew_core.management.commands.runserver import uvicorn_argv
+
     done = subprocess.run(
         ["make", "-n", "run", "PORT=8123"], cwd=ROOT, capture_output=True, text=True, check=True
     )
     lines = done.stdout.replace("\\\n", " ").splitlines()  # one line per command
-    uvicorn = [line for line in lines if "-m uvicorn" in line]
-    assert uvicorn, done.stdout
-    assert "--no-proxy-headers" in uvicorn[-1]
-    assert "--proxy-headers" not in uvicorn[-1].replace("--no-proxy-headers", "")
+    assert "manage.py runserver 127.0.0.1:8123" in lines[-1], done.stdout
+    for reload in (True, False):
+        argv = " ".join(uvicorn_argv("127.0.0.1", 8123, reload=reload))
+        assert "-m uvicorn" in argv
+        assert "--no-proxy-headers" in argv
+        assert "--proxy-headers" not in argv.replace("--no-proxy-headers", "")
