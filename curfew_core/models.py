@@ -185,10 +185,11 @@ class Decision(models.Model):
     curfew did and why, and where (its ``origin``). Never the prompt or the reply.
 
     Written in batches by ``curfew_core.ledger`` (never on the caller's thread);
-    kept for ``CURFEW_LEDGER_RETENTION_DAYS`` (``manage.py curfew prune``),
-    while :class:`DecisionHour` keeps the counts indefinitely."""
+    kept for ``CURFEW_LEDGER_RETENTION_DAYS`` (pruned hourly by the servers,
+    ``services.ledger_prune``, or ``manage.py curfew prune``), while
+    :class:`DecisionHour` keeps the counts indefinitely."""
 
-    #: No index of its own: ``decision_user_recent`` starts with the user (one
+    #: No index of its own: ``decision_user_at_id`` starts with the user (one
     #: index fewer to write per decision).
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -217,7 +218,19 @@ class Decision(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
-        indexes = [models.Index(fields=["user", "-at"], name="decision_user_recent")]
+        indexes = [
+            # Every read of a user's decisions, newest first, and the export's
+            # keyset ``(at, id) < (%s, %s)``: an index range, never a filter
+            # over the newer rows (issue 40). Also what prune deletes by.
+            models.Index(fields=["user", "-at", "-id"], name="decision_user_at_id"),
+            # A session filter reads only that session's rows. Partial: a
+            # decision without a session has nothing more to write.
+            models.Index(
+                fields=["user", "session", "-at", "-id"],
+                condition=~models.Q(session=""),
+                name="decision_user_session",
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["user", "client_id"],

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db.models import Q
+
 from curfew_core.ledger.savings import Bucket, Prices, Savings, check_prices, prices_of, savings
 from curfew_core.models import Decision, DecisionHour, PriceTable
 
@@ -43,6 +45,13 @@ def decision_json(row: Decision) -> dict[str, Any]:
     }
 
 
+def of_session(session: str) -> Q:
+    """One session's decisions, said so that the database sees the partial
+    index ``decision_user_session`` (``session <> ''``) applies: read from
+    that session's rows only, not from all the user's (issue 40)."""
+    return Q(session=session) & ~Q(session="")
+
+
 def decisions_page(
     *,
     user_id: int,
@@ -59,8 +68,10 @@ def decisions_page(
         rows = rows.filter(at__gte=since)
     if until is not None:
         rows = rows.filter(at__lt=until)
-    if session is not None:
-        rows = rows.filter(session=session)
+    if session:
+        rows = rows.filter(of_session(session))
+    elif session is not None:
+        rows = rows.filter(session="")
     if action is not None:
         rows = rows.filter(action=action)
     first = (page - 1) * per_page

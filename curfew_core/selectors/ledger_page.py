@@ -14,7 +14,21 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Case, CharField, Count, F, Max, Q, Sum, Value, When
+from django.db.models import (
+    BigIntegerField,
+    BooleanField,
+    Case,
+    CharField,
+    Count,
+    DateTimeField,
+    Expression,
+    F,
+    Max,
+    Q,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, Greatest, Trunc
 
 from curfew_core.ledger.hours import local_hour
@@ -22,7 +36,7 @@ from curfew_core.ledger.savings import OFF_STATES, REFUSED, Bucket, held_minutes
 from curfew_core.ledger.why import led_by_state
 from curfew_core.models import Decision, DecisionHour
 from curfew_core.schedules import config as schedule_config
-from curfew_core.selectors.ledger import BUCKET_SUMS
+from curfew_core.selectors.ledger import BUCKET_SUMS, of_session
 
 #: The periods the page offers, in local days (today included).
 PERIODS = (7, 30)
@@ -160,7 +174,7 @@ def _whole_hours(period: Period) -> bool:
 
 def _session_hours(*, user_id: int, period: Period, session: str) -> Hours:
     rows = Decision.objects.filter(
-        user_id=user_id, session=session, at__gte=period.since, at__lt=period.until
+        of_session(session), user_id=user_id, at__gte=period.since, at__lt=period.until
     )
     acted = Q(dry_run=False)
     # The aggregator's rules (``ledger.entry.not_sent``, ``clamp_saving``,
@@ -239,7 +253,7 @@ def minutes_held_off(*, user_id: int, period: Period, session: str | None = None
         state__in=OFF_STATES,
     )
     if session:
-        rows = rows.filter(session=session)
+        rows = rows.filter(of_session(session))
     minutes = (
         rows.annotate(minute=Trunc("at", "minute", tzinfo=dt.UTC))
         .order_by()
@@ -310,7 +324,7 @@ _LINE_FIELDS = (
 def _filtered(*, user_id: int, period: Period, session: str | None, action: str | None) -> Any:
     rows = Decision.objects.filter(user_id=user_id, at__gte=period.since, at__lt=period.until)
     if session:
-        rows = rows.filter(session=session)
+        rows = rows.filter(of_session(session))
     if action:
         rows = rows.filter(action=action)
     return rows
@@ -319,6 +333,40 @@ def _filtered(*, user_id: int, period: Period, session: str | None, action: str 
 def _line(values: tuple[Any, ...], zone: zoneinfo.ZoneInfo) -> DecisionLine:
     row_id, at, *rest = values
     return DecisionLine(row_id, at.astimezone(zone), *rest)
+
+
+class RowBefore(Expression):
+    """``(at, id) < (%s, %s)``: the decisions after the row ``(at, id)`` in the
+    ledger's order (newest first), as one row-value comparison.
+
+    Written so, PostgreSQL (and SQLite) bound the scan of the index
+    ``(user, at DESC, id DESC)`` by it: a chunk reads its own rows and no
+    more. The same rule as ``Q(at__lt=at) | Q(at=at, id__lt=id)``, which
+    reached PostgreSQL as a filter over every newer row of the period, so each
+    1,000-row chunk of an export re-read all that came before it (issue 40)."""
+
+    conditional = True
+    output_field = BooleanField()
+
+    def __init__(self, at: dt.datetime, row_id: int) -> None:
+        super().__init__()
+        self.parts: list[Any] = [
+            F("at"),
+            F("id"),
+            Value(at, output_field=DateTimeField()),
+            Value(row_id, output_field=BigIntegerField()),
+        ]
+
+    def get_source_expressions(self) -> list[Any]:
+        return self.parts
+
+    def set_source_expressions(self, exprs: list[Any]) -> None:
+        self.parts = list(exprs)
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+        compiled = [compiler.compile(part) for part in self.parts]
+        sql = "({}, {}) < ({}, {})".format(*(text for text, _ in compiled))
+        return sql, tuple(param for _, params in compiled for param in params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,10 +411,15 @@ def export_chunk(
 ) -> list[DecisionLine]:
     """The next ``size`` decisions for the export, newest first, after the
     row ``after`` (its ``at`` and id) of the previous chunk: a keyset page, so
-    a long export never rescans what it has sent."""
-    rows = _filtered(user_id=user_id, period=period, session=session, action=action)
-    if after is not None:
-        at, row_id = after
-        rows = rows.filter(Q(at__lt=at) | Q(at=at, id__lt=row_id))
+    a long export never rescans what it has sent: ``(at, id) < (%s, %s)``
+    bounds the index scan where the chunk starts (``RowBefore``). It stands
+    in for the period's end, which it implies (the row was in the period):
+    so SQLite, which takes one upper bound, takes this one."""
+    rows = Decision.objects.filter(user_id=user_id, at__gte=period.since)
+    rows = rows.filter(RowBefore(*after)) if after is not None else rows.filter(at__lt=period.until)
+    if session:
+        rows = rows.filter(of_session(session))
+    if action:
+        rows = rows.filter(action=action)
     found = rows.order_by("-at", "-id").values_list(*_LINE_FIELDS)[:size]
     return [_line(row, period.zone) for row in found]

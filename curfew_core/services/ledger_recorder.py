@@ -64,6 +64,7 @@ from django.db import InterfaceError, OperationalError, connection
 from curfew_core.hot_settings import setting
 from curfew_core.ledger.batch import AtValue, Batch
 from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry
+from curfew_core.services import ledger_prune
 from curfew_core.services.ledger import at_value, decisions_write, minute_of
 
 log = logging.getLogger("curfew.ledger")
@@ -243,6 +244,7 @@ def _start() -> None:
         _thread = threading.Thread(target=_run, name="curfew-ledger", daemon=True)
         _thread.start()
         _watch_stop_signals()
+        ledger_prune.start()  # past the retention, hourly (issue 40)
 
 
 #: Set when the process was asked to stop: from then on every record wakes the
