@@ -62,7 +62,7 @@ from curfew_core.web import tool_setups
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream, Recorded, RecordingFake
 from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http
-from tests.clients import agents, team
+from tests.clients import agents, harness_hooks, team
 from tests.clients.tee import Tee
 
 SCRATCH = ROOT / ".local" / "clients"
@@ -1077,7 +1077,15 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
         "refused for that call alone (404, nothing upstream). Rows marked **server down** "
         "put the gateway client and the LiteLLM proxy in "
         "front of a Curfew that does not answer: policy `fail_open` passes the call, the "
-        "answer says `X-Curfew-State: unchecked`, and the outage is logged.",
+        "answer says `X-Curfew-State: unchecked`, and the outage is logged. Rows "
+        "`claude-code-hooks` and `codex-hooks` run the real tools with Curfew's hooks only "
+        "(`curfew hook`, [Curfew inside the agent's harness]"
+        "(manual.md#curfew-inside-the-agents-harness)), straight to the fake upstream, no "
+        "proxy: off duty nothing may reach it and the user must be told why, winding the "
+        "persona must reach it, on duty nothing of Curfew's, and with the server down work "
+        "goes on and the user is told (`codex exec` shows a hook's outcome, not its words: "
+        "those are held by the client's unit tests); in the control group they run without "
+        "the hooks and fail.",
         "",
         f"Run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s.",
         "",
@@ -1178,6 +1186,14 @@ def main(argv: list[str] | None = None) -> int:
                 )
         if extras:
             results += extra_rows(bench, tools, homes, dead_url, with_client=with_client)
+        # Claude Code and Codex with the hooks only (issue 42); in the control
+        # group, the same runs without the hooks (which must then fail).
+        hook_keys = [key for key in harness_hooks.HOOK_TOOLS if not only or key in only]
+        for key in hook_keys:
+            driven = next(tool for tool in TOOLS if tool.key == harness_hooks.HOOK_TOOLS[key])
+            versions[key] = version(driven)
+        if hook_keys:
+            results += harness_hooks.hooks_rows(bench, homes, dead_url, hook_keys)
     finally:
         bench.stop()
         print(f"logs: {homes}" if args.keep else "", flush=True)

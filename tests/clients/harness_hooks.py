@@ -1,0 +1,234 @@
+"""``make clients``: real Claude Code and real Codex with Curfew's hooks only
+(issue 42), pointed straight at the recording fake upstream, no proxy.
+
+Each tool is set up as the Integrations page's hooks rows say
+(``claude-code-hooks``, ``codex-hooks`` in ``curfew_core/web/tool_setups.py``):
+``curfew login`` with the key on stdin, the hooks file where the tool reads it,
+the ``curfew`` command (``curfew_cli``, installed with the client) on PATH. The
+tool's own provider is the fake upstream (as a subscription login's would be
+its provider), so only the hooks can keep the curfew:
+
+- off duty: no model call reaches the upstream, and the user sees why (Curfew);
+- winding: the persona reaches the upstream in the prompt;
+- on duty: the upstream's reply is shown, no persona, nothing of Curfew's added;
+- server down (CURFEW_URL where nothing listens): work goes on (the upstream's
+  reply shown) and the user is told (the hook's ``systemMessage``).
+
+``--control`` runs the same without the hooks file: off duty, winding and
+server down must then fail these checks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from curfew_core.web import tool_setups
+
+if TYPE_CHECKING:
+    from tests.clients.run import Bench, Result
+
+#: The rows' keys (``--only``) and the tool each drives.
+HOOK_TOOLS = {"claude-code-hooks": "claude-code", "codex-hooks": "codex"}
+HOOK_STATES = ("off duty", "winding", "on duty")
+FAKE_KEY = "sk-upstream-fake"
+
+
+def _curfew_bin(homes: Path) -> Path:
+    """A folder holding only the ``curfew`` command (the clients' venv's, or
+    this project's), for PATH."""
+    from tests.clients.run import PY_BIN
+
+    found = shutil.which("curfew", path=f"{PY_BIN}:{Path(sys.executable).parent}")
+    if found is None:
+        raise RuntimeError("no curfew command: pip install ./client")
+    folder = homes / "curfew-bin"
+    folder.mkdir(exist_ok=True)
+    link = folder / "curfew"
+    if not link.exists():
+        link.symlink_to(found)
+    return folder
+
+
+def _codex_config(upstream: str) -> str:
+    """Codex's own provider, the fake upstream (on the Responses API)."""
+    return (
+        'model = "{model}"\nmodel_provider = "fake"\n\n'
+        "[model_providers.fake]\n"
+        'name = "Fake provider"\n'
+        f'base_url = "{upstream}/v1"\n'
+        'env_key = "FAKE_PROVIDER_KEY"\n'
+        'wire_api = "responses"\n'
+    )
+
+
+def run_hooks_tool(
+    bench: Bench, key: str, state: str, homes: Path, *, curfew_url: str, label: str
+) -> Result:
+    from tests.clients.run import MODEL, NPM_BIN, PROMPT, QUIET_ENV, Result, _model_calls
+
+    tool = HOOK_TOOLS[key]
+    home = homes / f"{key}-{label.replace(' ', '-')}"
+    home.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=homes))
+    env = {
+        "PATH": f"{NPM_BIN}:{_curfew_bin(homes)}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "LANG": "C.UTF-8",
+        **QUIET_ENV,
+    }
+    setup = tool_setups.setup(key)
+    for snippet in setup.snippets:
+        text = snippet.render(base_url=curfew_url, token=bench.token, model=MODEL)
+        if snippet.path is not None:
+            if bench.control:
+                continue  # the control group: the same run without the hooks
+            target = home / snippet.path[2:]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text + "\n", encoding="utf-8")
+            continue
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line.startswith("curfew login"):
+                # The key pasted when asked (stdin): never on the command line.
+                subprocess.run(
+                    shlex.split(line),
+                    input=bench.token + "\n",
+                    env=env,
+                    text=True,
+                    capture_output=True,
+                    timeout=60,
+                    check=True,
+                )
+    if tool == "claude-code":
+        fake = bench.anthropic
+        env.update(
+            {
+                "ANTHROPIC_BASE_URL": fake.base_url,
+                "ANTHROPIC_AUTH_TOKEN": FAKE_KEY,
+                "ANTHROPIC_MODEL": MODEL,
+                "ANTHROPIC_DEFAULT_HAIKU_MODEL": MODEL,
+            }
+        )
+        command = [str(NPM_BIN / "claude"), "-p", PROMPT]
+        if label == "server down":
+            # Print mode prints the answer alone; a hook's systemMessage (shown
+            # interactively) is in its stream of events.
+            command += ["--output-format", "stream-json", "--verbose"]
+    else:
+        fake = bench.openai
+        codex_home = home / ".codex"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        (codex_home / "config.toml").write_text(
+            _codex_config(fake.base_url).replace("{model}", MODEL), encoding="utf-8"
+        )
+        env.update({"CODEX_HOME": str(codex_home), "FAKE_PROVIDER_KEY": FAKE_KEY})
+        # Codex runs hooks a person has trusted (in its TUI); this harness wrote
+        # them itself, the case the flag is for ("automation that already vets
+        # hook sources").
+        command = [
+            str(NPM_BIN / "codex"),
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+            PROMPT,
+        ]
+    bench.reset()
+    try:
+        done = subprocess.run(
+            command,
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            stdin=subprocess.DEVNULL,
+        )
+        seen, said, code = done.stdout, done.stderr, done.returncode
+    except subprocess.TimeoutExpired as timeout:
+        seen, said, code = f"[timed out after {timeout.timeout:.0f} s]", "", None
+    (homes / f"{key}-{label.replace(' ', '-')}.log").write_text(
+        f"$ {shlex.join(command)}\n{seen}\n--- stderr\n{said}\n", encoding="utf-8"
+    )
+    time.sleep(1.0)
+    reached = _model_calls(list(fake.requests))
+    problems, words = check_hooks(label, seen + said, code, reached, bench.persona, tool=tool)
+    if tool == "codex" and label in CODEX_SHOWS:
+        words += "; codex exec shows the hook's outcome, not its words"
+    return Result(key, label, code, seen + said, len(reached), 0, problems, words)
+
+
+def _carries(recorded: Any, text: str) -> bool:
+    return json.dumps(text, ensure_ascii=False)[1:-1] in recorded.body.decode("utf-8", "replace")
+
+
+#: What ``codex exec`` (0.171) shows of a hook: its event and outcome, not the
+#: block's reason nor a ``systemMessage`` (the words are held by the client's
+#: unit tests against Codex's documented output).
+CODEX_SHOWS = {
+    "off duty": "hook: UserPromptSubmit Blocked",
+    "server down": "hook: UserPromptSubmit",
+}
+
+
+def check_hooks(
+    state: str, seen: str, code: int | None, reached: list[Any], persona: str, *, tool: str
+) -> tuple[list[str], str]:
+    """What is wrong with one hooks-only run, and what reached the upstream, in words."""
+    problems = [] if code == 0 else [f"exit code {code}"]
+    told = CODEX_SHOWS.get(state, "Curfew") if tool == "codex" else "Curfew"
+    if state == "off duty":
+        if told not in seen:
+            problems.append(f"the user is not told ({told!r} not shown)")
+        if reached:
+            problems.append(f"{len(reached)} call(s) reached the upstream")
+        return problems, "nothing" if not reached else f"{len(reached)} call(s)"
+    if not reached:
+        problems.append("nothing reached the upstream")
+    with_persona = sum(1 for recorded in reached if _carries(recorded, persona))
+    if state == "winding":
+        if not with_persona:
+            problems.append("the persona did not reach the upstream")
+        return problems, f"{len(reached)} call(s), {with_persona} with the persona"
+    if "Hello from the fake" not in seen:
+        problems.append("the upstream's reply is not shown")
+    if with_persona:
+        problems.append(f"{with_persona} call(s) with the persona")
+    if state == "server down" and told not in seen:
+        problems.append(f"the outage was not said to the user ({told!r} not shown)")
+    words = f"{len(reached)} call(s), untouched by Curfew"
+    return problems, words + ("; the outage said" if state == "server down" else "")
+
+
+def hooks_rows(bench: Bench, homes: Path, dead_url: str, keys: list[str]) -> list[Result]:
+    """Each hooks row off duty, winding and on duty, then with the server down."""
+    from tests.clients.run import STATES, _said
+
+    results: list[Result] = []
+    for state in HOOK_STATES:
+        bench.travel(STATES[state])
+        for key in keys:
+            url = bench.app.base_url
+            results.append(
+                _said(run_hooks_tool(bench, key, state, homes, curfew_url=url, label=state))
+            )
+    for key in keys:
+        results.append(
+            _said(
+                run_hooks_tool(
+                    bench, key, "on duty", homes, curfew_url=dead_url, label="server down"
+                )
+            )
+        )
+    return results
