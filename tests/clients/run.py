@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
 from curfew_core.engine.schedule import DEFAULT_EXEMPT_PURPOSES
 from curfew_core.web import tool_setups
@@ -642,6 +643,8 @@ class Bench:
         )
         # The one substitution: the provider is the recording fake, not DeepSeek.
         text = text.replace("https://api.deepseek.com/v1", f"{self.openai.base_url}/v1")
+        if self.control:
+            text = without_curfew(text)  # the control group: LiteLLM past Curfew too
         config.write_text(text + "\n", encoding="utf-8")
         env_snippet = tool_setups.setup("litellm").snippet("env")
         exports = env_snippet.exports(base_url=curfew_url, token=token, model=MODEL)
@@ -693,6 +696,21 @@ class Bench:
         self.app.stop()
         self.openai.stop()
         self.anthropic.stop()
+
+
+def without_curfew(config: str) -> str:
+    """LiteLLM's proxy config without Curfew's callback: the control group's
+    gateway, which passes every call straight to the upstream."""
+    loaded: dict[str, Any] = yaml.safe_load(config)
+    settings = loaded.get("litellm_settings") or {}
+    kept = [c for c in settings.get("callbacks") or [] if not str(c).startswith("curfew_client")]
+    if kept:
+        settings["callbacks"] = kept
+    else:
+        settings.pop("callbacks", None)
+    if not settings:
+        loaded.pop("litellm_settings", None)
+    return yaml.safe_dump(loaded, sort_keys=False).rstrip("\n")
 
 
 def _body(recorded: Recorded) -> Any:
