@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from curfew_cli.config import load
-from curfew_cli.main import main
+from curfew_cli.main import _parser, _status_options, main
 from curfew_cli.status import MAX_AGE, RETRY, Status, current, render, summarize
 from harness_samples import state
 from harness_server import FakeServer, environment
@@ -162,11 +162,13 @@ def _run_status(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+#: Imported only off the cached path (asking the server, or argparse for help).
+SLOW = ("httpx", "pydantic", "curfew_client", "argparse", "dataclasses", "pathlib", "zoneinfo")
 PROBE = (
     "import sys\n"
     "from curfew_cli.main import main\n"
-    "main(['status'])\n"
-    "print('httpx' in sys.modules, 'pydantic' in sys.modules, 'curfew_client' in sys.modules)\n"
+    "main(['status', '--format', 'plain'])\n"
+    f"print(*[name in sys.modules for name in {SLOW!r}])\n"
 )
 
 
@@ -182,8 +184,30 @@ def test_a_fresh_status_imports_neither_httpx_nor_pydantic(tmp_path: Path) -> No
     }
     path.write_text(json.dumps(record))
     lines = _run_status(tmp_path, PROBE).stdout.splitlines()
-    assert lines == ["sleepy · budget 560 · asleep at 03:00", "False False False"]
-    # Control: with nothing cached it must ask, and then imports them.
+    assert lines == ["sleepy · budget 560 · asleep at 03:00", " ".join(["False"] * len(SLOW))]
+    # Control: with nothing cached it must ask, and then imports httpx and the client.
     path.unlink()
-    lines = _run_status(tmp_path, PROBE).stdout.splitlines()
-    assert lines == ["curfew: unreachable", "True True True"]
+    line, imported = _run_status(tmp_path, PROBE).stdout.splitlines()
+    assert line == "curfew: unreachable"
+    assert imported.split()[:3] == ["True", "True", "True"]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["status"],
+        ["status", "--format", "tmux"],
+        ["status", "--format=json", "--color", "never"],
+        ["status", "--color=always", "--format", "plain"],
+    ],
+)
+def test_the_quick_reading_agrees_with_the_parser(words: list[str]) -> None:
+    parsed = _parser().parse_args(words)
+    assert _status_options(words) == (parsed.format, parsed.color)
+
+
+@pytest.mark.parametrize(
+    "words", [["status", "--format", "xml"], ["status", "--help"], ["status", "--format"], ["hook"]]
+)
+def test_anything_else_goes_to_the_parser(words: list[str]) -> None:
+    assert _status_options(words) is None

@@ -8,14 +8,18 @@ stored in ``$XDG_CONFIG_HOME/curfew/`` (``url``, and ``token`` with mode 600).
 
 from __future__ import annotations
 
+# Only what ``curfew status`` needs on its cached path, and quick to import
+# (no dataclasses, pathlib or typing at run time: a status bar starts this often).
 import hashlib
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING
 
-HookPolicy = Literal["fail_open", "fail_closed"]
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Literal
+
+    HookPolicy = Literal["fail_open", "fail_closed"]
+
 HOOK_POLICIES: tuple[HookPolicy, ...] = ("fail_open", "fail_closed")
 
 
@@ -23,11 +27,26 @@ class ConfigError(Exception):
     """The command cannot ask: no server or no token, or a policy it does not know."""
 
 
-@dataclass(frozen=True, slots=True)
 class Settings:
-    url: str
-    token: str
-    policy: HookPolicy = "fail_open"
+    """The server's address, the token, and the outage policy (a value)."""
+
+    __slots__ = ("policy", "token", "url")
+
+    def __init__(self, url: str, token: str, policy: HookPolicy = "fail_open") -> None:
+        self.url = url
+        self.token = token
+        self.policy: HookPolicy = policy
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Settings):
+            return NotImplemented
+        return (self.url, self.token, self.policy) == (other.url, other.token, other.policy)
+
+    def __hash__(self) -> int:
+        return hash((self.url, self.token, self.policy))
+
+    def __repr__(self) -> str:  # the token is never shown
+        return f"Settings(url={self.url!r}, policy={self.policy!r})"
 
     @property
     def api(self) -> str:
@@ -41,23 +60,24 @@ class Settings:
         return hashlib.sha256(f"{self.url}\n{self.token}".encode()).hexdigest()[:24]
 
 
-def _home(env: Mapping[str, str], variable: str, fallback: str) -> Path:
+def _home(env: Mapping[str, str], variable: str, fallback: str) -> str:
     value = env.get(variable)
-    base = Path(value) if value else Path(env.get("HOME") or Path.home()) / fallback
-    return base / "curfew"
+    base = value or os.path.join(env.get("HOME") or os.path.expanduser("~"), fallback)
+    return os.path.join(base, "curfew")
 
 
-def config_dir(env: Mapping[str, str]) -> Path:
+def config_dir(env: Mapping[str, str]) -> str:
     return _home(env, "XDG_CONFIG_HOME", ".config")
 
 
-def cache_dir(env: Mapping[str, str]) -> Path:
+def cache_dir(env: Mapping[str, str]) -> str:
     return _home(env, "XDG_CACHE_HOME", ".cache")
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str) -> str | None:
     try:
-        return path.read_text(encoding="utf-8").strip() or None
+        with open(path, encoding="utf-8") as file:
+            return file.read().strip() or None
     except OSError:
         return None
 
@@ -65,8 +85,8 @@ def _read(path: Path) -> str | None:
 def load(env: Mapping[str, str]) -> Settings:
     """The settings from ``env`` and the stored login (``ConfigError`` when incomplete)."""
     folder = config_dir(env)
-    url = env.get("CURFEW_URL") or _read(folder / "url")
-    token = env.get("CURFEW_TOKEN") or _read(folder / "token")
+    url = env.get("CURFEW_URL") or _read(os.path.join(folder, "url"))
+    token = env.get("CURFEW_TOKEN") or _read(os.path.join(folder, "token"))
     if not url or not token:
         missing = "CURFEW_URL" if not url else "CURFEW_TOKEN"
         raise ConfigError(f"Curfew is not set up ({missing}): run `curfew login URL`")
@@ -77,10 +97,10 @@ def load(env: Mapping[str, str]) -> Settings:
     return Settings(url=url, token=token, policy=policy)
 
 
-def write_private(path: Path, text: str) -> None:
+def write_private(path: str, text: str) -> None:
     """Write ``text`` to ``path`` readable by its owner only (mode 600, the
     folder 700), also when the file was there before with a wider mode."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.fchmod(descriptor, 0o600)
@@ -89,10 +109,10 @@ def write_private(path: Path, text: str) -> None:
         os.close(descriptor)
 
 
-def store_login(env: Mapping[str, str], url: str, token: str) -> Path:
+def store_login(env: Mapping[str, str], url: str, token: str) -> str:
     """Store the server's address and the token; returns the token's path."""
     folder = config_dir(env)
-    write_private(folder / "url", url + "\n")
-    token_path = folder / "token"
+    write_private(os.path.join(folder, "url"), url + "\n")
+    token_path = os.path.join(folder, "token")
     write_private(token_path, token + "\n")
     return token_path

@@ -1,17 +1,28 @@
-"""``curfew``: status, hook, login (argparse; the slow imports wait until asked for)."""
+"""``curfew``: status, hook, login (argparse; the slow imports wait until asked for).
+
+``curfew status`` with its usual options is read without argparse (a status
+bar starts it every 300 ms); anything else, ``--help`` included, goes through
+the parser, which declares the same choices (``FORMATS``, ``COLORS``).
+"""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING
 
 from curfew_cli.config import ConfigError, load
+from curfew_cli.status import COLORS, FORMATS
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping, Sequence
+    from typing import Any, TextIO
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="curfew", description="Curfew inside the agent's harness: status, hooks, login."
     )
@@ -19,11 +30,11 @@ def _parser() -> argparse.ArgumentParser:
     status = commands.add_parser(
         "status", help="one line for a status bar: the state and the next change"
     )
-    status.add_argument("--format", choices=("plain", "json", "tmux"), default="plain")
+    status.add_argument("--format", choices=FORMATS, default=FORMATS[0])
     status.add_argument(
         "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
+        choices=COLORS,
+        default=COLORS[0],
         help="colour the state (auto: only on a terminal)",
     )
     hook = commands.add_parser("hook", help="answer a hook event read on stdin")
@@ -43,10 +54,14 @@ def main(
     stdout: TextIO | None = None,
     transport: Any = None,
 ) -> int:
-    args = _parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
     env = os.environ if env is None else env
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
+    quick = _status_options(words)
+    if quick is not None:
+        return _status(quick[0], quick[1], env, stdout, transport)
+    args = _parser().parse_args(words)
     if args.command == "status":
         return _status(args.format, args.color, env, stdout, transport)
     if args.command == "hook":
@@ -63,6 +78,28 @@ def main(
             stdout.write(text + "\n")
         return 0
     return _login(args.url, env, stdin, stdout, transport)
+
+
+def _status_options(words: list[str]) -> tuple[str, str] | None:
+    """``(format, color)`` of a ``curfew status`` line the parser would
+    accept as it is; ``None``: let the parser read it (help, a mistake)."""
+    if not words or words[0] != "status":
+        return None
+    options = {"--format": FORMATS[0], "--color": COLORS[0]}
+    allowed = {"--format": FORMATS, "--color": COLORS}
+    rest = words[1:]
+    while rest:
+        name, equals, value = rest.pop(0).partition("=")
+        if name not in allowed:
+            return None
+        if not equals:
+            if not rest:
+                return None
+            value = rest.pop(0)
+        if value not in allowed[name]:
+            return None
+        options[name] = value
+    return options["--format"], options["--color"]
 
 
 def _status(fmt: str, color: str, env: Mapping[str, str], out: TextIO, transport: Any) -> int:

@@ -15,19 +15,24 @@ re-derived from the schedule's rules.
 
 from __future__ import annotations
 
+# The cached path imports only json, os and time (no dataclasses, pathlib,
+# tempfile or typing at run time): a status bar starts this every 300 ms.
 import json
 import os
-import tempfile
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING
 
-from curfew_cli.config import Settings
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Literal
 
-Format = Literal["plain", "json", "tmux"]
+    from curfew_cli.config import Settings
+
+    Format = Literal["plain", "json", "tmux"]
+
 FORMATS: tuple[Format, ...] = ("plain", "json", "tmux")
+#: ``--color``: ``auto`` colours only on a terminal.
+COLORS = ("auto", "always", "never")
 
 #: The states in the user's words (the wire keeps its names: ``winding``...).
 WORDS: dict[str, str] = {
@@ -53,13 +58,17 @@ TIMEOUT = 1.0
 CACHE_FILE = "status.json"
 
 
-@dataclass(frozen=True, slots=True)
 class Status:
     """What the line shows: ``summary`` (see ``summarize``) or ``error``."""
 
-    summary: dict[str, Any] | None
-    error: str | None = None
-    cached: bool = False
+    __slots__ = ("cached", "error", "summary")
+
+    def __init__(
+        self, summary: dict[str, Any] | None, error: str | None = None, *, cached: bool = False
+    ) -> None:
+        self.summary = summary
+        self.error = error
+        self.cached = cached
 
 
 def _instant(text: str) -> Any:
@@ -172,11 +181,12 @@ def render(status: Status, fmt: Format = "plain", *, colour: bool = False) -> st
 # -- the cache ------------------------------------------------------------------
 
 
-def read_cache(path: Path, identity: str, now: float) -> Status | None:
+def read_cache(path: str, identity: str, now: float) -> Status | None:
     """The cached status while it may still be shown (fresh, or a failure
     still backing off); ``None``: ask the server."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as file:
+            record = json.load(file)
     except (OSError, ValueError):
         return None
     if not isinstance(record, dict) or record.get("identity") != identity:
@@ -189,11 +199,14 @@ def read_cache(path: Path, identity: str, now: float) -> Status | None:
     return Status(summary, cached=True) if isinstance(summary, dict) else None
 
 
-def write_cache(path: Path, record: Mapping[str, Any]) -> None:
+def write_cache(path: str, record: Mapping[str, Any]) -> None:
     """Replace the cache file at once (a status bar may read it meanwhile)."""
+    import tempfile
+
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".status-")
+        folder = os.path.dirname(path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".status-")
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             json.dump(record, file)
         os.replace(temporary, path)
@@ -235,7 +248,7 @@ def current(
     from curfew_cli.config import cache_dir
 
     now = time.time() if now is None else now
-    path = cache_dir(env) / CACHE_FILE
+    path = os.path.join(cache_dir(env), CACHE_FILE)
     cached = read_cache(path, settings.identity, now)
     if cached is not None:
         return cached
