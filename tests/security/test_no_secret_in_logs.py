@@ -41,18 +41,21 @@ def captured() -> Iterator[io.StringIO]:
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
     named = [logging.getLogger(name) for name in LOGGERS if name]
-    levels = [(logger, logger.level, logger.propagate) for logger in named]
+    # As each was (another test's dictConfig may have disabled one: LiteLLM's).
+    levels = [(logger, logger.level, logger.propagate, logger.disabled) for logger in named]
     for logger in named:
         logger.setLevel(logging.DEBUG)
         logger.propagate = True
+        logger.disabled = False
     try:
         yield out
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)
-        for logger, level, propagate in levels:
+        for logger, level, propagate, disabled in levels:
             logger.setLevel(level)
             logger.propagate = propagate
+            logger.disabled = disabled
 
 
 def _log_everything() -> None:
