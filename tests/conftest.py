@@ -187,8 +187,10 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     from curfew_core import throttle
     from curfew_core.selectors import bundles, tokens
     from curfew_core.services import ledger_recorder as recorder
+    from curfew_core.store import local_layer
 
     _clear_cache()
+    local_layer.reset()  # the process's layer in front of Redis
     bundles._built.clear()
     # Ids come again after a rollback: no team built for a test before this one.
     bundles._teams_built.clear()
@@ -197,6 +199,7 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     recorder.discard()  # no test flushes another's decisions
     yield
     _clear_cache()
+    local_layer.reset()
     bundles._built.clear()
     bundles._teams_built.clear()
     throttle.reset()

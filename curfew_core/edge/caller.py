@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cachetools import LRUCache
+
 from curfew_core import throttle
 from curfew_core.edge.threads import run_sync
 from curfew_core.selectors import tokens
@@ -70,8 +72,9 @@ async def resolve(raw: str | None, address: Address, *, kind: str = "api") -> Ca
 #: while the cache hands back those very values (``async_cache`` keeps one
 #: decoded object per cached entry until it is replaced), the caller is the
 #: same, and only the freshness checks, the stamp and the rate are left to do.
+#: Bounded, least recently used (read and written on the event loop only).
 _CALLERS_KEPT = 10_000
-_callers: dict[str, tuple[Any, Any, str, Caller, Any]] = {}
+_callers: LRUCache[str, tuple[Any, Any, str, Caller, Any]] = LRUCache(maxsize=_CALLERS_KEPT)
 
 
 async def _warm(raw: str | None, kind: str) -> Caller | None:
@@ -126,8 +129,6 @@ async def _warm(raw: str | None, kind: str) -> Caller | None:
     if bundle is None:
         return Caller(identity, await run_sync(bundle_for, identity.user_id))
     caller = Caller(identity, bundle)
-    if len(_callers) >= _CALLERS_KEPT:
-        _callers.clear()
     _callers[token_digest] = (checked, rows, kind, caller, team_rows)
     return caller
 

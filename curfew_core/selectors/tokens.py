@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cachetools import LRUCache
 from django.core.cache import cache
 from django.db import DatabaseError
 from django.utils import timezone
@@ -54,20 +56,22 @@ _GATEWAY_KINDS = frozenset({ApiToken.Kind.API, ApiToken.Kind.TEAM})
 
 #: Digests of the raw tokens seen lately: a gateway sends the same token call
 #: after call, and its SHA-256 was a fiftieth of a warm verdict. Bounded,
-#: emptied when full. It holds raw tokens in this process's memory, as each
+#: least recently used. It holds raw tokens in this process's memory, as each
 #: request does while it runs (``docs/security.md``); never written anywhere.
 _DIGESTS_KEPT = 4096
-_digests: dict[str, str] = {}
+_digests: LRUCache[str, str] = LRUCache(maxsize=_DIGESTS_KEPT)
+#: The memos here are read from the event loop and from pool threads alike.
+_memo_lock = threading.Lock()
 
 
 def digest(raw: str) -> str:
-    found = _digests.get(raw)
+    with _memo_lock:
+        found = _digests.get(raw)
     if found is None:
         found = hashlib.sha256(raw.encode()).hexdigest()
         if len(raw) <= MAX_TOKEN_LENGTH:
-            if len(_digests) >= _DIGESTS_KEPT:
-                _digests.clear()
-            _digests[raw] = found
+            with _memo_lock:
+                _digests[raw] = found
     return found
 
 
@@ -164,22 +168,23 @@ def cached_identity(token_digest: str, cached: object, *, kind: str) -> TokenIde
     token_id, user_id, token_kind, _, team_id = cached  # type: ignore[misc]
     if token_kind != kind and not (kind == GATEWAY and token_kind in _GATEWAY_KINDS):
         return None
-    if len(_users) >= _USERS_KEPT:
-        _users.clear()
-    _users[token_digest] = user_id
+    with _memo_lock:
+        _users[token_digest] = user_id
     return TokenIdentity(token_id, user_id, token_kind, team_id)
 
 
 #: Whose each recently seen token is (digest to user id; a token never changes
 #: hands), so a warm verdict can fetch the token's check and its user's rows in
-#: one cache read (``edge.caller``). Only a guess: the check read with it decides.
+#: one cache read (``edge.caller``). Only a guess: the check read with it
+#: decides. Bounded, least recently used.
 _USERS_KEPT = 10_000
-_users: dict[str, int] = {}
+_users: LRUCache[str, int] = LRUCache(maxsize=_USERS_KEPT)
 
 
 def likely_user(token_digest: str) -> int | None:
     """The user a token belonged to when last seen in this process, if it was."""
-    return _users.get(token_digest)
+    with _memo_lock:
+        return _users.get(token_digest)
 
 
 #: Tokens this process stamped, and when (``time.monotonic``): the shared

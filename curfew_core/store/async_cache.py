@@ -12,12 +12,16 @@ to a thread (the sync path) as before.
 Only reads: every write (a cold read's ``add``, a writer's refresh) stays on
 the sync path, so the add-versus-set rules of ``cache_policy`` are unchanged.
 
-No unpickling on a warm read: a value is decoded once per process and kept
-by its encoded bytes (``_decoded``), so the same entry read again (a token's
-check, a user's rows: the same bytes until a writer or a stale read replaces
-them) is a dict lookup, and a replaced entry is new bytes, decoded anew.
-Freshness is still each reader's check of the value's ``loaded_at``. The
-values handed out are shared between requests: readers never change them.
+With Redis, the process's own layer comes first (``local_layer``: bounded,
+least recently used, kept true by the invalidations every write through the
+cache publishes): a warm token and user are read there, with no network read
+at all (``read_now``), and only what is missing there is fetched with one
+``MGET`` and kept. The same entry read again is the same decoded object until
+a writer replaces it. Freshness is still each reader's check of the value's
+``loaded_at``. The values handed out are shared between requests: readers
+never change them. A value fetched (from Redis, or the process-local cache)
+is decoded once and kept by its pickled bytes (``_decoded``, least recently
+used), so the same bytes read again are the same object too.
 
 ``redis.asyncio`` connections belong to the event loop that opened them: a
 client per running loop (a server process has one; a test client opens and
@@ -32,13 +36,14 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cachetools import LRUCache
 from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends import locmem
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.signals import setting_changed
 
-from curfew_core.store import redis_health
+from curfew_core.store import local_layer, redis_health
 from curfew_core.store.redis_cache import SharedRedisCache
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
@@ -97,12 +102,32 @@ def client() -> Any:
 
 
 def read_now(keys: Sequence[str]) -> list[Any] | None:
-    """``get_many`` when it needs no waiting (the process-local cache: a dict
-    read under a lock), without a coroutine around it; ``None`` otherwise."""
+    """``get_many`` when it needs no waiting (the process-local cache, or every
+    key in the layer in front of Redis), without a coroutine around it;
+    ``None`` otherwise."""
     backend = _backend()
-    if not isinstance(backend, LocMemCache):
+    if isinstance(backend, LocMemCache):
+        return _local_many(backend, keys)
+    if not isinstance(backend, SharedRedisCache) or not _layer_on(backend):
         return None
-    return _local_many(backend, keys)
+    found = local_layer.read(keys)
+    if any(value is local_layer.MISSING for value in found):
+        return None
+    return found
+
+
+def _layer_on(backend: SharedRedisCache) -> bool:
+    """Whether the layer in front of Redis is listening (it starts on first use)."""
+    if local_layer.active():
+        return True
+    return local_layer.start(_location(backend), backend.invalidation_channel)
+
+
+def _location(backend: SharedRedisCache) -> str:
+    location: Any = settings.CACHES[DEFAULT_CACHE_ALIAS].get("LOCATION")
+    if isinstance(location, list | tuple):
+        location = location[0]
+    return str(location or settings.REDIS_URL)
 
 
 def _local_many(backend: LocMemCache, keys: Sequence[str]) -> list[Any]:
@@ -127,10 +152,24 @@ async def get_many(keys: Sequence[str]) -> list[Any]:
     backend = _backend()
     if isinstance(backend, LocMemCache):
         return _local_many(backend, keys)
-    made = [_made_key(backend, key) for key in keys]
-    raw = await client().mget(made)
+    layered = isinstance(backend, SharedRedisCache) and _layer_on(backend)
+    found = local_layer.read(keys) if layered else [local_layer.MISSING] * len(keys)
+    wanted = [key for key, value in zip(keys, found, strict=True) if value is local_layer.MISSING]
+    if not wanted:
+        return found
+    since = local_layer.epoch()
+    raw = await client().mget([_made_key(backend, key) for key in wanted])
     loads = backend._cache._serializer.loads
-    return [None if value is None else _decode(value, loads) for value in raw]
+    fetched = {
+        key: None if value is None else _decode(value, loads)
+        for key, value in zip(wanted, raw, strict=True)
+    }
+    if layered:
+        local_layer.keep(fetched, since)
+    return [
+        fetched[key] if value is local_layer.MISSING else value
+        for key, value in zip(keys, found, strict=True)
+    ]
 
 
 def _held(backend: LocMemCache, made: list[str]) -> list[bytes | None]:
@@ -154,30 +193,25 @@ def _held(backend: LocMemCache, made: list[str]) -> list[bytes | None]:
     return out
 
 
-#: Decoded values by their encoded bytes (see the module docstring), and the
-#: backend's keys by the caller's, validated once; each bounded, emptied when full.
+#: The process-local cache's decoded values by their pickled bytes (see the
+#: module docstring), and the backend's keys by the caller's, validated once;
+#: each bounded, least recently used (read on the event loop only).
 _MEMO_SIZE = 4096
-_decoded: dict[bytes, Any] = {}
-_made: dict[str, str] = {}
+_decoded: LRUCache[bytes, Any] = LRUCache(maxsize=_MEMO_SIZE)
+_made: LRUCache[str, str] = LRUCache(maxsize=_MEMO_SIZE)
 
 
 def _decode(value: bytes, loads: Callable[[bytes], Any]) -> Any:
     found = _decoded.get(value)
     if found is None:
-        found = loads(value)
-        if len(_decoded) >= _MEMO_SIZE:
-            _decoded.clear()
-        _decoded[value] = found
+        found = _decoded[value] = loads(value)
     return found
 
 
 def _made_key(backend: Any, key: str) -> str:
     made = _made.get(key)
     if made is None:
-        made = backend.make_and_validate_key(key)
-        if len(_made) >= _MEMO_SIZE:
-            _made.clear()
-        _made[key] = made
+        made = _made[key] = backend.make_and_validate_key(key)
     return made
 
 
@@ -194,6 +228,7 @@ def _on_setting_changed(*, setting: str, **_: Any) -> None:
         _backends.clear()
         _made.clear()
         _decoded.clear()
+        local_layer.stop()
 
 
 setting_changed.connect(_on_setting_changed)

@@ -5,17 +5,25 @@ runs in a fresh one: the stock ``RedisCache`` then builds a new connection pool
 for each request (a new TCP connection to Redis per request), and a new
 ``redis.Redis`` client for each call (which costs more than the command). Here
 every backend instance of a process shares one client and its pool.
+
+Its writes also keep the process's layer in front of it true
+(``local_layer``): a written key is dropped there, in this process and, by one
+``PUBLISH``, in every other.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.utils.functional import cached_property
 
-from curfew_core.store import redis_health
+from curfew_core.store import local_layer, redis_health
+
+log = logging.getLogger("curfew.cache")
 
 _lock = threading.Lock()
 _shared: dict[tuple[str, ...], SharedClient] = {}
@@ -56,3 +64,57 @@ class SharedRedisCache(RedisCache):
             if client is None:
                 client = _shared[key] = SharedClient(django._servers, **django._options)
         return client
+
+    # -- the process's layer in front of this cache (``local_layer``) ----------------
+    # Every write of a key the layer may hold drops it here and tells every
+    # other process to drop it (one ``PUBLISH``; writes are the rare side).
+    def _forget_everywhere(self, keys: list[str]) -> None:
+        held = [key for key in keys if key.startswith(local_layer.HELD)]
+        if not held:
+            return
+        local_layer.drop(held)
+        try:
+            client = self._cache.get_client(write=True)
+            client.publish(self.invalidation_channel, "\n".join(held))
+        except Exception:
+            # The write stands; other processes' entries go stale within the bound.
+            log.warning("could not tell other processes to drop %s", held, exc_info=True)
+
+    @property
+    def invalidation_channel(self) -> str:
+        return local_layer.channel_for(self.key_prefix or "curfew")
+
+    def set(
+        self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None
+    ) -> None:
+        super().set(key, value, timeout, version)
+        self._forget_everywhere([key])
+
+    def set_many(self, data: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> list[Any]:
+        failed: list[Any] = super().set_many(data, timeout, version)
+        self._forget_everywhere(list(data))
+        return failed
+
+    def add(
+        self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None
+    ) -> bool:
+        # Only where the key was absent in Redis, so no other process holds it
+        # (an entry here never outlives its Redis entry's lifetime): dropped here only.
+        added: bool = super().add(key, value, timeout, version)
+        if added and isinstance(key, str) and key.startswith(local_layer.HELD):
+            local_layer.drop([key])
+        return added
+
+    def delete(self, key: Any, version: Any = None) -> bool:
+        deleted: bool = super().delete(key, version)
+        self._forget_everywhere([key])
+        return deleted
+
+    def delete_many(self, keys: Any, version: Any = None) -> None:
+        keys = list(keys)
+        super().delete_many(keys, version)
+        self._forget_everywhere(keys)
+
+    def clear(self) -> None:
+        super().clear()
+        local_layer.reset()

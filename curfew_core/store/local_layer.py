@@ -1,0 +1,236 @@
+"""The process's own layer in front of Redis: a warm verdict with no network read.
+
+With Redis as the cache (``redis_cache.SharedRedisCache``), the edge's warm
+read (``async_cache.get_many``: a token's check, a user's rows, a team's rows)
+is first looked up here, in this process's memory, and only what is missing
+is fetched from Redis (one ``MGET``) and kept here.
+
+- **Bounded, least recently used.** A ``cachetools.TLRUCache`` of
+  ``LOCAL_LAYER_SIZE`` entries: when full, the entry used least lately goes,
+  one at a time, never the whole layer.
+- **Kept true by the change stream.** Every write through the Redis cache
+  (a writer's refresh after a commit, a revoked token's ``delete``, a stale
+  entry re-read) drops the key here and publishes its name on one Redis
+  channel (``channel()``); every process listens on it (one thread,
+  ``_listen``) and drops the key from its own layer. So a save, an override or
+  a team change anywhere reaches every process's layer as soon as Redis
+  relays the message: before the capsules' push, which is sent after the
+  refresh (``services.after_commit``).
+- **A lost message is bounded by freshness.** An entry stands here no longer
+  than its rows may be trusted: ``CURFEW_CACHE_FRESH_SECONDS`` after they
+  were read from the database (their ``loaded_at``), and never longer than
+  that bound after it was fetched from Redis. A listener that loses its
+  connection turns the layer off (reads go to Redis) until it is subscribed
+  again, and drops what it held, since it may have missed messages meanwhile.
+- **No stale fetch put back.** A fetch that began before an invalidation
+  arrived is not kept (``epoch``): its answer may predate the write.
+
+Values handed out are shared between requests (readers never change them),
+and the same entry read again is the same object, which the edge's caller
+memo (``edge.caller``) relies on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from cachetools import TLRUCache
+
+from curfew_core.hot_settings import setting
+
+log = logging.getLogger("curfew.cache")
+
+#: Entries kept in each process (a token's check, a user's rows, a team's rows).
+LOCAL_LAYER_SIZE = 50_000
+#: Seconds between attempts to subscribe again after the listener lost Redis.
+RESUBSCRIBE_SECONDS = 1.0
+#: Seconds of silence before the listener checks its connection.
+PING_SECONDS = 5.0
+
+#: The keys the layer may hold (``cache_policy``'s token, user and team keys).
+HELD = ("token:", "bundle:", "team:")
+
+#: Not in the layer (``None`` is a value Redis may hold for an absent key).
+MISSING: Any = object()
+
+_lock = threading.RLock()
+
+
+def _clock() -> float:
+    return time.time()
+
+
+def _until(_key: str, value: Any, now: float) -> float:
+    """When an entry stops standing in for Redis (see the module docstring)."""
+    bound: float = setting("CURFEW_CACHE_FRESH_SECONDS")
+    until = now + bound
+    loaded_at = _loaded_at(value)
+    if loaded_at is not None:
+        until = min(until, loaded_at + bound)
+    return until
+
+
+def _loaded_at(value: Any) -> float | None:
+    if isinstance(value, dict):
+        found = value.get("loaded_at")
+        return float(found) if isinstance(found, int | float) else None
+    if isinstance(value, tuple) and len(value) == 5 and isinstance(value[3], int | float):
+        return float(value[3])  # a token's check (``selectors.tokens``)
+    return None
+
+
+_layer: TLRUCache[str, Any] = TLRUCache(maxsize=LOCAL_LAYER_SIZE, ttu=_until, timer=_clock)
+#: Bumped by every invalidation: a fetch begun before one is not kept.
+_epoch = 0
+
+
+class _Listener:
+    """The thread that hears invalidations for one channel (one per process)."""
+
+    def __init__(self, url: str, channel: str) -> None:
+        self.url = url
+        self.channel = channel
+        self.subscribed = threading.Event()
+        self.stopped = threading.Event()
+        self.pid = os.getpid()
+        self.thread = threading.Thread(target=self.run, name="curfew-local-layer", daemon=True)
+
+    def run(self) -> None:
+        import redis
+
+        while not self.stopped.is_set():
+            client: Any = redis.Redis.from_url(self.url, socket_connect_timeout=2, socket_timeout=5)
+            pubsub = client.pubsub(ignore_subscribe_messages=False)
+            try:
+                pubsub.subscribe(self.channel)
+                quiet_since = time.monotonic()
+                while not self.stopped.is_set():
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is None:
+                        if time.monotonic() - quiet_since >= PING_SECONDS:
+                            pubsub.ping()  # a connection gone quietly is noticed
+                            quiet_since = time.monotonic()
+                        continue
+                    quiet_since = time.monotonic()
+                    if message["type"] == "subscribe":
+                        self.subscribed.set()
+                    elif message["type"] == "message":
+                        data = message["data"]
+                        text = data.decode() if isinstance(data, bytes) else str(data)
+                        drop(text.split("\n"))
+            except Exception:
+                if not self.stopped.is_set():
+                    log.warning("local cache layer: lost its channel; reading Redis meanwhile")
+            finally:
+                self.lost()
+                try:
+                    pubsub.close()
+                    client.close()
+                except Exception:  # noqa: S110 - closing a connection already gone
+                    pass
+            self.stopped.wait(RESUBSCRIBE_SECONDS)
+
+    def lost(self) -> None:
+        """Messages may have been missed: nothing held may be trusted now."""
+        global _epoch
+        with _lock:
+            self.subscribed.clear()
+            _epoch += 1
+            _layer.clear()
+
+
+_listener: _Listener | None = None
+
+
+def channel_for(prefix: str) -> str:
+    """The Redis channel a deployment's invalidations travel on."""
+    return f"{prefix}:local-layer:forget"
+
+
+def start(url: str, channel: str) -> bool:
+    """Make sure this process listens on ``channel``; whether the layer may be used now."""
+    global _listener
+    found = _listener
+    if found is None or found.channel != channel or found.url != url or found.pid != os.getpid():
+        with _lock:
+            found = _listener
+            if (
+                found is None
+                or found.channel != channel
+                or found.url != url
+                or found.pid != os.getpid()
+            ):
+                if found is not None:
+                    found.stopped.set()
+                    found.lost()
+                found = _listener = _Listener(url, channel)
+                found.thread.start()
+    return found.subscribed.is_set()
+
+
+def active() -> bool:
+    found = _listener
+    return found is not None and found.subscribed.is_set()
+
+
+def stop() -> None:
+    """Stop listening and forget everything (a settings change; tests)."""
+    global _listener
+    with _lock:
+        found, _listener = _listener, None
+    if found is not None:
+        found.stopped.set()
+        found.lost()
+
+
+def epoch() -> int:
+    """Read before a fetch from Redis; hand to ``keep`` after it."""
+    return _epoch
+
+
+def read(keys: Sequence[str]) -> list[Any]:
+    """Each key's value held here, or ``MISSING`` (also when the layer is off)."""
+    if not active():
+        return [MISSING] * len(keys)
+    with _lock:
+        return [_layer.get(key, MISSING) for key in keys]
+
+
+def keep(found: dict[str, Any], since: int) -> None:
+    """Hold ``found`` (fetched from Redis, begun at epoch ``since``), unless an
+    invalidation arrived meanwhile or the layer is off."""
+    if not found or not active():
+        return
+    with _lock:
+        if _epoch != since:
+            return
+        for key, value in found.items():
+            if value is not None:
+                _layer[key] = value
+
+
+def drop(keys: Iterable[str]) -> None:
+    """Forget ``keys`` here (a write through the cache, or another process's)."""
+    global _epoch
+    with _lock:
+        _epoch += 1
+        for key in keys:
+            _layer.pop(key, None)
+
+
+def reset() -> None:
+    """Forget every entry (tests: one reset with the cache they empty)."""
+    global _epoch
+    with _lock:
+        _epoch += 1
+        _layer.clear()
+
+
+def size() -> int:
+    with _lock:
+        return len(_layer)
