@@ -31,25 +31,21 @@ token cache beside it would, so the doors' outage answers cover it.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import ipaddress
 import math
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from cachetools import LRUCache
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.http import HttpRequest
 from limits import RateLimitItem, WindowStats, parse
-from limits.aio.strategies import (
-    SlidingWindowCounterRateLimiter as AsyncSlidingWindowCounterRateLimiter,
-)
 from limits.storage import MemoryStorage, RedisStorage, Storage
 from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
@@ -174,6 +170,7 @@ def reset() -> None:
         current, _current = _current, None
     # Counts outlive a dropped storage object in Redis: clear them either way.
     (current or _build()).storage.reset()
+    _forget_windows()
 
 
 def _on_setting_changed(*, setting: str, **_: Any) -> None:
@@ -181,7 +178,7 @@ def _on_setting_changed(*, setting: str, **_: Any) -> None:
     if setting in _SETTINGS:
         with _lock:
             _current = None
-        _async_sliding.clear()
+        _forget_windows()
         _rule.cache_clear()
 
 
@@ -460,11 +457,27 @@ def note_token_failure(address: str) -> Refusal | None:
 
 
 def hit_token_rate(token_id: int) -> Refusal | None:
-    """Count one request of a live token: one Redis round trip, or a refusal."""
+    """Count one request of a live token: one Redis command, or a refusal."""
     item = _rule("CURFEW_TOKEN_RATE")
     if item is None:
         return None
     limiters = _limiters()
+    if isinstance(limiters.storage, RedisStorage):
+        window = _TokenWindow.now(item, token_id)
+        client: Any = limiters.storage.storage
+        if window.known_previous is None:
+            with client.pipeline(transaction=False) as pipe:
+                window.opening(pipe)
+                replies = pipe.execute()
+            count = window.opened(replies)
+        else:
+            count = int(client.incr(window.current))
+            if count == 1:  # the window's key was gone (a reset, Redis restarted)
+                client.expire(window.current, 3 * window.period)
+        refusal = window.judge(item, count)
+        if refusal is not None:
+            client.decr(window.current)  # a refusal is not counted
+        return refusal
     key = str(token_id)
     if limiters.sliding.hit(item, TOKEN_RATE, key):
         return None
@@ -472,7 +485,10 @@ def hit_token_rate(token_id: int) -> Refusal | None:
 
 
 def _rate_refusal(item: RateLimitItem, stats: WindowStats) -> Refusal:
-    seconds = _seconds_until(stats.reset_time)
+    return _rate_refusal_in(item, _seconds_until(stats.reset_time))
+
+
+def _rate_refusal_in(item: RateLimitItem, seconds: int) -> Refusal:
     return Refusal(
         TOKEN_RATE,
         seconds,
@@ -481,38 +497,117 @@ def _rate_refusal(item: RateLimitItem, stats: WindowStats) -> Refusal:
     )
 
 
-#: ``limits.aio``'s sliding window per running event loop (its Redis client
-#: belongs to the loop), on the same keys as the sync limiter's.
-_async_sliding: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, AsyncSlidingWindowCounterRateLimiter
-] = weakref.WeakKeyDictionary()
+# -- a token's rate on Redis: one command a request -----------------------------------
+#: Each token's window as this process last opened it: its number and the
+#: previous window's final count (read once a window per token per process).
+_WINDOWS_KEPT = 10_000
+_windows: LRUCache[int, tuple[int, int]] = LRUCache(maxsize=_WINDOWS_KEPT)
+_windows_lock = threading.Lock()
+
+
+@dataclass(slots=True)
+class _TokenWindow:
+    """A sliding-window counter on Redis, the ``limits`` formula on windows
+    aligned to the clock, so a warm request is one atomic ``INCR``.
+
+    A window of the rule's length counts each token's requests under a key of
+    its own (``…:token-rate:<token>:<window>``); the estimate is the current
+    count plus the previous window's, weighted by how much of it still lies
+    within one window of now. The previous window is closed, so its count is
+    read once per window (with the ``SET … NX EX`` that gives the current one
+    its expiry, in the same pipelined round trip), then every request is one
+    ``INCR``: Redis counts for every worker, so the limit is exact across
+    them. A request over the limit is taken back (``DECR``): refusals are not
+    counted.
+    """
+
+    period: int
+    number: int
+    elapsed: float
+    current: str
+    previous: str
+    token_id: int
+    known_previous: int | None
+
+    @classmethod
+    def now(cls, item: RateLimitItem, token_id: int) -> _TokenWindow:
+        period = int(item.get_expiry())
+        moment = time.time()
+        number = int(moment // period)
+        base = f"{settings.REDIS_PREFIX}:throttle:{TOKEN_RATE}:{item.amount}:{period}:{token_id}"
+        with _windows_lock:
+            known = _windows.get(token_id)
+        return cls(
+            period,
+            number,
+            moment - number * period,
+            f"{base}:{number}",
+            f"{base}:{number - 1}",
+            token_id,
+            known[1] if known is not None and known[0] == number else None,
+        )
+
+    def opening(self, pipe: Any) -> None:
+        pipe.set(self.current, 0, ex=3 * self.period, nx=True)
+        pipe.incr(self.current)
+        pipe.get(self.previous)
+
+    def opened(self, replies: list[Any]) -> int:
+        previous = int(replies[2] or 0)
+        self.known_previous = previous
+        with _windows_lock:
+            _windows[self.token_id] = (self.number, previous)
+        return int(replies[1])
+
+    def judge(self, item: RateLimitItem, count: int) -> Refusal | None:
+        previous = self.known_previous or 0
+        weight = 1.0 - self.elapsed / self.period
+        if math.floor(previous * weight) + count <= item.amount:
+            return None
+        return _rate_refusal_in(item, self._seconds_to_room(item.amount, previous, count - 1))
+
+    def _seconds_to_room(self, limit: int, previous: int, current: int) -> int:
+        """Seconds until one more request fits (``current``: counted so far)."""
+        room = limit - 1 - current
+        if room >= 0 and previous > 0:
+            # Within this window, as the previous one's weight falls.
+            at = self.period * (1.0 - room / previous)
+            return max(1, math.ceil(at - self.elapsed))
+        # In the next window, as this one's weight falls.
+        left = self.period - self.elapsed
+        at = self.period * (1.0 - (limit - 1) / current) if current > 0 else 0.0
+        return max(1, math.ceil(left + max(at, 0.0)))
+
+
+def _forget_windows() -> None:
+    with _windows_lock:
+        _windows.clear()
 
 
 async def ahit_token_rate(token_id: int) -> Refusal | None:
     """``hit_token_rate`` from the event loop: with Redis, the same count on the
-    same keys through ``limits.aio`` (no thread hop); in memory, the sync
-    limiter itself (a dict, no I/O)."""
+    same keys with this loop's client (no thread hop; one ``INCR``); in
+    memory, the sync limiter itself (a dict, no I/O)."""
     item = _rule("CURFEW_TOKEN_RATE")
     if item is None:
         return None
     if not hot_setting("REDIS_URL"):
         return hit_token_rate(token_id)
-    loop = asyncio.get_running_loop()
-    sliding = _async_sliding.get(loop)
-    if sliding is None:
-        from limits.aio.storage import RedisStorage as AsyncRedisStorage
-
-        storage = AsyncRedisStorage(
-            f"async+{settings.REDIS_URL}",
-            implementation="redispy",
-            key_prefix=f"{settings.REDIS_PREFIX}:throttle",
-            connection_pool=async_cache.client().connection_pool,
-        )
-        sliding = _async_sliding[loop] = AsyncSlidingWindowCounterRateLimiter(storage)
-    key = str(token_id)
-    if await sliding.hit(item, TOKEN_RATE, key):
-        return None
-    return _rate_refusal(item, await sliding.get_window_stats(item, TOKEN_RATE, key))
+    window = _TokenWindow.now(item, token_id)
+    client = async_cache.client()
+    if window.known_previous is None:
+        async with client.pipeline(transaction=False) as pipe:
+            window.opening(pipe)
+            replies = await pipe.execute()
+        count = window.opened(replies)
+    else:
+        count = int(await client.incr(window.current))
+        if count == 1:  # the window's key was gone (a reset, Redis restarted)
+            await client.expire(window.current, 3 * window.period)
+    refusal = window.judge(item, count)
+    if refusal is not None:
+        await client.decr(window.current)  # a refusal is not counted
+    return refusal
 
 
 def identify_throttled(raw: str | None, *, kind: str, address: str) -> TokenIdentity | None:
