@@ -1,0 +1,96 @@
+"""A token's rate on Redis (issue 40): one ``INCR`` a request, the sliding
+window's estimate exact across workers, a refusal taken back."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from unittest import mock
+
+import pytest
+import redis
+from django.test import override_settings
+
+from curfew_core import throttle
+from curfew_core.store import async_cache
+
+pytestmark = pytest.mark.redis
+
+#: 60 s windows; 00:00:30 into one of them.
+START = 1_800_000_000.0 - (1_800_000_000.0 % 60) + 30
+
+
+@pytest.fixture
+def on_redis(redis_url: str) -> Iterator[str]:
+    prefix = f"rate-test-{uuid.uuid4().hex[:12]}"
+    with override_settings(REDIS_URL=redis_url, REDIS_PREFIX=prefix, CURFEW_TOKEN_RATE="4/minute"):
+        throttle.reset()
+        yield prefix
+        throttle.reset()
+
+
+def counts(url: str, prefix: str) -> dict[str, int]:
+    client = redis.Redis.from_url(url)
+    return {
+        key.decode().rsplit(":", 1)[-1]: int(client.get(key) or 0)
+        for key in client.scan_iter(match=f"{prefix}:throttle:token-rate:*")
+    }
+
+
+def at(moment: float) -> Any:
+    return mock.patch("curfew_core.throttle.time.time", return_value=moment)
+
+
+def test_the_limit_holds_and_a_refusal_is_not_counted(on_redis: str, redis_url: str) -> None:
+    with at(START):
+        assert [throttle.hit_token_rate(7) is None for _ in range(4)] == [True] * 4
+        refusal = throttle.hit_token_rate(7)
+        assert refusal is not None
+        assert refusal.rule == throttle.TOKEN_RATE
+        assert 1 <= refusal.retry_after <= 60
+        assert throttle.hit_token_rate(7) is not None
+    # Four counted, the two refusals taken back.
+    assert list(counts(redis_url, on_redis).values()) == [4]
+    # Another token is not refused.
+    with at(START):
+        assert throttle.hit_token_rate(8) is None
+
+
+def test_the_previous_window_weighs_in_as_it_slides_away(on_redis: str) -> None:
+    with at(START):
+        for _ in range(4):
+            assert throttle.hit_token_rate(7) is None
+    # 15 s into the next window, 3/4 of the last one still counts: 3 of 4 used.
+    with at(START + 45):
+        assert throttle.hit_token_rate(7) is None
+        assert throttle.hit_token_rate(7) is not None
+    # 50 s into it, only a sixth: floor(4/6) = 0, plus the one counted.
+    with at(START + 80):
+        assert [throttle.hit_token_rate(7) is None for _ in range(3)] == [True] * 3
+        assert throttle.hit_token_rate(7) is not None
+
+
+def test_the_event_loop_counts_on_the_same_keys_as_a_thread(on_redis: str) -> None:
+    async def hits(n: int) -> list[bool]:
+        try:
+            return [await throttle.ahit_token_rate(7) is None for _ in range(n)]
+        finally:
+            await async_cache.aclose()
+
+    with at(START):
+        assert throttle.hit_token_rate(7) is None
+        assert throttle.hit_token_rate(7) is None
+        assert asyncio.run(hits(3)) == [True, True, False]
+
+
+def test_a_window_key_gone_meanwhile_gets_its_expiry_again(on_redis: str, redis_url: str) -> None:
+    with at(START):
+        assert throttle.hit_token_rate(7) is None
+    client = redis.Redis.from_url(redis_url)
+    keys = list(client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
+    client.delete(*keys)  # Redis restarted, or an operator lifted the counts
+    with at(START + 1):
+        assert throttle.hit_token_rate(7) is None
+    assert 0 < client.ttl(keys[0]) <= 180
