@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -360,7 +361,7 @@ class RowBefore(Expression):
     def get_source_expressions(self) -> list[Any]:
         return self.parts
 
-    def set_source_expressions(self, exprs: list[Any]) -> None:
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
         self.parts = list(exprs)
 
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
