@@ -33,12 +33,15 @@ def team_schemas() -> dict[str, dict[str, Any]]:
                 "state": _STATE,
                 "reason": {"type": "string"},
                 "next_change": {
-                    "type": "object",
+                    "type": ["object", "null"],
+                    "description": "the member's next change of state, as the engine's plan "
+                    "says it (null: none within 30 h); side: whose rule makes it",
                     "properties": {
                         "at": {"type": "string", "format": "date-time"},
                         "state": _STATE,
+                        "side": {"type": "string", "enum": ["own", "team", "both"]},
                     },
-                    "required": ["at", "state"],
+                    "required": ["at", "state", "side"],
                 },
             },
             "required": ["user", "role", "joined_at", "state", "reason", "next_change"],

@@ -28,7 +28,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 
-from curfew_core.realtime import clock, hub
+from curfew_core.realtime import hub
 from curfew_core.realtime.codes import CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
@@ -61,9 +61,10 @@ def _followed(user_id: int, page: int, per_page: int) -> list[str] | None:
     team = team_selectors.team_by_id(membership.team_id)
     if team is None:
         return None
-    shown = team_selectors.members_page(team=team, now=clock.now(), page=page, per_page=per_page)
+    # Only the ids: the page's states and next changes are the page's to read.
+    shown = team_selectors.member_ids_page(team=team, page=page, per_page=per_page)
     groups = [team_group(membership.team_id)]
-    groups += [user_group(row.user_id) for row in shown.rows[:MAX_FOLLOWED]]
+    groups += [user_group(user_id) for user_id in shown[:MAX_FOLLOWED]]
     return groups
 
 

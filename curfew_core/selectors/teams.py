@@ -11,7 +11,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Sum
 
-from curfew_core.engine import State, Verdict
+from curfew_core.engine import State
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.effective import Change, ShareDay, team_week
 from curfew_core.ledger.savings import Bucket, Savings
@@ -26,7 +26,7 @@ from curfew_core.models import (
 )
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.audit import AuditRow, audit_row
-from curfew_core.selectors.bundles import UserBundle, bundle_for, bundles_for
+from curfew_core.selectors.bundles import bundle_for, bundles_for
 from curfew_core.selectors.ledger import BUCKET_SUMS, decision_json, savings_of
 from curfew_core.selectors.outlook import outlook_of
 from curfew_core.selectors.verdicts import decide_for
@@ -44,7 +44,6 @@ __all__ = [
     "invite_team",
     "is_admin",
     "live_team_tokens",
-    "member_changes",
     "member_ids",
     "member_ids_page",
     "member_key",
@@ -213,9 +212,10 @@ class MemberRow:
     #: The member's verdict now (team and own combined).
     state: State
     reason: str
-    #: The instant it may change, and what the state will be then.
-    next_at: datetime
-    next_state: State
+    #: The member's next change of state, as the engine's effective plan says
+    #: it (``selectors.outlook``: their schedule, overrides and team, the
+    #: verdict's own inputs); ``None`` when nothing changes within its horizon.
+    next: Change | None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -224,7 +224,13 @@ class MemberRow:
             "joined_at": self.joined_at.isoformat(),
             "state": self.state.value,
             "reason": self.reason,
-            "next_change": {"at": self.next_at.isoformat(), "state": self.next_state.value},
+            "next_change": None
+            if self.next is None
+            else {
+                "at": self.next.at.isoformat(),
+                "state": self.next.state.value,
+                "side": self.next.side,
+            },
         }
 
 
@@ -237,12 +243,6 @@ class MemberPage:
     next_page: int | None
 
 
-def _now_and_next(bundle: UserBundle, now: datetime) -> tuple[Verdict, Verdict]:
-    verdict, _ = decide_for(bundle, now=now)
-    later, _ = decide_for(bundle, now=verdict.valid_until)
-    return verdict, later
-
-
 def members_page(
     *,
     team: Team,
@@ -252,7 +252,7 @@ def members_page(
     role: str | None = None,
 ) -> MemberPage:
     """One page of the team's members (admins first, then by name), each with
-    their state now and their next change (``valid_until``, and the state then)."""
+    their state now and their next change of state (the engine's)."""
     per_page = max(1, min(per_page, MAX_PER_PAGE))
     page = max(1, page)
     rows = TeamMembership.objects.filter(team=team)
@@ -270,7 +270,7 @@ def members_page(
     # missing): the same few queries for a page of 5,000 members as of 5.
     bundles = bundles_for([row[0] for row in found])
     for user_id, username, member_role, joined_at in found:
-        verdict, later = _now_and_next(bundles[user_id], now)
+        verdict, _ = decide_for(bundles[user_id], now=now)
         out.append(
             MemberRow(
                 user_id=user_id,
@@ -279,8 +279,7 @@ def members_page(
                 joined_at=joined_at,
                 state=verdict.state,
                 reason=verdict.reason,
-                next_at=verdict.valid_until,
-                next_state=later.state,
+                next=outlook_of(bundles[user_id], now=now).next_change(),
             )
         )
     return MemberPage(
@@ -290,17 +289,6 @@ def members_page(
         total=total,
         next_page=page + 1 if first + per_page < total else None,
     )
-
-
-def member_changes(rows: list[MemberRow], *, now: datetime) -> dict[int, Change | None]:
-    """Each row's member's next change of state after ``now``, as the engine's
-    effective plan says it (``selectors.outlook``: the engine's next change
-    from their schedule, overrides and team, the verdict's own inputs), by user id; ``None`` when
-    nothing changes within its horizon. What the Team page's members card
-    says is next (``MemberRow.next_at`` is the verdict's ``valid_until``,
-    which may come with no change of state)."""
-    bundles = bundles_for([row.user_id for row in rows])
-    return {row.user_id: outlook_of(bundles[row.user_id], now=now).next_change() for row in rows}
 
 
 def member_ids(team: Team) -> list[int]:

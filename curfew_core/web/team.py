@@ -35,7 +35,6 @@ from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import values as schedule_values
 from curfew_core.schema.query import QueryReader
 from curfew_core.selectors import ledger_page
-from curfew_core.selectors import teams as team_selectors
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.users import user_by_name
 from curfew_core.services import teams as team_services
@@ -116,8 +115,8 @@ def _context(request: HttpRequest, membership: Any, **extra: Any) -> dict[str, A
     number, page_problem = _page_number(request)
     members = _members(membership, number)
     is_admin = membership.role == "admin"
-    # The members card is the admins': its next changes are read for them only.
-    changes = team_selectors.member_changes(members.rows, now=timezone.now()) if is_admin else {}
+    # The members card is the admins': its next changes are shown to them only.
+    changes = {row.user_id: row.next for row in members.rows} if is_admin else {}
     context = _base_context(
         request,
         "team",

@@ -66,8 +66,8 @@ def member_rows(
     me: int | None = None,
 ) -> list[MemberRow]:
     """One row per member on the page, with the state's name and the next
-    change of state in the reader's zone: the engine's (``changes``, from
-    ``selectors.teams.member_changes``: ``Change`` or ``None`` by user id)."""
+    change of state in the reader's zone: the engine's (``changes``: each
+    row's ``MemberRow.next``, ``Change`` or ``None``, by user id)."""
     zone = zoneinfo.ZoneInfo(tz_name)
     today = to_wall(dt.datetime.now(dt.UTC), zone).date()
     rows = []

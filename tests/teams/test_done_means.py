@@ -5,6 +5,7 @@ refused; a member cannot change the team schedule. Each gate with its control.""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from io import StringIO
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from curfew_core.models import AuditEntry, Team, TeamMembership
 from curfew_core.services.tokens import token_create
@@ -169,6 +171,17 @@ def test_members_page_lists_state_now_and_next(people: dict[str, str]) -> None:
     assert first["user"] == "boss"
     assert first["role"] == "admin"
     assert {"state", "next_change", "reason"} <= set(first)
+    # The next change is the engine's (one truth, issue 39), not the
+    # verdict's valid_until: the same instant, state and side as the plan's.
+    from curfew_core.selectors.bundles import bundle_for
+    from curfew_core.selectors.outlook import outlook_of
+
+    boss = User.objects.get(username="boss")
+    change = outlook_of(bundle_for(boss.pk), now=timezone.now()).next_change()
+    assert change is not None
+    shown = first["next_change"]
+    assert (shown["state"], shown["side"]) == (change.state.value, change.side)
+    assert abs(datetime.fromisoformat(shown["at"]) - change.at) < timedelta(minutes=1)
     assert bearer(people["boss"]).get("/api/v1/team/members?per_page=0").status_code == 400
     assert bearer(people["boss"]).get("/api/v1/team/members?sort=x").status_code == 400
     # As the Team page: a plain member may not list the others' states (issue

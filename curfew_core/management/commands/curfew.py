@@ -359,9 +359,13 @@ class Command(BaseCommand):
             page = members_page(team=team, now=now, per_page=MAX_PER_PAGE)
             self.stdout.write(f"team {team.name}: {page.total} member(s)")
             for row in page.rows:
+                coming = (
+                    "no change within 30 h"
+                    if row.next is None
+                    else f"next {row.next.state.value} at {row.next.at.isoformat()}"
+                )
                 self.stdout.write(
-                    f"  {row.username} ({row.role}): {row.state.value} — {row.reason}; "
-                    f"next {row.next_state.value} at {row.next_at.isoformat()}"
+                    f"  {row.username} ({row.role}): {row.state.value} — {row.reason}; {coming}"
                 )
 
     def _prune(self, days: int | None) -> None:
