@@ -148,3 +148,32 @@ def test_a_member_at_the_teams_lights_out_on_a_phone_in_chinese(
         assert_fits(page)
         page.screenshot(path=str(Path(artifacts_dir) / "one-truth-member-zh.png"), full_page=True)
         watched.assert_clean()
+
+
+def test_a_member_at_the_teams_lights_out_on_a_desktop_in_english(
+    browser: Any, served_app: ServedApp, member: str, artifacts_dir: str
+) -> None:
+    """The team's lights-out as an English member sees it: asleep by the
+    team's night, the team's wake-up next, and the reply that says why in
+    the member's language, not the team's seed words."""
+    _pretend(served_app, member, "2026-12-02 22:30")
+    for watched in _open(browser, served_app, lang="en"):
+        page = support.sign_in(watched.page, served_app, MEMBER, PASSWORD)
+        # The member chooses English on the Account page, as a person would
+        # (their own replies, made from a terminal, are the terse Chinese seeds).
+        page.goto(f"{served_app.base_url}/account/")
+        page.select_option("#language select[name=language]", "en")
+        page.click("#language button[type=submit]")
+        page.wait_for_load_state()
+        page.goto(f"{served_app.base_url}/")
+        state = _agrees_with_the_state(page, served_app, member)
+        assert state["state"] == "lights-out"
+        assert state["reply"] == "Curfew: lights out until 09:00."
+        line_at = dt.datetime.fromisoformat(str(page.get_attribute("#now-next", "data-at")))
+        assert line_at == dt.datetime(2026, 12, 3, 9, 0, tzinfo=SHANGHAI)
+        assert "明天再说" not in page.inner_text("body")
+        assert_fits(page)
+        page.screenshot(
+            path=str(Path(artifacts_dir) / "one-truth-member-en-asleep.png"), full_page=True
+        )
+        watched.assert_clean()
