@@ -31,11 +31,14 @@ token cache beside it would, so the doors' outage answers cover it.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import hashlib
 import ipaddress
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -601,13 +604,72 @@ async def ahit_token_rate(token_id: int) -> Refusal | None:
             replies = await pipe.execute()
         count = window.opened(replies)
     else:
-        count = int(await client.incr(window.current))
+        count = await _batch_for(client).incr(window.current)
         if count == 1:  # the window's key was gone (a reset, Redis restarted)
             await client.expire(window.current, 3 * window.period)
     refusal = window.judge(item, count)
     if refusal is not None:
         await client.decr(window.current)  # a refusal is not counted
     return refusal
+
+
+class _IncrBatch:
+    """The event loop's ``INCR``s, sent together: one pipelined round trip for
+    every request that counts while the last one is on its way (each still
+    one ``INCR``, answered with its own count, so the limit stays exact).
+    Under load most requests share a round trip; alone, a request sends its
+    own at once."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.waiting: list[tuple[str, asyncio.Future[int]]] = []
+        self.sending = False
+
+    async def incr(self, key: str) -> int:
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self.waiting.append((key, future))
+        if not self.sending:
+            self.sending = True
+            # A context of its own: the sender outlives the request that started it.
+            asyncio.get_running_loop().create_task(self._send(), context=contextvars.Context())
+        return await future
+
+    async def _send(self) -> None:
+        try:
+            while self.waiting:
+                batch, self.waiting = self.waiting, []
+                try:
+                    async with self.client.pipeline(transaction=False) as pipe:
+                        for key, _ in batch:
+                            pipe.incr(key)
+                        replies = await pipe.execute(raise_on_error=False)
+                except Exception as error:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(error)
+                    continue
+                for (_, future), reply in zip(batch, replies, strict=True):
+                    if future.done():
+                        continue  # its request is gone (the count stands)
+                    if isinstance(reply, Exception):
+                        future.set_exception(reply)
+                    else:
+                        future.set_result(int(reply))
+        finally:
+            self.sending = False
+
+
+_batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _IncrBatch] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _batch_for(client: Any) -> _IncrBatch:
+    loop = asyncio.get_running_loop()
+    found = _batches.get(loop)
+    if found is None or found.client is not client:
+        found = _batches[loop] = _IncrBatch(client)
+    return found
 
 
 def identify_throttled(raw: str | None, *, kind: str, address: str) -> TokenIdentity | None:

@@ -94,3 +94,30 @@ def test_a_window_key_gone_meanwhile_gets_its_expiry_again(on_redis: str, redis_
     with at(START + 1):
         assert throttle.hit_token_rate(7) is None
     assert 0 < client.ttl(keys[0]) <= 180
+
+
+def test_requests_counted_together_each_get_their_own_count(on_redis: str, redis_url: str) -> None:
+    """The event loop sends its waiting ``INCR``s in one pipelined round trip:
+    still one count each, so exactly the limit passes however many wait."""
+
+    trips: list[int] = []
+
+    async def together(n: int) -> tuple[list[bool], int]:
+        try:
+            await throttle.ahit_token_rate(7)  # the window opened (its own round trip)
+            client = async_cache.client()
+            pipeline = client.pipeline
+            client.pipeline = lambda *a, **k: (trips.append(1), pipeline(*a, **k))[1]
+            before = (await client.info("commandstats")).get("cmdstat_incrby", {}).get("calls", 0)
+            passed = await asyncio.gather(*(throttle.ahit_token_rate(7) for _ in range(n)))
+            after = (await client.info("commandstats")).get("cmdstat_incrby", {}).get("calls", 0)
+            return [refusal is None for refusal in passed], after - before
+        finally:
+            await async_cache.aclose()
+
+    with at(START):
+        passed, incrs = asyncio.run(together(10))
+    assert passed.count(True) == 3  # the fourth of the minute was the opening one
+    assert incrs >= 10  # one INCR each (others' too, on a shared Redis)
+    assert len(trips) < 10  # in fewer round trips: the first alone, the rest together
+    assert list(counts(redis_url, on_redis).values()) == [4]
