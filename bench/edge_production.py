@@ -1,0 +1,177 @@
+"""The warm verdict in production's configuration against the server's floor (issue 40).
+
+    python -m bench.edge_production [--seconds 4] [--rounds 3] [--connections 32]
+                                    [--baseline DIR] [--write docs/benchmarks/edge_production.md]
+
+``bench.edge_floor`` measures SQLite and the process-local cache. Companies run
+``bin/serve`` on PostgreSQL and Redis: here, side by side in one run and with
+identical uvicorn flags (one worker each), the raw ASGI hello-world (the
+floor) and the warm ``POST /api/v1/verdict`` of this checkout on a throwaway
+PostgreSQL database and a Redis namespace of its own, with the token's rate
+counted (a generous rate, so it counts and never refuses), and, with
+``--baseline DIR`` (another checkout, e.g. ``git archive <commit> | tar -x``),
+that checkout's warm verdict in the same configuration. Each row also
+reports the Redis commands one warm verdict costs (``MONITOR``, filtered by
+its namespace). ``--write FILE`` appends the run (markdown) to FILE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import redis
+
+from bench.edge_floor import VERDICT_BODY, Row, loadgen_slice, wrk_slice
+from bench.record import loadavg, machine, versions
+from curfew_testkit.server import ROOT, ServedApp
+
+POSTGRES = "postgres://postgres@127.0.0.1:5432"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def commands_per_verdict(row: Row, prefix: str, requests: int = 20) -> float:
+    """The Redis commands naming ``prefix`` that ``requests`` warm verdicts cost, each."""
+    import urllib.request
+
+    client: Any = redis.Redis.from_url(REDIS_URL)
+    mark = f"bench-mark-{secrets.token_hex(4)}"
+    seen: list[str] = []
+    ready = threading.Event()
+
+    def watch() -> None:
+        with client.monitor() as monitor:
+            ready.set()
+            for found in monitor.listen():
+                if mark in found["command"]:
+                    return
+                if prefix in found["command"]:
+                    seen.append(found["command"])
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    ready.wait(5)
+    time.sleep(0.2)
+    for _ in range(requests):
+        request = urllib.request.Request(
+            row.url, data=row.body, headers=row.headers, method=row.method
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            answer.read()
+    time.sleep(0.2)
+    client.get(mark)
+    thread.join(5)
+    return len(seen) / requests
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--baseline", type=Path, help="another checkout to serve beside this one")
+    parser.add_argument("--write", type=Path, metavar="FILE")
+    parser.add_argument(
+        "--token-rate",
+        default="100000000/minute",
+        help="CURFEW_TOKEN_RATE of the served apps (counted, never refusing; 'off': not counted)",
+    )
+    args = parser.parse_args()
+    slice_of = wrk_slice if shutil.which("wrk") else loadgen_slice
+    database = f"curfew_bench_{secrets.token_hex(4)}"
+    with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{database}"')
+    env = {
+        "DATABASE_URL": f"{POSTGRES}/{database}",
+        "REDIS_URL": REDIS_URL,
+        "CURFEW_TOKEN_RATE": args.token_rate,
+        "CURFEW_MANIFEST_STATIC": "0",
+        "CURFEW_LOG_LEVEL": "WARNING",
+    }
+    servers: list[ServedApp] = []
+    rows: list[Row] = []
+    prefixes: dict[str, str] = {}
+    started_load = loadavg()
+    try:
+        floor = ServedApp(
+            Path(tempfile.mkdtemp(prefix="curfew-floor-")), env=env, app="curfew_testkit.hello:app"
+        )
+        servers.append(floor)
+        rows.append(Row("floor", "raw ASGI hello-world (the floor)", "GET", floor.base_url + "/"))
+        roots = [("this", ROOT)] + ([("baseline", args.baseline)] if args.baseline else [])
+        for name, root in roots:
+            prefix = f"bench-{name}-{secrets.token_hex(4)}"
+            site = ServedApp(
+                Path(tempfile.mkdtemp(prefix=f"curfew-{name}-")),
+                env={**env, "CURFEW_REDIS_PREFIX": prefix},
+                root=root,
+            )
+            if name == "this":
+                site.manage("migrate", "--no-input", "-v0")
+            token = site.create_user(f"bench-{name}")
+            servers.append(site)
+            prefixes[name] = prefix
+            rows.append(
+                Row(
+                    name,
+                    f"POST /api/v1/verdict (warm), {name}",
+                    "POST",
+                    site.base_url + "/api/v1/verdict",
+                    {"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+                    VERDICT_BODY,
+                    verdict=True,
+                )
+            )
+        for server in servers:
+            server.start()
+        for row in rows:
+            slice_of(row, connections=8, seconds=1)  # warm-up
+        commands = {row.key: commands_per_verdict(row, prefixes[row.key]) for row in rows[1:]}
+        for _ in range(max(1, args.rounds)):
+            for row in rows:
+                rate, p50, p99, errors = slice_of(
+                    row, connections=args.connections, seconds=max(1, args.seconds)
+                )
+                row.rates.append(rate)
+                row.p50s.append(p50)
+                row.p99s.append(p99)
+                row.errors += errors
+    finally:
+        for server in servers:
+            server.stop()
+        with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    floor_rate = statistics.median(rows[0].rates)
+    lines = [
+        f"{machine()}; {versions()}; PostgreSQL + Redis, one uvicorn worker each, "
+        f"{args.connections} connections, {args.rounds} rounds of {args.seconds}s (medians); "
+        f"load average {started_load}",
+        "",
+        "| row | req/s | x floor | p50 ms | p99 ms | Redis commands a verdict | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        rate = statistics.median(row.rates)
+        lines.append(
+            f"| {row.label} | {rate:,.0f} | {rate / floor_rate:.2f} | "
+            f"{statistics.median(row.p50s):.2f} | {statistics.median(row.p99s):.2f} | "
+            f"{commands.get(row.key, 0):.1f} | {row.errors} |"
+        )
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        with args.write.open("a") as out:
+            out.write("\n" + text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
