@@ -21,7 +21,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from curfew_client.scope import Scope, ScopeHeaderError, scope_from_headers
+from curfew_client.scope import (
+    PURPOSE_HEADER,
+    SESSION_HEADER,
+    SUBAGENT_HEADER,
+    Scope,
+    ScopeHeaderError,
+    scope_from_headers,
+)
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
@@ -50,13 +57,33 @@ def parse_scope(headers: Mapping[str, str]) -> Scope:
     """Who is asking, from ``X-Curfew-Session`` / ``-Purpose`` / ``-Subagent``:
     the client's own reading (``curfew_client.scope``), so the proxy and every
     gateway take the same headers; a bad one is a ``BadRequest`` naming it."""
-    if isinstance(headers, ScopeHeaders) and not headers.any_named(b"x-curfew-"):
-        # Most calls name no scope: one look at the names instead of three lookups.
-        return NO_SCOPE
+    if isinstance(headers, ScopeHeaders):
+        if not headers.any_named(b"x-curfew-"):
+            # Most calls name no scope: one look at the names instead of three lookups.
+            return NO_SCOPE
+        headers = _as_text(headers)
     try:
         return scope_from_headers(headers)
     except ScopeHeaderError as exc:
         raise BadRequest(str(exc), exc.header) from None
+
+
+def _as_text(headers: ScopeHeaders) -> dict[str, str]:
+    """The scope headers as the text their client wrote: UTF-8, as the verdict
+    API's JSON is, so a session id is the same id at both doors and its
+    length counts characters at both (issue 41: the proxy read the header's
+    bytes as latin-1, refused 200 emoji the API took, and never matched an
+    exempt session written with one)."""
+    found: dict[str, str] = {}
+    for name in (SESSION_HEADER, PURPOSE_HEADER, SUBAGENT_HEADER):
+        raw = headers.raw(name.lower().encode())
+        if raw is None:
+            continue
+        try:
+            found[name] = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest(f"{name} must be UTF-8 text", name) from None
+    return found
 
 
 @dataclass(frozen=True, slots=True)
