@@ -543,12 +543,14 @@ CURFEW_LEDGER = env_bool(
     default=True,
     help="`0` keeps no decision ledger (nothing recorded, Activity shows no decisions)",
 )
-#: Raw decisions older than this many days go at ``manage.py curfew prune``;
-#: the hourly aggregates are kept indefinitely.
+#: Raw decisions older than this many days go: hourly, pruned by the servers
+#: (``services.ledger_prune``), or at once by ``manage.py curfew prune``; the
+#: hourly aggregates are kept indefinitely.
 CURFEW_LEDGER_RETENTION_DAYS = env_int(
     "CURFEW_LEDGER_RETENTION_DAYS",
     30,
-    help="days raw decisions are kept (`manage.py curfew prune`); hourly totals are kept",
+    help="days raw decisions are kept (the servers prune hourly; `manage.py curfew prune` "
+    "at once); hourly totals are kept",
 )
 #: How often each process writes its buffered decisions (seconds): what a
 #: crash can lose. 0: only an explicit flush writes (the tests).
