@@ -565,18 +565,22 @@ class _TokenWindow:
     def judge(self, item: RateLimitItem, count: int) -> Refusal | None:
         previous = self.known_previous or 0
         weight = 1.0 - self.elapsed / self.period
-        if math.floor(previous * weight) + count <= item.amount:
+        # Not rounded down (``limits`` floors it): a burst at a window's end
+        # may not be followed by one more at the next one's start.
+        if previous * weight + count <= item.amount:
             return None
         return _rate_refusal_in(item, self._seconds_to_room(item.amount, previous, count - 1))
 
     def _seconds_to_room(self, limit: int, previous: int, current: int) -> int:
-        """Seconds until one more request fits (``current``: counted so far)."""
+        """Seconds until one more request fits (``current``: counted so far):
+        until ``previous * weight + current + 1 <= limit``."""
         room = limit - 1 - current
         if room >= 0 and previous > 0:
             # Within this window, as the previous one's weight falls.
             at = self.period * (1.0 - room / previous)
             return max(1, math.ceil(at - self.elapsed))
-        # In the next window, as this one's weight falls.
+        # In the next window, as this one's (then the previous) weight falls:
+        # a full window's burst waits up to a window and a fraction.
         left = self.period - self.elapsed
         at = self.period * (1.0 - (limit - 1) / current) if current > 0 else 0.0
         return max(1, math.ceil(left + max(at, 0.0)))

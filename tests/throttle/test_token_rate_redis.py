@@ -62,14 +62,33 @@ def test_the_previous_window_weighs_in_as_it_slides_away(on_redis: str) -> None:
     with at(START):
         for _ in range(4):
             assert throttle.hit_token_rate(7) is None
+        refusal = throttle.hit_token_rate(7)
+        assert refusal is not None
+        # 30 s to this window's end, then 15 s until its 4 weigh 3.
+        assert refusal.retry_after == 45
     # 15 s into the next window, 3/4 of the last one still counts: 3 of 4 used.
     with at(START + 45):
         assert throttle.hit_token_rate(7) is None
-        assert throttle.hit_token_rate(7) is not None
-    # 50 s into it, only a sixth: floor(4/6) = 0, plus the one counted.
+        refusal = throttle.hit_token_rate(7)
+        assert refusal is not None
+        assert refusal.retry_after == 15  # 30 s in, the last window's 4 weigh 2
+    # 50 s into it, a sixth: 0.67 plus the one counted, so two more fit.
     with at(START + 80):
-        assert [throttle.hit_token_rate(7) is None for _ in range(3)] == [True] * 3
+        assert [throttle.hit_token_rate(7) is None for _ in range(2)] == [True] * 2
         assert throttle.hit_token_rate(7) is not None
+
+
+def test_a_burst_at_a_window_end_gets_none_more_at_the_next_start(on_redis: str) -> None:
+    """The previous window's weight is not rounded down: at the boundary a
+    full window's burst still counts whole (``limits`` floors it: one more)."""
+    end = START + 29.9  # 0.1 s before the window ends
+    with at(end):
+        for _ in range(4):
+            assert throttle.hit_token_rate(7) is None
+    with at(end + 0.2):
+        refusal = throttle.hit_token_rate(7)
+    assert refusal is not None
+    assert refusal.retry_after <= 60 + 15
 
 
 def test_the_event_loop_counts_on_the_same_keys_as_a_thread(on_redis: str) -> None:

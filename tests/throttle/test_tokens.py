@@ -54,9 +54,9 @@ def embed_state(token: str, address: str = ATTACKER) -> Any:
     return Client(REMOTE_ADDR=address).get("/embed/state", {"token": token})
 
 
-def assert_retry_after(response: Any) -> int:
+def assert_retry_after(response: Any, *, most: int = 60) -> int:
     seconds = int(response["Retry-After"])
-    assert 1 <= seconds <= 60
+    assert 1 <= seconds <= most
     return seconds
 
 
@@ -269,7 +269,9 @@ def test_a_token_over_its_rate_gets_429_and_other_tokens_do_not(
     assert response.status_code == 429
     assert response.json()["error"] == "rate_limited"
     assert "rate of 3 requests per 60 s" in response.json()["message"]
-    assert_retry_after(response)
+    # A whole minute's burst: to the window's end, then until it weighs 2 of 3
+    # (a sliding window's estimate, issue 40): at most 60 + 20 s.
+    assert_retry_after(response, most=80)
     # From anywhere: the rate belongs to the token, not the address.
     assert verdict(api.token, address=NEIGHBOUR).status_code == 429
     assert verdict(other_api.token).status_code == 200
