@@ -11,6 +11,7 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from curfew_core.models import AuditEntry
+from curfew_core.schedules.values import NIGHT_KEYS
 
 #: Long values (a persona, a list of tier texts) are cut for the summary; the
 #: admin shows them whole.
@@ -54,6 +55,10 @@ def _value(value: Any) -> str:
     return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
 
 
+#: A night's times in the order people read them (curfew start, lights-out, wake-up).
+_NIGHT_ORDER = {name: n for n, name in enumerate(NIGHT_KEYS)}
+
+
 def _per_day(key: str, old: Any, new: Any) -> list[tuple[str, str, Any, Any]] | None:
     """A per-day setting's change (``weekdays``: ``{"sat": {"curfew_start":
     "22:30"}}``) as ``(day, key, old, new)``, one for each time of each day
@@ -76,6 +81,9 @@ def _per_day(key: str, old: Any, new: Any) -> list[tuple[str, str, Any, Any]] | 
             continue
         if isinstance(was, dict | type(None)) and isinstance(now, dict | type(None)):
             inner = [*(was or {}), *(k for k in (now or {}) if k not in (was or {}))]
+            # A night's times in their own order, not the stored one (PostgreSQL's
+            # jsonb keeps keys by length: lights_out before curfew_start).
+            inner.sort(key=lambda name: (_NIGHT_ORDER.get(name, len(_NIGHT_ORDER)), name))
             for name in inner:
                 a, b = (was or {}).get(name), (now or {}).get(name)
                 if a != b:
