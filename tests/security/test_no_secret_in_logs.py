@@ -41,18 +41,22 @@ def captured() -> Iterator[io.StringIO]:
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
     named = [logging.getLogger(name) for name in LOGGERS if name]
-    # As each was (another test's dictConfig may have disabled one: LiteLLM's).
-    levels = [(logger, logger.level, logger.propagate, logger.disabled) for logger in named]
+    # Each writes to the handler itself, whatever its parents do (uvicorn's
+    # config stops "uvicorn.error" at "uvicorn", which does not propagate;
+    # another test's dictConfig may have disabled one), and is put back after.
+    kept = [(logger, logger.level, logger.propagate, logger.disabled) for logger in named]
     for logger in named:
         logger.setLevel(logging.DEBUG)
-        logger.propagate = True
+        logger.propagate = False
         logger.disabled = False
+        logger.addHandler(handler)
     try:
         yield out
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)
-        for logger, level, propagate, disabled in levels:
+        for logger, level, propagate, disabled in kept:
+            logger.removeHandler(handler)
             logger.setLevel(level)
             logger.propagate = propagate
             logger.disabled = disabled
