@@ -44,22 +44,30 @@ def captured() -> Iterator[io.StringIO]:
     # Each writes to the handler itself, whatever its parents do (uvicorn's
     # config stops "uvicorn.error" at "uvicorn", which does not propagate;
     # another test's dictConfig may have disabled one), and is put back after.
-    kept = [(logger, logger.level, logger.propagate, logger.disabled) for logger in named]
+    # Other libraries' filters go too while it runs (LiteLLM puts a redaction
+    # filter of its own on uvicorn.error and asyncio): the cleaning measured
+    # is this project's.
+    kept = [
+        (logger, logger.level, logger.propagate, logger.disabled, list(logger.filters))
+        for logger in named
+    ]
     for logger in named:
         logger.setLevel(logging.DEBUG)
         logger.propagate = False
         logger.disabled = False
+        logger.filters = []
         logger.addHandler(handler)
     try:
         yield out
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)
-        for logger, level, propagate, disabled in kept:
+        for logger, level, propagate, disabled, filters in kept:
             logger.removeHandler(handler)
             logger.setLevel(level)
             logger.propagate = propagate
             logger.disabled = disabled
+            logger.filters = filters
 
 
 def _log_everything() -> None:
