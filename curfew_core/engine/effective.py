@@ -29,7 +29,7 @@ from curfew_core.engine.clock import to_wall, wall_midnight
 from curfew_core.engine.decide import decide, segments
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import RequestContext, Schedule
-from curfew_core.engine.team import TeamSide, decide_member, team_overrides
+from curfew_core.engine.team import TeamSide, combine, member_sides
 from curfew_core.engine.verdict import SEVERITY, State, Verdict
 
 #: Which side's rules make a stretch what it is.
@@ -100,23 +100,14 @@ def _sides(
     team: TeamSide | None,
     member_overtime_from: datetime | None,
 ) -> tuple[Verdict, Side]:
-    verdict = decide_member(
-        instant,
-        schedule,
-        PLAIN_CALL,
-        overrides,
-        team,
-        member_overtime_from=member_overtime_from,
-    )
     if team is None:
-        return verdict, "own"
-    own = decide(instant, schedule, PLAIN_CALL, overrides)
-    theirs = decide(
-        instant,
-        team.schedule,
-        PLAIN_CALL,
-        team_overrides(team, overrides, now=instant, member_overtime_from=member_overtime_from),
+        return decide(instant, schedule, PLAIN_CALL, overrides), "own"
+    # ``decide_member`` for a call without scope is the two halves combined
+    # (no exemption applies): asked once, the halves also say whose rule it is.
+    own, theirs = member_sides(
+        instant, schedule, PLAIN_CALL, overrides, team, member_overtime_from=member_overtime_from
     )
+    verdict = combine(own, theirs)
     if SEVERITY[own.state] == SEVERITY[theirs.state]:
         return verdict, "both"
     return verdict, "own" if SEVERITY[own.state] > SEVERITY[theirs.state] else "team"

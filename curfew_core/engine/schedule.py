@@ -210,14 +210,8 @@ def anchor_fractions(
     """``anchors`` (clock times on ``night``'s winding window) as fractions
     0..1 of it; with an empty window the anchors' own span stands in for it.
     The one rule for where an anchor sits on a night: the engine reads every
-    weekday's curve through it, and ``curve.stretch`` moves anchors by it."""
-    if not anchors:
-        return ()
-    origin = night.curfew_start
-    span = night.winding_minutes
-    if span == 0:
-        origin = anchors[0].at
-        span = cyclic_span(origin, anchors[-1].at)
-    if span == 0:
-        return tuple((0.0, a.tokens) for a in anchors)
-    return tuple((cyclic_span(origin, a.at) / span, a.tokens) for a in anchors)
+    weekday's curve through it, and ``curve.stretch`` moves anchors by it.
+    ``anchor_positions`` as floats (a Fraction's float is the correctly
+    rounded quotient, as ``int / int`` is)."""
+    places = anchor_positions(anchors, night)
+    return tuple((float(p), a.tokens) for p, a in zip(places, anchors, strict=True))

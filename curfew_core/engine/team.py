@@ -119,6 +119,27 @@ def decide_member(
     if team is None:
         return decide(now, schedule, request, overrides)
     exempt = scope_exempts(schedule, request) and team_lets_exempt(team, request)
+    own, theirs = member_sides(
+        now, schedule, request, overrides, team, member_overtime_from=member_overtime_from
+    )
+    combined = combine(own, theirs)
+    if exempt and combined.state is not State.ON_DUTY:
+        return _exempted(combined)
+    return combined
+
+
+def member_sides(
+    now: datetime,
+    schedule: Schedule,
+    request: RequestContext,
+    overrides: Overrides,
+    team: TeamSide,
+    *,
+    member_overtime_from: datetime | None = None,
+) -> tuple[Verdict, Verdict]:
+    """The two halves ``decide_member`` combines: the member's own verdict and
+    the team's, each for the call without its scope (exemptions are settled
+    on the combination)."""
     plain = RequestContext(max_tokens=request.max_tokens)
     own = decide(now, schedule, plain, overrides)
     theirs = decide(
@@ -127,10 +148,7 @@ def decide_member(
         plain,
         team_overrides(team, overrides, now=now, member_overtime_from=member_overtime_from),
     )
-    combined = combine(own, theirs)
-    if exempt and combined.state is not State.ON_DUTY:
-        return _exempted(combined)
-    return combined
+    return own, theirs
 
 
 def _tighter(a: Verdict, b: Verdict) -> Verdict:
