@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import threading
 from typing import Any
 
+from cachetools import LRUCache
 from django.conf import settings
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy, override
@@ -52,9 +54,14 @@ SHORT: dict[str, Promise] = {
 #: instant from ``since`` until the change itself (the state is the same all
 #: the way there, so the first instant it differs is the same too). Keyed by
 #: the identities of the built inputs (a cached bundle keeps them); each
-#: entry holds them, so an ``id`` is never reused under it.
-_changes: dict[tuple[int, int, int, dt.datetime | None], tuple[Outlook, Change]] = {}
+#: entry holds them, so an ``id`` is never reused under it. Bounded, least
+#: recently used (one entry goes when full, not all), read from the page's and
+#: the capsule's threads, hence the lock.
 _CHANGES_SIZE = 4096
+_changes: LRUCache[tuple[int, int, int, dt.datetime | None], tuple[Outlook, Change]] = LRUCache(
+    maxsize=_CHANGES_SIZE
+)
+_changes_lock = threading.Lock()
 
 
 def next_change(outlook: Outlook) -> Change | None:
@@ -63,7 +70,8 @@ def next_change(outlook: Outlook) -> Change | None:
     the override then in force; ``None`` when nothing changes within the
     engine's horizon."""
     key = (id(outlook.schedule), id(outlook.overrides), id(outlook.team), outlook.overtime_from)
-    hit = _changes.get(key)
+    with _changes_lock:
+        hit = _changes.get(key)
     if hit is not None:
         seen, change = hit
         if (
@@ -75,9 +83,8 @@ def next_change(outlook: Outlook) -> Change | None:
             return change
     found = outlook.next_change()
     if found is not None:
-        if len(_changes) >= _CHANGES_SIZE:
-            _changes.clear()
-        _changes[key] = (outlook, found)
+        with _changes_lock:
+            _changes[key] = (outlook, found)
     return found
 
 
