@@ -49,6 +49,12 @@ class Overrides:
     #: then on it is as if cleared. ``None``: until cleared.
     debug_until: datetime | None = None
 
+    def for_what_if(self) -> Overrides:
+        """These overrides for a what-if at an explicit instant ("what if it
+        were then?"): the instant replaces the time machine, so it goes;
+        overtime and force-off are judged as of that instant."""
+        return Overrides(self.overtime_until, self.forced_off_until, None)
+
     def debug_at_now(self, now: datetime) -> datetime | None:
         """The time machine's moment if it is still on at the real ``now``."""
         if self.debug_at is None or (self.debug_until is not None and self.debug_until <= now):

@@ -92,5 +92,5 @@ def outlook_of(bundle: UserBundle, *, now: datetime, at: datetime | None = None)
     overrides = bundle.overrides
     if at is not None:
         now = at
-        overrides = Overrides(overrides.overtime_until, overrides.forced_off_until, None)
+        overrides = overrides.for_what_if()
     return Outlook(now, bundle.schedule, overrides, bundle.team, bundle.overtime_from)

@@ -35,7 +35,6 @@ from pydantic_core import to_json
 
 from curfew_core.engine import (
     Action,
-    Overrides,
     RequestContext,
     Schedule,
     State,
@@ -93,7 +92,7 @@ def decide_for(
     overrides = bundle.overrides
     if at is not None:
         now = at
-        overrides = Overrides(overrides.overtime_until, overrides.forced_off_until, None)
+        overrides = overrides.for_what_if()
     if bundle.team is None:
         if request is None:
             request = NO_REQUEST
