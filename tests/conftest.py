@@ -154,18 +154,11 @@ def pytest_collection_modifyitems(
 
 def _clear_cache() -> None:
     """Empty this process's cache. On Redis only our own prefix goes (never
-    FLUSHDB): served test servers keep their namespaces in the same database."""
-    from django.conf import settings
+    FLUSHDB, ``SharedRedisCache.clear``): served test servers and the other
+    workers keep their namespaces in the same database."""
     from django.core.cache import cache
 
-    if settings.REDIS_URL:
-        client = cache._cache.get_client(write=True)  # type: ignore[attr-defined]
-        prefix = settings.CACHES["default"]["KEY_PREFIX"]
-        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
-        if keys:
-            client.delete(*keys)
-    else:
-        cache.clear()
+    cache.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -116,5 +116,18 @@ class SharedRedisCache(RedisCache):
         self._forget_everywhere(keys)
 
     def clear(self) -> None:
-        super().clear()
+        """Empty this deployment's namespace only (``KEY_PREFIX``), never the
+        whole Redis database: Django's own ``clear`` is ``FLUSHDB``, which
+        would also take every other deployment's keys sharing that Redis (and
+        a test worker's, mid-test, in a parallel run)."""
+        client = self._cache.get_client(write=True)
+        pattern = f"{self.key_prefix}:*" if self.key_prefix else "*"
+        batch: list[Any] = []
+        for key in client.scan_iter(match=pattern, count=1000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                client.delete(*batch)
+                batch.clear()
+        if batch:
+            client.delete(*batch)
         local_layer.reset()

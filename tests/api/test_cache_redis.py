@@ -123,3 +123,26 @@ def test_a_process_killed_between_commit_and_refresh_hides_nothing_for_long(
         assert state == "on-duty"
     finally:
         app.stop()
+
+
+def test_clear_empties_its_own_namespace_and_nothing_else(redis_url: str) -> None:
+    """Django's ``RedisCache.clear`` is ``FLUSHDB``: it took a parallel test
+    worker's entries mid-test (CI, once) and would take every other deployment's
+    keys and throttle counts sharing the Redis. Ours deletes its prefix only."""
+    from django.core.cache.backends.redis import RedisCache
+
+    from curfew_core.store.redis_cache import SharedRedisCache
+
+    ours, theirs = f"clear-ours-{uuid.uuid4().hex[:8]}", f"clear-theirs-{uuid.uuid4().hex[:8]}"
+    options = {"OPTIONS": {"socket_timeout": 1}}
+    mine = SharedRedisCache(redis_url, {"KEY_PREFIX": ours, **options})
+    other = RedisCache(redis_url, {"KEY_PREFIX": theirs, **options})
+    mine.set("bundle:1", {"a": 1})
+    mine.set("k", 1)
+    other.set("bundle:1", {"b": 2})
+    try:
+        mine.clear()
+        assert mine.get("bundle:1") is None and mine.get("k") is None  # the control: it clears
+        assert other.get("bundle:1") == {"b": 2}
+    finally:
+        other.delete("bundle:1")
