@@ -178,7 +178,7 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
         yield  # the engine suite without Django: no caches to empty
         return
     from curfew_core import throttle
-    from curfew_core.selectors import bundles, tokens
+    from curfew_core.selectors import bundles, tokens, users
     from curfew_core.services import ledger_recorder as recorder
     from curfew_core.store import local_layer
 
@@ -188,6 +188,7 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     # Ids come again after a rollback: no team built for a test before this one.
     bundles._teams_built.clear()
     tokens.forget_seen()
+    users.forget_names()  # ids come again after a rollback
     throttle.reset()  # failed-token and sign-in counts too
     recorder.discard()  # no test flushes another's decisions
     yield

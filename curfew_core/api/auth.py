@@ -14,6 +14,7 @@ from redis.exceptions import RedisError
 
 from curfew_core import throttle
 from curfew_core.api.errors import ApiError
+from curfew_core.edge import own_name
 from curfew_core.edge.dialects import API
 from curfew_core.edge.http_headers import bearer
 from curfew_core.selectors.tokens import GATEWAY, TokenIdentity
@@ -36,16 +37,21 @@ def token_required(view: View[P]) -> Callable[..., HttpResponse]:
             bearer(request),
             throttle.client_address(request),
             lambda identity: view(request, identity, *args, **kwargs),
+            member_header=request.headers.get("X-Curfew-User"),
         )
 
     return wrapper
 
 
 def with_gateway_token(
-    raw: str | None, address: str, answer: Callable[[TokenIdentity], HttpResponse]
+    raw: str | None,
+    address: str,
+    answer: Callable[[TokenIdentity], HttpResponse],
+    *,
+    member_header: str | None = None,
 ) -> HttpResponse:
     """``with_token`` that also takes a team key (the team API reads with one)."""
-    return with_token(raw, address, answer, kind=GATEWAY)
+    return with_token(raw, address, answer, kind=GATEWAY, member_header=member_header)
 
 
 def with_token(
@@ -54,10 +60,13 @@ def with_token(
     answer: Callable[[TokenIdentity], HttpResponse],
     *,
     kind: str = "api",
+    member_header: str | None = None,
 ) -> HttpResponse:
     """``answer`` for the live API token ``raw`` (sent from ``address``), or the
     API's refusal: 401 without a live token, 429 over a throttle, 503 when
-    storage is down; an ``ApiError`` raised by ``answer`` is its response."""
+    storage is down; an ``ApiError`` raised by ``answer`` is its response.
+    A personal token's ``member_header`` (``X-Curfew-User``) must name its own
+    person (``edge.own_name``)."""
     try:
         identity = throttle.identify_throttled(raw, kind=kind, address=address)
         if identity is None:
@@ -66,6 +75,10 @@ def with_token(
                 "unauthorized",
                 "missing bearer token" if raw is None else "unknown or revoked token",
             )
+        if identity.team_id is None:
+            refused = own_name.check(member_header, identity.user_id)
+            if refused is not None:
+                raise ApiError(refused.status, refused.code, refused.message)
         return answer(identity)
     except ApiError as exc:
         return exc.response()

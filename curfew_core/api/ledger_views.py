@@ -102,6 +102,7 @@ def decisions(request: HttpRequest) -> HttpResponse:
         bearer(request),
         throttle.client_address(request),
         lambda identity: _decisions(request, identity),
+        member_header=request.headers.get("X-Curfew-User"),
     )
 
 

@@ -55,7 +55,12 @@ def _team_of(identity: TokenIdentity) -> tuple[Team, bool]:
 
 
 def _with_token(request: HttpRequest, answer: Any) -> HttpResponse:
-    return with_gateway_token(_bearer(request), throttle.client_address(request), answer)
+    return with_gateway_token(
+        _bearer(request),
+        throttle.client_address(request),
+        answer,
+        member_header=request.headers.get("X-Curfew-User"),
+    )
 
 
 def _bearer(request: HttpRequest) -> str | None:

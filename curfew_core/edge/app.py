@@ -40,7 +40,7 @@ from django.utils.module_loading import import_string
 
 from curfew_core import throttle
 from curfew_core.edge import caller as callers
-from curfew_core.edge import team_caller
+from curfew_core.edge import own_name, team_caller
 from curfew_core.edge.declare import Door, Route, Table
 from curfew_core.edge.dialects import OUTAGES
 from curfew_core.edge.doors import DOORS
@@ -315,6 +315,11 @@ class Edge:
                 return
             if member is not None:
                 request.caller = member
+        elif caller is not None:
+            refused = await own_name.refusal(request)
+            if refused is not None:
+                await send_response(send, refused, extra)
+                return
         handler = self.handlers[route.handler]
         if route.long:
             await cancelled_on_disconnect(receive, self._answer(handler, request, send, extra))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+
+from cachetools import TTLCache
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -14,6 +17,32 @@ def user_by_name(username: str) -> User | None:
 def user_by_id(user_id: int) -> User:
     """The account behind a live token (its check has just found it)."""
     return User.objects.get(pk=user_id)
+
+
+#: Usernames by id, read lately (a personal token naming its own person in
+#: ``X-Curfew-User`` on every call, ``edge.own_name``): bounded, and a rename
+#: is seen within a minute.
+_names: TTLCache[int, str] = TTLCache(maxsize=10_000, ttl=60)
+_names_lock = threading.Lock()
+
+
+def username_of(user_id: int) -> str:
+    """The username of a live token's account (kept a minute)."""
+    with _names_lock:
+        name = _names.get(user_id)
+    if name is None:
+        found = User.objects.filter(pk=user_id).values_list("username", flat=True).first()
+        name = found or ""
+        if found is not None:
+            with _names_lock:
+                _names[user_id] = name
+    return name
+
+
+def forget_names() -> None:
+    """Forget the usernames read (tests)."""
+    with _names_lock:
+        _names.clear()
 
 
 def active_among(*, user_ids: list[int]) -> set[int]:
