@@ -251,8 +251,8 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
                     response.status_code, retry_after(response.headers.get("Retry-After"))
                 )
             feed.connected()
-            async for line in response.aiter_lines():
-                feed.line(line)
+            async for chunk in response.aiter_bytes():  # lines bounded by the feed (MAX_LINE)
+                feed.chunk(chunk)
 
     async def aclose(self) -> None:
         """Stop the change stream, send the decisions still waiting (for at

@@ -163,10 +163,10 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
                     response.status_code, retry_after(response.headers.get("Retry-After"))
                 )
             feed.connected()
-            for line in response.iter_lines():
+            for chunk in response.iter_bytes():  # lines bounded by the feed (MAX_LINE)
                 if self._stop.is_set():
                     return
-                feed.line(line)
+                feed.chunk(chunk)
 
     def close(self) -> None:
         """Stop the change stream, send the decisions still waiting (for at
