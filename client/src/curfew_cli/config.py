@@ -10,15 +10,23 @@ from __future__ import annotations
 
 # Only what ``curfew status`` needs on its cached path, and quick to import
 # (no dataclasses, pathlib or typing at run time: a status bar starts this often).
-import hashlib
 import os
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # no ``typing`` at run time: a status bar starts this often
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from hashlib import sha256 as sha256
     from typing import Literal
 
     HookPolicy = Literal["fail_open", "fail_closed"]
+else:
+    try:  # CPython's own SHA-256, without loading OpenSSL (``hashlib``: about 3 ms)
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # Python 3.12 and later
+        except ImportError:
+            from hashlib import sha256
 
 HOOK_POLICIES: tuple[HookPolicy, ...] = ("fail_open", "fail_closed")
 
@@ -57,7 +65,7 @@ class Settings:
     @property
     def identity(self) -> str:
         """Which server and token a cached answer belongs to (a hash: no secret on disk)."""
-        return hashlib.sha256(f"{self.url}\n{self.token}".encode()).hexdigest()[:24]
+        return sha256(f"{self.url}\n{self.token}".encode()).hexdigest()[:24]
 
 
 def _home(env: Mapping[str, str], variable: str, fallback: str) -> str:
