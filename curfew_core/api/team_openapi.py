@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from curfew_core.api.openapi_parts import AUTHED, WITH_BODY, errors, json_body, ref
+from curfew_core.engine.verdict import State
 
-_STATE = {"type": "string", "enum": ["on-duty", "winding", "off-duty", "lights-out"]}
+#: The engine's states, from their one declaration (``engine.verdict.State``).
+_STATE = {"type": "string", "enum": [state.value for state in State]}
 _POLICY = {
     "members_may_exempt": {
         "type": "boolean",

@@ -34,6 +34,8 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+from curfew_core.engine.verdict import State
+
 MINUTES_A_DAY = 24 * 60
 MAX_PRICE = Decimal(10_000)
 MAX_WINDOWS = 8
@@ -56,7 +58,7 @@ PRICE_FIELDS = tuple(DEFAULT_PRICES)
 #: answers only: a refused embedding is a request not sent, not a turn answered.
 REFUSED = "refused"
 #: The states in which a call held off is AI time kept off (peak, asleep).
-OFF_STATES = ("off-duty", "lights-out")
+OFF_STATES = (State.OFF_DUTY.value, State.LIGHTS_OUT.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,8 +326,8 @@ def night(buckets: Iterable[Bucket], held: Mapping[str, int] | None = None) -> N
         elif b.action == "clamp":
             not_asked += b.output_tokens_not_generated
     return Night(
-        peak_minutes=minutes.get("off-duty", 0),
-        asleep_minutes=minutes.get("lights-out", 0),
+        peak_minutes=minutes.get(State.OFF_DUTY, 0),
+        asleep_minutes=minutes.get(State.LIGHTS_OUT, 0),
         answered=answered,
         embeddings_refused=refused,
         tokens_not_asked_for=not_asked,

@@ -15,16 +15,17 @@ from __future__ import annotations
 import re
 
 from curfew_core.engine.team import TEAM_MARK
+from curfew_core.engine.verdict import State
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
 #: Each part of a reason line that tells a state, and the state it tells.
 _TELLS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"peak hours( \(.+\))?"), "off-duty"),
-    (re.compile(r"lights out( until .+)?"), "lights-out"),
-    (re.compile(r"forced off until .+"), "lights-out"),
-    (re.compile(r"winding \d+%"), "winding"),
-    (re.compile(r"on duty"), "on-duty"),
-    (re.compile(r"overtime until .+"), "on-duty"),
+    (re.compile(r"peak hours( \(.+\))?"), State.OFF_DUTY),
+    (re.compile(r"lights out( until .+)?"), State.LIGHTS_OUT),
+    (re.compile(r"forced off until .+"), State.LIGHTS_OUT),
+    (re.compile(r"winding \d+%"), State.WINDING),
+    (re.compile(r"on duty"), State.ON_DUTY),
+    (re.compile(r"overtime until .+"), State.ON_DUTY),
 )
 _BUDGET = re.compile(r"budget \d+")
 
@@ -49,7 +50,7 @@ def led_by_state(state: str, reason: str) -> str:
     told: str | None = None
     for part in parts:
         said = _tells(part)
-        if said is None and _BUDGET.fullmatch(part) and told == "winding":
+        if said is None and _BUDGET.fullmatch(part) and told == State.WINDING:
             said = told
         told = said
         (lead if said == state else rest).append(part)

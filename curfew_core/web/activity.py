@@ -28,6 +28,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from curfew_core import vocabulary
+from curfew_core.engine.verdict import State
 from curfew_core.ledger.entry import ACTIONS, MAX_SCOPE
 from curfew_core.ledger.savings import (
     MAX_PRICE,
@@ -64,10 +65,10 @@ KIND_WORDS: dict[str, str | Promise] = {
 }
 #: The state beside an action in the chart's legend, short.
 STATE_SHORT: dict[str, str | Promise] = {
-    "on-duty": gettext_lazy("on duty"),
-    "winding": gettext_lazy("winding"),
-    "off-duty": gettext_lazy("peak"),
-    "lights-out": gettext_lazy("lights out"),
+    State.ON_DUTY: gettext_lazy("on duty"),
+    State.WINDING: gettext_lazy("winding"),
+    State.OFF_DUTY: gettext_lazy("peak"),
+    State.LIGHTS_OUT: gettext_lazy("lights out"),
 }
 #: Where a decision was made (the ledger's ``origin``).
 ORIGIN_WORDS: dict[str, str | Promise] = {
