@@ -5,9 +5,12 @@ and ``curfew hook codex`` answer a hook event, ``curfew login URL`` stores a
 token. Installed with the client (``pip install ./client``).
 
 A package of its own, beside ``curfew_client``: importing ``curfew_client``
-imports httpx and pydantic (about 0.3 s), and ``curfew status`` runs every
-few hundred milliseconds from a status bar, answered from a small file. This
-package imports only the standard library until it must ask the server; then
-it asks through ``curfew_client`` (the same verdicts, cache rules and outage
-policies as a gateway).
+imports httpx and pydantic (about 0.3 s), and the command runs every few
+hundred milliseconds (a status bar, a hook before each tool call). Its warm
+paths read a small file and import only the standard library's light modules
+(``json``, ``os``; no ``typing``, ``logging``, ``datetime`` or ``hashlib``):
+``curfew status`` its cached state (``status``), a hook its cached verdict
+(``verdicts``), spooling the decision for the ledger and forking its sender
+(``reports``). Only when it must ask the server does it import
+``curfew_client`` (the same verdicts, checks and outage policies as a gateway).
 """

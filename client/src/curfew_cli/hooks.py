@@ -21,6 +21,12 @@ or ``SubagentStop`` or any event carrying ``agent_id``, asks as a subagent,
 so exemptions hold). Nothing is decided here: the verdict's ``action``,
 ``persona`` and ``tools`` are acted on as a gateway acts on them.
 
+A verdict the server answered is kept on disk until its ``valid_until`` or
+``max_age`` (``curfew_cli.verdicts``): a warm hook reads a file, imports no
+httpx or pydantic, and answers in a few milliseconds beyond Python's own
+start. Its decision is spooled and sent to the ledger by a forked sender
+after the answer is written (``curfew_cli.reports``).
+
 An outage is answered by the client's policy (``CURFEW_POLICY``, default
 ``fail_open``) and always said to the user in ``systemMessage``: never a
 silent pass.
@@ -30,18 +36,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING, Any, Literal
 
-from curfew_cli.config import ConfigError, Settings, load
+from curfew_cli.config import ConfigError, Settings, cache_dir, load
 from curfew_cli.status import WORDS
 
+TYPE_CHECKING = False  # no ``typing`` at run time: a warm hook is a file read
 if TYPE_CHECKING:
-    from curfew_client.verdict import CurfewVerdict
+    from collections.abc import Callable, Mapping
+    from datetime import datetime, tzinfo
+    from typing import Any, Literal
 
-Tool = Literal["claude-code", "codex"]
+    from curfew_cli.verdicts import Verdict
+
+    Tool = Literal["claude-code", "codex"]
+
 TOOLS: tuple[Tool, ...] = ("claude-code", "codex")
 
 #: The events a verdict is asked for; any other event is passed without asking.
@@ -54,13 +62,16 @@ START_EVENTS = frozenset({"SessionStart", "SubagentStart"})
 TIMEOUT = 0.5
 
 
-@dataclass(frozen=True, slots=True)
 class Asked:
     """The verdict for the event, and what went wrong getting it (``None``:
-    the server answered), in words for the user."""
+    the server answered, or the cache did: ``cached``), in words for the user."""
 
-    verdict: CurfewVerdict
-    trouble: str | None = None
+    __slots__ = ("cached", "trouble", "verdict")
+
+    def __init__(self, verdict: Verdict, trouble: str | None = None, *, cached: bool = False):
+        self.verdict = verdict
+        self.trouble = trouble
+        self.cached = cached
 
 
 def scope(event: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -80,7 +91,7 @@ def when(instant: datetime, *, now: datetime, tz: tzinfo | None = None) -> str:
     return local.strftime("%H:%M")
 
 
-def _reply_words(verdict: CurfewVerdict) -> str:
+def _reply_words(verdict: Verdict) -> str:
     reply = (verdict.reply or "").strip()
     # The default canned reply is a lone "。": said to a model, not to a person.
     return f" {reply}" if len(reply) > 1 else ""
@@ -99,7 +110,7 @@ def block_reason(asked: Asked, *, now: datetime, tz: tzinfo | None = None) -> st
     return f"Curfew: your AI is {word} until {until}.{_reply_words(verdict)} ({verdict.reason})"
 
 
-def tools_reason(verdict: CurfewVerdict) -> str:
+def tools_reason(verdict: Verdict) -> str:
     word = WORDS.get(verdict.state, verdict.state)
     return f"Curfew: no tools while your AI is {word} ({verdict.reason})."
 
@@ -159,13 +170,33 @@ def ask(
     session_id: str | None,
     subagent: bool,
     transport: Any = None,
+    cache: str | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> Asked:
-    """The verdict, through the gateway client (its outage policy, its words
-    for a failure). Decisions are not reported from here: every verdict of a
-    hook is asked of the server, which records it."""
+    """The verdict: from the cache folder ``cache`` while fresh (see
+    ``curfew_cli.verdicts``), else asked through the gateway client (its
+    checks of the answer, its outage policy, its words for a failure) and
+    kept there. Only a verdict the server answered is kept; the server records
+    it, and a verdict read from the cache is reported by ``run``."""
+    from curfew_cli import verdicts
+
+    file = None
+    if cache is not None:
+        file = verdicts.path(cache, settings.identity, session_id, subagent)
+        found = verdicts.read(file, settings.identity, session_id, subagent, clock())
+        if found is not None:
+            return Asked(found, cached=True)
+    import logging
+
     from curfew_client import CurfewClient
     from curfew_client.verdict import policy_verdict
 
+    # An outage reaches the user in the answer's ``systemMessage``; with a
+    # handler of its own, the logger's ERROR is not also Python's last-resort
+    # line on stderr (an application that configures logging still gets it).
+    logger = logging.getLogger("curfew.client")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
     client = CurfewClient(
         settings.url,
         settings.token,
@@ -174,18 +205,24 @@ def ask(
         report_decisions=False,
         transport=transport,
     )
+    fetched_at = clock()  # before the request: a slow answer only shortens freshness
     try:
-        verdict = client.verdict(session_id=session_id, subagent=subagent)
+        answered = client.verdict(session_id=session_id, subagent=subagent)
         error = client.last_error
     except Exception as exc:  # a refusal of this call (no team key here) or a surprise
-        verdict = policy_verdict(settings.policy, now=time.time(), reply="。", why=str(exc))
-        return Asked(verdict, f"{exc}. Policy {settings.policy}")
+        answered = policy_verdict(settings.policy, now=time.time(), reply="。", why=str(exc))
+        said = verdicts.Verdict(answered.model_dump(mode="json"), answered.origin)
+        return Asked(said, f"{exc}. Policy {settings.policy}")
     finally:
         client.close()
-    if verdict.origin == "server":
+    data = answered.model_dump(mode="json")
+    verdict = verdicts.Verdict(data, answered.origin)
+    if answered.origin == "server":
+        if file is not None:
+            verdicts.write(file, settings.identity, session_id, subagent, data, fetched_at)
         return Asked(verdict)
     return Asked(
-        verdict, str(error) if error is not None else f"no verdict (policy {verdict.origin})"
+        verdict, str(error) if error is not None else f"no verdict (policy {answered.origin})"
     )
 
 
@@ -197,34 +234,64 @@ def run(
     transport: Any = None,
     now: datetime | None = None,
     tz: tzinfo | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> str:
-    """The text to print for the hook event ``raw`` (``""``: nothing)."""
+    """The text to print for the hook event ``raw`` (``""``: nothing). A
+    decision made from the cache is spooled for the ledger, not sent
+    (``decide`` says where; the command forks the sender after answering)."""
+    return decide(tool, raw, env, transport=transport, now=now, tz=tz, clock=clock)[0]
+
+
+def decide(
+    tool: Tool,
+    raw: str,
+    env: Mapping[str, str],
+    *,
+    transport: Any = None,
+    now: datetime | None = None,
+    tz: tzinfo | None = None,
+    clock: Callable[[], float] = time.time,
+) -> tuple[str, tuple[Settings, str] | None]:
+    """``run``'s text, and the settings and spool folder whose reports wait
+    to be sent (``None``: nothing to send)."""
     try:
         event = json.loads(raw)
     except ValueError:
         event = None
     if not isinstance(event, dict):
-        return _said("the hook's event was not JSON, so this passes unchecked")
+        return _said("the hook's event was not JSON, so this passes unchecked"), None
     if event.get("hook_event_name") not in ASKED_EVENTS:
-        return ""
+        return "", None
     try:
         settings = load(env)
     except ConfigError as exc:
-        return _said(f"{exc}. This passes unchecked.")
+        return _said(f"{exc}. This passes unchecked."), None
+    from curfew_cli import reports
+
+    cache = cache_dir(env)
     session_id, subagent = scope(event)
-    asked = ask(settings, session_id=session_id, subagent=subagent, transport=transport)
+    asked = ask(
+        settings,
+        session_id=session_id,
+        subagent=subagent,
+        transport=transport,
+        cache=cache,
+        clock=clock,
+    )
+    spool = reports.folder(cache, settings.identity)
+    if asked.cached:
+        # Before answering: a decision is on disk before it is acted on.
+        reports.spool(spool, asked.verdict, at=clock(), session_id=session_id)
     status_line = None
     if event.get("hook_event_name") in START_EVENTS and asked.trouble is None:
         status_line = _status_line(settings, env, transport=transport)
-    found = answer(
-        tool,
-        event,
-        asked,
-        status_line=status_line,
-        now=now or datetime.now().astimezone(),
-        tz=tz,
-    )
-    return "" if found is None else json.dumps(found, ensure_ascii=False)
+    if now is None:
+        from datetime import datetime
+
+        now = datetime.now().astimezone()
+    found = answer(tool, event, asked, status_line=status_line, now=now, tz=tz)
+    text = "" if found is None else json.dumps(found, ensure_ascii=False)
+    return text, (settings, spool)
 
 
 def _said(message: str) -> str:

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from curfew_cli.config import ConfigError, load
 from curfew_cli.status import COLORS, FORMATS
 
+TYPE_CHECKING = False  # no ``typing`` at run time (it costs a status bar's start)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping, Sequence
     from typing import Any, TextIO
+
+#: ``curfew hook TOOL``: the harnesses whose hook events it answers.
+HOOK_TOOLS = ("claude-code", "codex")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
         help="colour the state (auto: only on a terminal)",
     )
     hook = commands.add_parser("hook", help="answer a hook event read on stdin")
-    hook.add_argument("tool", choices=("claude-code", "codex"))
+    hook.add_argument("tool", choices=HOOK_TOOLS)
     login = commands.add_parser(
         "login", help="store the server's address and a token (read from stdin or a prompt)"
     )
@@ -61,23 +64,33 @@ def main(
     quick = _status_options(words)
     if quick is not None:
         return _status(quick[0], quick[1], env, stdout, transport)
+    if len(words) == 2 and words[0] == "hook" and words[1] in HOOK_TOOLS:
+        return _hook(words[1], env, stdin, stdout, transport)
     args = _parser().parse_args(words)
     if args.command == "status":
         return _status(args.format, args.color, env, stdout, transport)
     if args.command == "hook":
-        import logging
-
-        from curfew_cli.hooks import run
-
-        # An outage reaches the user in the answer's ``systemMessage``; with a
-        # handler of its own, the logger's ERROR is not also Python's last-resort
-        # line on stderr (an application that configures logging still gets it).
-        logging.getLogger("curfew.client").addHandler(logging.NullHandler())
-        text = run(args.tool, stdin.read(), env, transport=transport)
-        if text:
-            stdout.write(text + "\n")
-        return 0
+        return _hook(args.tool, env, stdin, stdout, transport)
     return _login(args.url, env, stdin, stdout, transport)
+
+
+def _hook(tool: str, env: Mapping[str, str], stdin: TextIO, out: TextIO, transport: Any) -> int:
+    """Answer the event on stdin; then, the answer written, fork the sender
+    of the decisions made from the cache (``curfew_cli.reports``), unless
+    ``transport`` is given (a test's fake server: nothing is forked)."""
+    import time
+
+    from curfew_cli.hooks import decide
+
+    text, pending = decide(tool, stdin.read(), env, transport=transport)  # type: ignore[arg-type]
+    if text:
+        out.write(text + "\n")
+    out.flush()
+    if pending is not None and transport is None:
+        from curfew_cli import reports
+
+        reports.kick(pending[0], pending[1], time.time())
+    return 0
 
 
 def _status_options(words: list[str]) -> tuple[str, str] | None:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # no ``typing`` at run time: a status bar starts this often
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, Literal
