@@ -59,15 +59,10 @@ class Entry:
     client_id: str | None = None
 
 
-def clamp_saving(entry: Entry) -> int:
+def saving(action: str, dry_run: bool, before: int | None, after: int | None) -> int:
     """Output tokens a clamp kept from being generated: the budget asked minus
     the budget allowed (an upper bound: the answer may have ended sooner);
     0 for anything else, a dry run, or an unknown budget."""
-    return saving(entry.action, entry.dry_run, entry.budget_before, entry.budget_after)
-
-
-def saving(action: str, dry_run: bool, before: int | None, after: int | None) -> int:
-    """``clamp_saving`` of a decision's fields."""
     if action != "clamp" or dry_run:
         return 0
     if before is None or after is None:

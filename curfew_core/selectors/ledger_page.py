@@ -178,7 +178,7 @@ def _session_hours(*, user_id: int, period: Period, session: str) -> Hours:
         of_session(session), user_id=user_id, at__gte=period.since, at__lt=period.until
     )
     acted = Q(dry_run=False)
-    # The aggregator's rules (``ledger.entry.not_sent``, ``clamp_saving``,
+    # The aggregator's rules (``ledger.entry.not_sent``, ``saving``,
     # ``ledger.batch.tally_action``) in SQL.
     grouped = (
         rows.annotate(

@@ -35,7 +35,7 @@ from curfew_core.models import (
 )
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.account import preferred_language
-from curfew_core.selectors.bundles import refresh_bundle, refresh_team
+from curfew_core.selectors.bundles import refresh_team
 from curfew_core.selectors.spoken import preset_key, why_replies
 from curfew_core.selectors.teams import forget_member_name
 from curfew_core.selectors.tokens import digest as token_digest
@@ -625,40 +625,3 @@ def team_token_create(
     # A garbage lookup may have cached this digest as unknown.
     after_commit(user_id=owner.pk, token_digests=[token.digest], refresh=False, publish=False)
     return token, raw
-
-
-@transaction.atomic
-def team_token_revoke(
-    *,
-    team: Team,
-    token_id: int,
-    now: datetime,
-    actor: User | None = None,
-    channel: str = AuditEntry.Channel.SYSTEM,
-) -> bool:
-    """Revoke one of the team's keys; ``False`` if there is no such live key."""
-    _require_admin(team, actor)
-    token = (
-        ApiToken.objects.select_for_update()
-        .filter(id=token_id, team=team, revoked_at__isnull=True)
-        .first()
-    )
-    if token is None:
-        return False
-    token.revoked_at = now
-    token.save(update_fields=["revoked_at"])
-    _audit(
-        team=team,
-        user=actor or _first_admin(team),
-        actor=actor,
-        channel=channel,
-        action="key revoked",
-        changes={"kind": token.kind, "prefix": token.prefix, "name": token.name},
-    )
-    after_commit(user_id=token.user_id, token_digests=[token.digest], refresh=False)
-    return True
-
-
-def forget_member(user_id: int) -> None:
-    """Refresh a member's cached rows now (tests, commands outside a transaction)."""
-    refresh_bundle(user_id)
