@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import zoneinfo
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from django.db.models import (
@@ -304,22 +304,8 @@ class DecisionLine:
         return led_by_state(self.state, self.reason)
 
 
-_LINE_FIELDS = (
-    "id",
-    "at",
-    "session",
-    "purpose",
-    "state",
-    "action",
-    "reason",
-    "budget_before",
-    "budget_after",
-    "origin",
-    "exempt",
-    "dry_run",
-    "input_tokens",
-    "output_tokens",
-)
+#: The columns a line is read from, in its fields' order (declared once, above).
+_LINE_FIELDS = tuple(field.name for field in fields(DecisionLine))
 
 
 def _filtered(*, user_id: int, period: Period, session: str | None, action: str | None) -> Any:

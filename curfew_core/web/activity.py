@@ -575,25 +575,20 @@ def safe_cell(value: Any) -> Any:
     return value
 
 
+def _cell(line: DecisionLine, column: str) -> Any:
+    """One export cell: the line's field of that name, an instant in ISO 8601
+    and a flag as ``yes``/``no``."""
+    value = getattr(line, column)
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return value
+
+
 def csv_row(line: DecisionLine) -> list[Any]:
-    return [
-        safe_cell(value)
-        for value in (
-            line.at.isoformat(),
-            line.session,
-            line.purpose,
-            line.state,
-            line.action,
-            line.reason,
-            line.budget_before,
-            line.budget_after,
-            line.input_tokens,
-            line.output_tokens,
-            line.origin,
-            "yes" if line.exempt else "no",
-            "yes" if line.dry_run else "no",
-        )
-    ]
+    """The line's cells in ``CSV_COLUMNS`` order, each named once there."""
+    return [safe_cell(_cell(line, column)) for column in CSV_COLUMNS]
 
 
 def _csv_text(rows: list[list[Any]]) -> bytes:
