@@ -18,6 +18,7 @@ from curfew_client.push import (
     retry_after,
 )
 from curfew_client.reporting import FLUSH_TIMEOUT, REPORT_TIMEOUT, log
+from curfew_client.transport import aread_answer
 from curfew_client.verdict import CurfewVerdict
 
 
@@ -103,12 +104,18 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
     async def _fetch(
         self, http: httpx.AsyncClient, key: Key, now: float, generation: int
     ) -> Answer:
+        status: int | None = None  # known once the answer began
         try:
-            async with asyncio.timeout(self._timeout):
-                response = await http.post(self.url, json=request_body(key))
+            async with (
+                asyncio.timeout(self._timeout),
+                http.stream("POST", self.url, json=request_body(key)) as response,
+            ):
+                status = response.status_code
+                length = response.headers.get("Content-Length")
+                content = await aread_answer(response.aiter_bytes(), length=length)
         except Exception as exc:  # anything at all: the hot path must not raise; policy answers
-            return self.cache.failed(key, now, exc)
-        return self._answered(key, now, generation, response.status_code, response.content)
+            return self.cache.failed(key, now, exc, status=status)
+        return self._answered(key, now, generation, status, content)
 
     # -- decision reports --------------------------------------------------------
     def _nudge_reporter(self) -> None:

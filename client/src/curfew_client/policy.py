@@ -32,6 +32,9 @@ Key = tuple[str | None, str | None, bool, str | None]
 #: Clamped copies remembered per entry (a gateway sends few distinct budgets;
 #: past this many the memo starts over).
 MAX_CLAMPS = 64
+#: The longest any verdict is fresh, ``valid_until`` or not: the server looks
+#: a day ahead (``engine.decide.HORIZON``), so no verdict it writes names a later one.
+MAX_FRESH = 24 * 3600.0
 
 log = logging.getLogger("curfew.client")
 
@@ -184,7 +187,9 @@ class VerdictCache:
         """Cache ``verdict``, unless a change was pushed since it was asked for
         (``generation`` is the one it was asked in): then it is answered once,
         not kept."""
-        valid_until = verdict.valid_until.timestamp()
+        # Never past the server's own horizon (a day): an answer claiming a
+        # later one (garbage, or a man in the middle) is asked again tomorrow.
+        valid_until = min(verdict.valid_until.timestamp(), fetched_at + MAX_FRESH)
         until = valid_until
         if verdict.max_age is not None:
             until = min(until, fetched_at + verdict.max_age)

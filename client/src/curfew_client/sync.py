@@ -18,6 +18,7 @@ from curfew_client.push import (
     retry_after,
 )
 from curfew_client.reporting import FLUSH_TIMEOUT, REPORT_TIMEOUT
+from curfew_client.transport import read_answer
 from curfew_client.verdict import CurfewVerdict
 
 
@@ -64,11 +65,20 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
         key, now, generation, ready = self._ready(session_id, purpose, subagent, max_tokens, user)
         if ready is not None:
             return ready
+        status: int | None = None  # known once the answer began
         try:
-            response = self._http.post(self.url, json=request_body(key))
+            with self._http.stream("POST", self.url, json=request_body(key)) as response:
+                status = response.status_code
+                # Bounded: MAX_ANSWER bytes, and a body that keeps trickling in
+                # is cut off one timeout after the answer began.
+                content = read_answer(
+                    response.iter_bytes(),
+                    length=response.headers.get("Content-Length"),
+                    deadline=time.monotonic() + self._timeout,
+                )
         except Exception as exc:  # anything at all: the hot path must not raise; policy answers
-            return for_budget(self.cache.failed(key, now, exc), max_tokens)
-        answer = self._answered(key, now, generation, response.status_code, response.content)
+            return for_budget(self.cache.failed(key, now, exc, status=status), max_tokens)
+        answer = self._answered(key, now, generation, status, content)
         return for_budget(answer, max_tokens)
 
     # -- decision reports --------------------------------------------------------
