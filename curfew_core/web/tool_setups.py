@@ -266,6 +266,12 @@ HOOKS_LOGIN = """\
 pip install ./client    # in a Curfew checkout: the curfew command
 curfew login {base_url}    # paste your gateway key when asked"""
 
+#: The OpenCode plugin (``integrations/opencode``), copied where OpenCode loads plugins.
+OPENCODE_PLUGIN = """\
+mkdir -p ~/.config/opencode/plugins
+cp integrations/opencode/curfew.js ~/.config/opencode/plugins/    # in a Curfew checkout
+opencode"""
+
 SHELL = _("Shell")
 
 SETUPS: tuple[ToolSetup, ...] = (
@@ -374,6 +380,27 @@ SETUPS: tuple[ToolSetup, ...] = (
             "Labelled: session titles go through curfew-title (X-Curfew-Purpose: title), "
             "compaction and summaries through their own providers, so with the default exempt "
             "purposes they pass in every state instead of being titled with the curfew's reply."
+        ),
+        labelled=True,
+    ),
+    ToolSetup(
+        "opencode-plugin",
+        "OpenCode (plugin, its own login)",
+        _(
+            "With OpenCode signed in to a provider of its own (a subscription, or your own key), "
+            "a plugin asks Curfew before each model call, through the login the curfew command "
+            "stores: off duty or asleep the call is stopped with the reason, sleepy the budget "
+            "is clamped and the tired persona added, tools are stopped when the verdict denies "
+            "them. The plugin is one file in a Curfew checkout (integrations/opencode/curfew.js)."
+        ),
+        (
+            Snippet("login", SHELL, "sh", HOOKS_LOGIN),
+            Snippet("plugin", SHELL, "sh", OPENCODE_PLUGIN),
+        ),
+        _(
+            "Labelled: OpenCode's title, summary and compaction agents ask with that purpose, "
+            "so with the default exempt purposes they pass in every state. A subagent's session "
+            "asks as a subagent, so exempting subagents holds."
         ),
         labelled=True,
     ),

@@ -27,7 +27,7 @@ OFF_DUTY = "2026-09-29 10:00"  # a Tuesday's peak hours, the served user's defau
 CHAT = {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "Name this."}]}
 #: Setups whose address is the server's root for the verdict API, not a proxy door:
 #: LiteLLM's callback and the ``curfew`` command's hooks (``curfew login``).
-VERDICT_API = frozenset({"litellm", "claude-code-hooks", "codex-hooks"})
+VERDICT_API = frozenset({"litellm", "claude-code-hooks", "codex-hooks", "opencode-plugin"})
 PURPOSE = re.compile(r"""X-Curfew-Purpose["']?\s*[:=]\s*["']?([a-z]+)""")
 
 
