@@ -12,7 +12,13 @@ and so is an exception's text.
 What counts as a secret (``SECRETS``): Curfew's own credentials by their
 prefixes (``cfw_`` API, ``cfe_`` embed, ``cft_`` team key, ``cfi_`` invite),
 the value of a ``token``/``key``-like query parameter, a bearer credential,
-and a provider key (``sk-…``) a caller may forward.
+a provider key (``sk-…``: OpenAI's, Anthropic's ``sk-ant-api…`` and a Claude
+Pro/Max login's ``sk-ant-oat…``), a JSON Web Token (``eyJ….….…``: a ChatGPT
+login's access token), and the value of any credential header written out
+with its name (``x-api-key: …``, ``'api-key': '…'``, ``X-Curfew-Token=…``,
+``Authorization: Basic …``), as a traceback or a dumped header list shows
+it: the credentials a caller may bring through the proxy
+(``CURFEW_PROXY_CALLER_CREDENTIALS``) in every shape they come in.
 """
 
 from __future__ import annotations
@@ -31,6 +37,17 @@ SECRETS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"(\bBearer\s+)[^\s\"',;]+", re.IGNORECASE),
     re.compile(r"\b(sk-)[A-Za-z0-9_\-]{8,}"),
+    # A JSON Web Token: a header ``{"…`` in base64url, a payload, a signature.
+    re.compile(r"\b(eyJ)[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    # A credential header with its value: ``name: value``, ``name=value``,
+    # ``'name': 'value'``, ``(b'name', b'value')`` (an ASGI header list), and
+    # after an ``Authorization`` its scheme (``Basic``, ``Bearer``) is kept.
+    re.compile(
+        r"(\b(?:x[-_]api[-_]key|api[-_]key|x[-_]curfew[-_]token|(?:proxy[-_])?authorization)"
+        r"(?:[\"']?\s*[:=]\s*|[\"']\s*,\s*)(?:(?-i:b)?[\"'])?(?>(?:(?:Basic|Bearer|Token)\s+)?))"
+        r"(?![^\s\"',;)\]}]*\[redacted\])[^\s\"',;)\]}]+",
+        re.IGNORECASE,
+    ),
 )
 REDACTED = "[redacted]"
 

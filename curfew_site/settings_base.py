@@ -413,6 +413,20 @@ CURFEW_UPSTREAM_BUDGET_KEY = env_choice(
     "(`max_tokens` when it sent neither)",
 )
 
+#: Whether a caller may bring its own provider credential (a subscription
+#: login such as Claude Pro/Max or ChatGPT, or its own key): with the Curfew
+#: token in ``X-Curfew-Token``, the proxy then sends the caller's
+#: ``Authorization`` / ``x-api-key`` upstream instead of the operator's key
+#: (``curfew_core.edge.http_headers.caller_credential``). Off: such a request
+#: is a 403 in the door's shape, never silently sent with the operator's key.
+CURFEW_PROXY_CALLER_CREDENTIALS = env_bool(
+    "CURFEW_PROXY_CALLER_CREDENTIALS",
+    default=False,
+    help="let callers bring their own provider credential (a Claude or ChatGPT subscription "
+    "login, or their own key) with the Curfew token in `X-Curfew-Token`: the proxy sends "
+    "theirs upstream instead of the operator's key, and never logs or stores it",
+)
+
 env.section("Throttles")
 #: Throttles (curfew_core/throttle.py), each a rate such as ``10/15minutes`` or
 #: ``off``. Counts are shared through Redis when REDIS_URL is set, per process

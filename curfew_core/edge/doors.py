@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from curfew_core.edge import dialects
 from curfew_core.edge.declare import Door, Route, Table
-from curfew_core.edge.http_headers import api_key_or_bearer_in, bearer_in
+from curfew_core.edge.http_headers import bearer_in, proxy_api_key_or_bearer_in, proxy_bearer_in
 from curfew_core.hot_settings import setting
 
 #: Chat bodies carry whole conversations and images: Django's 2.5 MB form
@@ -42,13 +42,14 @@ NOT_PROXIED = Route("/v1/*", (), "curfew_core.proxy.not_proxied.not_proxied", to
 
 DOORS = Table(
     (
-        # Anthropic's protocol: the token as ``x-api-key`` (or Bearer), its error shape.
+        # Anthropic's protocol: the token as ``x-api-key`` (or Bearer), or in
+        # ``X-Curfew-Token`` beside the caller's own credential; its error shape.
         Door(
             "anthropic",
             "/v1/messages",
             dialects.ANTHROPIC,
             _proxy_limit,
-            api_key_or_bearer_in,
+            proxy_api_key_or_bearer_in,
             routes=(
                 _model("/v1/messages", "curfew_core.proxy.messages.messages"),
                 Route(
@@ -60,13 +61,14 @@ DOORS = Table(
             ),
             fallback=NOT_PROXIED,
         ),
-        # OpenAI's protocol: point an SDK's base URL at ``/v1``.
+        # OpenAI's protocol: point an SDK's base URL at ``/v1`` (the token as
+        # Bearer, or in ``X-Curfew-Token`` beside the caller's own credential).
         Door(
             "openai",
             "/v1/",
             dialects.OPENAI,
             _proxy_limit,
-            bearer_in,
+            proxy_bearer_in,
             routes=(
                 _model("/v1/chat/completions", "curfew_core.proxy.chat.chat_completions"),
                 _model("/v1/responses", "curfew_core.proxy.responses.create_response"),

@@ -3,14 +3,17 @@ so that no door (and no module in front of them) imports another to share one.
 
 - the bearer token: the API, the proxy and the guard in front of Django
   (``edge``) read it the same way (and the Messages door, Anthropic's
-  ``x-api-key`` too);
+  ``x-api-key`` too); a proxy door reads ``X-Curfew-Token`` first, where a
+  caller that brings its own provider credential puts its Curfew token, and
+  :func:`caller_credential` finds that credential;
 - the capsule's Content-Security-Policy: the embed door sets it, and so does
   the outage answer (``outage``) on the same pages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.http import HttpRequest
@@ -48,6 +51,105 @@ def api_key_or_bearer_token(api_key: str, authorization: str) -> str | None:
 def api_key_or_bearer_in(headers: Mapping[str, str]) -> str | None:
     """The ``x-api-key`` or bearer token in request headers (case-insensitive), or None."""
     return api_key_or_bearer_token(headers.get("x-api-key", ""), headers.get("Authorization", ""))
+
+
+#: Where a caller that brings its own provider credential (a subscription
+#: login, its own key) puts its Curfew token, so that ``Authorization`` and
+#: ``x-api-key`` stay its provider's: Claude Code's ``ANTHROPIC_CUSTOM_HEADERS``,
+#: Codex's ``http_headers`` / ``env_http_headers``. ``passing`` never sends it
+#: upstream (it is one of Curfew's own ``X-Curfew-*``).
+CURFEW_TOKEN_HEADER = "X-Curfew-Token"  # noqa: S105 - a header name
+CURFEW_TOKEN_RAW = b"x-curfew-token"
+
+
+def curfew_token_in(headers: Mapping[str, str]) -> str | None:
+    """The token in ``X-Curfew-Token``, or None (not sent, or blank)."""
+    value: str = headers.get(CURFEW_TOKEN_HEADER, "") or ""
+    return value.strip() or None
+
+
+def proxy_api_key_or_bearer_in(headers: Mapping[str, str]) -> str | None:
+    """The Messages door's token: ``X-Curfew-Token`` when sent, else as
+    :func:`api_key_or_bearer_in` reads it."""
+    return curfew_token_in(headers) or api_key_or_bearer_in(headers)
+
+
+def proxy_bearer_in(headers: Mapping[str, str]) -> str | None:
+    """The OpenAI door's token: ``X-Curfew-Token`` when sent, else the bearer token."""
+    return curfew_token_in(headers) or bearer_in(headers)
+
+
+#: Curfew's own credentials by their prefixes (API, embed, team key, invite…,
+#: as ``curfew_site.redaction`` knows them): never a provider's, never sent
+#: upstream, even from a header that would carry the caller's own.
+_CURFEW_OWN = re.compile(r"cf[wetih]_", re.IGNORECASE)
+#: The headers that carry a caller's own provider credential, per protocol:
+#: Anthropic's (``Authorization: Bearer`` for a Claude Pro/Max login, the
+#: SDK's ``auth_token``; ``x-api-key`` for a key), OpenAI's bearer.
+ANTHROPIC_CREDENTIALS = frozenset({b"authorization", b"x-api-key"})
+OPENAI_CREDENTIALS = frozenset({b"authorization"})
+#: What picks the account a caller's own OpenAI key acts for: with the
+#: operator's key these are dropped (``passing``), with the caller's they
+#: belong to it and go with it.
+OPENAI_ACCOUNT = frozenset({b"openai-organization", b"openai-project"})
+
+
+class CallerCredential(tuple[tuple[str, str], ...]):
+    """The caller's own credential headers, ``(name, value)`` as sent. Its
+    ``repr`` never shows a value: nothing that logs it can leak it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<CallerCredential {', '.join(name for name, _ in self)}: [redacted]>"
+
+    __str__ = __repr__
+
+
+def _own_secret(name: bytes, value: str) -> str:
+    """The secret in a credential header's value (a bearer's token)."""
+    if name == b"authorization":
+        return bearer_token(value) or value.strip()
+    return value.strip()
+
+
+def caller_credential(
+    raw: Iterable[tuple[bytes, bytes]], *, anthropic: bool
+) -> CallerCredential | None:
+    """The caller's own provider credential in a request's raw (ASGI) headers:
+    the ``Authorization`` (and, on Anthropic's protocol, ``x-api-key``)
+    headers that hold something other than a Curfew token, when the Curfew
+    token came in ``X-Curfew-Token``; on OpenAI's, the key's organization and
+    project go with it. ``None``: no ``X-Curfew-Token``, or nothing of the
+    caller's own beside it (the operator's key is sent, as always).
+
+    A name written with ``_`` is not read (as ``ScopeHeaders`` does not), and
+    a value that is not ASCII is no credential."""
+    names = ANTHROPIC_CREDENTIALS if anthropic else OPENAI_CREDENTIALS
+    token_sent = False
+    found: list[tuple[str, str]] = []
+    account: list[tuple[str, str]] = []
+    for raw_name, raw_value in raw:
+        name = bytes(raw_name).lower()
+        if name == CURFEW_TOKEN_RAW:
+            token_sent = token_sent or bool(bytes(raw_value).strip())
+            continue
+        wanted = name in names
+        if not wanted and (anthropic or name not in OPENAI_ACCOUNT):
+            continue
+        try:
+            value = bytes(raw_value).decode("ascii")
+        except UnicodeDecodeError:
+            continue
+        if not wanted:
+            account.append((name.decode(), value))
+            continue
+        secret = _own_secret(name, value)
+        if secret and not _CURFEW_OWN.match(secret):
+            found.append((name.decode(), value))
+    if not token_sent or not found:
+        return None
+    return CallerCredential((*found, *account))
 
 
 #: An API answer (JSON or an event stream) is never a page: nothing to load,

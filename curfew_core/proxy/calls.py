@@ -38,7 +38,13 @@ from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.scope import ScopeHeaders
 from curfew_core.engine import Action, RequestContext, Verdict
 from curfew_core.proxy import bodies, upstream, usage
-from curfew_core.proxy.forward import forward
+from curfew_core.proxy.forward import (
+    NOT_ALLOWED_CODE,
+    NOT_ALLOWED_MESSAGE,
+    credentials_allowed,
+    forward,
+    own_credential,
+)
 from curfew_core.proxy.judge import Judged, judge
 
 #: ``(request body, canned text) -> (payload, content type)``.
@@ -145,8 +151,10 @@ def refused(
 
 
 def read_call(request: EdgeRequest, what: str) -> Call | HttpResponseBase:
-    """The call, or the 400 that ends it (naming what the body should be);
-    a bad scope header is judged without a scope, then refused."""
+    """The call, or the 4xx that ends it: a 400 naming what the body should
+    be (a bad scope header is judged without a scope, then refused), or a
+    403 for a credential of the caller's own the operator does not allow
+    (before anything else is done, the short-circuit included)."""
     problem: BadRequest | None = None
     scope = NO_SCOPE
     body: dict[str, Any] = {}
@@ -166,6 +174,14 @@ def read_call(request: EdgeRequest, what: str) -> Call | HttpResponseBase:
             problem,
             code="invalid_request",
             param=problem.param,
+        )
+    if own_credential(request) is not None and not credentials_allowed():
+        return refused(
+            request.door.dialect,
+            judged.verdict,
+            403,
+            PermissionError(NOT_ALLOWED_MESSAGE),
+            code=NOT_ALLOWED_CODE,
         )
     return Call(judged, request.body, body, scope)
 
