@@ -18,8 +18,11 @@ from curfew_core.edge import own_name
 from curfew_core.edge.dialects import API
 from curfew_core.edge.http_headers import bearer
 from curfew_core.selectors.tokens import GATEWAY, TokenIdentity
+from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.api")
+#: A storage outage is said once (with its traceback), not per 503 answered.
+_storage_down = Notice(log, logging.ERROR)
 P = ParamSpec("P")
 View = Callable[Concatenate[HttpRequest, TokenIdentity, P], HttpResponse]
 
@@ -87,5 +90,7 @@ def with_token(
     except (DatabaseError, RedisError):
         # The cache or the database is down: say so in the API's shape, so
         # a gateway's outage policy (fail open/closed/last known) can act.
-        log.exception("API: storage unavailable")
-        return API.unavailable()
+        _storage_down.failed("API: storage unavailable", exc_info=True)
+        response = API.unavailable()
+        response._has_been_logged = True  # type: ignore[attr-defined]  # said above, once
+        return response

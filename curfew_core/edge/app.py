@@ -55,8 +55,11 @@ from curfew_core.edge.send import (
     send_whole,
 )
 from curfew_core.selectors.tokens import GATEWAY
+from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.edge")
+#: A storage outage is said once (with its traceback), not per 503 answered.
+_storage_down = Notice(log, logging.ERROR)
 
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 Receive = Callable[[], Awaitable[Message]]
@@ -146,7 +149,7 @@ async def _caller_or_refusal(
     except throttle.Throttled as exc:
         return door.dialect.rate_limited(exc.refusal)
     except OUTAGES:
-        log.exception("%s: token check: storage unavailable", door.name)
+        _storage_down.failed("%s: token check: storage unavailable", door.name, exc_info=True)
         return door.dialect.unavailable()
     return caller if caller is not None else door.dialect.unauthorized(raw)
 
@@ -282,7 +285,9 @@ class Edge:
                 await send_response(send, dialect.rate_limited(exc.refusal), extra, close=True)
                 return
             except OUTAGES:
-                log.exception("%s: token check: storage unavailable", door.name)
+                _storage_down.failed(
+                    "%s: token check: storage unavailable", door.name, exc_info=True
+                )
                 await send_response(send, dialect.unavailable(), extra, close=True)
                 return
             if caller is None:
@@ -308,7 +313,9 @@ class Edge:
             try:
                 member = await team_caller.member_caller(request)
             except OUTAGES:
-                log.exception("%s: team key's member: storage unavailable", door.name)
+                _storage_down.failed(
+                    "%s: team key's member: storage unavailable", door.name, exc_info=True
+                )
                 member = dialect.unavailable()
             if isinstance(member, HttpResponseBase):
                 await send_response(send, member, extra)
@@ -340,7 +347,9 @@ class Edge:
         except throttle.Throttled as exc:
             response = dialect.rate_limited(exc.refusal)
         except OUTAGES:
-            log.exception("%s %s: storage unavailable", request.method, request.path)
+            _storage_down.failed(
+                "%s %s: storage unavailable", request.method, request.path, exc_info=True
+            )
             response = dialect.unavailable()
         except Exception:
             log.exception("%s %s failed", request.method, request.path)

@@ -24,8 +24,11 @@ from django.http.response import HttpResponseBase
 from curfew_core.edge.dialects import OUTAGES
 from curfew_core.edge.doors import DOORS
 from curfew_core.edge.http_headers import EMBED_POLICY
+from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.outage")
+#: An outage is said once, not per 503 answered (``store.outage_log``).
+_storage_down = Notice(log, logging.ERROR)
 
 
 def door_answer(request: HttpRequest, status: int) -> HttpResponse:
@@ -67,14 +70,16 @@ class OutageMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, OUTAGES):
             return None  # a real bug: Django's handling, then ``server_error``
-        log.error(
+        _storage_down.failed(
             "%s %s: storage unavailable (%s: %s)",
             request.method,
             request.path,
             type(exception).__name__,
             exception,
         )
-        return unavailable(request)
+        response = unavailable(request)
+        response._has_been_logged = True  # type: ignore[attr-defined]  # said above, once
+        return response
 
 
 def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -85,5 +90,10 @@ def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpRespons
     """
     exception = sys.exc_info()[1]
     if isinstance(exception, OUTAGES):
-        return unavailable(request)
+        _storage_down.failed(
+            "%s %s: storage unavailable", request.method, request.path, exc_info=True
+        )
+        response = unavailable(request)
+        response._has_been_logged = True  # type: ignore[attr-defined]  # said above, once
+        return response
     return door_answer(request, 500)

@@ -29,8 +29,11 @@ from curfew_core.schedules.override_commands import check_moment
 from curfew_core.selectors.spoken import spoken_config, spoken_language
 from curfew_core.store import cache_policy
 from curfew_core.store.cache_policy import bundle_key, lifetime, team_key
+from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.bundles")
+#: Said once per outage, not per warm verdict answered from the last rows.
+_unreadable = Notice(log)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +105,11 @@ def _raw(user_id: int) -> dict[str, Any]:
         except DatabaseError:
             # Nothing can have been committed to a database we cannot read:
             # the last known rows are still the truth. Keep answering.
-            log.warning("database unreachable; serving user %s's last known schedule", user_id)
+            _unreadable.failed(
+                "database unreachable; serving last known schedules (user %s first)", user_id
+            )
             return raw
+        _unreadable.over("database readable")
         cache.set(key, raw, timeout=_keep_seconds())
     return raw
 
@@ -149,8 +155,11 @@ def team_raw(team_id: int) -> dict[str, Any] | None:
         except DatabaseError:
             if raw is None:
                 raise
-            log.warning("database unreachable; serving team %s's last known schedule", team_id)
+            _unreadable.failed(
+                "database unreachable; serving last known schedules (team %s first)", team_id
+            )
             return raw
+        _unreadable.over("database readable")
         if loaded is None:
             return None
         raw = loaded

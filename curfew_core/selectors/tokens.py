@@ -17,8 +17,12 @@ from django.utils import timezone
 from curfew_core.models import ApiToken
 from curfew_core.store import cache_policy
 from curfew_core.store.cache_policy import lifetime, token_key, token_used_key
+from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.tokens")
+#: Said once per outage, not per warm request (``store.outage_log``).
+_unreadable = Notice(log)
+_unstamped = Notice(log)
 
 #: The kinds of token (``api``, ``embed``), for the doors, which do not import
 #: the models.
@@ -123,8 +127,9 @@ def identify_many(raws: Iterable[str], *, kind: str) -> dict[str, TokenIdentity 
             if any(checks[token_digest] is None for token_digest in due):
                 raise
             # Nothing can have been committed to a database we cannot read.
-            log.warning("database unreachable; trusting the last check of %s tokens", len(due))
+            _unreadable.failed("database unreachable; trusting the last checks of tokens")
         else:
+            _unreadable.over("database readable")
             now = cache_policy.clock()
             live: dict[str, object] = {}
             gone: dict[str, object] = {}
@@ -209,7 +214,7 @@ def stamp_used(token_id: int) -> None:
             ApiToken.objects.filter(id=token_id).update(last_used_at=timezone.now())
         except DatabaseError:
             # Bookkeeping only: a warm verdict must not fail with the database.
-            log.warning("could not stamp last use of token %s", token_id)
+            _unstamped.failed("could not stamp last use of tokens (token %s first)", token_id)
 
 
 def stamp_used_many(token_ids: list[int]) -> None:
@@ -224,7 +229,7 @@ def stamp_used_many(token_ids: list[int]) -> None:
     try:
         ApiToken.objects.filter(id__in=token_ids).update(last_used_at=timezone.now())
     except DatabaseError:
-        log.warning("could not stamp last use of %s tokens", len(token_ids))
+        _unstamped.failed("could not stamp last use of tokens (%s at once first)", len(token_ids))
 
 
 def forget_seen() -> None:
