@@ -148,7 +148,8 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
 
     url = f"{app.base_url}/api/v1/verdict"
     verdicts: Counter[str] = Counter()
-    saves: list[tuple[str, int]] = []
+    #: Each API save: its reply, its status, when it was sent and answered.
+    saves: list[tuple[str, int, float, float]] = []
     wrong: list[str] = []
     outage = threading.Event()
     stop = threading.Event()
@@ -177,13 +178,14 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
             while not stop.is_set():
                 n += 1
                 reply = f"api save {n}"
+                sent = time.monotonic()
                 try:
                     response = http.patch("/api/v1/schedule", json={"off_duty_reply": reply})
                 except httpx.HTTPError as exc:
                     wrong.append(f"save: {type(exc).__name__}: {exc}")
                     continue
                 if response.status_code == 200 or _json_503(response):
-                    saves.append((reply, response.status_code))
+                    saves.append((reply, response.status_code, sent, time.monotonic()))
                 else:
                     wrong.append(f"save: HTTP {response.status_code}: {response.text[:200]}")
                 time.sleep(0.05)
@@ -196,9 +198,9 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     assert verdicts["other"] > 0, (verdicts, wrong[:5])
     assert saves, wrong[:5]
 
+    cut_at = time.monotonic()
     board.cut()
     outage.set()
-    cut_at = time.monotonic()
     time.sleep(1.5)  # past the freshness bound: every door now needs the database
     answers = {
         "cold verdict": httpx.post(
@@ -228,7 +230,7 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     assert wrong == [], wrong[:5]
     assert recovered is not None, f"no save after PostgreSQL came back: {saves[-5:]}"
     assert verdicts["during"] > 0, f"warm verdicts stopped with the database: {verdicts}"
-    statuses = Counter(status for _, status in saves)
+    statuses = Counter(save[1] for save in saves)
     assert statuses[503] > 0, f"control: the outage was felt by saves: {statuses}"
     assert _json_503(answers["cold verdict"]), answers["cold verdict"].text[:300]
     assert answers["readyz"].status_code == 503
@@ -237,14 +239,18 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
 
     # Nothing acknowledged is lost, nothing refused was committed: the saves
     # are one after another, so the stored reply is the last one answered 200.
-    last_acknowledged = [reply for reply, status in saves if status == 200][-1]
+    last_acknowledged = [save[0] for save in saves if save[1] == 200][-1]
+    # A commit the database made just as the link was cut, whose answer never
+    # came back, is a 503 that did change something: the one save in flight
+    # at the cut may stand too (no save can be told apart from that).
+    in_flight = [save[0] for save in saves if save[1] == 503 and save[2] <= cut_at <= save[3]]
     schedule = httpx.get(
         f"{app.base_url}/api/v1/schedule",
         headers={"Authorization": f"Bearer {saver}", **app.client_headers},
         timeout=15,
     )
     assert schedule.status_code == 200, schedule.text
-    assert schedule.json()["off_duty_reply"] == last_acknowledged
+    assert schedule.json()["off_duty_reply"] in (last_acknowledged, *in_flight)
     # The page saves again, by itself (read anew: the API saves moved its version).
     page.load()
     assert page.save("saved from the page after").status_code == 302
