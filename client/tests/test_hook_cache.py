@@ -364,3 +364,36 @@ def test_a_warm_hook_imports_only_the_standard_library_s_light_modules(tmp_path:
         check=True,
     )
     assert done.stdout.splitlines()[-1].split()[:3] == ["True", "True", "True"]
+
+
+def test_a_flusher_finding_another_at_work_leaves_the_spool_to_it(tmp_path: Path) -> None:
+    import fcntl
+
+    settings, where = _spool_two(tmp_path)
+    holder = os.open(os.path.join(where, ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        ledger = Ledger()
+        assert reports.flush(settings, where, send=ledger) == 0  # at once, not waiting
+        assert ledger.sent == []
+        assert len(reports.waiting(where)) == 2
+    finally:
+        os.close(holder)
+    assert reports.flush(settings, where, send=Ledger()) == 2
+
+
+def test_reports_spooled_while_a_flusher_sends_are_sent_by_it(tmp_path: Path) -> None:
+    settings, where = _spool_two(tmp_path)
+    verdict = verdicts.parse({**ASLEEP, "valid_until": "2099-01-01T00:00:00+00:00"})
+    assert verdict is not None
+
+    class Busy(Ledger):
+        def __call__(self, url: str, token: str, body: bytes) -> int:
+            if not self.sent:  # another hook answers meanwhile
+                reports.spool(where, verdict, at=ASKED_AT, session_id=SESSION)
+            return super().__call__(url, token, body)
+
+    ledger = Busy()
+    assert reports.flush(settings, where, send=ledger) == 3
+    assert [len(body["decisions"]) for _, _, body in ledger.sent] == [2, 1]
+    assert reports.waiting(where) == []

@@ -10,9 +10,11 @@ decisions is reported here, once:
    before it answers: a decision is on disk before it is acted on;
 2. after answering, it forks a flusher and exits. The flusher (detached: its
    own session, stdin/stdout/stderr on ``/dev/null``, so the harness never
-   waits for it) takes the folder's lock, sends every waiting report in
-   batches of ``BATCH`` and deletes each batch the server took (2xx) or
-   refused (another 4xx than 429: it would refuse it again). A 5xx, a 429 or
+   waits for it) takes the folder's lock or, when another flusher holds it,
+   exits at once (that one looks again after letting go); waits ``GATHER``
+   seconds, so a burst of hooks makes one request; sends every waiting
+   report in batches of ``BATCH`` and deletes each batch the server took
+   (2xx) or refused (another 4xx than 429: it would refuse it again). A 5xx, a 429 or
    no answer leaves the files and backs off (``RETRY`` seconds, written in
    the folder, so hooks meanwhile do not fork); the next hook's flusher, or
    the next hook that asks the server, sends them.
@@ -45,7 +47,9 @@ BATCH = 200
 TIMEOUT = 5.0
 #: After a failed report, seconds before a hook forks a flusher again.
 RETRY = 30.0
-#: The longest a flusher lives (waiting for the lock included).
+#: Seconds a forked flusher waits before sending: a burst of hooks, one request.
+GATHER = 1.0
+#: The longest a flusher lives.
 LIFETIME = 60
 #: Requests one flusher sends at most (a folder it cannot empty is left for the next).
 MAX_REQUESTS = 50
@@ -149,7 +153,7 @@ def kick(settings: Settings, where: str, now: float) -> bool:
         null = os.open(os.devnull, os.O_RDWR)
         for descriptor in (0, 1, 2):
             os.dup2(null, descriptor)
-        flush(settings, where)
+        flush(settings, where, gather=GATHER)
     finally:
         os._exit(0)
 
@@ -178,49 +182,77 @@ def post(url: str, token: str, body: bytes) -> int:
         return 0
 
 
-def flush(settings: Settings, where: str, *, send: Any = post, now: float | None = None) -> int:
-    """Send every spooled report (under the folder's lock: one flusher at a
-    time); how many the server took or refused (deleted). Stops at the first
+def flush(
+    settings: Settings,
+    where: str,
+    *,
+    send: Any = post,
+    now: float | None = None,
+    gather: float = 0.0,
+) -> int:
+    """Send every spooled report; how many the server took or refused
+    (deleted). One flusher at a time: one that finds the folder's lock held
+    returns at once (the holder looks again after letting go, so a report
+    spooled meanwhile is not left behind). ``gather``: seconds to wait under
+    the lock first, so a burst of hooks makes one request. Stops at the first
     failure and writes when to try again."""
     import fcntl
     import time
 
-    now = time.time() if now is None else now
     done = 0
     try:
         lock = os.open(os.path.join(where, ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
     except OSError:
         return 0
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
         for _ in range(MAX_REQUESTS):
-            batch: list[tuple[str, dict[str, Any]]] = []
-            for name in sorted(waiting(where))[:BATCH]:
-                file = os.path.join(where, name)
-                try:
-                    with open(file, encoding="utf-8") as handle:
-                        item = json.load(handle)
-                    stale = now - os.stat(file).st_mtime > KEEP
-                except (OSError, ValueError):
-                    item, stale = None, True
-                if stale or not isinstance(item, dict):
-                    _remove(file)
-                    continue
-                batch.append((file, item))
-            if not batch:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return done  # another flusher holds it, and will see ours
+            try:
+                if gather:
+                    time.sleep(gather)
+                sent, failed = _send_all(settings, where, send, time.time() if now is None else now)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+            done += sent
+            if failed or not waiting(where):
                 return done
-            body = json.dumps({"decisions": [item for _, item in batch]}).encode("utf-8")
-            status = send(f"{settings.api}/decisions", settings.token, body)
-            if status == 0 or status == 429 or status >= 500:
-                _retry_at(where, now + RETRY)
-                return done
-            for file, _ in batch:  # taken (2xx), or refused for good (4xx)
-                _remove(file)
-            done += len(batch)
-            _remove(os.path.join(where, ".retry"))
         return done
     finally:
-        os.close(lock)  # releases the lock
+        os.close(lock)
+
+
+def _send_all(settings: Settings, where: str, send: Any, now: float) -> tuple[int, bool]:
+    """Send the spool in batches: (reports deleted, whether a request failed)."""
+    done = 0
+    for _ in range(MAX_REQUESTS):
+        batch: list[tuple[str, dict[str, Any]]] = []
+        for name in sorted(waiting(where))[:BATCH]:
+            file = os.path.join(where, name)
+            try:
+                with open(file, encoding="utf-8") as handle:
+                    item = json.load(handle)
+                stale = now - os.stat(file).st_mtime > KEEP
+            except (OSError, ValueError):
+                item, stale = None, True
+            if stale or not isinstance(item, dict):
+                _remove(file)
+                continue
+            batch.append((file, item))
+        if not batch:
+            return done, False
+        body = json.dumps({"decisions": [item for _, item in batch]}).encode("utf-8")
+        status = send(f"{settings.api}/decisions", settings.token, body)
+        if status == 0 or status == 429 or status >= 500:
+            _retry_at(where, now + RETRY)
+            return done, True
+        for file, _ in batch:  # taken (2xx), or refused for good (4xx)
+            _remove(file)
+        done += len(batch)
+        _remove(os.path.join(where, ".retry"))
+    return done, False
 
 
 def _remove(file: str) -> None:
@@ -232,7 +264,12 @@ def _remove(file: str) -> None:
 
 def _retry_at(where: str, when: float) -> None:
     try:
-        with open(os.path.join(where, ".retry"), "w", encoding="ascii") as handle:
-            handle.write(f"{when}\n")
+        handle = os.open(
+            os.path.join(where, ".retry"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+        )
+        try:
+            os.write(handle, f"{when}\n".encode("ascii"))
+        finally:
+            os.close(handle)
     except OSError:
         pass
