@@ -384,8 +384,7 @@ def test_a_flusher_finding_another_at_work_leaves_the_spool_to_it(tmp_path: Path
 
 def test_reports_spooled_while_a_flusher_sends_are_sent_by_it(tmp_path: Path) -> None:
     settings, where = _spool_two(tmp_path)
-    verdict = verdicts.parse({**ASLEEP, "valid_until": "2099-01-01T00:00:00+00:00"})
-    assert verdict is not None
+    verdict = verdicts.Verdict({**ASLEEP, "valid_until": "2099-01-01T00:00:00+00:00"})
 
     class Busy(Ledger):
         def __call__(self, url: str, token: str, body: bytes) -> int:
