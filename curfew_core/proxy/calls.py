@@ -33,11 +33,12 @@ from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
 
+from curfew_core.edge import dialects
 from curfew_core.edge.dialects import Dialect, labelled
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.scope import ScopeHeaders
 from curfew_core.engine import Action, RequestContext, Verdict
-from curfew_core.proxy import bodies, upstream, usage
+from curfew_core.proxy import bodies, helper_calls, upstream, usage
 from curfew_core.proxy.forward import (
     NOT_ALLOWED_CODE,
     NOT_ALLOWED_MESSAGE,
@@ -150,6 +151,19 @@ def refused(
     return response
 
 
+def recognised(request: EdgeRequest, scope: Scope, body: Mapping[str, Any]) -> Scope:
+    """``scope``, with the purpose of a helper call the door recognises when
+    the caller named none: Claude Code's titles, summaries and compaction on
+    the Messages door (``helper_calls``), as OpenCode's and aider's snippets
+    label theirs with ``X-Curfew-Purpose``."""
+    if scope.purpose is not None or request.door.dialect is not dialects.ANTHROPIC:
+        return scope
+    purpose = helper_calls.claude_code_purpose(request.headers, body)
+    if purpose is None:
+        return scope
+    return Scope(scope.session_id, purpose, scope.subagent)
+
+
 def read_call(request: EdgeRequest, what: str) -> Call | HttpResponseBase:
     """The call, or the 4xx that ends it: a 400 naming what the body should
     be (a bad scope header is judged without a scope, then refused), or a
@@ -165,6 +179,8 @@ def read_call(request: EdgeRequest, what: str) -> Call | HttpResponseBase:
         problem = exc
     except bodies.BadBody as exc:
         problem = BadRequest(f"{exc}; send {what}")
+    else:
+        scope = recognised(request, scope, body)
     judged = judge(request.the_caller(), context_of(scope))
     if problem is not None:
         return refused(
