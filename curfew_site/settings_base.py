@@ -401,6 +401,20 @@ CURFEW_UPSTREAM_POOL_TIMEOUT = env_int(
     3,
     help="seconds a call waits for a free upstream connection before answering 503",
 )
+#: The most of one upstream answer relayed (issue 41): an upstream that sends
+#: gigabytes, or never stops, is hung up on there. Before the head is sent
+#: (a declared length past it) the client gets a 502 in the door's shape;
+#: mid-stream an event stream ends with the door's error event and a JSON
+#: body is broken off. An error body is read whole first, so at most 1 MiB of
+#: it is. Embeddings of a large batch are the biggest honest answers (about
+#: 125 MB for 2048 inputs of 3072 floats as JSON).
+CURFEW_UPSTREAM_MAX_ANSWER_BYTES = env_int(
+    "CURFEW_UPSTREAM_MAX_ANSWER_BYTES",
+    256 * 1024 * 1024,
+    shown="268435456 (256 MiB)",
+    help="bytes of one upstream answer the proxy relays; past it the upstream is hung up on "
+    "and the client gets a 502 (or, mid-stream, the door's error event)",
+)
 #: The budget name(s) a winding clamp is sent under: ``max_tokens``,
 #: ``max_completion_tokens`` or ``both``. Unset: the names the client sent
 #: (``max_tokens`` when it sent neither). Many OpenAI-compatible providers ignore

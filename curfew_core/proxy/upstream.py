@@ -74,6 +74,24 @@ CONNECT_TIMEOUT = 10.0
 BUSY_RETRY_AFTER = 2
 #: Seconds an idle kept-alive upstream connection is kept for reuse.
 KEEPALIVE_SECONDS = 5.0
+#: The most of an upstream's error body read (and relayed): its message is a
+#: few hundred bytes, and it is read whole before anything is relayed.
+ERROR_BODY_MAX = 1 << 20
+
+
+class AnswerTooLarge(Exception):
+    """An upstream answer ran past ``CURFEW_UPSTREAM_MAX_ANSWER_BYTES`` after
+    its head was relayed: a JSON body is broken off (the server aborts the
+    connection), never ended as if it were whole."""
+
+
+def _answer_cap() -> int:
+    return int(settings.CURFEW_UPSTREAM_MAX_ANSWER_BYTES)
+
+
+def _too_large_message(cap: int, status: int | None = None) -> str:
+    what = "answer" if status is None else f"error answer (HTTP {status})"
+    return f"the upstream provider's {what} is larger than the {cap} bytes this proxy relays"
 
 
 @dataclass(eq=False, slots=True)
@@ -415,6 +433,24 @@ _ERROR_EVENT = re.compile(
 )
 #: Bytes of a partial event held back at most; past it they go on (keys still cut).
 _HELD_MAX = 1 << 20
+_SEPARATORS = (b"\r\n\r\n", b"\n\n", b"\r\r")
+
+
+def _events_end(data: bytes) -> int:
+    """Where the last complete event of ``data`` ends (0: none), as
+    ``_EVENT`` splits events from the left. ``_EVENT.finditer`` alone is
+    quadratic in the bytes after the last event (each start position scans
+    to the end and fails): a 160 kB partial event took minutes of the event
+    loop. So the last separator is found from the right first (linear), and
+    the events are matched only up to it."""
+    cut = 0
+    for separator in _SEPARATORS:
+        at = data.rfind(separator)
+        if at >= 0:
+            cut = max(cut, at + len(separator))
+    if cut == 0:
+        return 0
+    return max((m.end() for m in _EVENT.finditer(data, 0, cut)), default=0)
 
 
 class _StreamScrub:
@@ -441,6 +477,8 @@ class _StreamScrub:
         ]
         self.keep = max((len(key) for key in self.keys), default=1) - 1
         self.held = b""
+        #: Part of an event has gone on without its end (past ``_HELD_MAX``).
+        self.mid_event = False
 
     def _cut_keys(self, data: bytes) -> bytes:
         for key in self.keys:
@@ -457,11 +495,14 @@ class _StreamScrub:
     def feed(self, chunk: bytes) -> bytes:
         data = self.held + chunk
         if self.sse:
-            end = max((m.end() for m in _EVENT.finditer(data)), default=0)
+            end = _events_end(data)
             if end == 0 and len(data) > _HELD_MAX:
                 self.held = b""
+                self.mid_event = True
                 return self._cut_keys(data)
             self.held = data[end:]
+            if end:
+                self.mid_event = False
             return self._events(data[:end])
         if not self.keys:
             return data
@@ -638,15 +679,28 @@ async def _relayed(
         raise
     call = _Open(response, gate)
     status = response.status
+    cap = _answer_cap()
     if status >= 400:
+        limit = min(cap, ERROR_BODY_MAX)
         complete = False
+        body: bytes | None = None
         try:
-            body = await response.read()
-            complete = True
+            body = await _read_at_most(response, limit)
+            complete = body is not None
         except (aiohttp.ClientError, TimeoutError):
             body = b""
         finally:
             call.end(complete)
+        if body is None:
+            log.warning(
+                "upstream %s answered %s with a body larger than %s bytes: not relayed",
+                _where(str(target)),
+                status,
+                limit,
+            )
+            return gateway_error(
+                502, _too_large_message(limit, status), "upstream_too_large", provider=provider
+            )
         log.info("upstream %s answered %s", _where(str(target)), status)
         if status in (401, 403):
             message = (
@@ -663,6 +717,17 @@ async def _relayed(
         _relay_headers(relayed, response.headers, provider.relayed_headers)
         return relayed
 
+    declared = response.content_length
+    if declared is not None and declared > cap:
+        call.end()
+        log.warning(
+            "upstream %s answered %s with a body larger than %s bytes (%s declared): not relayed",
+            _where(str(target)),
+            status,
+            cap,
+            declared,
+        )
+        return gateway_error(502, _too_large_message(cap), "upstream_too_large", provider=provider)
     try:
         content_type = response.headers.get("content-type", "application/json")
         streaming = StreamingHttpResponse(
@@ -672,6 +737,7 @@ async def _relayed(
                 sse="text/event-stream" in content_type,
                 release=release,
                 provider=provider,
+                cap=cap,
             ),
             status=status,
             content_type=content_type,
@@ -685,6 +751,22 @@ async def _relayed(
     # Reverse proxies (nginx) must not hold the stream back either.
     streaming["X-Accel-Buffering"] = "no"
     return streaming
+
+
+async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
+    """The whole body, or ``None`` once it is past ``limit`` bytes (declared or
+    read): an upstream's body is never read into memory without a bound."""
+    declared = response.content_length
+    if declared is not None and declared > limit:
+        return None
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            return None
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _until_done(streaming: StreamingHttpResponse, call: _Open, release: Callable[[], None]) -> None:
@@ -718,13 +800,37 @@ async def _relay(
     sse: bool,
     release: Callable[[], None],
     provider: Provider,
+    cap: int,
 ) -> AsyncIterator[bytes]:
     """The upstream body as it arrives; the upstream connection is released when
-    the body ends, fails or the client goes away (the server cancels us)."""
+    the body ends, fails or the client goes away (the server cancels us).
+
+    Past ``cap`` bytes the upstream is hung up on: an event stream ends with
+    the door's own error event (a partial event is dropped, so the error
+    stands alone), a JSON body is broken off (:class:`AnswerTooLarge`)."""
     complete = False
     scrub = _StreamScrub(sse)
+    size = 0
     try:
         async for chunk in call.response.content.iter_any():
+            size += len(chunk)
+            if size > cap:
+                log.warning(
+                    "upstream %s answered a body larger than %s bytes: cut off (%s)",
+                    _where(str(url)),
+                    cap,
+                    "error event sent" if sse else "connection aborted",
+                )
+                if not sse:
+                    raise AnswerTooLarge(f"{_where(str(url))}: larger than {cap} bytes")
+                if scrub.mid_event:
+                    yield b"\n\n"
+                yield provider.broken(
+                    provider.error(
+                        502, _too_large_message(cap), "upstream_too_large", "upstream_error"
+                    )
+                )
+                return
             out = scrub.feed(chunk)
             if out:
                 yield out

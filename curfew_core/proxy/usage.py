@@ -25,6 +25,10 @@ from curfew_core.services.ledger_recorder import record
 
 #: A JSON answer larger than this is relayed without reading its usage.
 MAX_JSON_SCAN = 4 * 2**20
+#: An event-stream line longer than this is relayed without reading it for
+#: usage (a ``response.completed`` event carries the whole answer, so lines of
+#: megabytes are honest; an endless one must not be held whole).
+MAX_LINE_SCAN = MAX_JSON_SCAN
 _BUDGET_NAMES = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 #: One decoder for every answer (it keeps no state between calls).
 _DECODER = json.JSONDecoder()
@@ -60,6 +64,8 @@ class UsageScan:
         self.input: int | None = None
         self.output: int | None = None
         self._pending = b""
+        #: Inside a line past ``MAX_LINE_SCAN``: skipped up to its end.
+        self._skipping = False
         self._body: list[bytes] = []
         self._size = 0
 
@@ -69,8 +75,17 @@ class UsageScan:
             if self._size <= MAX_JSON_SCAN:
                 self._body.append(chunk)
             return
+        if self._skipping:
+            at = chunk.find(b"\n")
+            if at < 0:
+                return
+            self._skipping = False
+            chunk = chunk[at + 1 :]
         lines = (self._pending + chunk).split(b"\n")
         self._pending = lines.pop()
+        if len(self._pending) > MAX_LINE_SCAN:
+            self._pending = b""
+            self._skipping = True
         for line in lines:
             if line.startswith(b"data:") and b'"usage"' in line:
                 self._take(line[5:])
