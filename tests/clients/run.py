@@ -59,6 +59,7 @@ import httpx
 import yaml
 
 from curfew_core.engine.schedule import DEFAULT_EXEMPT_PURPOSES
+from curfew_core.proxy import helper_calls
 from curfew_core.web import tool_setups
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream, Recorded, RecordingFake
@@ -736,9 +737,21 @@ def _has_persona(body: Any, persona: str) -> bool:
 
 
 def _purpose(sent: Recorded) -> str:
+    """The purpose a call was labelled with, or the one the Messages door
+    recognises (Claude Code's own titles, recaps and compaction)."""
+    agent = ""
     for name, value in sent.headers.items():
         if name.lower() == "x-curfew-purpose":
             return value.strip().lower()
+        if name.lower() == "user-agent":
+            agent = value
+    if sent.route.endswith("/messages") and sent.method == "POST":
+        try:
+            body = json.loads(sent.body)
+        except ValueError:
+            return ""
+        if isinstance(body, dict):
+            return helper_calls.claude_code_purpose({"User-Agent": agent}, body) or ""
     return ""
 
 
