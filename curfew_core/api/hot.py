@@ -76,13 +76,7 @@ async def verdict(request: EdgeRequest) -> HttpResponse | Answer:
         return exc.response()
     if asked.user is not None and caller.identity.team_id is None:
         # Well-formed, refused by a rule the schema cannot state: 422.
-        return ApiError(
-            422,
-            "unprocessable",
-            "user: only a team key asks on behalf of a member; a personal token "
-            "always asks for its own person (leave user out)",
-            {"user": "only a team key may send it"},
-        ).response()
+        return _personal_names_a_user().response()
     body = verdict_body(caller.bundle, asked, now=_now())
     return Answer(body, JSON)
 
@@ -110,10 +104,15 @@ def _personal_user_query(query: bytes) -> HttpResponse | None:
             f"user: must be a username of 1 to {MAX_USERNAME} characters",
             {"user": f"must be a username of 1 to {MAX_USERNAME} characters"},
         ).response()
+    return _personal_names_a_user().response()
+
+
+def _personal_names_a_user() -> ApiError:
+    """A personal token's ``user`` (the verdict's field, the state's query)."""
     return ApiError(
         422,
         "unprocessable",
         "user: only a team key asks on behalf of a member; a personal token "
         "always asks for its own person (leave user out)",
         {"user": "only a team key may send it"},
-    ).response()
+    )

@@ -15,7 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from curfew_core import throttle
 from curfew_core.api.auth import token_required, with_gateway_token
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
-from curfew_core.api.views import allow
+from curfew_core.api.views import allow, whole_param
 from curfew_core.edge.http_headers import bearer
 from curfew_core.schedules.override_commands import Unprocessable
 from curfew_core.schedules.values import text_problem
@@ -57,18 +57,6 @@ def _instant(
     except ValueError as exc:
         errors[name] = str(exc)
     return None
-
-
-def _whole(
-    request: HttpRequest, name: str, default: int, upper: int, errors: dict[str, str]
-) -> int:
-    raw = request.GET.get(name)
-    if raw is None:
-        return default
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw[:12]) <= upper:
-        errors[name] = f"must be a whole number from 1 to {upper}"
-        return default
-    return int(raw)
 
 
 def _known(request: HttpRequest, names: tuple[str, ...], errors: dict[str, str]) -> None:
@@ -123,8 +111,8 @@ def _decisions(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     actions = get_args(ActionName)
     if action is not None and action not in actions:
         errors["action"] = f"must be one of {', '.join(actions)}"
-    page = _whole(request, "page", 1, MAX_PAGE, errors)
-    per_page = _whole(request, "per_page", 50, MAX_PER_PAGE, errors)
+    page = whole_param(request, "page", 1, MAX_PAGE, errors)
+    per_page = whole_param(request, "per_page", 50, MAX_PER_PAGE, errors)
     since, until = _range(request, errors)
     found = decisions_page(
         user_id=user_id,

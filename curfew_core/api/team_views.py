@@ -19,7 +19,7 @@ from django.views.decorators.csrf import csrf_exempt
 from curfew_core import throttle
 from curfew_core.api.auth import with_gateway_token
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
-from curfew_core.api.views import allow, popped_version
+from curfew_core.api.views import allow, popped_version, whole_param
 from curfew_core.edge.http_headers import bearer
 from curfew_core.engine.overrides import MAX_OVERTIME
 from curfew_core.schedules import config as schedule_config
@@ -199,8 +199,8 @@ def _members(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     for key in request.GET:
         if key not in _QUERY:
             errors[key[:64] or "query"] = f"is not a query parameter here; use {', '.join(_QUERY)}"
-    page = _whole(request, "page", 1, 1_000_000, errors)
-    per_page = _whole(
+    page = whole_param(request, "page", 1, 1_000_000, errors)
+    per_page = whole_param(
         request, "per_page", team_reads.DEFAULT_PER_PAGE, team_reads.MAX_PER_PAGE, errors
     )
     role = request.GET.get("role")
@@ -222,15 +222,3 @@ def _members(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
         },
         json_dumps_params={"ensure_ascii": False},
     )
-
-
-def _whole(
-    request: HttpRequest, name: str, default: int, upper: int, errors: dict[str, str]
-) -> int:
-    raw = request.GET.get(name)
-    if raw is None:
-        return default
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw[:12]) <= upper:
-        errors[name] = f"must be a whole number from 1 to {upper}"
-        return default
-    return int(raw)

@@ -190,3 +190,15 @@ def not_found(request: HttpRequest) -> HttpResponse:
 @allow("GET")
 def openapi(request: HttpRequest) -> HttpResponse:
     return JsonResponse(document(), json_dumps_params={"ensure_ascii": False})
+
+
+def whole_param(
+    request: HttpRequest, name: str, default: int, upper: int, errors: dict[str, str]
+) -> int:
+    raw = request.GET.get(name)
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw[:12]) <= upper:
+        errors[name] = f"must be a whole number from 1 to {upper}"
+        return default
+    return int(raw)

@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 import json
 import zoneinfo
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -407,3 +408,21 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
     verdict, _bundle = verdict_for(user_id=user.pk, now=now, request=request, at=at_instant)
     payload = verdict_payload(verdict, now=at_instant or now)
     return Decision(values, json.dumps(payload, ensure_ascii=False, indent=2), {})
+
+
+def preview_context(preview: Preview, form: ScheduleForm, keys: Iterable[str]) -> dict[str, Any]:
+    """What the schedule form's preview fragment is drawn from (a person's
+    form and a team's alike): the preview, the form's problems by field in
+    ``keys``, and the states' words."""
+    return {
+        "preview": preview,
+        "form": form,
+        "live_errors": preview.candidate.errors,
+        "row_problems": preview.candidate.row_problems,
+        "field_errors": [(key, preview.candidate.errors.get(key, "")) for key in keys],
+        "oob": True,
+        "state_order": words.STATE_ORDER,
+        "state_names": words.STATE_NAMES,
+        "state_hints": words.STATE_HINTS,
+        "hours": range(25),
+    }

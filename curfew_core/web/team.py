@@ -505,18 +505,7 @@ def team_schedule_preview(request: HttpRequest, membership: Any) -> HttpResponse
     form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
     config, _version = team_reads.schedule_of(membership.team)
     preview = page.preview(config, form, at=timezone.now(), params=request.POST)
-    context = {
-        "preview": preview,
-        "form": form,
-        "live_errors": preview.candidate.errors,
-        "row_problems": preview.candidate.row_problems,
-        "field_errors": [(key, preview.candidate.errors.get(key, "")) for key in SCHEDULE_KEYS],
-        "oob": True,
-        "state_order": words.STATE_ORDER,
-        "state_names": words.STATE_NAMES,
-        "state_hints": words.STATE_HINTS,
-        "hours": range(25),
-    }
+    context = page.preview_context(preview, form, SCHEDULE_KEYS)
     return no_store(render(request, "curfew/schedule.html#preview-response", context))
 
 

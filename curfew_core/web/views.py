@@ -400,18 +400,7 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
     saved = web_selectors.saved_schedule(user)
     status = page.now_context(user, timezone.now())
     preview = page.preview(saved.config, form, at=status["as_of"], params=request.POST)
-    context = {
-        "preview": preview,
-        "form": form,
-        "live_errors": preview.candidate.errors,
-        "row_problems": preview.candidate.row_problems,
-        "field_errors": [(key, preview.candidate.errors.get(key, "")) for key in SCHEDULE_KEYS],
-        "oob": True,
-        "state_order": words.STATE_ORDER,
-        "state_names": words.STATE_NAMES,
-        "state_hints": words.STATE_HINTS,
-        "hours": range(25),
-    }
+    context = page.preview_context(preview, form, SCHEDULE_KEYS)
     return no_store(render(request, f"{SECTION_TEMPLATES['schedule']}#preview-response", context))
 
 
