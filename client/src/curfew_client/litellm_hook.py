@@ -259,6 +259,26 @@ def member_of(
     return None
 
 
+#: The longest member name sent to the server. A username is at most 150
+#: characters; this bound is far above it and only keeps a call that names its
+#: member in megabytes from costing an upload (and, past the server's body
+#: limit or the client's timeout, from looking like an outage to every member).
+MAX_MEMBER_NAME = 1024
+
+
+def checked_member(name: str | None) -> str | None:
+    """``name``, or ``CurfewRefused`` (400, this call's alone) when it is too
+    long to be anyone's, without asking the server."""
+    if name is not None and len(name) > MAX_MEMBER_NAME:
+        raise CurfewRefused(
+            400,
+            "invalid_request",
+            f"a member's name of {len(name)} characters is no username",
+            name[:40] + "…",
+        )
+    return name
+
+
 def refused_message(refused: CurfewRefused, *, team_key: bool) -> str:
     """What the client of a call the server refused is told: the server's
     words, and with a team key how to name a member."""
@@ -392,7 +412,9 @@ class CurfewHook(CustomLogger):
             purpose=scope.purpose,
             subagent=scope.subagent,
             max_tokens=requested_budget(kind, data),
-            user=member_of(data, user_api_key_dict, headers) if client.team_key else None,
+            user=checked_member(member_of(data, user_api_key_dict, headers))
+            if client.team_key
+            else None,
         )
 
     def _failed(self, error: Exception) -> CurfewVerdict:

@@ -114,9 +114,11 @@ def ask_headers(token: str) -> dict[str, str]:
 
 #: The statuses in which the server refuses one call's own request (with its
 #: JSON error): a name it cannot read or none (400), not a member (404, only
-#: when the call named one: a 404 otherwise is a wrong base URL), a ``user``
-#: a personal token may not send (422).
-REFUSED_STATUSES = frozenset({400, 404, 422})
+#: when the call named one: a 404 otherwise is a wrong base URL), a body too
+#: large (413: a verdict's body is a few bytes but the name the call gave, so
+#: a member named in megabytes is that call's refusal, not everyone's outage),
+#: a ``user`` a personal token may not send (422).
+REFUSED_STATUSES = frozenset({400, 404, 413, 422})
 
 
 def refusal(status: int, content: bytes, user: str | None) -> CurfewRefused | None:
