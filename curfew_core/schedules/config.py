@@ -198,45 +198,97 @@ def _check_whole(
     the config changed (its curve's places are kept where the anchors were
     not written by hand; see ``POSITIONS``)."""
     changed = list(changed)
-    if "extra_holidays" not in errors and "extra_workdays" not in errors:
-        both = sorted(set(config["extra_holidays"]) & set(config["extra_workdays"]))
-        if both:
-            # Name the list this change touched; the other was already saved.
-            only_holidays = "extra_holidays" in changed and "extra_workdays" not in changed
-            key = "extra_holidays" if only_holidays else "extra_workdays"
-            errors[key] = Message(
-                "%(dates)s cannot be both one of your holidays and one of your workdays; "
-                "keep it in one list",
-                dates=", ".join(both),
-            )
-    if not any(key in errors for key in NIGHT_KEYS):
-        problem = _night_problem(*_night(config))
-        if problem:
-            # Name the time(s) this change moved; the others were already fine.
-            for key in [key for key in NIGHT_KEYS if key in changed] or ["lights_out"]:
-                errors[key] = problem
-    if "weekdays" not in errors and not any(key in errors for key in NIGHT_KEYS):
-        day_problems = [
-            Message("%(day)s: %(problem)s", day=day, problem=problem)
-            for day in config["weekdays"]
-            if (problem := _night_problem(*_night(config, day)))
-        ]
-        if day_problems:
-            errors["weekdays"] = all_of(day_problems)
+    _check_day_lists(config, errors, changed)
+    _check_night(config, errors, changed)
+    _check_weekday_nights(config, errors)
     if any(key in errors for key in NIGHT_KEYS):
-        return
+        return  # the curve lies on the night: without one, it cannot be placed
     if "anchors" in errors and bad_rows is None:
         return
-    before = before if before is not None else config
+    _check_anchors(config, errors, bad_rows, before if before is not None else config)
+
+
+def _check_day_lists(config: Config, errors: dict[str, str], changed: list[str]) -> None:
+    """A date is one of your holidays or one of your workdays, never both."""
+    if "extra_holidays" in errors or "extra_workdays" in errors:
+        return
+    both = sorted(set(config["extra_holidays"]) & set(config["extra_workdays"]))
+    if not both:
+        return
+    # Name the list this change touched; the other was already saved.
+    only_holidays = "extra_holidays" in changed and "extra_workdays" not in changed
+    key = "extra_holidays" if only_holidays else "extra_workdays"
+    errors[key] = Message(
+        "%(dates)s cannot be both one of your holidays and one of your workdays; "
+        "keep it in one list",
+        dates=", ".join(both),
+    )
+
+
+def _check_night(config: Config, errors: dict[str, str], changed: list[str]) -> None:
+    """The night's three times come in order within one day (``_night_problem``)."""
+    if any(key in errors for key in NIGHT_KEYS):
+        return
+    problem = _night_problem(*_night(config))
+    if problem:
+        # Name the time(s) this change moved; the others were already fine.
+        for key in [key for key in NIGHT_KEYS if key in changed] or ["lights_out"]:
+            errors[key] = problem
+
+
+def _check_weekday_nights(config: Config, errors: dict[str, str]) -> None:
+    """Each weekday's own night, read over the usual one, holds the same rule."""
+    if "weekdays" in errors or any(key in errors for key in NIGHT_KEYS):
+        return
+    day_problems = [
+        Message("%(day)s: %(problem)s", day=day, problem=problem)
+        for day in config["weekdays"]
+        if (problem := _night_problem(*_night(config, day)))
+    ]
+    if day_problems:
+        errors["weekdays"] = all_of(day_problems)
+
+
+def _check_anchors(
+    config: Config, errors: dict[str, str], bad_rows: BadRows | None, before: Config
+) -> None:
+    """The curve on a good night: anchors left as they were keep their shape
+    (``_keep_curve``); rows written by hand lie in the wind-down, once each
+    (``_place_rows``), and are stored in canonical order with their places."""
     moved = any(config[key] != before[key] for key in ("curfew_start", "lights_out"))
     if bad_rows is None and config["anchors"] == before["anchors"]:
-        # The curve left as it was: its shape, which moves with the night.
-        positions = positions_of(before)
-        if moved:
-            config["anchors"] = _placed_anchors(positions, before, config)
-        config[POSITIONS] = stored_positions(positions)
+        _keep_curve(config, before, moved)
         return
     rows = bad_rows.readable if bad_rows is not None else list(enumerate(config["anchors"], 1))
+    offsets, problems = _place_rows(config, rows, before, moved)
+    if bad_rows is not None:
+        problems = [*bad_rows.problems, *problems]
+    if problems:
+        # Every bad row at once: a person fixes them in one go, not one per save.
+        problems.sort(key=lambda numbered: numbered[0])
+        errors["anchors"] = all_of([problem for _number, problem in problems])
+        return
+    # Canonical order: by time through the window (23:00 before 00:00).
+    config["anchors"] = [
+        row for _, row in sorted(zip(offsets, config["anchors"], strict=True), key=lambda p: p[0])
+    ]
+    config[POSITIONS] = stored_positions(_hand_positions(before, config, moved))
+
+
+def _keep_curve(config: Config, before: Config, moved: bool) -> None:
+    """The curve left as it was keeps its shape, which moves with the night."""
+    positions = positions_of(before)
+    if moved:
+        config["anchors"] = _placed_anchors(positions, before, config)
+    config[POSITIONS] = stored_positions(positions)
+
+
+def _place_rows(
+    config: Config, rows: list[tuple[int, list[Any]]], before: Config, moved: bool
+) -> tuple[list[int], list[tuple[int, Message]]]:
+    """Each row's offset (minutes from where the curve begins), and the rows'
+    problems by row number: a row outside the wind-down, or one at a minute
+    another row already holds."""
     start, lights, _ = _night(config)
     window = cyclic_span(start, lights)
     # Without a wind-down, rows are in order from where the curve last began
@@ -249,44 +301,26 @@ def _check_whole(
     # minute are two places, not a row written twice.
     spare = Counter(at for at, _ in before["anchors"]) if window and not moved else Counter()
     by_hand: set[int] = set()
-    problems: list[tuple[int, Message]] = list(bad_rows.problems) if bad_rows else []
+    problems: list[tuple[int, Message]] = []
     for number, (time_text, _tokens) in rows:
-        at = parse_wall(time_text)
-        offset = cyclic_span(origin, at)
+        offset = cyclic_span(origin, parse_wall(time_text))
         kept = spare[time_text] > 0
         spare[time_text] -= 1
         if window and offset > window:
-            problems.append(
-                (
-                    number,
-                    ROW_PROBLEM.of(
-                        number,
-                        Message(
-                            "%(time)s is outside the wind-down %(start)s–%(end)s",
-                            time=time_text,
-                            start=format_wall(start),
-                            end=format_wall(lights),
-                        ),
-                    ),
-                )
+            problem = Message(
+                "%(time)s is outside the wind-down %(start)s–%(end)s",
+                time=time_text,
+                start=format_wall(start),
+                end=format_wall(lights),
             )
+            problems.append((number, ROW_PROBLEM.of(number, problem)))
         elif offset in by_hand or (offset in offsets and not kept):
-            problems.append(
-                (number, ROW_PROBLEM.of(number, Message("%(time)s appears twice", time=time_text)))
-            )
+            problem = Message("%(time)s appears twice", time=time_text)
+            problems.append((number, ROW_PROBLEM.of(number, problem)))
         offsets.append(offset)
         if not kept:
             by_hand.add(offset)
-    if problems:
-        # Every bad row at once: a person fixes them in one go, not one per save.
-        problems.sort(key=lambda numbered: numbered[0])
-        errors["anchors"] = all_of([problem for _number, problem in problems])
-        return
-    # Canonical order: by time through the window (23:00 before 00:00).
-    config["anchors"] = [
-        row for _, row in sorted(zip(offsets, config["anchors"], strict=True), key=lambda p: p[0])
-    ]
-    config[POSITIONS] = stored_positions(_hand_positions(before, config, moved))
+    return offsets, problems
 
 
 def _window(config: Mapping[str, Any]) -> NightTimes:
