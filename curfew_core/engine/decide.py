@@ -475,66 +475,45 @@ def decide(
     real ``overrides.debug_until``, and ``valid_until`` never passes that end;
     from it on, the schedule rules again. Overtime and force-off are measured
     against the real ``now``.
+
+    The rules, in order: read the schedule at the moment; the first moment the
+    reading may change; the overrides; a disabled curfew; the call's scope; what
+    is done with the call; a dry run.
     """
     if now.tzinfo is None:
         raise ValueError("decide() needs an aware instant; naive datetimes are ambiguous")
     caller_tz = now.tzinfo
     debug_at = overrides.debug_at_now(now)
     at = debug_at or now
+    pretending = debug_at is not None
     # Work on UTC instants: aware datetimes sharing one tzinfo (``now`` written
     # in the schedule's own zone) compare and subtract as wall readings, which
     # ignores ``fold`` and every DST jump between them.
     now = now.astimezone(UTC)
-    tz = schedule.timezone
-    local = at.astimezone(tz)  # its fields are the wall reading (``to_wall``)
+    local = at.astimezone(schedule.timezone)  # its fields are the wall reading (``to_wall``)
     wall = _wall_us(local)
     day = _day(schedule, wall // _DAY_US)
     reading_state, reading_peak, reading_winding, wake_up, after = _read(schedule, day, wall, True)
     reasons = [f"{day.date_text} {_HHMM[local.hour * 60 + local.minute]}"]
 
     # -- valid_until: the first moment any decision field may change ----------
-    limits: list[datetime] = [now + HORIZON]
-    if debug_at is not None and overrides.debug_until is not None:
-        # The pretend ends: caches and capsules look again then.
-        limits.append(overrides.debug_until)
-    if debug_at is None:
-        edges = day.edges
-        next_wall = edges[after] if after < len(edges) else None
-        if reading_winding is not None:
-            step = reading_winding[3]
-            if step is not None and (next_wall is None or step < next_wall):
-                next_wall = step
-        if next_wall is not None:
-            # The zone's offset at ``now``: converted from UTC, ``local`` is
-            # ``now`` in the zone; spelled in the zone it may be a wall time
-            # the clock never shows, so convert again.
-            before = local.utcoffset() if at.tzinfo is UTC else now.astimezone(tz).utcoffset()
-            limits.append(_until(now, before, _readings(day, next_wall, tz), tz))
-        else:
-            transition = next_transition(now, now + HORIZON, tz)
-            if transition is not None:
-                limits.append(transition)
+    limits = _reading_limits(
+        now, at, local, day, after, reading_winding, schedule, overrides.debug_until, pretending
+    )
 
     # -- overrides: what will actually happen ---------------------------------
     state = reading_state
-    override: Literal["overtime", "off"] | None = None
-    override_until: datetime | None = None
-    if overrides.forced_off_until is not None and overrides.forced_off_until > now:
-        state, override, override_until = State.LIGHTS_OUT, "off", overrides.forced_off_until
-        reasons.append(f"forced off until {_local_hhmm(override_until, schedule)}")
-    elif overrides.overtime_until is not None and overrides.overtime_until > now:
-        state, override, override_until = State.ON_DUTY, "overtime", overrides.overtime_until
-        reasons.append(f"overtime until {_local_hhmm(override_until, schedule)}")
+    override, override_until = _override(overrides, now)
     if override_until is not None:
+        state = _OVERRIDE_STATE[override]
         limits.append(override_until)
-    if debug_at is not None:
-        if overrides.debug_until is None:
-            reasons.append("pretending")
-        else:
-            # "Pretend" is the override's one name for people (its wire name
-            # is ``debug``); the reason line is read by people too.
-            reasons.append(f"pretending until {_local_hhmm(overrides.debug_until, schedule)}")
+        reasons.append(_override_reason(override, override_until, schedule))
+    debug_until = None
+    if pretending:
+        debug_until = overrides.debug_until
+        reasons.append(_pretend_reason(debug_until, schedule))
 
+    # -- a disabled curfew: on duty, whatever the schedule and overrides say ---
     schedule_state = reading_state
     if not schedule.enabled:
         state = schedule_state = State.ON_DUTY
@@ -545,84 +524,42 @@ def decide(
 
     valid_until = min(limits).astimezone(caller_tz)
     winding = reading_winding if state is State.WINDING else None
-    peak = reading_peak and schedule.enabled
 
-    # -- scope: is this call acted on at all? ---------------------------------
+    # -- scope and action: is this call acted on, and how ---------------------
     exempt = False
-    if schedule.enabled and state is not State.ON_DUTY:
-        purpose = purpose_key(request.purpose)
-        if purpose is not None and purpose in schedule.exempt_purposes:
-            exempt = True
-            reasons.append(f"purpose {purpose!r} is exempt")
-        elif request.session_id is not None and request.session_id in schedule.exempt_sessions:
-            exempt = True
-            reasons.append("exempt session")
-        elif request.subagent and not schedule.apply_to_subagents:
-            exempt = True
-            reasons.append("subagents spared")
-        elif request.purpose:
-            # Said, though it changes nothing: a gateway sending an unlisted
-            # purpose (a typo, a new helper) sees why its call was acted on.
-            reasons.append(f"purpose {_cut(request.purpose)!r} is not exempt")
+    act = _PASS
+    if state is not State.ON_DUTY:
+        exempt, scope_reason = _scope(schedule, request)
+        if scope_reason is not None:
+            reasons.append(scope_reason)
+        if not exempt:
+            act, switch = _act(
+                schedule,
+                day,
+                request,
+                state,
+                winding,
+                wall,
+                after,
+                wake_up,
+                override_until,
+                now,
+                pretending,
+            )
+            if switch is not None:
+                valid_until = min(valid_until, switch.astimezone(caller_tz))
 
-    action = Action.PASS
-    reply: str | None = None
-    max_tokens: int | None = None
-    persona: str | None = None
-    tools: Literal["allow", "deny"] = "allow"
-    reasoning_effort: str | None = None
-    if not exempt:
-        if state is State.WINDING and winding is not None:
-            action = Action.CLAMP
-            max_tokens = _clamp(request.max_tokens, winding[1])
-            persona = day.personas[winding[2]]
-            reasoning_effort = schedule.winding_reasoning_effort
-        elif state in (State.OFF_DUTY, State.LIGHTS_OUT):
-            action = Action.SHORT_CIRCUIT
-            if state in day.templated:
-                until, switch = _reply_until(
-                    schedule,
-                    day,
-                    wall,
-                    after,
-                    state,
-                    wake_up,
-                    override_until,
-                    now,
-                    debug_at is not None,
-                )
-                reply = reply_for(state, schedule, until)
-                if switch is not None:
-                    valid_until = min(valid_until, switch.astimezone(caller_tz))
-            else:
-                reply = reply_for(state, schedule)
-            if schedule.safety_max_tokens is not None:
-                max_tokens = _clamp(request.max_tokens, schedule.safety_max_tokens)
-            if schedule.deny_tools_when_off_duty:
-                tools = "deny"
-
+    # -- dry run: decide and report, never act ---------------------------------
+    dry_run = schedule.dry_run and schedule.enabled
     would: dict[str, object] | None = None
-    if schedule.dry_run and schedule.enabled:
-        # A dry run decides and reports, and never acts.
-        would = {
-            "action": action.value,
-            "reply": reply,
-            "max_tokens": max_tokens,
-            "persona": persona,
-            "tools": tools,
-            "reasoning_effort": reasoning_effort,
-        }
-        if action is not Action.PASS:
-            reasons.append(f"dry run: would {action.value}")
-        action, reply, max_tokens, persona, tools, reasoning_effort = (
-            Action.PASS,
-            None,
-            None,
-            None,
-            "allow",
-            None,
-        )
+    if dry_run:
+        would = _would(act)
+        if act[0] is not Action.PASS:
+            reasons.append(f"dry run: would {act[0].value}")
+        act = _PASS
 
+    action, reply, max_tokens, persona, tools, reasoning_effort = act
+    progress, budget = (winding[0], winding[1]) if winding is not None else (None, None)
     return new_verdict(
         state=state,
         schedule_state=schedule_state,
@@ -632,20 +569,200 @@ def decide(
         persona=persona,
         tools=tools,
         reasoning_effort=reasoning_effort,
-        progress=winding[0] if winding is not None else None,
-        peak=peak,
+        progress=progress,
+        peak=reading_peak and schedule.enabled,
         reason=" · ".join(reasons),
         exempt=exempt,
-        dry_run=schedule.dry_run and schedule.enabled,
+        dry_run=dry_run,
         valid_until=valid_until,
         at=at,
-        budget=winding[1] if winding is not None else None,
+        budget=budget,
         override=override,
         override_until=override_until,
         debug_at=debug_at,
-        debug_until=overrides.debug_until if debug_at is not None else None,
+        debug_until=debug_until,
         would=would,
     )
+
+
+#: What is done with one call: ``(action, reply, max_tokens, persona, tools,
+#: reasoning_effort)``, the verdict's fields in that order.
+_Act = tuple[Action, str | None, int | None, str | None, Literal["allow", "deny"], str | None]
+#: The call goes on untouched.
+_PASS: _Act = (Action.PASS, None, None, None, "allow", None)
+_Override = tuple[Literal["overtime", "off"] | None, datetime | None]
+_NO_OVERRIDE: _Override = (None, None)
+#: The state an override in force puts the call in.
+_OVERRIDE_STATE: dict[str | None, State] = {"off": State.LIGHTS_OUT, "overtime": State.ON_DUTY}
+
+
+def _reading_limits(
+    now: datetime,
+    at: datetime,
+    local: datetime,
+    day: _Day,
+    after: int,
+    winding: _Wind | None,
+    schedule: Schedule,
+    pretend_end: datetime | None,
+    pretending: bool,
+) -> list[datetime]:
+    """The instants by which the reading may change, ``valid_until``'s first
+    candidates: ``HORIZON`` ahead; pretending, the pretend's end (caches and
+    capsules look again then); else the real instant the schedule's reading
+    next changes: its next edge (a night's or a peak window's) or the winding
+    window's next step, whichever comes first; with neither ahead, the zone's
+    next offset change within ``HORIZON``."""
+    limits = [now + HORIZON]
+    if pretending:
+        if pretend_end is not None:
+            limits.append(pretend_end)
+        return limits
+    tz = schedule.timezone
+    edges = day.edges
+    next_wall = edges[after] if after < len(edges) else None
+    if winding is not None:
+        step = winding[3]
+        if step is not None and (next_wall is None or step < next_wall):
+            next_wall = step
+    if next_wall is None:
+        transition = next_transition(now, now + HORIZON, tz)
+        if transition is not None:
+            limits.append(transition)
+        return limits
+    # The zone's offset at ``now``: converted from UTC, ``local`` is ``now``
+    # in the zone; spelled in the zone it may be a wall time the clock never
+    # shows, so convert again.
+    before = local.utcoffset() if at.tzinfo is UTC else now.astimezone(tz).utcoffset()
+    limits.append(_until(now, before, _readings(day, next_wall, tz), tz))
+    return limits
+
+
+def _override(overrides: Overrides, now: datetime) -> _Override:
+    """The override in force at the real ``now``: a force-off that has not
+    ended, else an overtime that has not; the name and its end."""
+    forced = overrides.forced_off_until
+    if forced is not None and forced > now:
+        return "off", forced
+    overtime = overrides.overtime_until
+    if overtime is not None and overtime > now:
+        return "overtime", overtime
+    return _NO_OVERRIDE
+
+
+def _override_reason(override: str | None, until: datetime, schedule: Schedule) -> str:
+    """The reason line of an override in force, with its end on the local clock."""
+    name = "forced off" if override == "off" else "overtime"
+    return f"{name} until {_local_hhmm(until, schedule)}"
+
+
+def _pretend_reason(until: datetime | None, schedule: Schedule) -> str:
+    """The reason line of the time machine. "Pretend" is the override's one
+    name for people (its wire name is ``debug``); the reason is read by people too."""
+    if until is None:
+        return "pretending"
+    return f"pretending until {_local_hhmm(until, schedule)}"
+
+
+def _scope(schedule: Schedule, request: RequestContext) -> tuple[bool, str | None]:
+    """Whether the schedule exempts this call (a listed purpose, an exempt
+    session, a spared subagent, checked in that order), and the reason line
+    that says why it is or is not."""
+    purpose = purpose_key(request.purpose)
+    if purpose is not None and purpose in schedule.exempt_purposes:
+        return True, f"purpose {purpose!r} is exempt"
+    if request.session_id is not None and request.session_id in schedule.exempt_sessions:
+        return True, "exempt session"
+    if request.subagent and not schedule.apply_to_subagents:
+        return True, "subagents spared"
+    if request.purpose:
+        # Said, though it changes nothing: a gateway sending an unlisted
+        # purpose (a typo, a new helper) sees why its call was acted on.
+        return False, f"purpose {_cut(request.purpose)!r} is not exempt"
+    return False, None
+
+
+def _act(
+    schedule: Schedule,
+    day: _Day,
+    request: RequestContext,
+    state: State,
+    winding: _Wind | None,
+    wall: int,
+    after: int,
+    wake_up: int | None,
+    override_until: datetime | None,
+    now: datetime,
+    pretending: bool,
+) -> tuple[_Act, datetime | None]:
+    """What is done with a call the schedule acts on (not exempt, not on duty):
+    winding, it is clamped (``_wind_down``); off duty or lights out, it is
+    answered in the gateway's place (``_short_circuit``). With it, the real
+    instant the reply's text changes, if it does."""
+    if winding is not None:
+        return _wind_down(schedule, day, request, winding), None
+    if state is State.OFF_DUTY or state is State.LIGHTS_OUT:
+        return _short_circuit(
+            schedule, day, request, state, wall, after, wake_up, override_until, now, pretending
+        )
+    return _PASS, None
+
+
+def _wind_down(schedule: Schedule, day: _Day, request: RequestContext, winding: _Wind) -> _Act:
+    """A winding call is clamped: the window's budget caps its tokens, and its
+    tier's persona and the schedule's reasoning effort go with it."""
+    return (
+        Action.CLAMP,
+        None,
+        _clamp(request.max_tokens, winding[1]),
+        day.personas[winding[2]],
+        "allow",
+        schedule.winding_reasoning_effort,
+    )
+
+
+def _short_circuit(
+    schedule: Schedule,
+    day: _Day,
+    request: RequestContext,
+    state: State,
+    wall: int,
+    after: int,
+    wake_up: int | None,
+    override_until: datetime | None,
+    now: datetime,
+    pretending: bool,
+) -> tuple[_Act, datetime | None]:
+    """Off duty or lights out, a call is answered with the state's canned reply
+    (its ``{until}`` filled), capped by the safety budget, tools denied if the
+    schedule says so; and the real instant its reply text changes, if it does
+    (``_reply_until``)."""
+    switch: datetime | None = None
+    if state in day.templated:
+        until, switch = _reply_until(
+            schedule, day, wall, after, state, wake_up, override_until, now, pretending
+        )
+        reply = reply_for(state, schedule, until)
+    else:
+        reply = reply_for(state, schedule)
+    max_tokens = None
+    if schedule.safety_max_tokens is not None:
+        max_tokens = _clamp(request.max_tokens, schedule.safety_max_tokens)
+    tools: Literal["allow", "deny"] = "deny" if schedule.deny_tools_when_off_duty else "allow"
+    return (Action.SHORT_CIRCUIT, reply, max_tokens, None, tools, None), switch
+
+
+def _would(act: _Act) -> dict[str, object]:
+    """A dry run's report of what it would have done."""
+    action, reply, max_tokens, persona, tools, reasoning_effort = act
+    return {
+        "action": action.value,
+        "reply": reply,
+        "max_tokens": max_tokens,
+        "persona": persona,
+        "tools": tools,
+        "reasoning_effort": reasoning_effort,
+    }
 
 
 def _reply_until(
