@@ -102,6 +102,26 @@ export ANTHROPIC_DEFAULT_HAIKU_MODEL={model}
 export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 claude"""
 
+#: A Claude Pro/Max login through the proxy: Claude Code keeps its own
+#: credential (``Authorization``), the gateway key rides in ``X-Curfew-Token``.
+CLAUDE_LOGIN_ENV = """\
+export ANTHROPIC_BASE_URL={base_url}
+export ANTHROPIC_CUSTOM_HEADERS="X-Curfew-Token: {token}"
+unset ANTHROPIC_AUTH_TOKEN ANTHROPIC_API_KEY
+claude    # signed in with /login (Claude Pro or Max)"""
+
+#: A ChatGPT login through the proxy: the provider uses Codex's own login
+#: (``requires_openai_auth``) and sends the gateway key as ``X-Curfew-Token``.
+CODEX_LOGIN_CONFIG = """\
+model_provider = "curfew"
+
+[model_providers.curfew]
+name = "Curfew"
+base_url = "{base_url}/v1"
+wire_api = "responses"
+requires_openai_auth = true
+env_http_headers = { "X-Curfew-Token" = "CURFEW_TOKEN" }"""
+
 CODEX_CONFIG = """\
 model = "{model}"
 model_provider = "curfew"
@@ -274,6 +294,18 @@ opencode"""
 
 SHELL = _("Shell")
 
+#: How Claude Code's helper calls are told apart (``curfew_core.proxy.helper_calls``).
+CLAUDE_HELPERS = _(
+    "Recognised: Claude Code sends every call to one base URL with one set of headers, so "
+    "its helper calls cannot be labelled; Curfew recognises its session titles, recaps and "
+    "compaction by their instructions (from its claude-cli user agent) and gives them that "
+    "purpose, so with the default exempt purposes they pass in every state."
+)
+CODEX_HELPERS = _(
+    "Not labelled: Codex sends its compaction and every other call through the one "
+    "provider of the session, whose headers (http_headers) go on all of them."
+)
+
 SETUPS: tuple[ToolSetup, ...] = (
     ToolSetup(
         "claude-code",
@@ -284,12 +316,8 @@ SETUPS: tuple[ToolSetup, ...] = (
             "provider knows for its main and its small, fast calls."
         ),
         (Snippet("env", SHELL, "sh", CLAUDE_ENV),),
-        _(
-            "Not labelled: Claude Code sends every call, its small helper calls too, to one "
-            "base URL with one set of headers (ANTHROPIC_CUSTOM_HEADERS goes on all of them), "
-            "so Curfew treats its helper calls as ordinary calls."
-        ),
-        labelled=False,
+        CLAUDE_HELPERS,
+        labelled=True,
     ),
     ToolSetup(
         "codex",
@@ -304,10 +332,7 @@ SETUPS: tuple[ToolSetup, ...] = (
             ),
             Snippet("env", SHELL, "sh", "export CURFEW_TOKEN={token}\ncodex"),
         ),
-        _(
-            "Not labelled: Codex sends its compaction and every other call through the one "
-            "provider of the session, whose headers (http_headers) go on all of them."
-        ),
+        CODEX_HELPERS,
         labelled=False,
     ),
     ToolSetup(
@@ -361,6 +386,51 @@ SETUPS: tuple[ToolSetup, ...] = (
             "Not labelled: Codex's compaction makes no hook event, so hooks neither hold it back "
             "nor exempt it. A subagent's events ask as a subagent, so exempting subagents holds."
         ),
+        labelled=False,
+    ),
+    ToolSetup(
+        "claude-code-login",
+        "Claude Code (subscription login, through the proxy)",
+        _(
+            "Where this server lets callers bring their own credential "
+            "(CURFEW_PROXY_CALLER_CREDENTIALS), a Claude Pro or Max login goes through the "
+            "proxy too, and the budget is clamped: the server's root as ANTHROPIC_BASE_URL, "
+            "the gateway key in the X-Curfew-Token header, and no ANTHROPIC_AUTH_TOKEN or API "
+            "key, so Claude Code sends its own login, which Curfew passes on to the upstream "
+            "and never logs or stores. The server's Anthropic upstream must be Anthropic's "
+            "own API. Where it does not, the call is refused with a 403 that says so."
+        ),
+        (Snippet("env", SHELL, "sh", CLAUDE_LOGIN_ENV),),
+        CLAUDE_HELPERS,
+        labelled=True,
+    ),
+    ToolSetup(
+        "codex-login",
+        "Codex CLI (ChatGPT login, through the proxy)",
+        _(
+            "Where this server lets callers bring their own credential "
+            "(CURFEW_PROXY_CALLER_CREDENTIALS), a ChatGPT login goes through the proxy too: a "
+            "provider in ~/.codex/config.toml that uses Codex's own login "
+            "(requires_openai_auth) and sends the gateway key as X-Curfew-Token. Curfew passes "
+            "the login on to the upstream and never logs or stores it; the server's OpenAI "
+            "upstream must be the one that login is for (ChatGPT's Codex backend)."
+        ),
+        (
+            Snippet(
+                "config",
+                "~/.codex/config.toml",
+                "toml",
+                CODEX_LOGIN_CONFIG,
+                path="~/.codex/config.toml",
+            ),
+            Snippet(
+                "env",
+                SHELL,
+                "sh",
+                "export CURFEW_TOKEN={token}\ncodex    # signed in with codex login",
+            ),
+        ),
+        CODEX_HELPERS,
         labelled=False,
     ),
     ToolSetup(
