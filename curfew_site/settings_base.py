@@ -184,6 +184,12 @@ DATABASES = {
         ),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A PostgreSQL that accepts and never answers (frozen, a half-open path)
+    # is an error within seconds, not a wait forever: libpq has no bound of
+    # its own, and every warm verdict needing a re-read hung (issue 41).
+    # ``?connect_timeout=N`` in DATABASE_URL sets another.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Take SQLite's write lock when a transaction begins, so concurrent saves
     # queue and meet the stale-version check (409) instead of "database is locked".
