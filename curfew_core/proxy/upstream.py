@@ -712,7 +712,17 @@ async def _relayed(
             content_type = "application/json"
         else:
             body = _scrub(body)
-            content_type = response.headers.get("content-type", "application/json")
+            content_type = response.headers.get("content-type", "")
+            if not _json_error(body, content_type):
+                # A provider's edge (nginx, a CDN) answers with its own page:
+                # the client's SDK gets its error in the door's shape instead.
+                kind = content_type.partition(";")[0].strip() or "no content type"
+                message = (
+                    f"the upstream provider answered HTTP {status} without a JSON error "
+                    f"({kind}, {len(body)} bytes)"
+                )
+                body = _json(provider.error(status, message, "upstream_error", "upstream_error"))
+                content_type = "application/json"
         relayed = HttpResponse(body, status=status, content_type=content_type)
         _relay_headers(relayed, response.headers, provider.relayed_headers)
         return relayed
@@ -751,6 +761,16 @@ async def _relayed(
     # Reverse proxies (nginx) must not hold the stream back either.
     streaming["X-Accel-Buffering"] = "no"
     return streaming
+
+
+def _json_error(body: bytes, content_type: str) -> bool:
+    """Whether an upstream's error body is one its protocol's clients read:
+    JSON by its content type, or by its first byte when it names none."""
+    if not body.strip():
+        return False
+    if content_type:
+        return "json" in content_type.lower()
+    return body.lstrip()[:1] in (b"{", b"[")
 
 
 async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes | None:

@@ -78,6 +78,11 @@ class HostileUpstream(LocalHttpServer):
                         ).encode()
                         self._head(fake.status, "application/json", len(body))
                         self.wfile.write(body)
+                    elif mode == "html":
+                        # An error page of the provider's edge, not its API.
+                        body = b"<html><body><h1>404 Not Found</h1>nginx</body></html>"
+                        self._head(fake.status, "text/html", len(body))
+                        self.wfile.write(body)
                     elif mode == "hang":
                         fake.release.wait(30)
                         self.close_connection = True
