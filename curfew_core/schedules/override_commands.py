@@ -314,6 +314,22 @@ def _json_length(value: Any) -> str:
 def from_json(body: Mapping[str, Any]) -> OverrideCommand:
     """One verb: ``{"overtime": "30m"}``, ``{"off": true}``, ``{"auto": true}``,
     ``{"debug": "01:30" | "clear"}``; ``debug`` may add ``"duration": "4h"``."""
+    verb = _json_verb(body)
+    value = body[verb]
+    if verb == "overtime":
+        return _json_overtime(value)
+    if verb in ("off", "auto"):
+        if value is not True:
+            raise OverrideError(Message("%(verb)s takes true", verb=verb))
+        return from_words([verb])
+    if verb == "debug":
+        return _json_debug(value, body)
+    raise _not_an_override(verb)
+
+
+def _json_verb(body: Mapping[str, Any]) -> str:
+    """The one verb the body sends (``duration`` rides along with ``debug``
+    only, and is not a verb)."""
     keys = [key for key in body]
     if "duration" in keys and "debug" not in keys:
         raise _on("duration", OverrideError(Message("duration goes with debug only")))
@@ -326,50 +342,52 @@ def from_json(body: Mapping[str, Any]) -> OverrideCommand:
                 got=", ".join(keys) or Message("nothing"),
             )
         )
-    verb = verbs[0]
-    value = body[verb]
-    if verb == "overtime":
-        minutes = whole_number(value)
-        if minutes is not None:
-            if not 1 <= minutes <= MAX_OVERTIME_MINUTES:
-                raise OverrideError(
-                    Message(
-                        "overtime in minutes must be 1 to %(most)s, not %(value)s",
-                        most=MAX_OVERTIME_MINUTES,
-                        value=show(value),
-                    )
-                )
-            value = str(minutes)
-        if not isinstance(value, str) or not re.fullmatch(DURATION_PATTERN, value):
+    return verbs[0]
+
+
+def _json_overtime(value: Any) -> OverrideCommand:
+    """``overtime`` takes minutes as a number (1 to ``MAX_OVERTIME_MINUTES``) or
+    a duration text like ``30m``; one well-formed but out of range is a 422."""
+    minutes = whole_number(value)
+    if minutes is not None:
+        if not 1 <= minutes <= MAX_OVERTIME_MINUTES:
             raise OverrideError(
                 Message(
-                    'overtime takes a duration like "30m", "2h", "1h30m", "90s" or a number of '
-                    "minutes, not %(value)s",
+                    "overtime in minutes must be 1 to %(most)s, not %(value)s",
+                    most=MAX_OVERTIME_MINUTES,
                     value=show(value),
                 )
             )
-        try:
-            return from_words(["overtime", value])
-        except OverrideError as exc:
-            raise Unprocessable(message_of(exc)) from None
-    if verb in ("off", "auto"):
-        if value is not True:
-            raise OverrideError(Message("%(verb)s takes true", verb=verb))
-        return from_words([verb])
-    if verb == "debug":
-        if not isinstance(value, str) or not re.fullmatch(DEBUG_PATTERN, value):
-            raise OverrideError(
-                Message(
-                    'debug takes "HH:MM", "YYYY-MM-DD HH:MM" or "clear", not %(value)s',
-                    value=show(value),
-                )
+        value = str(minutes)
+    if not isinstance(value, str) or not re.fullmatch(DURATION_PATTERN, value):
+        raise OverrideError(
+            Message(
+                'overtime takes a duration like "30m", "2h", "1h30m", "90s" or a number of '
+                "minutes, not %(value)s",
+                value=show(value),
             )
-        words = ["debug", value]
-        if "duration" in body:
-            words += ["for", _json_length(body["duration"])]
-        try:
-            return from_words(words)
-        except OverrideError as exc:
-            # Well-formed (the schema admits it): "clear" with a length, "0m", "25h".
-            raise _on(exc.field or "debug", Unprocessable(message_of(exc))) from None
-    raise _not_an_override(verb)
+        )
+    try:
+        return from_words(["overtime", value])
+    except OverrideError as exc:
+        raise Unprocessable(message_of(exc)) from None
+
+
+def _json_debug(value: Any, body: Mapping[str, Any]) -> OverrideCommand:
+    """``debug`` takes a moment (``HH:MM`` or ``YYYY-MM-DD HH:MM``) or ``clear``,
+    with an optional ``duration``; one well-formed but refused is a 422."""
+    if not isinstance(value, str) or not re.fullmatch(DEBUG_PATTERN, value):
+        raise OverrideError(
+            Message(
+                'debug takes "HH:MM", "YYYY-MM-DD HH:MM" or "clear", not %(value)s',
+                value=show(value),
+            )
+        )
+    words = ["debug", value]
+    if "duration" in body:
+        words += ["for", _json_length(body["duration"])]
+    try:
+        return from_words(words)
+    except OverrideError as exc:
+        # Well-formed (the schema admits it): "clear" with a length, "0m", "25h".
+        raise _on(exc.field or "debug", Unprocessable(message_of(exc))) from None
