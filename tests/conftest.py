@@ -84,6 +84,7 @@ SLOW_MODULES = {
     "tests/production/test_postgres_gone_under_load.py": 40,
     "tests/client/test_reporting_served.py": 37,
     "tests/proxy/test_anthropic_gates.py": 35,
+    "tests/proxy/test_caller_credentials_served.py": 20,
     "tests/ledger/test_crash.py": 30,
     "tests/ledger/test_chaos.py": 20,
     "tests/api/test_cache_redis.py": 26,
