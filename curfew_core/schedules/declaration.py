@@ -8,7 +8,7 @@ it. Everything else derives from it: ``config.DEFAULTS`` and the validators,
 the OpenAPI ``Settings`` schema, the page's labels, the import's renames, and
 the engine's ``Schedule`` (built here, in one place).
 
-Adding a setting: one field here plus its engine rule (docs/design.md, "Adding a
+Adding a setting: one field here plus its engine rule (docs/subsystems/layout.md, "Adding a
 setting"). The derivations take the declaration as an argument, so a test can
 extend it with a throwaway setting and see every door pick it up.
 """

@@ -5,7 +5,7 @@
 - A database that refuses every write for a while loses nothing: once it
   takes writes again, recording resumes by itself.
 - A worker killed outright (SIGKILL) under load loses only the decisions it
-  answered within ``LOSS_BOUND`` of the kill, the bound docs/design.md states.
+  answered within ``LOSS_BOUND`` of the kill, the bound docs/subsystems/ledger.md states.
 
 One uvicorn process over one SQLite file, production settings, the flusher
 at its default second. Each verdict carries its own session id, so a stored
