@@ -43,6 +43,38 @@ def _anchor_row(row: Any) -> Any:
     return row
 
 
+def _hour_pair(pair: Any) -> Any:
+    """A peak window ``[9, 12]`` as ``["09:00", "12:00"]``; other shapes pass."""
+    if isinstance(pair, list) and len(pair) == 2:
+        return [_hour(pair[0]), _hour(pair[1])]
+    return pair
+
+
+def _converted(key: str, value: Any) -> Any:
+    """One plugin value in the setting's own shape: ``easeIn`` → ``ease_in``,
+    hour pairs → ``HH:MM`` pairs, anchor rows → ``[HH:MM, tokens]``; anything
+    else passes through for the validation layer."""
+    if key == "curve" and value == "easeIn":
+        return "ease_in"
+    if key == "peakWindows" and isinstance(value, list):
+        return [_hour_pair(pair) for pair in value]
+    if key == "anchors" and isinstance(value, list):
+        return [_anchor_row(row) for row in value]
+    return value
+
+
+def _settings_of(key: str, target: str, value: Any) -> dict[str, Any]:
+    """The settings one plugin key gives: its own, converted; the holiday map
+    gives two, the days off (``true``) and the days worked (``false``, a
+    make-up workday)."""
+    if key == "holidays" and isinstance(value, Mapping):
+        return {
+            "extra_workdays": sorted(day for day, on in value.items() if not on),
+            target: sorted(day for day, on in value.items() if on),
+        }
+    return {target: _converted(key, value)}
+
+
 def translate(
     data: Mapping[str, Any], declaration: Declaration = ScheduleSettings
 ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
@@ -68,21 +100,7 @@ def translate(
         if target is None:
             unknown.append(key)
             continue
-        if key == "curve" and value == "easeIn":
-            value = "ease_in"
-        elif key == "peakWindows" and isinstance(value, list):
-            value = [
-                [_hour(pair[0]), _hour(pair[1])]
-                if isinstance(pair, list) and len(pair) == 2
-                else pair
-                for pair in value
-            ]
-        elif key == "anchors" and isinstance(value, list):
-            value = [_anchor_row(row) for row in value]
-        elif key == "holidays" and isinstance(value, Mapping):
-            settings["extra_workdays"] = sorted(day for day, on in value.items() if not on)
-            value = sorted(day for day, on in value.items() if on)
-        settings[target] = value
+        settings.update(_settings_of(key, target, value))
     # The plugin answered with its terse replies unless told otherwise, so an
     # import gives them too, whatever replies the account was created with.
     for field, reply in TERSE_REPLIES.items():
