@@ -23,7 +23,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = sorted([ROOT / "README.md", ROOT / "client" / "README.md", *ROOT.glob("docs/**/*.md")])
+PAGES = sorted(
+    [
+        ROOT / "README.md",
+        ROOT / "CHANGELOG.md",
+        ROOT / "client" / "README.md",
+        *ROOT.glob("docs/**/*.md"),
+    ]
+)
 #: Where a short path (``edge/doors.py``) may stand: the packages' own folders.
 SHORT_ROOTS = (ROOT, ROOT / "curfew_core", ROOT / "tests", ROOT / "client" / "src", ROOT / "client")
 #: Records of past measurements, kept as written then (the files and settings
