@@ -35,6 +35,28 @@ class ConfigError(Exception):
     """The command cannot ask: no server or no token, or a policy it does not know."""
 
 
+class BadURL(ConfigError):
+    """The server's address is not an ``http://`` or ``https://`` one."""
+
+
+def checked_url(url: str) -> str:
+    """``url`` when it is an ``http://`` or ``https://`` address with a host;
+    ``BadURL`` otherwise (``file://``, ``ftp://``, a bare path, a control
+    character): refused before anything is asked or stored."""
+    text = url.strip()
+    scheme, sep, rest = text.partition("://")
+    host = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    if (
+        not sep
+        or scheme.lower() not in ("http", "https")
+        or not host.rpartition("@")[2]
+        or not text.isprintable()
+        or " " in text
+    ):
+        raise BadURL(f"the Curfew server must be an http:// or https:// address, not {text[:80]!r}")
+    return text
+
+
 class Settings:
     """The server's address, the token, and the outage policy (a value)."""
 
@@ -98,6 +120,7 @@ def load(env: Mapping[str, str]) -> Settings:
     if not url or not token:
         missing = "CURFEW_URL" if not url else "CURFEW_TOKEN"
         raise ConfigError(f"Curfew is not set up ({missing}): run `curfew login URL`")
+    url = checked_url(url)
     asked = env.get("CURFEW_POLICY") or "fail_open"
     policy = next((known for known in HOOK_POLICIES if known == asked), None)
     if policy is None:
@@ -107,18 +130,30 @@ def load(env: Mapping[str, str]) -> Settings:
 
 def write_private(path: str, text: str) -> None:
     """Write ``text`` to ``path`` readable by its owner only (mode 600, the
-    folder 700), also when the file was there before with a wider mode."""
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    folder 700), also when the file was there before with a wider mode or is
+    a symbolic link: a new file (made 600 from its first byte) replaces the
+    name, so nothing is written through a link to wherever it points."""
+    import tempfile
+
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".curfew-")
     try:
-        os.fchmod(descriptor, 0o600)
-        os.write(descriptor, text.encode("utf-8"))
-    finally:
-        os.close(descriptor)
+        try:
+            os.fchmod(descriptor, 0o600)
+            os.write(descriptor, text.encode("utf-8"))
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def store_login(env: Mapping[str, str], url: str, token: str) -> str:
-    """Store the server's address and the token; returns the token's path."""
+    """Store the server's address and the token; returns the token's path.
+    ``BadURL`` for an address that is not ``http(s)://``: nothing is stored."""
+    url = checked_url(url)
     folder = config_dir(env)
     write_private(os.path.join(folder, "url"), url + "\n")
     token_path = os.path.join(folder, "token")

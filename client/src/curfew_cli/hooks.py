@@ -256,7 +256,7 @@ def decide(
     to be sent (``None``: nothing to send)."""
     try:
         event = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's stack: no event either
         event = None
     if not isinstance(event, dict):
         return _said("the hook's event was not JSON, so this passes unchecked"), None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from curfew_cli.config import ConfigError, load
+from curfew_cli.config import BadURL, ConfigError, load
 from curfew_cli.status import COLORS, FORMATS
 
 TYPE_CHECKING = False  # no ``typing`` at run time (it costs a status bar's start)
@@ -120,6 +120,8 @@ def _status(fmt: str, color: str, env: Mapping[str, str], out: TextIO, transport
 
     try:
         status = current(load(env), env, transport=transport)
+    except BadURL:
+        status = Status(None, "CURFEW_URL is not http(s)://")
     except ConfigError:
         status = Status(None, "not set up (curfew login URL)")
     colour = color == "always" or (color == "auto" and out.isatty() and "NO_COLOR" not in env)
@@ -131,9 +133,14 @@ def _status(fmt: str, color: str, env: Mapping[str, str], out: TextIO, transport
 def _login(url: str, env: Mapping[str, str], stdin: TextIO, out: TextIO, transport: Any) -> int:
     """Read the token (never from the command line: it would sit in the
     shell's history and the process list), check it, store it (mode 600)."""
-    from curfew_cli.config import Settings, store_login
+    from curfew_cli.config import Settings, checked_url, store_login
     from curfew_cli.status import StatusFailure, fetch
 
+    try:
+        url = checked_url(url)
+    except BadURL as exc:  # file://, ftp://, a path: never asked, never stored
+        out.write(f"curfew login: {exc}; nothing stored\n")
+        return 2
     if stdin.isatty():
         import getpass
 

@@ -219,22 +219,38 @@ def fetch(settings: Settings, *, transport: Any = None) -> dict[str, Any]:
     ``StatusFailure`` naming what went wrong in a few words."""
     import httpx
 
-    from curfew_client.transport import ask_headers
+    from curfew_client.transport import BadAnswer, ask_headers, read_answer
     from curfew_client.wire import StateAnswer
 
+    url, headers = f"{settings.api}/state", ask_headers(settings.token)
     try:
-        with httpx.Client(timeout=TIMEOUT, transport=transport) as http:
-            response = http.get(f"{settings.api}/state", headers=ask_headers(settings.token))
-    except httpx.HTTPError as exc:
+        # Bounded (issue 41): a server trickling its answer a byte at a time
+        # would hold every status bar's process; a huge one, their memory.
+        with (
+            httpx.Client(timeout=TIMEOUT, transport=transport) as http,
+            http.stream("GET", url, headers=headers) as response,
+        ):
+            status = response.status_code
+            length = response.headers.get("Content-Length")
+            deadline = time.monotonic() + TIMEOUT
+            content = read_answer(response.iter_bytes(), length=length, deadline=deadline)
+    except (httpx.HTTPError, TimeoutError) as exc:
         raise StatusFailure("unreachable") from exc
-    if response.status_code in (401, 403):
-        raise StatusFailure("token refused")
-    if response.status_code != 200:
-        raise StatusFailure(f"server answered HTTP {response.status_code}")
-    try:
-        return StateAnswer.model_validate_json(response.content).model_dump(mode="json")
-    except ValueError as exc:
+    except BadAnswer as exc:
         raise StatusFailure("not a Curfew server") from exc
+    if status in (401, 403):
+        raise StatusFailure("token refused")
+    if status != 200:
+        raise StatusFailure(f"server answered HTTP {status}")
+    try:
+        answer = StateAnswer.model_validate_json(content).model_dump(mode="json")
+        # Usable, not only well-typed: an unknown zone or an instant in the
+        # year 10000 is no answer (it raised out of ``curfew status``).
+        summarize(answer)
+        _instant(answer["valid_until"]).timestamp()
+    except (ValueError, KeyError, OverflowError) as exc:  # ZoneInfoNotFoundError: a KeyError
+        raise StatusFailure("not a Curfew server") from exc
+    return answer
 
 
 class StatusFailure(Exception):
