@@ -199,69 +199,95 @@ def parse_report(
     try:
         batch = DecisionBatch.model_validate(dict(body))
     except ValidationError as exc:
-        errors: dict[str, str] = {}
-        for error in exc.errors(include_url=False):
-            errors.setdefault(_where(tuple(error["loc"])), _message(error))
-        raise RequestError(errors, {}) from None
+        raise RequestError(_shape_errors(exc), {}) from None
     entries: list[Entry] = []
     unprocessable: dict[str, str] = {}
     malformed: dict[str, str] = {}
     named = {report.user for report in batch.decisions if report.user is not None}
     known = members(named) if members is not None and named else {}
     for n, report in enumerate(batch.decisions):
-        where = f"decisions[{n}]"
-        if user_id is not None and report.user is not None:
-            unprocessable[f"{where}.user"] = (
-                "a personal token reports its own decisions; only a team key names a user"
-            )
+        found = _entry_of(report, user_id=user_id, known=known, now=now)
+        if isinstance(found, Entry):
+            entries.append(found)
             continue
-        if user_id is None and report.user is None:
-            malformed[f"{where}.user"] = (
-                "a team key reports for its members: name the member of each decision"
-            )
-            continue
-        owner = user_id if report.user is None else known.get(report.user)
-        if owner is None:
-            unprocessable[f"{where}.user"] = not_a_member(report.user or "")
-            continue
-        try:
-            at = parse_instant(report.at)
-        except override_commands.Unprocessable as exc:
-            unprocessable[f"{where}.at"] = str(exc)
-            continue
-        except ValueError as exc:
-            malformed[f"{where}.at"] = str(exc)
-            continue
-        if at > now + FUTURE_SLACK:
-            unprocessable[f"{where}.at"] = "is more than 5 minutes in the future"
-            continue
-        if (
-            report.action == "clamp"
-            and report.budget_before is not None
-            and report.budget_after is not None
-            and report.budget_after > report.budget_before
-        ):
-            unprocessable[f"{where}.budget_after"] = "a clamp never raises the budget"
-            continue
-        entries.append(
-            Entry(
-                at=at,
-                state=report.state,
-                action=report.action,
-                origin="gateway",
-                user_id=owner,
-                session=report.session_id,
-                purpose=report.purpose,
-                reason=report.reason,
-                budget_before=report.budget_before,
-                budget_after=report.budget_after,
-                exempt=report.exempt,
-                dry_run=report.dry_run,
-                input_tokens=report.input_tokens,
-                output_tokens=report.output_tokens,
-                client_id=report.id,
-            )
-        )
+        is_malformed, field, message = found
+        (malformed if is_malformed else unprocessable)[f"decisions[{n}].{field}"] = message
     if malformed or unprocessable:
         raise RequestError(malformed, unprocessable)
     return entries
+
+
+def _shape_errors(exc: ValidationError) -> dict[str, str]:
+    """Every field the models refuse, named as ``decisions[3].at``, the first
+    problem of each."""
+    errors: dict[str, str] = {}
+    for error in exc.errors(include_url=False):
+        errors.setdefault(_where(tuple(error["loc"])), _message(error))
+    return errors
+
+
+#: A refused decision: ``(malformed, field, message)``; malformed is a 400,
+#: else it is a 422 (well-formed, but not to be recorded).
+_Refusal = tuple[bool, str, str]
+
+
+def _entry_of(
+    report: DecisionReport, *, user_id: int | None, known: dict[str, int], now: datetime
+) -> Entry | _Refusal:
+    """One reported decision as a ledger entry, or why it is refused: whose
+    it is (``_owner_of``), a moment that reads and is not ahead of ``now`` by
+    more than ``FUTURE_SLACK``, and a clamp that never raised the budget."""
+    owner = _owner_of(report, user_id=user_id, known=known)
+    if not isinstance(owner, int):
+        return owner
+    try:
+        at = parse_instant(report.at)
+    except override_commands.Unprocessable as exc:
+        return False, "at", str(exc)
+    except ValueError as exc:
+        return True, "at", str(exc)
+    if at > now + FUTURE_SLACK:
+        return False, "at", "is more than 5 minutes in the future"
+    if (
+        report.action == "clamp"
+        and report.budget_before is not None
+        and report.budget_after is not None
+        and report.budget_after > report.budget_before
+    ):
+        return False, "budget_after", "a clamp never raises the budget"
+    return Entry(
+        at=at,
+        state=report.state,
+        action=report.action,
+        origin="gateway",
+        user_id=owner,
+        session=report.session_id,
+        purpose=report.purpose,
+        reason=report.reason,
+        budget_before=report.budget_before,
+        budget_after=report.budget_after,
+        exempt=report.exempt,
+        dry_run=report.dry_run,
+        input_tokens=report.input_tokens,
+        output_tokens=report.output_tokens,
+        client_id=report.id,
+    )
+
+
+def _owner_of(
+    report: DecisionReport, *, user_id: int | None, known: dict[str, int]
+) -> int | _Refusal:
+    """Whose decision it is: a personal token's own (it names no ``user``),
+    or the member a team key names (it must name one of its team)."""
+    if user_id is not None and report.user is not None:
+        return (
+            False,
+            "user",
+            "a personal token reports its own decisions; only a team key names a user",
+        )
+    if user_id is None and report.user is None:
+        return True, "user", "a team key reports for its members: name the member of each decision"
+    owner = user_id if report.user is None else known.get(report.user)
+    if owner is None:
+        return False, "user", not_a_member(report.user or "")
+    return owner
