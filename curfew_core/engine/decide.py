@@ -154,29 +154,17 @@ class _Day:
             _Night(night_window(schedule, (today + offset * _DAY).date()), self.tiers)
             for offset in (-2, -1, 0, 1)
         )
-        peaks: list[tuple[int, int]] = []
         self.valley, self.workday = (
             day_kind(schedule, today.date()) if schedule.peak_shift else (None, None)
         )
-        if schedule.peak_shift:
-            for offset in (-1, 0, 1):
-                day = today + offset * _DAY
-                valley = self.valley if offset == 0 else day_kind(schedule, day.date())[0]
-                if valley is not None:
-                    continue
-                for window_start, window_end in schedule.peak_windows:
-                    start = day + timedelta(minutes=window_start)
-                    end = start + timedelta(minutes=(window_end - window_start) % (24 * 60))
-                    if start != end:
-                        peaks.append((_wall_us(start), _wall_us(end)))
         #: Non-empty peak windows of the day before, the date and the day after
         #: (valley days left out), or none with the peak shift off.
-        self.peaks = tuple(peaks)
+        self.peaks = _peaks_around(schedule, today, self.valley) if schedule.peak_shift else ()
         #: Every night and peak edge, sorted: the next edge is one bisection away.
         self.edges = tuple(
             sorted(
                 [edge for n in self.nights for edge in (n.start, n.lights_out, n.wake_up)]
-                + [edge for peak in peaks for edge in peak]
+                + [edge for peak in self.peaks for edge in peak]
             )
         )
         #: What the schedule says between two edges, for every wall there:
@@ -195,14 +183,39 @@ class _Day:
         #: The states whose reply holds ``{until}`` (as ``reply_for`` picks it):
         #: only there does a short-circuit work out its end (the seed's "。"
         #: never does), and only there may its text change the verdict's expiry.
-        self.templated = frozenset(
-            state
-            for state in (State.OFF_DUTY, State.LIGHTS_OUT)
-            if "{until}" in (reply_for(state, schedule) or "")
-        )
+        self.templated = _templated(schedule)
         #: ``_peak_end`` per slot index, filled as replies ask: every wall of a
         #: slot sits in the same peak windows, so the chain ends at one place.
         self.peak_ends: dict[int, int] = {}
+
+
+def _peaks_around(
+    schedule: Schedule, today: datetime, valley: str | None
+) -> tuple[tuple[int, int], ...]:
+    """The non-empty peak windows (wall microseconds, start and end) of the
+    day before ``today``, ``today`` and the day after, valley days left out;
+    ``valley`` is ``today``'s own (``day_kind``), already worked out."""
+    peaks: list[tuple[int, int]] = []
+    for offset in (-1, 0, 1):
+        day = today + offset * _DAY
+        day_valley = valley if offset == 0 else day_kind(schedule, day.date())[0]
+        if day_valley is not None:
+            continue  # no peak hours on a valley day
+        for window_start, window_end in schedule.peak_windows:
+            start = day + timedelta(minutes=window_start)
+            end = start + timedelta(minutes=(window_end - window_start) % (24 * 60))
+            if start != end:
+                peaks.append((_wall_us(start), _wall_us(end)))
+    return tuple(peaks)
+
+
+def _templated(schedule: Schedule) -> frozenset[State]:
+    """The states whose reply holds ``{until}`` (as ``reply_for`` picks it)."""
+    return frozenset(
+        state
+        for state in (State.OFF_DUTY, State.LIGHTS_OUT)
+        if "{until}" in (reply_for(state, schedule) or "")
+    )
 
 
 #: ``(state, peak, wake_up, winding nights)``: the reading of a stretch between
