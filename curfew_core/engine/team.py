@@ -201,44 +201,18 @@ def combine(own: Verdict, team: Verdict) -> Verdict:
     """
     acting = _tighter(own, team)
     action = acting.action
-    # The smaller budget of the sides that act so (a clamp's, or a
-    # short-circuit's safety cap); a side passing has none.
-    max_tokens = None
-    for side in (own, team):
-        if side.action is action and action is not Action.PASS:
-            max_tokens = _smaller(max_tokens, side.max_tokens)
-    tools: Literal["allow", "deny"] = (
-        "deny" if "deny" in (own.tools, team.tools) and action is not Action.PASS else "allow"
-    )
-    override: Literal["overtime", "off"] | None = own.override
-    override_until = own.override_until
-    # A forced off is the member's own and stands; otherwise the overtime
-    # told is the one that lasts longer.
-    if (
-        own.override != "off"
-        and team.override is not None
-        and team.override_until is not None
-        and (override_until is None or team.override_until > override_until)
-    ):
-        override, override_until = team.override, team.override_until
     state = _harsher_state(own.state, team.state)
-    winding = [side for side in (acting, own, team) if side.state is State.WINDING]
-    progress = winding[0].progress if state is State.WINDING and winding else None
-    budget = None
-    if state is State.WINDING:
-        budget = min(
-            (s.budget for s in (own, team) if s.state is State.WINDING and s.budget is not None),
-            default=None,
-        )
+    override, override_until = _override_told(own, team)
+    progress, budget = _winding_told(state, acting, own, team)
     dry_run = own.dry_run and team.dry_run
     return new_verdict(
         state=state,
         schedule_state=_harsher_state(own.schedule_state, team.schedule_state),
         action=action,
         reply=acting.reply if action is Action.SHORT_CIRCUIT else None,
-        max_tokens=max_tokens,
+        max_tokens=_max_tokens(action, own, team),
         persona=acting.persona if action is Action.CLAMP else None,
-        tools=tools,
+        tools=_tools(action, own, team),
         reasoning_effort=acting.reasoning_effort if action is Action.CLAMP else None,
         progress=progress,
         peak=own.peak or team.peak,
@@ -254,6 +228,55 @@ def combine(own: Verdict, team: Verdict) -> Verdict:
         debug_until=own.debug_until,
         would=_would(own, team) if dry_run else None,
     )
+
+
+def _max_tokens(action: Action, own: Verdict, team: Verdict) -> int | None:
+    """The smaller budget of the sides that act as ``action`` does (a clamp's,
+    or a short-circuit's safety cap); a side passing has none."""
+    if action is Action.PASS:
+        return None
+    max_tokens = None
+    for side in (own, team):
+        if side.action is action:
+            max_tokens = _smaller(max_tokens, side.max_tokens)
+    return max_tokens
+
+
+def _tools(action: Action, own: Verdict, team: Verdict) -> Literal["allow", "deny"]:
+    """Tools are denied if either side denies them and the call is acted on."""
+    if action is not Action.PASS and "deny" in (own.tools, team.tools):
+        return "deny"
+    return "allow"
+
+
+def _override_told(
+    own: Verdict, team: Verdict
+) -> tuple[Literal["overtime", "off"] | None, datetime | None]:
+    """The override the combined verdict tells: a forced off is the member's
+    own and stands; otherwise the overtime that lasts longer (the member's
+    on a tie)."""
+    if own.override == "off" or team.override is None or team.override_until is None:
+        return own.override, own.override_until
+    if own.override_until is None or team.override_until > own.override_until:
+        return team.override, team.override_until
+    return own.override, own.override_until
+
+
+def _winding_told(
+    state: State, acting: Verdict, own: Verdict, team: Verdict
+) -> tuple[float | None, int | None]:
+    """``(progress, budget)`` of a combined winding: the progress of the acting
+    side if it winds, else of the first side that does; the smaller budget of
+    the winding sides. ``(None, None)`` when the combination is not winding."""
+    if state is not State.WINDING:
+        return None, None
+    winding = [side for side in (acting, own, team) if side.state is State.WINDING]
+    progress = winding[0].progress if winding else None
+    budget = min(
+        (s.budget for s in (own, team) if s.state is State.WINDING and s.budget is not None),
+        default=None,
+    )
+    return progress, budget
 
 
 def _tail(reason: str) -> str:
