@@ -16,8 +16,9 @@ Recognised only when both hold, so that no one else's call is taken for one:
 - the client is Claude Code: its ``User-Agent`` starts with ``claude-cli/``
   (the CLI, and the Agent SDK, which runs it);
 - the call carries one of Claude Code's helper instructions (``MARKERS``): in
-  a ``system`` text for titles and summaries, at the start of the last user
-  turn for compaction (which is asked after the whole conversation).
+  a short ``system`` text for titles and summaries, at the start of the last
+  user turn for compaction (which is asked after the whole conversation),
+  after its "text only" guard or not.
 
 Why not the small, fast model (``ANTHROPIC_DEFAULT_HAIKU_MODEL``) as the
 mark: Claude Code runs real work on it too (its Explore subagent, a
@@ -68,8 +69,12 @@ MARKERS = tuple(marker for marker, _ in SYSTEM_MARKERS) + COMPACTION_MARKERS
 #: characters); Claude Code's main system prompt is tens of thousands. Texts
 #: longer than this are not searched, so a main call costs a length check.
 LONGEST_HELPER_TEXT = 12_000
-#: Where in the last user turn compaction's instructions start, at most (the
-#: guard that precedes them is a few hundred characters).
+#: What later releases put before compaction's instructions: "respond with
+#: text only". The last user turn's text must start with it or with the
+#: instructions themselves (so that no search runs through an ordinary turn).
+COMPACTION_GUARD = "CRITICAL: Respond with TEXT ONLY."
+#: Where after the guard compaction's instructions start, at most (the guard
+#: is a few hundred characters).
 COMPACTION_WITHIN = 2_000
 
 
@@ -106,9 +111,13 @@ def _compaction(messages: Any) -> bool:
     if not isinstance(last, dict) or last.get("role") != "user":
         return False
     for text in _texts(last.get("content")):
-        head = text[:COMPACTION_WITHIN]
-        if any(marker in head for marker in COMPACTION_MARKERS):
+        text = text.lstrip()
+        if text.startswith(COMPACTION_MARKERS):
             return True
+        if text.startswith(COMPACTION_GUARD):
+            head = text[:COMPACTION_WITHIN]
+            if any(marker in head for marker in COMPACTION_MARKERS):
+                return True
     return False
 
 
