@@ -59,38 +59,59 @@ def _value(value: Any) -> str:
 _NIGHT_ORDER = {name: n for n, name in enumerate(NIGHT_KEYS)}
 
 
-def _per_day(key: str, old: Any, new: Any) -> list[tuple[str, str, Any, Any]] | None:
+_DayChange = tuple[str, str, Any, Any]
+
+
+def _per_day(key: str, old: Any, new: Any) -> list[_DayChange] | None:
     """A per-day setting's change (``weekdays``: ``{"sat": {"curfew_start":
     "22:30"}}``) as ``(day, key, old, new)``, one for each time of each day
     that changed, days in the week's order: every day an edit changed, never
     cut after the first. ``None`` for a setting that is not per day."""
-    if not (isinstance(old, dict | type(None)) and isinstance(new, dict | type(None))):
-        return None
-    if not (old or new):
+    if not (_is_map(old) and _is_map(new)) or not (old or new):
         return None
     before, after = old or {}, new or {}
+    days = _week_days(before, after)
+    if days is None:
+        return None
+    out: list[_DayChange] = []
+    for day in days:
+        out += _day_changes(key, day, before.get(day), after.get(day))
+    return out
+
+
+def _is_map(value: Any) -> bool:
+    """A stored per-day value: a mapping, or nothing (``None``)."""
+    return isinstance(value, dict | type(None))
+
+
+def _week_days(before: dict[str, Any], after: dict[str, Any]) -> list[str] | None:
+    """The days named on either side, in the week's order; ``None`` if a key
+    is not a day of the week (then the setting is not per day)."""
     days = [*before, *(day for day in after if day not in before)]
     if not all(day in WEEKDAY_ORDER for day in days):
         return None
     order = {day: n for n, day in enumerate(WEEKDAY_ORDER)}
     days.sort(key=lambda day: order.get(day, len(order)))
-    out: list[tuple[str, str, Any, Any]] = []
-    for day in days:
-        was, now = before.get(day), after.get(day)
-        if was == now:
-            continue
-        if isinstance(was, dict | type(None)) and isinstance(now, dict | type(None)):
-            inner = [*(was or {}), *(k for k in (now or {}) if k not in (was or {}))]
-            # A night's times in their own order, not the stored one (PostgreSQL's
-            # jsonb keeps keys by length: lights_out before curfew_start).
-            inner.sort(key=lambda name: (_NIGHT_ORDER.get(name, len(_NIGHT_ORDER)), name))
-            for name in inner:
-                a, b = (was or {}).get(name), (now or {}).get(name)
-                if a != b:
-                    out.append((day, name, a, b))
-        else:
-            out.append((day, key, was, now))
-    return out
+    return days
+
+
+def _day_changes(key: str, day: str, was: Any, now: Any) -> list[_DayChange]:
+    """One day's changes: each time that changed, a night's times in their
+    own order (not the stored one: PostgreSQL's jsonb keeps keys by length,
+    lights_out before curfew_start); a day's value that is not a mapping
+    changes as a whole, under ``key``."""
+    if was == now:
+        return []
+    if not (_is_map(was) and _is_map(now)):
+        return [(day, key, was, now)]
+    was, now = was or {}, now or {}
+    inner = [*was, *(name for name in now if name not in was)]
+    inner.sort(key=lambda name: (_NIGHT_ORDER.get(name, len(_NIGHT_ORDER)), name))
+    return [
+        (day, name, was.get(name), now.get(name))
+        for name in inner
+        if was.get(name) != now.get(name)
+    ]
 
 
 def _field_items(key: str, change: dict[str, Any]) -> list[AuditItem]:
