@@ -7,9 +7,11 @@ answers are in the cache and fresh, :func:`resolve` reads them with one cache
 read (``async_cache.get_many``: one ``MGET`` on Redis, a dict lookup with the
 local cache) and counts the rate with ``throttle.ahit_token_rate``: no thread,
 no database. When they are not, it takes one hop to a pooled thread
-(``edge.threads``) for the sync path (``throttle.identify_throttled``, which
-counts failures per address and the token's rate, and ``bundles.bundle_for``).
-Either way the rate is counted exactly once per request.
+(``edge.threads``) for the cold path: ``tokens.identify_with_bundle`` reads the
+token, the user's rows and their team's in one query (issue 40), handed what
+the warm read already found so nothing is read twice; a token that is not live
+counts against the address (``throttle.note_token_failure``). Either way the
+rate is counted exactly once per request.
 """
 
 from __future__ import annotations
@@ -22,15 +24,9 @@ from cachetools import LRUCache
 
 from curfew_core import throttle
 from curfew_core.edge.threads import run_sync
-from curfew_core.selectors import tokens
-from curfew_core.selectors.bundles import (
-    UserBundle,
-    bundle_for,
-    cached_bundle,
-    likely_team,
-    rows_fresh,
-)
-from curfew_core.selectors.tokens import TokenIdentity
+from curfew_core.selectors import bundles, tokens
+from curfew_core.selectors.bundles import UserBundle, cached_bundle, likely_team, rows_fresh
+from curfew_core.selectors.tokens import Seen, TokenIdentity
 from curfew_core.store import async_cache, cache_policy
 from curfew_core.store.cache_policy import bundle_key, team_key, token_key
 
@@ -62,9 +58,9 @@ async def resolve(raw: str | None, address: Address, *, kind: str = "api") -> Ca
     ``throttle.Throttled`` over a rate, ``DatabaseError``/``RedisError`` when
     storage is down."""
     caller = await _warm(raw, kind)
-    if caller is not None:
+    if isinstance(caller, Caller):
         return caller
-    return await run_sync(_cold, raw, address, kind)
+    return await run_sync(_cold, raw, address, kind, caller)
 
 
 #: The caller last made from the cache for each token, with the cached values
@@ -77,10 +73,10 @@ _CALLERS_KEPT = 10_000
 _callers: LRUCache[str, tuple[Any, Any, str, Caller, Any]] = LRUCache(maxsize=_CALLERS_KEPT)
 
 
-async def _warm(raw: str | None, kind: str) -> Caller | None:
-    """From the cache alone (the once-a-minute ``last_used_at`` stamp and a
-    user's stale rows aside, which take the thread); ``None``: nothing was
-    counted, take the sync path."""
+async def _warm(raw: str | None, kind: str) -> Caller | Seen | None:
+    """From the cache alone (a user's stale rows aside, which take the
+    thread); otherwise nothing was counted: take the cold path, with what was
+    read here (``Seen``), or ``None`` if nothing was."""
     if raw is None or len(raw) > tokens.MAX_TOKEN_LENGTH:
         return None
     token_digest = tokens.digest(raw)
@@ -118,7 +114,12 @@ async def _warm(raw: str | None, kind: str) -> Caller | None:
         await _count(caller.identity)
         return caller
     if not tokens.usable(checked):
-        return None
+        return (
+            checked,
+            user_id,
+            rows,
+            team_rows if len(found) > 2 else bundles.UNREAD,
+        )
     identity = tokens.cached_identity(token_digest, checked, kind=kind)
     if identity is None:
         return None  # unknown, revoked or another kind: counted on the sync path
@@ -126,25 +127,42 @@ async def _warm(raw: str | None, kind: str) -> Caller | None:
     bundle = None
     if user_id == identity.user_id:
         bundle = cached_bundle(identity.user_id, rows, team_rows)
+        if bundle is None:
+            # The rows this read found, absent or stale: one query for them
+            # (and the team's), not another cache read first.
+            team_found = team_rows if len(found) > 2 else bundles.UNREAD
+            bundle = await run_sync(bundles.bundle_from, identity.user_id, rows, team_found)
+            return Caller(identity, bundle)
     if bundle is None:
-        return Caller(identity, await run_sync(bundle_for, identity.user_id))
+        return Caller(identity, await run_sync(bundles.bundle_for, identity.user_id))
     caller = Caller(identity, bundle)
     _callers[token_digest] = (checked, rows, kind, caller, team_rows)
     return caller
 
 
 async def _count(identity: TokenIdentity) -> None:
-    """The token's use: its ``last_used_at`` stamp when due, and its rate."""
-    if tokens.stamp_due(identity.token_id):
-        await run_sync(tokens.stamp_used, identity.token_id)
+    """The token's use: noted for its batched ``last_used_at``, and its rate."""
+    tokens.note_used(identity.token_id)
     refusal = await throttle.ahit_token_rate(identity.token_id)
     if refusal is not None:
         raise throttle.Throttled(refusal)
 
 
-def _cold(raw: str | None, address: Address, kind: str) -> Caller | None:
-    where = address if isinstance(address, str) else address()
-    identity = throttle.identify_throttled(raw, kind=kind, address=where)
-    if identity is None:
+def _cold(raw: str | None, address: Address, kind: str, seen: Seen | None) -> Caller | None:
+    """The cold path (on a thread): the token, its user's rows and their
+    team's in one query, then one counter, as ``throttle.identify_throttled``
+    counts (the token's rate when live, the address's failures when not; a
+    missing token counts nothing)."""
+    if not raw:
         return None
-    return Caller(identity, bundle_for(identity.user_id))
+    identity, bundle = tokens.identify_with_bundle(raw, kind=kind, seen=seen)
+    if identity is None or bundle is None:
+        where = address if isinstance(address, str) else address()
+        refusal = throttle.note_token_failure(where)
+        if refusal is not None:
+            raise throttle.Throttled(refusal)
+        return None
+    refusal = throttle.hit_token_rate(identity.token_id)
+    if refusal is not None:
+        raise throttle.Throttled(refusal)
+    return Caller(identity, bundle)

@@ -26,6 +26,7 @@ from curfew_core.edge.caller import Caller
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.threads import run_sync
 from curfew_core.schema.errors import not_a_member, not_a_username
+from curfew_core.selectors import bundles
 from curfew_core.selectors import teams as team_reads
 from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle, rows_fresh
 from curfew_core.selectors.tokens import TokenIdentity, TokenKind
@@ -120,16 +121,18 @@ _KEPT = 50_000
 _ids: dict[tuple[int, str], tuple[int, float]] = {}
 
 
-async def _member_id(team_id: int, name: str) -> int | None:
+def _known_id(team_id: int, name: str) -> tuple[int | None, bool]:
+    """The member's user id as last read here, and whether it is still fresh."""
     known = _ids.get((team_id, name))
-    if known is not None and cache_policy.fresh(known[1]):
-        return known[0]
-    user_id = await run_sync(_lookup, team_id, name)
-    if user_id is not None:
-        if len(_ids) >= _KEPT:
-            _ids.clear()
-        _ids[(team_id, name)] = (user_id, cache_policy.clock())
-    return user_id
+    if known is None:
+        return None, False
+    return known[0], cache_policy.fresh(known[1])
+
+
+def _remember(team_id: int, name: str, user_id: int) -> None:
+    if len(_ids) >= _KEPT:
+        _ids.clear()
+    _ids[(team_id, name)] = (user_id, cache_policy.clock())
 
 
 def _lookup(team_id: int, name: str) -> int | None:
@@ -142,33 +145,59 @@ def _lookup(team_id: int, name: str) -> int | None:
 _members: dict[tuple[int, int], tuple[Any, Any, Caller]] = {}
 
 
-async def _member(caller: Caller, user_id: int, team_id: int) -> Caller:
-    memo = (caller.identity.token_id, user_id)
-    keys = [bundle_key(user_id), team_key(team_id)]
-    # The process-local cache is read here and now, as ``edge.caller`` reads a
-    # personal token's rows: no coroutine to await on the warm path.
-    found = async_cache.read_now(keys)
-    if found is None and async_cache.supported():
-        found = await async_cache.get_many(keys)
-    if found is not None:
-        rows, team = found
-        known = _members.get(memo)
-        if (
-            known is not None
-            and known[0] is rows
-            and known[1] is team
-            and rows_fresh(rows)
-            and rows_fresh(team)
-        ):
-            return known[2]
-        bundle = cached_bundle(user_id, rows, team)
-        if bundle is not None:
-            member = _as_member(caller, user_id, bundle)
-            if len(_members) >= _KEPT:
-                _members.clear()
-            _members[memo] = (rows, team, member)
-            return member
-    return _as_member(caller, user_id, await run_sync(bundle_for, user_id))
+async def _member(
+    caller: Caller, user_id: int | None, team_id: int, name: str, fresh_id: bool
+) -> Caller | None:
+    """The member's caller (``None``: no such member). Warm: the rows read
+    from the cache (the process's layer first). Cold (the rows absent or
+    stale, or the name's id not looked up lately): one hop to a thread, which
+    looks the name up (cached) and reads the member's rows and their team's
+    in one query, handed what was read here."""
+    rows: Any = bundles.UNREAD
+    team: Any = bundles.UNREAD
+    if user_id is not None:
+        memo = (caller.identity.token_id, user_id)
+        keys = [bundle_key(user_id), team_key(team_id)]
+        # The process-local cache is read here and now, as ``edge.caller`` reads a
+        # personal token's rows: no coroutine to await on the warm path.
+        found = async_cache.read_now(keys)
+        if found is None and async_cache.supported():
+            found = await async_cache.get_many(keys)
+        if found is not None:
+            rows, team = found
+            if fresh_id:
+                known = _members.get(memo)
+                if (
+                    known is not None
+                    and known[0] is rows
+                    and known[1] is team
+                    and rows_fresh(rows)
+                    and rows_fresh(team)
+                ):
+                    return known[2]
+                bundle = cached_bundle(user_id, rows, team)
+                if bundle is not None:
+                    member = _as_member(caller, user_id, bundle)
+                    if len(_members) >= _KEPT:
+                        _members.clear()
+                    _members[memo] = (rows, team, member)
+                    return member
+    found_id, bundle = await run_sync(_cold_member, team_id, name, user_id, rows, team)
+    if found_id is None or bundle is None:
+        return None
+    _remember(team_id, name, found_id)
+    return _as_member(caller, found_id, bundle)
+
+
+def _cold_member(
+    team_id: int, name: str, guess: int | None, rows: Any, team: Any
+) -> tuple[int | None, UserBundle | None]:
+    user_id = _lookup(team_id, name)
+    if user_id is None:
+        return None, None
+    if user_id != guess or rows is bundles.UNREAD:
+        return user_id, bundle_for(user_id)
+    return user_id, bundles.bundle_from(user_id, rows, team)
 
 
 def _as_member(caller: Caller, user_id: int, bundle: UserBundle) -> Caller:
@@ -215,11 +244,9 @@ async def member_caller(request: EdgeRequest) -> Caller | HttpResponseBase | Non
         return dialect.refusal(400, not_a_username(name), code="invalid_request")
     if team_id is None or len(name) > _MAX_NAME:
         return _not_member(request, name)
-    user_id = await _member_id(team_id, name)
-    if user_id is None:
-        return _not_member(request, name)
-    member = await _member(caller, user_id, team_id)
-    if member.bundle.team_id != team_id:
+    user_id, fresh_id = _known_id(team_id, name)
+    member = await _member(caller, user_id, team_id, name, fresh_id)
+    if member is None or member.bundle.team_id != team_id:
         return _not_member(request, name)
     return member
 

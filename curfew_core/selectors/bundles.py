@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,7 +24,7 @@ from django.db import DatabaseError
 
 from curfew_core import models
 from curfew_core.engine import OverrideError, Overrides, Schedule, TeamPolicy, TeamSide
-from curfew_core.models import UNSAVED_VERSION, AccountPreference, Override, Team, TeamMembership
+from curfew_core.models import UNSAVED_VERSION, Team
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.override_commands import check_moment
 from curfew_core.selectors.spoken import spoken_config, spoken_language
@@ -57,61 +58,112 @@ _built: dict[int, tuple[tuple[Any, ...], UserBundle]] = {}
 _built_lock = threading.Lock()
 
 
-def _load_raw(user_id: int) -> dict[str, Any]:
-    row = models.Schedule.objects.filter(user_id=user_id).only("config", "version").first()
-    override = Override.objects.filter(user_id=user_id).first()
-    membership = (
-        TeamMembership.objects.filter(user_id=user_id).only("team_id", "overtime_from").first()
-    )
-    version = row.version if row else UNSAVED_VERSION
-    config = schedule_config.with_defaults(row.config if row else {})
-    preference = ""
-    if membership is not None:
+#: A user's rows and their team's, as one query reads them from the user's own
+#: row (``joined_fields()``) or from a row pointing at the user
+#: (``joined_fields("user__")``: a token's): each table is one-to-one with the
+#: user, and the team is the membership's, so every join is a LEFT OUTER one
+#: and the query yields one row, whatever the user has saved. The cold path of
+#: a verdict (issue 40): one query, where it was one per table.
+_ROWS = (
+    "curfew_schedule__config",
+    "curfew_schedule__version",
+    "curfew_override__overtime_until",
+    "curfew_override__forced_off_until",
+    "curfew_override__debug_at",
+    "curfew_override__debug_until",
+    "curfew_team_membership__team_id",
+    "curfew_team_membership__overtime_from",
+    "curfew_preference__language",
+    "curfew_team_membership__team__version",
+    "curfew_team_membership__team__config",
+    "curfew_team_membership__team__members_may_exempt",
+    "curfew_team_membership__team__member_overtime_minutes",
+    "curfew_team_membership__team__overtime_until",
+)
+NOBODY: tuple[Any, ...] = (None,) * len(_ROWS)
+
+
+def joined_fields(prefix: str = "") -> tuple[str, ...]:
+    """The ``values_list`` names of ``_ROWS``, reached through ``prefix``."""
+    return tuple(prefix + name for name in _ROWS)
+
+
+def rows_from(
+    values: Sequence[Any],
+    loaded_at: float,
+    configs: dict[str, dict[str, Any]] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A user's cached rows (``bundle_key``'s value) and their team's
+    (``team_key``'s, ``None`` in no team) from one row of ``joined_fields``.
+    ``configs``: one filled-in copy per distinct stored settings, shared by
+    the rows of one read (filling in is a deep copy)."""
+    (
+        stored,
+        version,
+        overtime,
+        forced,
+        debug_at,
+        debug_until,
+        team_id,
+        overtime_from,
+        preference,
+        team_version,
+        team_config,
+        members_may_exempt,
+        member_overtime_minutes,
+        team_overtime,
+    ) = values
+    if version is None:  # never saved: the defaults
+        stored = {}
+    if configs is None:
+        config = schedule_config.with_defaults(stored)
+    else:
+        key = json.dumps(stored, sort_keys=True, default=str)
+        found = configs.get(key)
+        if found is None:
+            found = configs[key] = schedule_config.with_defaults(stored)
+        config = found
+    version = UNSAVED_VERSION if version is None else version
+    rows = {
+        "team_id": team_id,
+        "overtime_from": overtime_from,
         # Only a team member's words depend on it (their team's replies).
-        preference = (
-            AccountPreference.objects.filter(user_id=user_id)
-            .values_list("language", flat=True)
-            .first()
-        ) or ""
-    return {
-        "team_id": membership.team_id if membership else None,
-        "overtime_from": membership.overtime_from if membership else None,
-        "language": spoken_language(preference, version, config),
+        "language": spoken_language(
+            (preference or "") if team_id is not None else "", version, config
+        ),
         "version": version,
         "config": config,
-        "overtime_until": override.overtime_until if override else None,
-        "forced_off_until": override.forced_off_until if override else None,
-        "debug_at": override.debug_at if override else None,
-        "debug_until": override.debug_until if override else None,
-        "loaded_at": cache_policy.clock(),
+        "overtime_until": overtime,
+        "forced_off_until": forced,
+        "debug_at": debug_at,
+        "debug_until": debug_until,
+        "loaded_at": loaded_at,
     }
+    if team_id is None:
+        return rows, None
+    return rows, {
+        "team_id": team_id,
+        "version": team_version,
+        "config": schedule_config.with_defaults(team_config or {}),
+        "members_may_exempt": members_may_exempt,
+        "member_overtime_minutes": member_overtime_minutes,
+        "overtime_until": team_overtime,
+        "loaded_at": loaded_at,
+    }
+
+
+def _load_joined(user_id: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The user's rows and their team's, in one query."""
+    found = list(get_user_model().objects.filter(pk=user_id).values_list(*_ROWS)[:1])
+    return rows_from(found[0] if found else NOBODY, cache_policy.clock())
+
+
+def _load_raw(user_id: int) -> dict[str, Any]:
+    return _load_joined(user_id)[0]
 
 
 def _keep_seconds() -> int:
     return lifetime(settings.CURFEW_SCHEDULE_CACHE_SECONDS)
-
-
-def _raw(user_id: int) -> dict[str, Any]:
-    """The user's rows: cached, re-read once older than the freshness bound."""
-    key = bundle_key(user_id)
-    raw: dict[str, Any] | None = cache.get(key)
-    if raw is None:
-        raw = _load_raw(user_id)
-        # ``add``, not ``set``: a writer's fresher entry must win the race.
-        cache.add(key, raw, timeout=_keep_seconds())
-    elif not cache_policy.fresh(raw.get("loaded_at", 0.0)):
-        try:
-            raw = _load_raw(user_id)
-        except DatabaseError:
-            # Nothing can have been committed to a database we cannot read:
-            # the last known rows are still the truth. Keep answering.
-            _unreadable.failed(
-                "database unreachable; serving last known schedules (user %s first)", user_id
-            )
-            return raw
-        _unreadable.over("database readable")
-        cache.set(key, raw, timeout=_keep_seconds())
-    return raw
 
 
 def _in_range(user_id: int, name: str, instant: datetime | None) -> datetime | None:
@@ -131,16 +183,23 @@ def _in_range(user_id: int, name: str, instant: datetime | None) -> datetime | N
 
 
 def _load_team_raw(team_id: int) -> dict[str, Any] | None:
-    team = Team.objects.filter(id=team_id).first()
+    team = (
+        Team.objects.filter(id=team_id)
+        .values_list(
+            "version", "config", "members_may_exempt", "member_overtime_minutes", "overtime_until"
+        )
+        .first()
+    )
     if team is None:
         return None
+    version, config, members_may_exempt, member_overtime_minutes, overtime_until = team
     return {
-        "team_id": team.id,
-        "version": team.version,
-        "config": schedule_config.with_defaults(team.config),
-        "members_may_exempt": team.members_may_exempt,
-        "member_overtime_minutes": team.member_overtime_minutes,
-        "overtime_until": team.overtime_until,
+        "team_id": team_id,
+        "version": version,
+        "config": schedule_config.with_defaults(config),
+        "members_may_exempt": members_may_exempt,
+        "member_overtime_minutes": member_overtime_minutes,
+        "overtime_until": overtime_until,
         "loaded_at": cache_policy.clock(),
     }
 
@@ -193,10 +252,85 @@ def likely_team(user_id: int) -> int | None:
 
 
 def bundle_for(user_id: int) -> UserBundle:
-    """The user's schedule (defaults if never saved) and overrides, and their team's."""
-    raw = _raw(user_id)
-    team_id = raw.get("team_id")
-    return _built_from(user_id, raw, team_raw(team_id) if team_id is not None else None)
+    """The user's schedule (defaults if never saved) and overrides, and their
+    team's: one cache read, and when the rows are absent or older than the
+    freshness bound, one query for the user's rows and their team's."""
+    team_id = likely_team(user_id)
+    if team_id is None:
+        return bundle_from(user_id, cache.get(bundle_key(user_id)))
+    found = cache.get_many([bundle_key(user_id), team_key(team_id)])
+    return bundle_from(user_id, found.get(bundle_key(user_id)), found.get(team_key(team_id)))
+
+
+#: Not read from the cache (``bundle_from``'s ``team``).
+UNREAD: Any = object()
+
+
+def bundle_from(user_id: int, raw: dict[str, Any] | None, team: Any = UNREAD) -> UserBundle:
+    """``bundle_for`` from what the cache was found to hold (``raw``: the
+    user's rows, ``None`` if absent; ``team``: the rows of the team they were
+    last seen in, ``None`` if absent, ``UNREAD`` if not read): at most one
+    query, for both, when the user's are absent or stale (an absent or stale
+    team's alone: one query for the team)."""
+    if rows_fresh(raw):
+        assert raw is not None
+        team_id = raw.get("team_id")
+        if team_id is None:
+            return _built_from(user_id, raw, None)
+        if team is UNREAD or not rows_fresh(team) or team.get("team_id") != team_id:
+            team = team_raw(team_id)
+        return _built_from(user_id, raw, team)
+    try:
+        rows, team_rows = _load_joined(user_id)
+    except DatabaseError:
+        if raw is None:
+            raise
+        # Nothing can have been committed to a database we cannot read:
+        # the last known rows are still the truth. Keep answering.
+        _unreadable.failed(
+            "database unreachable; serving last known schedules (user %s first)", user_id
+        )
+        team_id = raw.get("team_id")
+        return _built_from(user_id, raw, team_raw(team_id) if team_id is not None else None)
+    _unreadable.over("database readable")
+    keep_rows(user_id, rows, raw, team_rows, team)
+    return _built_from(user_id, rows, team_rows)
+
+
+def keep_rows(
+    user_id: int,
+    rows: dict[str, Any],
+    before: dict[str, Any] | None,
+    team_rows: dict[str, Any] | None,
+    team_before: Any = UNREAD,
+    also: dict[str, Any] | None = None,
+    also_seconds: int | None = None,
+) -> None:
+    """Cache rows a reader loaded (``before``, ``team_before``: what the cache
+    held, ``UNREAD`` if not read), by ``cache_policy``'s rules: an absent
+    entry is only *added* (a writer's fresher one must win the race), a stale
+    one replaced, a fresh one left alone. ``also``: entries to set beside
+    them (a token's check, kept ``also_seconds``), in the same round trip
+    when their lifetimes agree."""
+    keep = _keep_seconds()
+    sets: dict[str, Any] = {}
+    adds: dict[str, Any] = {}
+    (adds if before is None else sets)[bundle_key(user_id)] = rows
+    if team_rows is not None:
+        key = team_key(team_rows["team_id"])
+        if team_before is UNREAD or team_before is None:
+            adds[key] = team_rows
+        elif not rows_fresh(team_before) or team_before.get("team_id") != team_rows["team_id"]:
+            sets[key] = team_rows
+    if also:
+        if also_seconds is None or also_seconds == keep:
+            sets.update(also)
+        else:
+            cache.set_many(also, timeout=also_seconds)
+    if sets:
+        cache.set_many(sets, timeout=keep)
+    for key, value in adds.items():
+        cache.add(key, value, timeout=keep)
 
 
 def bundles_for(user_ids: list[int]) -> dict[int, UserBundle]:
@@ -227,68 +361,21 @@ def bundles_for(user_ids: list[int]) -> dict[int, UserBundle]:
     return out
 
 
-#: A user's rows as ``_load_raw_many`` reads them: one query, the user's own
-#: row joined to the three tables (each one-to-one with the user).
-_JOINED = (
-    "pk",
-    "curfew_schedule__config",
-    "curfew_schedule__version",
-    "curfew_override__overtime_until",
-    "curfew_override__forced_off_until",
-    "curfew_override__debug_at",
-    "curfew_override__debug_until",
-    "curfew_team_membership__team_id",
-    "curfew_team_membership__overtime_from",
-    "curfew_preference__language",
-)
-
-
 def _load_raw_many(user_ids: list[int]) -> dict[int, dict[str, Any]]:
     """``_load_raw`` of many users, in one query (a team's members woken at once:
     each table's list of thousands of ids was most of the reading)."""
     found = {
-        row[0]: row
-        for row in get_user_model().objects.filter(pk__in=user_ids).values_list(*_JOINED)
+        row[0]: row[1:]
+        for row in get_user_model().objects.filter(pk__in=user_ids).values_list("pk", *_ROWS)
     }
-    nobody = (None,) * len(_JOINED)
     loaded_at = cache_policy.clock()
     #: One filled-in copy per distinct stored settings (most members keep the
     #: defaults): filling in is a deep copy, the key a short dump.
     configs: dict[str, dict[str, Any]] = {}
-    out = {}
-    for user_id in user_ids:
-        (
-            _,
-            stored,
-            version,
-            overtime,
-            forced,
-            debug_at,
-            debug_until,
-            team_id,
-            overtime_from,
-            preference,
-        ) = found.get(user_id, nobody)
-        if version is None:  # never saved: the defaults
-            stored = {}
-        key = json.dumps(stored, sort_keys=True, default=str)
-        config = configs.get(key)
-        if config is None:
-            config = configs[key] = schedule_config.with_defaults(stored)
-        version = UNSAVED_VERSION if version is None else version
-        out[user_id] = {
-            "team_id": team_id,
-            "overtime_from": overtime_from,
-            "language": spoken_language(preference or "", version, config),
-            "version": version,
-            "config": config,
-            "overtime_until": overtime,
-            "forced_off_until": forced,
-            "debug_at": debug_at,
-            "debug_until": debug_until,
-            "loaded_at": loaded_at,
-        }
-    return out
+    return {
+        user_id: rows_from(found.get(user_id, NOBODY), loaded_at, configs)[0]
+        for user_id in user_ids
+    }
 
 
 def cached_bundle(
@@ -430,6 +517,11 @@ def _built_from(
             _built.clear()
         _built[user_id] = (stamp, built)
     return built
+
+
+def built(user_id: int, raw: dict[str, Any], team_rows: dict[str, Any] | None = None) -> UserBundle:
+    """The bundle of rows just read (``rows_from``), as ``bundle_for`` builds it."""
+    return _built_from(user_id, raw, team_rows)
 
 
 def refresh_bundle(user_id: int) -> None:

@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
+import signal
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import FrameType
+from typing import Any
 
 from cachetools import LRUCache
+from django.conf import settings
 from django.core.cache import cache
-from django.db import DatabaseError
-from django.utils import timezone
+from django.db import DatabaseError, close_old_connections, connection
+from django.db.models import Case, DateTimeField, Value, When
 
 from curfew_core.models import ApiToken
+from curfew_core.selectors import bundles
+from curfew_core.selectors.bundles import UserBundle
 from curfew_core.store import cache_policy
-from curfew_core.store.cache_policy import lifetime, token_key, token_used_key
+from curfew_core.store.cache_policy import bundle_key, lifetime, team_key, token_key
 from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.tokens")
 #: Said once per outage, not per warm request (``store.outage_log``).
 _unreadable = Notice(log)
-_unstamped = Notice(log)
 
 #: The kinds of token (``api``, ``embed``), for the doors, which do not import
 #: the models.
@@ -37,8 +44,13 @@ _MISSING_SECONDS = 30
 #: re-checked once older than ``CURFEW_CACHE_FRESH_SECONDS`` (see
 #: ``curfew_core.store.cache_policy``).
 _FOUND_SECONDS = 3600
-#: ``last_used_at`` is bookkeeping: stamped at most once a minute per token.
-_USED_STAMP_SECONDS = 60
+#: ``last_used_at`` is bookkeeping: each process notes its tokens' uses in
+#: memory and writes them together at most this often (see ``note_used``).
+USED_FLUSH_SECONDS = 10.0
+#: The most tokens a process holds uses of while the database refuses them.
+_USED_KEPT = 100_000
+#: Tokens written by one ``UPDATE ... CASE``.
+_USED_PER_UPDATE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,17 +155,108 @@ def identify_many(raws: Iterable[str], *, kind: str) -> dict[str, TokenIdentity 
                 cache.set_many(live, timeout=lifetime(_FOUND_SECONDS))
             if gone:
                 cache.set_many(gone, timeout=_MISSING_SECONDS)
-    stamp = []
     for raw, token_digest in digests.items():
         identity = cached_identity(token_digest, checks[token_digest], kind=kind)
-        if identity is not None and stamp_due(identity.token_id):
-            stamp.append(identity.token_id)
+        if identity is not None:
+            note_used(identity.token_id)
         out[raw] = identity
-    if len(stamp) == 1:
-        stamp_used(stamp[0])
-    elif stamp:
-        stamp_used_many(stamp)
     return out
+
+
+#: A token door's cache reads before it took the cold path (``edge.caller``):
+#: the token's check, and the rows of the user (and team) it was last seen
+#: with, so the cold path neither reads them again nor overwrites a fresh one.
+Seen = tuple[object, int | None, Any, Any]
+
+
+def identify_with_bundle(
+    raw: str | None, *, kind: str, seen: Seen | None = None
+) -> tuple[TokenIdentity | None, UserBundle | None]:
+    """``identify`` and its user's ``bundle_for`` together: the cold path of a
+    verdict (issue 40). Reads what ``seen`` does not say from the cache (one
+    read); a token check that is absent or older than the freshness bound is
+    read with the user's rows and their team's in **one query** (the token
+    joined to its user's schedule, overrides, membership, language and team),
+    and all three are cached in one round trip. ``(None, None)``: not a live
+    token of ``kind``."""
+    if not raw or len(raw) > MAX_TOKEN_LENGTH:
+        return None, None
+    token_digest = digest(raw)
+    key = token_key(token_digest)
+    if seen is None:
+        guess = likely_user(token_digest)
+        team_guess = None if guess is None else bundles.likely_team(guess)
+        keys = [key]
+        if guess is not None:
+            keys.append(bundle_key(guess))
+            if team_guess is not None:
+                keys.append(team_key(team_guess))
+        found = cache.get_many(keys)
+        seen = (
+            found.get(key),
+            guess,
+            found.get(bundle_key(guess)) if guess is not None else bundles.UNREAD,
+            found.get(team_key(team_guess)) if team_guess is not None else bundles.UNREAD,
+        )
+    checked, guess, rows_before, team_before = seen
+    if guess is None:
+        rows_before = team_before = bundles.UNREAD
+    if checked is not None and not _stale(checked):
+        identity = cached_identity(token_digest, checked, kind=kind)
+        if identity is None:
+            return None, None
+        note_used(identity.token_id)
+        if guess != identity.user_id or rows_before is bundles.UNREAD:
+            return identity, bundles.bundle_for(identity.user_id)
+        return identity, bundles.bundle_from(identity.user_id, rows_before, team_before)
+    try:
+        found_rows = list(
+            ApiToken.objects.filter(
+                digest=token_digest, revoked_at__isnull=True, user__is_active=True
+            ).values_list("id", "user_id", "kind", "team_id", *bundles.joined_fields("user__"))[:1]
+        )
+    except DatabaseError:
+        if checked is None:
+            raise
+        # Nothing can have been committed to a database we cannot read.
+        _unreadable.failed("database unreachable; trusting the last checks of tokens")
+        identity = cached_identity(token_digest, checked, kind=kind)
+        return (
+            (None, None) if identity is None else (identity, bundles.bundle_for(identity.user_id))
+        )
+    _unreadable.over("database readable")
+    if not found_rows:
+        cache.set(key, _MISSING, timeout=_MISSING_SECONDS)
+        return None, None
+    token_id, user_id, token_kind, team_id, *values = found_rows[0]
+    now = cache_policy.clock()
+    check = (token_id, user_id, token_kind, now, team_id)
+    rows, team_rows = bundles.rows_from(values, now)
+    if guess != user_id:
+        rows_before = team_before = bundles.UNREAD
+    elif rows_before is not bundles.UNREAD and bundles.rows_fresh(rows_before):
+        # The user's cached rows are fresh (a writer's refresh, or another
+        # reader's): they stand, as on the warm path; only the check is new.
+        cache.set(key, check, timeout=lifetime(_FOUND_SECONDS))
+        identity = cached_identity(token_digest, check, kind=kind)
+        if identity is None:
+            return None, None
+        note_used(identity.token_id)
+        return identity, bundles.bundle_from(user_id, rows_before, team_before)
+    bundles.keep_rows(
+        user_id,
+        rows,
+        None if rows_before is bundles.UNREAD else rows_before,
+        team_rows,
+        team_before,
+        also={key: check},
+        also_seconds=lifetime(_FOUND_SECONDS),
+    )
+    identity = cached_identity(token_digest, check, kind=kind)
+    if identity is None:
+        return None, None
+    note_used(identity.token_id)
+    return identity, bundles.built(user_id, rows, team_rows)
 
 
 def usable(cached: object) -> bool:
@@ -192,51 +295,157 @@ def likely_user(token_digest: str) -> int | None:
         return _users.get(token_digest)
 
 
-#: Tokens this process stamped, and when (``time.monotonic``): the shared
-#: once-a-minute ``add`` is asked at most once a minute per token per process.
-_stamped: dict[int, float] = {}
+# -- ``last_used_at``, written in batches ---------------------------------------------
+#
+# A use is noted in this process's memory (a dict write under a lock, no I/O:
+# the warm verdict's own thread) and written by a daemon thread every
+# ``USED_FLUSH_SECONDS``, all noted tokens in one ``UPDATE ... CASE`` per 500:
+# one statement per process every few seconds, where it was
+# one ``UPDATE`` per token per minute per process (1,550 a second at 100,000
+# users). Each token gets its latest use. At exit (and when a stop signal
+# arrives: uvicorn's workers die of the re-raised SIGTERM, where no exit hook
+# runs) what is noted is written at once. A refused write is kept for the
+# next tick (at most ``_USED_KEPT`` tokens). With
+# ``CURFEW_LEDGER_FLUSH_SECONDS`` at 0 (the test settings: no background
+# writer threads) nothing is written until ``flush_used()`` is called.
+
+_used: dict[int, float] = {}
+_used_lock = threading.Lock()
+_used_wake = threading.Event()
+_writer: threading.Thread | None = None
+_writer_pid = 0
+_draining = False
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_signals_watched = False
 
 
-def stamp_due(token_id: int) -> bool:
-    """Whether this process should stamp the token's ``last_used_at`` now."""
-    at = _stamped.get(token_id)
-    return at is None or time.monotonic() - at >= _USED_STAMP_SECONDS
+def note_used(token_id: int) -> None:
+    """Note a use of the token now (written with the next batch)."""
+    at = time.time()
+    with _used_lock:
+        if len(_used) < _USED_KEPT or token_id in _used:
+            _used[token_id] = at
+    if _writer is None or _writer_pid != _pid():
+        _start_writer()
+    elif not _signals_watched and threading.current_thread() is threading.main_thread():
+        _watch_stop_signals()
 
 
-def stamp_used(token_id: int) -> None:
-    """Stamp ``last_used_at``, at most once a minute per token across processes
-    (bookkeeping: never fails a request)."""
-    if len(_stamped) >= _USERS_KEPT:
-        _stamped.clear()
-    _stamped[token_id] = time.monotonic()
-    if cache.add(token_used_key(token_id), 1, timeout=_USED_STAMP_SECONDS):
-        try:
-            ApiToken.objects.filter(id=token_id).update(last_used_at=timezone.now())
-        except DatabaseError:
-            # Bookkeeping only: a warm verdict must not fail with the database.
-            _unstamped.failed("could not stamp last use of tokens (token %s first)", token_id)
+def _pid() -> int:
+    import os
+
+    return os.getpid()
 
 
-def stamp_used_many(token_ids: list[int]) -> None:
-    """``stamp_used`` of many tokens in one query (bookkeeping: never fails a
-    request). Once a minute per token per process: the cross-process ``add``
-    would be a cache round trip per token."""
-    now = time.monotonic()
-    if len(_stamped) + len(token_ids) >= _USERS_KEPT:
-        _stamped.clear()
-    for token_id in token_ids:
-        _stamped[token_id] = now
+def flush_used() -> int:
+    """Write every noted use now, on the caller's thread and connection
+    (tests; the exit hook); how many tokens were written. Never raises
+    (bookkeeping): a refused batch is kept for the next try."""
+    with _used_lock:
+        taken = dict(_used)
+        _used.clear()
+    if not taken:
+        return 0
     try:
-        ApiToken.objects.filter(id__in=token_ids).update(last_used_at=timezone.now())
+        uses = list(taken.items())
+        for first in range(0, len(uses), _USED_PER_UPDATE):
+            chunk = uses[first : first + _USED_PER_UPDATE]
+            # One statement, outside a transaction: each chunk stands alone.
+            ApiToken.objects.filter(id__in=[token_id for token_id, _ in chunk]).update(
+                last_used_at=Case(
+                    *(
+                        When(id=token_id, then=Value(datetime.fromtimestamp(at, UTC)))
+                        for token_id, at in chunk
+                    ),
+                    output_field=DateTimeField(),
+                )
+            )
     except DatabaseError:
-        _unstamped.failed("could not stamp last use of tokens (%s at once first)", len(token_ids))
+        log.warning("could not write the last use of %s tokens; kept for the next try", len(taken))
+        with _used_lock:
+            for token_id, at in taken.items():
+                if len(_used) < _USED_KEPT and _used.get(token_id, 0.0) < at:
+                    _used[token_id] = at
+        return 0
+    return len(taken)
+
+
+def pending_uses() -> int:
+    with _used_lock:
+        return len(_used)
+
+
+def _start_writer() -> None:
+    global _writer, _writer_pid
+    with _used_lock:
+        if _writer is not None and _writer_pid == _pid():
+            return
+        if float(getattr(settings, "CURFEW_LEDGER_FLUSH_SECONDS", 1.0)) <= 0:
+            # Mark it started: tests write with ``flush_used``.
+            _writer, _writer_pid = threading.current_thread(), _pid()
+            return
+        _writer = threading.Thread(target=_write_loop, name="curfew-token-use", daemon=True)
+        _writer_pid = _pid()
+        _writer.start()
+    atexit.register(_flush_quietly)
+    if threading.current_thread() is threading.main_thread():
+        _watch_stop_signals()
+
+
+def _write_loop() -> None:
+    while True:
+        _used_wake.wait(0.05 if _draining else USED_FLUSH_SECONDS)
+        _used_wake.clear()
+        _flush_quietly()
+
+
+def _flush_quietly() -> None:
+    try:
+        close_old_connections()
+        flush_used()
+    except Exception:
+        log.warning("could not write the tokens' last use", exc_info=True)
+    finally:
+        if threading.current_thread() is not threading.main_thread():
+            connection.close()
+
+
+def _watch_stop_signals() -> None:
+    """Chain the stop signals' handlers (main thread only): a stop writes the
+    noted uses at once, while the server drains its requests."""
+    global _signals_watched
+    _signals_watched = True
+    for signum in _STOP_SIGNALS:
+        previous = signal.getsignal(signum)
+        if previous == signal.SIG_IGN or getattr(previous, "curfew_token_use", False):
+            continue
+        signal.signal(signum, _chained(previous))
+
+
+def _chained(previous: Any) -> Callable[[int, FrameType | None], None]:
+    def on_stop(signum: int, frame: FrameType | None) -> None:
+        global _draining
+        _draining = True
+        _used_wake.set()
+        if callable(previous):
+            previous(signum, frame)
+        elif previous == signal.SIG_DFL:
+            worker = threading.Thread(target=_flush_quietly, name="curfew-token-use-stop")
+            worker.start()
+            worker.join(timeout=10)
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+
+    on_stop.curfew_token_use = True  # type: ignore[attr-defined]
+    return on_stop
 
 
 def forget_seen() -> None:
     """Forget which tokens this process saw and stamped (tests)."""
     _users.clear()
-    _stamped.clear()
     _digests.clear()
+    with _used_lock:
+        _used.clear()
 
 
 def live_embed_tokens(*, user_id: int) -> list[ApiToken]:

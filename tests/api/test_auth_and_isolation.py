@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from curfew_core.models import ApiToken
+from curfew_core.selectors import tokens
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_testkit.asgi_client import Client
 from tests.api.conftest import stored
@@ -168,6 +169,8 @@ def test_raw_tokens_are_not_stored(user: User) -> None:
 def test_use_is_stamped(api: Any) -> None:
     assert ApiToken.objects.get(user=api.user).last_used_at is None
     api.get("/api/v1/state")
+    # Written in batches (issue 40): the test writes the batch now.
+    assert tokens.flush_used() == 1
     assert ApiToken.objects.get(user=api.user).last_used_at is not None
 
 
