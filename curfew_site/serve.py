@@ -16,16 +16,26 @@ hours, mostly idle): its inbox and its "writable" flag hold no empty deques
 (an ``asyncio.Queue`` is four of them, about 3 KiB a socket), and the parsed
 handshake request and response are dropped once the handshake is answered.
 Its behaviour is uvicorn's (``tests/production`` runs ``bin/serve``).
+
+``python -m curfew_site.serve`` is uvicorn's own command line, with one change
+to its supervisor of several workers (:class:`DrainingMultiprocess`): told to
+stop, it stops listening too. uvicorn's supervisor keeps the listening socket
+it shares with its workers open until they have all drained, so for up to
+the grace period (``CURFEW_GRACEFUL_SECONDS``) the kernel still accepted new
+connections that no process would ever answer: a balancer's request or health
+check hung instead of being refused and sent to another server (issue 41).
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 from collections import deque
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from uvicorn.supervisors import Multiprocess
 
 #: First-generation threshold (CPython's default is 700).
 GC_THRESHOLD = 20_000
@@ -119,3 +129,30 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
             # The handshake is answered: its parsed request and response are not read again.
             self.request = None  # type: ignore[assignment]
             self.response = None  # type: ignore[assignment]
+
+
+class DrainingMultiprocess(Multiprocess):
+    """uvicorn's supervisor of several workers, which closes its copy of the
+    listening socket when it is told to stop (before it passes SIGTERM on).
+
+    The workers close theirs as their graceful shutdown begins; once the
+    supervisor's is closed too the socket is gone, and a new connection is
+    refused at once (one waiting in the backlog is reset) while the workers
+    finish what they serve."""
+
+    def terminate_all(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+        super().terminate_all()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """uvicorn's command line (``bin/serve``), with :class:`DrainingMultiprocess`."""
+    # The module (``uvicorn.main`` as an attribute is its click command).
+    command_line: Any = importlib.import_module("uvicorn.main")
+    command_line.Multiprocess = DrainingMultiprocess
+    command_line.main(args=argv, prog_name="uvicorn")
+
+
+if __name__ == "__main__":
+    main()
