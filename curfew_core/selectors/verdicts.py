@@ -306,26 +306,8 @@ def _verdict_fields(verdict: Verdict, age: int) -> dict[str, Any]:
     action = verdict.action.value
     reply = verdict.reply
     progress = _progress(verdict)
-    if not (
-        state in _STATES
-        and schedule_state in _STATES
-        and action in _ACTIONS
-        and verdict.tools in _TOOLS
-        and verdict.reasoning_effort in _EFFORTS
-        and verdict.override in _OVERRIDES
-        and type(reply) in _MAYBE_TEXT
-        and type(verdict.persona) in _MAYBE_TEXT
-        and type(verdict.reason) is str
-        and type(verdict.max_tokens) in _MAYBE_INT
-        and type(verdict.budget) in _MAYBE_INT
-        and type(age) is int
-        and type(progress) in _MAYBE_FLOAT
-        and (progress is None or math.isfinite(progress))
-        and type(verdict.peak) is bool
-        and type(verdict.exempt) is bool
-        and type(verdict.dry_run) is bool
-    ):
-        raise _Refused
+    _vouch_names(verdict, state, schedule_state, action)
+    _vouch_values(verdict, reply, progress, age)
     override_until = verdict.override_until
     debug_at = verdict.debug_at
     would = verdict.would
@@ -353,6 +335,38 @@ def _verdict_fields(verdict: Verdict, age: int) -> dict[str, Any]:
         "debug_at": None if debug_at is None else _instant(debug_at),
         "would": None if would is None else _would(would),
     }
+
+
+def _vouch_names(verdict: Verdict, state: str, schedule_state: str, action: str) -> None:
+    """``_Refused`` unless every name field is one its field allows."""
+    if not (
+        state in _STATES
+        and schedule_state in _STATES
+        and action in _ACTIONS
+        and verdict.tools in _TOOLS
+        and verdict.reasoning_effort in _EFFORTS
+        and verdict.override in _OVERRIDES
+    ):
+        raise _Refused
+
+
+def _vouch_values(verdict: Verdict, reply: Any, progress: Any, age: Any) -> None:
+    """``_Refused`` unless every other field is of its exact type (a finite
+    ``progress``)."""
+    if not (
+        type(reply) in _MAYBE_TEXT
+        and type(verdict.persona) in _MAYBE_TEXT
+        and type(verdict.reason) is str
+        and type(verdict.max_tokens) in _MAYBE_INT
+        and type(verdict.budget) in _MAYBE_INT
+        and type(age) is int
+        and type(progress) in _MAYBE_FLOAT
+        and (progress is None or math.isfinite(progress))
+        and type(verdict.peak) is bool
+        and type(verdict.exempt) is bool
+        and type(verdict.dry_run) is bool
+    ):
+        raise _Refused
 
 
 #: The fixed parts of verdict answers (``_verdict_bytes``), by every field
