@@ -387,65 +387,16 @@ def _verdict_bytes(verdict: Verdict, age: int) -> bytes:
     ``1`` to a dict, and two equal instants in two zones are written apart:
     instants are keyed by their text), so equal keys always mean equal bytes;
     anything else takes the model's path, as before."""
-    state = verdict.state
-    schedule_state = verdict.schedule_state
-    action = verdict.action
-    reply = verdict.reply
-    max_tokens = verdict.max_tokens
-    persona = verdict.persona
-    tools = verdict.tools
-    effort = verdict.reasoning_effort
-    peak = verdict.peak
-    reason = verdict.reason
-    exempt = verdict.exempt
-    dry_run = verdict.dry_run
-    budget = verdict.budget
-    override = verdict.override
     progress = verdict.progress
     if progress is not None:
         progress = round(progress, 4)
     if not (
-        type(state) is State
-        and type(schedule_state) is State
-        and type(action) is Action
-        and type(tools) is str
-        and type(effort) in _MAYBE_TEXT
-        and type(override) in _MAYBE_TEXT
-        and type(reply) in _MAYBE_TEXT
-        and type(persona) in _MAYBE_TEXT
-        and type(reason) is str
-        and type(max_tokens) in _MAYBE_INT
-        and type(budget) in _MAYBE_INT
-        and type(age) is int
-        and type(peak) is bool
-        and type(exempt) is bool
-        and type(dry_run) is bool
+        type(age) is int
         and type(progress) in _MAYBE_FLOAT
         and (progress is None or math.isfinite(progress))
     ):
         raise _Refused
-    override_until = verdict.override_until
-    debug_at = verdict.debug_at
-    would = verdict.would
-    key = (
-        state,
-        schedule_state,
-        action,
-        reply,
-        max_tokens,
-        persona,
-        tools,
-        effort,
-        peak,
-        reason,
-        exempt,
-        dry_run,
-        budget,
-        override,
-        None if override_until is None else _instant(override_until),
-        None if debug_at is None else _instant(debug_at),
-        None if would is None else tuple((type(v), v) for v in _would(would).values()),
-    )
+    key = _template_key(verdict)
     parts = _templates.get(key)
     if parts is None:
         parts = _verdict_template(verdict, age)
@@ -465,6 +416,65 @@ def _verdict_bytes(verdict: Verdict, age: int) -> bytes:
             _instant(verdict.at).encode(),
             parts[2],
         )
+    )
+
+
+def _template_key(verdict: Verdict) -> tuple[Any, ...]:
+    """The fields ``_templates`` keys a verdict's fixed parts by (all but
+    ``progress``, ``valid_until``, ``max_age`` and ``at``), each checked for its
+    exact type (``_Refused`` otherwise); instants as their text."""
+    state = verdict.state
+    schedule_state = verdict.schedule_state
+    action = verdict.action
+    reply = verdict.reply
+    max_tokens = verdict.max_tokens
+    persona = verdict.persona
+    tools = verdict.tools
+    effort = verdict.reasoning_effort
+    peak = verdict.peak
+    reason = verdict.reason
+    exempt = verdict.exempt
+    dry_run = verdict.dry_run
+    budget = verdict.budget
+    override = verdict.override
+    if not (
+        type(state) is State
+        and type(schedule_state) is State
+        and type(action) is Action
+        and type(tools) is str
+        and type(effort) in _MAYBE_TEXT
+        and type(override) in _MAYBE_TEXT
+        and type(reply) in _MAYBE_TEXT
+        and type(persona) in _MAYBE_TEXT
+        and type(reason) is str
+        and type(max_tokens) in _MAYBE_INT
+        and type(budget) in _MAYBE_INT
+        and type(peak) is bool
+        and type(exempt) is bool
+        and type(dry_run) is bool
+    ):
+        raise _Refused
+    override_until = verdict.override_until
+    debug_at = verdict.debug_at
+    would = verdict.would
+    return (
+        state,
+        schedule_state,
+        action,
+        reply,
+        max_tokens,
+        persona,
+        tools,
+        effort,
+        peak,
+        reason,
+        exempt,
+        dry_run,
+        budget,
+        override,
+        None if override_until is None else _instant(override_until),
+        None if debug_at is None else _instant(debug_at),
+        None if would is None else tuple((type(v), v) for v in _would(would).values()),
     )
 
 
