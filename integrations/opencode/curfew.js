@@ -23,11 +23,12 @@
 // from a kept verdict is reported to the decision ledger
 // (POST /api/v1/decisions, batched about every second); one the server was
 // asked for is recorded by the server. On an outage the policy answers and
-// the user is told (a toast and OpenCode's log), never a silent pass.
+// the user is told (a toast in the TUI, a line on stderr from `opencode run`,
+// and OpenCode's log), never a silent pass.
 //
 // Only one export, the plugin: OpenCode runs every exported function of a
 // plugin file as a plugin. Its second argument (the plugin's options) may
-// carry env, fetch and now, for tests.
+// carry env, fetch, now and headless, for tests.
 
 import { readFileSync } from "node:fs"
 import { homedir } from "node:os"
@@ -69,12 +70,18 @@ export const CurfewPlugin = async (input = {}, options = {}) => {
   let retryAt = 0
   let told = null
 
+  // Headless (`opencode run`) nothing shows a toast: the line goes to stderr,
+  // which it prints; in the TUI, a toast (stderr would draw over the screen).
+  const headless = options.headless ?? process.argv.slice(2).includes("run")
   const tell = async (message) => {
     if (told === message) return // said once per outage
     told = message
-    try {
-      await client?.tui?.showToast?.({ body: { message, variant: "warning" } })
-    } catch {}
+    if (headless) console.error(message)
+    else {
+      try {
+        await client?.tui?.showToast?.({ body: { message, variant: "warning" } })
+      } catch {}
+    }
     try {
       await client?.app?.log?.({ body: { service: "curfew", level: "warn", message } })
     } catch {}

@@ -61,6 +61,7 @@ async function plugin(fake, { at = UNTIL - 3600, env = {}, toasts = [] } = {}) {
       env: { CURFEW_URL: "http://curfew.test", CURFEW_TOKEN: "cfw_plugin_token", HOME: "/nonexistent", ...env },
       fetch: fake.fetch,
       now: () => clock.at,
+      headless: false,
     },
   )
   return { hooks, clock, toasts }
@@ -200,4 +201,22 @@ test("not set up is said, not silent", async () => {
 test("the file exports only the plugin (OpenCode runs every exported function)", async () => {
   const module = await import("./curfew.js")
   assert.deepEqual(Object.keys(module), ["CurfewPlugin"])
+})
+
+test("headless (opencode run), the outage is said on stderr", async () => {
+  const said = []
+  const original = console.error
+  console.error = (line) => said.push(line)
+  try {
+    const fake = server(WORKING, { down: true })
+    const hooks = await CurfewPlugin(
+      {},
+      { env: { CURFEW_URL: "http://curfew.test", CURFEW_TOKEN: "cfw_plugin_token" }, fetch: fake.fetch, headless: true },
+    )
+    await hooks["chat.params"](...params())
+  } finally {
+    console.error = original
+  }
+  assert.equal(said.length, 1)
+  assert.match(said[0], /unreachable\. Policy fail_open/)
 })

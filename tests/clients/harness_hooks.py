@@ -1,5 +1,7 @@
 """``make clients``: real Claude Code and real Codex with Curfew's hooks only
-(issue 42), pointed straight at the recording fake upstream, no proxy.
+(issue 42), and real OpenCode with Curfew's plugin only
+(``integrations/opencode``), pointed straight at the recording fake upstream,
+no proxy.
 
 Each tool is set up as the Integrations page's hooks rows say
 (``claude-code-hooks``, ``codex-hooks`` in ``curfew_core/web/tool_setups.py``):
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -34,10 +37,15 @@ from typing import TYPE_CHECKING, Any
 from curfew_core.web import tool_setups
 
 if TYPE_CHECKING:
+    from curfew_testkit.fake_upstream import RecordingFake
     from tests.clients.run import Bench, Result
 
 #: The rows' keys (``--only``) and the tool each drives.
-HOOK_TOOLS = {"claude-code-hooks": "claude-code", "codex-hooks": "codex"}
+HOOK_TOOLS = {
+    "claude-code-hooks": "claude-code",
+    "codex-hooks": "codex",
+    "opencode-plugin": "opencode",
+}
 HOOK_STATES = ("off duty", "winding", "on duty")
 FAKE_KEY = "sk-upstream-fake"
 
@@ -100,6 +108,8 @@ def run_hooks_tool(
             continue
         for line in text.splitlines():
             line = line.split("#", 1)[0].strip()
+            if line.startswith(("mkdir -p ~/", "cp ")) and not bench.control:
+                _copy_line(shlex.split(line), home)
             if line.startswith("curfew login"):
                 # The key pasted when asked (stdin): never on the command line.
                 subprocess.run(
@@ -112,7 +122,7 @@ def run_hooks_tool(
                     check=True,
                 )
     if tool == "claude-code":
-        fake = bench.anthropic
+        fake: RecordingFake = bench.anthropic
         env.update(
             {
                 "ANTHROPIC_BASE_URL": fake.base_url,
@@ -126,6 +136,12 @@ def run_hooks_tool(
             # Print mode prints the answer alone; a hook's systemMessage (shown
             # interactively) is in its stream of events.
             command += ["--output-format", "stream-json", "--verbose"]
+    elif tool == "opencode":
+        fake = bench.openai
+        # Its own provider, the fake upstream (no Curfew in its config: only the plugin).
+        (work / "opencode.json").write_text(_opencode_config(fake.base_url), encoding="utf-8")
+        env["FAKE_PROVIDER_KEY"] = FAKE_KEY
+        command = [str(NPM_BIN / "opencode"), "run", PROMPT]
     else:
         fake = bench.openai
         codex_home = home / ".codex"
@@ -163,10 +179,70 @@ def run_hooks_tool(
     )
     time.sleep(1.0)
     reached = _model_calls(list(fake.requests))
-    problems, words = check_hooks(label, seen + said, code, reached, bench.persona, tool=tool)
+    helpers = [recorded for recorded in reached if _opencode_title(recorded)]
+    # OpenCode's title agent asks with purpose "title", exempt by default: it
+    # may reach the upstream in every state (the held-back call is the turn's).
+    reached = [recorded for recorded in reached if recorded not in helpers]
+    if tool == "opencode":
+        seen, said = _plain(seen), _plain(said)
+    # ``opencode run`` ends a turn its plugin stopped with an error (exit 1),
+    # the plugin's words on stderr: for that row that is the expected end.
+    stopped = tool == "opencode" and label == "off duty" and code == 1
+    problems, words = check_hooks(
+        label, seen + said, 0 if stopped else code, reached, bench.persona, tool=tool
+    )
+    if stopped:
+        words += "; opencode run exits 1 on the stopped turn"
+    if helpers:
+        words += f"; {len(helpers)} title call(s) passed (exempt)"
     if tool == "codex" and label in CODEX_SHOWS:
         words += "; codex exec shows the hook's outcome, not its words"
     return Result(key, label, code, seen + said, len(reached), 0, problems, words)
+
+
+def _copy_line(words: list[str], home: Path) -> None:
+    """A snippet's ``mkdir -p ~/…`` or ``cp FILE ~/…/`` (the file from this
+    checkout), done in the tool's home."""
+    from curfew_testkit.server import ROOT
+
+    if words[:2] == ["mkdir", "-p"]:
+        (home / words[2][2:]).mkdir(parents=True, exist_ok=True)
+    elif words[0] == "cp" and len(words) == 3 and words[2].startswith("~/"):
+        target = home / words[2][2:]
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / words[1], target)
+
+
+def _opencode_config(upstream: str) -> str:
+    from tests.clients.run import MODEL
+
+    return json.dumps(
+        {
+            "$schema": "https://opencode.ai/config.json",
+            "provider": {
+                "fake": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "Fake provider",
+                    "options": {"baseURL": f"{upstream}/v1", "apiKey": "{env:FAKE_PROVIDER_KEY}"},
+                    "models": {MODEL: {}},
+                }
+            },
+            "model": f"fake/{MODEL}",
+            "small_model": f"fake/{MODEL}",
+        },
+        indent=2,
+    )
+
+
+def _plain(text: str) -> str:
+    """Without terminal colours (OpenCode writes them whatever NO_COLOR says)."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def _opencode_title(recorded: Any) -> bool:
+    """OpenCode's title agent's call (its system prompt says so)."""
+    text = recorded.body.decode("utf-8", "replace")
+    return "You are a title generator" in text
 
 
 def _carries(recorded: Any, text: str) -> bool:
