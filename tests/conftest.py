@@ -82,7 +82,7 @@ SLOW_MODULES = {
     "tests/production/test_deploy_settings.py": 45,
     "tests/security/test_stalled_redis.py": 40,
     "tests/production/test_redis_gone_under_load.py": 35,
-    "tests/production/test_postgres_gone_under_load.py": 40,
+    "tests/production/test_postgres_gone_under_load.py": 45,
     "tests/client/test_reporting_served.py": 37,
     "tests/proxy/test_anthropic_gates.py": 35,
     "tests/proxy/test_caller_credentials_served.py": 20,

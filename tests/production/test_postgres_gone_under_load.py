@@ -7,7 +7,10 @@ a few seconds and then comes back: every connection to it closed, and new
 ones refused (a switchboard between the app and the real server, which other
 test runs share and which is never stopped). Each cached check and row is
 trusted for a second only (``CURFEW_CACHE_FRESH_SECONDS=1``), so the outage
-is felt by every door. What must hold:
+is felt by every door. Then PostgreSQL *stalls* for seven seconds:
+connections accepted and never answered, as a frozen server or a half-open
+network path does (each attempt gives up after the 5 s connect timeout).
+What must hold, through both:
 
 - warm verdicts go on answering from the cache's last known rows, and every
   one answered is in the decision ledger once PostgreSQL is back (the
@@ -22,12 +25,14 @@ is felt by every door. What must hold:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import urlencode, urlsplit
 
 import httpx
@@ -35,8 +40,8 @@ import pytest
 
 from curfew_testkit.loadgen import is_verdict
 from curfew_testkit.server import ServedApp
-from tests.faults.test_served_outages import SESSION_COOKIE, Answer, assert_page_503, make_session
-from tests.production.conftest import forget_namespace, new_user, shared_env
+from tests.faults.test_served_outages import SESSION_COOKIE, Answer, assert_page_503
+from tests.production.conftest import forget_namespace, shared_env
 from tests.production.test_redis_gone_under_load import Switchboard
 from tests.web.forms import form_fields
 
@@ -44,12 +49,64 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
 CLIENTS = 8
 OUTAGE_SECONDS = 3
+#: Longer than the connect timeout (5 s): attempts give up during the stall.
+STALL_SECONDS = 7
+
+
+class Stallable(Switchboard):
+    """A switchboard that can also *stall*: every open connection closed, and
+    new ones accepted and never answered (a frozen server, a half-open path)."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.stalled = False
+        self.held: list[socket.socket] = []
+        super().__init__(target)
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # cut
+            if self.stalled:
+                with self._lock:
+                    self.held.append(client)  # read nothing, answer nothing
+                continue
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def stall(self) -> None:
+        with self._lock:
+            self.stalled = True
+            for conn in self._open:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
+            self._open.clear()
+
+    def unstall(self) -> None:
+        with self._lock:
+            self.stalled = False
+            for conn in self.held:
+                conn.close()
+            self.held.clear()
+
+    def cut(self) -> None:
+        super().cut()
+        self.unstall()
 
 
 @pytest.fixture
-def board(postgres_url: str) -> Iterator[Switchboard]:
+def board(postgres_url: str) -> Iterator[Stallable]:
     parts = urlsplit(postgres_url)
-    switchboard = Switchboard((parts.hostname or "127.0.0.1", parts.port or 5432))
+    switchboard = Stallable((parts.hostname or "127.0.0.1", parts.port or 5432))
     yield switchboard
     switchboard.cut()
 
@@ -59,7 +116,7 @@ def production(
     tmp_path_factory: pytest.TempPathFactory,
     postgres_url: str,
     redis_url: str,
-    board: Switchboard,
+    board: Stallable,
 ) -> Iterator[ServedApp]:
     parts = urlsplit(postgres_url)
     through = parts._replace(netloc=f"{parts.username}@127.0.0.1:{board.port}").geturl()
@@ -136,14 +193,49 @@ class Page:
         )
 
 
+def _people(app: ServedApp) -> tuple[str, str, str, str]:
+    """API tokens of ``warm``, ``saver`` and ``never-seen``, and a signed-in
+    session of ``saver``, made in one management command (each is seconds)."""
+    script = (
+        "from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY\n"
+        "from django.contrib.auth.models import User\n"
+        "from django.contrib.sessions.backends.db import SessionStore\n"
+        "from curfew_core.services.tokens import token_create\n"
+        "users = {}\n"
+        "for name in ('warm', 'saver', 'never-seen'):\n"
+        "    users[name] = User.objects.create_user(name)\n"
+        "    print(token_create(user=users[name], name='api', kind='api')[1])\n"
+        "s = SessionStore()\n"
+        "s[SESSION_KEY] = str(users['saver'].pk)\n"
+        "s[BACKEND_SESSION_KEY] = 'django.contrib.auth.backends.ModelBackend'\n"
+        "s[HASH_SESSION_KEY] = users['saver'].get_session_auth_hash()\n"
+        "s.create()\n"
+        "print(s.session_key)\n"
+    )
+    warm, saver, never_seen, session = app.manage("shell", "-c", script).stdout.split()[-4:]
+    return warm, saver, never_seen, session
+
+
+def _saving_again(
+    restore: Callable[[], None], saves: list[tuple[str, int, float, float]]
+) -> float | None:
+    """``restore()``, then the seconds until an API save sent after it is
+    answered 200 (``None``: none within 15 s)."""
+    restore()
+    back = time.monotonic()
+    while time.monotonic() - back < 15:
+        if any(save[1] == 200 and save[2] >= back for save in saves[-3:]):
+            return time.monotonic() - back
+        time.sleep(0.05)
+    return None
+
+
 def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
-    production: ServedApp, board: Switchboard, postgres_url: str
+    production: ServedApp, board: Stallable, postgres_url: str
 ) -> None:
     app = production
-    warm, _ = new_user(app, "warm")
-    saver, _ = new_user(app, "saver")
-    never_seen, _ = new_user(app, "never-seen")
-    page = Page(app, make_session(app, "saver"))
+    warm, saver, never_seen, session = _people(app)
+    page = Page(app, session)
     assert page.save("saved from the page before").status_code == 302
 
     url = f"{app.base_url}/api/v1/verdict"
@@ -151,21 +243,22 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     #: Each API save: its reply, its status, when it was sent and answered.
     saves: list[tuple[str, int, float, float]] = []
     wrong: list[str] = []
-    outage = threading.Event()
+    #: What the database is doing now: ``up``, ``cut`` or ``stalled``.
+    phase = ["up"]
     stop = threading.Event()
 
     def gateway() -> None:
         headers = {"Authorization": f"Bearer {warm}", **app.client_headers}
         with httpx.Client(timeout=15, headers=headers) as http:
             while not stop.is_set():
-                during = outage.is_set()
+                during = phase[0]
                 try:
                     response = http.post(url, json={"max_tokens": 4096})
                 except httpx.HTTPError as exc:
                     wrong.append(f"verdict: {type(exc).__name__}: {exc}")
                     continue
                 if response.status_code == 200 and is_verdict(response.content):
-                    verdicts["during" if during else "other"] += 1
+                    verdicts[during] += 1
                 elif _json_503(response):
                     verdicts["503"] += 1
                 else:
@@ -195,12 +288,12 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     for thread in threads:
         thread.start()
     time.sleep(2)
-    assert verdicts["other"] > 0, (verdicts, wrong[:5])
+    assert verdicts["up"] > 0, (verdicts, wrong[:5])
     assert saves, wrong[:5]
 
     cut_at = time.monotonic()
     board.cut()
-    outage.set()
+    phase[0] = "cut"
     time.sleep(1.5)  # past the freshness bound: every door now needs the database
     answers = {
         "cold verdict": httpx.post(
@@ -213,23 +306,27 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     }
     page_save = page.save("saved from the page during the outage")
     time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - cut_at)))
-    outage.clear()
-    board.restore()
-    back = time.monotonic()
+    phase[0] = "up"
+    recovered = _saving_again(board.restore, saves)
 
-    recovered: float | None = None
-    while time.monotonic() - back < 15:
-        if saves and saves[-1][1] == 200 and verdicts["other"]:
-            recovered = time.monotonic() - back
-            break
-        time.sleep(0.05)
+    # Then PostgreSQL stalls: connections accepted, never answered. Each
+    # attempt gives up after the connect timeout (5 s), and the warm verdicts
+    # go on from the last known rows meanwhile.
+    stall_at = time.monotonic()
+    board.stall()
+    phase[0] = "stalled"
+    time.sleep(STALL_SECONDS)
+    phase[0] = "up"
+    recovered_from_stall = _saving_again(board.unstall, saves)
     stop.set()
     for thread in threads:
         thread.join(20)
 
     assert wrong == [], wrong[:5]
     assert recovered is not None, f"no save after PostgreSQL came back: {saves[-5:]}"
-    assert verdicts["during"] > 0, f"warm verdicts stopped with the database: {verdicts}"
+    assert recovered_from_stall is not None, f"no save after the stall: {saves[-5:]}"
+    assert verdicts["cut"] > 0, f"warm verdicts stopped with the database: {verdicts}"
+    assert verdicts["stalled"] > 0, f"warm verdicts stopped with a stalled database: {verdicts}"
     statuses = Counter(save[1] for save in saves)
     assert statuses[503] > 0, f"control: the outage was felt by saves: {statuses}"
     assert _json_503(answers["cold verdict"]), answers["cold verdict"].text[:300]
@@ -243,7 +340,11 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     # A commit the database made just as the link was cut, whose answer never
     # came back, is a 503 that did change something: the one save in flight
     # at the cut may stand too (no save can be told apart from that).
-    in_flight = [save[0] for save in saves if save[1] == 503 and save[2] <= cut_at <= save[3]]
+    in_flight = [
+        save[0]
+        for save in saves
+        if save[1] == 503 and any(save[2] <= at <= save[3] for at in (cut_at, stall_at))
+    ]
     schedule = httpx.get(
         f"{app.base_url}/api/v1/schedule",
         headers={"Authorization": f"Bearer {saver}", **app.client_headers},
@@ -257,7 +358,7 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
 
     # Every verdict answered is in the ledger (each worker writes within a
     # second or two of the database's return).
-    answered = verdicts["during"] + verdicts["other"]
+    answered = verdicts["up"] + verdicts["cut"] + verdicts["stalled"]
     deadline = time.monotonic() + 10
     while (stored := _decisions(postgres_url, "warm")) < answered and time.monotonic() < deadline:
         time.sleep(0.25)
@@ -272,6 +373,7 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
                 "verdicts": dict(verdicts),
                 "saves": dict(statuses),
                 "recovered_after_s": round(recovered, 2),
+                "recovered_from_stall_after_s": round(recovered_from_stall, 2),
                 "ledger_rows": stored,
                 "log_lines": log.count("\n"),
                 "tracebacks": len(re.findall(r"^Traceback", log, re.M)),
