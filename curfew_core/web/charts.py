@@ -185,13 +185,57 @@ def curve_figure(
     the window is padded a little on both sides so on-duty before it and
     lights-out after it are visible. ``now`` is marked when it falls inside.
     """
-    window = night.minutes
-    pad = max(20, round(window * 0.08)) if window else 60
-    lo, hi = -pad, window + pad
+    layout = _layout(night, text)
+    if night.minutes == 0 or not schedule.fractions:
+        layout["annotations"].append(
+            {
+                "x": 0.5,
+                "y": 0.5,
+                "xref": "paper",
+                "yref": "paper",
+                "showarrow": False,
+                "text": text.empty_window,
+            }
+        )
+        return {
+            "data": [],
+            "layout": layout,
+            "edit": None,
+            "nights": night_choices(schedule, night),
+        }
+    anchors = _anchor_points(schedule, night, text)
+    data = [_budget_trace(schedule, night, text), *_anchor_traces(anchors, schedule, night, text)]
+    figure_edit = _edit(schedule, night, anchors, text)
+    marks = _now_marks(schedule, night, now, text) if now is not None else None
+    if marks is not None:
+        data.append(marks[0])
+        layout["shapes"].append(marks[1])
+    return {
+        "data": data,
+        "layout": layout,
+        "edit": figure_edit,
+        "nights": night_choices(schedule, night),
+    }
+
+
+def _ticks(night: Night, lo: int, hi: int) -> list[int]:
+    """The chart minutes of whole hours from ``lo`` to ``hi``, at most ten
+    (every other, or third, … when more)."""
     ticks = [m for m in range(lo, hi + 1) if (night.start + dt.timedelta(minutes=m)).minute == 0]
     if len(ticks) > 10:
         ticks = ticks[:: -(-len(ticks) // 10)]
-    layout: dict[str, Any] = {
+    return ticks
+
+
+def _layout(night: Night, text: ChartText) -> dict[str, Any]:
+    """The chart's frame: the window padded on both sides (so on-duty before
+    it and lights-out after it show), hour ticks, the night after lights-out
+    shaded and lights-out marked with a dashed line and its time."""
+    window = night.minutes
+    pad = max(20, round(window * 0.08)) if window else 60
+    lo, hi = -pad, window + pad
+    ticks = _ticks(night, lo, hi)
+    return {
         "margin": {"l": 56, "r": 16, "t": 28, "b": 44},
         "height": 320,
         "showlegend": False,
@@ -254,49 +298,37 @@ def curve_figure(
             },
         ],
     }
-    data: list[dict[str, Any]] = []
-    if window == 0 or not schedule.fractions:
-        layout["annotations"].append(
-            {
-                "x": 0.5,
-                "y": 0.5,
-                "xref": "paper",
-                "yref": "paper",
-                "showarrow": False,
-                "text": text.empty_window,
-            }
-        )
-        return {
-            "data": data,
-            "layout": layout,
-            "edit": None,
-            "nights": night_choices(schedule, night),
-        }
 
+
+def _budget_trace(schedule: Schedule, night: Night, text: ChartText) -> dict[str, Any]:
+    """The budget line through the window, sampled by the minute (``_samples``);
+    it holds its last value until lights-out, where it stops."""
     xs = _samples(night)
     ys = [budget_at_offset(schedule, night, x) for x in xs]
-    # The budget holds its last value until lights-out, where it stops.
-    xs.append(window)
+    xs.append(night.minutes)
     ys.append(ys[-1])
-    data.append(
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": text.budget,
-            "x": xs,
-            "y": ys,
-            "line": {"width": 3, "shape": "hv" if schedule.curve is Curve.STEP else "linear"},
-            "fill": "tozeroy",
-            "customdata": [_label(night, x) for x in xs],
-            "hovertemplate": f"%{{customdata}} · %{{y}} {text.tokens}<extra></extra>",
-        }
-    )
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": text.budget,
+        "x": xs,
+        "y": ys,
+        "line": {"width": 3, "shape": "hv" if schedule.curve is Curve.STEP else "linear"},
+        "fill": "tozeroy",
+        "customdata": [_label(night, x) for x in xs],
+        "hovertemplate": f"%{{customdata}} · %{{y}} {text.tokens}<extra></extra>",
+    }
+
+
+def _anchor_points(schedule: Schedule, night: Night, text: ChartText) -> list[dict[str, Any]]:
+    """Each anchor at its place on ``night``, and whether the curve ignores it
+    (``unused_anchors``), with why."""
     unused = unused_anchors(schedule.fractions, schedule.curve)
     why = text.ignored.get(schedule.curve.value, "")
-    anchors: list[dict[str, Any]] = [
+    return [
         {
             "at": format_wall(anchor.at),
-            "x": round(fraction * window, 3),
+            "x": round(fraction * night.minutes, 3),
             "tokens": tokens,
             "ignored": index in unused,
             "why": why if index in unused else "",
@@ -305,12 +337,21 @@ def curve_figure(
             zip(schedule.anchors, schedule.fractions, strict=True)
         )
     ]
+
+
+def _anchor_traces(
+    anchors: list[dict[str, Any]], schedule: Schedule, night: Night, text: ChartText
+) -> list[dict[str, Any]]:
+    """The anchors as markers: one trace of those the curve goes through, one
+    of those it ignores (open diamonds, and why); none for an empty group."""
+    why = text.ignored.get(schedule.curve.value, "")
+    traces: list[dict[str, Any]] = []
     for ignored in (False, True):
         shown = [a for a in anchors if a["ignored"] is ignored]
         if not shown:
             continue
         note = f" · {why}" if ignored else ""
-        data.append(
+        traces.append(
             {
                 "type": "scatter",
                 "mode": "markers",
@@ -329,45 +370,42 @@ def curve_figure(
                 "<extra></extra>",
             }
         )
-    figure_edit = _edit(schedule, night, anchors, text)
-    if now is not None:
-        wall = to_wall(now, schedule.timezone)
-        offset = (wall - night.start).total_seconds() / 60
-        budget = budget_at_offset(schedule, night, offset)
-        if budget is not None:
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers+text",
-                    "name": text.now,
-                    "x": [round(offset, 3)],
-                    "y": [budget],
-                    "text": [f"{text.now} {wall:%H:%M} · {budget}"],
-                    "textposition": "top right",
-                    "marker": {"size": 14, "symbol": "circle-open", "line": {"width": 3}},
-                    "hovertemplate": f"{text.now} {wall:%H:%M} · %{{y}} {text.tokens}"
-                    "<extra></extra>",
-                }
-            )
-            layout["shapes"].append(
-                {
-                    "type": "line",
-                    "xref": "x",
-                    "yref": "paper",
-                    "x0": offset,
-                    "x1": offset,
-                    "y0": 0,
-                    "y1": 1,
-                    "line": {"width": 1, "dash": "dot"},
-                    "name": "now-line",
-                }
-            )
-    return {
-        "data": data,
-        "layout": layout,
-        "edit": figure_edit,
-        "nights": night_choices(schedule, night),
+    return traces
+
+
+def _now_marks(
+    schedule: Schedule, night: Night, now: dt.datetime, text: ChartText
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``now`` on the chart, when it has a budget there (inside the window): a
+    marker with its time and budget, and a dotted line; ``None`` otherwise."""
+    wall = to_wall(now, schedule.timezone)
+    offset = (wall - night.start).total_seconds() / 60
+    budget = budget_at_offset(schedule, night, offset)
+    if budget is None:
+        return None
+    marker = {
+        "type": "scatter",
+        "mode": "markers+text",
+        "name": text.now,
+        "x": [round(offset, 3)],
+        "y": [budget],
+        "text": [f"{text.now} {wall:%H:%M} · {budget}"],
+        "textposition": "top right",
+        "marker": {"size": 14, "symbol": "circle-open", "line": {"width": 3}},
+        "hovertemplate": f"{text.now} {wall:%H:%M} · %{{y}} {text.tokens}<extra></extra>",
     }
+    line = {
+        "type": "line",
+        "xref": "x",
+        "yref": "paper",
+        "x0": offset,
+        "x1": offset,
+        "y0": 0,
+        "y1": 1,
+        "line": {"width": 1, "dash": "dot"},
+        "name": "now-line",
+    }
+    return marker, line
 
 
 def _edit(
