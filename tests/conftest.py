@@ -75,6 +75,7 @@ SLOW_MODULES = {
     "tests/litellm/test_litellm_proxy.py": 60,
     "tests/realtime/test_capsule_redis.py": 50,
     "tests/ledger/test_served_exit.py": 50,
+    "tests/production/test_token_use_at_stop.py": 45,
     "tests/readme/test_any_server.py": 45,
     "tests/production/test_redis_restart.py": 40,
     "tests/readme/test_runserver.py": 20,
