@@ -105,6 +105,17 @@ def _next_line(user: User, now: datetime) -> str:
     return line
 
 
+def _refuse_bad_text(options: dict[str, Any], names: tuple[str, ...], *, prefix: str) -> None:
+    """``CommandError`` for a text option that cannot be stored: bytes that
+    are not UTF-8 reach argv as lone surrogates, and stored, they would
+    break every later read of the row."""
+    for option in names:
+        value = options.get(option)
+        problem = text_problem(value) if isinstance(value, str) else None
+        if problem:
+            raise CommandError(f"{prefix}{option} {problem}")
+
+
 class Command(BaseCommand):
     help = "Curfew tokens, overrides, status and config import for one user."
 
@@ -196,13 +207,7 @@ class Command(BaseCommand):
         name = options["action"]
         if name == "debug":
             name = "pretend"  # the old spelling of the same action
-        for option in ("user", "name", "password"):
-            # Bytes that are not UTF-8 reach argv as lone surrogates; stored,
-            # they would break every later read of the row.
-            value = options.get(option)
-            problem = text_problem(value) if isinstance(value, str) else None
-            if problem:
-                raise CommandError(f"--{option} {problem}")
+        _refuse_bad_text(options, ("user", "name", "password"), prefix="--")
         if name == "demo":
             self._demo(options["user"], options["password"], options.get("token_file"))
             return
@@ -210,42 +215,50 @@ class Command(BaseCommand):
             self._prune(options.get("days"))
             return
         if name in ("team", "team-token"):
-            for option in ("team", "username", "admin"):
-                value = options.get(option)
-                problem = text_problem(value) if isinstance(value, str) else None
-                if problem:
-                    raise CommandError(f"{option} {problem}")
-            try:
-                self._team(name, options)
-            except (TeamError, ConfigError, OverrideError) as exc:
-                raise CommandError(f"{exc}; nothing changed") from None
+            self._team_command(name, options)
             return
         user = self._user(options["user"], create=bool(options.get("create_user")))
         if name in ("token", "embed-token"):
-            kind = "api" if name == "token" else "embed"
-            token, raw = token_create(
-                user=user, name=options.get("name") or "", kind=kind, channel="command"
-            )
-            label = token.get_kind_display()
-            self.stdout.write(f"{label} token for {user.get_username()} (shown once):")
-            self.stdout.write(raw)
+            self._token(user, name, options.get("name") or "")
         elif name == "status":
             self._print_state(user)
         elif name == "import-config":
             self._import(user, options["file"])
         else:
-            words = {
-                "overtime": ["overtime", options.get("duration", "")],
-                "pretend": ["debug", " ".join(options.get("moment") or [])],
-            }.get(name, [name])
-            if name == "pretend" and options.get("pretend_for") is not None:
-                words += ["for", options["pretend_for"]]
-            try:
-                command = override_commands.from_words(words)
-                override_apply(user=user, command=command, now=timezone.now(), channel="command")
-            except OverrideError as exc:
-                raise CommandError(str(exc)) from None
-            self._print_state(user)
+            self._override(user, name, options)
+
+    def _team_command(self, name: str, options: dict[str, Any]) -> None:
+        """``team`` and ``team-token``: a refused change says nothing changed."""
+        _refuse_bad_text(options, ("team", "username", "admin"), prefix="")
+        try:
+            self._team(name, options)
+        except (TeamError, ConfigError, OverrideError) as exc:
+            raise CommandError(f"{exc}; nothing changed") from None
+
+    def _token(self, user: User, name: str, label: str) -> None:
+        """``token`` (an API token) or ``embed-token``: printed once, on its own line."""
+        kind = "api" if name == "token" else "embed"
+        token, raw = token_create(user=user, name=label, kind=kind, channel="command")
+        self.stdout.write(
+            f"{token.get_kind_display()} token for {user.get_username()} (shown once):"
+        )
+        self.stdout.write(raw)
+
+    def _override(self, user: User, name: str, options: dict[str, Any]) -> None:
+        """``overtime``, ``off``, ``auto`` and ``pretend``: the override's own
+        words (``override_commands.from_words``), applied, then the state."""
+        words = {
+            "overtime": ["overtime", options.get("duration", "")],
+            "pretend": ["debug", " ".join(options.get("moment") or [])],
+        }.get(name, [name])
+        if name == "pretend" and options.get("pretend_for") is not None:
+            words += ["for", options["pretend_for"]]
+        try:
+            command = override_commands.from_words(words)
+            override_apply(user=user, command=command, now=timezone.now(), channel="command")
+        except OverrideError as exc:
+            raise CommandError(str(exc)) from None
+        self._print_state(user)
 
     def _user(self, username: str, *, create: bool) -> User:
         user = user_by_name(username)
