@@ -30,9 +30,13 @@ only ``flush()`` writes.
 If the database is away (an ``OperationalError``: unreachable, locked, timed
 out), the batch is kept and retried at the next tick; the buffer holds at
 most ``MAX_BUFFERED`` raw rows, the oldest dropped beyond that (counted in
-``dropped``, logged once per tick), so an outage cannot eat memory. Their
+``dropped``), so an outage cannot eat memory. Their
 tallies are kept (a few per user and minute), so the hourly totals still
-count them; beyond ``MAX_BUFFERED`` tallies the oldest minutes go too.
+count them; beyond ``MAX_BUFFERED`` tallies the oldest minutes go too. The
+bound also holds while a write hangs (a database that took the connection
+and stopped answering: nothing is taken from the batch meanwhile): a record
+that finds ``FLUSH_ROWS`` more than it drops the oldest (issue 41). Either
+is said once per outage, not per tick (``store.outage_log``).
 
 Any other refusal may be one row's (a number out of a column's range): the
 batch is written in halves, and theirs, so the good rows land and a decision
@@ -66,8 +70,12 @@ from curfew_core.ledger.batch import AtValue, Batch
 from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry
 from curfew_core.services import ledger_prune
 from curfew_core.services.ledger import at_value, decisions_write, minute_of
+from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.ledger")
+#: Said once per outage (``store.outage_log``): records dropped while a write
+#: is stuck.
+_overflow = Notice(log, logging.ERROR)
 
 #: The most entries a process holds while the database refuses them.
 MAX_BUFFERED = 100_000
@@ -115,15 +123,24 @@ def record(entry: Entry) -> None:
     global _batch
     if not setting("CURFEW_LEDGER"):
         return
+    lost = 0
     if entry.user_id is None or entry.client_id is not None:
         _buffer.append(entry)
-        full = len(_buffer) >= FLUSH_ROWS
+        waiting = len(_buffer)
+        full = waiting >= FLUSH_ROWS
+        if full and waiting > MAX_BUFFERED + FLUSH_ROWS:
+            lost = _bound_buffer()
     else:
         with _batch_lock:
             if _batch is None:
                 _batch = _new_batch()
             _batch.add(entry, entry.user_id)
-            full = len(_batch.rows) >= FLUSH_ROWS
+            waiting = len(_batch.rows)
+            full = waiting >= FLUSH_ROWS
+            if full and waiting > MAX_BUFFERED + FLUSH_ROWS:
+                lost = _batch.bounded(MAX_BUFFERED)
+    if lost:
+        _overflowed(lost)
     if ((full and not _failing) or _draining) and not _wake.is_set():
         _wake.set()
     if not _started:
@@ -207,7 +224,11 @@ def record_verdict(
         elif action == "short-circuit":
             sums[3] += 1  # ``unsent``: a short-circuit that acted
         sums[4] += saved
-        full = len(rows) >= FLUSH_ROWS
+        waiting = len(rows)
+        full = waiting >= FLUSH_ROWS
+        lost = batch.bounded(MAX_BUFFERED) if full and waiting > MAX_BUFFERED + FLUSH_ROWS else 0
+    if lost:
+        _overflowed(lost)
     # Already set: the flusher is on its way (setting it again takes the
     # event's lock and notifies, for each record until the batch is taken).
     if ((full and not _failing) or _draining) and not _wake.is_set():
@@ -217,6 +238,32 @@ def record_verdict(
 
 
 _at_value: AtValue | None = None
+
+
+def _bound_buffer() -> int:
+    """Drop the oldest entries waiting apart beyond ``MAX_BUFFERED``."""
+    lost = 0
+    while len(_buffer) > MAX_BUFFERED:
+        try:
+            _buffer.popleft()
+        except IndexError:  # the flusher took them meanwhile
+            break
+        lost += 1
+    return lost
+
+
+def _overflowed(lost: int) -> None:
+    """A record found the batch past its bound: the flusher's write is stuck
+    (a database that took the connection and stopped answering), so nothing
+    is taken. ``MAX_BUFFERED`` holds there too: the oldest raw rows go, in
+    steps of ``FLUSH_ROWS``, counted in ``dropped`` (their tallies stay)."""
+    global dropped
+    dropped += lost
+    _overflow.failed(
+        "ledger: the last write has not returned and the buffer is full; "
+        "dropping the oldest decisions (hourly counts kept; %d so far)",
+        dropped,
+    )
 
 
 def _new_batch() -> Batch:
@@ -361,6 +408,7 @@ def _run() -> None:
         else:
             if failing:
                 log.warning("ledger: writing again (%d decisions dropped meanwhile)", dropped)
+            _overflow.over("ledger: writing")
             failing = _failing = False
         if written:  # an empty tick says nothing about how long a write takes
             writing = max(time.monotonic() - taken, writing / 2)
@@ -395,7 +443,7 @@ def _put_back(batch: Batch | None, entries: list[Entry]) -> None:
             lost += batch.bounded(MAX_BUFFERED)
     if lost:
         dropped += lost
-        log.error("ledger: buffer full; dropped the %d oldest decisions", lost)
+        _overflow.failed("ledger: buffer full; dropped the %d oldest decisions", lost)
 
 
 def flush() -> int:

@@ -384,3 +384,39 @@ def test_a_full_batch_wakes_the_flusher_once_until_it_is_taken(
     recorder._wake.clear()  # the flusher took it: the next full batch wakes it again
     recorder.record(entry(user, T0, session="again"))
     assert Counted.sets == 2
+
+
+def test_a_write_that_never_returns_cannot_grow_the_buffer_past_its_bound(
+    user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 41: a database that took the flusher's connection and stopped
+    answering (a frozen server, a half-open path) holds its write, and
+    nothing takes the batch meanwhile: records must keep to the bound on
+    their own, dropping (and counting) the oldest, keeping their counts."""
+    from curfew_core.engine import RequestContext, decide
+    from curfew_core.schedules import config as schedule_config
+
+    monkeypatch.setattr(recorder, "MAX_BUFFERED", 50)
+    monkeypatch.setattr(recorder, "FLUSH_ROWS", 10)
+    verdict = decide(T0, schedule_config.build(schedule_config.default_config()), RequestContext())
+    dropped = recorder.dropped
+    for n in range(300):  # no flush: the flusher is stuck in its write
+        recorder.record(entry(user, T0, session=f"e{n}"))
+        recorder.record(entry(user, T0, session=f"t{n}", user_id=None, token_id=1))
+        recorder.record_verdict(
+            verdict,
+            origin="verdict",
+            at=T0,
+            user_id=user.pk,
+            session=f"v{n}",
+            purpose=None,
+            budget_before=None,
+        )
+    assert recorder._batch is not None
+    assert len(recorder._batch.rows) <= 50 + 10
+    assert len(recorder._buffer) <= 50 + 10
+    lost = recorder.dropped - dropped
+    assert lost == 900 - recorder.pending()
+    # The newest are the ones kept, and the hour still counts every one.
+    assert recorder._batch.rows[-1][2] == "v299"
+    assert sum(sums[0] for sums in recorder._batch.tallies.values()) == 600
