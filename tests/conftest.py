@@ -64,6 +64,7 @@ def require(condition: bool, reason: str) -> None:
 #: runs in collection order; a stale number only changes the order.
 SLOW_MODULES = {
     "tests/client/test_push_served.py": 250,
+    "tests/throttle/test_served_ipv6.py": 45,
     "tests/readme/test_make_run.py": 155,
     "tests/production/test_load.py": 60,
     "tests/faults/test_served_outages.py": 110,
