@@ -327,7 +327,16 @@ def test_the_command_answers_and_exits_while_its_report_is_still_being_sent(
 
 
 #: Never imported by a warm hook (its whole answer is a file read).
-SLOW = ("httpx", "pydantic", "curfew_client", "argparse", "typing", "_hashlib", "logging")
+SLOW = (
+    "httpx",
+    "pydantic",
+    "curfew_client",
+    "argparse",
+    "typing",
+    "_hashlib",
+    "logging",
+    "urllib.request",
+)
 
 
 def test_a_warm_hook_imports_only_the_standard_library_s_light_modules(tmp_path: Path) -> None:
@@ -354,7 +363,8 @@ def test_a_warm_hook_imports_only_the_standard_library_s_light_modules(tmp_path:
     answer, imported = done.stdout.splitlines()
     assert json.loads(answer)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert imported == " ".join(["False"] * len(SLOW))
-    # Control: with nothing cached it asks, through the gateway client.
+    # Control: with nothing cached it asks the server (urllib's request), and
+    # still without httpx, pydantic or the gateway client.
     os.unlink(file)
     done = subprocess.run(
         [sys.executable, "-c", probe],
@@ -363,7 +373,9 @@ def test_a_warm_hook_imports_only_the_standard_library_s_light_modules(tmp_path:
         text=True,
         check=True,
     )
-    assert done.stdout.splitlines()[-1].split()[:3] == ["True", "True", "True"]
+    cold = dict(zip(SLOW, done.stdout.splitlines()[-1].split(), strict=True))
+    assert cold["urllib.request"] == "True"
+    assert (cold["httpx"], cold["pydantic"], cold["curfew_client"]) == ("False",) * 3
 
 
 def test_a_flusher_finding_another_at_work_leaves_the_spool_to_it(tmp_path: Path) -> None:
@@ -396,3 +408,34 @@ def test_reports_spooled_while_a_flusher_sends_are_sent_by_it(tmp_path: Path) ->
     assert reports.flush(settings, where, send=ledger) == 3
     assert [len(body["decisions"]) for _, _, body in ledger.sent] == [2, 1]
     assert reports.waiting(where) == []
+
+
+def test_a_server_nobody_answers_on_passes_by_policy_and_says_so(tmp_path: Path) -> None:
+    """The standard library's request, for real: nothing listens on port 9."""
+    text = run(
+        "claude-code",
+        json.dumps(event("claude-code", "UserPromptSubmit")),
+        environment(tmp_path, CURFEW_URL="http://127.0.0.1:9"),
+        clock=lambda: ASKED_AT,
+    )
+    said = json.loads(text)["systemMessage"]
+    assert "http://127.0.0.1:9/api/v1/verdict is unreachable" in said
+    assert "fail_open" in said
+    assert TOKEN not in said
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ({"state": "asleep"}, "answered, but not with a verdict"),
+        ({**ASLEEP, "valid_until": "2026-09-30T07:00:00"}, "not with a verdict"),  # no offset
+        ({**ASLEEP, "tools": "maybe"}, "not with a verdict"),
+    ],
+)
+def test_an_answer_that_is_no_verdict_is_not_acted_on(
+    answer: dict[str, Any], words: str, tmp_path: Path
+) -> None:
+    out = json.loads(hook(FakeServer(verdict=answer), tmp_path, ASKED_AT))
+    assert "decision" not in out  # fail_open: the prompt passes, and the user is told
+    assert words in out["systemMessage"]
+    assert list((tmp_path / "cache" / "curfew").glob("verdicts/*")) == []

@@ -11,6 +11,8 @@ paths read a small file and import only the standard library's light modules
 (``json``, ``os``; no ``typing``, ``logging``, ``datetime`` or ``hashlib``):
 ``curfew status`` its cached state (``status``), a hook its cached verdict
 (``verdicts``), spooling the decision for the ledger and forking its sender
-(``reports``). Only when it must ask the server does it import
-``curfew_client`` (the same verdicts, checks and outage policies as a gateway).
+(``reports``). A cold hook asks the server with the standard library's HTTP
+(``urllib``) and checks the answer itself; only ``curfew status`` and
+``curfew login`` asking the server import ``curfew_client`` (httpx, and the
+wire's pydantic models).
 """

@@ -174,10 +174,13 @@ def ask(
     clock: Callable[[], float] = time.time,
 ) -> Asked:
     """The verdict: from the cache folder ``cache`` while fresh (see
-    ``curfew_cli.verdicts``), else asked through the gateway client (its
-    checks of the answer, its outage policy, its words for a failure) and
-    kept there. Only a verdict the server answered is kept; the server records
-    it, and a verdict read from the cache is reported by ``run``."""
+    ``curfew_cli.verdicts``), else asked of the server (``POST
+    /api/v1/verdict``, the standard library's HTTP, no httpx or pydantic: a
+    cold hook is a request, not 0.3 s of imports), its answer checked
+    (``verdicts.parse``) and kept. Only a verdict the server answered is kept;
+    the server records it, and a verdict read from the cache is reported by
+    ``decide``. No verdict: the outage policy answers, and ``trouble`` says
+    why. ``transport``: a test's fake server (httpx's ``MockTransport``)."""
     from curfew_cli import verdicts
 
     file = None
@@ -186,44 +189,92 @@ def ask(
         found = verdicts.read(file, settings.identity, session_id, subagent, clock())
         if found is not None:
             return Asked(found, cached=True)
-    import logging
-
-    from curfew_client import CurfewClient
-    from curfew_client.verdict import policy_verdict
-
-    # An outage reaches the user in the answer's ``systemMessage``; with a
-    # handler of its own, the logger's ERROR is not also Python's last-resort
-    # line on stderr (an application that configures logging still gets it).
-    logger = logging.getLogger("curfew.client")
-    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
-        logger.addHandler(logging.NullHandler())
-    client = CurfewClient(
-        settings.url,
-        settings.token,
-        policy=settings.policy,
-        timeout=TIMEOUT,
-        report_decisions=False,
-        transport=transport,
-    )
+    body: dict[str, Any] = {"subagent": subagent}
+    if session_id is not None:
+        body["session_id"] = session_id
+    url = f"{settings.api}/verdict"
     fetched_at = clock()  # before the request: a slow answer only shortens freshness
     try:
-        answered = client.verdict(session_id=session_id, subagent=subagent)
-        error = client.last_error
-    except Exception as exc:  # a refusal of this call (no team key here) or a surprise
-        answered = policy_verdict(settings.policy, now=time.time(), reply="。", why=str(exc))
-        said = verdicts.Verdict(answered.model_dump(mode="json"), answered.origin)
-        return Asked(said, f"{exc}. Policy {settings.policy}")
-    finally:
-        client.close()
-    data = answered.model_dump(mode="json")
-    verdict = verdicts.Verdict(data, answered.origin)
-    if answered.origin == "server":
-        if file is not None:
-            verdicts.write(file, settings.identity, session_id, subagent, data, fetched_at)
-        return Asked(verdict)
+        status, content = _post(url, settings.token, json.dumps(body).encode(), transport)
+    except TimeoutError:
+        why = f"did not answer within {TIMEOUT:g} s"
+    except (OSError, ValueError) as exc:
+        why = f"is unreachable ({_reason(exc)})"
+    else:
+        refused = _refused(status, content)
+        why = refused or ""
+        if refused is None:
+            try:
+                data = json.loads(content)
+            except (ValueError, RecursionError):
+                data = None
+            verdict = verdicts.parse(data)
+            if verdict is not None:
+                if file is not None:
+                    verdicts.write(file, settings.identity, session_id, subagent, data, fetched_at)
+                return Asked(verdict)
+            why = "answered, but not with a verdict"
+    policy = settings.policy
+    applied = "this passes unchecked" if policy == "fail_open" else "this is held back"
     return Asked(
-        verdict, str(error) if error is not None else f"no verdict (policy {answered.origin})"
+        verdicts.policy(policy, why, clock()),
+        f"Curfew server {url} {why}. Policy {policy}: {applied}",
     )
+
+
+def _post(url: str, token: str, body: bytes, transport: Any) -> tuple[int, bytes]:
+    """``POST`` JSON: the status and the answer's bytes. ``OSError``
+    (``TimeoutError``) when nothing answered."""
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "User-Agent": "curfew-hook/1",
+    }
+    if transport is not None:
+        import httpx
+
+        try:
+            with httpx.Client(transport=transport, timeout=TIMEOUT) as http:
+                answer = http.post(url, content=body, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise TimeoutError(str(exc)) from exc
+        except httpx.HTTPError as exc:
+            raise ConnectionError(type(exc).__name__) from exc
+        return answer.status_code, answer.content
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:  # noqa: S310
+            return int(answer.status), answer.read()
+    except urllib.error.HTTPError as refused:
+        return int(refused.code), refused.read()
+    except urllib.error.URLError as failed:
+        if isinstance(failed.reason, TimeoutError):
+            raise failed.reason from failed
+        raise
+
+
+def _reason(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", None)
+    return type(reason).__name__ if isinstance(reason, BaseException) else type(exc).__name__
+
+
+def _refused(status: int, content: bytes) -> str | None:
+    """Why an answer is no verdict, in words (``None``: HTTP 200)."""
+    if status == 200:
+        return None
+    if status in (401, 403):
+        return f"refused the token (HTTP {status})"
+    said = ""
+    try:
+        error = json.loads(content)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            said = f": {error.get('error')}: {error['message'][:160]}"
+    except (ValueError, RecursionError):
+        said = " (not Curfew's JSON)"
+    return f"answered HTTP {status}{said}"
 
 
 def run(

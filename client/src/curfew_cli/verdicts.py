@@ -120,6 +120,29 @@ def parse(data: object, origin: str = "server", until: object = None) -> Verdict
     return verdict
 
 
+def policy(origin: str, why: str, now: float) -> Verdict:
+    """The outage policy's verdict (``fail_open`` passes as on duty,
+    ``fail_closed`` is the off-duty short-circuit), as the gateway client's
+    ``policy_verdict``: ``reason`` says it was the policy, not the schedule."""
+    import time
+
+    closed = origin == "fail_closed"
+    data = {
+        "state": "off-duty" if closed else "on-duty",
+        "action": "short-circuit" if closed else "pass",
+        "reply": "。" if closed else None,
+        "persona": None,
+        "tools": "deny" if closed else "allow",
+        "reason": f"curfew server unavailable ({why}) · {origin}",
+        "max_tokens": None,
+        "max_age": 0,
+        "exempt": False,
+        "dry_run": False,
+        "valid_until": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(now)),
+    }
+    return Verdict(data, origin, until=now)
+
+
 def path(folder: str, identity: str, session_id: str | None, subagent: bool) -> str:
     """The file of one scope (a hash of it: no session id in a file name)."""
     from curfew_cli.config import sha256
