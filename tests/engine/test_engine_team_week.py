@@ -78,7 +78,8 @@ def test_every_share_is_the_teams_alone_and_every_such_instant_is_in_one(
         instant = data.draw(
             st.datetimes(
                 min_value=start.replace(tzinfo=None),
-                max_value=(start + timedelta(days=7)).replace(tzinfo=None),
+                # The week's end is the next week's first instant (max_value is inclusive).
+                max_value=(start + timedelta(days=7, microseconds=-1)).replace(tzinfo=None),
                 timezones=st.just(UTC),
             )
         )
