@@ -146,3 +146,92 @@ async def test_non_text_fields_are_skipped_for_the_next_source() -> None:
         assert team.asked == ["alice"]
     finally:
         await hook.client.aclose()
+
+
+class VirtualKey:
+    """LiteLLM's auth of a virtual key that belongs to ``user_id``."""
+
+    def __init__(self, user_id: str) -> None:
+        self.user_id = user_id
+        self.end_user_id = None
+
+
+class MasterKey(VirtualKey):
+    def __init__(self) -> None:
+        super().__init__("default_user_id")
+
+
+def bound(team: Team, member_from_key: bool | None) -> CurfewHook:
+    hook = team.hook()
+    return CurfewHook(hook.client, member_from_key=member_from_key)
+
+
+async def test_control_by_default_a_member_may_write_another_members_name() -> None:
+    """The documented order (the request first): bob's own key asks as alice."""
+    team = Team()
+    hook = bound(team, member_from_key=False)
+    try:
+        data = call({}, {"X-Curfew-User": "alice"})
+        await hook.async_pre_call_hook(VirtualKey("bob"), None, data, "acompletion")
+        assert team.asked == ["alice"]
+    finally:
+        await hook.client.aclose()
+
+
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        ({}, {"X-Curfew-User": "alice"}),
+        ({"user": "alice"}, {}),
+        ({"metadata": {"user_id": "alice"}}, {}),
+    ],
+    ids=["header", "body-user", "anthropic-metadata"],
+)
+async def test_with_member_from_key_a_members_key_cannot_ask_as_another(
+    body: dict[str, Any], headers: dict[str, str]
+) -> None:
+    team = Team()
+    hook = bound(team, member_from_key=True)
+    try:
+        with pytest.raises(HTTPException) as raised:
+            await hook.async_pre_call_hook(
+                VirtualKey("bob"), None, call(body, headers), "acompletion"
+            )
+        assert raised.value.status_code == 403
+        assert "'bob'" in json.dumps(raised.value.detail)
+        assert team.asked == []  # refused here, that call alone
+        await alice_is_still_enforced(hook)  # through a key with no user (below)
+    finally:
+        await hook.client.aclose()
+
+
+async def test_with_member_from_key_the_key_user_is_asked_for() -> None:
+    team = Team()
+    hook = bound(team, member_from_key=True)
+    try:
+        for headers in ({}, {"X-Curfew-User": "alice"}):
+            done = await hook.async_pre_call_hook(
+                VirtualKey("alice"), None, call({}, headers), "acompletion"
+            )
+            assert done is not None
+            assert "mock_response" in done
+        # The master key belongs to no member: the request names one, as before.
+        done = await hook.async_pre_call_hook(
+            MasterKey(), None, call({}, {"X-Curfew-User": "alice"}), "acompletion"
+        )
+        assert done is not None
+        assert "mock_response" in done
+        assert set(team.asked) == {"alice"}
+    finally:
+        await hook.client.aclose()
+
+
+def test_member_from_key_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from curfew_client.litellm_hook import _member_from_key_env
+
+    for value, expected in [("", False), ("0", False), ("1", True), ("on", True)]:
+        monkeypatch.setenv("CURFEW_MEMBER_FROM_KEY", value)
+        assert _member_from_key_env() is expected
+    monkeypatch.setenv("CURFEW_MEMBER_FROM_KEY", "maybe")
+    with pytest.raises(ValueError, match="CURFEW_MEMBER_FROM_KEY"):
+        _member_from_key_env()

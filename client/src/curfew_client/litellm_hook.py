@@ -10,7 +10,9 @@ API token), optionally ``CURFEW_POLICY`` (``fail_open``, the default;
 ``fail_closed``, ``last_known``, ``raise``), ``CURFEW_TIMEOUT`` (seconds) and
 ``CURFEW_PUSH`` (``1``, the default: the client follows the server's change
 stream, so an override reaches the proxy within about a second; ``0``: cached
-verdicts age out by themselves, up to about a minute). LiteLLM's own
+verdicts age out by themselves, up to about a minute), and with a team key
+``CURFEW_MEMBER_FROM_KEY`` (``1``: a virtual key with a user asks for that
+member alone; see ``bound_member``). LiteLLM's own
 ``LITELLM_MASTER_KEY`` (the key its clients send) must be set too: its proxy
 does not start without it.
 
@@ -279,11 +281,55 @@ def checked_member(name: str | None) -> str | None:
     return name
 
 
+def key_user(data: Mapping[str, Any], user_api_key_dict: Any) -> str | None:
+    """LiteLLM's user of the call's virtual key (never the master key's own):
+    who LiteLLM authenticated, as opposed to whom the request names (the key
+    object first: a client's own ``metadata`` could carry the field's name)."""
+    for found in (
+        getattr(user_api_key_dict, "user_id", None),
+        *(holder.get("user_api_key_user_id") for holder in _metadata(data)),
+    ):
+        named = _name(found)
+        if named is not None and named != MASTER_KEY_USER:
+            return named
+    return None
+
+
+def bound_member(
+    data: Mapping[str, Any], user_api_key_dict: Any, headers: Mapping[str, str]
+) -> str | None:
+    """``member_of`` for a proxy whose virtual keys each belong to a member
+    (``CURFEW_MEMBER_FROM_KEY=1``): a key with a user asks for that user alone,
+    and a request naming anyone else is refused (403, that call's alone), so a
+    member cannot ask as another by writing their name. A key with no user
+    (the master key) leaves the naming to the request, as ``member_of`` does."""
+    claimed = member_of(data, user_api_key_dict, headers)
+    owner = key_user(data, user_api_key_dict)
+    if owner is None or claimed in (None, owner):
+        return claimed if owner is None else owner
+    raise CurfewRefused(
+        403,
+        "forbidden",
+        f"this LiteLLM key is {owner!r}'s, so it asks for them alone, not {claimed[:40]!r}",
+        claimed[:40],
+    )
+
+
+def _member_from_key_env() -> bool:
+    """``CURFEW_MEMBER_FROM_KEY``: off unless it says on (``1``, ``true``, ``yes``, ``on``)."""
+    value = os.environ.get("CURFEW_MEMBER_FROM_KEY", "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"CURFEW_MEMBER_FROM_KEY must be 1 or 0, not {value!r}")
+
+
 def refused_message(refused: CurfewRefused, *, team_key: bool) -> str:
     """What the client of a call the server refused is told: the server's
     words, and with a team key how to name a member."""
     said = f"curfew refused this call: {refused.detail}"
-    if not team_key:
+    if not team_key or refused.status == 403:
         return said
     return (
         f"{said}. This proxy asks Curfew with a team key: name a member of the team in "
@@ -374,10 +420,14 @@ class CurfewHook(CustomLogger):
         client: AsyncCurfewClient | None = None,
         *,
         client_factory: Callable[[], AsyncCurfewClient] = client_from_env,
+        member_from_key: bool | None = None,
     ) -> None:
         super().__init__()
         self._client = client
         self._client_factory = client_factory
+        #: A virtual key's user is the member, whatever the request names
+        #: (``bound_member``); ``None``: ``CURFEW_MEMBER_FROM_KEY`` decides.
+        self._member_from_key = member_from_key
         self._headers: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._pending: OrderedDict[str, _Pending] = OrderedDict()
         #: Calls answered here: LiteLLM's own ledger must record them as zero too.
@@ -412,10 +462,19 @@ class CurfewHook(CustomLogger):
             purpose=scope.purpose,
             subagent=scope.subagent,
             max_tokens=requested_budget(kind, data),
-            user=checked_member(member_of(data, user_api_key_dict, headers))
+            user=checked_member(self._member(data, user_api_key_dict, headers))
             if client.team_key
             else None,
         )
+
+    def _member(
+        self, data: Mapping[str, Any], user_api_key_dict: Any, headers: Mapping[str, str]
+    ) -> str | None:
+        if self._member_from_key is None:
+            self._member_from_key = _member_from_key_env()
+        if self._member_from_key:
+            return bound_member(data, user_api_key_dict, headers)
+        return member_of(data, user_api_key_dict, headers)
 
     def _failed(self, error: Exception) -> CurfewVerdict:
         """What the policy answers when the hook itself could not decide
