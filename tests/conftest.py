@@ -73,6 +73,7 @@ SLOW_MODULES = {
     "tests/realtime/test_capsule_watch.py": 65,
     "tests/production/test_multi_process.py": 65,
     "tests/production/test_sigterm_streams.py": 45,
+    "tests/proxy/test_slow_client_served.py": 20,
     "tests/litellm/test_litellm_proxy.py": 60,
     "tests/realtime/test_capsule_redis.py": 50,
     "tests/ledger/test_served_exit.py": 50,

@@ -813,6 +813,49 @@ def _until_done(streaming: StreamingHttpResponse, call: _Open, release: Callable
     streaming._resource_closers.append(weakref.finalize(streaming, abandoned))  # type: ignore[attr-defined]
 
 
+class _ClientStall:
+    """A relay given up when its client takes nothing for ``seconds`` (issue
+    41). A client that stops reading a stream without hanging up blocked the
+    relay in the server's send for ever: memory stayed bounded (the socket
+    buffers fill, then the upstream is read no further), but the upstream
+    connection, its place in the pool and one of the token's upstream slots
+    were held until the process stopped, and a graceful stop waited its full
+    grace. Armed while a chunk is handed to the server, disarmed when it is
+    taken; when it fires the upstream is hung up on and the request's task
+    cancelled (the server closes the connection)."""
+
+    __slots__ = ("call", "handle", "loop", "release", "seconds", "task", "url")
+
+    def __init__(self, call: _Open, release: Callable[[], None], url: URL, seconds: float) -> None:
+        self.call = call
+        self.release = release
+        self.url = url
+        self.seconds = seconds
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        self.handle: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        self.handle = self.loop.call_later(self.seconds, self.fire)
+
+    def disarm(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+    def fire(self) -> None:
+        self.handle = None
+        log.warning(
+            "the client read nothing of %s's answer for %s s: relay given up",
+            _where(str(self.url)),
+            f"{self.seconds:g}",
+        )
+        self.release()
+        self.call.end()
+        if self.task is not None:
+            self.task.cancel()
+
+
 async def _relay(
     call: _Open,
     url: URL,
@@ -827,10 +870,14 @@ async def _relay(
 
     Past ``cap`` bytes the upstream is hung up on: an event stream ends with
     the door's own error event (a partial event is dropped, so the error
-    stands alone), a JSON body is broken off (:class:`AnswerTooLarge`)."""
+    stands alone), a JSON body is broken off (:class:`AnswerTooLarge`).
+
+    A client that takes nothing for ``CURFEW_UPSTREAM_TIMEOUT`` seconds (the
+    stall the upstream is allowed too) is given up (:class:`_ClientStall`)."""
     complete = False
     scrub = _StreamScrub(sse)
     size = 0
+    stall = _ClientStall(call, release, url, float(settings.CURFEW_UPSTREAM_TIMEOUT))
     try:
         async for chunk in call.response.content.iter_any():
             size += len(chunk)
@@ -853,7 +900,11 @@ async def _relay(
                 return
             out = scrub.feed(chunk)
             if out:
-                yield out
+                stall.arm()
+                try:
+                    yield out
+                finally:
+                    stall.disarm()
         complete = True
         last = scrub.end()
         if last:
@@ -876,6 +927,7 @@ async def _relay(
                 )
             )
     finally:
+        stall.disarm()
         release()
         call.end(complete)
 
