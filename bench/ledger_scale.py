@@ -223,7 +223,7 @@ def _old_export_chunk(
 
 def _export(chunk: Callable[[Any], list[Any]], budget: float) -> tuple[int, float, bool]:
     """The page's own CSV generator over every chunk: rows, seconds, finished."""
-    from curfew_core.web.activity import csv_lines
+    from curfew_core.web.activity.export import csv_lines
 
     started = time.perf_counter()
     lines: Iterator[bytes] = csv_lines(chunk, chunk(None))

@@ -2,8 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 
 from curfew_core.health import views as health
+from curfew_core.web.shell import favicon
 from curfew_core.web.signin import admin_login
-from curfew_core.web.views import favicon
 
 # The token doors (the verdict and state API, the change stream, the proxy
 # at /v1/) are the edge's, declared in curfew_core/edge/doors.py: Django never

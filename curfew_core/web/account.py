@@ -46,7 +46,7 @@ from curfew_core.web.account_forms import (
     TimezoneForm,
 )
 from curfew_core.web.sections import sections_for
-from curfew_core.web.views import HTMX_INVALID, is_htmx, login_required_page, no_store
+from curfew_core.web.shell import HTMX_INVALID, is_htmx, login_required_page, no_store
 
 TEMPLATE = "curfew/account.html"
 TIMEZONE_LABEL = gettext_lazy(labels_of()["timezone"])

@@ -30,7 +30,7 @@ from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import RequestContext, purpose_key
 from curfew_core.engine.team import team_lets_exempt
 from curfew_core.selectors.exemptions import Seen, seen_callers
-from curfew_core.web.activity import origin_word
+from curfew_core.web.activity.words import origin_word
 
 #: The setting each picker fills, and the names of its posted boxes.
 PICKERS = {

@@ -41,16 +41,14 @@ from curfew_core.services import teams as team_services
 from curfew_core.web import page, schedule_form, team_reads, team_words, words
 from curfew_core.web.schedule_form import ScheduleForm
 from curfew_core.web.sections import SCHEDULE_KEYS
-from curfew_core.web.views import (
-    FIELD_LABELS,
+from curfew_core.web.shell import (
     HTMX_INVALID,
-    _base_context,
-    _labelled,
-    _with_choices,
+    base_context,
     is_htmx,
     login_required_page,
     no_store,
 )
+from curfew_core.web.views import FIELD_LABELS, _labelled, _with_choices
 
 TEMPLATE = "curfew/team.html"
 SCHEDULE_TEMPLATE = "curfew/team_schedule.html"
@@ -117,7 +115,7 @@ def _context(request: HttpRequest, membership: Any, **extra: Any) -> dict[str, A
     is_admin = membership.role == "admin"
     # The members card is the admins': its next changes are shown to them only.
     changes = {row.user_id: row.next for row in members.rows} if is_admin else {}
-    context = _base_context(
+    context = base_context(
         request,
         "team",
         membership=membership,
@@ -341,11 +339,11 @@ def join(request: HttpRequest, raw: str) -> HttpResponse:
                 name=_you(request).get_username(),
                 team=theirs.team.name if theirs is not None else "",
             )
-            context = _base_context(request, "team", invite_team=found, team_error=words)
+            context = base_context(request, "team", invite_team=found, team_error=words)
             return no_store(render(request, "curfew/team_join.html", context, status=400))
         messages.success(request, _("You joined %(team)s.") % {"team": found.name})
         return HttpResponseRedirect(reverse("team"))
-    context = _base_context(request, "team", invite_team=found)
+    context = base_context(request, "team", invite_team=found)
     return no_store(render(request, "curfew/team_join.html", context))
 
 
@@ -429,7 +427,7 @@ def _schedule_context(
     if form.errors:
         form.flag_rows(preview.candidate.row_problems)
     _with_choices(form)
-    return _base_context(
+    return base_context(
         request,
         "team",
         membership=membership,

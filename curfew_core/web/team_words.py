@@ -25,7 +25,7 @@ from curfew_core.selectors import teams as team_selectors
 from curfew_core.selectors import web as web_selectors
 from curfew_core.vocabulary import STATE_NAMES
 from curfew_core.web import team_reads
-from curfew_core.web.activity import money_text
+from curfew_core.web.activity.totals import money_text
 
 ROLE_NAMES = {
     "admin": pgettext_lazy("team role", "Admin"),

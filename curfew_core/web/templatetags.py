@@ -7,7 +7,8 @@ from typing import Any
 
 from django import template
 
-from curfew_core.web import activity, page, words
+from curfew_core.web import page, words
+from curfew_core.web.activity import words as ledger_words
 
 register = template.Library()
 
@@ -57,30 +58,30 @@ def thousands(number: int | None) -> str:
 
 @register.filter
 def state_word(state: str) -> str:
-    return activity.state_word(state)
+    return ledger_words.state_word(state)
 
 
 @register.filter
 def action_word(action: str) -> str:
     """``answered without a request`` for ``short-circuit`` (the ledger's codes)."""
-    return activity.action_word(action)
+    return ledger_words.action_word(action)
 
 
 @register.filter
 def origin_word(origin: str) -> str:
-    return activity.origin_word(origin)
+    return ledger_words.origin_word(origin)
 
 
 @register.filter
 def ledger_reason(reason: str) -> str:
-    """A stored reason line in the reader's language, undated (``activity.reason_words``)."""
-    return activity.reason_words(reason)
+    """A stored reason line in the reader's language, undated (``activity.words.reason_words``)."""
+    return ledger_words.reason_words(reason)
 
 
 @register.filter
 def did_word(action: str, origin: str) -> str:
     """``embedding refused`` for an embeddings short-circuit, else ``action_word``."""
-    return activity.did_word(action, origin)
+    return ledger_words.did_word(action, origin)
 
 
 @register.filter

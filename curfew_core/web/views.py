@@ -6,107 +6,47 @@ Full pages work without script; with htmx the same doors answer partials
 
 from __future__ import annotations
 
-import functools
 import zoneinfo
-from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.handlers.asgi import ASGIRequest
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    HttpResponseRedirect,
-    StreamingHttpResponse,
-)
-from django.http.response import HttpResponseBase
-from django.shortcuts import render, resolve_url
-from django.templatetags.static import static
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
+from django_htmx.http import HttpResponseClientRefresh
 
 from curfew_core.engine import OverrideError
-from curfew_core.ledger.savings import PriceError
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.declaration import labels_of
-from curfew_core.selectors import ledger as ledger_selectors
-from curfew_core.selectors import ledger_page
 from curfew_core.selectors import web as web_selectors
-from curfew_core.selectors.audit import audit_recent
 from curfew_core.selectors.bundles import bundle_for
 from curfew_core.selectors.tokens import TokenKind
 from curfew_core.services.overrides import override_apply
-from curfew_core.services.prices import price_table_set
 from curfew_core.services.schedules import StaleVersion, informative_replies, schedule_update
 from curfew_core.services.tokens import token_create, token_revoke
-from curfew_core.web import activity as activity_words
-from curfew_core.web import (
-    exempt_picker,
-    page,
-    schedule_form,
-    team_reads,
-    team_words,
-    tool_setups,
-    words,
-)
+from curfew_core.web import exempt_picker, page, schedule_form, tool_setups, words
 from curfew_core.web.schedule_form import ScheduleForm
-from curfew_core.web.sections import FORM_KEYS, SCHEDULE_KEYS, sections_for
+from curfew_core.web.sections import FORM_KEYS, SCHEDULE_KEYS
+from curfew_core.web.shell import (
+    HTMX_INVALID,
+    View,
+    base_context,
+    is_htmx,
+    login_required_page,
+    no_store,
+    user_of,
+)
 
-View = Callable[..., HttpResponseBase]
 OVERVIEW = "curfew/overview.html"
 INTEGRATIONS = "curfew/integrations.html"
-ACTIVITY = "curfew/activity.html"
 SECTION_TEMPLATES = {"schedule": "curfew/schedule.html", "replies": "curfew/replies.html"}
 #: Each setting's label, from the declaration (translated when shown).
 FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of().items()}
-#: The status of a partial that flags bad input to htmx. Not 400: with DEBUG on,
-#: django-htmx's debug script (django_htmx/static/django_htmx/django-htmx.js)
-#: catches every htmx answer of 400/403/404/500 and replaces the whole document
-#: with it (meant for Django's technical error pages), so a refused overtime
-#: turned the page into a bare, unstyled fragment under ``make run``. 422 says the
-#: same thing (the request was understood, its content is invalid), the debug
-#: script leaves it alone, and the htmx-config in base.html swaps every 4xx into
-#: its target. Clients without htmx still get the full page with a 400.
-HTMX_INVALID = 422
-
-
-def login_required_page(view: View) -> View:
-    """Sign-in required; an htmx request is sent to the sign-in page whole
-    instead of having the form swapped into a corner of the page."""
-
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        if not request.user.is_authenticated:
-            if getattr(request, "htmx", False):
-                login = resolve_url(settings.LOGIN_URL)
-                return HttpResponseClientRedirect(f"{login}?next={reverse('settings-page')}")
-            return redirect_to_login(request.get_full_path())
-        return view(request, *args, **kwargs)
-
-    return wrapper
-
-
-def _user(request: HttpRequest) -> Any:
-    return request.user
-
-
-def is_htmx(request: HttpRequest) -> bool:
-    return bool(getattr(request, "htmx", False))
-
-
-def no_store(response: HttpResponse) -> HttpResponse:
-    # A page holds schedule details and, once, a raw token or invite link;
-    # the Team page also members' names and states.
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 def _labelled(errors: dict[str, str]) -> list[tuple[str, str]]:
@@ -125,17 +65,6 @@ def _with_choices(form: ScheduleForm) -> None:
     settings_form.set_choices("holiday_calendar", calendars)
 
 
-def _base_context(request: HttpRequest, section: str, **extra: Any) -> dict[str, Any]:
-    """What every section shows: the navigation and, on the Overview and
-    Schedule pages, a line saying a team policy applies (``team_line.html``)."""
-    user = _user(request)
-    membership = team_reads.access_of(user)
-    shared: dict[str, Any] = {"section": section, "sections": sections_for(membership)}
-    if membership is not None and section in ("overview", "schedule"):
-        shared["team_line"] = team_words.line(membership, user)
-    return {**shared, **extra}
-
-
 def _form_context(
     request: HttpRequest,
     *,
@@ -145,7 +74,7 @@ def _form_context(
     **extra: Any,
 ) -> dict[str, Any]:
     """A settings form (Schedule or Replies & persona) and its live preview."""
-    user = _user(request)
+    user = user_of(request)
     saved = web_selectors.saved_schedule(user)
     status = page.now_context(user, timezone.now())
     query = request.GET if params is None else params
@@ -156,7 +85,7 @@ def _form_context(
     _with_choices(form)
     if section == "replies":
         extra.setdefault("exempt_picks", _exempt_picks(user, form, status["timezone"]))
-    return _base_context(
+    return base_context(
         request,
         section,
         **status,
@@ -224,7 +153,7 @@ def _render_section(
 
 
 def _saved_form(request: HttpRequest, keys: frozenset[str] | None = None) -> ScheduleForm:
-    saved = web_selectors.saved_schedule(_user(request))
+    saved = web_selectors.saved_schedule(user_of(request))
     form = schedule_form.form_from_config(saved.config, saved.version)
     form.keys = keys
     return form
@@ -245,7 +174,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
 
 
 def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
-    user = _user(request)
+    user = user_of(request)
     now = timezone.now()
     status = page.now_context(user, now)
     look = page.look_at(request.GET, tz_name=status["timezone"], now=now)
@@ -253,7 +182,7 @@ def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
         # A preview on this page only: nothing is written, no gateway is told.
         status = page.now_context(user, now, at=look.at)
     day = page.parse_band(request.GET, status["as_of_local"].date())
-    return _base_context(
+    return base_context(
         request,
         "overview",
         **status,
@@ -294,7 +223,7 @@ def _reply_presets() -> dict[str, dict[str, str]]:
 
 
 def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpResponse:
-    user = _user(request)
+    user = user_of(request)
     # The exemption pickers' ticks become their settings' lines first.
     post = exempt_picker.merged(request.POST) if section == "replies" else request.POST
     form = schedule_form.form_from_post(post, keys)
@@ -395,7 +324,7 @@ replies_section = _section_page("replies")
 @require_POST
 def schedule_preview(request: HttpRequest) -> HttpResponse:
     """The chart, band and live field errors for the form as typed (unsaved)."""
-    user = _user(request)
+    user = user_of(request)
     form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
     saved = web_selectors.saved_schedule(user)
     status = page.now_context(user, timezone.now())
@@ -412,14 +341,14 @@ def integrations(request: HttpRequest) -> HttpResponse:
 
 
 def _render_integrations(request: HttpRequest, *, status: int = 200, **extra: Any) -> HttpResponse:
-    user = _user(request)
+    user = user_of(request)
     now = timezone.now()
     tz_name = web_selectors.saved_schedule(user).config["timezone"]
     result = page.decision(user, request.GET, now=now, tz_name=tz_name)
     base_url = f"{request.scheme}://{request.get_host()}"
     if status == 200 and result.errors:
         status = 400
-    context = _base_context(
+    context = base_context(
         request,
         "integrations",
         timezone=tz_name,
@@ -441,140 +370,6 @@ def _setup_token(extra: dict[str, Any]) -> str:
     return f"<{_('your gateway key')}>"
 
 
-@login_required_page
-@require_GET
-def activity(request: HttpRequest) -> HttpResponse:
-    """What the curfew did (the decision ledger: chart, totals, recent
-    decisions, export) and what changed (the audit trail). A filter the page
-    does not know is named and ignored; with htmx the ledger card alone."""
-    query = activity_words.parse_query(request.GET)
-    status = 200
-    if query.problems:
-        status = HTMX_INVALID if is_htmx(request) else 400
-    return _render_activity(request, query, status=status)
-
-
-def _render_activity(
-    request: HttpRequest,
-    query: activity_words.LedgerQuery,
-    *,
-    status: int = 200,
-    price_form: activity_words.PriceForm | None = None,
-) -> HttpResponse:
-    user = _user(request)
-    tz_name = web_selectors.saved_schedule(user).config["timezone"]
-    period = ledger_page.period_of(query.days, now=timezone.now(), tz_name=tz_name)
-    # The chart and the totals follow the session filter, as the list below them
-    # does; not the action filter: the chart shows each action already, and the
-    # money for requests not sent rests on the passed calls' usage.
-    hours = ledger_page.hours(user_id=user.pk, period=period, session=query.session or None)
-    table = ledger_selectors.price_table(user.pk)
-    if price_form is None:
-        price_form = activity_words.PriceForm(initial=activity_words.price_form_initial(table))
-    # One session's requests not sent are priced as its own typical passed call,
-    # or, if none of its calls passed, as the user's.
-    every = ledger_page.hours(user_id=user.pk, period=period) if query.session else hours
-    saved = ledger_selectors.savings_of(
-        user_id=user.pk, buckets=hours.buckets, typical_of=every.buckets
-    )
-    # The same short walk over the period before, for "week before" beside each total.
-    earlier = ledger_page.period_before(period)
-    before = ledger_page.hours(user_id=user.pk, period=earlier, session=query.session or None)
-    every_before = ledger_page.hours(user_id=user.pk, period=earlier) if query.session else before
-    saved_before = ledger_selectors.savings_of(
-        user_id=user.pk, buckets=before.buckets, typical_of=every_before.buckets
-    )
-    context = _base_context(
-        request,
-        "activity",
-        timezone=tz_name,
-        query=query,
-        period=period,
-        periods=ledger_page.PERIODS,
-        actions=[(code, activity_words.action_word(code)) for code in activity_words.ACTION_ORDER],
-        sessions=ledger_page.session_choices(user_id=user.pk, period=period),
-        figure=activity_words.ledger_figure(hours.cells, period),
-        series=activity_words.series_totals(hours.cells),
-        from_decisions=hours.from_decisions,
-        saved=saved,
-        totals=activity_words.period_totals(
-            hours.buckets,
-            before.buckets,
-            saved,
-            saved_before,
-            days=period.days,
-            held=ledger_page.minutes_held_off(
-                user_id=user.pk, period=period, session=query.session or None
-            ),
-            held_before=ledger_page.minutes_held_off(
-                user_id=user.pk, period=earlier, session=query.session or None
-            ),
-            before_since=earlier.since,
-            retention_days=settings.CURFEW_LEDGER_RETENTION_DAYS,
-        ),
-        decisions=ledger_page.recent_decisions(
-            user_id=user.pk,
-            period=period,
-            session=query.session or None,
-            action=query.action or None,
-            page=query.page,
-            per_page=activity_words.PER_PAGE,
-        ),
-        prices=table,
-        discount_percent=activity_words.price_form_initial(table)["discount_percent"],
-        price_form=price_form,
-        retention_days=settings.CURFEW_LEDGER_RETENTION_DAYS,
-        audit=audit_recent(user, 100, tz=tz_name),
-    )
-    template = ACTIVITY
-    if is_htmx(request) and request.method == "GET":
-        template = f"{ACTIVITY}#ledger"
-    return no_store(render(request, template, context, status=status))
-
-
-@login_required_page
-@require_GET
-def activity_export(request: HttpRequest) -> StreamingHttpResponse:
-    """The decisions of the chosen period and filter as CSV, streamed."""
-    query = activity_words.parse_query(request.GET)
-    user = _user(request)
-    tz_name = web_selectors.saved_schedule(user).config["timezone"]
-    period = ledger_page.period_of(query.days, now=timezone.now(), tz_name=tz_name)
-    chunk = activity_words.export_chunker(user_id=user.pk, period=period, query=query)
-    # The first chunk is read here: a database outage now is the styled 503
-    # page, not a download cut short. (One later is a cut-short download:
-    # the status has been sent.)
-    first = chunk(None)
-    lines = (
-        activity_words.csv_lines_async(chunk, first)
-        if isinstance(request, ASGIRequest)
-        else activity_words.csv_lines(chunk, first)
-    )
-    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
-    name = f"curfew-decisions-{period.first_day.isoformat()}-{period.last_day.isoformat()}.csv"
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-@login_required_page
-@require_POST
-def activity_prices(request: HttpRequest) -> HttpResponse:
-    """Save the price table; a refused field is flagged and nothing changes."""
-    user = _user(request)
-    form = activity_words.PriceForm(request.POST)
-    query = activity_words.parse_query(request.GET)
-    if form.is_valid():
-        try:
-            price_table_set(user=user, changes=form.changes(), actor=user, channel="page")
-        except PriceError as exc:
-            activity_words.flag_price_errors(form, exc.errors)
-    if form.errors:
-        return _render_activity(request, query, status=400, price_form=form)
-    messages.success(request, _("Prices saved."))
-    return HttpResponseRedirect(reverse("settings-activity") + "#prices")
-
-
 def _status_response(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
     context = _overview_context(request, override_error=error)
     return no_store(render(request, f"{OVERVIEW}#status", context, status=status))
@@ -583,7 +378,7 @@ def _status_response(request: HttpRequest, error: str = "", status: int = 200) -
 @login_required_page
 @require_POST
 def override(request: HttpRequest) -> HttpResponse:
-    user = _user(request)
+    user = user_of(request)
     words_typed = override_commands.words_from_form(request.POST)
     try:
         command = override_commands.from_words(words_typed)
@@ -605,9 +400,9 @@ def _tokens_response(
     request: HttpRequest, *, new_token: dict[str, str] | None = None, status: int = 200
 ) -> HttpResponse:
     context = {
-        "tokens": web_selectors.access_keys(_user(request)),
+        "tokens": web_selectors.access_keys(user_of(request)),
         # "Last used" is read on the user's clock, as on the full page.
-        "timezone": web_selectors.saved_schedule(_user(request)).config["timezone"],
+        "timezone": web_selectors.saved_schedule(user_of(request)).config["timezone"],
         "new_token": new_token,
         "base_url": f"{request.scheme}://{request.get_host()}",
     }
@@ -624,7 +419,7 @@ def token_new(request: HttpRequest) -> HttpResponse:
     # hold it, and a browser never types it).
     name = request.POST.get("name", "").replace("\x00", "").strip()[:100]
     token, raw = token_create(
-        user=_user(request), name=name, kind=kind, actor=_user(request), channel="page"
+        user=user_of(request), name=name, kind=kind, actor=user_of(request), channel="page"
     )
     new_token = {"raw": raw, "kind": token.kind, "name": token.name, "prefix": token.prefix}
     if is_htmx(request):
@@ -639,12 +434,12 @@ def token_remove(request: HttpRequest, token_id: int) -> HttpResponse:
     """Revoke a key: the first post asks (a page naming the key, for clients
     without script; the page's script asks in a dialog and confirms at once),
     the confirmed one revokes."""
-    user = _user(request)
+    user = user_of(request)
     token = web_selectors.live_token(user, token_id)
     if token is None:
         raise Http404("no such live key of yours")
     if request.POST.get("confirm") != "1":
-        context = _base_context(request, "integrations", token=token)
+        context = base_context(request, "integrations", token=token)
         return no_store(render(request, "curfew/revoke_confirm.html", context))
     token_revoke(user=user, token_id=token_id, actor=user, channel="page")
     if is_htmx(request):
@@ -659,7 +454,7 @@ def decision(request: HttpRequest) -> HttpResponse:
     """What a gateway would get, for a chosen moment and request."""
     if not is_htmx(request):
         return _render_integrations(request)
-    user = _user(request)
+    user = user_of(request)
     now = timezone.now()
     tz_name = web_selectors.saved_schedule(user).config["timezone"]
     result = page.decision(user, request.GET, now=now, tz_name=tz_name)
@@ -673,15 +468,3 @@ def decision(request: HttpRequest) -> HttpResponse:
             status=HTMX_INVALID if result.errors else 200,
         )
     )
-
-
-@require_GET
-def favicon(request: HttpRequest) -> HttpResponse:
-    """Browsers ask for /favicon.ico whatever the page's <link rel=icon> says
-    (and for non-HTML answers such as the JSON of the API): send them to the
-    SVG icon whitenoise serves, resolved per request so the hashed name of
-    the manifest storage is the one current now. Temporary: that name changes
-    with each deploy of a new icon."""
-    response = HttpResponseRedirect(static("curfew/favicon.svg"))
-    response["Cache-Control"] = "public, max-age=86400"
-    return response

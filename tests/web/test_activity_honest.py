@@ -24,7 +24,7 @@ from curfew_core.schedules.override_commands import from_words
 from curfew_core.selectors.verdicts import verdict_for
 from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.overrides import override_apply
-from curfew_core.web import activity
+from curfew_core.web.activity import totals, words
 from tests.api.conftest import FrozenClock, local
 from tests.web.conftest import PageClient
 
@@ -101,11 +101,11 @@ def test_three_minutes_switched_off_are_three_minutes(page: PageClient, user: Us
 
 def test_longer_spans_read_in_hours_and_minutes() -> None:
     with translation.override("en"):
-        assert activity.minutes_text(0) == "0 min"
-        assert activity.minutes_text(65) == "1 h 5 min"
-        assert activity.minutes_text(120) == "2 h"
+        assert totals.minutes_text(0) == "0 min"
+        assert totals.minutes_text(65) == "1 h 5 min"
+        assert totals.minutes_text(120) == "2 h"
     with translation.override("zh-hans"):
-        assert activity.minutes_text(65) == "1 小时 5 分钟"
+        assert totals.minutes_text(65) == "1 小时 5 分钟"
 
 
 def activity_page(page: PageClient, **extra: Any) -> str:
@@ -151,7 +151,7 @@ def test_every_total_has_its_definition_one_click_away(page: PageClient, user: U
         found = re.search(r"<details class=\"total-def small\"[^>]*>(.*?)</details>", card)
         assert found is not None, name
         assert "What this counts" in found.group(1)
-        assert str(activity.DEFINITIONS[name]) in unescape(found.group(1))
+        assert str(totals.DEFINITIONS[name]) in unescape(found.group(1))
     assert "not tokens saved" in html
     zh = activity_page(page, **ZH)
     assert "统计的是什么" in zh
@@ -191,7 +191,7 @@ def test_an_asleep_rows_why_begins_with_why_it_was_asleep(
     assert "getting sleepy" in why
     # Control: the reason in words, as the page said it before, began with winding.
     with translation.override("en"):
-        assert activity.reason_words(verdict.reason).startswith("getting sleepy")
+        assert words.reason_words(verdict.reason).startswith("getting sleepy")
 
 
 @pytest.mark.parametrize(

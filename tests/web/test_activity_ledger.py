@@ -25,7 +25,7 @@ from curfew_core.selectors.ledger import price_table
 from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.prices import price_table_set
 from curfew_core.services.schedules import schedule_update
-from curfew_core.web import activity
+from curfew_core.web.activity import chart, export, query
 from tests.web.conftest import PageClient
 
 pytestmark = pytest.mark.django_db
@@ -382,11 +382,11 @@ def test_pages_of_decisions_and_the_htmx_partial(
     page: PageClient, user: User, now: dt.datetime
 ) -> None:
     _zone(user)
-    for n in range(activity.PER_PAGE + 5):
+    for n in range(query.PER_PAGE + 5):
         record(user, now - dt.timedelta(minutes=n + 1), reason=f"n{n}")
     recorder.flush()
     first = page.get("/activity/").content.decode()
-    assert len(_rows(first)) == activity.PER_PAGE
+    assert len(_rows(first)) == query.PER_PAGE
     assert 'id="page-next"' in first
     assert 'id="page-prev"' not in first
     second = page.get("/activity/", {"page": "2"}).content.decode()
@@ -467,7 +467,7 @@ def test_the_csv_holds_the_periods_decisions_formula_safe(
     assert response["Content-Disposition"].startswith('attachment; filename="curfew-decisions-')
     assert response["Cache-Control"] == "no-store"
     rows = _csv(response)
-    assert rows[0] == list(activity.CSV_COLUMNS)
+    assert rows[0] == list(export.CSV_COLUMNS)
     assert len(rows) == 3
     first = dict(zip(rows[0], rows[1], strict=True))
     assert first["session"] == '\'=HYPERLINK("http://evil","x")'
@@ -509,7 +509,7 @@ def test_the_csv_streams_in_keyset_chunks_without_loss_or_double(
         calls.append(len(lines))
         return lines
 
-    monkeypatch.setattr(activity, "export_chunk", functools.partial(small))
+    monkeypatch.setattr(export, "export_chunk", functools.partial(small))
     rows = _csv(page.get("/activity/decisions.csv"))
     assert sorted(row[5] for row in rows[1:]) == [f"r{n}" for n in range(7)]
     # Keyset pages of two; the empty one ends the file.
@@ -545,10 +545,10 @@ async def test_the_csv_streams_asynchronously_under_asgi(monkeypatch: pytest.Mon
         seen.append((kwargs["after"], threading.get_ident() != loop_thread))
         return [] if kwargs["after"] else [line]
 
-    monkeypatch.setattr(activity, "export_chunk", fake_chunk)
+    monkeypatch.setattr(export, "export_chunk", fake_chunk)
     period = ledger_page.period_of(7, now=now, tz_name=ZONE)
-    chunk = activity.export_chunker(user_id=1, period=period, query=activity.LedgerQuery())
-    chunks = [part async for part in activity.csv_lines_async(chunk, [line])]
+    chunk = export.export_chunker(user_id=1, period=period, query=query.LedgerQuery())
+    chunks = [part async for part in export.csv_lines_async(chunk, [line])]
     assert len(chunks) == 2  # the header, then one chunk
     assert chunks[1].decode().startswith(f"{now.isoformat()},'=x,")
     # The first chunk came from the view; the next was asked for off the loop.
@@ -643,7 +643,7 @@ def test_a_database_outage_is_the_styled_503_page(
         raise OperationalError("the database went away")
 
     monkeypatch.setattr(ledger_page, "hours", down)
-    monkeypatch.setattr(activity, "export_chunk", down)
+    monkeypatch.setattr(export, "export_chunk", down)
     client = Client(raise_request_exception=False)
     client.force_login(user)
     response = client.get(path)
@@ -673,7 +673,7 @@ def test_a_fall_back_week_is_seven_local_days_and_its_repeated_hour_one_bar(
     recorder.flush()
     cells = ledger_page.hours(user_id=user.pk, period=period).cells
     assert [(c.local_hour, c.count) for c in cells] == [(1, 1), (1, 2)]
-    figure = activity.ledger_figure(cells, period)
+    figure = chart.ledger_figure(cells, period)
     [trace] = figure["data"]
     assert (trace["x"], trace["y"]) == (["2026-11-01 01:00"], [3])
 
@@ -687,4 +687,4 @@ def test_short_bars_tick_per_whole_decision(count: int, dtick: int | None) -> No
         ledger_page.ChartCell(dt.date(2026, 11, 3), 9, "off-duty", "short-circuit", half),
         ledger_page.ChartCell(dt.date(2026, 11, 3), 9, "winding", "clamp", count - half),
     ]
-    assert activity.ledger_figure(cells, period)["layout"]["yaxis"].get("dtick") == dtick
+    assert chart.ledger_figure(cells, period)["layout"]["yaxis"].get("dtick") == dtick

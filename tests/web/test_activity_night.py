@@ -27,7 +27,7 @@ from curfew_core.selectors.verdicts import capsule_payload, verdict_for
 from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
-from curfew_core.web import activity
+from curfew_core.web.activity import words as ledger_words
 from tests.api.conftest import FrozenClock, local
 from tests.web.conftest import PageClient
 
@@ -209,7 +209,7 @@ def test_reasons_and_origins_in_chinese(page: PageClient, user: User) -> None:
 )
 def test_reason_words(reason: str, words: str) -> None:
     with translation.override("en"):
-        assert activity.reason_words(reason) == words
+        assert ledger_words.reason_words(reason) == words
 
 
 # ---- the heads-up's facts -----------------------------------------------------

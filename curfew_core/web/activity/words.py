@@ -1,0 +1,98 @@
+"""The ledger's codes in words: what the curfew did (action, kind, origin),
+each state short for the chart's legend, and a stored reason line undated.
+The stored codes stay English: the API, the export and the admin read them."""
+
+from __future__ import annotations
+
+import re
+
+from django.utils.functional import Promise
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from curfew_core import vocabulary
+from curfew_core.engine.verdict import State
+from curfew_core.ledger.savings import REFUSED
+from curfew_core.vocabulary import STATE_NAMES
+
+#: What the curfew did, in words (the stored codes stay English).
+ACTION_WORDS: dict[str, str | Promise] = {
+    "pass": gettext_lazy("passed"),
+    "clamp": gettext_lazy("shortened"),
+    "short-circuit": gettext_lazy("answered without a request"),
+}
+#: The chart's own kind for decisions made in a dry run: decided, never acted on.
+DRY_RUN = "dry-run"
+KIND_WORDS: dict[str, str | Promise] = {
+    **ACTION_WORDS,
+    REFUSED: gettext_lazy("embedding refused"),
+    DRY_RUN: gettext_lazy("dry run, nothing done"),
+}
+#: The state beside an action in the chart's legend, short.
+STATE_SHORT: dict[str, str | Promise] = {
+    State.ON_DUTY: gettext_lazy("on duty"),
+    State.WINDING: gettext_lazy("winding"),
+    State.OFF_DUTY: gettext_lazy("peak"),
+    State.LIGHTS_OUT: gettext_lazy("lights out"),
+}
+#: Where a decision was made (the ledger's ``origin``).
+ORIGIN_WORDS: dict[str, str | Promise] = {
+    "chat": gettext_lazy("proxy: chat"),
+    "completions": gettext_lazy("proxy: completions"),
+    "responses": gettext_lazy("proxy: responses"),
+    "messages": gettext_lazy("proxy: messages"),
+    "embeddings": gettext_lazy("proxy: embeddings"),
+    "verdict": gettext_lazy("verdict API"),
+    "gateway": gettext_lazy("gateway report"),
+}
+#: Bottom to top of each stacked bar: what went through, then what was cut.
+ACTION_ORDER = ("pass", "clamp", "short-circuit")
+KIND_ORDER = (*ACTION_ORDER, REFUSED, DRY_RUN)
+
+
+def series_name(state: str, action: str) -> str:
+    """``answered without a request (peak)`` for ``("off-duty", "short-circuit")``."""
+    return _("%(action)s (%(state)s)") % {
+        "action": KIND_WORDS.get(action, action),
+        "state": STATE_SHORT.get(state, state),
+    }
+
+
+def action_word(action: str) -> str:
+    return str(ACTION_WORDS.get(action, action))
+
+
+def origin_word(origin: str) -> str:
+    return str(ORIGIN_WORDS.get(origin, origin))
+
+
+def state_word(state: str) -> str:
+    return str(STATE_NAMES.get(state, state))
+
+
+# ---- the chart ---------------------------------------------------------------
+
+
+def reason_words(reason: str) -> str:
+    """A stored reason line (the engine's English, kept as data in the ledger
+    and the export) in the reader's words, by the one vocabulary
+    (``vocabulary.reason_words``), without its leading local date and time:
+    the When column shows it."""
+    parts = reason.split(" · ")
+    if parts and _REASON_DATE.fullmatch(parts[0].strip()):
+        parts = parts[1:]
+    return vocabulary.reason_words(" · ".join(parts))
+
+
+_REASON_DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
+
+
+def did_word(action: str, origin: str) -> str:
+    """What the curfew did with one decision: an embedding short-circuited was
+    refused, not answered."""
+    if action == "short-circuit" and origin == "embeddings":
+        return str(KIND_WORDS[REFUSED])
+    return action_word(action)
+
+
+# ---- the price table ---------------------------------------------------------
