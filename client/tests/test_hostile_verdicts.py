@@ -240,3 +240,42 @@ def test_a_slow_loris_over_a_real_socket_holds_one_call_briefly() -> None:
         gateway.close()
         listener.close()
         thread.join(timeout=5)
+
+
+def _reporting_server(body: Counted, *, asynchronous: bool = False) -> Any:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/decisions"):
+            content = aiter(body) if asynchronous else iter(body)
+            return httpx.Response(200, content=content)
+        return httpx.Response(200, json=WINDING)
+
+    return httpx.MockTransport(handler)
+
+
+def test_an_endless_answer_to_a_decision_report_is_not_read_to_its_end() -> None:
+    body = Counted(b" " * 65536, 64 * 1024 * 1024)
+    gateway = CurfewClient(
+        "http://curfew", "cfw_t", transport=_reporting_server(body), clock=Clock(NOW)
+    )
+    try:
+        gateway.verdict()
+        gateway.verdict()  # from the cache: a decision to report
+        gateway.flush_reports()
+        assert body.sent > 0
+        assert body.sent <= MAX_ANSWER + 65536
+    finally:
+        gateway.close()
+
+
+async def test_the_async_reporter_reads_no_endless_answer_either() -> None:
+    body = Counted(b" " * 65536, 64 * 1024 * 1024)
+    transport = _reporting_server(body, asynchronous=True)
+    gateway = AsyncCurfewClient("http://curfew", "cfw_t", transport=transport, clock=Clock(NOW))
+    try:
+        await gateway.verdict()
+        await gateway.verdict()
+        await gateway.flush_reports()
+        assert body.sent > 0
+        assert body.sent <= MAX_ANSWER + 65536
+    finally:
+        await gateway.aclose()

@@ -172,9 +172,13 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
                 if batch is None:
                     return
                 try:
-                    response = await http.post(
-                        self.decisions_url, json={"decisions": batch}, timeout=REPORT_TIMEOUT
-                    )
+                    report = {"decisions": batch}
+                    async with http.stream(
+                        "POST", self.decisions_url, json=report, timeout=REPORT_TIMEOUT
+                    ) as response:
+                        # Read (bounded, then dropped): an endless answer must not fill memory.
+                        length = response.headers.get("Content-Length")
+                        await aread_answer(response.aiter_bytes(), length=length)
                 except asyncio.CancelledError:
                     raise  # the batch stays in the outbox: sent again with the same ids
                 except Exception as exc:  # whatever it was, the batch waits for a retry

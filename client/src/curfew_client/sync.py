@@ -133,13 +133,19 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
                     if timeout <= 0:
                         return
                 try:
-                    response = self._http.post(
-                        self.decisions_url, json={"decisions": batch}, timeout=timeout
-                    )
+                    with self._http.stream(
+                        "POST", self.decisions_url, json={"decisions": batch}, timeout=timeout
+                    ) as response:
+                        status, advised = response.status_code, response.headers.get("Retry-After")
+                        # Read (bounded, then dropped): an endless answer must not fill memory.
+                        read_answer(
+                            response.iter_bytes(),
+                            length=response.headers.get("Content-Length"),
+                            deadline=time.monotonic() + timeout,
+                        )
                 except Exception as exc:  # whatever it was, the batch waits for a retry
                     reports.failed(self._clock(), exc)
                     return
-                status, advised = response.status_code, response.headers.get("Retry-After")
                 if not reports.answered(self._clock(), status, advised):
                     return
         except Exception:  # reporting never raises into the gateway
