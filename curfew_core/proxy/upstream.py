@@ -79,10 +79,14 @@ KEEPALIVE_SECONDS = 5.0
 ERROR_BODY_MAX = 1 << 20
 
 
-class AnswerTooLarge(Exception):
-    """An upstream answer ran past ``CURFEW_UPSTREAM_MAX_ANSWER_BYTES`` after
-    its head was relayed: a JSON body is broken off (the server aborts the
-    connection), never ended as if it were whole."""
+class AnswerBrokenOff(Exception):
+    """A relayed body (not an event stream) that cannot be completed: its
+    200 head is sent, so it is broken off (the server aborts the connection)
+    and never ended as if it were whole."""
+
+
+class AnswerTooLarge(AnswerBrokenOff):
+    """An upstream answer ran past ``CURFEW_UPSTREAM_MAX_ANSWER_BYTES``."""
 
 
 def _answer_cap() -> int:
@@ -911,21 +915,27 @@ async def _relay(
             yield last
     except (aiohttp.ClientError, TimeoutError) as exc:
         log.warning("upstream %s broke off mid-answer (%s)", _where(str(url)), type(exc).__name__)
-        # The part of an event that did arrive, then the proxy's own error event.
-        last = scrub.end()
-        if last:
-            yield last
-        if sse:
-            # SDKs raise on an SSE error event, instead of taking a cut-off
-            # answer for a complete one.
-            yield provider.broken(
-                provider.error(
-                    502,
-                    "the upstream provider broke off the answer",
-                    "upstream_broken",
-                    "upstream_error",
-                )
+        if not sse:
+            # What did arrive, then broken off here too: a truncated JSON
+            # body ended cleanly reads as a whole one (or as bad JSON).
+            last = scrub.end()
+            if last:
+                yield last
+            raise AnswerBrokenOff(f"{_where(str(url))}: broken off upstream") from None
+        # SDKs raise on an SSE error event, instead of taking a cut-off answer
+        # for a complete one. The part of an event that did arrive is dropped:
+        # it ran into the error event (``data: {"choidata: {"error"…``), and
+        # the client read one broken event instead of the error.
+        if scrub.mid_event:
+            yield b"\n\n"
+        yield provider.broken(
+            provider.error(
+                502,
+                "the upstream provider broke off the answer",
+                "upstream_broken",
+                "upstream_error",
             )
+        )
     finally:
         stall.disarm()
         release()

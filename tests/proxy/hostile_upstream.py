@@ -83,6 +83,16 @@ class HostileUpstream(LocalHttpServer):
                         body = b"<html><body><h1>404 Not Found</h1>nginx</body></html>"
                         self._head(fake.status, "text/html", len(body))
                         self.wfile.write(body)
+                    elif mode in ("broken-sse", "broken-json"):
+                        # Part of the answer, then the connection drops mid-event.
+                        sse = mode == "broken-sse"
+                        self._head(200, "text/event-stream" if sse else "application/json")
+                        self._chunk(EVENT + b'data: {"choi' if sse else b'{"id": "cmpl-1", "cho')
+                        self.wfile.flush()
+                        time.sleep(0.1)
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                        fake.hangups.set()
                     elif mode == "hang":
                         fake.release.wait(30)
                         self.close_connection = True

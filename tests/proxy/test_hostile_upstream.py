@@ -24,7 +24,7 @@ from django.test import override_settings
 from curfew_core.proxy import usage
 from curfew_core.proxy.usage import UsageScan
 from curfew_testkit.asgi_client import AsyncClient
-from tests.proxy.hostile_upstream import CHUNK, HostileUpstream, wait_for
+from tests.proxy.hostile_upstream import CHUNK, EVENT, HostileUpstream, wait_for
 from tests.proxy.inprocess import CHAT, SECRET
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -221,3 +221,33 @@ def test_the_usage_scan_holds_at_most_a_bounded_line() -> None:
         assert len(scan._pending) <= usage.MAX_LINE_SCAN + CHUNK
     scan.feed(b'\ndata: {"usage": {"prompt_tokens": 3, "completion_tokens": 4}}\n\n')
     assert scan.tokens == (3, 4)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("door", ["chat", "messages"])
+async def test_a_stream_broken_off_mid_event_ends_with_a_readable_error_event(
+    token: str, capped: HostileUpstream, door: str
+) -> None:
+    """The part of an event that had arrived ran into the proxy's error event
+    (``data: {"choidata: {"error": ...}``): the client read one broken event,
+    not the error. It is dropped now, so the error event stands alone."""
+    capped.reset("broken-sse")
+    body = {**(MESSAGES if door == "messages" else CHAT), "stream": True}
+    relayed, ended_by = await read_all(await call(token, door, body))
+    assert ended_by is None
+    events = [event for event in relayed.decode().split("\n\n") if event]
+    assert events[0] == EVENT.decode().strip()
+    data = events[-1].split("data: ", 1)[1]
+    assert json.loads(data)["error"]["message"] == "the upstream provider broke off the answer"
+    assert len(events) == 2
+
+
+@pytest.mark.timeout(60)
+async def test_a_json_body_broken_off_upstream_is_broken_off_here_too(
+    token: str, capped: HostileUpstream
+) -> None:
+    """It was ended as if it were whole: a clean end of a truncated body."""
+    capped.reset("broken-json")
+    relayed, ended_by = await read_all(await call(token, "chat", CHAT))
+    assert relayed == b'{"id": "cmpl-1", "cho'
+    assert ended_by is not None, "a truncated JSON body was ended as if it were whole"
