@@ -287,9 +287,11 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     threads.append(threading.Thread(target=api_saver, daemon=True))
     for thread in threads:
         thread.start()
-    time.sleep(2)
-    assert verdicts["up"] > 0, (verdicts, wrong[:5])
-    assert saves, wrong[:5]
+    warming = time.monotonic()
+    while (verdicts["up"] < 100 or len(saves) < 3) and time.monotonic() - warming < 20:
+        time.sleep(0.1)  # a loaded machine's first answers can take seconds
+    assert verdicts["up"] >= 100, (verdicts, wrong[:5])
+    assert len(saves) >= 3, wrong[:5]
 
     cut_at = time.monotonic()
     board.cut()
