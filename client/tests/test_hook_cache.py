@@ -439,3 +439,18 @@ def test_an_answer_that_is_no_verdict_is_not_acted_on(
     assert "decision" not in out  # fail_open: the prompt passes, and the user is told
     assert words in out["systemMessage"]
     assert list((tmp_path / "cache" / "curfew").glob("verdicts/*")) == []
+
+
+def test_a_hook_forks_no_sender_while_one_is_at_work_or_backing_off(tmp_path: Path) -> None:
+    import fcntl
+
+    settings, where = _spool_two(tmp_path)
+    holder = os.open(os.path.join(where, ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        assert reports.kick(settings, where, time.time()) is False
+    finally:
+        os.close(holder)
+    reports.flush(settings, where, send=Ledger(503))  # fails: backs off
+    assert reports.kick(settings, where, time.time()) is False
+    assert len(reports.waiting(where)) == 2

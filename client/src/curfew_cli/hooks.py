@@ -83,8 +83,12 @@ def scope(event: Mapping[str, Any]) -> tuple[str | None, bool]:
     return session_id, subagent
 
 
-def when(instant: datetime, *, now: datetime, tz: tzinfo | None = None) -> str:
-    """``07:00`` in local time (``Mon 07:00`` when not today)."""
+def when(instant: datetime, *, now: datetime | None, tz: tzinfo | None = None) -> str:
+    """``07:00`` in local time (``Mon 07:00`` when not today; ``now``: the clock's)."""
+    if now is None:
+        from datetime import datetime
+
+        now = datetime.now().astimezone()
     local = instant.astimezone(tz)
     if local.date() != now.astimezone(tz).date():
         return local.strftime("%a %H:%M")
@@ -97,7 +101,7 @@ def _reply_words(verdict: Verdict) -> str:
     return f" {reply}" if len(reply) > 1 else ""
 
 
-def block_reason(asked: Asked, *, now: datetime, tz: tzinfo | None = None) -> str:
+def block_reason(asked: Asked, *, now: datetime | None, tz: tzinfo | None = None) -> str:
     """Why the prompt is held back, and until when."""
     verdict = asked.verdict
     if verdict.origin == "fail_closed":
@@ -121,7 +125,7 @@ def answer(
     asked: Asked,
     *,
     status_line: str | None = None,
-    now: datetime,
+    now: datetime | None = None,
     tz: tzinfo | None = None,
 ) -> dict[str, Any] | None:
     """The hook's answer to ``event`` in ``tool``'s documented output, or
@@ -336,10 +340,7 @@ def decide(
     status_line = None
     if event.get("hook_event_name") in START_EVENTS and asked.trouble is None:
         status_line = _status_line(settings, env, transport=transport)
-    if now is None:
-        from datetime import datetime
-
-        now = datetime.now().astimezone()
+    # ``now`` is read only to say until when (no ``datetime`` import otherwise).
     found = answer(tool, event, asked, status_line=status_line, now=now, tz=tz)
     text = "" if found is None else json.dumps(found, ensure_ascii=False)
     return text, (settings, spool)

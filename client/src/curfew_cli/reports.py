@@ -17,7 +17,9 @@ decisions is reported here, once:
    (2xx) or refused (another 4xx than 429: it would refuse it again). A 5xx, a 429 or
    no answer leaves the files and backs off (``RETRY`` seconds, written in
    the folder, so hooks meanwhile do not fork); the next hook's flusher, or
-   the next hook that asks the server, sends them.
+   the next hook that asks the server, sends them. A hook that finds a
+   flusher at work (the lock held) forks none: that one looks again before
+   it exits.
 
 Each report has an id (``hook-`` and 16 random hex digits) fixed when it is
 spooled, so a batch sent twice (a flusher killed after the server stored it)
@@ -138,6 +140,8 @@ def kick(settings: Settings, where: str, now: float) -> bool:
     from; whether one was started. The caller has already answered the harness."""
     if not hasattr(os, "fork") or backing_off(where, now) or not waiting(where):
         return False
+    if _at_work(where):
+        return False  # a flusher holds the lock: it looks again after letting go
     try:
         pid = os.fork()
     except OSError:
@@ -156,6 +160,24 @@ def kick(settings: Settings, where: str, now: float) -> bool:
         flush(settings, where, gather=GATHER)
     finally:
         os._exit(0)
+
+
+def _at_work(where: str) -> bool:
+    """Whether a flusher holds the folder's lock now (in a burst of hooks,
+    most find one gathering: they need not fork another)."""
+    import fcntl
+
+    try:
+        lock = os.open(os.path.join(where, ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(lock)  # releases it when it was taken here
+    return False
 
 
 def post(url: str, token: str, body: bytes) -> int:
