@@ -100,6 +100,7 @@ SLOW_MODULES = {
     "tests/throttle/test_signin.py": 17,
     "tests/web/test_served_static.py": 17,
     "tests/client/test_client_served.py": 16,
+    "tests/client/test_hook_reports_served.py": 15,
     # The browser modules (last, see below), slowest first among themselves.
     "tests/browser/test_settings_errors.py": 135,
     "tests/browser/test_settings_page.py": 85,
