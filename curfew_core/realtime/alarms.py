@@ -76,6 +76,9 @@ def disarm(sleeper: Sleeper) -> None:
     alarm = _armed.pop(sleeper, None)
     if alarm is None:
         return
+    if not _armed:
+        # An emptied dict keeps its table (ten thousand sockets' worth): let it go.
+        _armed.clear()
     alarm.sleepers.discard(sleeper)
     if alarm.sleepers:
         return

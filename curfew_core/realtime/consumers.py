@@ -41,7 +41,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from curfew_core import throttle
-from curfew_core.realtime import access, alarms, clock, hub, states, timers, watch
+from curfew_core.realtime import access, alarms, clock, hub, release, states, timers, watch
 from curfew_core.realtime.codes import CLOSE_RATE_LIMITED, CLOSE_UNAUTHORIZED, CLOSE_UNAVAILABLE
 from curfew_core.realtime.guard import CREDENTIAL, TOKEN, UNAVAILABLE
 from curfew_core.realtime.signals import session_group
@@ -115,6 +115,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.closed = False
         self.accepted = False
         self.close_sent = False
+        #: Counted among the process's open capsules (``release``).
+        self.counted = False
         #: Handlers started by the hub or a timer; cancelled when the socket goes.
         #: (Made on the first: most sockets sit idle, and ten thousand empty sets add up.)
         self.tasks: set[asyncio.Task[None]] | None = None
@@ -168,6 +170,25 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         with suppress(StopConsumer):
             while True:
                 await self.dispatch(await receive())
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """The handler for ``message``, without Channels' ``aclose_old_connections``
+        before it. That is a hop to the process's one sync thread per message:
+        three per socket (connect, disconnect, and again in its disconnect
+        handler), queued one behind another, so ten thousand sockets leaving
+        were thirty thousand waits and their allocations, and a crowd took
+        seconds to let go of its memory (issue 40). The capsule's database reads
+        run in ``database_sync_to_async``, which closes stale connections itself."""
+        kind = message["type"]
+        if kind == "websocket.connect":
+            await self.websocket_connect(message)
+        elif kind == "websocket.receive":
+            await self.websocket_receive(message)
+        elif kind == "websocket.disconnect":
+            await self.disconnect(message.get("code", 1005))
+            raise StopConsumer
+        else:
+            raise ValueError(f"No handler for message type {kind}")
 
     async def accept(self, subprotocol: str | None = None, headers: Any = None) -> None:
         await super().accept(subprotocol, headers)
@@ -226,6 +247,8 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             await self.refuse(CLOSE_UNAVAILABLE, "state unavailable; retry")
             return
         await self.accept()
+        self.counted = True
+        release.opened()
         await self.send_state()
 
     async def authenticate(self) -> int | None:
@@ -277,6 +300,12 @@ class CapsuleConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             _per_address[address] -= 1
             if _per_address[address] <= 0:
                 del _per_address[address]
+                if not _per_address:
+                    # An emptied dict keeps its table: ten thousand addresses' worth.
+                    _per_address.clear()
+        if self.counted:
+            self.counted = False
+            release.closed()
 
     async def leave_hub(self) -> None:
         joined, self.hub = self.hub, None
