@@ -18,6 +18,7 @@ its namespace). ``--write FILE`` appends the run (markdown) to FILE.
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import shutil
 import statistics
@@ -35,7 +36,7 @@ from bench.record import loadavg, machine, versions
 from curfew_testkit.server import ROOT, ServedApp
 
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
-REDIS_URL = "redis://127.0.0.1:6379/0"
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 def commands_per_verdict(row: Row, prefix: str, requests: int = 20) -> float:

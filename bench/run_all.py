@@ -1,28 +1,118 @@
-"""``make bench``: run every benchmark script in bench/ in turn, and write the docs.
+"""``make bench``: the benches in production's configuration, in one run, and their pages.
 
-Each script prints its own small table. A script that records its runs itself
-(it takes ``--write FILE``: edge_floor, proxy_throughput, capsule_fanout) is
-given ``docs/benchmarks/<name>.md``; for every other script, what it printed
-is written there, under the date, the machine and the commit. So the
-benchmark tables in docs/ come from runs, never from hand. Scripts starting
-with ``_`` are helpers. ``python -m bench.run_all edge_floor engine_speed``
-runs only those.
+    python -m bench.run_all [--quick] [NAME ...]      # make bench: PostgreSQL + Redis
+    python -m bench.run_all --sqlite [NAME ...]       # make bench-sqlite: every other script
+
+``make bench`` runs, one after the other in one run, the benches of issue 40 in
+production's configuration (``bin/serve``'s settings on PostgreSQL and Redis),
+each of which serves its own floor or baseline side by side with what it
+measures, in the same run:
+
+- ``edge_production``: the warm verdict against the raw-ASGI hello-world;
+- ``cold_path``: 10,000 users in turn against 10, and a team key through
+  5,000 members against a member's own token;
+- ``ledger_scale``: the ledger at 1M and 10M rows, the old query shapes
+  beside the new;
+- ``capsule_fanout``: a push to 10,000 capsules, uvicorn's defaults beside
+  ``bin/serve`` in one process and two on Redis;
+- ``hook_speed``: the ``curfew`` command's start beside ``true``, ``python``
+  and ``curl`` (client side: the server's configuration does not enter).
+
+It needs PostgreSQL (``postgres://postgres@127.0.0.1:5432``, or
+``CURFEW_TEST_POSTGRES_URL`` for the ledger) and Redis (``REDIS_URL``, else
+``redis://127.0.0.1:6379/0``), and stops at once, saying which is missing,
+without them: it never falls back to SQLite. ``make bench-sqlite`` (``--sqlite``)
+runs every other script in ``bench/`` the old way (SQLite and the
+process-local cache, or in-process).
+
+``--quick`` gives the long benches modest sizes (one round each, the ledger at
+1M rows over the 30-day retention only), for a shared machine.
+
+Pages: a script that records its runs itself (it takes ``--write FILE``) is
+given ``docs/benchmarks/<name>.md``; for every other, what it printed is
+written there, under the date, the machine and the commit (not in a
+``--quick`` run, which would replace a full run's page with a partial one).
+The production run also writes ``docs/benchmarks/make_bench.md``: every
+bench's configuration, its side-by-side tables, its time and the load average
+before and after it. So the benchmark tables in docs/ come from runs, never
+from hand. Scripts starting with ``_`` are helpers; ``NAME …`` runs only those.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import platform
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.record import loadavg, machine, revision
+from bench.record import loadavg, machine, revision, versions
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DOCS = ROOT / "docs" / "benchmarks"
+#: Where the production benches find PostgreSQL (they make and drop their own
+#: databases on it) and Redis (each in a key prefix of its own).
+POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+REDIS_DEFAULT = "redis://127.0.0.1:6379/0"
+#: Helpers, and the long soak that has a target of its own (``make capsule-soak``).
+NOT_A_BENCH = {"run_all", "record", "servers", "capsule_soak"}
+
+
+@dataclass(frozen=True)
+class Bench:
+    name: str
+    measures: str
+    against: str
+    configuration: str
+    full: list[str] = field(default_factory=list)
+    quick: list[str] = field(default_factory=list)
+
+
+PRODUCTION = [
+    Bench(
+        "edge_production",
+        "warm `POST /api/v1/verdict`, one token",
+        "the raw-ASGI hello-world served the same way (the floor)",
+        "uvicorn, one worker each, `bin/serve`'s HTTP flags; PostgreSQL + Redis "
+        "(`SharedRedisCache`, the token's rate counted on Redis)",
+        quick=["--rounds", "2", "--seconds", "3"],
+    ),
+    Bench(
+        "cold_path",
+        "verdicts of 10,000 users in turn; a team key naming 5,000 members in turn",
+        "10 users in turn; a member's own token",
+        "`bin/serve` (production settings), one worker; PostgreSQL + Redis, "
+        "`CURFEW_CACHE_FRESH_SECONDS` and `CONN_MAX_AGE` at their defaults",
+        quick=["--rounds", "1", "--seconds", "4"],
+    ),
+    Bench(
+        "ledger_scale",
+        "the 7-day CSV export a row, Activity reads, a session filter, a prune",
+        "the same at 1M rows, and the old indexes and query shapes at each size",
+        "PostgreSQL, one process (the code's own selectors, no server)",
+        full=["--rows", "1000000,10000000", "--days", "365,30", "--sqlite-rows", "0"],
+        quick=["--rows", "1000000", "--days", "30", "--sqlite-rows", "0"],
+    ),
+    Bench(
+        "capsule_fanout",
+        "a push (override, timer boundary) to 10,000 open capsules; memory a socket",
+        "uvicorn's defaults, and `bin/serve` in one process",
+        "`bin/serve`, one process and two on one Redis (the channel layer); "
+        "the rows as stored on SQLite",
+    ),
+    Bench(
+        "hook_speed",
+        "the `curfew` command's start (hook warm and cold, status)",
+        "`true`, `python -c pass`, `curl` to the verdict API",
+        "client side (the server it asks: uvicorn on SQLite; the server's "
+        "configuration does not enter)",
+        quick=["--runs", "60", "--cold-runs", "20"],
+    ),
+]
 
 
 def writes_its_own(script: Path) -> bool:
@@ -44,37 +134,168 @@ def printed_page(name: str, output: str, seconds: float, code: int) -> str:
     )
 
 
-def main(argv: list[str]) -> int:
-    wanted = set(argv)
+def missing_services() -> list[str]:
+    """What the production benches need and cannot reach, said plainly."""
+    import psycopg
+    import redis
+
+    problems = []
+    for url in dict.fromkeys([POSTGRES_URL, os.environ.get("CURFEW_TEST_POSTGRES_URL", "")]):
+        if not url:
+            continue
+        try:
+            psycopg.connect(url, connect_timeout=3).close()
+        except psycopg.Error as error:
+            problems.append(f"PostgreSQL at {url}: {str(error).strip().splitlines()[0]}")
+    redis_url = os.environ.get("REDIS_URL", REDIS_DEFAULT)
+    try:
+        redis.Redis.from_url(redis_url, socket_connect_timeout=3).ping()
+    except redis.RedisError as error:
+        problems.append(f"Redis at {redis_url}: {error}")
+    return problems
+
+
+@dataclass
+class Ran:
+    bench: Bench
+    output: str
+    seconds: float
+    code: int
+    load_before: str
+    load_after: str
+
+
+def run_one(script: Path, args: list[str], *, record: bool) -> tuple[str, int, float]:
+    """Run ``bench.<script>`` with ``args``; echo and return what it printed."""
+    started = time.monotonic()
+    command = [sys.executable, "-m", f"bench.{script.stem}", *args]
+    page = DOCS / f"{script.stem}.md"
+    own = writes_its_own(script)
+    if own:
+        command += ["--write", str(page)]
+    print(f"\n=== {script.name} {' '.join(command[3:])}", flush=True)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        lines.append(line)
+    code = process.wait()
+    output = "".join(lines)
+    seconds = time.monotonic() - started
+    if not own and record and code == 0:
+        page.write_text(printed_page(script.stem, output, seconds, code))
+    print(f"--- {script.name}: exit {code} in {seconds:.0f}s", flush=True)
+    return output, code, seconds
+
+
+def production_page(ran: list[Ran], quick: bool, started: str) -> str:
+    sizes = "`--quick` (one round each, the ledger at 1M rows only)" if quick else "full"
+    parts = [
+        "# `make bench`: production's configuration, in one run\n",
+        "Written by `make bench` (`bench/run_all.py`), not by hand; each run replaces it. "
+        "Every bench below ran in the same run, one after the other, and each serves "
+        "what it measures side by side with its own floor or baseline (the column "
+        "*against*), so compare the rows of one bench's table, not figures across "
+        "runs or machines. Each bench's own page keeps its earlier runs.\n",
+        f"- date: {dt.datetime.now(dt.UTC).isoformat(timespec='minutes')}\n"
+        f"- machine: {machine()}; {versions()}\n"
+        f"- commit: {revision()}\n"
+        f"- sizes: {sizes}\n"
+        f"- load average at the start of the run: {started}, at its end: {loadavg()}\n",
+        "| bench | measures | against (same run) | configuration | took | load before → after "
+        "| exit |",
+        "|---|---|---|---|---:|---|---:|",
+    ]
+    for one in ran:
+        b = one.bench
+        parts.append(
+            f"| [`{b.name}`]({b.name}.md) | {b.measures} | {b.against} | {b.configuration} | "
+            f"{one.seconds:.0f} s | {one.load_before} → {one.load_after} | {one.code} |"
+        )
+    for one in ran:
+        args = " ".join(one.bench.quick if quick else one.bench.full)
+        parts += [
+            f"\n## {one.bench.name}\n",
+            f"`python -m bench.{one.bench.name} {args}`".replace(" `", "`") + "\n",
+            f"```\n{one.output.rstrip()}\n```",
+        ]
+    return "\n".join(parts) + "\n"
+
+
+def production(names: set[str], quick: bool) -> int:
+    problems = missing_services()
+    if problems:
+        print(
+            "make bench measures production's configuration and needs PostgreSQL and Redis; "
+            "not reachable:\n  " + "\n  ".join(problems) + "\n"
+            "Start them (or set CURFEW_TEST_POSTGRES_URL / REDIS_URL), or run "
+            "`make bench-sqlite` for the SQLite benches.",
+            file=sys.stderr,
+        )
+        return 2
+    DOCS.mkdir(parents=True, exist_ok=True)
+    started = loadavg()
+    ran: list[Ran] = []
+    for bench in PRODUCTION:
+        if names and bench.name not in names:
+            continue
+        before = loadavg()
+        output, code, seconds = run_one(
+            HERE / f"{bench.name}.py", bench.quick if quick else bench.full, record=not quick
+        )
+        ran.append(Ran(bench, output, seconds, code, before, loadavg()))
+    if not names or len(ran) == len(PRODUCTION):
+        (DOCS / "make_bench.md").write_text(production_page(ran, quick, started))
+    print("\n| bench | took | load before → after | exit |")
+    for one in ran:
+        print(
+            f"| {one.bench.name} | {one.seconds:.0f} s | {one.load_before} → {one.load_after} "
+            f"| {one.code} |"
+        )
+    failed = [one.bench.name for one in ran if one.code]
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+def sqlite(names: set[str]) -> int:
+    """The old path: every script but the production ones, each on its own terms."""
+    skip = NOT_A_BENCH | {b.name for b in PRODUCTION}
     failed = []
     DOCS.mkdir(parents=True, exist_ok=True)
     for script in sorted(HERE.glob("*.py")):
-        if script.name.startswith("_") or script.name == Path(__file__).name:
+        if script.name.startswith("_") or script.stem in skip:
             continue
-        if wanted and script.stem not in wanted:
+        if names and script.stem not in names:
             continue
-        print(f"\n=== {script.name}", flush=True)
-        started = time.monotonic()
-        command = [sys.executable, "-m", f"bench.{script.stem}"]
-        page = DOCS / f"{script.stem}.md"
-        if writes_its_own(script):
-            result = subprocess.run([*command, "--write", str(page)], cwd=ROOT)
-            code = result.returncode
-        else:
-            run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-            code = run.returncode
-            sys.stdout.write(run.stdout)
-            sys.stderr.write(run.stderr)
-            if code == 0:
-                page.write_text(
-                    printed_page(script.stem, run.stdout, time.monotonic() - started, code)
-                )
-        print(f"--- {script.name}: exit {code} in {time.monotonic() - started:.0f}s")
+        _, code, _ = run_one(script, [], record=True)
         if code:
             failed.append(script.name)
     if failed:
         print(f"failed: {', '.join(failed)}")
     return 1 if failed else 0
+
+
+def main(argv: list[str]) -> int:
+    flags = {a for a in argv if a.startswith("--")}
+    unknown = flags - {"--quick", "--sqlite"}
+    if unknown:
+        print(f"unknown option(s): {', '.join(sorted(unknown))}\n{__doc__}", file=sys.stderr)
+        return 2
+    names = {a for a in argv if not a.startswith("--")}
+    if "--sqlite" in flags:
+        return sqlite(names)
+    known = {b.name for b in PRODUCTION}
+    if names - known:
+        print(
+            f"not a production bench: {', '.join(sorted(names - known))} "
+            f"(those: {', '.join(sorted(known))}; the others run with --sqlite)",
+            file=sys.stderr,
+        )
+        return 2
+    return production(names, "--quick" in flags)
 
 
 if __name__ == "__main__":
