@@ -20,9 +20,7 @@ from curfew_core.engine import Curve, State
 from curfew_core.engine.clock import to_wall
 from curfew_core.schedules import calendars, override_commands
 from curfew_core.schedules import config as schedule_config
-from curfew_core.schedules import values as schedule_values
 from curfew_core.schema.query import Problem, QueryReader
-from curfew_core.schema.verdict_request import RequestError, verdict_request
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import UserBundle, overrides_active
 from curfew_core.selectors.heads_up import LEAD_MINUTES, next_payload
@@ -358,56 +356,6 @@ def preview(
         band_error=band_error,
         rising=schedule_config.rising_parts(result.config),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    values: dict[str, str]
-    payload: str
-    errors: dict[str, str]
-
-
-def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -> Decision:
-    """What a gateway would get for the chosen moment and request, as JSON."""
-    values = {
-        key: params.get(key, "").strip()
-        for key in ("at", "session_id", "purpose", "max_tokens", "subagent")
-    }
-    at: str | None = None
-    if values["at"]:
-        at = values["at"]
-        try:
-            local = dt.datetime.fromisoformat(at)
-        except ValueError:
-            pass  # left for the parser to name as wrong
-        else:
-            if local.tzinfo is None:
-                local = local.replace(tzinfo=zoneinfo.ZoneInfo(tz_name))
-            offset = local.utcoffset()
-            if offset is not None and offset % dt.timedelta(minutes=1) and local.year > 1:
-                # Local mean time (+08:05:43 before 1901) has no RFC 3339
-                # spelling; the same instant in UTC has (year 1 would underflow:
-                # it stays as it is, and is refused as out of range).
-                local = local.astimezone(dt.UTC)
-            at = local.isoformat()
-    # Strict ASCII digits: "²".isdigit() is true and int("²") raises; text
-    # that is no number goes to the parser as it is, to be named as wrong.
-    tokens = values["max_tokens"] or None
-    number = None if tokens is None else schedule_values.int_from_text(tokens)
-    try:
-        asked = verdict_request(
-            session_id=values["session_id"] or None,
-            purpose=values["purpose"] or None,
-            subagent=bool(values["subagent"]),
-            max_tokens=tokens if number is None else number,
-            at=at,
-        )
-    except RequestError as exc:
-        return Decision(values, "", words.localized_errors(exc.fields))
-    request, at_instant = asked.context, asked.at
-    verdict, _bundle = verdict_for(user_id=user.pk, now=now, request=request, at=at_instant)
-    payload = verdict_payload(verdict, now=at_instant or now)
-    return Decision(values, json.dumps(payload, ensure_ascii=False, indent=2), {})
 
 
 def preview_context(preview: Preview, form: ScheduleForm, keys: Iterable[str]) -> dict[str, Any]:

@@ -18,8 +18,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
-from curfew_core.web import team_reads, team_words
 from curfew_core.web.sections import sections_for
+from curfew_core.web.team import reads as team_reads
+from curfew_core.web.team import words as team_words
 
 View = Callable[..., HttpResponseBase]
 

@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 
 from curfew_core.services.schedules import schedule_start_on_sign_in
 from curfew_core.signin_forms import ThrottledSignIn, refused
-from curfew_core.web.account import apply_preferred_language
+from curfew_core.web.account.views import apply_preferred_language
 
 
 class LoginView(auth_views.LoginView):

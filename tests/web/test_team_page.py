@@ -341,7 +341,7 @@ def test_the_next_change_is_said_as_what_changes() -> None:
 
     from curfew_core.engine import State
     from curfew_core.engine.effective import Change
-    from curfew_core.web.team_words import member_rows, next_ms
+    from curfew_core.web.team.words import member_rows, next_ms
 
     at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(minutes=5)
 

@@ -24,8 +24,8 @@ from curfew_core.engine.clock import to_wall
 from curfew_core.selectors import teams as team_selectors
 from curfew_core.selectors import web as web_selectors
 from curfew_core.vocabulary import STATE_NAMES
-from curfew_core.web import team_reads
 from curfew_core.web.activity.totals import money_text
+from curfew_core.web.team import reads as team_reads
 
 ROLE_NAMES = {
     "admin": pgettext_lazy("team role", "Admin"),

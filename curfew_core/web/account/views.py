@@ -36,8 +36,8 @@ from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.account import preferred_language, session_keys_of
 from curfew_core.services.account import language_set, sessions_end_others
 from curfew_core.services.schedules import StaleVersion, schedule_update
-from curfew_core.web import page, team_reads, words
-from curfew_core.web.account_forms import (
+from curfew_core.web import page, words
+from curfew_core.web.account.forms import (
     ChangePassword,
     LanguageForm,
     ResetPassword,
@@ -47,6 +47,7 @@ from curfew_core.web.account_forms import (
 )
 from curfew_core.web.sections import sections_for
 from curfew_core.web.shell import HTMX_INVALID, is_htmx, login_required_page, no_store
+from curfew_core.web.team import reads as team_reads
 
 TEMPLATE = "curfew/account.html"
 TIMEZONE_LABEL = gettext_lazy(labels_of()["timezone"])

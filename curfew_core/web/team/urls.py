@@ -1,8 +1,8 @@
-"""``/team/…``: the Team page's doors (``web.team``), mounted in ``web.urls``."""
+"""``/team/…``: the Team page's doors (``web.team.views``), mounted in ``web.urls``."""
 
 from django.urls import URLPattern, path
 
-from curfew_core.web import team
+from curfew_core.web.team import views as team
 
 urlpatterns: list[URLPattern] = [
     path("", team.team_page, name="team"),

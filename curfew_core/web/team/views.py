@@ -38,7 +38,7 @@ from curfew_core.selectors import ledger_page
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.users import user_by_name
 from curfew_core.services import teams as team_services
-from curfew_core.web import page, schedule_form, team_reads, team_words, words
+from curfew_core.web import page, schedule_form, words
 from curfew_core.web.schedule_form import ScheduleForm
 from curfew_core.web.sections import SCHEDULE_KEYS
 from curfew_core.web.shell import (
@@ -48,6 +48,8 @@ from curfew_core.web.shell import (
     login_required_page,
     no_store,
 )
+from curfew_core.web.team import reads as team_reads
+from curfew_core.web.team import words as team_words
 from curfew_core.web.views import FIELD_LABELS, _labelled, _with_choices
 
 TEMPLATE = "curfew/team.html"
