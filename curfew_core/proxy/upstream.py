@@ -689,7 +689,10 @@ async def _relayed(
         complete = False
         body: bytes | None = None
         try:
-            body = await _read_at_most(response, limit)
+            # An error body is read whole before anything is relayed: within
+            # the read timeout in all, not per chunk (a trickle never ends).
+            async with asyncio.timeout(float(settings.CURFEW_UPSTREAM_TIMEOUT)):
+                body = await _read_at_most(response, limit)
             complete = body is not None
         except (aiohttp.ClientError, TimeoutError):
             body = b""

@@ -93,6 +93,14 @@ class HostileUpstream(LocalHttpServer):
                         self.close_connection = True
                         self.connection.shutdown(2)
                         fake.hangups.set()
+                    elif mode == "trickle-error":
+                        # An error body a byte at a time, for ever.
+                        self._head(500, "application/json")
+                        self._chunk(b'{"error": {"message": "')
+                        while not fake.release.is_set():
+                            self._chunk(b".")
+                            self.wfile.flush()
+                            time.sleep(0.1)
                     elif mode == "hang":
                         fake.release.wait(30)
                         self.close_connection = True

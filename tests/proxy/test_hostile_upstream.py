@@ -251,3 +251,20 @@ async def test_a_json_body_broken_off_upstream_is_broken_off_here_too(
     relayed, ended_by = await read_all(await call(token, "chat", CHAT))
     assert relayed == b'{"id": "cmpl-1", "cho'
     assert ended_by is not None, "a truncated JSON body was ended as if it were whole"
+
+
+@pytest.mark.timeout(60)
+async def test_an_error_body_that_trickles_for_ever_is_bounded_in_time(
+    token: str, capped: HostileUpstream
+) -> None:
+    """A byte every tenth of a second never trips the read timeout between
+    chunks, and an error body is read whole before it is relayed: the read
+    was unbounded. It has the read timeout in all now (one second here)."""
+    capped.reset("trickle-error")
+    with override_settings(CURFEW_UPSTREAM_TIMEOUT=1):
+        response = await call(token, "chat", CHAT)
+    assert response.status_code == 500
+    error = response.json()["error"]
+    assert error["code"] == "upstream_error"
+    assert "HTTP 500" in error["message"]
+    assert wait_for(capped.hangups)
