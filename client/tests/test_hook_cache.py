@@ -454,3 +454,61 @@ def test_a_hook_forks_no_sender_while_one_is_at_work_or_backing_off(tmp_path: Pa
     reports.flush(settings, where, send=Ledger(503))  # fails: backs off
     assert reports.kick(settings, where, time.time()) is False
     assert len(reports.waiting(where)) == 2
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    """``trickle``: a byte every 0.2 s for 30 s; ``huge``: 1 MiB of JSON."""
+
+    mode: ClassVar[str] = "trickle"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if self.mode == "huge":
+            body = json.dumps({**ASLEEP, "reason": "x" * (1 << 20)}).encode()
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.end_headers()
+        try:
+            for _ in range(150):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            return  # the hook gave up and closed: what is tested
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("mode", "words"),
+    [("trickle", "did not answer within"), ("huge", "not with a verdict (an answer of")],
+)
+def test_a_server_trickling_or_flooding_its_answer_is_no_verdict(
+    mode: str, words: str, tmp_path: Path
+) -> None:
+    """The hook's own request is bounded: a trickle ends at the deadline (not
+    after 30 s), a flood is not read (1 MiB), and the policy answers, said."""
+    _Hostile.mode = mode
+    served = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    served.daemon_threads = True
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        text = run(
+            "codex",
+            json.dumps(event("codex", "UserPromptSubmit")),
+            environment(tmp_path, CURFEW_URL=f"http://127.0.0.1:{served.server_port}"),
+            clock=lambda: ASKED_AT,
+        )
+        assert time.monotonic() - started < 15  # a bound, not a speed: the trickle is 30 s
+        out = json.loads(text)
+        assert "decision" not in out
+        assert words in out["systemMessage"]
+    finally:
+        served.shutdown()
+        served.server_close()

@@ -202,6 +202,8 @@ def ask(
         status, content = _post(url, settings.token, json.dumps(body).encode(), transport)
     except TimeoutError:
         why = f"did not answer within {TIMEOUT:g} s"
+    except TooLarge as exc:
+        why = f"answered, but not with a verdict ({exc})"
     except (OSError, ValueError) as exc:
         why = f"is unreachable ({_reason(exc)})"
     else:
@@ -248,16 +250,45 @@ def _post(url: str, token: str, body: bytes, transport: Any) -> tuple[int, bytes
     import urllib.error
     import urllib.request
 
+    deadline = time.monotonic() + TIMEOUT
     request = urllib.request.Request(url, data=body, method="POST", headers=headers)  # noqa: S310
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:  # noqa: S310
-            return int(answer.status), answer.read()
+            return int(answer.status), _bounded(answer, deadline)
     except urllib.error.HTTPError as refused:
-        return int(refused.code), refused.read()
+        return int(refused.code), _bounded(refused, deadline)
     except urllib.error.URLError as failed:
         if isinstance(failed.reason, TimeoutError):
             raise failed.reason from failed
         raise
+
+
+class TooLarge(ValueError):
+    """An answer longer than ``MAX_ANSWER``: not read to its end."""
+
+
+#: The longest answer read (the gateway client's bound): a verdict is about 1 KiB.
+MAX_ANSWER = 256 * 1024
+
+
+def _bounded(answer: Any, deadline: float) -> bytes:
+    """The answer's body, at most ``MAX_ANSWER`` bytes and no read begun
+    after ``deadline`` (each read is bounded by the socket's timeout, so a
+    server trickling a byte at a time holds the hook for one more read, not
+    until the harness gives up on it)."""
+    declared = answer.headers.get("Content-Length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > MAX_ANSWER:
+        raise TooLarge(f"an answer of {declared} bytes")
+    body = bytearray()
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the answer kept coming past {TIMEOUT:g} s")
+        chunk = answer.read1(16384) if hasattr(answer, "read1") else answer.read(16384)
+        if not chunk:
+            return bytes(body)
+        body += chunk
+        if len(body) > MAX_ANSWER:
+            raise TooLarge(f"an answer longer than {MAX_ANSWER} bytes")
 
 
 def _reason(exc: BaseException) -> str:
