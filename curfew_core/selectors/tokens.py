@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import logging
+import os
 import signal
 import threading
 import time
@@ -163,6 +164,15 @@ def identify_many(raws: Iterable[str], *, kind: str) -> dict[str, TokenIdentity 
     return out
 
 
+def _token_rows(token_digest: Any) -> Any:
+    """The live token behind a digest, joined to its user's rows and their team's."""
+    return (
+        ApiToken.objects.filter(digest=token_digest, revoked_at__isnull=True, user__is_active=True)
+        .order_by()
+        .values_list("id", "user_id", "kind", "team_id", *bundles.joined_fields("user__"))[:1]
+    )
+
+
 #: A token door's cache reads before it took the cold path (``edge.caller``):
 #: the token's check, and the rows of the user (and team) it was last seen
 #: with, so the cold path neither reads them again nor overwrites a fresh one.
@@ -210,11 +220,7 @@ def identify_with_bundle(
             return identity, bundles.bundle_for(identity.user_id)
         return identity, bundles.bundle_from(identity.user_id, rows_before, team_before)
     try:
-        found_rows = list(
-            ApiToken.objects.filter(
-                digest=token_digest, revoked_at__isnull=True, user__is_active=True
-            ).values_list("id", "user_id", "kind", "team_id", *bundles.joined_fields("user__"))[:1]
-        )
+        found_rows = bundles.compiled_rows("token-rows", _token_rows, token_digest)
     except DatabaseError:
         if checked is None:
             raise
@@ -325,16 +331,10 @@ def note_used(token_id: int) -> None:
     with _used_lock:
         if len(_used) < _USED_KEPT or token_id in _used:
             _used[token_id] = at
-    if _writer is None or _writer_pid != _pid():
+    if _writer is None or _writer_pid != os.getpid():
         _start_writer()
     elif not _signals_watched and threading.current_thread() is threading.main_thread():
         _watch_stop_signals()
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
 
 
 def flush_used() -> int:
@@ -378,14 +378,14 @@ def pending_uses() -> int:
 def _start_writer() -> None:
     global _writer, _writer_pid
     with _used_lock:
-        if _writer is not None and _writer_pid == _pid():
+        if _writer is not None and _writer_pid == os.getpid():
             return
         if float(getattr(settings, "CURFEW_LEDGER_FLUSH_SECONDS", 1.0)) <= 0:
             # Mark it started: tests write with ``flush_used``.
-            _writer, _writer_pid = threading.current_thread(), _pid()
+            _writer, _writer_pid = threading.current_thread(), os.getpid()
             return
         _writer = threading.Thread(target=_write_loop, name="curfew-token-use", daemon=True)
-        _writer_pid = _pid()
+        _writer_pid = os.getpid()
         _writer.start()
     atexit.register(_flush_quietly)
     if threading.current_thread() is threading.main_thread():
