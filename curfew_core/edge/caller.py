@@ -69,7 +69,7 @@ async def resolve(raw: str | None, address: Address, *, kind: str = "api") -> Ca
 #: decoded object per cached entry until it is replaced), the caller is the
 #: same, and only the freshness checks, the stamp and the rate are left to do.
 #: Bounded, least recently used (read and written on the event loop only).
-_CALLERS_KEPT = 10_000
+_CALLERS_KEPT = 50_000
 _callers: LRUCache[str, tuple[Any, Any, str, Caller, Any]] = LRUCache(maxsize=_CALLERS_KEPT)
 
 

@@ -291,7 +291,10 @@ def cached_identity(token_digest: str, cached: object, *, kind: str) -> TokenIde
 #: hands), so a warm verdict can fetch the token's check and its user's rows in
 #: one cache read (``edge.caller``). Only a guess: the check read with it
 #: decides. Bounded, least recently used.
-_USERS_KEPT = 10_000
+#: As many as the process's layer holds entries (``local_layer``): 10,000 users
+#: in turn through an LRU of 10,000 missed every time, and each cold path then
+#: knew nothing of the rows it was about to replace.
+_USERS_KEPT = 50_000
 _users: LRUCache[str, int] = LRUCache(maxsize=_USERS_KEPT)
 
 
