@@ -372,7 +372,9 @@ CURFEW_UPSTREAM_API_KEY = env_str(
 CURFEW_UPSTREAM_TIMEOUT = env_int(
     "CURFEW_UPSTREAM_TIMEOUT",
     600,
-    help="seconds an upstream call may take (connecting is bounded shorter)",
+    help="seconds an upstream may go silent mid-answer (connecting is bounded shorter); also "
+    "the longest a client may take nothing of a streamed answer, and the whole read of an "
+    "upstream's error body",
 )
 #: The Anthropic-compatible provider behind ``/v1/messages`` (DeepSeek's by
 #: default), as Anthropic's SDK takes its base URL: without ``/v1``, which the
