@@ -240,7 +240,8 @@ async def close_clients() -> None:
 def _timeouts(timeout: float) -> aiohttp.ClientTimeout:
     """The read timeout is the operator's (between chunks, and for the head);
     connecting gets at most :data:`CONNECT_TIMEOUT`; no bound on the whole
-    answer (a long stream is fine while it flows). Made once per value."""
+    answer's time (a long stream is fine while it flows), only on its size
+    (``CURFEW_UPSTREAM_MAX_ANSWER_BYTES``). Made once per value."""
     return aiohttp.ClientTimeout(
         total=None, connect=None, sock_connect=min(timeout, CONNECT_TIMEOUT), sock_read=timeout
     )
