@@ -11,6 +11,8 @@ measures, in the same run:
 - ``edge_production``: the warm verdict against the raw-ASGI hello-world;
 - ``cold_path``: 10,000 users in turn against 10, and a team key through
   5,000 members against a member's own token;
+- ``redis_cost``: the Redis commands of a cold verdict, and of one asked again
+  past the freshness, beside a warm one; the Redis memory a user holds;
 - ``ledger_scale``: the ledger at 1M and 10M rows, the old query shapes
   beside the new;
 - ``capsule_fanout``: a push to 10,000 capsules, uvicorn's defaults beside
@@ -26,7 +28,8 @@ runs every other script in ``bench/`` the old way (SQLite and the
 process-local cache, or in-process).
 
 ``--quick`` gives the long benches modest sizes (one round each, the ledger at
-1M rows over the 30-day retention only), for a shared machine.
+1M rows over the 30-day retention only), for a shared machine; it
+replaces no bench's own page with a smaller run's.
 
 Pages: a script that records its runs itself (it takes ``--write FILE``) is
 given ``docs/benchmarks/<name>.md``; for every other, what it printed is
@@ -41,6 +44,7 @@ from hand. Scripts starting with ``_`` are helpers; ``NAME …`` runs only those
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import subprocess
@@ -48,6 +52,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.record import loadavg, machine, revision, versions
 
@@ -88,6 +93,13 @@ PRODUCTION = [
         "`bin/serve` (production settings), one worker; PostgreSQL + Redis, "
         "`CURFEW_CACHE_FRESH_SECONDS` and `CONN_MAX_AGE` at their defaults",
         quick=["--rounds", "1", "--seconds", "4"],
+    ),
+    Bench(
+        "redis_cost",
+        "Redis commands of a cold verdict and of one past the freshness; Redis memory a user",
+        "a warm verdict, the same users at once after",
+        "`bin/serve` (production settings), one worker; PostgreSQL + Redis, "
+        "`CURFEW_CACHE_FRESH_SECONDS` at its default",
     ),
     Bench(
         "ledger_scale",
@@ -155,14 +167,36 @@ def missing_services() -> list[str]:
     return problems
 
 
-@dataclass
-class Ran:
-    bench: Bench
-    output: str
-    seconds: float
-    code: int
-    load_before: str
-    load_after: str
+#: How make_bench.md keeps each bench's run (JSON in an HTML comment), so a
+#: run of some benches (``NAME …``) replaces only theirs.
+MARK = "<!-- make-bench-run "
+BY_NAME = {b.name: b for b in PRODUCTION}
+
+
+def ran_facts(
+    bench: Bench, args: list[str], output: str, seconds: float, code: int, before: str
+) -> dict[str, Any]:
+    return {
+        "name": bench.name,
+        "args": args,
+        "output": output,
+        "seconds": round(seconds),
+        "code": code,
+        "load_before": before,
+        "load_after": loadavg(),
+        "at": dt.datetime.now(dt.UTC).isoformat(timespec="minutes"),
+        "revision": revision(),
+    }
+
+
+def kept_runs(path: Path) -> dict[str, dict[str, Any]]:
+    runs: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith(MARK) and line.endswith(" -->"):
+                one = json.loads(line[len(MARK) : -len(" -->")])
+                runs[one["name"]] = one
+    return runs
 
 
 def run_one(script: Path, args: list[str], *, record: bool) -> tuple[str, int, float]:
@@ -190,36 +224,36 @@ def run_one(script: Path, args: list[str], *, record: bool) -> tuple[str, int, f
     return output, code, seconds
 
 
-def production_page(ran: list[Ran], quick: bool, started: str) -> str:
-    sizes = "`--quick` (one round each, the ledger at 1M rows only)" if quick else "full"
+def production_page(runs: dict[str, dict[str, Any]]) -> str:
+    ordered = [runs[b.name] for b in PRODUCTION if b.name in runs]
     parts = [
         "# `make bench`: production's configuration, in one run\n",
-        "Written by `make bench` (`bench/run_all.py`), not by hand; each run replaces it. "
-        "Every bench below ran in the same run, one after the other, and each serves "
-        "what it measures side by side with its own floor or baseline (the column "
-        "*against*), so compare the rows of one bench's table, not figures across "
-        "runs or machines. Each bench's own page keeps its earlier runs.\n",
-        f"- date: {dt.datetime.now(dt.UTC).isoformat(timespec='minutes')}\n"
-        f"- machine: {machine()}; {versions()}\n"
-        f"- commit: {revision()}\n"
-        f"- sizes: {sizes}\n"
-        f"- load average at the start of the run: {started}, at its end: {loadavg()}\n",
-        "| bench | measures | against (same run) | configuration | took | load before → after "
-        "| exit |",
-        "|---|---|---|---|---:|---|---:|",
+        "Written by `make bench` (`bench/run_all.py`), not by hand: a run of every bench "
+        "replaces the page, a run of some (`python -m bench.run_all NAME`) replaces theirs. "
+        "The benches run one after the other, and each serves what it measures side by "
+        "side with its own floor or baseline (the column *against*), in the same run: "
+        "compare the rows of one bench's table, not figures across benches, runs or "
+        "machines. Each bench's own page keeps its earlier runs.\n",
+        f"- machine: {machine()}; {versions()}\n",
+        "| bench | measures | against (same run) | configuration | arguments | ended (UTC) "
+        "| commit | took | load before → after | exit |",
+        "|---|---|---|---|---|---|---|---:|---|---:|",
     ]
-    for one in ran:
-        b = one.bench
+    for one in ordered:
+        b = BY_NAME[one["name"]]
+        args = f"`{' '.join(one['args'])}`" if one["args"] else "defaults"
         parts.append(
             f"| [`{b.name}`]({b.name}.md) | {b.measures} | {b.against} | {b.configuration} | "
-            f"{one.seconds:.0f} s | {one.load_before} → {one.load_after} | {one.code} |"
+            f"{args} | {one['at']} | {one['revision']} | {one['seconds']} s | "
+            f"{one['load_before']} → {one['load_after']} | {one['code']} |"
         )
-    for one in ran:
-        args = " ".join(one.bench.quick if quick else one.bench.full)
+    for one in ordered:
         parts += [
-            f"\n## {one.bench.name}\n",
-            f"`python -m bench.{one.bench.name} {args}`".replace(" `", "`") + "\n",
-            f"```\n{one.output.rstrip()}\n```",
+            f"\n## {one['name']}\n",
+            f"`python -m bench.{' '.join([one['name'], *one['args']])}`, "
+            f"ended {one['at']}, load average {one['load_before']} → {one['load_after']}\n",
+            f"```\n{one['output'].rstrip()}\n```",
+            f"\n{MARK}{json.dumps(one, sort_keys=True)} -->",
         ]
     return "\n".join(parts) + "\n"
 
@@ -236,25 +270,28 @@ def production(names: set[str], quick: bool) -> int:
         )
         return 2
     DOCS.mkdir(parents=True, exist_ok=True)
-    started = loadavg()
-    ran: list[Ran] = []
+    page = DOCS / "make_bench.md"
+    runs = kept_runs(page) if names else {}
+    ran: list[dict[str, Any]] = []
     for bench in PRODUCTION:
         if names and bench.name not in names:
             continue
         before = loadavg()
-        output, code, seconds = run_one(
-            HERE / f"{bench.name}.py", bench.quick if quick else bench.full, record=not quick
-        )
-        ran.append(Ran(bench, output, seconds, code, before, loadavg()))
-    if not names or len(ran) == len(PRODUCTION):
-        (DOCS / "make_bench.md").write_text(production_page(ran, quick, started))
+        args = bench.quick if quick else bench.full
+        # A --quick run replaces no bench's own page with a smaller run's.
+        record = not quick or bench.quick == bench.full
+        output, code, seconds = run_one(HERE / f"{bench.name}.py", args, record=record)
+        one = ran_facts(bench, args, output, seconds, code, before)
+        ran.append(one)
+        runs[bench.name] = one
+        page.write_text(production_page(runs))
     print("\n| bench | took | load before → after | exit |")
     for one in ran:
         print(
-            f"| {one.bench.name} | {one.seconds:.0f} s | {one.load_before} → {one.load_after} "
-            f"| {one.code} |"
+            f"| {one['name']} | {one['seconds']} s | {one['load_before']} → "
+            f"{one['load_after']} | {one['code']} |"
         )
-    failed = [one.bench.name for one in ran if one.code]
+    failed = [one["name"] for one in ran if one["code"]]
     if failed:
         print(f"failed: {', '.join(failed)}")
     return 1 if failed else 0
