@@ -66,13 +66,17 @@ def serve(workdir: Path, upstream: SlowUpstream, grace: int) -> tuple[ServedApp,
     )
     app.manage("migrate", "--no-input", "-v0")
     token = app.create_user("sigterm-ada")
-    app.start()
-    # No curfew for this user: every call is relayed to the slow provider.
-    headers = {"Authorization": f"Bearer {token}", **app.client_headers}
-    done = httpx.patch(
-        f"{app.base_url}/api/v1/schedule", json={"enabled": False}, headers=headers, timeout=10
-    )
-    assert done.status_code == 200, done.text
+    try:
+        app.start()
+        # No curfew for this user: every call is relayed to the slow provider.
+        headers = {"Authorization": f"Bearer {token}", **app.client_headers}
+        done = httpx.patch(
+            f"{app.base_url}/api/v1/schedule", json={"enabled": False}, headers=headers, timeout=10
+        )
+        assert done.status_code == 200, done.text
+    except BaseException:
+        app.stop()  # never left running (alive but not ready, or refusing)
+        raise
     return app, token
 
 

@@ -51,15 +51,17 @@ def served(
     )
     app.manage("migrate", "--no-input", "-v0")
     token = app.create_user("slow-reader")
-    app.start()
-    # No curfew for this user: every call goes upstream.
-    headers = {"Authorization": f"Bearer {token}"}
-    done = httpx.patch(
-        f"{app.base_url}/api/v1/schedule", json={"enabled": False}, headers=headers, timeout=10
-    )
-    assert done.status_code == 200, done.text
-    yield app, token
-    app.stop()
+    try:
+        app.start()
+        # No curfew for this user: every call goes upstream.
+        headers = {"Authorization": f"Bearer {token}"}
+        done = httpx.patch(
+            f"{app.base_url}/api/v1/schedule", json={"enabled": False}, headers=headers, timeout=10
+        )
+        assert done.status_code == 200, done.text
+        yield app, token
+    finally:
+        app.stop()  # never left running (alive but not ready, or refusing)
 
 
 def open_stream(app: ServedApp, token: str) -> socket.socket:
