@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
 from curfew_client import anthropic_shapes
@@ -69,6 +69,15 @@ def _json(body: object, status: int) -> HttpResponse:
     )
 
 
+def _json_error(body: object, status: int) -> HttpResponse:
+    """An error's JSON; a 401 also says how to authenticate (every JSON door
+    takes a bearer token)."""
+    response = _json(body, status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
+    return response
+
+
 def api_error(
     status: int,
     message: str,
@@ -80,10 +89,7 @@ def api_error(
     """The API's one shape, ``{"error", "message", "fields"}`` (``param``:
     the field it names)."""
     fields = {param: message} if param else None
-    response = _json(api_error_body(code, message, fields), status)
-    if status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
-    return response
+    return _json_error(api_error_body(code, message, fields), status)
 
 
 def openai_error(
@@ -95,10 +101,7 @@ def openai_error(
     type: str = "invalid_request_error",
 ) -> HttpResponse:
     """OpenAI's error JSON, so its SDKs raise their usual exceptions."""
-    response = _json(error_body(message, type=type, code=code, param=param), status)
-    if status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
-    return response
+    return _json_error(error_body(message, type=type, code=code, param=param), status)
 
 
 def anthropic_error(
@@ -111,12 +114,9 @@ def anthropic_error(
 ) -> HttpResponse:
     """Anthropic's error JSON; its ``type`` follows the status (``code``,
     ``param`` and OpenAI's ``type`` have no place in it)."""
-    response = _json(
+    return _json_error(
         anthropic_shapes.error_body(message, type=anthropic_shapes.error_type(status)), status
     )
-    if status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
-    return response
 
 
 def page_error(
@@ -257,18 +257,12 @@ OPENAI = Dialect(
     failed_message="the curfew proxy failed; see its log",
     limit_in_mb=True,
 )
-ANTHROPIC = Dialect(
-    "anthropic",
-    anthropic_error,
-    labels=True,
+#: Anthropic's door refuses in the proxy's words too: only its error shape
+#: and where the credential may stand differ.
+ANTHROPIC = replace(
+    OPENAI,
+    name="anthropic",
+    error=anthropic_error,
     missing_message="missing API key: use a curfew API token as the api_key (x-api-key or Bearer)",
-    unknown_message="unknown or revoked curfew API token",
-    unauthorized_code="invalid_api_key",
-    too_large_code="request_too_large",
-    rate_limited_code="rate_limit_exceeded",
-    rate_limited_type="requests",
-    unavailable_message="the curfew proxy cannot reach its storage; retry shortly",
-    failed_message="the curfew proxy failed; see its log",
-    limit_in_mb=True,
 )
 PAGE = Dialect("page", page_error)
