@@ -158,7 +158,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "curfew_core.web.pretend.pretend_context",
+                "curfew_core.web.schedule.pretend.pretend_context",
             ],
             "libraries": {"curfew": "curfew_core.web.templatetags"},
         },

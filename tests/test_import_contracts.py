@@ -81,7 +81,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 #: (where the bad module goes, what it imports, the contract it breaks)
 PLANTED = [
-    ("curfew_core/engine/leak.py", "from curfew_core.web import views", "layers"),
+    ("curfew_core/engine/leak.py", "from curfew_core.web import shell", "layers"),
     ("curfew_core/engine/leak.py", "import django.db", "standard library"),
     ("curfew_core/services/leak.py", "from curfew_core.api import views", "layers"),
     ("curfew_core/api/leak.py", "from curfew_core.web import words", "layers"),

@@ -27,7 +27,7 @@ from curfew_core.schedules.declaration import (
     labels_of,
     settings_of,
 )
-from curfew_core.web.forms import settings_form_class
+from curfew_core.web.schedule.forms import settings_form_class
 
 
 class WithBedtimeStory(ScheduleSettings):

@@ -1,11 +1,13 @@
 """What every page of the settings site shares: sign-in required (an htmx
 request is sent to the sign-in page whole), htmx partials told apart, no page
-kept in a cache, and the navigation every section shows."""
+kept in a cache, and the navigation every section shows (with the signed-in
+person's team, if any: the Team page is offered to its members only)."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -18,9 +20,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
+from curfew_core.selectors import teams as team_selectors
 from curfew_core.web.sections import sections_for
-from curfew_core.web.team import reads as team_reads
-from curfew_core.web.team import words as team_words
 
 View = Callable[..., HttpResponseBase]
 
@@ -67,14 +68,44 @@ def no_store(response: HttpResponse) -> HttpResponse:
     return response
 
 
-def base_context(request: HttpRequest, section: str, **extra: Any) -> dict[str, Any]:
-    """What every section shows: the navigation and, on the Overview and
-    Schedule pages, a line saying a team policy applies (``team_line.html``)."""
+@dataclass(frozen=True, slots=True)
+class Access:
+    """The signed-in person's team (the object the team services take) and role."""
+
+    team: Any
+    role: str
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+def access_of(user: Any) -> Access | None:
+    """``user``'s team and role, or ``None`` (in no team; signed out)."""
+    if not user.is_authenticated:
+        return None
+    membership = team_selectors.membership_of(user_id=user.pk)
+    if membership is None:
+        return None
+    team = team_selectors.team_by_id(membership.team_id)
+    return None if team is None else Access(team, membership.role)
+
+
+def base_context(
+    request: HttpRequest,
+    section: str,
+    *,
+    line: Callable[[Access, Any], Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """What every section shows: the navigation and, where ``line`` is given
+    (the Overview and Schedule pages), a line saying a team policy applies
+    (``team_line.html``)."""
     user = user_of(request)
-    membership = team_reads.access_of(user)
+    membership = access_of(user)
     shared: dict[str, Any] = {"section": section, "sections": sections_for(membership)}
-    if membership is not None and section in ("overview", "schedule"):
-        shared["team_line"] = team_words.line(membership, user)
+    if membership is not None and line is not None:
+        shared["team_line"] = line(membership, user)
     return {**shared, **extra}
 
 

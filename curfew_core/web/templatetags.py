@@ -7,8 +7,9 @@ from typing import Any
 
 from django import template
 
-from curfew_core.web import page, words
+from curfew_core.web import words
 from curfew_core.web.activity import words as ledger_words
+from curfew_core.web.schedule import choices
 
 register = template.Library()
 
@@ -47,7 +48,7 @@ def audit_channel(channel: str) -> str:
 @register.filter
 def zone_place(zone: str) -> str:
     """``Shanghai`` for ``Asia/Shanghai``: the place, the zone id being a detail."""
-    return page.zone_label(zone) if zone else zone
+    return choices.zone_label(zone) if zone else zone
 
 
 @register.filter

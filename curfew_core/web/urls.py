@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
 
-from curfew_core.web import signin, views
+from curfew_core.web import signin
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path(
@@ -15,13 +15,10 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
-    path("", views.settings_page, name="settings-page"),
-    path("schedule/", views.schedule_section, name="settings-schedule"),
-    path("schedule/preview/", views.schedule_preview, name="settings-preview"),
-    path("replies/", views.replies_section, name="settings-replies"),
+    path("", include("curfew_core.web.schedule.urls")),
+    path("", include("curfew_core.web.replies.urls")),
     path("", include("curfew_core.web.integrations.urls")),
     path("activity/", include("curfew_core.web.activity.urls")),
-    path("overrides/", views.override, name="settings-override"),
     path("team/", include("curfew_core.web.team.urls")),
     path("account/", include("curfew_core.web.account.urls")),
 ]

@@ -57,7 +57,7 @@ document.documentElement.classList.add("js");
   }
 
   /* The banner's countdown ("14 minutes left") runs: the server says it on
-     load, to the minute, rounded up (web/pretend.py, countdown_text); here it
+     load, to the minute, rounded up (web/schedule/pretend.py, countdown_text); here it
      is said again each time the minutes left change, on the server's clock
      (its "now" when it drew the page, moved on by this clock since), in the
      server's words for the page's language. */

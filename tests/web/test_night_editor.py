@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from curfew_core.models import Schedule
 from curfew_core.schedules import config as schedule_config
 from curfew_core.services.schedules import schedule_update
-from curfew_core.web.forms import WEEKDAY_EVENINGS, night_days_of
+from curfew_core.web.schedule.forms import WEEKDAY_EVENINGS, night_days_of
 from tests.web.conftest import PageClient
 from tests.web.forms import as_post, form_fields, set_rows
 

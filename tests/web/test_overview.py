@@ -21,7 +21,7 @@ from django.utils import timezone
 from curfew_core.engine import decide
 from curfew_core.models import AuditEntry, Override, Schedule, ScheduleRevision
 from curfew_core.schedules import config as schedule_config
-from curfew_core.web.story import answer_length
+from curfew_core.web.schedule.story import answer_length
 from tests.conftest import ApiClient
 from tests.web.conftest import PageClient
 

@@ -32,7 +32,8 @@ from curfew_core.schedules import config as schedule_config
 from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.tokens import token_create
-from curfew_core.web import page, words
+from curfew_core.web import words
+from curfew_core.web.schedule import choices
 from curfew_testkit.asgi_client import Client
 from tests.web.conftest import PageClient
 from tests.web.forms import form_fields
@@ -159,7 +160,7 @@ def english_left(html: str, *, allowed: frozenset[str] = frozenset()) -> list[tu
 #: The zone database's place names (Shanghai): the picker's words, as spelled there.
 PLACES = frozenset(
     word
-    for _region, zones in page.timezone_groups()
+    for _region, zones in choices.timezone_groups()
     for _zone, label in zones
     for word in WORD.findall(label)
 )

@@ -25,7 +25,7 @@ from curfew_core.schedules.override_commands import from_json, from_words
 from curfew_core.selectors.bundles import bundle_for
 from curfew_core.services.overrides import override_apply
 from curfew_core.web import words
-from curfew_core.web.pretend import pretend_context
+from curfew_core.web.schedule.pretend import pretend_context
 from tests.api.conftest import FrozenClock, local
 from tests.conftest import ApiClient
 from tests.web.conftest import PageClient
@@ -292,7 +292,7 @@ def test_the_hint_on_the_overview_points_below_not_at_the_overview(page: PageCli
     ],
 )
 def test_the_countdown_is_the_minutes_left_rounded_up(left: timedelta, en: str, zh: str) -> None:
-    from curfew_core.web.pretend import countdown_text
+    from curfew_core.web.schedule.pretend import countdown_text
 
     now = local("2026-09-29 20:00")
     with translation.override("en"):

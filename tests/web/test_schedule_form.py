@@ -14,7 +14,7 @@ from curfew_core.models import Schedule, ScheduleRevision
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import values as schedule_values
 from curfew_core.services.schedules import schedule_update
-from curfew_core.web.sections import ACCOUNT_KEYS, REPLIES_KEYS, SCHEDULE_KEYS
+from curfew_core.web.schedule.keys import ACCOUNT_KEYS, REPLIES_KEYS, SCHEDULE_KEYS
 from tests.web.conftest import PageClient
 from tests.web.forms import as_post, form_fields, set_rows
 

@@ -12,7 +12,7 @@ from pydantic import StringConstraints
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import values as v
 from curfew_core.schedules.declaration import ScheduleSettings, Setting, labels_of
-from curfew_core.web.forms import Kind, ScheduleSettingsForm, settings_form_class
+from curfew_core.web.schedule.forms import Kind, ScheduleSettingsForm, settings_form_class
 
 
 class _Extended(ScheduleSettings):
@@ -94,7 +94,7 @@ def test_the_layers_error_lands_on_its_field() -> None:
 
 
 def test_the_preview_keeps_every_edit_the_layer_accepts() -> None:
-    from curfew_core.web.schedule_form import nearest_valid
+    from curfew_core.web.schedule.schedule_form import nearest_valid
 
     saved = schedule_config.default_config()
     # The bad wake-up hides the anchor's problem until it is left out.

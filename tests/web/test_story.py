@@ -1,4 +1,4 @@
-"""The overview's words (curfew_core/web/story.py) at fixed instants of the
+"""The overview's words (curfew_core/web/schedule/story.py) at fixed instants of the
 default schedule (Asia/Shanghai; winding 23:00-03:00, asleep until 09:00, peak
 hours 09-12 and 14-18 on workdays, weekends valley)."""
 
@@ -19,7 +19,7 @@ from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import Schedule
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.outlook import Outlook
-from curfew_core.web import story
+from curfew_core.web.schedule import story
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
 PARAGRAPHS = "a few paragraphs"

@@ -21,7 +21,7 @@ from curfew_core.selectors.exemptions import Seen
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.teams import member_add, team_create, team_schedule_update
 from curfew_core.services.tokens import token_create
-from curfew_core.web import exempt_picker
+from curfew_core.web.replies import exempt_picker
 from curfew_testkit.asgi_client import Client
 from tests.web.conftest import PageClient
 

@@ -5,7 +5,7 @@ the operator turned them on.
 Without script every form is a plain POST that redirects back with a message
 (or re-renders the page with the field flagged, 400). With htmx the password,
 sessions and timezone cards swap in place (bad input: 422, see ``HTMX_INVALID``
-in ``web.views``); the language form reloads the page, which is what a new
+in ``web.shell``); the language form reloads the page, which is what a new
 language needs.
 """
 
@@ -36,7 +36,7 @@ from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.account import preferred_language, session_keys_of
 from curfew_core.services.account import language_set, sessions_end_others
 from curfew_core.services.schedules import StaleVersion, schedule_update
-from curfew_core.web import page, words
+from curfew_core.web import words
 from curfew_core.web.account.forms import (
     ChangePassword,
     LanguageForm,
@@ -45,9 +45,9 @@ from curfew_core.web.account.forms import (
     SignUp,
     TimezoneForm,
 )
+from curfew_core.web.schedule import choices
 from curfew_core.web.sections import sections_for
-from curfew_core.web.shell import HTMX_INVALID, is_htmx, login_required_page, no_store
-from curfew_core.web.team import reads as team_reads
+from curfew_core.web.shell import HTMX_INVALID, access_of, is_htmx, login_required_page, no_store
 
 TEMPLATE = "curfew/account.html"
 TIMEZONE_LABEL = gettext_lazy(labels_of()["timezone"])
@@ -95,8 +95,8 @@ def _timezone_form(request: HttpRequest, data: Any = None) -> TimezoneForm:
 
 
 def _timezone_choices(current: str) -> list[Any]:
-    groups: list[Any] = list(page.timezone_groups())
-    if current and current not in page.timezone_offered():
+    groups: list[Any] = list(choices.timezone_groups())
+    if current and current not in choices.timezone_offered():
         # A zone the picker leaves out (``US/Eastern``) stays selectable as
         # it is; what was typed (and refused) stays visible next to its error.
         real = current in zoneinfo.available_timezones()
@@ -121,7 +121,7 @@ def _context(request: HttpRequest, **forms: Any) -> dict[str, Any]:
         "current_zone": current_zone,
         "other_sessions": max(0, len(session_keys_of(user)) - 1),
         "section": "account",
-        "sections": sections_for(team_reads.access_of(user)),
+        "sections": sections_for(access_of(user)),
         **forms,
     }
 

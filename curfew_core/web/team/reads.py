@@ -5,48 +5,14 @@ stay plain."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from typing import Any
 
-from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors import teams as team_selectors
 from curfew_core.selectors.users import user_by_id
 from curfew_core.services.teams import invite_digest
 
 #: The members shown in the savings table: the most saved first.
 SAVINGS_ROWS = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Access:
-    """The signed-in person's team (the object the team services take) and role."""
-
-    team: Any
-    role: str
-
-    @property
-    def is_admin(self) -> bool:
-        return self.role == "admin"
-
-
-def access_of(user: Any) -> Access | None:
-    """``user``'s team and role, or ``None`` (in no team; signed out)."""
-    if not user.is_authenticated:
-        return None
-    membership = team_selectors.membership_of(user_id=user.pk)
-    if membership is None:
-        return None
-    team = team_selectors.team_by_id(membership.team_id)
-    return None if team is None else Access(team, membership.role)
-
-
-def schedule_of(team: Any) -> tuple[dict[str, Any], int]:
-    """The team's schedule as the Schedule page's form reads a person's:
-    the declared settings only (the team's own rules are beside them), and
-    the version a save is checked against."""
-    read = team_selectors.team_schedule(team)
-    config = {key: read[key] for key in schedule_config.FIELDS if key in read}
-    return config, int(read["version"])
 
 
 def members(team: Any, *, now: dt.datetime, page: int, per_page: int) -> Any:

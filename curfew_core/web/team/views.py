@@ -38,11 +38,14 @@ from curfew_core.selectors import ledger_page
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.users import user_by_name
 from curfew_core.services import teams as team_services
-from curfew_core.web import page, schedule_form, words
-from curfew_core.web.schedule_form import ScheduleForm
-from curfew_core.web.sections import SCHEDULE_KEYS
+from curfew_core.web import words
+from curfew_core.web.schedule import page, schedule_form, team_line
+from curfew_core.web.schedule.keys import SCHEDULE_KEYS
+from curfew_core.web.schedule.schedule_form import ScheduleForm
+from curfew_core.web.schedule.section import FIELD_LABELS, labelled, with_choices
 from curfew_core.web.shell import (
     HTMX_INVALID,
+    access_of,
     base_context,
     is_htmx,
     login_required_page,
@@ -50,7 +53,6 @@ from curfew_core.web.shell import (
 )
 from curfew_core.web.team import reads as team_reads
 from curfew_core.web.team import words as team_words
-from curfew_core.web.views import FIELD_LABELS, _labelled, _with_choices
 
 TEMPLATE = "curfew/team.html"
 SCHEDULE_TEMPLATE = "curfew/team_schedule.html"
@@ -74,7 +76,7 @@ def member_only(view: TeamView) -> TeamView:
     @login_required_page
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        membership = team_reads.access_of(request.user)
+        membership = access_of(request.user)
         if membership is None:
             raise Http404("not in a team")
         return view(request, membership, *args, **kwargs)
@@ -127,7 +129,7 @@ def _context(request: HttpRequest, membership: Any, **extra: Any) -> dict[str, A
         next_ms=team_words.next_ms(changes),
         pager=team_words.pager(members.total, number, PER_PAGE),
         page_problem=page_problem,
-        policy=team_words.policy_of(membership, user),
+        policy=team_line.policy_of(membership, user),
         roles=team_words.ROLE_NAMES,
         overtime_hours=OVERTIME_HOURS,
         team_overtime=team_words.overtime_until(membership.team, tz_name=tz_name),
@@ -188,7 +190,7 @@ def _member(membership: Any, user_id: int) -> Any:
 
 
 def membership_of(request: HttpRequest) -> Any:
-    return team_reads.access_of(request.user)
+    return access_of(request.user)
 
 
 def _refused(request: HttpRequest, membership: Any, text: str) -> HttpResponse:
@@ -216,7 +218,7 @@ def invite(request: HttpRequest, membership: Any) -> HttpResponse:
             team=membership.team, user=person, role=role, actor=_you(request), channel="page"
         )
     except team_services.TeamError as exc:
-        theirs = team_reads.access_of(person)
+        theirs = access_of(person)
         return _refused(
             request,
             membership,
@@ -335,7 +337,7 @@ def join(request: HttpRequest, raw: str) -> HttpResponse:
                 raw=raw, user=_you(request), now=timezone.now(), channel="page"
             )
         except team_services.TeamError as exc:
-            theirs = team_reads.access_of(_you(request))
+            theirs = access_of(_you(request))
             words = team_words.team_error(
                 exc,
                 name=_you(request).get_username(),
@@ -412,7 +414,7 @@ def overtime(request: HttpRequest, membership: Any) -> HttpResponse:
 
 
 def _team_form(membership: Any) -> ScheduleForm:
-    config, version = team_reads.schedule_of(membership.team)
+    config, version = team_line.schedule_of(membership.team)
     form = schedule_form.form_from_config(config, version)
     form.keys = SCHEDULE_KEYS
     return form
@@ -422,20 +424,20 @@ def _schedule_context(
     request: HttpRequest, membership: Any, form: ScheduleForm, **extra: Any
 ) -> dict[str, Any]:
     """What ``curfew/schedule.html`` needs, read from the team's schedule."""
-    config, _version = team_reads.schedule_of(membership.team)
+    config, _version = team_line.schedule_of(membership.team)
     now = timezone.now()
     preview = page.preview(config, form, at=now, params=request.GET)
     form.with_spare_rows()
     if form.errors:
         form.flag_rows(preview.candidate.row_problems)
-    _with_choices(form)
+    with_choices(form)
     return base_context(
         request,
         "team",
         membership=membership,
         form=form,
         errors=form.errors,
-        error_list=_labelled(form.errors),
+        error_list=labelled(form.errors),
         preview=preview,
         live_errors=form.errors,
         state_order=words.STATE_ORDER,
@@ -503,7 +505,7 @@ def team_schedule(request: HttpRequest, membership: Any) -> HttpResponse:
 def team_schedule_preview(request: HttpRequest, membership: Any) -> HttpResponse:
     """The chart and band for the team form as typed (unsaved)."""
     form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
-    config, _version = team_reads.schedule_of(membership.team)
+    config, _version = team_line.schedule_of(membership.team)
     preview = page.preview(config, form, at=timezone.now(), params=request.POST)
     context = page.preview_context(preview, form, SCHEDULE_KEYS)
     return no_store(render(request, "curfew/schedule.html#preview-response", context))

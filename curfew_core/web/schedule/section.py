@@ -1,4 +1,5 @@
-"""The settings page's doors: parse the form, call one service, answer.
+"""A section of the settings form (Schedule, Replies & voice): its form and
+live preview (GET), and its own save (POST), which touches only its settings.
 
 Full pages work without script; with htmx the same doors answer partials
 (``HX-Request: true``) so the page updates in place.
@@ -6,30 +7,27 @@ Full pages work without script; with htmx the same doors answer partials
 
 from __future__ import annotations
 
-import zoneinfo
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRefresh
+from django.views.decorators.http import require_http_methods
 
-from curfew_core.engine import OverrideError
 from curfew_core.schedules import config as schedule_config
-from curfew_core.schedules import override_commands
 from curfew_core.schedules.declaration import labels_of
 from curfew_core.selectors import web as web_selectors
-from curfew_core.selectors.bundles import bundle_for
-from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, informative_replies, schedule_update
-from curfew_core.web import exempt_picker, page, schedule_form, words
-from curfew_core.web.schedule_form import ScheduleForm
-from curfew_core.web.sections import FORM_KEYS, SCHEDULE_KEYS
+from curfew_core.web import words
+from curfew_core.web.schedule import choices, page, schedule_form, team_line
+from curfew_core.web.schedule.keys import FORM_KEYS
+from curfew_core.web.schedule.schedule_form import ScheduleForm
 from curfew_core.web.shell import (
     HTMX_INVALID,
     View,
@@ -40,21 +38,46 @@ from curfew_core.web.shell import (
     user_of,
 )
 
-OVERVIEW = "curfew/overview.html"
 SECTION_TEMPLATES = {"schedule": "curfew/schedule.html", "replies": "curfew/replies.html"}
+
+
+@dataclass(frozen=True, slots=True)
+class FormSection:
+    """A section of the settings form (Schedule, Replies & voice): it saves
+    only its own settings (``keys.FORM_KEYS``); its page may read its posts
+    first and show more beside the form."""
+
+    code: str
+    #: The post as the form reads it (Replies: the exemption pickers' ticks
+    #: become their settings' lines first).
+    read_post: Callable[[QueryDict], QueryDict] | None = None
+    #: What the page shows beside the form: ``(user, form, tz_name) -> context``.
+    beside: Callable[[Any, ScheduleForm, str], dict[str, Any]] | None = None
+    #: The line saying a team policy applies (``team_line.html``).
+    team_line: bool = False
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return FORM_KEYS[self.code]
+
+    @property
+    def template(self) -> str:
+        return SECTION_TEMPLATES[self.code]
+
+
 #: Each setting's label, from the declaration (translated when shown).
 FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of().items()}
 
 
-def _labelled(errors: dict[str, str]) -> list[tuple[str, str]]:
+def labelled(errors: dict[str, str]) -> list[tuple[str, str]]:
     return [(str(FIELD_LABELS.get(key, key)), message) for key, message in errors.items()]
 
 
-def _with_choices(form: ScheduleForm) -> None:
+def with_choices(form: ScheduleForm) -> None:
     """Pickers for the settings whose options the running site knows."""
     settings_form = form.settings
-    settings_form.set_choices("timezone", page.timezone_groups())
-    calendars: list[tuple[str, Any]] = [("", _("None")), *page.calendar_choices()]
+    settings_form.set_choices("timezone", choices.timezone_groups())
+    calendars: list[tuple[str, Any]] = [("", _("None")), *choices.calendar_choices()]
     current = str(settings_form["holiday_calendar"].value() or "").strip()
     if current and current not in dict(calendars):
         # A sub-region (US-CA) is no entry of the list: offer it as it is.
@@ -66,7 +89,7 @@ def _form_context(
     request: HttpRequest,
     *,
     form: ScheduleForm,
-    section: str,
+    section: FormSection,
     params: Any = None,
     **extra: Any,
 ) -> dict[str, Any]:
@@ -79,16 +102,18 @@ def _form_context(
     form.with_spare_rows()
     if form.errors:
         form.flag_rows(preview.candidate.row_problems)
-    _with_choices(form)
-    if section == "replies":
-        extra.setdefault("exempt_picks", _exempt_picks(user, form, status["timezone"]))
+    with_choices(form)
+    if section.beside is not None:
+        for key, value in section.beside(user, form, status["timezone"]).items():
+            extra.setdefault(key, value)
     return base_context(
         request,
-        section,
+        section.code,
+        line=team_line.line if section.team_line else None,
         **status,
         form=form,
         errors=form.errors,
-        error_list=_labelled(form.errors),
+        error_list=labelled(form.errors),
         preview=preview,
         live_errors=form.errors,
         curves=["linear", "step", "ease_in"],
@@ -105,43 +130,20 @@ def _form_context(
     )
 
 
-def _exempt_picks(user: Any, form: ScheduleForm, tz_name: str) -> dict[str, Any]:
-    """The exemption pickers for the config the form shows; an unbound
-    form's typing boxes then hold only what no box offers. Inside a team,
-    what the team voids is marked so (issue 39)."""
-    settings_form = form.settings
-    source = settings_form.data if settings_form.is_bound else settings_form.initial
-    current = {
-        setting: settings_form.typed(setting, source.get(setting))
-        for setting, _pick, _seen in exempt_picker.PICKERS.values()
-    }
-    team = bundle_for(user.pk).team
-    offered = exempt_picker.picks(
-        user_id=user.pk,
-        now=timezone.now(),
-        current=current,
-        tz=zoneinfo.ZoneInfo(tz_name),
-        team=team,
-    )
-    spared = not settings_form.typed("apply_to_subagents", source.get("apply_to_subagents"))
-    if not settings_form.is_bound:
-        for setting, shown in exempt_picker.typed_only(current, offered).items():
-            settings_form.initial[setting] = shown
-            # A bound field read before (the preview reads every value)
-            # keeps the initial it saw: let it be made again.
-            settings_form._bound_fields_cache.pop(setting, None)  # type: ignore[attr-defined]
-    return {**offered, "subagents_void": exempt_picker.subagents_void(team, spared)}
-
-
 def _render_section(
-    request: HttpRequest, section: str, *, form: ScheduleForm, status: int = 200, **extra: Any
+    request: HttpRequest,
+    section: FormSection,
+    *,
+    form: ScheduleForm,
+    status: int = 200,
+    **extra: Any,
 ) -> HttpResponse:
     context = _form_context(request, form=form, section=section, **extra)
     if status == 200 and context["preview"].band_error:
         # A bad band date is flagged on the page, and the answer says it was
         # bad input like any other door.
         status = 400
-    template = SECTION_TEMPLATES[section]
+    template = section.template
     if is_htmx(request) and request.method == "POST":
         # Saved or refused in place: the form alone, no reload, no jump.
         template = f"{template}#section-form"
@@ -156,50 +158,8 @@ def _saved_form(request: HttpRequest, keys: frozenset[str] | None = None) -> Sch
     return form
 
 
-@login_required_page
-@require_GET
-def settings_page(request: HttpRequest) -> HttpResponse:
-    """The first screen: what your AI does now and next, in words."""
-    context = _overview_context(request)
-    # A bad band date or moment is flagged on the page (drawn for today, now),
-    # and the answer says it was bad input like any other door.
-    # (422 to htmx, the scrubber's requests: see HTMX_INVALID.)
-    status = 200
-    if context["band_error"] or context["look"].error:
-        status = HTMX_INVALID if is_htmx(request) else 400
-    return no_store(render(request, OVERVIEW, context, status=status))
-
-
-def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
-    user = user_of(request)
-    now = timezone.now()
-    status = page.now_context(user, now)
-    look = page.look_at(request.GET, tz_name=status["timezone"], now=now)
-    if look.at is not None:
-        # A preview on this page only: nothing is written, no gateway is told.
-        status = page.now_context(user, now, at=look.at)
-    day = page.parse_band(request.GET, status["as_of_local"].date())
-    return base_context(
-        request,
-        "overview",
-        **status,
-        look=look,
-        band=page.band_for(status["bundle"], status["as_of"], day=day[0], view=day[1]),
-        band_date=day[0],
-        band_view=day[1],
-        # The scrubber sits on the shown moment, to the quarter hour.
-        scrub_minute=(status["as_of_local"].hour * 60 + status["as_of_local"].minute) // 15 * 15,
-        band_error=day[2],
-        state_order=words.STATE_ORDER,
-        state_names=words.STATE_NAMES,
-        state_hints=words.STATE_HINTS,
-        hours=range(25),
-        **extra,
-    )
-
-
-def _section_page(section: str) -> View:
-    keys = FORM_KEYS[section]
+def section_page(section: FormSection) -> View:
+    keys = section.keys
 
     @login_required_page
     @require_http_methods(["GET", "POST"])
@@ -208,8 +168,8 @@ def _section_page(section: str) -> View:
             return _save(request, section, keys)
         return _render_section(request, section, form=_saved_form(request, keys))
 
-    view.__name__ = f"{section}_section"
-    view.__doc__ = f"The {section} section: its form (GET) and its own save (POST)."
+    view.__name__ = f"{section.code}_section"
+    view.__doc__ = f"The {section.code} section: its form (GET) and its own save (POST)."
     return view
 
 
@@ -219,10 +179,9 @@ def _reply_presets() -> dict[str, dict[str, str]]:
     return {"informative": informative_replies(), "terse": dict(schedule_config.TERSE_REPLIES)}
 
 
-def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpResponse:
+def _save(request: HttpRequest, section: FormSection, keys: frozenset[str]) -> HttpResponse:
     user = user_of(request)
-    # The exemption pickers' ticks become their settings' lines first.
-    post = exempt_picker.merged(request.POST) if section == "replies" else request.POST
+    post = request.POST if section.read_post is None else section.read_post(request.POST)
     form = schedule_form.form_from_post(post, keys)
     reply_preset = request.POST.get("reply_preset")
     if reply_preset is not None:
@@ -281,7 +240,7 @@ def _save(request: HttpRequest, section: str, keys: frozenset[str]) -> HttpRespo
         messages.success(request, text)
     else:
         messages.info(request, text)
-    return HttpResponseRedirect(reverse(f"settings-{section}"))
+    return HttpResponseRedirect(reverse(f"settings-{section.code}"))
 
 
 def _update(user: Any, changes: dict[str, Any], version: int, keys: frozenset[str]) -> Any:
@@ -311,46 +270,3 @@ def _update(user: Any, changes: dict[str, Any], version: int, keys: frozenset[st
             actor=user,
             channel="page",
         )
-
-
-schedule_section = _section_page("schedule")
-replies_section = _section_page("replies")
-
-
-@login_required_page
-@require_POST
-def schedule_preview(request: HttpRequest) -> HttpResponse:
-    """The chart, band and live field errors for the form as typed (unsaved)."""
-    user = user_of(request)
-    form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
-    saved = web_selectors.saved_schedule(user)
-    status = page.now_context(user, timezone.now())
-    preview = page.preview(saved.config, form, at=status["as_of"], params=request.POST)
-    context = page.preview_context(preview, form, SCHEDULE_KEYS)
-    return no_store(render(request, f"{SECTION_TEMPLATES['schedule']}#preview-response", context))
-
-
-def _status_response(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
-    context = _overview_context(request, override_error=error)
-    return no_store(render(request, f"{OVERVIEW}#status", context, status=status))
-
-
-@login_required_page
-@require_POST
-def override(request: HttpRequest) -> HttpResponse:
-    user = user_of(request)
-    words_typed = override_commands.words_from_form(request.POST)
-    try:
-        command = override_commands.from_words(words_typed)
-        override_apply(user=user, command=command, now=timezone.now(), actor=user, channel="page")
-    except OverrideError as exc:
-        if is_htmx(request):
-            return _status_response(request, words.override_error(exc), status=HTMX_INVALID)
-        context = _overview_context(request, override_error=words.override_error(exc))
-        return no_store(render(request, OVERVIEW, context, status=400))
-    if is_htmx(request):
-        if command.verb in ("debug", "debug-clear", "auto"):
-            # The time machine moves the whole page (band, chart, preview).
-            return HttpResponseClientRefresh()
-        return _status_response(request)
-    return HttpResponseRedirect(reverse("settings-page"))

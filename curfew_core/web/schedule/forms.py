@@ -50,7 +50,7 @@ FIELDSETS: dict[str, tuple[str, ...]] = {
     "replies": ("off_duty_reply", "lights_out_reply"),
     "persona": ("tired_persona", "tier_texts"),
     "scope": ("dry_run",),
-    # Picked by name (``web.exempt_picker``), typing one still possible.
+    # Picked by name (``web.replies.exempt_picker``), typing one still possible.
     "exempt": ("exempt_sessions", "exempt_purposes"),
     # What only the gateway's own workings explain: behind "For developers".
     "developer": (

@@ -1,6 +1,6 @@
 """The settings page's forms, put together; never a validator.
 
-``ScheduleForm`` holds the Django forms the page shows (``web.forms``): the
+``ScheduleForm`` holds the Django forms the page shows (``web.schedule.forms``): the
 plain settings generated from the declaration, the anchor and peak-window
 formsets, the per-weekday times. ``changes_from_form`` reads them into typed
 ``changes`` for the one validation layer (``config.apply_changes``), which the
@@ -22,7 +22,7 @@ from curfew_core.schedules import values as schedule_values
 from curfew_core.schedules.config import ConfigError
 from curfew_core.schedules.values import ROW_PROBLEM
 from curfew_core.web import words
-from curfew_core.web.forms import (
+from curfew_core.web.schedule.forms import (
     AnchorFormSet,
     PeakWindowFormSet,
     ScheduleSettingsForm,

@@ -1,9 +1,10 @@
-"""Assembling what the settings page shows. Reads only; the views write."""
+"""Assembling what the Overview and the Schedule section show: the now card,
+a page-only look at another moment, the band, and the schedule form's live
+preview (a team's schedule page draws the same). Reads only; the views write."""
 
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
 import zoneinfo
 from collections.abc import Iterable
@@ -14,12 +15,11 @@ from django.contrib.auth.models import User
 from django.http import QueryDict
 from django.utils import dateformat
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from curfew_core.engine import Curve, State
 from curfew_core.engine.clock import to_wall
-from curfew_core.schedules import calendars, override_commands
 from curfew_core.schedules import config as schedule_config
+from curfew_core.schedules import override_commands
 from curfew_core.schema.query import Problem, QueryReader
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.bundles import UserBundle, overrides_active
@@ -27,109 +27,12 @@ from curfew_core.selectors.heads_up import LEAD_MINUTES, next_payload
 from curfew_core.selectors.outlook import curfew_applies, outlook_of
 from curfew_core.selectors.verdicts import user_band, verdict_for, verdict_payload
 from curfew_core.vocabulary import STATE_NAMES
-from curfew_core.web import charts, story, words
-from curfew_core.web.schedule_form import Candidate, ScheduleForm, candidate
+from curfew_core.web import charts, words
+from curfew_core.web.schedule import story
+from curfew_core.web.schedule.choices import zone_label
+from curfew_core.web.schedule.schedule_form import Candidate, ScheduleForm, candidate
 
 BAND_VIEWS = ("day", "week")
-
-
-#: The zone database's regions that are places (``Etc/GMT+3``, ``SystemV/...``,
-#: ``US/Eastern`` and the bare ``Factory``, ``localtime`` or ``EST5EDT`` are
-#: not: links and leftovers a person would never pick), in words.
-ZONE_REGIONS: dict[str, Any] = {
-    "Africa": gettext_lazy("Africa"),
-    "America": gettext_lazy("America"),
-    "Antarctica": gettext_lazy("Antarctica"),
-    "Arctic": gettext_lazy("Arctic"),
-    "Asia": gettext_lazy("Asia"),
-    "Atlantic": gettext_lazy("Atlantic"),
-    "Australia": gettext_lazy("Australia"),
-    "Europe": gettext_lazy("Europe"),
-    "Indian": gettext_lazy("Indian Ocean"),
-    "Pacific": gettext_lazy("Pacific"),
-}
-#: The one zone outside a region worth offering: the world's reference clock.
-ZONE_UTC = "UTC"
-
-
-def zone_label(name: str) -> str:
-    """``Buenos Aires (Argentina)`` for ``America/Argentina/Buenos_Aires``,
-    ``Shanghai`` for ``Asia/Shanghai``: the place, as the picker names it."""
-    parts = name.replace("_", " ").split("/")
-    if len(parts) == 1:
-        return parts[0]
-    if len(parts) > 2:
-        return f"{parts[-1]} ({' / '.join(parts[1:-1])})"
-    return parts[-1]
-
-
-@functools.cache
-def _zone_names() -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for name in sorted(zoneinfo.available_timezones()):
-        region = name.split("/", 1)[0]
-        if "/" in name and region in ZONE_REGIONS:
-            groups.setdefault(region, []).append(name)
-    return groups
-
-
-def timezone_groups() -> list[tuple[str, list[tuple[str, str]]]]:
-    """The zones that are places, grouped by region (named in the active
-    language), each ``(zone id, place)``, places in order; then UTC."""
-    groups = [
-        (
-            str(ZONE_REGIONS[region]),
-            sorted(((name, zone_label(name)) for name in names), key=lambda item: item[1]),
-        )
-        for region, names in sorted(_zone_names().items())
-    ]
-    groups.append((_("Other"), [(ZONE_UTC, _("UTC (the world's reference clock)"))]))
-    return groups
-
-
-def timezone_offered() -> frozenset[str]:
-    return frozenset({ZONE_UTC, *(name for names in _zone_names().values() for name in names)})
-
-
-#: Country names the package's module names spell poorly once titled.
-_COUNTRY_SPELLING = {
-    "Hongkong": "Hong Kong",
-    "Dr Congo": "DR Congo",
-    "Guinea Bissau": "Guinea-Bissau",
-    "Timor Leste": "Timor-Leste",
-    "Syrian Arab Republic": "Syria",
-    "Bonaire Sint Eustatius and Saba": "Bonaire, Sint Eustatius and Saba",
-    "Saint Helena Ascension and Tristan Da Cunha": "Saint Helena, Ascension and Tristan da Cunha",
-    "Heard Island and Mcdonald Islands": "Heard Island and McDonald Islands",
-}
-
-
-def _country_name(module: str) -> str:
-    """``Antigua and Barbuda`` from the package's ``antigua_and_barbuda``: the
-    English name, the catalogue's msgid for the Chinese one."""
-    name = module.replace("_", " ").title()
-    for word in ("And", "Of", "The"):
-        name = name.replace(f" {word} ", f" {word.lower()} ")
-    return _COUNTRY_SPELLING.get(name, name)
-
-
-@functools.cache
-def _country_names() -> dict[str, str]:
-    from holidays.registry import COUNTRIES
-
-    # ``codes``: the class name, the alpha-2 code, the alpha-3 code...
-    return {codes[1]: _country_name(module) for module, codes in COUNTRIES.items()}
-
-
-def calendar_choices() -> list[tuple[str, str]]:
-    """``(code, "China")`` for every country the holidays package has a
-    calendar of, by name (translated where the catalogue has it), in order.
-    Its three-letter codes are the same calendars again: not offered (a
-    stored one is still shown, see ``views._with_choices``)."""
-    names = _country_names()
-    # ``UK`` is the package's second spelling of GB: the registry names GB only.
-    offered = [(code, _(names[code])) for code in calendars.known_calendars() if code in names]
-    return sorted(offered, key=lambda item: item[1])
 
 
 def chart_text() -> charts.ChartText:

@@ -25,7 +25,7 @@ from django.utils.translation import gettext, ngettext
 
 from curfew_core.engine.clock import to_wall
 from curfew_core.selectors.bundles import bundle_for, overrides_active
-from curfew_core.web.story import local_time
+from curfew_core.web.schedule.story import local_time
 
 
 @dataclass(frozen=True, slots=True)
