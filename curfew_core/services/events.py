@@ -35,43 +35,36 @@ def group_event(group: str, kind: str) -> dict[str, str]:
     return {"type": kind, GROUP: group}
 
 
-def publish_user_changed(user_id: int) -> None:
-    """Tell every open capsule of this user to re-read, now. Never raises."""
+def _send(group: str, message: dict[str, str], what: str) -> None:
+    """Send ``message`` to ``group`` if there is a channel layer. Never raises:
+    a dead channel layer must not fail the save that already committed;
+    capsules re-sync on their next boundary or reconnect."""
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        group = user_group(user_id)
-        async_to_sync(layer.group_send)(group, group_event(group, "user.changed"))
+        async_to_sync(layer.group_send)(group, message)
     except Exception:
-        # A dead channel layer must not fail the save that already committed;
-        # capsules re-sync on their next boundary or reconnect.
-        log.exception("could not publish change for user %s", user_id)
+        log.exception("could not publish change %s", what)
+
+
+def publish_user_changed(user_id: int) -> None:
+    """Tell every open capsule of this user to re-read, now. Never raises."""
+    group = user_group(user_id)
+    _send(group, group_event(group, "user.changed"), f"for user {user_id}")
 
 
 def publish_team_changed(team_id: int) -> None:
     """Tell every member's open capsules (and the team key's change streams)
     that the team's schedule changed: one group message, however many
     members. Never raises."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        group = team_group(team_id)
-        async_to_sync(layer.group_send)(group, group_event(group, "team.changed"))
-    except Exception:
-        log.exception("could not publish change for team %s", team_id)
+    group = team_group(team_id)
+    _send(group, group_event(group, "team.changed"), f"for team {team_id}")
 
 
 def publish_member_changed(team_id: int, user_id: int, username: str) -> None:
     """Tell the team key's change streams that one member's verdict may have
     changed (their own save or override). Never raises."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        group = team_group(team_id)
-        message = {**group_event(group, "team.member_changed"), "user": username}
-        async_to_sync(layer.group_send)(group, message)
-    except Exception:
-        log.exception("could not publish change of member %s of team %s", user_id, team_id)
+    group = team_group(team_id)
+    message = {**group_event(group, "team.member_changed"), "user": username}
+    _send(group, message, f"of member {user_id} of team {team_id}")
