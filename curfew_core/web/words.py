@@ -1,6 +1,6 @@
 """Words for people that are not a verdict's: state hints, validation and
 override errors in the reader's language, the audit trail's entries (a verdict
-in words is ``story``)."""
+in words is ``schedule.story``)."""
 
 from __future__ import annotations
 

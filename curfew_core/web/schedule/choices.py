@@ -107,7 +107,7 @@ def calendar_choices() -> list[tuple[str, str]]:
     """``(code, "China")`` for every country the holidays package has a
     calendar of, by name (translated where the catalogue has it), in order.
     Its three-letter codes are the same calendars again: not offered (a
-    stored one is still shown, see ``views._with_choices``)."""
+    stored one is still shown, see ``section.with_choices``)."""
     names = _country_names()
     # ``UK`` is the package's second spelling of GB: the registry names GB only.
     offered = [(code, _(names[code])) for code in calendars.known_calendars() if code in names]
