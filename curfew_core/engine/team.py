@@ -22,7 +22,7 @@ pretended instant: a gateway under test sees what a member would then see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -286,27 +286,17 @@ def _tail(reason: str) -> str:
 
 
 def _exempted(verdict: Verdict) -> Verdict:
-    """``verdict`` as an exempt call's: its state, acted on by nobody."""
-    return new_verdict(
-        state=verdict.state,
-        schedule_state=verdict.schedule_state,
+    """``verdict`` as an exempt call's: its state, acted on by nobody (a rare
+    call, so the plain dataclass copy rather than ``new_verdict``)."""
+    return replace(
+        verdict,
         action=Action.PASS,
         reply=None,
         max_tokens=None,
         persona=None,
         tools="allow",
         reasoning_effort=None,
-        progress=verdict.progress,
-        peak=verdict.peak,
         reason=f"{verdict.reason} · exempt (team and member)",
         exempt=True,
-        dry_run=verdict.dry_run,
-        valid_until=verdict.valid_until,
-        at=verdict.at,
-        budget=verdict.budget,
-        override=verdict.override,
-        override_until=verdict.override_until,
-        debug_at=verdict.debug_at,
-        debug_until=verdict.debug_until,
         would=None,
     )
