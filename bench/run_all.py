@@ -199,6 +199,16 @@ def kept_runs(path: Path) -> dict[str, dict[str, Any]]:
     return runs
 
 
+def start_page(page: Path, name: str) -> None:
+    """Give a page its title before a bench that appends its runs writes the first."""
+    if not page.exists():
+        page.write_text(
+            f"# `bench/{name}.py`\n\n"
+            f"Written by `python -m bench.{name} --write` (`make bench`), not by hand: "
+            "each run is appended below, with its configuration, machine and load.\n"
+        )
+
+
 def run_one(script: Path, args: list[str], *, record: bool) -> tuple[str, int, float]:
     """Run ``bench.<script>`` with ``args``; echo and return what it printed."""
     started = time.monotonic()
@@ -206,6 +216,7 @@ def run_one(script: Path, args: list[str], *, record: bool) -> tuple[str, int, f
     page = DOCS / f"{script.stem}.md"
     own = writes_its_own(script)
     if own:
+        start_page(page, script.stem)
         command += ["--write", str(page)]
     print(f"\n=== {script.name} {' '.join(command[3:])}", flush=True)
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
