@@ -10,6 +10,7 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 
+from curfew_core.schedules.config import ConfigError
 from curfew_core.schedules.values import show
 from curfew_core.schema.errors import api_error_body
 
@@ -131,6 +132,12 @@ def unprocessable_error(fields: Mapping[str, str]) -> ApiError:
     schema can state; 400 is kept for what the schema itself refuses."""
     names = ", ".join(fields)
     return ApiError(422, "unprocessable", f"well-formed but refused: {names}", fields)
+
+
+def config_refused(exc: ConfigError) -> ApiError:
+    """A settings save refused: 422 when every value is well-formed (a rule
+    between them refused it), 400 otherwise."""
+    return unprocessable_error(exc.errors) if exc.well_formed else invalid(exc.errors)
 
 
 def json_object(request: HttpRequest, *, allow_empty: bool = False) -> dict[str, Any]:

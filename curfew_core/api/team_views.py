@@ -18,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from curfew_core import throttle
 from curfew_core.api.auth import with_gateway_token
-from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
+from curfew_core.api.errors import ApiError, config_refused, invalid, json_object
 from curfew_core.api.views import allow, popped_version, whole_param
 from curfew_core.edge.http_headers import bearer
 from curfew_core.engine.overrides import MAX_OVERTIME
@@ -108,9 +108,7 @@ def _schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
                 channel="api",
             )
         except schedule_config.ConfigError as exc:
-            if exc.well_formed:
-                raise unprocessable_error(exc.errors) from None
-            raise invalid(exc.errors) from None
+            raise config_refused(exc) from None
         except TeamError as exc:
             if exc.code == "stale_version":
                 raise ApiError(409, "stale_version", str(exc), {"version": str(exc)}) from None
