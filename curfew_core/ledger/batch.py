@@ -95,85 +95,30 @@ class Batch:
         return len(self.rows)
 
     def add(self, entry: Entry, user_id: int) -> None:
-        self.add_fields(
-            user_id,
-            entry.at,
-            entry.session,
-            entry.purpose,
-            entry.state,
-            entry.action,
-            entry.reason,
-            entry.budget_before,
-            entry.budget_after,
-            entry.origin,
-            entry.exempt,
-            entry.dry_run,
-            entry.input_tokens,
-            entry.output_tokens,
-            entry.client_id,
-        )
-
-    def add_fields(
-        self,
-        user_id: int,
-        at: datetime,
-        session: str | None,
-        purpose: str | None,
-        state: str,
-        action: str,
-        reason: str,
-        budget_before: int | None,
-        budget_after: int | None,
-        origin: str,
-        exempt: bool,
-        dry_run: bool,
-        usage_in: int | None,
-        usage_out: int | None,
-        client_id: str | None,
-    ) -> None:
-        """``add`` of an entry's fields, in ``ROW_COLUMNS`` order (the verdict
-        door records without building an ``Entry``: ``recorder.record_verdict``)."""
+        """Keep ``entry`` as its raw row (``ROW_COLUMNS`` order, its instant in
+        the database's form) and add it to its tally (``_count``)."""
+        at = entry.at
         minute = int(at.timestamp()) // 60
-        self.rows.append(
+        self._count(
             (
                 user_id,
                 self._at(at, minute),
-                (session or "")[:MAX_SCOPE],
-                (purpose or "")[:MAX_SCOPE],
-                state,
-                action,
-                reason[:MAX_REASON],
-                budget_before,
-                budget_after,
-                origin,
-                exempt,
-                dry_run,
-                usage_in,
-                usage_out,
-                client_id,
-            )
-        )
-        key = (
-            user_id,
+                (entry.session or "")[:MAX_SCOPE],
+                (entry.purpose or "")[:MAX_SCOPE],
+                entry.state,
+                entry.action,
+                entry.reason[:MAX_REASON],
+                entry.budget_before,
+                entry.budget_after,
+                entry.origin,
+                entry.exempt,
+                entry.dry_run,
+                entry.input_tokens,
+                entry.output_tokens,
+                entry.client_id,
+            ),
             minute,
-            state,
-            REFUSED if origin == "embeddings" and action == "short-circuit" else action,
         )
-        sums = self.tallies.get(key)
-        if sums is None:
-            sums = self.tallies[key] = [0, 0, 0, 0, 0, 0, 0, 0]
-        sums[0] += 1
-        if exempt:
-            sums[1] += 1
-        if dry_run:
-            sums[2] += 1
-        if unsent(action, dry_run):
-            sums[3] += 1
-        sums[4] += saving(action, dry_run, budget_before, budget_after)
-        if usage_in is not None or usage_out is not None:
-            sums[5] += 1
-            sums[6] += usage_in or 0
-            sums[7] += usage_out or 0
 
     def absorb(self, newer: Batch) -> None:
         """Add ``newer``'s decisions after this batch's own (a refused batch
@@ -243,24 +188,28 @@ class Batch:
         return first, rest
 
     def _count(self, row: Row, minute: int) -> None:
-        """Keep ``row`` and add it to its tally: what ``add_fields`` does on the
-        hot path, from the stored row (``split``; a test holds the two equal)."""
+        """Keep ``row`` and add it to its tally: the one tally rule, for a
+        decision recorded (``add``) and for a stored row counted again
+        (``split``)."""
         self.rows.append(row)
-        action, dry_run, before, after = row[5], row[11], row[7], row[8]
+        action, dry_run = row[5], row[11]
+        key = (row[0], minute, row[4], tally_action(row[9], action))
+        sums = self.tallies.get(key)
+        if sums is None:
+            sums = self.tallies[key] = [0, 0, 0, 0, 0, 0, 0, 0]
+        sums[0] += 1
+        if row[10]:
+            sums[1] += 1
+        if dry_run:
+            sums[2] += 1
+        if unsent(action, dry_run):
+            sums[3] += 1
+        sums[4] += saving(action, dry_run, row[7], row[8])
         usage_in, usage_out = row[12], row[13]
-        sums = [
-            1,
-            1 if row[10] else 0,
-            1 if dry_run else 0,
-            1 if unsent(action, dry_run) else 0,
-            saving(action, dry_run, before, after),
-            0,
-            0,
-            0,
-        ]
         if usage_in is not None or usage_out is not None:
-            sums[5:] = [1, usage_in or 0, usage_out or 0]
-        self._add_sums((row[0], minute, row[4], tally_action(row[9], action)), sums)
+            sums[5] += 1
+            sums[6] += usage_in or 0
+            sums[7] += usage_out or 0
 
     def _add_sums(self, key: TallyKey, sums: list[int]) -> None:
         mine = self.tallies.get(key)

@@ -239,7 +239,8 @@ def test_a_split_batch_holds_every_decision_and_count_once(
     decisions: list[tuple[object, ...]], kept: int
 ) -> None:
     """Splitting (the refused flush's retry) re-tallies each row from the
-    stored row: the parts hold the very rows and sums ``add_fields`` made,
+    stored row (``_count``, the one tally rule ``add`` uses too): the parts
+    hold the very rows and sums ``add`` made,
     the counts of rows already dropped (``bounded``) included, and parts
     split again end in single decisions."""
     from curfew_core.ledger.batch import Batch
@@ -247,22 +248,20 @@ def test_a_split_batch_holds_every_decision_and_count_once(
 
     whole = Batch(at_value())
     for user_id, at, action, exempt, dry, before, after, used_in, used_out in decisions:
-        whole.add_fields(
+        whole.add(
+            Entry(
+                at=at,  # type: ignore[arg-type]
+                state="winding",
+                action=action,  # type: ignore[arg-type]
+                origin="verdict",
+                exempt=exempt,  # type: ignore[arg-type]
+                dry_run=dry,  # type: ignore[arg-type]
+                budget_before=before,  # type: ignore[arg-type]
+                budget_after=after,  # type: ignore[arg-type]
+                input_tokens=used_in,  # type: ignore[arg-type]
+                output_tokens=used_out,  # type: ignore[arg-type]
+            ),
             user_id,  # type: ignore[arg-type]
-            at,  # type: ignore[arg-type]
-            None,
-            None,
-            "winding",
-            action,  # type: ignore[arg-type]
-            "",
-            before,  # type: ignore[arg-type]
-            after,  # type: ignore[arg-type]
-            "verdict",
-            exempt,  # type: ignore[arg-type]
-            dry,  # type: ignore[arg-type]
-            used_in,  # type: ignore[arg-type]
-            used_out,  # type: ignore[arg-type]
-            None,
         )
     whole.bounded(kept)
     parts = [whole]
@@ -283,3 +282,37 @@ def test_a_split_batch_holds_every_decision_and_count_once(
     assert {k: v for k, v in again.tallies.items() if any(v)} == {
         k: v for k, v in whole.tallies.items() if any(v)
     }
+
+
+def test_a_recorded_decision_is_tallied_by_the_rule_split_uses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One tally rule (issue 43): ``add`` counts a decision through ``_count``,
+    the rule ``split`` re-tallies stored rows with; they were two copies, the
+    hot one inline, held equal only by the test above."""
+    from curfew_core.ledger.batch import Batch
+    from curfew_core.services.ledger import at_value
+
+    counted: list[tuple[object, ...]] = []
+    count = Batch._count
+
+    def watched(self: Batch, row: tuple[object, ...], minute: int) -> None:
+        counted.append(row)
+        count(self, row, minute)
+
+    monkeypatch.setattr(Batch, "_count", watched)
+    batch = Batch(at_value())
+    for action, origin in (("clamp", "chat"), ("short-circuit", "embeddings")):
+        batch.add(
+            Entry(
+                at=T0,
+                state="winding",
+                action=action,
+                origin=origin,
+                budget_before=9,
+                budget_after=4,
+            ),
+            3,
+        )
+    assert counted == batch.rows
+    assert len(batch.rows) == 2
