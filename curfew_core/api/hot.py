@@ -10,7 +10,6 @@ event loop. An ``ApiError`` (400, 422) is answered in the API's shape.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
 from django.http import HttpResponse
@@ -20,29 +19,10 @@ from curfew_core.api.errors import ApiError, json_object_from
 from curfew_core.api.views import checked_verdict_request, verdict_body
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.send import Answer
-from curfew_core.hot_settings import setting
 from curfew_core.schema.verdict_request import MAX_USERNAME, VerdictRequest
 from curfew_core.selectors.verdicts import bundle_state_json
 
 JSON = "application/json"
-
-
-def _now() -> datetime:
-    """``timezone.now()``, without its read of ``settings.USE_TZ`` (each read
-    of a setting through Django's lazy object runs Python code: about a
-    fiftieth of a warm verdict). A clock frozen by replacing ``timezone.now``
-    (the tests') is still the one asked: Django's own function is known by
-    where it was defined, not by the object seen at import, which is the
-    frozen one when this module is first imported under the freeze."""
-    now = timezone.now
-    if getattr(now, "__module__", None) != _DJANGO_TIMEZONE or (
-        getattr(now, "__qualname__", None) != "now"
-    ):
-        return now()
-    return datetime.now(UTC if setting("USE_TZ") else None)
-
-
-_DJANGO_TIMEZONE = timezone.__name__
 
 
 #: Verdict requests by their body, parsed: a gateway asks with the same few
@@ -77,7 +57,7 @@ async def verdict(request: EdgeRequest) -> HttpResponse | Answer:
     if asked.user is not None and caller.identity.team_id is None:
         # Well-formed, refused by a rule the schema cannot state: 422.
         return _personal_names_a_user().response()
-    body = verdict_body(caller.bundle, asked, now=_now())
+    body = verdict_body(caller.bundle, asked, now=timezone.now())
     return Answer(body, JSON)
 
 
@@ -87,7 +67,7 @@ async def state(request: EdgeRequest) -> HttpResponse | Answer:
         refusal = _personal_user_query(request.query_string)
         if refusal is not None:
             return refusal
-    return Answer(bundle_state_json(caller.bundle, now=_now()), JSON)
+    return Answer(bundle_state_json(caller.bundle, now=timezone.now()), JSON)
 
 
 def _personal_user_query(query: bytes) -> HttpResponse | None:

@@ -391,28 +391,3 @@ def test_max_age_is_the_plain_min_of_the_expiry_and_the_bound(
     verdict = dataclasses.replace(kinds()["winding"], valid_until=valid_until)
     with django_settings(CURFEW_VERDICT_MAX_AGE=longest):
         assert max_age(verdict, now=now) == verdicts.max_age_of(valid_until, now, longest)
-
-
-def test_a_clock_frozen_before_the_hot_module_loads_is_still_the_clock(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The hot routes' clock once kept the ``timezone.now`` it saw at import
-    as "Django's": loaded under a test's freeze (a test run alone), it took
-    the frozen one for Django's and read the real clock instead."""
-    import importlib
-
-    from django.utils import timezone as django_timezone
-
-    from curfew_core.api import hot
-
-    frozen = datetime(2026, 9, 29, 11, 30, tzinfo=UTC)
-    monkeypatch.setattr(django_timezone, "now", lambda: frozen)
-    try:
-        importlib.reload(hot)  # loaded while the clock is frozen
-        assert hot._now() == frozen
-        monkeypatch.undo()
-        # The control: Django's own clock is the real time.
-        assert abs(hot._now() - datetime.now(UTC)) < timedelta(seconds=5)
-    finally:
-        monkeypatch.undo()
-        importlib.reload(hot)
