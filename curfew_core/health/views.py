@@ -11,7 +11,12 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from curfew_core.store.outage_log import Notice
+
 log = logging.getLogger("curfew.health")
+#: A balancer probes every few seconds: an outage is said once, not per probe.
+_database = Notice(log)
+_redis = Notice(log)
 
 
 @never_cache
@@ -30,17 +35,22 @@ def readyz(request: HttpRequest) -> JsonResponse:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
         checks["database"] = "ok"
+        _database.over("readyz: database reachable")
     except Exception as exc:  # any driver error means "not ready"
-        log.warning("readyz: database unreachable: %s", exc)
+        _database.failed("readyz: database unreachable: %s", exc)
         checks["database"] = "unreachable"
     if settings.REDIS_URL:
         try:
             cache.set("readyz", "1", timeout=5)
             checks["redis"] = "ok" if cache.get("readyz") == "1" else "unreachable"
+            _redis.over("readyz: redis reachable")
         except Exception as exc:
-            log.warning("readyz: redis unreachable: %s", exc)
+            _redis.failed("readyz: redis unreachable: %s", exc)
             checks["redis"] = "unreachable"
     ready = all(value == "ok" for value in checks.values())
-    return JsonResponse(
+    response = JsonResponse(
         {"status": "ok" if ready else "unavailable", **checks}, status=200 if ready else 503
     )
+    # Said above, once an outage (Django would log each probe's 503 again).
+    response._has_been_logged = True  # type: ignore[attr-defined]
+    return response
