@@ -36,9 +36,9 @@ def _queries(asks: list[Ask]) -> int:
 def test_many_users_cost_the_queries_of_a_few() -> None:
     few = [Ask(user.pk, frozenset({embed_token(user)})) for user in _people(3, "few")]
     many = [Ask(user.pk, frozenset({embed_token(user)})) for user in _people(30, "many")]
-    # (Each counted once before: the tokens' once-a-minute stamp is then done.)
-    assert _queries(few) > _queries(few) > 0  # the counter counts
-    assert _queries(many) > _queries(many) == _queries(few)
+    # (The tokens' last use is written in batches, off the read: issue 40.)
+    assert _queries(few) > 0  # the counter counts
+    assert _queries(many) == _queries(few)
 
 
 def test_users_whose_rows_say_the_same_share_one_payload() -> None:
