@@ -20,7 +20,7 @@ def test_without_redis_make_bench_stops_and_says_so(
 ) -> None:
     ran: list[str] = []
 
-    def run_one(script: Path, args: list[str], *, record: bool) -> tuple[str, int, float]:
+    def run_one(script: Path, args: list[str], **_: object) -> tuple[str, int, float]:
         ran.append(script.stem)
         return "", 0, 0.0
 
@@ -38,7 +38,7 @@ def test_without_redis_make_bench_stops_and_says_so(
 def test_the_sqlite_run_is_the_other_benches(monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[str] = []
 
-    def run_one(script: Path, args: list[str], *, record: bool) -> tuple[str, int, float]:
+    def run_one(script: Path, args: list[str], **_: object) -> tuple[str, int, float]:
         ran.append(script.stem)
         return "", 0, 0.0
 
