@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zoneinfo
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 
 from curfew_core.engine import REPLY_PLACEHOLDERS, Curve, format_wall, parse_wall
@@ -303,26 +303,39 @@ def parse_timezone(value: Any) -> str:
     return value
 
 
-def parse_curve(value: Any) -> str:
-    options = [c.value for c in Curve]
+def _short_list(
+    value: Any, not_a_list: str, limit: int, too_many: str, *, empty: bool = True
+) -> list[Any]:
+    """``value`` if it is a list of at most ``limit`` items (and not empty
+    unless ``empty``); otherwise ``Invalid`` with ``not_a_list`` or
+    ``too_many`` (a ``%(count)s`` / ``%(limit)s`` template)."""
+    if not isinstance(value, list) or not (empty or value):
+        raise Invalid(Message(not_a_list))
+    if len(value) > limit:
+        raise Invalid(Message(too_many, count=len(value), limit=limit))
+    return value
+
+
+def _choice(value: Any, options: Sequence[str], not_one: str) -> str:
+    """``value`` if it is one of ``options``; otherwise ``Invalid`` with
+    ``not_one`` (a ``%(options)s`` / ``%(value)s`` template)."""
     if value not in options:
-        raise Invalid(
-            Message(
-                "must be one of %(options)s, not %(value)s",
-                options=", ".join(options),
-                value=show(value),
-            )
-        )
+        raise Invalid(Message(not_one, options=", ".join(options), value=show(value)))
     return str(value)
 
 
+def parse_curve(value: Any) -> str:
+    return _choice(value, [c.value for c in Curve], "must be one of %(options)s, not %(value)s")
+
+
 def parse_anchors(value: Any) -> list[list[Any]]:
-    if not isinstance(value, list) or not value:
-        raise Invalid(Message('must be a non-empty list of ["HH:MM", tokens] rows'))
-    if len(value) > MAX_ANCHORS:
-        raise Invalid(
-            Message("has %(count)s rows; at most %(limit)s", count=len(value), limit=MAX_ANCHORS)
-        )
+    _short_list(
+        value,
+        'must be a non-empty list of ["HH:MM", tokens] rows',
+        MAX_ANCHORS,
+        "has %(count)s rows; at most %(limit)s",
+        empty=False,
+    )
     rows: list[tuple[int, list[Any]]] = []
     problems: list[tuple[int, Message]] = []
     for number, row in enumerate(value, start=1):
@@ -349,12 +362,12 @@ def parse_anchors(value: Any) -> list[list[Any]]:
 
 
 def parse_windows(value: Any) -> list[list[str]]:
-    if not isinstance(value, list):
-        raise Invalid(Message('must be a list of ["HH:MM", "HH:MM"] pairs'))
-    if len(value) > MAX_WINDOWS:
-        raise Invalid(
-            Message("has %(count)s windows; at most %(limit)s", count=len(value), limit=MAX_WINDOWS)
-        )
+    _short_list(
+        value,
+        'must be a list of ["HH:MM", "HH:MM"] pairs',
+        MAX_WINDOWS,
+        "has %(count)s windows; at most %(limit)s",
+    )
     out: list[list[str]] = []
     for number, row in enumerate(value, start=1):
         if not isinstance(row, list | tuple) or len(row) != 2:
@@ -437,14 +450,12 @@ def parse_holiday_calendar(value: Any) -> str | None:
 
 
 def parse_dates(value: Any) -> list[str]:
-    if not isinstance(value, list):
-        raise Invalid(Message('must be a list of "YYYY-MM-DD" dates'))
-    if len(value) > MAX_EXTRA_HOLIDAYS:
-        raise Invalid(
-            Message(
-                "has %(count)s dates; at most %(limit)s", count=len(value), limit=MAX_EXTRA_HOLIDAYS
-            )
-        )
+    _short_list(
+        value,
+        'must be a list of "YYYY-MM-DD" dates',
+        MAX_EXTRA_HOLIDAYS,
+        "has %(count)s dates; at most %(limit)s",
+    )
     out: set[str] = set()
     for item in value:
         try:
@@ -460,12 +471,13 @@ def parse_dates(value: Any) -> list[str]:
 
 
 def parse_tier_texts(value: Any) -> list[str]:
-    if not isinstance(value, list) or not value:
-        raise Invalid(Message("must be a non-empty list of texts"))
-    if len(value) > MAX_TIERS:
-        raise Invalid(
-            Message("has %(count)s tiers; at most %(limit)s", count=len(value), limit=MAX_TIERS)
-        )
+    _short_list(
+        value,
+        "must be a non-empty list of texts",
+        MAX_TIERS,
+        "has %(count)s tiers; at most %(limit)s",
+        empty=False,
+    )
     parse = text_parser(allow_empty=False, limit=MAX_TIER_TEXT)
     out = []
     for number, item in enumerate(value, start=1):
@@ -481,15 +493,7 @@ def parse_tier_texts(value: Any) -> list[str]:
 def parse_reasoning_effort(value: Any) -> str | None:
     if value is None or value == "":
         return None
-    if value not in REASONING_EFFORTS:
-        raise Invalid(
-            Message(
-                "must be one of %(options)s or null, not %(value)s",
-                options=", ".join(REASONING_EFFORTS),
-                value=show(value),
-            )
-        )
-    return str(value)
+    return _choice(value, REASONING_EFFORTS, "must be one of %(options)s or null, not %(value)s")
 
 
 def parse_safety_max_tokens(value: Any) -> int | None:
@@ -499,16 +503,12 @@ def parse_safety_max_tokens(value: Any) -> int | None:
 
 
 def parse_sessions(value: Any) -> list[str]:
-    if not isinstance(value, list):
-        raise Invalid(Message("must be a list of session ids"))
-    if len(value) > MAX_EXEMPT_SESSIONS:
-        raise Invalid(
-            Message(
-                "has %(count)s sessions; at most %(limit)s",
-                count=len(value),
-                limit=MAX_EXEMPT_SESSIONS,
-            )
-        )
+    _short_list(
+        value,
+        "must be a list of session ids",
+        MAX_EXEMPT_SESSIONS,
+        "has %(count)s sessions; at most %(limit)s",
+    )
     out: list[str] = []
     for item in value:
         if not isinstance(item, str) or not item.strip() or len(item) > MAX_SESSION_ID:
@@ -527,16 +527,12 @@ def parse_sessions(value: Any) -> list[str]:
 def parse_purposes(value: Any) -> list[str]:
     """Purpose names, lowercased, in the order given; a repeat (in any case)
     is folded into the first, as a repeated session id or date is."""
-    if not isinstance(value, list):
-        raise Invalid(Message('must be a list of purpose names like "title"'))
-    if len(value) > MAX_EXEMPT_PURPOSES:
-        raise Invalid(
-            Message(
-                "has %(count)s purposes; at most %(limit)s",
-                count=len(value),
-                limit=MAX_EXEMPT_PURPOSES,
-            )
-        )
+    _short_list(
+        value,
+        'must be a list of purpose names like "title"',
+        MAX_EXEMPT_PURPOSES,
+        "has %(count)s purposes; at most %(limit)s",
+    )
     out: list[str] = []
     for item in value:
         if not isinstance(item, str) or not 1 <= len(item) <= MAX_PURPOSE:

@@ -119,11 +119,12 @@ def _templates() -> list[str]:
                 if isinstance(first, ast.Constant):
                     found.append(first.value)
             elif (
-                # A template chosen first and passed as a name (a conditional).
+                # A template chosen first and passed as a name (a conditional),
+                # or passed to a helper that builds the Message (``_short_list``).
                 isinstance(node, ast.Constant)
                 and isinstance(node.value, str)
                 and "%(" in node.value
-                and node.value.startswith(("must", "row", "tier"))
+                and node.value.startswith(("must", "row", "tier", "has"))
             ):
                 found.append(node.value)
     return sorted(set(found))
