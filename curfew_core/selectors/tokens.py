@@ -326,6 +326,8 @@ _writer_pid = 0
 _draining = False
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _signals_watched = False
+#: Whether this process writes in the background (not with the test settings).
+_threaded = False
 
 
 def note_used(token_id: int) -> None:
@@ -336,7 +338,9 @@ def note_used(token_id: int) -> None:
             _used[token_id] = at
     if _writer is None or _writer_pid != os.getpid():
         _start_writer()
-    elif not _signals_watched and threading.current_thread() is threading.main_thread():
+    elif (
+        _threaded and not _signals_watched and threading.current_thread() is threading.main_thread()
+    ):
         _watch_stop_signals()
 
 
@@ -379,7 +383,7 @@ def pending_uses() -> int:
 
 
 def _start_writer() -> None:
-    global _writer, _writer_pid
+    global _writer, _writer_pid, _threaded
     with _used_lock:
         if _writer is not None and _writer_pid == os.getpid():
             return
@@ -389,6 +393,7 @@ def _start_writer() -> None:
             return
         _writer = threading.Thread(target=_write_loop, name="curfew-token-use", daemon=True)
         _writer_pid = os.getpid()
+        _threaded = True
         _writer.start()
     atexit.register(_flush_quietly)
     if threading.current_thread() is threading.main_thread():
