@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from curfew_core.api.openapi_parts import WITH_BODY, errors, json_body, model_schemas, ref
+from curfew_core.api.openapi_parts import WITH_BODY, answer, errors, json_body, model_schemas, ref
 from curfew_core.schedules.override_commands import INSTANT_PATTERN
 from curfew_core.schedules.values import TEXT_PATTERN
 from curfew_core.schema.decisions import (
@@ -67,7 +67,7 @@ def ledger_paths() -> dict[str, Any]:
                     ),
                 ],
                 "responses": {
-                    "200": {"description": "a page", "content": json_body(ref("DecisionPage"))},
+                    "200": answer("a page", ref("DecisionPage")),
                     **errors(400, 401, 422, 429, 503),
                 },
             },
@@ -76,10 +76,7 @@ def ledger_paths() -> dict[str, Any]:
                 "cached verdict; each id is stored once, so a retried report is no double",
                 "requestBody": {"required": True, "content": json_body(ref("DecisionBatch"))},
                 "responses": {
-                    "200": {
-                        "description": "stored",
-                        "content": json_body(ref("DecisionReportAnswer")),
-                    },
+                    "200": answer("stored", ref("DecisionReportAnswer")),
                     **errors(*WITH_BODY, 422),
                 },
             },
@@ -90,7 +87,7 @@ def ledger_paths() -> dict[str, Any]:
                 "days by default): requests not sent, tokens not generated, money",
                 "parameters": list(_RANGE),
                 "responses": {
-                    "200": {"description": "savings", "content": json_body(ref("Savings"))},
+                    "200": answer("savings", ref("Savings")),
                     **errors(400, 401, 422, 429, 503),
                 },
             }

@@ -28,6 +28,7 @@ from curfew_core.api.openapi_parts import (
     AUTHED,
     COMPONENTS,
     WITH_BODY,
+    answer,
     errors,
     json_body,
     model_schemas,
@@ -121,7 +122,7 @@ def document() -> dict[str, Any]:
                     "summary": "The verdict for the model call a gateway is about to make",
                     "requestBody": {"required": False, "content": json_body(ref("VerdictRequest"))},
                     "responses": {
-                        "200": {"description": "the verdict", "content": json_body(ref("Verdict"))},
+                        "200": answer("the verdict", ref("Verdict")),
                         **errors(*WITH_BODY, 404, 422),
                     },
                 }
@@ -130,7 +131,7 @@ def document() -> dict[str, Any]:
                 "get": {
                     "summary": "Every setting, with the version to send back on PATCH",
                     "responses": {
-                        "200": {"description": "settings", "content": json_body(_settings_out())},
+                        "200": answer("settings", _settings_out()),
                         **errors(*AUTHED),
                     },
                 },
@@ -147,7 +148,7 @@ def document() -> dict[str, Any]:
                     ),
                     "requestBody": {"required": True, "content": json_body(_settings_in())},
                     "responses": {
-                        "200": {"description": "saved", "content": json_body(_settings_out())},
+                        "200": answer("saved", _settings_out()),
                         **errors(*WITH_BODY, 409, 422),
                     },
                 },
@@ -157,10 +158,7 @@ def document() -> dict[str, Any]:
                     "summary": "overtime / off / auto / debug",
                     "requestBody": {"required": True, "content": json_body(ref("OverrideRequest"))},
                     "responses": {
-                        "200": {
-                            "description": "the state after",
-                            "content": json_body(ref("State")),
-                        },
+                        "200": answer("the state after", ref("State")),
                         **errors(*WITH_BODY, 422),
                     },
                 }
@@ -179,7 +177,7 @@ def document() -> dict[str, Any]:
                         }
                     ],
                     "responses": {
-                        "200": {"description": "state", "content": json_body(ref("State"))},
+                        "200": answer("state", ref("State")),
                         **errors(*AUTHED, 400, 404, 422),
                     },
                 }

@@ -31,6 +31,11 @@ def json_body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
 
+def answer(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A response: what it is, and its JSON body's schema."""
+    return {"description": description, "content": json_body(schema)}
+
+
 RETRY_AFTER = {
     "Retry-After": {
         "description": "seconds to wait before trying again",
@@ -54,10 +59,7 @@ ERROR_TEXT = {
 def errors(*codes: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for code in codes:
-        response: dict[str, Any] = {
-            "description": ERROR_TEXT[code],
-            "content": json_body(ref("Error")),
-        }
+        response = answer(ERROR_TEXT[code], ref("Error"))
         if code in (429, 503):
             response["headers"] = RETRY_AFTER
         if code == 401:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from curfew_core.api.openapi_parts import AUTHED, WITH_BODY, errors, json_body, ref
+from curfew_core.api.openapi_parts import AUTHED, WITH_BODY, answer, errors, json_body, ref
 from curfew_core.engine.verdict import State
 
 #: The engine's states, from their one declaration (``engine.verdict.State``).
@@ -98,7 +98,7 @@ def team_paths(
             "get": {
                 "summary": "The team's schedule and policy (a member's token or the team key)",
                 "responses": {
-                    "200": {"description": "settings", "content": json_body(schedule_out)},
+                    "200": answer("settings", schedule_out),
                     **errors(*AUTHED, 404),
                 },
             },
@@ -108,7 +108,7 @@ def team_paths(
                 "their own. The team key reads it and never changes it (403).",
                 "requestBody": {"required": True, "content": json_body(schedule_in)},
                 "responses": {
-                    "200": {"description": "saved", "content": json_body(schedule_out)},
+                    "200": answer("saved", schedule_out),
                     **errors(*WITH_BODY, 403, 404, 409, 422),
                 },
             },
@@ -183,10 +183,7 @@ def team_paths(
                     },
                 ],
                 "responses": {
-                    "200": {
-                        "description": "a page of members",
-                        "content": json_body(ref("TeamMembers")),
-                    },
+                    "200": answer("a page of members", ref("TeamMembers")),
                     **errors(*AUTHED, 400, 403, 404),
                 },
             }
