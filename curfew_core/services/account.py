@@ -6,6 +6,9 @@ never with a secret: no password, no hash, no session key.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -26,6 +29,20 @@ class UnknownLanguage(ValueError):
     """A language code the site does not offer."""
 
 
+def _audit(
+    user: User, actor: User | None, channel: str, action: str, changes: Mapping[str, Any]
+) -> None:
+    """An account change's audit entry (never a secret in ``changes``)."""
+    audit_record(
+        user=user,
+        actor=actor,
+        channel=channel,
+        subject=AuditEntry.Subject.ACCOUNT,
+        action=action,
+        changes=changes,
+    )
+
+
 @transaction.atomic
 def password_set(*, user: User, password: str, actor: User | None, channel: str) -> User:
     """Give ``user`` a new password (already validated by the caller's form).
@@ -36,14 +53,7 @@ def password_set(*, user: User, password: str, actor: User | None, channel: str)
     """
     user.set_password(password)
     user.save()
-    audit_record(
-        user=user,
-        actor=actor,
-        channel=channel,
-        subject=AuditEntry.Subject.ACCOUNT,
-        action="password changed",
-        changes={},
-    )
+    _audit(user, actor, channel, "password changed", {})
     return user
 
 
@@ -55,14 +65,7 @@ def sessions_end_others(*, user: User, keep: str | None, actor: User | None, cha
     store = session_store_class()
     for key in ended:
         store(key).delete()
-    audit_record(
-        user=user,
-        actor=actor,
-        channel=channel,
-        subject=AuditEntry.Subject.ACCOUNT,
-        action="signed out other sessions",
-        changes={"sessions": len(ended)},
-    )
+    _audit(user, actor, channel, "signed out other sessions", {"sessions": len(ended)})
     if ended:
         user_id = user.pk
         transaction.on_commit(
@@ -88,14 +91,7 @@ def language_set(
         return preference
     preference.language = language
     preference.save(update_fields=["language", "updated_at"])
-    audit_record(
-        user=user,
-        actor=actor,
-        channel=channel,
-        subject=AuditEntry.Subject.ACCOUNT,
-        action="language saved",
-        changes={"language": {"old": old, "new": language}},
-    )
+    _audit(user, actor, channel, "language saved", {"language": {"old": old, "new": language}})
     # A team member's gateway says the team's replies in this language (issue 39).
     after_commit(user_id=user.pk, publish=False)
     return preference
