@@ -154,16 +154,11 @@ def max_age(verdict: Verdict, *, now: datetime) -> int:
     """Seconds a gateway may cache ``verdict``: until the next scheduled change,
     but no longer than ``CURFEW_VERDICT_MAX_AGE`` (saves and overrides are not
     predictable)."""
-    longest: int = setting("CURFEW_VERDICT_MAX_AGE")
-    # ``min(valid_until, now + longest) - now``, without the instant and the
-    # ``timedelta`` made for it per answer: the same seconds (``max_age_of``
-    # is the plain form, ``tests/api/test_answer_encoding.py`` holds them equal).
-    left = (verdict.valid_until - now).total_seconds()
-    return max(0, int(left if left < longest else longest))
+    return max_age_of(verdict.valid_until, now, setting("CURFEW_VERDICT_MAX_AGE"))
 
 
 def max_age_of(valid_until: datetime, now: datetime, longest: int) -> int:
-    """``max_age`` as it reads: the reference the quick form is held to."""
+    """``max_age`` of an expiry and the bound: ``min(valid_until, now + longest) - now``."""
     until = min(valid_until, now + timedelta(seconds=longest))
     return max(0, int((until - now).total_seconds()))
 
