@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +19,18 @@ def _actor_name(actor: User | None) -> str:
 
 def moment(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
+
+
+def changed_fields(
+    old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str]
+) -> dict[str, dict[str, Any]]:
+    """Each of ``keys`` whose value differs, as an entry stores a change:
+    ``{"old": ..., "new": ...}`` (``selectors.audit`` reads it so)."""
+    return {
+        key: {"old": old.get(key), "new": new.get(key)}
+        for key in keys
+        if old.get(key) != new.get(key)
+    }
 
 
 def audit_record(

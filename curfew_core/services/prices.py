@@ -10,7 +10,7 @@ from django.db import transaction
 
 from curfew_core.ledger.savings import check_prices
 from curfew_core.models import AuditEntry, PriceTable
-from curfew_core.services.audit import audit_record
+from curfew_core.services.audit import audit_record, changed_fields
 
 
 @transaction.atomic
@@ -24,7 +24,7 @@ def price_table_set(
     row = PriceTable.objects.select_for_update().filter(user=user).first()
     old = check_prices(row.config if row else {})
     new = check_prices({**old, **changes})
-    changed = {key: {"old": old[key], "new": new[key]} for key in new if new[key] != old[key]}
+    changed = changed_fields(old, new, new)
     if not changed:
         return new
     if row is None:

@@ -14,7 +14,7 @@ from curfew_core.models import UNSAVED_VERSION, AuditEntry, Schedule, ScheduleRe
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.account import preferred_language
 from curfew_core.services.after_commit import after_commit
-from curfew_core.services.audit import audit_record
+from curfew_core.services.audit import audit_record, changed_fields
 
 
 class StaleVersion(Exception):
@@ -103,11 +103,7 @@ def schedule_start_on_sign_in(*, user: User) -> Schedule | None:
                 action="saved",
                 changes={
                     "version": schedule.version,
-                    "fields": {
-                        key: {"old": defaults.get(key), "new": value}
-                        for key, value in schedule.config.items()
-                        if defaults.get(key) != value
-                    },
+                    "fields": changed_fields(defaults, schedule.config, schedule.config),
                 },
             )
     except IntegrityError:
@@ -160,11 +156,7 @@ def schedule_update(
         action="saved",
         changes={
             "version": schedule.version,
-            "fields": {
-                key: {"old": old_config.get(key), "new": new_config.get(key)}
-                for key in schedule_config.FIELDS
-                if old_config.get(key) != new_config.get(key)
-            },
+            "fields": changed_fields(old_config, new_config, schedule_config.FIELDS),
         },
     )
     after_commit(user_id=schedule.user_id)

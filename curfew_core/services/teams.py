@@ -41,7 +41,7 @@ from curfew_core.selectors.teams import forget_member_name
 from curfew_core.selectors.tokens import digest as token_digest
 from curfew_core.services import events
 from curfew_core.services.after_commit import after_commit
-from curfew_core.services.audit import _actor_name, moment
+from curfew_core.services.audit import _actor_name, changed_fields, moment
 
 log = logging.getLogger("curfew.teams")
 
@@ -519,11 +519,7 @@ def team_schedule_update(
     settings_changes = {k: v for k, v in changes.items() if k not in POLICY_FIELDS}
     new_config = schedule_config.apply_changes(locked.config, settings_changes)
     old_config = schedule_config.with_defaults(locked.config)
-    fields = {
-        key: {"old": old_config.get(key), "new": new_config.get(key)}
-        for key in schedule_config.FIELDS
-        if old_config.get(key) != new_config.get(key)
-    }
+    fields = changed_fields(old_config, new_config, schedule_config.FIELDS)
     for key, value in policy.items():
         if getattr(locked, key) != value:
             fields[key] = {"old": getattr(locked, key), "new": value}
