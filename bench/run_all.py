@@ -193,7 +193,8 @@ def ran_facts(
         "load_before": before,
         "load_after": loadavg(),
         "at": dt.datetime.now(dt.UTC).isoformat(timespec="minutes"),
-        "revision": revision(),
+        # BENCH_REVISION: the commit measured, when run from an export without .git.
+        "revision": os.environ.get("BENCH_REVISION") or revision(),
     }
 
 
@@ -270,8 +271,10 @@ def production_page(runs: dict[str, dict[str, Any]]) -> str:
     for one in ordered:
         b = BY_NAME[one["name"]]
         args = f"`{' '.join(one['args'])}`" if one["args"] else "defaults"
+        page = b.page or f"{b.name}.md"
+        name = f"[`{b.name}`]({page})" if (DOCS / page).exists() else f"`{b.name}`"
         parts.append(
-            f"| [`{b.name}`]({b.page or b.name + '.md'}) | {b.measures} | {b.against} | "
+            f"| {name} | {b.measures} | {b.against} | "
             f"{b.configuration} | "
             f"{args} | {one['at']} | {one['revision']} | {one['seconds']} s | "
             f"{one['load_before']} → {one['load_after']} | {one['code']} |"
