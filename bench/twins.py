@@ -14,7 +14,10 @@ own: ``api.hot`` (its ``_now``, ``timezone.now`` without the setting's
 read), ``api.views`` + ``services.ledger_recorder`` (``record_verdict``: the
 verdict's row and tally made inline, positional ``sums[0..4]``) and
 ``ledger.batch`` (``add_fields``: the tally's rule inline, apart from
-``_count``'s). Rows:
+``_count``'s). Twins that stay are measured against their originals the same
+way (``selectors.verdicts``: ``verdict_json`` and ``_state_json`` against the
+model's bytes,
+``max_age`` against ``max_age_of``). Rows:
 
 - the warm ``POST /api/v1/verdict`` through the site's ASGI app, 32 at a
   time as the edge bench's connections keep them in flight, called as a
@@ -96,10 +99,13 @@ def main() -> int:
     from django.utils import timezone
 
     from curfew_core.api import hot
-    from curfew_core.engine import RequestContext, decide
+    from curfew_core.engine import Overrides, RequestContext, decide
     from curfew_core.ledger.batch import Batch
     from curfew_core.ledger.entry import Entry, verdict_entry
     from curfew_core.schedules import config as schedule_config
+    from curfew_core.selectors import verdicts
+    from curfew_core.selectors.bundles import UserBundle
+    from curfew_core.selectors.verdicts import max_age, verdict_answer, verdict_json
     from curfew_core.services import ledger_recorder as recorder
     from curfew_core.services.ledger import at_value
     from curfew_core.services.tokens import token_create
@@ -129,6 +135,9 @@ def main() -> int:
         "curfew_core/api/hot.py",
         "twins_old_hot",
         {import_views: import_views.replace("curfew_core.api.views", "twins_old_views")},
+    )
+    old_verdicts = old_module(
+        args.old, "curfew_core/selectors/verdicts.py", "twins_old_verdicts", {}
     )
     old_clock_only = old_module(args.old, "curfew_core/api/hot.py", "twins_old_hot_clock", {})
     del old_views
@@ -191,6 +200,14 @@ def main() -> int:
     # The twins alone, on the same inputs.
     at = datetime(2026, 9, 29, 15, 30, 1, 250, tzinfo=UTC)
     verdict = decide(at, schedule_config.build(schedule_config.default_config()), RequestContext())
+    full = schedule_config.with_defaults({})
+    held = UserBundle(
+        user_id=7,
+        version=1,
+        config=full,
+        schedule=schedule_config.build(full),
+        overrides=Overrides(None, None, None),
+    )
     new_batch, twin_batch = Batch(at_value()), old_batch.Batch(at_value())
     entry = Entry(
         at=at,
@@ -237,6 +254,16 @@ def main() -> int:
         "Batch.add: _count (one rule)": lambda: new_batch.add(entry, 7),
         "clock: hot._now (twin)": old_clock_only._now,
         "clock: timezone.now": timezone.now,
+        "answer: verdict_json (twin)": lambda: verdict_json(verdict, now=at),
+        "answer: the model's bytes": lambda: (
+            verdict_answer(verdict, max_age=max_age(verdict, now=at)).model_dump_json().encode()
+        ),
+        "state: _state_json (twin)": lambda: verdicts._state_json(verdict, held, now=at),
+        "state: the model's bytes": lambda: (
+            verdicts._state_answer(verdict, held, now=at).model_dump_json().encode()
+        ),
+        "max_age: quick form (twin)": lambda: old_verdicts.max_age(verdict, now=at),
+        "max_age: max_age_of (via max_age)": lambda: max_age(verdict, now=at),
     }
 
     def forget() -> None:
@@ -295,6 +322,9 @@ def main() -> int:
         ("record: record_verdict (twin)", "record: record(verdict_entry(...))"),
         ("Batch.add: add_fields (twin)", "Batch.add: _count (one rule)"),
         ("clock: hot._now (twin)", "clock: timezone.now"),
+        ("answer: verdict_json (twin)", "answer: the model's bytes"),
+        ("state: _state_json (twin)", "state: the model's bytes"),
+        ("max_age: quick form (twin)", "max_age: max_age_of (via max_age)"),
     ]
     print(
         "each twin's saving a warm verdict, against this tree's in-process verdict "
