@@ -234,6 +234,9 @@ def run_one(
     if own:
         start_page(page, script.stem)
         command += ["--write", str(page)]
+    measured = os.environ.get("BENCH_REVISION")
+    if measured and '"--revision"' in script.read_text(encoding="utf-8"):
+        command += ["--revision", measured]
     print(f"\n=== {script.name} {' '.join(command[3:])}", flush=True)
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
