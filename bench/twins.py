@@ -2,6 +2,9 @@
 
     python -m bench.twins [--old COMMIT] [--rounds 15] [--database URL] [--redis URL]
 
+An A/B for issue 43, run by hand (``make bench`` leaves it out: it reads the
+old side from git).
+
 A twin is a second copy of a rule kept for speed. It stays only where it pays
 at least 5 % of the warm verdict on the edge bench in production's
 configuration (PostgreSQL and Redis). Here both sides run in this one
@@ -53,6 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The last commit with the twins (``git show`` reads the old side from it).
 OLD = "2563b5f"
 PER_BLOCK = 256
+POSTGRES = "postgres://postgres@127.0.0.1:5432"
 #: Calls in flight at once, as the edge bench's connections keep them: a
 #: verdict's waits on Redis overlap with the others' work, as in a server.
 CONCURRENT = 32
@@ -79,10 +83,31 @@ def main() -> int:
     parser.add_argument("--old", default=OLD, help="the commit whose code is the old side")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument(
-        "--database", default="postgres://postgres@127.0.0.1:5432/curfew_twins", metavar="URL"
+        "--database", metavar="URL", help="a PostgreSQL database (default: a throwaway one)"
     )
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/14", metavar="URL")
+    parser.add_argument(
+        "--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"), metavar="URL"
+    )
     args = parser.parse_args()
+    throwaway = None
+    if args.database is None:
+        import psycopg
+
+        throwaway = f"curfew_bench_twins_{os.getpid()}"
+        with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{throwaway}"')
+        args.database = f"{POSTGRES}/{throwaway}"
+    try:
+        return measure(args)
+    finally:
+        if throwaway is not None:
+            import psycopg
+
+            with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{throwaway}" WITH (FORCE)')
+
+
+def measure(args: argparse.Namespace) -> int:
 
     os.environ["DJANGO_SETTINGS_MODULE"] = "curfew_site.settings_test"
     os.environ["DATABASE_URL"] = args.database
