@@ -169,6 +169,19 @@ def _admins(team: Team) -> int:
     return TeamMembership.objects.filter(team=team, role=Role.ADMIN).count()
 
 
+def _keep_last_admin(
+    team: Team, user: User, membership: TeamMembership, consequence: str, *, field: str
+) -> None:
+    """A team keeps an admin: refuse to demote or remove its last one."""
+    if membership.role == Role.ADMIN and _admins(team) <= 1:
+        raise TeamError(
+            f"{user.get_username()} is the last admin of team {team.name!r}{consequence}: "
+            "make another member an admin first",
+            code="last_admin",
+            field=field,
+        )
+
+
 # -- teams and members -----------------------------------------------------------------
 
 
@@ -262,6 +275,9 @@ def member_add(
 
 
 def _membership(team: Team, user: User) -> TeamMembership:
+    """``user``'s row in ``team``, locked, after the team's admins: so two admins
+    demoting or removing each other at once cannot both see another admin left."""
+    list(TeamMembership.objects.select_for_update().filter(team=team, role=Role.ADMIN))
     membership = TeamMembership.objects.select_for_update().filter(team=team, user=user).first()
     if membership is None:
         raise TeamError(
@@ -284,19 +300,10 @@ def member_role_change(
     """Make a member an admin or a member; the last admin stays one."""
     _check_role(role)
     _require_admin(team, actor)
-    # Lock the team's admins first, so two admins demoting each other at once
-    # cannot both see another admin left.
-    list(TeamMembership.objects.select_for_update().filter(team=team, role=Role.ADMIN))
     membership = _membership(team, user)
     if membership.role == role:
         return membership
-    if membership.role == Role.ADMIN and _admins(team) <= 1:
-        raise TeamError(
-            f"{user.get_username()} is the last admin of team {team.name!r}: make another "
-            "member an admin first",
-            code="last_admin",
-            field="role",
-        )
+    _keep_last_admin(team, user, membership, "", field="role")
     old = membership.role
     membership.role = role
     membership.save(update_fields=["role"])
@@ -324,15 +331,8 @@ def member_remove(
     ``user``). The last admin cannot leave."""
     if actor is not None and actor.pk != user.pk:
         _require_admin(team, actor)
-    list(TeamMembership.objects.select_for_update().filter(team=team, role=Role.ADMIN))
     membership = _membership(team, user)
-    if membership.role == Role.ADMIN and _admins(team) <= 1:
-        raise TeamError(
-            f"{user.get_username()} is the last admin of team {team.name!r} and cannot "
-            "leave: make another member an admin first",
-            code="last_admin",
-            field="user",
-        )
+    _keep_last_admin(team, user, membership, " and cannot leave", field="user")
     membership.delete()
     _audit(
         team=team,
