@@ -53,6 +53,8 @@ from curfew_testkit.server import ROOT, ServedApp
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 BODY = {"max_tokens": 4096}
+#: The warm-up pass asks every token of a row once, for at most this long.
+WARM_SECONDS = 300
 
 #: Run in the served checkout's ``manage.py shell``: the users, their tokens
 #: (raw values known to the bench, stored as ``token_create`` stores them), a
@@ -122,9 +124,16 @@ def payloads(site: ServedApp, calls: list[tuple[str, bytes]]) -> list[bytes]:
 
 
 async def _slice(
-    site: ServedApp, sent: list[bytes], row: Row, *, clients: int, seconds: float
+    site: ServedApp,
+    sent: list[bytes],
+    row: Row,
+    *,
+    clients: int,
+    seconds: float,
+    count: int | None = None,
 ) -> tuple[int, list[float]]:
-    """``clients`` keep-alive connections asking ``sent`` in turn for ``seconds``."""
+    """``clients`` keep-alive connections asking ``sent`` in turn for
+    ``seconds`` (or until ``count`` requests were sent)."""
     port = int(urlsplit(site.base_url).port or 80)
     latencies: list[float] = []
     deadline = time.monotonic() + seconds
@@ -132,7 +141,7 @@ async def _slice(
     async def client() -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         try:
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and (count is None or row.at < count):
                 payload = sent[row.at % len(sent)]
                 row.at += 1
                 started = time.perf_counter()
@@ -259,8 +268,16 @@ def main() -> int:
         }
         for name, site in sites:  # one pass through every row's tokens
             for row in table[name]:
-                need = len(row.calls) / 2000 + 1
-                asyncio.run(_slice(site, sent[name, row.key], row, clients=8, seconds=need))
+                asyncio.run(
+                    _slice(
+                        site,
+                        sent[name, row.key],
+                        row,
+                        clients=args.connections,
+                        seconds=WARM_SECONDS,
+                        count=len(row.calls),
+                    )
+                )
         for _ in range(max(1, args.rounds)):
             for row_index in range(len(table[sites[0][0]])):
                 for name, site in sites:
