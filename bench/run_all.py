@@ -147,7 +147,7 @@ def printed_page(name: str, output: str, seconds: float, code: int) -> str:
         f"not by hand; each run replaces it.\n\n"
         f"- date: {dt.datetime.now(dt.UTC).date().isoformat()}\n"
         f"- machine: {machine()}; Python {platform.python_version()}\n"
-        f"- commit: {revision()}\n"
+        f"- commit: {os.environ.get('BENCH_REVISION') or revision()}\n"
         f"- load average at the end: {loadavg()}\n"
         f"- took {seconds:.0f} s, exit {code}\n\n"
         "The machine may be shared: compare the rows of one run, side by side.\n\n"
