@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from curfew_cli import hooks
 
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "integrations" / "claude-code"

@@ -2,7 +2,7 @@
 
 OpenCode's and aider's helper calls (titles, summaries, commit messages) are
 labelled by their snippets: each goes through a provider or model of its own
-that adds ``X-Curfew-Purpose`` (``web.tool_setups``). Claude Code cannot do
+that adds ``X-Curfew-Purpose`` (``web.integrations.tool_setups``). Claude Code cannot do
 that: ``ANTHROPIC_CUSTOM_HEADERS`` goes on every call, its helper calls too.
 So the Messages door recognises them (:func:`claude_code_purpose`) and gives
 them the purpose they would have been labelled with: ``title`` for the session

@@ -4,7 +4,7 @@
 no proxy.
 
 Each tool is set up as the Integrations page's hooks rows say
-(``claude-code-hooks``, ``codex-hooks`` in ``curfew_core/web/tool_setups.py``):
+(``claude-code-hooks``, ``codex-hooks`` in ``curfew_core/web/integrations/tool_setups.py``):
 ``curfew login`` with the key on stdin, the hooks file where the tool reads it,
 the ``curfew`` command (``curfew_cli``, installed with the client) on PATH. The
 tool's own provider is the fake upstream (as a subscription login's would be
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 
 if TYPE_CHECKING:
     from curfew_testkit.fake_upstream import RecordingFake

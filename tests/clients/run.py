@@ -2,7 +2,7 @@
 every state.
 
 Each tool is installed from its registry into ``.local/clients/`` (by the
-Makefile target), given the setup declared in ``curfew_core/web/tool_setups.py``
+Makefile target), given the setup declared in ``curfew_core/web/integrations/tool_setups.py``
 filled in with a served Curfew's address and a real key, and run
 non-interactively three times: off duty (peak hours), winding and on duty (the
 user's "pretend it is …"). Between the tool and Curfew a recording pass-through
@@ -60,7 +60,7 @@ import yaml
 
 from curfew_core.engine.schedule import DEFAULT_EXEMPT_PURPOSES
 from curfew_core.proxy import helper_calls
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream, Recorded, RecordingFake
 from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 from tests.clients import run
 
 

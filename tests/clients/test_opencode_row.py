@@ -7,7 +7,7 @@ import json
 import shlex
 from pathlib import Path
 
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 from curfew_testkit.fake_upstream import Recorded
 from curfew_testkit.server import ROOT
 from tests.clients import harness_hooks

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 from curfew_testkit.fake_upstream import Recorded
 from tests.clients import run, team
 

@@ -15,7 +15,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import override_settings
 
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 from curfew_testkit.asgi_client import AsyncClient
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream

@@ -1,4 +1,4 @@
-"""Every base URL the declared tool setups give (``curfew_core/web/tool_setups.py``)
+"""Every base URL the declared tool setups give (``curfew_core/web/integrations/tool_setups.py``)
 routes to a door of the served proxy, and every purpose label they add exempts
 the call it labels.
 
@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from curfew_core.engine.schedule import DEFAULT_EXEMPT_PURPOSES
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy.conftest import Proxy

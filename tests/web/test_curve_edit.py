@@ -16,7 +16,7 @@ from curfew_core.engine import unused_anchors
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import values as v
 from curfew_core.schedules.config import ConfigError
-from curfew_core.web import charts
+from curfew_core.web.schedule import charts
 from curfew_core.web.schedule import page as page_parts
 from tests.web.conftest import PageClient
 from tests.web.forms import as_post, form_fields

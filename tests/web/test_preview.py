@@ -17,7 +17,7 @@ from curfew_core.engine import State, decide
 from curfew_core.models import Schedule
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.web import band_day, band_week
-from curfew_core.web import charts
+from curfew_core.web.schedule import charts
 from curfew_core.web.schedule import page as page_parts
 from tests.web.conftest import PageClient
 from tests.web.forms import as_post, form_fields

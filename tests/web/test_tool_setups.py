@@ -1,4 +1,4 @@
-"""The tool setups are declared once (``curfew_core/web/tool_setups.py``) and
+"""The tool setups are declared once (``curfew_core/web/integrations/tool_setups.py``) and
 both the Integrations page and the manual derive from that declaration: the
 page shows every tool's snippets filled in with the address it was asked on,
 each with a copy button and readable without script; the manual's section is
@@ -19,7 +19,7 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils import translation
 
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 from tests.web.conftest import PageClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,7 +111,8 @@ def test_the_manual_section_is_written_from_the_declaration() -> None:
     start = manual.index(tool_setups.BEGIN)
     end = manual.index(tool_setups.END) + len(tool_setups.END)
     assert manual[start:end] == section, (
-        "docs/manual.md is stale: python -m curfew_core.web.tool_setups --write docs/manual.md"
+        "docs/manual.md is stale: "
+        "python -m curfew_core.web.integrations.tool_setups --write docs/manual.md"
     )
     for tool in tool_setups.SETUPS:
         assert f"### {tool.name}" in section

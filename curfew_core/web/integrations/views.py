@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.tokens import TokenKind
 from curfew_core.services.tokens import token_create, token_revoke
-from curfew_core.web import tool_setups
+from curfew_core.web.integrations import tool_setups
 from curfew_core.web.integrations.decision import decision as decision_for
 from curfew_core.web.shell import (
     HTMX_INVALID,

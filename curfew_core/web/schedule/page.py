@@ -27,8 +27,8 @@ from curfew_core.selectors.heads_up import LEAD_MINUTES, next_payload
 from curfew_core.selectors.outlook import curfew_applies, outlook_of
 from curfew_core.selectors.verdicts import user_band, verdict_for, verdict_payload
 from curfew_core.vocabulary import STATE_NAMES
-from curfew_core.web import charts, words
-from curfew_core.web.schedule import story
+from curfew_core.web import words
+from curfew_core.web.schedule import charts, story
 from curfew_core.web.schedule.choices import zone_label
 from curfew_core.web.schedule.schedule_form import Candidate, ScheduleForm, candidate
 

@@ -11,7 +11,7 @@ manual's "Setting up your tools" section is written from it (``markdown``;
 clients`` (``tests/clients/run.py``) runs the real tools with these very
 snippets, filled in with a served Curfew's address and a real key::
 
-    python -m curfew_core.web.tool_setups --write docs/manual.md
+    python -m curfew_core.web.integrations.tool_setups --write docs/manual.md
 
 Why headers and not a path segment such as ``/purpose/title/v1``: every tool
 here that can send a helper call to a second model (OpenCode's ``small_model``
@@ -39,7 +39,7 @@ MODEL = "deepseek-chat"
 #: The manual's section, between these lines, is written from ``markdown()``.
 BEGIN = (
     "<!-- tool setups: written by "
-    "`python -m curfew_core.web.tool_setups --write docs/manual.md` -->"
+    "`python -m curfew_core.web.integrations.tool_setups --write docs/manual.md` -->"
 )
 END = "<!-- end of tool setups -->"
 
