@@ -29,9 +29,10 @@ import asyncio
 import contextvars
 import logging
 from collections import Counter
+from collections.abc import Coroutine
 from contextlib import suppress
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -51,6 +52,8 @@ from curfew_core.selectors.verdicts import CAPSULE_BANDS
 from curfew_core.services.events import team_group, user_group
 
 log = logging.getLogger("curfew.realtime")
+
+T = TypeVar("T")
 
 
 class ClientGone(Exception):
@@ -80,19 +83,32 @@ def _embed_user_sync(raw: str, address: str) -> int | None:
     return None if identity is None else identity.user_id
 
 
+async def _apart(work: Coroutine[Any, Any, T]) -> T:
+    """``work`` in a copy of this socket's context, dropped when it is done.
+
+    ``sync_to_async`` copies what the thread set back into its caller's context,
+    and Django's cache handler keeps one cache object per context (an asgiref
+    ``Local``): awaited straight from the socket, every open socket held its own
+    cache object and its storage for as long as it was open, ten thousand of
+    them at 10,000 sockets (issue 41). Read apart, one copy lives for one read."""
+    task = asyncio.get_running_loop().create_task(work, context=contextvars.copy_context())
+    return await task
+
+
 async def _team_of(user_id: int) -> int | None:
     """The user's team (their cached rows), read off the event loop."""
-    team_id: int | None = await database_sync_to_async(team_id_of, thread_sensitive=False)(user_id)
+    read = database_sync_to_async(team_id_of, thread_sensitive=False)
+    team_id: int | None = await _apart(read(user_id))
     return team_id
 
 
 async def _embed_user(raw: str, address: str) -> int | None:
-    user_id: int | None = await database_sync_to_async(_embed_user_sync)(raw, address)
+    user_id: int | None = await _apart(database_sync_to_async(_embed_user_sync)(raw, address))
     return user_id
 
 
 async def _session_user(session_key: str) -> int | None:
-    user_id: int | None = await database_sync_to_async(access.session_user)(session_key)
+    user_id: int | None = await _apart(database_sync_to_async(access.session_user)(session_key))
     return user_id
 
 

@@ -142,3 +142,24 @@ async def test_sockets_coming_and_going_in_ones_ask_for_nothing(
         await comm.disconnect()
     await asyncio.sleep(0.05)
     assert release.releases == 0
+
+
+async def test_an_open_socket_holds_no_cache_object_of_its_own(user: Any, frozen: None) -> None:
+    """Django keeps a cache object per context; a socket's reads must not leave
+    one in the socket's context for as long as it is open (issue 41)."""
+    import gc
+
+    from django.core.cache.backends.base import BaseCache
+
+    def caches() -> int:
+        return sum(1 for o in gc.get_objects() if isinstance(o, BaseCache))
+
+    token = await sync_to_async(embed_token)(user)
+    before = caches()
+    sockets = crowd(token)
+    for comm in sockets:
+        await open_live(comm)
+    held = caches() - before
+    for comm in sockets:
+        await comm.disconnect()
+    assert held < 3, f"{held} cache objects held by {CROWD} open sockets"
