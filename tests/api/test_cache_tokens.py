@@ -70,6 +70,8 @@ def test_with_the_database_down_a_known_token_keeps_answering(
     # Every read of rows goes through ``_fetch_all`` (``first()``, iterating, values).
     monkeypatch.setattr("django.db.models.query.QuerySet._fetch_all", down)
     monkeypatch.setattr("django.db.models.query.QuerySet.update", down)
+    # The cold path's one query, compiled once (``bundles.compiled_rows``).
+    monkeypatch.setattr("curfew_core.selectors.bundles.compiled_rows", down)
     assert api.post("/api/v1/verdict", {}).status_code == 200
 
 

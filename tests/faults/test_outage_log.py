@@ -72,6 +72,8 @@ def test_warm_verdicts_answered_through_an_outage_say_it_once(
     with monkeypatch.context() as down:
         down.setattr("django.db.models.query.QuerySet._fetch_all", _down)
         down.setattr("django.db.models.query.QuerySet.update", _down)
+        # The cold path's one query, compiled once (``bundles.compiled_rows``).
+        down.setattr("curfew_core.selectors.bundles.compiled_rows", _down)
         with caplog.at_level(logging.WARNING):
             for _ in range(TIMES):
                 assert api.post("/api/v1/verdict", {}).status_code == 200
