@@ -125,6 +125,7 @@ def measure(args: argparse.Namespace) -> int:
 
     from curfew_core.api import hot
     from curfew_core.engine import Overrides, RequestContext, decide
+    from curfew_core.hot_settings import setting
     from curfew_core.ledger.batch import Batch
     from curfew_core.ledger.entry import Entry, verdict_entry
     from curfew_core.schedules import config as schedule_config
@@ -160,9 +161,6 @@ def measure(args: argparse.Namespace) -> int:
         "curfew_core/api/hot.py",
         "twins_old_hot",
         {import_views: import_views.replace("curfew_core.api.views", "twins_old_views")},
-    )
-    old_verdicts = old_module(
-        args.old, "curfew_core/selectors/verdicts.py", "twins_old_verdicts", {}
     )
     old_clock_only = old_module(args.old, "curfew_core/api/hot.py", "twins_old_hot_clock", {})
     del old_views
@@ -287,8 +285,10 @@ def measure(args: argparse.Namespace) -> int:
         "state: the model's bytes": lambda: (
             verdicts._state_answer(verdict, held, now=at).model_dump_json().encode()
         ),
-        "max_age: quick form (twin)": lambda: old_verdicts.max_age(verdict, now=at),
-        "max_age: max_age_of (via max_age)": lambda: max_age(verdict, now=at),
+        "max_age: quick form (twin)": lambda: max_age(verdict, now=at),
+        "max_age: max_age_of": lambda: verdicts.max_age_of(
+            verdict.valid_until, at, setting("CURFEW_VERDICT_MAX_AGE")
+        ),
     }
 
     def forget() -> None:
@@ -349,7 +349,7 @@ def measure(args: argparse.Namespace) -> int:
         ("clock: hot._now (twin)", "clock: timezone.now"),
         ("answer: verdict_json (twin)", "answer: the model's bytes"),
         ("state: _state_json (twin)", "state: the model's bytes"),
-        ("max_age: quick form (twin)", "max_age: max_age_of (via max_age)"),
+        ("max_age: quick form (twin)", "max_age: max_age_of"),
     ]
     print(
         "each twin's saving a warm verdict, against this tree's in-process verdict "
