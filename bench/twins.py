@@ -305,8 +305,12 @@ def measure(args: argparse.Namespace) -> int:
         for one in served.values():
             for _ in range(50):
                 await one()
-        for _ in range(args.rounds):
-            for label, call in served.items():
+        rows = list(served.items())
+        for round_ in range(args.rounds):
+            # Each round in another order: no row always follows the same one
+            # (the blocks before leave garbage and caches behind them).
+            turn = round_ % len(rows)
+            for label, call in rows[turn:] + rows[:turn]:
                 started, cpu = time.perf_counter(), time.process_time()
                 for _ in range(PER_BLOCK // CONCURRENT):
                     await asyncio.gather(*(call() for _ in range(CONCURRENT)))
