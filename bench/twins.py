@@ -162,6 +162,9 @@ def measure(args: argparse.Namespace) -> int:
         "twins_old_hot",
         {import_views: import_views.replace("curfew_core.api.views", "twins_old_views")},
     )
+    old_verdicts = old_module(
+        args.old, "curfew_core/selectors/verdicts.py", "twins_old_verdicts", {}
+    )
     old_clock_only = old_module(args.old, "curfew_core/api/hot.py", "twins_old_hot_clock", {})
     del old_views
 
@@ -285,7 +288,7 @@ def measure(args: argparse.Namespace) -> int:
         "state: the model's bytes": lambda: (
             verdicts._state_answer(verdict, held, now=at).model_dump_json().encode()
         ),
-        "max_age: quick form (twin)": lambda: max_age(verdict, now=at),
+        "max_age: quick form (twin)": lambda: old_verdicts.max_age(verdict, now=at),
         "max_age: max_age_of": lambda: verdicts.max_age_of(
             verdict.valid_until, at, setting("CURFEW_VERDICT_MAX_AGE")
         ),

@@ -154,21 +154,11 @@ def max_age(verdict: Verdict, *, now: datetime) -> int:
     """Seconds a gateway may cache ``verdict``: until the next scheduled change,
     but no longer than ``CURFEW_VERDICT_MAX_AGE`` (saves and overrides are not
     predictable)."""
-    longest: int = setting("CURFEW_VERDICT_MAX_AGE")
-    # Twin of ``max_age_of`` (the plain form, just below), kept because the
-    # edge bench in production's configuration shows it pays (issue 43):
-    # 3,739 against 3,371 warm verdicts a second without it (+10.9 %, side by
-    # side in one run), and +16 to +22 % in three runs of every old twin
-    # against none (the others alone made no difference); ``bench.twins``
-    # puts its own saving at only about 2 µs a call, so where the rest comes
-    # from is not known yet. ``tests/api/test_answer_encoding.py`` holds the
-    # two equal.
-    left = (verdict.valid_until - now).total_seconds()
-    return max(0, int(left if left < longest else longest))
+    return max_age_of(verdict.valid_until, now, setting("CURFEW_VERDICT_MAX_AGE"))
 
 
 def max_age_of(valid_until: datetime, now: datetime, longest: int) -> int:
-    """``max_age`` as it reads: the original its quick twin is held to."""
+    """``max_age`` of an expiry and the bound: ``min(valid_until, now + longest) - now``."""
     until = min(valid_until, now + timedelta(seconds=longest))
     return max(0, int((until - now).total_seconds()))
 

@@ -380,10 +380,10 @@ def test_a_utc_instant_is_written_as_isoformat_writes_it(
 def test_max_age_is_the_plain_min_of_the_expiry_and_the_bound(
     valid_until: datetime, now: datetime, near: timedelta, longest: int, close: bool
 ) -> None:
-    """``max_age`` works out the seconds without making ``now + longest``:
-    the same answer as the plain form (its twin's original, issue 43), for
-    instants in any zones (close ones, and ``valid_until`` just at the bound
-    too)."""
+    """``max_age`` is the whole seconds to the expiry, at most the bound, never
+    below 0, for instants in any zones (close ones, and ``valid_until`` just at
+    the bound too). Its quick twin went (issue 43: no edge bench run on a
+    quiet machine showed it paying 5 %)."""
     if close:
         # Instants a little apart, at the bound's edge and either side of it.
         valid_until = now + near
@@ -391,4 +391,6 @@ def test_max_age_is_the_plain_min_of_the_expiry_and_the_bound(
             valid_until = now + timedelta(seconds=longest) + near % timedelta(seconds=2)
     verdict = dataclasses.replace(kinds()["winding"], valid_until=valid_until)
     with django_settings(CURFEW_VERDICT_MAX_AGE=longest):
-        assert max_age(verdict, now=now) == verdicts.max_age_of(valid_until, now, longest)
+        assert max_age(verdict, now=now) == max(
+            0, min(int((valid_until - now).total_seconds()), longest)
+        )
