@@ -91,10 +91,6 @@ def token_key(digest: str) -> str:
     return f"token:{digest}"
 
 
-def token_used_key(token_id: int) -> str:
-    return f"token-used:{token_id}"
-
-
 def forget(key: str) -> bool:
     """Delete one entry after a commit; never raises (see ``services.after_commit``).
 
