@@ -15,7 +15,6 @@ from curfew_core.api.auth import token_required
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
 from curfew_core.api.openapi import document
 from curfew_core.engine import OverrideError
-from curfew_core.ledger.entry import verdict_entry
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.values import show, whole_number
@@ -24,7 +23,7 @@ from curfew_core.selectors.bundles import UserBundle, committed_schedule
 from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.users import user_by_id
 from curfew_core.selectors.verdicts import decide_for, state_json, verdict_json
-from curfew_core.services.ledger_recorder import record
+from curfew_core.services.ledger_recorder import record_verdict
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
 
@@ -75,16 +74,15 @@ def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) ->
     # ``context`` is the one object ``api.hot`` keeps for this body.
     result, _ = decide_for(bundle, now=now, request=context, at=at, repeated=True)
     if at is None:
-        record(
-            verdict_entry(
-                result,
-                origin="verdict",
-                at=now,
-                user_id=bundle.user_id,
-                session=context.session_id,
-                purpose=context.purpose,
-                budget_before=context.max_tokens,
-            )
+        # ``record(verdict_entry(...))`` without the entry in between.
+        record_verdict(
+            result,
+            origin="verdict",
+            at=now,
+            user_id=bundle.user_id,
+            session=context.session_id,
+            purpose=context.purpose,
+            budget_before=context.max_tokens,
         )
     return verdict_json(result, now=at or now)
 

@@ -67,7 +67,7 @@ from django.db import InterfaceError, OperationalError, connection
 
 from curfew_core.hot_settings import setting
 from curfew_core.ledger.batch import AtValue, Batch
-from curfew_core.ledger.entry import Entry
+from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry
 from curfew_core.services import ledger_prune
 from curfew_core.services.ledger import at_value, decisions_write, minute_of
 from curfew_core.store.outage_log import Notice
@@ -141,6 +141,100 @@ def record(entry: Entry) -> None:
                 lost = _batch.bounded(MAX_BUFFERED)
     if lost:
         _overflowed(lost)
+    if ((full and not _failing) or _draining) and not _wake.is_set():
+        _wake.set()
+    if not _started:
+        _start()
+
+
+def record_verdict(
+    verdict: Any,
+    *,
+    origin: str,
+    at: Any,
+    user_id: int,
+    session: str | None,
+    purpose: str | None,
+    budget_before: int | None,
+) -> None:
+    """Twin of ``record(verdict_entry(verdict, origin=origin, at=at,
+    user_id=user_id, ...))`` (``record`` above, ``ledger.entry``'s rules and
+    ``Batch.add``'s row and tally) for a door that knows whose decision it is
+    (the verdict API), made here without the ``Entry``, the call per field
+    and the helper per sum in between. Kept because it pays (issue 43): the
+    edge bench in production's configuration served 5,554 warm verdicts a
+    second with it against 5,043 without (+10.1 %, side by side in one run,
+    load 4.4); every twin of the verdict path together +6.1 % and +6.5 % in
+    both row orders. ``tests/ledger/test_record_verdict.py`` holds the two
+    batch for batch equal."""
+    global _batch
+    if not setting("CURFEW_LEDGER"):
+        return
+    # The engine's names are ``StrEnum`` members: their text, without the
+    # ``value`` property's Python call.
+    action: str = verdict.action._value_
+    state: str = verdict.state._value_
+    dry_run = bool(verdict.dry_run)
+    exempt = bool(verdict.exempt)
+    after = budget_before
+    saved = 0
+    if dry_run:
+        pass
+    elif action == "clamp":
+        # ``allowed``'s budget, and ``saving``'s tokens not generated.
+        ceiling = verdict.max_tokens
+        if ceiling is not None:
+            after = ceiling if budget_before is None else min(budget_before, ceiling)
+        if budget_before is not None and after is not None:
+            saved = max(0, budget_before - after)
+    elif action == "short-circuit":
+        after = 0
+    minute = int(at.timestamp()) // 60
+    if _at_value is None:
+        _new_batch()  # the database's form of an instant, looked up once
+    assert _at_value is not None
+    row = (
+        user_id,
+        _at_value(at, minute),
+        (session or "")[:MAX_SCOPE],
+        (purpose or "")[:MAX_SCOPE],
+        state,
+        action,
+        verdict.reason[:MAX_REASON],
+        budget_before,
+        after,
+        origin,
+        exempt,
+        dry_run,
+        None,
+        None,
+        None,
+    )
+    key = (user_id, minute, state, action)
+    with _batch_lock:
+        batch = _batch
+        if batch is None:
+            batch = _batch = _new_batch()
+        rows = batch.rows
+        rows.append(row)
+        sums = batch.tallies.get(key)
+        if sums is None:
+            sums = batch.tallies[key] = [0, 0, 0, 0, 0, 0, 0, 0]
+        sums[0] += 1
+        if exempt:
+            sums[1] += 1
+        if dry_run:
+            sums[2] += 1
+        elif action == "short-circuit":
+            sums[3] += 1  # ``unsent``: a short-circuit that acted
+        sums[4] += saved
+        waiting = len(rows)
+        full = waiting >= FLUSH_ROWS
+        lost = batch.bounded(MAX_BUFFERED) if full and waiting > MAX_BUFFERED + FLUSH_ROWS else 0
+    if lost:
+        _overflowed(lost)
+    # Already set: the flusher is on its way (setting it again takes the
+    # event's lock and notifies, for each record until the batch is taken).
     if ((full and not _failing) or _draining) and not _wake.is_set():
         _wake.set()
     if not _started:

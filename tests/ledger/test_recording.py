@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.db import connection, models
 from django.test.utils import CaptureQueriesContext
 
-from curfew_core.ledger.entry import Entry, verdict_entry
+from curfew_core.ledger.entry import Entry
 from curfew_core.ledger.hours import local_hour
 from curfew_core.models import Decision, DecisionHour
 from curfew_core.services import ledger_recorder as recorder
@@ -370,16 +370,14 @@ def test_a_full_batch_wakes_the_flusher_once_until_it_is_taken(
     verdict = decide(T0, schedule_config.build(schedule_config.default_config()), RequestContext())
     for n in range(6):
         recorder.record(entry(user, T0 + timedelta(seconds=n), session=f"s{n}"))
-        recorder.record(
-            verdict_entry(
-                verdict,
-                origin="verdict",
-                at=T0,
-                user_id=user.pk,
-                session=None,
-                purpose=None,
-                budget_before=None,
-            )
+        recorder.record_verdict(
+            verdict,
+            origin="verdict",
+            at=T0,
+            user_id=user.pk,
+            session=None,
+            purpose=None,
+            budget_before=None,
         )
     # Full from the third of each on: woken once, not at every record after.
     assert Counted.sets == 1
@@ -405,16 +403,14 @@ def test_a_write_that_never_returns_cannot_grow_the_buffer_past_its_bound(
     for n in range(300):  # no flush: the flusher is stuck in its write
         recorder.record(entry(user, T0, session=f"e{n}"))
         recorder.record(entry(user, T0, session=f"t{n}", user_id=None, token_id=1))
-        recorder.record(
-            verdict_entry(
-                verdict,
-                origin="verdict",
-                at=T0,
-                user_id=user.pk,
-                session=f"v{n}",
-                purpose=None,
-                budget_before=None,
-            )
+        recorder.record_verdict(
+            verdict,
+            origin="verdict",
+            at=T0,
+            user_id=user.pk,
+            session=f"v{n}",
+            purpose=None,
+            budget_before=None,
         )
     assert recorder._batch is not None
     assert len(recorder._batch.rows) <= 50 + 10
