@@ -12,7 +12,13 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from curfew_core.api.auth import token_required
-from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
+from curfew_core.api.errors import (
+    ApiError,
+    config_refused,
+    invalid,
+    json_object,
+    unprocessable_error,
+)
 from curfew_core.api.openapi import document
 from curfew_core.engine import OverrideError
 from curfew_core.schedules import config as schedule_config
@@ -140,9 +146,7 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
                 channel="api",
             )
         except schedule_config.ConfigError as exc:
-            if exc.well_formed:
-                raise unprocessable_error(exc.errors) from None
-            raise invalid(exc.errors) from None
+            raise config_refused(exc) from None
         except StaleVersion as exc:
             raise ApiError(409, "stale_version", str(exc), {"version": str(exc)}) from None
         # Answer with the row just saved, not the cache: the cache is dropped
