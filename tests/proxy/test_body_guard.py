@@ -269,7 +269,10 @@ async def test_storage_down_during_the_early_check_is_a_503_in_each_door_shape(
     def down(*args: object, **kwargs: object) -> None:
         raise RedisConnectionError("connection refused")
 
-    # The early check asks the throttled lookup, which asks the token selector.
+    # The early check asks the token selector: the edge's cold path reads the
+    # token with its user's rows in one query (issue 40), Django's API doors
+    # through the throttled lookup.
+    monkeypatch.setattr("curfew_core.selectors.tokens.identify_with_bundle", down)
     monkeypatch.setattr("curfew_core.throttle.identify", down)
     proxy = await call("/v1/chat/completions", [b"x" * MiB] * 8, token=token, length=8 * MiB)
     assert _proxy_error(proxy, 503)["code"] == "unavailable"
