@@ -149,10 +149,14 @@ async def test_off_duty_claude_codes_helpers_pass_and_its_work_does_not(
     )
     assert other["X-Curfew-Action"] == "short-circuit"
     assert len(anthropic_upstream.message_requests) == 2
-    assert await decisions() == [
-        ("title", "pass"),
-        ("summary", "pass"),
-        ("", "short-circuit"),
-        ("chat", "short-circuit"),
-        ("", "short-circuit"),
-    ]
+    # A passed call's row is recorded when its answer closes, so the rows'
+    # order is not the calls' (seen once in a full run): compare them as a set.
+    assert sorted(await decisions()) == sorted(
+        [
+            ("title", "pass"),
+            ("summary", "pass"),
+            ("", "short-circuit"),
+            ("chat", "short-circuit"),
+            ("", "short-circuit"),
+        ]
+    )
