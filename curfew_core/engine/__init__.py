@@ -36,6 +36,8 @@ from curfew_core.engine.schedule import (
 )
 from curfew_core.engine.team import TeamPolicy, TeamSide, combine, decide_member
 from curfew_core.engine.verdict import (
+    HELD_OFF,
+    NIGHT,
     SEVERITY,
     Action,
     Segment,
@@ -46,6 +48,8 @@ from curfew_core.engine.verdict import (
 
 __all__ = [
     "END_OF_DAY",
+    "HELD_OFF",
+    "NIGHT",
     "REPLY_PLACEHOLDERS",
     "SEVERITY",
     "Action",

@@ -19,6 +19,7 @@ from curfew_core.engine.days import Night, day_kind, night_window
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import Curve, RequestContext, Schedule, purpose_key
 from curfew_core.engine.verdict import (
+    HELD_OFF,
     SEVERITY,
     Action,
     Segment,
@@ -211,11 +212,7 @@ def _peaks_around(
 
 def _templated(schedule: Schedule) -> frozenset[State]:
     """The states whose reply holds ``{until}`` (as ``reply_for`` picks it)."""
-    return frozenset(
-        state
-        for state in (State.OFF_DUTY, State.LIGHTS_OUT)
-        if "{until}" in (reply_for(state, schedule) or "")
-    )
+    return frozenset(state for state in HELD_OFF if "{until}" in (reply_for(state, schedule) or ""))
 
 
 #: ``(state, peak, wake_up, winding nights)``: the reading of a stretch between

@@ -42,6 +42,11 @@ SEVERITY: dict[State, int] = {
     State.OFF_DUTY: 2,
     State.LIGHTS_OUT: 3,
 }
+#: The states that hold the AI off (a reply in place of the model): peak and
+#: asleep. The time they hold is the AI time the ledger counts as kept off.
+HELD_OFF: frozenset[State] = frozenset({State.OFF_DUTY, State.LIGHTS_OUT})
+#: The night's states, from curfew start to wake-up.
+NIGHT: frozenset[State] = frozenset({State.WINDING, State.LIGHTS_OUT})
 
 
 class Action(enum.StrEnum):

@@ -34,7 +34,7 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from curfew_core.engine.verdict import State
+from curfew_core.engine.verdict import HELD_OFF, State
 
 MINUTES_A_DAY = 24 * 60
 MAX_PRICE = Decimal(10_000)
@@ -58,7 +58,7 @@ PRICE_FIELDS = tuple(DEFAULT_PRICES)
 #: answers only: a refused embedding is a request not sent, not a turn answered.
 REFUSED = "refused"
 #: The states in which a call held off is AI time kept off (peak, asleep).
-OFF_STATES = (State.OFF_DUTY.value, State.LIGHTS_OUT.value)
+OFF_STATES = tuple(sorted(state.value for state in HELD_OFF))
 
 
 @dataclass(frozen=True, slots=True)

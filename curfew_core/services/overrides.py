@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from curfew_core import models
-from curfew_core.engine import OverrideError, Schedule, State, segments
+from curfew_core.engine import NIGHT, OverrideError, Schedule, segments
 from curfew_core.models import AuditEntry, Override
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.messages import Message
@@ -17,7 +17,6 @@ from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record, moment
 from curfew_core.services.teams import member_overtime_taken
 
-_NIGHT = (State.WINDING, State.LIGHTS_OUT)
 #: Force-off lasts until the next wake-up; a schedule with no night at all
 #: still gets an end, so no override is silently permanent.
 _FORCE_OFF_FALLBACK = timedelta(hours=12)
@@ -27,7 +26,7 @@ def next_wake_up(now: datetime, schedule: Schedule) -> datetime:
     """When the coming (or current) night ends, by the schedule alone."""
     in_night = False
     for segment in segments(now, now + timedelta(hours=48), schedule):
-        if segment.state in _NIGHT:
+        if segment.state in NIGHT:
             in_night = True
         elif in_night:
             return segment.start
