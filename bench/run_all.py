@@ -64,8 +64,8 @@ DOCS = ROOT / "docs" / "benchmarks"
 POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 REDIS_DEFAULT = "redis://127.0.0.1:6379/0"
 #: Helpers, the long soak that has a target of its own (``make capsule-soak``),
-#: and the twins A/B (issue 43: run by hand, its old side read from git).
-NOT_A_BENCH = {"run_all", "record", "servers", "capsule_soak", "twins"}
+#: and the twins A/B and the walks (issue 43: run by hand, their old side from git).
+NOT_A_BENCH = {"run_all", "record", "servers", "capsule_soak", "twins", "walks"}
 
 
 @dataclass(frozen=True)
