@@ -1,0 +1,86 @@
+"""Google Gemini's wire protocol: ``POST /v1beta/models/{model}:generateContent``
+and ``:streamGenerateContent``.
+
+Its clients put the key as ``x-goog-api-key`` (the google-genai SDK), or as
+``?key=`` in the query; its errors are ``{"error": {"code", "message",
+"status"}}``; it names its reply budget ``generationConfig.maxOutputTokens``
+and its usage ``usageMetadata`` (``promptTokenCount`` /
+``candidatesTokenCount``). The request and answer shapes are the client's
+(``curfew_client.gemini_shapes``).
+
+The Curfew token comes as ``x-goog-api-key`` (or ``X-Curfew-Token``, or a
+bearer token); a ``key`` in the query is never forwarded (it would carry the
+token upstream). A team key names its member in ``X-Curfew-User`` only: a
+Gemini body has no field for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from curfew_client import gemini_shapes, sse
+
+from curfew_core.protocols.base import (
+    Refusals,
+    Usage,
+    WireProtocol,
+    bearer_in,
+    curfew_token_in,
+)
+
+#: The key's header; ``authorization`` carries an OAuth token (Vertex AI's).
+CREDENTIALS = frozenset({b"x-goog-api-key", b"authorization"})
+#: The API version the paths are under (the SDK's default), after the
+#: upstream's base URL (``https://generativelanguage.googleapis.com``).
+VERSION = "v1beta"
+GENERATE = "generateContent"
+STREAM = "streamGenerateContent"
+
+
+def token_in(headers: Mapping[str, str]) -> str | None:
+    """The Gemini door's token: ``X-Curfew-Token`` when sent, else
+    ``x-goog-api-key``, else a bearer token."""
+    return (
+        curfew_token_in(headers)
+        or (headers.get("x-goog-api-key", "") or "").strip()
+        or bearer_in(headers)
+    )
+
+
+def path(model: str, method: str) -> tuple[str, ...]:
+    """``v1beta/models/<model>:<method>`` as upstream segments (the model id is
+    checked as one segment by ``proxy.upstream``, like OpenAI's)."""
+    return (VERSION, "models", f"{model}:{method}")
+
+
+def _error(status: int, message: str, code: str, param: str | None, type: str) -> dict[str, Any]:
+    return gemini_shapes.error_body(status, message)
+
+
+def _broken(data: dict[str, Any]) -> bytes:
+    return sse.event(data)
+
+
+def _auth(key: str) -> dict[str, str]:
+    return {"x-goog-api-key": key}
+
+
+GEMINI = WireProtocol(
+    name="gemini",
+    error_body=_error,
+    refusals=Refusals(
+        missing="missing API key: use a curfew API token as the api_key (x-goog-api-key)"
+    ),
+    token_in=token_in,
+    credential_headers=CREDENTIALS,
+    query_credentials=frozenset({"key"}),
+    base_url_setting="CURFEW_GEMINI_UPSTREAM_BASE_URL",
+    api_key_setting="CURFEW_GEMINI_UPSTREAM_API_KEY",
+    auth=_auth,
+    relayed_headers=frozenset({"retry-after"}),
+    broken=_broken,
+    budgets=(("generationConfig", "maxOutputTokens"),),
+    usage=Usage("usageMetadata", input=("promptTokenCount",), output=("candidatesTokenCount",)),
+    origins=("gemini",),
+)
