@@ -1,19 +1,23 @@
-"""The four states for people: one name per language and one progress number.
+"""The four states for people: their words (``STATE_WORDS``) and one progress number.
 
-Declared once here and used by every display: the settings page (the Now card,
-the band legend, the chart's labels) and the capsule, which receives the name
-and the percent in the payload it is pushed (``selectors.verdicts.capsule_payload``)
-instead of keeping a table of its own. Names are translated through the catalog
-(``locale/zh_Hans``); the colours are declared once too, in
-``static/curfew/states.css``, which the page's and the capsule's stylesheets import.
+Each state's name, hint, short legend word, capsule face and heads-up are
+declared once here, in one row per state, and used by every display: the
+settings page (the Now card, the band legend, the chart's labels) and the
+capsule, which receives the name, the face and the percent in the payload it
+is pushed (``selectors.verdicts.capsule_payload``) instead of keeping a table
+of its own. Names are translated through the catalog (``locale/zh_Hans``); the
+colours are declared once too, in ``static/curfew/states.css``, which the
+page's and the capsule's stylesheets import.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.utils.functional import Promise
 from django.utils.translation import gettext, gettext_lazy, override
 
 # The one rounding of progress lives in the pure engine (its reasons use it too);
@@ -24,8 +28,12 @@ from curfew_core.engine.team import TEAM_MARK
 __all__ = [
     "CAPSULE_WORDS",
     "PRETEND",
+    "STATE_FACES",
+    "STATE_HINTS",
     "STATE_NAMES",
     "STATE_ORDER",
+    "STATE_WORDS",
+    "StateWords",
     "capsule_words",
     "progress_percent",
     "reason_words",
@@ -33,15 +41,69 @@ __all__ = [
     "state_names",
 ]
 
-#: Plain words, the same everywhere a person reads a state (the page, the
-#: legend, the capsule, the chart, the command line, the audit). The wire
-#: values (``on-duty``, ``winding``...) stay what the API says.
-STATE_NAMES = {
-    State.ON_DUTY.value: gettext_lazy("Working"),
-    State.WINDING.value: gettext_lazy("Getting sleepy"),
-    State.OFF_DUTY.value: gettext_lazy("Off for peak hours"),
-    State.LIGHTS_OUT.value: gettext_lazy("Asleep"),
+
+@dataclass(frozen=True, slots=True)
+class StateWords:
+    """What people read of one state, every display's words in one row."""
+
+    #: Its plain name, the same everywhere a person reads a state (the page,
+    #: the legend, the capsule, the chart, the command line, the audit). The
+    #: wire values (``on-duty``, ``winding``...) stay what the API says.
+    name: Promise
+    #: What it does, beside the name in the legend.
+    hint: Promise
+    #: Short, beside an action in the activity chart's legend.
+    short: Promise
+    #: The capsule's face: plain text (no emoji font needed), so narrow mode reads.
+    face: str
+    #: The heads-up before it comes (``{minutes}`` and ``{at}`` filled in where
+    #: it is shown, as it counts down), and the same short enough for the
+    #: capsule's pill; ``None`` for a state worth none (working normally).
+    heads_up: Promise | None = None
+    heads_up_short: Promise | None = None
+
+
+#: The four states' words, declared once: every table below and in the
+#: displays (``web.words``, ``web.activity.words``, ``selectors.heads_up``,
+#: the capsule's push) is read off it.
+STATE_WORDS: dict[State, StateWords] = {
+    State.ON_DUTY: StateWords(
+        name=gettext_lazy("Working"),
+        hint=gettext_lazy("your AI answers as usual"),
+        short=gettext_lazy("on duty"),
+        face="(•‿•)",
+    ),
+    State.WINDING: StateWords(
+        name=gettext_lazy("Getting sleepy"),
+        hint=gettext_lazy("answers get shorter as the night goes on"),
+        short=gettext_lazy("winding"),
+        face="(-‿-)",
+        heads_up=gettext_lazy("Your AI gets sleepy in {minutes} min ({at})."),
+        heads_up_short=gettext_lazy("sleepy in {minutes} min"),
+    ),
+    State.OFF_DUTY: StateWords(
+        name=gettext_lazy("Off for peak hours"),
+        hint=gettext_lazy("busy, full-price hours: a short reply instead of the AI"),
+        short=gettext_lazy("peak"),
+        face="(¬_¬)",
+        heads_up=gettext_lazy("Your AI goes off for peak hours in {minutes} min ({at})."),
+        heads_up_short=gettext_lazy("peak hours in {minutes} min"),
+    ),
+    State.LIGHTS_OUT: StateWords(
+        name=gettext_lazy("Asleep"),
+        hint=gettext_lazy("no AI until it wakes up"),
+        short=gettext_lazy("lights out"),
+        face="(-_-) zz",
+        heads_up=gettext_lazy("Your AI falls asleep in {minutes} min ({at})."),
+        heads_up_short=gettext_lazy("asleep in {minutes} min"),
+    ),
 }
+#: Each state's name by its wire value (the settings page, the chart, the capsule).
+STATE_NAMES: dict[str, Promise] = {state.value: words.name for state, words in STATE_WORDS.items()}
+#: Each state's hint by its wire value (the band's legend).
+STATE_HINTS: dict[str, Promise] = {state.value: words.hint for state, words in STATE_WORDS.items()}
+#: Each state's face by its wire value (pushed to the capsule).
+STATE_FACES: dict[str, str] = {state.value: words.face for state, words in STATE_WORDS.items()}
 #: The one name of the override that makes gateways believe it is another
 #: moment (``debug`` on the wire, ``debug_at`` in a verdict): "Pretend".
 PRETEND = gettext_lazy("Pretend")

@@ -24,28 +24,30 @@ from typing import Any
 from cachetools import LRUCache
 from django.conf import settings
 from django.utils.functional import Promise
-from django.utils.translation import gettext_lazy, override
+from django.utils.translation import override
 
 from curfew_core.engine import State, Verdict
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.effective import Change
 from curfew_core.selectors.outlook import Outlook
+from curfew_core.vocabulary import STATE_WORDS
 
 #: How long before a change the heads-up comes.
 LEAD_MINUTES = 10
 LEAD = dt.timedelta(minutes=LEAD_MINUTES)
 #: The heads-up for each state worth one (harsher than working normally);
 #: ``{minutes}`` and ``{at}`` are filled in where it is shown, as it counts down.
+#: Read off the states' words (``vocabulary.STATE_WORDS``).
 WORDS: dict[str, Promise] = {
-    State.WINDING.value: gettext_lazy("Your AI gets sleepy in {minutes} min ({at})."),
-    State.OFF_DUTY.value: gettext_lazy("Your AI goes off for peak hours in {minutes} min ({at})."),
-    State.LIGHTS_OUT.value: gettext_lazy("Your AI falls asleep in {minutes} min ({at})."),
+    state.value: words.heads_up
+    for state, words in STATE_WORDS.items()
+    if words.heads_up is not None
 }
 #: The same, short enough for the capsule's pill (its full sentence is the title).
 SHORT: dict[str, Promise] = {
-    State.WINDING.value: gettext_lazy("sleepy in {minutes} min"),
-    State.OFF_DUTY.value: gettext_lazy("peak hours in {minutes} min"),
-    State.LIGHTS_OUT.value: gettext_lazy("asleep in {minutes} min"),
+    state.value: words.heads_up_short
+    for state, words in STATE_WORDS.items()
+    if words.heads_up_short is not None
 }
 
 

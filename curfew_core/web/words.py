@@ -10,9 +10,14 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
-from curfew_core.engine import State
 from curfew_core.schedules.messages import Message, message_of
-from curfew_core.vocabulary import STATE_NAMES, STATE_ORDER, reason_part, reason_words
+from curfew_core.vocabulary import (
+    STATE_HINTS,
+    STATE_NAMES,
+    STATE_ORDER,
+    reason_part,
+    reason_words,
+)
 
 __all__ = [
     "STATE_HINTS",
@@ -24,13 +29,6 @@ __all__ = [
     "reason_part",
     "reason_words",
 ]
-
-STATE_HINTS = {
-    State.ON_DUTY.value: gettext_lazy("your AI answers as usual"),
-    State.WINDING.value: gettext_lazy("answers get shorter as the night goes on"),
-    State.OFF_DUTY.value: gettext_lazy("busy, full-price hours: a short reply instead of the AI"),
-    State.LIGHTS_OUT.value: gettext_lazy("no AI until it wakes up"),
-}
 
 
 def localized(message: str) -> str:

@@ -11,7 +11,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from curfew_core import vocabulary
-from curfew_core.engine.verdict import State
 from curfew_core.ledger.savings import REFUSED
 from curfew_core.vocabulary import STATE_NAMES
 
@@ -30,10 +29,7 @@ KIND_WORDS: dict[str, str | Promise] = {
 }
 #: The state beside an action in the chart's legend, short.
 STATE_SHORT: dict[str, str | Promise] = {
-    State.ON_DUTY: gettext_lazy("on duty"),
-    State.WINDING: gettext_lazy("winding"),
-    State.OFF_DUTY: gettext_lazy("peak"),
-    State.LIGHTS_OUT: gettext_lazy("lights out"),
+    state.value: words.short for state, words in vocabulary.STATE_WORDS.items()
 }
 #: Where a decision was made (the ledger's ``origin``).
 ORIGIN_WORDS: dict[str, str | Promise] = {
