@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -13,6 +13,7 @@ from django.utils.translation import gettext
 from curfew_core.models import UNSAVED_VERSION, AuditEntry, Schedule, ScheduleRevision
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.account import preferred_language
+from curfew_core.selectors.web import fields_changed_since
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record, changed_fields
 
@@ -121,6 +122,7 @@ def schedule_update(
     source: str,
     actor: User | None = None,
     channel: str = AuditEntry.Channel.SYSTEM,
+    own_settings: Collection[str] | None = None,
 ) -> Schedule:
     """Apply ``changes`` (API-shaped settings) to the user's schedule.
 
@@ -128,10 +130,13 @@ def schedule_update(
     under a row lock (``StaleVersion``); on either, nothing is written. Each
     save keeps a revision and an audit entry (``actor`` through ``door``;
     ``None`` is the system). An empty change set saves nothing.
+
+    ``own_settings``: the save is of these settings only (a section of the
+    page): a newer version is then a conflict only if it changed one of them.
     """
     schedule_get_or_create(user=user)
     schedule = Schedule.objects.select_for_update().get(user=user)
-    if expected_version is not None and expected_version != schedule.version:
+    if expected_version is not None and _stale(user, expected_version, schedule, own_settings):
         raise StaleVersion(expected=expected_version, current=schedule.version)
     new_config = schedule_config.apply_changes(schedule.config, changes)
     old_config = schedule_config.with_defaults(schedule.config)
@@ -161,3 +166,19 @@ def schedule_update(
     )
     after_commit(user_id=schedule.user_id)
     return schedule
+
+
+def _stale(
+    user: User, expected: int, schedule: Schedule, own_settings: Collection[str] | None
+) -> bool:
+    """Whether a save made on version ``expected`` would lose someone's
+    change. A save of some settings only loses one if a save since changed
+    one of them; a version not on record (none posted, or a made-up one)
+    says nothing about what changed since: a conflict, never a silent
+    overwrite."""
+    if expected == schedule.version:
+        return False
+    if own_settings is None:
+        return True
+    changed = fields_changed_since(user, expected)
+    return changed is None or not set(changed).isdisjoint(own_settings)

@@ -8,11 +8,11 @@ Full pages work without script; with htmx the same doors answer partials
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -23,9 +23,9 @@ from django.views.decorators.http import require_http_methods
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.declaration import labels_of
 from curfew_core.selectors import web as web_selectors
-from curfew_core.services.schedules import StaleVersion, informative_replies, schedule_update
+from curfew_core.services.schedules import StaleVersion, schedule_update
 from curfew_core.web import words
-from curfew_core.web.schedule import choices, page, schedule_form, team_line
+from curfew_core.web.schedule import choices, page, presets, schedule_form, team_line
 from curfew_core.web.schedule.keys import FORM_KEYS
 from curfew_core.web.schedule.schedule_form import ScheduleForm
 from curfew_core.web.shell import (
@@ -117,11 +117,8 @@ def _form_context(
         preview=preview,
         live_errors=form.errors,
         curves=["linear", "step", "ease_in"],
-        presets={
-            code: {"persona": persona, "tiers": "\n".join(tiers)}
-            for code, (persona, tiers) in schedule_config.PERSONA_PRESETS.items()
-        },
-        reply_presets=_reply_presets(),
+        presets=presets.persona_presets(),
+        reply_presets=presets.reply_presets(),
         state_order=words.STATE_ORDER,
         state_names=words.STATE_NAMES,
         state_hints=words.STATE_HINTS,
@@ -159,114 +156,87 @@ def _saved_form(request: HttpRequest, keys: frozenset[str] | None = None) -> Sch
 
 
 def section_page(section: FormSection) -> View:
-    keys = section.keys
-
     @login_required_page
     @require_http_methods(["GET", "POST"])
     def view(request: HttpRequest) -> HttpResponse:
         if request.method == "POST":
-            return _save(request, section, keys)
-        return _render_section(request, section, form=_saved_form(request, keys))
+            return _answer(request, section, _save(request, section))
+        return _render_section(request, section, form=_saved_form(request, section.keys))
 
     view.__name__ = f"{section.code}_section"
     view.__doc__ = f"The {section.code} section: its form (GET) and its own save (POST)."
     return view
 
 
-def _reply_presets() -> dict[str, dict[str, str]]:
-    """The reply pairs one click away: informative ones in the page's language,
-    and the seed's terse pair for those who liked it."""
-    return {"informative": informative_replies(), "terse": dict(schedule_config.TERSE_REPLIES)}
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A post that saved nothing: the form as posted, shown again with what
+    to say (``notice``: a preset filled in; ``stale``: saved elsewhere meanwhile)."""
+
+    form: ScheduleForm
+    status: int = 200
+    words: dict[str, Any] = field(default_factory=dict)
 
 
-def _save(request: HttpRequest, section: FormSection, keys: frozenset[str]) -> HttpResponse:
-    user = user_of(request)
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """A save that went through; ``changed`` is False when it changed nothing."""
+
+    changed: bool
+
+
+def _save(request: HttpRequest, section: FormSection) -> Shown | Saved:
+    """The section's save: the post read as the form, the one service call,
+    its outcome. A preset button pressed without script fills the form in
+    instead, and saves nothing (``presets``)."""
     post = request.POST if section.read_post is None else section.read_post(request.POST)
-    form = schedule_form.form_from_post(post, keys)
-    reply_preset = request.POST.get("reply_preset")
-    if reply_preset is not None:
-        # Without script the reply buttons land here: fill in, do not save.
-        replies = _reply_presets().get(reply_preset)
-        if replies is None:
-            raise Http404("no such preset")
-        data = post.copy()
-        data.update(replies)
-        return _render_section(
-            request,
-            section,
-            form=schedule_form.form_from_post(data, keys),
-            notice=_("Preset filled in. Nothing is saved until you press Save."),
-        )
-    preset = request.POST.get("persona_preset")
-    if preset is not None:
-        # Without script the preset buttons land here: fill in, do not save.
-        if preset not in schedule_config.PERSONA_PRESETS:
-            raise Http404("no such preset")
-        persona, tiers = schedule_config.PERSONA_PRESETS[preset]
-        data = post.copy()
-        data["tired_persona"], data["tier_texts"] = persona, "\n".join(tiers)
-        form = schedule_form.form_from_post(data, keys)
-        return _render_section(
-            request,
-            section,
-            form=form,
-            notice=_("Preset filled in. Nothing is saved until you press Save."),
-        )
-    changes = schedule_form.changes_from_form(form)
+    filled = presets.filled(post)
+    if filled is not None:
+        form = schedule_form.form_from_post(filled, section.keys)
+        return Shown(form, words={"notice": str(presets.NOTICE)})
+    form = schedule_form.form_from_post(post, section.keys)
+    user = user_of(request)
     try:
-        row = _update(user, changes, form.version, keys)
+        row = schedule_update(
+            user=user,
+            changes=schedule_form.changes_from_form(form),
+            expected_version=form.version,
+            source="form",
+            actor=user,
+            channel="page",
+            own_settings=section.keys,
+        )
     except schedule_config.ConfigError as exc:
         form.flag(words.localized_errors(exc.errors))
-        return _render_section(request, section, form=form, status=400)
+        return Shown(form, status=400)
     except StaleVersion as exc:
-        changed = web_selectors.fields_changed_since(user, exc.expected) or []
-        # Keep what they typed; the next Save is a deliberate overwrite of
-        # the version they have now been shown.
-        form.version = exc.current
+        return _stale(user, form, exc)
+    return Saved(changed=row.version != form.version)
+
+
+def _stale(user: Any, form: ScheduleForm, exc: StaleVersion) -> Shown:
+    """Saved elsewhere meanwhile, in one of this section's settings: the
+    person decides, with what changed named. What they typed is kept; the
+    next Save is a deliberate overwrite of the version now shown."""
+    changed = web_selectors.fields_changed_since(user, exc.expected) or []
+    form.version = exc.current
+    names = [str(FIELD_LABELS.get(key, key)) for key in changed]
+    return Shown(form, status=409, words={"stale": {"changed": names}})
+
+
+def _answer(request: HttpRequest, section: FormSection, outcome: Shown | Saved) -> HttpResponse:
+    """The page's answer to a post: the form again, or the saved settings
+    (in place with htmx, else a redirect that says so)."""
+    if isinstance(outcome, Shown):
         return _render_section(
-            request,
-            section,
-            form=form,
-            status=409,
-            stale={"changed": [str(FIELD_LABELS.get(key, key)) for key in changed]},
+            request, section, form=outcome.form, status=outcome.status, **outcome.words
         )
-    saved = row.version != form.version
-    text = _("Saved.") if saved else _("Nothing changed, so nothing was saved.")
+    text = _("Saved.") if outcome.changed else _("Nothing changed, so nothing was saved.")
     if is_htmx(request):
-        return _render_section(
-            request, section, form=_saved_form(request, keys), toast=text, saved=saved
-        )
-    if saved:
+        form = _saved_form(request, section.keys)
+        return _render_section(request, section, form=form, toast=text, saved=outcome.changed)
+    if outcome.changed:
         messages.success(request, text)
     else:
         messages.info(request, text)
     return HttpResponseRedirect(reverse(f"settings-{section.code}"))
-
-
-def _update(user: Any, changes: dict[str, Any], version: int, keys: frozenset[str]) -> Any:
-    """Save one section. A save elsewhere meanwhile (another section, the
-    API) is no conflict unless it changed one of this section's settings:
-    then the person decides, with both versions named."""
-    try:
-        return schedule_update(
-            user=user,
-            changes=changes,
-            expected_version=version,
-            source="form",
-            actor=user,
-            channel="page",
-        )
-    except StaleVersion as exc:
-        changed = web_selectors.fields_changed_since(user, exc.expected)
-        # A version not on record (none posted, or a made-up one) says nothing
-        # about what changed since: a conflict, never a silent overwrite.
-        if changed is None or set(changed) & keys:
-            raise
-        return schedule_update(
-            user=user,
-            changes=changes,
-            expected_version=exc.current,
-            source="form",
-            actor=user,
-            channel="page",
-        )
