@@ -252,23 +252,16 @@
     document.addEventListener("DOMContentLoaded", function () { shapeFromSaved(document); });
   }
 
-  function fillPreset(code) {
-    var source = document.getElementById("persona-presets");
-    if (!source) return false;
-    var preset = JSON.parse(source.textContent)[code];
-    if (!preset) return false;
-    document.getElementById("f-tired_persona").value = preset.persona;
-    document.getElementById("f-tier_texts").value = preset.tiers;
-    return true;
-  }
-
-  function fillReplyPreset(code) {
-    var source = document.getElementById("reply-presets");
-    if (!source) return false;
-    var preset = JSON.parse(source.textContent)[code];
-    if (!preset) return false;
-    document.getElementById("f-off_duty_reply").value = preset.off_duty_reply;
-    document.getElementById("f-lights_out_reply").value = preset.lights_out_reply;
+  /* A preset's texts into their fields (f-<setting>); the same texts a
+     post without script fills in (web/schedule/presets.py). */
+  function fillPreset(source, code) {
+    var table = document.getElementById(source);
+    if (!table) return false;
+    var texts = JSON.parse(table.textContent)[code];
+    if (!texts) return false;
+    Object.keys(texts).forEach(function (setting) {
+      document.getElementById("f-" + setting).value = texts[setting];
+    });
     return true;
   }
 
@@ -309,14 +302,14 @@
       return;
     }
     var replyPreset = target.closest("[data-reply-preset]");
-    if (replyPreset && fillReplyPreset(replyPreset.getAttribute("data-reply-preset"))) {
+    if (replyPreset && fillPreset("reply-presets", replyPreset.getAttribute("data-reply-preset"))) {
       /* Filled in, not saved, as the persona presets. */
       event.preventDefault();
       changed(replyPreset);
       return;
     }
     var preset = target.closest("[data-preset]");
-    if (preset && fillPreset(preset.getAttribute("data-preset"))) {
+    if (preset && fillPreset("persona-presets", preset.getAttribute("data-preset"))) {
       /* Filled in, not saved: the form's Save button does that. */
       event.preventDefault();
       changed(preset);

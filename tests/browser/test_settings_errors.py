@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from curfew_core.schedules.config import PERSONA_PRESETS, TERSE_REPLIES
 from curfew_testkit.server import ServedApp
 from tests.browser import support
 from tests.browser.support import Watched, open_context
@@ -152,6 +153,13 @@ def test_a_whole_session_logs_no_error_and_no_csp_violation(
     # Signed in in English, the saved persona is the English one (issue 25).
     page.click("button[data-preset=zh]")
     page.wait_for_selector("#replies-form .savebar.is-dirty")
+    # Filled in place by script, the texts a post without script fills in.
+    persona, tiers = PERSONA_PRESETS["zh"]
+    assert page.input_value("#f-tired_persona") == persona
+    assert page.input_value("#f-tier_texts") == "\n".join(tiers)
+    page.click("button[data-reply-preset=terse]")
+    assert page.input_value("#f-off_duty_reply") == TERSE_REPLIES["off_duty_reply"]
+    assert page.input_value("#f-lights_out_reply") == TERSE_REPLIES["lights_out_reply"]
     with page.expect_navigation():
         page.click("#replies-form [data-discard]")
     # Integrations: ask the decision preview.

@@ -326,6 +326,13 @@ def test_persona_preset_without_script_fills_in_but_does_not_save(
     assert not Schedule.objects.filter(user=user).exists()
 
 
+def test_an_unknown_preset_is_not_found_and_saves_nothing(page: PageClient, user: User) -> None:
+    for button in ("persona_preset", "reply_preset"):
+        data = as_post(_replies(page), off_duty_reply="Mine.", **{button: "klingon"})
+        assert page.post("/replies/", data).status_code == 404, button
+    assert not Schedule.objects.filter(user=user).exists()
+
+
 def test_a_refused_form_comes_back_with_a_spare_row_to_add_to(page: PageClient) -> None:
     data = as_post(_form(page))
     # Every row used, the last one wrong: the page keeps them and adds a blank one.
