@@ -53,6 +53,7 @@ from curfew_core.selectors.heads_up import next_payload
 from curfew_core.selectors.outlook import curfew_applies, outlook_of
 from curfew_core.selectors.web import CELL_MINUTES, BandDay, band_day, band_week
 from curfew_core.vocabulary import (
+    STATE_FACES,
     capsule_words,
     progress_percent,
     reasons_in_languages,
@@ -724,7 +725,7 @@ def _state_json(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> bytes
 
 
 #: What a capsule's payload adds to the API's state fields: the words it shows.
-CAPSULE_WORDS = frozenset({"percent", "names", "reasons", "next", "words"})
+CAPSULE_WORDS = frozenset({"percent", "names", "face", "reasons", "next", "words"})
 #: The capsule's 24-hour band, sent only to capsules that ask (``band=24h``).
 CAPSULE_BAND = "band"
 #: The values ``band`` may take (one today: the whole local day).
@@ -787,8 +788,9 @@ def capsule_payload(*, user_id: int, now: datetime, band: bool = False) -> dict[
     ``percent`` is ``vocabulary.progress_percent`` of the engine's progress, the
     very number the page shows for the same instant (``null`` when not winding);
     ``names`` is the state's name in every language of the site
-    (``vocabulary.state_names``), ``reasons`` the reason in each
-    (``vocabulary.reasons_in_languages``). The API's state answer stays the wire model.
+    (``vocabulary.state_names``), ``face`` its face (``vocabulary.STATE_FACES``),
+    ``reasons`` the reason in each (``vocabulary.reasons_in_languages``). The
+    API's state answer stays the wire model.
     With ``band``, also ``band``: the local day's 24-hour band (``capsule_band``).
     """
     return bundle_capsule_payload(bundle_for(user_id), now=now, band=band)
@@ -803,6 +805,8 @@ def bundle_capsule_payload(
     payload = _state_answer(verdict, bundle, now=now).model_dump(mode="json")
     payload["percent"] = progress_percent(verdict.progress)
     payload["names"] = state_names(verdict.state.value)
+    # Its face (plain text), from the same row as its name (``vocabulary.STATE_WORDS``).
+    payload["face"] = STATE_FACES[verdict.state.value]
     # The reason in each language, for the capsule's tooltip (``reason`` stays the engine's).
     payload["reasons"] = reasons_in_languages(verdict.reason)
     # The words beside the name (the budget, until when, only watching), in each language.

@@ -89,11 +89,9 @@
   }[lang];
 
   // Faces are plain text (no emoji font needed), so narrow mode still reads.
+  // A state's face comes with each push (s.face, curfew_core/vocabulary.py);
+  // these are the capsule's own: overtime, switched off, and its connection's.
   var FACES = {
-    "on-duty": "(•‿•)",
-    winding: "(-‿-)",
-    "off-duty": "(¬_¬)",
-    "lights-out": "(-_-) zz",
     overtime: "(ò_ó)",
     disabled: "(•_•)",
     unknown: "(?_?)",
@@ -209,20 +207,21 @@
     var parts = [];
     var progress = null;
     var at = { at: hhmm(s.override_until, s.timezone) };
-    if (key === "winding") {
+    // The states are not named here: the push says what holds. A percent
+    // comes only while getting sleepy, "forced" only while switched off by
+    // hand, a reply only in a state that answers in place of the AI.
+    if (key === s.state && typeof s.percent === "number") {
       // The server's whole percent (floored there, the page shows the same): never re-rounded here.
-      progress = typeof s.percent === "number" ? s.percent : null;
-      if (progress !== null) {
-        text += " " + progress + " %";
-      }
+      progress = s.percent;
+      text += " " + progress + " %";
       if (s.budget !== null && s.budget !== undefined) {
         parts.push(say(s, "budget", { n: s.budget }));
       }
     } else if (key === "overtime") {
       parts.push(say(s, "until", at));
-    } else if (key === "lights-out" && s.forced) {
+    } else if (key === s.state && s.forced) {
       parts.push(say(s, "forced", at));
-    } else if ((key === "off-duty" || key === "lights-out") && s.reply) {
+    } else if (key === s.state && s.reply) {
       parts.push(say(s, "replies", { reply: s.reply }));
     }
     if (s.dry_run) {
@@ -231,7 +230,7 @@
     parts = parts.filter(function (part) {
       return part;
     });
-    return { key: key, label: text, detail: parts.join(" · "), progress: progress };
+    return { key: key, face: FACES[key] || s.face, label: text, detail: parts.join(" · "), progress: progress };
   }
 
   // -- the band ---------------------------------------------------------------
@@ -402,12 +401,12 @@
     }
   }
 
-  function paint(stateKey, linkState, faceKey, labelText, detailText, title) {
+  function paint(stateKey, linkState, faceText, labelText, detailText, title) {
     pill.setAttribute("data-state", stateKey);
     pill.setAttribute("data-link", linkState);
     host.setAttribute("data-state", stateKey);
     host.setAttribute("data-link", linkState);
-    face.textContent = FACES[faceKey] || FACES.unknown;
+    face.textContent = faceText || FACES.unknown;
     label.textContent = labelText;
     detail.textContent = detailText;
     detail.hidden = !detailText;
@@ -421,7 +420,7 @@
     if (linkState === "polling") {
       title += "\n" + TEXT.pollNote;
     }
-    paint(d.key, linkState, d.key, d.label, d.detail, title);
+    paint(d.key, linkState, d.face, d.label, d.detail, title);
     meter.hidden = d.progress === null;
     // CSSOM, not a style attribute: allowed under a strict style-src.
     fill.style.width = (d.progress === null ? 0 : d.progress) + "%";
@@ -443,7 +442,7 @@
 
   function showUnknown(linkState) {
     var word = TEXT[linkState] || TEXT.reconnecting;
-    paint("unknown", linkState, "unknown", word, "", TEXT.staleNote);
+    paint("unknown", linkState, FACES.unknown, word, "", TEXT.staleNote);
     meter.hidden = true;
     showBand(null);
     showHeadsUp(null);
@@ -462,7 +461,7 @@
       word = TEXT.signedOut;
       note = TEXT.signedOutNote;
     }
-    paint("refused", "refused", "refused", word, "", note);
+    paint("refused", "refused", FACES.refused, word, "", note);
     meter.hidden = true;
     showBand(null);
     showHeadsUp(null);
