@@ -707,15 +707,20 @@ def _act(
 ) -> tuple[_Act, datetime | None]:
     """What is done with a call the schedule acts on (not exempt, not on duty):
     winding, it is clamped (``_wind_down``); off duty or lights out, it is
-    answered in the gateway's place (``_short_circuit``). With it, the real
-    instant the reply's text changes, if it does."""
+    answered in the gateway's place (``_short_circuit``), its reply's
+    ``{until}`` filled (``_reply_until``). With it, the real instant the
+    reply's text changes, if it does."""
     if winding is not None:
         return _wind_down(schedule, day, request, winding), None
-    if state is State.OFF_DUTY or state is State.LIGHTS_OUT:
-        return _short_circuit(
-            schedule, day, request, state, wall, after, wake_up, override_until, now, pretending
+    if state is not State.OFF_DUTY and state is not State.LIGHTS_OUT:
+        return _PASS, None
+    until: str | None = None
+    switch: datetime | None = None
+    if state in day.templated:
+        until, switch = _reply_until(
+            schedule, day, wall, after, state, wake_up, override_until, now, pretending
         )
-    return _PASS, None
+    return _short_circuit(schedule, request, state, until), switch
 
 
 def _wind_down(schedule: Schedule, day: _Day, request: RequestContext, winding: _Wind) -> _Act:
@@ -732,34 +737,17 @@ def _wind_down(schedule: Schedule, day: _Day, request: RequestContext, winding: 
 
 
 def _short_circuit(
-    schedule: Schedule,
-    day: _Day,
-    request: RequestContext,
-    state: State,
-    wall: int,
-    after: int,
-    wake_up: int | None,
-    override_until: datetime | None,
-    now: datetime,
-    pretending: bool,
-) -> tuple[_Act, datetime | None]:
+    schedule: Schedule, request: RequestContext, state: State, until: str | None
+) -> _Act:
     """Off duty or lights out, a call is answered with the state's canned reply
-    (its ``{until}`` filled), capped by the safety budget, tools denied if the
-    schedule says so; and the real instant its reply text changes, if it does
-    (``_reply_until``)."""
-    switch: datetime | None = None
-    if state in day.templated:
-        until, switch = _reply_until(
-            schedule, day, wall, after, state, wake_up, override_until, now, pretending
-        )
-        reply = reply_for(state, schedule, until)
-    else:
-        reply = reply_for(state, schedule)
+    (its ``{until}`` filled with ``until``), capped by the safety budget, tools
+    denied if the schedule says so."""
+    reply = reply_for(state, schedule, until)
     max_tokens = None
     if schedule.safety_max_tokens is not None:
         max_tokens = _clamp(request.max_tokens, schedule.safety_max_tokens)
     tools: Literal["allow", "deny"] = "deny" if schedule.deny_tools_when_off_duty else "allow"
-    return (Action.SHORT_CIRCUIT, reply, max_tokens, None, tools, None), switch
+    return (Action.SHORT_CIRCUIT, reply, max_tokens, None, tools, None)
 
 
 def _would(act: _Act) -> dict[str, object]:
