@@ -7,12 +7,16 @@ The events are written after each tool's documented input:
   common fields ``session_id``, ``transcript_path``, ``cwd``,
   ``permission_mode``, ``hook_event_name``; ``prompt`` for UserPromptSubmit;
   ``tool_name``, ``tool_input``, ``tool_use_id`` for PreToolUse; ``source``
-  for SessionStart; ``agent_id`` and ``agent_type`` when the hook fires
-  inside a subagent);
+  for SessionStart; ``stop_hook_active`` and ``last_assistant_message`` for
+  Stop and SubagentStop, with ``agent_transcript_path`` for the latter;
+  ``agent_id`` and ``agent_type`` when the hook fires inside a subagent);
 - Codex, https://developers.openai.com/codex/hooks and its published
   schemas (``codex-rs/hooks/schema/generated/*.command.input.schema.json``:
   ``turn_id`` and ``model`` besides the same fields; ``agent_id`` and
-  ``agent_type`` inside a thread-spawned subagent).
+  ``agent_type`` inside a thread-spawned subagent). Codex 0.171's own schemas,
+  as its binary embeds them, are in ``codex_hook_schemas.json``
+  (``test_codex_schemas.py`` holds these events and the hook's answers
+  against them).
 
 ``output_schema`` states each tool's documented output per event (Claude
 Code's "JSON output" and "Decision control" sections; Codex's
@@ -66,6 +70,21 @@ EVENTS: dict[str, dict[str, dict[str, Any]]] = {
             "agent_id": "agent-abc123",
             "agent_type": "Explore",
         },
+        "Stop": {
+            **_CLAUDE_COMMON,
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "last_assistant_message": "Done: the parser is refactored.",
+        },
+        "SubagentStop": {
+            **_CLAUDE_COMMON,
+            "hook_event_name": "SubagentStop",
+            "stop_hook_active": False,
+            "agent_id": "agent-abc123",
+            "agent_type": "Explore",
+            "agent_transcript_path": "/home/ada/.claude/projects/app/subagents/agent-abc123.jsonl",
+            "last_assistant_message": "Found three call sites.",
+        },
     },
     "codex": {
         "UserPromptSubmit": {
@@ -80,12 +99,32 @@ EVENTS: dict[str, dict[str, dict[str, Any]]] = {
             "tool_input": {"command": "pytest -q"},
             "tool_use_id": "call_01ABC",
         },
-        "SessionStart": {**_CODEX_COMMON, "hook_event_name": "SessionStart", "source": "startup"},
+        # A session starts before any turn: no ``turn_id`` (its schema allows none).
+        "SessionStart": {
+            **{key: value for key, value in _CODEX_COMMON.items() if key != "turn_id"},
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        },
         "SubagentStart": {
             **_CODEX_COMMON,
             "hook_event_name": "SubagentStart",
             "agent_id": "019d036e-3164-72c3-a170-98925564c4fc",
             "agent_type": "worker",
+        },
+        "Stop": {
+            **_CODEX_COMMON,
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "last_assistant_message": "Done: the parser is refactored.",
+        },
+        "SubagentStop": {
+            **_CODEX_COMMON,
+            "hook_event_name": "SubagentStop",
+            "agent_id": "019d036e-3164-72c3-a170-98925564c4fc",
+            "agent_type": "worker",
+            "agent_transcript_path": "/home/ada/.codex/sessions/worker.jsonl",
+            "stop_hook_active": False,
+            "last_assistant_message": "Found three call sites.",
         },
     },
 }

@@ -178,11 +178,21 @@ def test_not_set_up_is_said_not_silent(tool: str, tmp_path: Path) -> None:
     assert "curfew login" in out["systemMessage"]
 
 
-def test_events_that_need_no_verdict_ask_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("name", ["Stop", "SubagentStop"])
+def test_a_stop_asks_nothing_and_never_keeps_the_agent_going(
+    tool: str, name: str, tmp_path: Path
+) -> None:
+    """A Stop's ``decision: block`` would make the agent go on working: asleep
+    or not, a stop passes untouched, and asks nothing."""
     server = FakeServer(verdict=ASLEEP)
-    stop = {**event("claude-code", "UserPromptSubmit"), "hook_event_name": "Stop"}
-    assert hook("claude-code", stop, server, tmp_path) is None
+    assert hook(tool, event(tool, name), server, tmp_path) is None
     assert server.requests == []
+    # Control: the same server is asked, and blocks, for the user's prompt.
+    out = hook(tool, event(tool, "UserPromptSubmit"), server, tmp_path)
+    assert out is not None
+    assert out["decision"] == "block"
+    assert len(server.requests) == 1
 
 
 def test_an_unreadable_event_is_said(tmp_path: Path) -> None:

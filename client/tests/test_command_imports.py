@@ -1,0 +1,104 @@
+"""The installed ``curfew`` command, started as a harness starts it, imports
+neither httpx nor pydantic (nor the gateway client) on its warm paths: a
+status line answered from its cache, a hook answered from a cached verdict.
+
+Read from ``python -X importtime`` of the console script itself (the
+wrapper setuptools writes, its own ``import re`` included), so an import
+added anywhere on the way (the wrapper, ``curfew_cli.main``, a helper
+module) is caught, not only one reached from ``main()``. The forked sender of
+a warm hook's reports writes nothing to the hook's stderr (it is detached
+first), so what is read is the hook's own start. Each test has its control:
+the same command with nothing cached must ask, and there the slow imports
+(or urllib's) do show, so the reading of ``-X importtime`` is not blind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from curfew_cli import verdicts
+from curfew_cli.config import load
+from curfew_cli.status import summarize
+from harness_samples import ASLEEP, SESSION, event, state
+from harness_server import environment
+
+#: Never on a warm path (the gateway client brings both).
+HEAVY = ("httpx", "pydantic", "curfew_client")
+#: Nothing listens there: a command that asks is told "unreachable" at once.
+NOWHERE = "http://127.0.0.1:9"
+
+
+def _command() -> str:
+    found = shutil.which("curfew", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail("no curfew console script beside this Python (pip install -e ./client)")
+    return found
+
+
+def imported(tmp_path: Path, words: list[str], stdin: str = "") -> tuple[str, set[str]]:
+    """What the console script printed, and every module it imported (top names too)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", _command(), *words],
+        input=stdin,
+        env={**os.environ, **environment(tmp_path, CURFEW_URL=NOWHERE)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    names: set[str] = set()
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or line.count("|") != 2:
+            continue
+        name = line.rsplit("|", 1)[1].strip()
+        names |= {name, name.split(".")[0]}
+    assert "curfew_cli.main" in names, done.stderr[-2000:]  # the reading is not empty
+    return done.stdout, names
+
+
+def test_a_warm_status_line_imports_no_httpx_no_pydantic(tmp_path: Path) -> None:
+    settings = load(environment(tmp_path, CURFEW_URL=NOWHERE))
+    cached = tmp_path / "cache" / "curfew" / "status.json"
+    cached.parent.mkdir(parents=True)
+    record = {
+        "identity": settings.identity,
+        "summary": summarize(state()),
+        "until": time.time() + 3600,
+    }
+    cached.write_text(json.dumps(record))
+    out, names = imported(tmp_path, ["status"])
+    assert out == "sleepy · budget 560 · asleep at 03:00\n"
+    assert names.isdisjoint(HEAVY), sorted(names & set(HEAVY))
+    # Control: nothing cached, it asks the server (through the gateway client).
+    cached.unlink()
+    out, names = imported(tmp_path, ["status"])
+    assert out == "curfew: unreachable\n"
+    assert set(HEAVY) <= names
+
+
+@pytest.mark.parametrize("tool", ["claude-code", "codex"])
+def test_a_warm_hook_imports_no_httpx_no_pydantic(tool: str, tmp_path: Path) -> None:
+    settings = load(environment(tmp_path, CURFEW_URL=NOWHERE))
+    cache = str(tmp_path / "cache" / "curfew")
+    far = {**ASLEEP, "valid_until": "2099-01-01T00:00:00+00:00"}
+    file = verdicts.path(cache, settings.identity, SESSION, False)
+    verdicts.write(file, settings.identity, SESSION, False, far, time.time())
+    sent = json.dumps(event(tool, "PreToolUse"))
+    out, names = imported(tmp_path, ["hook", tool], sent)
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert names.isdisjoint(HEAVY), sorted(names & set(HEAVY))
+    assert "urllib.request" not in names  # it asked nothing
+    # Control: nothing cached, it asks (urllib), still without the heavy ones.
+    os.unlink(file)
+    out, names = imported(tmp_path, ["hook", tool], sent)
+    assert "fail_open" in json.loads(out)["systemMessage"]
+    assert "urllib.request" in names
+    assert names.isdisjoint(HEAVY)
