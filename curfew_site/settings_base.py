@@ -180,16 +180,42 @@ DATABASES = {
         conn_max_age=env_int(
             "CONN_MAX_AGE",
             0,
-            help="seconds a database connection is kept for reuse (0: one per request)",
+            help="seconds a database connection is kept for reuse (0: one per request; on "
+            "PostgreSQL the pool, `CURFEW_DATABASE_POOL`, lends one instead)",
         ),
     )
 }
+#: PostgreSQL connections each process keeps open in a pool (Django's own,
+#: psycopg 3's ``psycopg_pool``), lent to a request's thread while it reads: a
+#: cold verdict then costs its one query, not a new connection (a server
+#: process started for it, its set-up, and the query: three transactions and
+#: most of its time, issue 40). 0: no pool, ``CONN_MAX_AGE`` decides.
+DATABASE_POOL_SIZE = env_int(
+    "CURFEW_DATABASE_POOL",
+    40,
+    help="PostgreSQL connections a process keeps in its pool (0: none; then `CONN_MAX_AGE` "
+    "decides)",
+)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A PostgreSQL that accepts and never answers (frozen, a half-open path)
     # is an error within seconds, not a wait forever: libpq has no bound of
     # its own, and every warm verdict needing a re-read hung (issue 41).
     # ``?connect_timeout=N`` in DATABASE_URL sets another.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
+    if DATABASE_POOL_SIZE > 0 and not DATABASES["default"]["CONN_MAX_AGE"]:
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            # Opened on first use, grown to ``max_size`` by demand (the edge's
+            # 32 cold-work threads, the ledger's flusher, the capsules' reads),
+            # shrunk back after 10 idle minutes.
+            "min_size": min(2, DATABASE_POOL_SIZE),
+            "max_size": DATABASE_POOL_SIZE,
+            # A thread that finds every connection lent waits this long, then
+            # fails as a stalled database does (a 503 in the door's shape).
+            "timeout": 5,
+        }
+        # Lent only after a round trip proved it alive: a connection PostgreSQL
+        # closed (a restart, an outage) is replaced, never handed to a request.
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Take SQLite's write lock when a transaction begins, so concurrent saves
     # queue and meet the stale-version check (409) instead of "database is locked".
@@ -341,13 +367,22 @@ CURFEW_VERDICT_MAX_AGE = env_int(
     help="seconds a gateway may cache a verdict at most (`max_age`)",
 )
 #: Longest a cached schedule, override or token check is trusted without
-#: re-reading the database: whatever failed after a commit, or wrote around the
-#: services, is seen within this bound (see curfew_core/store/cache_policy.py).
+#: re-reading the database (see curfew_core/store/cache_policy.py). With Redis,
+#: every committed write is pushed to every process (the writer's refresh and
+#: one ``PUBLISH``; the model signals cover the admin, a shell, a command), so
+#: this only bounds a push that was lost (Redis refused the refresh, the process
+#: died between commit and refresh) and a write around the ORM's saves (a bulk
+#: ``update()``, SQL): five gateway lifetimes (``CURFEW_VERDICT_MAX_AGE``), so a
+#: user asked once a minute stays warm. Without Redis nothing is pushed across
+#: processes (a second worker, ``manage.py`` beside the server): 5 s.
+CACHE_FRESH_PUSHED = 5 * CURFEW_VERDICT_MAX_AGE
+CACHE_FRESH_POLLED = 5
 CURFEW_CACHE_FRESH_SECONDS = env_int(
     "CURFEW_CACHE_FRESH_SECONDS",
-    5,
+    CACHE_FRESH_PUSHED if REDIS_URL else CACHE_FRESH_POLLED,
     help="longest a cached schedule, override or token check is trusted without re-reading "
-    "the database",
+    "the database (a lost push, a write around the ORM's saves)",
+    shown="with `REDIS_URL`: 5 × `CURFEW_VERDICT_MAX_AGE` (300); without: 5",
 )
 #: How long a cached schedule is kept: past the freshness bound it only answers
 #: while the database cannot be read (warm verdicts go on through an outage).

@@ -6,12 +6,20 @@ whole is registered with ``on_commit(..., robust=True)`` besides. A step that
 fails (Redis refused or stalled the write) or never runs (the process was
 killed right after the commit) hides nothing for long: cached entries are
 re-read once older than ``CURFEW_CACHE_FRESH_SECONDS`` (see ``curfew_core.store.cache_policy``).
+
+Every write of a row a verdict reads comes here, whoever made it: the services
+call ``after_commit`` themselves, and the model signals
+(``services.cache_receivers``) call it for a save or delete made any other way
+(the admin, a shell, a management command, a cascade). Within one transaction
+a user's steps are registered once (``on_commit_once``): a service's save and
+the signal its ``save()`` sends do not refresh twice.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
 
 from django.db import transaction
 
@@ -71,11 +79,48 @@ def after_commit(
 ) -> None:
     """Run ``run_after_commit`` once the caller's transaction commits (at once
     outside one); nothing of it runs if the transaction rolls back."""
-    digests = tuple(token_digests)
+    digests = tuple(sorted(set(token_digests)))
 
     # A named function, not a ``partial``: Django's robust logging reads its
     # ``__qualname__``.
     def steps() -> None:
         run_after_commit(user_id, token_digests=digests, refresh=refresh, publish=publish)
 
+    def covers(pending: Hashable) -> bool:
+        """Whether steps already registered do all of these."""
+        if not (
+            isinstance(pending, tuple) and len(pending) == 5 and pending[:2] == ("user", user_id)
+        ):
+            return False
+        _, _, their_digests, their_refresh, their_publish = pending
+        return (
+            set(digests) <= set(their_digests)
+            and (their_refresh or not refresh)
+            and (their_publish or not publish)
+        )
+
+    on_commit_once(("user", user_id, digests, refresh, publish), steps, covers=covers)
+
+
+#: The attribute naming what a function registered by ``on_commit_once`` does.
+_ONCE = "curfew_after_commit"
+
+
+def on_commit_once(
+    key: Hashable, steps: Callable[[], None], *, covers: Callable[[Hashable], bool] | None = None
+) -> None:
+    """``on_commit(steps, robust=True)``, unless steps registered earlier in
+    this transaction already do the same (``covers(their key)``, by default
+    equal keys). Those run whenever these would: a callback still pending was
+    registered inside savepoints that are either released (never rolled back
+    now) or still open, and these would be registered inside every savepoint
+    open now, so a rollback that drops those drops these too. Outside a
+    transaction, at once, as ``on_commit``."""
+    connection: Any = transaction.get_connection()
+    if connection.in_atomic_block:
+        same = covers or (lambda pending: pending == key)
+        for entry in connection.run_on_commit:
+            if same(getattr(entry[1], _ONCE, None)):
+                return
+    setattr(steps, _ONCE, key)
     transaction.on_commit(steps, robust=True)

@@ -19,7 +19,10 @@ is fetched from Redis (one ``MGET``) and kept here.
 - **A lost message is bounded by freshness.** An entry stands here no longer
   than its rows may be trusted: ``CURFEW_CACHE_FRESH_SECONDS`` after they
   were read from the database (their ``loaded_at``), and never longer than
-  that bound after it was fetched from Redis. A listener that loses its
+  that bound after it was fetched from Redis. With Redis that bound is long
+  (five gateway lifetimes, 300 s by default: settings_base), since every
+  committed write is pushed (the services' ``after_commit`` and the model
+  signals, ``services.cache_receivers``); a lost push is the exception. A listener that loses its
   connection turns the layer off (reads go to Redis) until it is subscribed
   again, and drops what it held, since it may have missed messages meanwhile.
 - **No stale fetch put back.** A fetch that began before an invalidation
@@ -52,8 +55,10 @@ RESUBSCRIBE_SECONDS = 1.0
 #: Seconds of silence before the listener checks its connection.
 PING_SECONDS = 5.0
 
-#: The keys the layer may hold (``cache_policy``'s token, user and team keys).
-HELD = ("token:", "bundle:", "team:")
+#: The keys the layer may hold (``cache_policy``'s token, user and team keys,
+#: and a team key's member names, ``selectors.teams.member_key``), whose writes
+#: through the cache are told to every process.
+HELD = ("token:", "bundle:", "team:", "team-member:")
 
 #: Not in the layer (``None`` is a value Redis may hold for an absent key).
 MISSING: Any = object()
