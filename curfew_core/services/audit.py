@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from curfew_core.models import AuditEntry
+from curfew_core.models import AuditEntry, Team
 
 Channel = AuditEntry.Channel
 
@@ -41,13 +41,16 @@ def audit_record(
     subject: str,
     action: str,
     changes: Mapping[str, Any],
+    team: Team | None = None,
 ) -> AuditEntry:
-    """One audit row. ``changes`` must be JSON and hold no secret (callers
-    pass names, prefixes and settings, never a raw token or a digest)."""
+    """One audit row (of ``team``, for a team's change). ``changes`` must be
+    JSON and hold no secret (callers pass names, prefixes and settings, never a
+    raw token or a digest)."""
     if channel not in Channel.values:
         raise ValueError(f"unknown channel {channel!r}; use one of {', '.join(Channel.values)}")
     return AuditEntry.objects.create(
         user=user,
+        team=team,
         actor=actor,
         actor_name=_actor_name(actor),
         channel=channel,

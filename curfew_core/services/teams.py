@@ -41,7 +41,7 @@ from curfew_core.selectors.teams import forget_member_name
 from curfew_core.selectors.tokens import digest as token_digest
 from curfew_core.services import events
 from curfew_core.services.after_commit import after_commit
-from curfew_core.services.audit import _actor_name, changed_fields, moment
+from curfew_core.services.audit import audit_record, changed_fields, moment
 
 log = logging.getLogger("curfew.teams")
 
@@ -100,18 +100,39 @@ def _audit(
     action: str,
     changes: Mapping[str, Any],
 ) -> AuditEntry:
-    if channel not in AuditEntry.Channel.values:
-        raise ValueError(f"unknown channel {channel!r}")
-    return AuditEntry.objects.create(
+    return audit_record(
         user=user,
-        team=team,
         actor=actor,
-        actor_name=_actor_name(actor),
         channel=channel,
         subject=AuditEntry.Subject.TEAM,
         action=action,
         changes={"team": team.name, **changes},
+        team=team,
     )
+
+
+def _member_audit(
+    team: Team,
+    user: User,
+    action: str,
+    changes: Mapping[str, Any],
+    *,
+    actor: User | None,
+    channel: str,
+) -> None:
+    """A change of ``user``'s membership: its entry (in ``user``'s name), and
+    after the commit what ``_member_changed`` refreshes."""
+    _audit(team=team, user=user, actor=actor, channel=channel, action=action, changes=changes)
+    _member_changed(team.id, user)
+
+
+def _team_audit(
+    team: Team, action: str, changes: Mapping[str, Any], *, actor: User | None, channel: str
+) -> None:
+    """A change of the team itself: its entry in the name of ``actor``, or of
+    the team's first admin when the system acts."""
+    user = actor or _first_admin(team)
+    _audit(team=team, user=user, actor=actor, channel=channel, action=action, changes=changes)
 
 
 def _require_admin(team: Team, actor: User | None) -> None:
@@ -229,15 +250,9 @@ def team_create(
             f"a team called {cleaned!r} exists already, or {admin.get_username()} joined one",
             code="exists",
         ) from None
-    _audit(
-        team=team,
-        user=admin,
-        actor=actor,
-        channel=channel,
-        action="created",
-        changes={"admin": admin.get_username()},
+    _member_audit(
+        team, admin, "created", {"admin": admin.get_username()}, actor=actor, channel=channel
     )
-    _member_changed(team.id, admin)
     return team
 
 
@@ -262,15 +277,14 @@ def member_add(
         raise TeamError(
             f"{user.get_username()} is already in a team", code="already_in_team", field="user"
         ) from None
-    _audit(
-        team=team,
-        user=user,
+    _member_audit(
+        team,
+        user,
+        "member added",
+        {"member": user.get_username(), "role": role},
         actor=actor,
         channel=channel,
-        action="member added",
-        changes={"member": user.get_username(), "role": role},
     )
-    _member_changed(team.id, user)
     return membership
 
 
@@ -307,15 +321,14 @@ def member_role_change(
     old = membership.role
     membership.role = role
     membership.save(update_fields=["role"])
-    _audit(
-        team=team,
-        user=user,
+    _member_audit(
+        team,
+        user,
+        "role changed",
+        {"member": user.get_username(), "old": old, "new": role},
         actor=actor,
         channel=channel,
-        action="role changed",
-        changes={"member": user.get_username(), "old": old, "new": role},
     )
-    _member_changed(team.id, user)
     return membership
 
 
@@ -334,15 +347,14 @@ def member_remove(
     membership = _membership(team, user)
     _keep_last_admin(team, user, membership, " and cannot leave", field="user")
     membership.delete()
-    _audit(
-        team=team,
-        user=user,
+    _member_audit(
+        team,
+        user,
+        "member removed",
+        {"member": user.get_username(), "role": membership.role},
         actor=actor,
         channel=channel,
-        action="member removed",
-        changes={"member": user.get_username(), "role": membership.role},
     )
-    _member_changed(team.id, user)
 
 
 # -- invite links ----------------------------------------------------------------------
@@ -377,13 +389,12 @@ def invite_create(
         created_by=actor,
         expires_at=now + INVITE_LIFETIME,
     )
-    _audit(
-        team=team,
-        user=actor or _first_admin(team),
+    _team_audit(
+        team,
+        "invite created",
+        {"invite": invite.prefix, "role": role, "expires_at": moment(invite.expires_at)},
         actor=actor,
         channel=channel,
-        action="invite created",
-        changes={"invite": invite.prefix, "role": role, "expires_at": moment(invite.expires_at)},
     )
     return invite, raw
 
@@ -403,14 +414,7 @@ def invite_revoke(
         raise TeamError("no such open invite", code="not_found", field="invite")
     invite.revoked_at = now
     invite.save(update_fields=["revoked_at"])
-    _audit(
-        team=team,
-        user=actor or _first_admin(team),
-        actor=actor,
-        channel=channel,
-        action="invite revoked",
-        changes={"invite": invite.prefix},
-    )
+    _team_audit(team, "invite revoked", {"invite": invite.prefix}, actor=actor, channel=channel)
 
 
 @transaction.atomic
@@ -441,15 +445,14 @@ def invite_accept(
     invite.used_at = now
     invite.used_by = user
     invite.save(update_fields=["used_at", "used_by"])
-    _audit(
-        team=invite.team,
-        user=user,
+    _member_audit(
+        invite.team,
+        user,
+        "invite accepted",
+        {"member": user.get_username(), "invite": invite.prefix, "role": invite.role},
         actor=user,
         channel=channel,
-        action="invite accepted",
-        changes={"member": user.get_username(), "invite": invite.prefix, "role": invite.role},
     )
-    _member_changed(invite.team.id, user)
     return membership
 
 
@@ -529,13 +532,12 @@ def team_schedule_update(
     locked.config = new_config
     locked.version += 1
     locked.save()
-    _audit(
-        team=locked,
-        user=actor or _first_admin(locked),
+    _team_audit(
+        locked,
+        "schedule saved",
+        {"version": locked.version, "fields": fields},
         actor=actor,
         channel=channel,
-        action="schedule saved",
-        changes={"version": locked.version, "fields": fields},
     )
     _team_changed(locked.id)
     return locked
@@ -563,13 +565,12 @@ def team_overtime_set(
     old = locked.overtime_until
     locked.overtime_until = None if duration is None else now + duration
     locked.save(update_fields=["overtime_until", "updated_at"])
-    _audit(
-        team=locked,
-        user=actor or _first_admin(locked),
+    _team_audit(
+        locked,
+        "overtime" if duration is not None else "overtime ended",
+        {"old": moment(old), "overtime_until": moment(locked.overtime_until)},
         actor=actor,
         channel=channel,
-        action="overtime" if duration is not None else "overtime ended",
-        changes={"old": moment(old), "overtime_until": moment(locked.overtime_until)},
     )
     _team_changed(locked.id)
     return locked
