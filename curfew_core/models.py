@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from curfew_core.ledger.entry import ACTIONS, ORIGINS, STATES
+from curfew_core.ledger.entry import ACTIONS, STATES, origin_choices
 
 #: The version of a schedule nobody has saved yet (defaults, with or without a
 #: row): ``version`` counts saves, so readers and the writer's stale check agree.
@@ -205,7 +205,8 @@ class Decision(models.Model):
     reason = models.CharField(max_length=500, blank=True, default="")
     budget_before = models.PositiveIntegerField(null=True, blank=True)
     budget_after = models.PositiveIntegerField(null=True, blank=True)
-    origin = models.CharField(max_length=16, choices=[(o, o) for o in ORIGINS])
+    #: Its choices are a callable: a new wire protocol's origins need no migration.
+    origin = models.CharField(max_length=16, choices=origin_choices)
     exempt = models.BooleanField(default=False)
     dry_run = models.BooleanField(default=False)
     #: What the upstream said it used, when the proxy saw its ``usage``.

@@ -425,6 +425,21 @@ CURFEW_ANTHROPIC_UPSTREAM_API_KEY = env_str(
     "CURFEW_ANTHROPIC_UPSTREAM_API_KEY",
     help="the key sent to that provider as `x-api-key`; never shown",
 )
+#: The Gemini API behind ``/v1beta/models/{model}:generateContent`` (issue 43),
+#: as the google-genai SDK takes its base URL: without ``/v1beta``, which the
+#: proxy adds. Its key is sent as ``x-goog-api-key`` and, like the others,
+#: never shown. Client input never shapes where a request goes: the model id
+#: is one checked path segment under this base.
+CURFEW_GEMINI_UPSTREAM_BASE_URL = env_str(
+    "CURFEW_GEMINI_UPSTREAM_BASE_URL",
+    "https://generativelanguage.googleapis.com",
+    help="the Gemini API behind `/v1beta/models/{model}:generateContent`, without `/v1beta` "
+    "(as its SDK takes it)",
+)
+CURFEW_GEMINI_UPSTREAM_API_KEY = env_str(
+    "CURFEW_GEMINI_UPSTREAM_API_KEY",
+    help="the key sent to that provider as `x-goog-api-key`; never shown",
+)
 #: Upstream calls one token may have open at once in one process (beyond: 429),
 #: so no single client can hold the whole connection pool.
 CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int(

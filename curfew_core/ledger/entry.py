@@ -8,15 +8,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from curfew_client.wire import ActionName, StateName
 
-#: Where a decision was made: the proxy's model-call doors, the verdict API,
-#: a gateway's report. Declared here once (the model's choices and the API's
-#: schema derive from it); states and actions are the wire's own.
-Origin = Literal["chat", "completions", "responses", "messages", "embeddings", "verdict", "gateway"]
-ORIGINS: tuple[Origin, ...] = get_args(Origin)
+from curfew_core import protocols
+
+#: Where a decision was made: the proxy's model-call doors (each wire
+#: protocol's ``origins``, ``protocols``), the verdict API, a gateway's
+#: report. Derived here once (the model's choices and the API's schema derive
+#: from it), so a new protocol's routes need no edit here and no migration
+#: (the column's choices are :func:`origin_choices`, a callable: the
+#: migration names the function, not the list). States and actions are the
+#: wire's own.
+ORIGINS: tuple[str, ...] = (
+    *(origin for protocol in protocols.ALL for origin in protocol.origins),
+    "verdict",
+    "gateway",
+)
+if TYPE_CHECKING:
+    Origin = str
+else:
+    # A Literal for the API's schema (its enum), made from the list.
+    Origin = Literal[ORIGINS]
+
+
+def origin_choices() -> list[tuple[str, str]]:
+    """The ledger's ``origin`` column's choices (``Decision.origin``)."""
+    return [(origin, origin) for origin in ORIGINS]
+
+
 ACTIONS: tuple[ActionName, ...] = get_args(ActionName)
 STATES: tuple[StateName, ...] = get_args(StateName)
 #: The reason line is kept this long at most.
