@@ -27,7 +27,7 @@ import pytest
 from curfew_cli import verdicts
 from curfew_cli.config import load
 from curfew_cli.status import summarize
-from harness_samples import ASLEEP, SESSION, event, state
+from harness_samples import ASLEEP, SESSION, WORKING, event, state
 from harness_server import environment
 
 #: Never on a warm path (the gateway client brings both).
@@ -102,3 +102,24 @@ def test_a_warm_hook_imports_no_httpx_no_pydantic(tool: str, tmp_path: Path) -> 
     assert "fail_open" in json.loads(out)["systemMessage"]
     assert "urllib.request" in names
     assert names.isdisjoint(HEAVY)
+
+
+def test_a_warm_hook_that_passes_imports_no_datetime(tmp_path: Path) -> None:
+    """Only a block says until when (``datetime``): a pass reads the cached
+    ``until`` the cold path wrote, in epoch seconds."""
+    settings = load(environment(tmp_path, CURFEW_URL=NOWHERE))
+    cache = str(tmp_path / "cache" / "curfew")
+    far = {**WORKING, "valid_until": "2099-01-01T00:00:00+00:00"}
+    file = verdicts.path(cache, settings.identity, SESSION, False)
+    verdicts.write(file, settings.identity, SESSION, False, far, time.time())
+    sent = json.dumps(event("claude-code", "PreToolUse"))
+    out, names = imported(tmp_path, ["hook", "claude-code"], sent)
+    assert out == ""  # working: nothing to say
+    assert "urllib.request" not in names  # answered from the cache
+    assert "datetime" not in names
+    # Control: asleep, the tool call is denied saying until when, with datetime.
+    asleep = {**ASLEEP, "valid_until": far["valid_until"]}
+    verdicts.write(file, settings.identity, SESSION, False, asleep, time.time())
+    out, names = imported(tmp_path, ["hook", "claude-code"], sent)
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "datetime" in names

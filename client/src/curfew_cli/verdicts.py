@@ -192,6 +192,9 @@ def write(
     record = {
         "scope": [identity, session_id, subagent],
         "fetched_at": fetched_at,
+        # Read once here (the cold path has datetime already): a warm hook
+        # that passes then never imports it.
+        "until": _epoch(verdict["valid_until"]),
         "verdict": verdict,
     }
     replace_private(file, json.dumps(record))
