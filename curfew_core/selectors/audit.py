@@ -140,104 +140,92 @@ def _local(value: Any, tz: zoneinfo.ZoneInfo) -> str:
     return str(value)
 
 
-def _details(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
+def _said(
+    entry: AuditEntry, tz: zoneinfo.ZoneInfo
+) -> tuple[tuple[str, ...], tuple[AuditItem, ...]]:
+    """An entry's facts twice, side by side for each subject: as English lines
+    (``AuditRow.details``) and as items (``AuditRow.items``)."""
     changes = entry.changes or {}
     if entry.subject == AuditEntry.Subject.SCHEDULE:
         fields = changes.get("fields", {})
-        return tuple(line for key, change in fields.items() for line in _field_lines(key, change))
+        return (
+            tuple(line for key, change in fields.items() for line in _field_lines(key, change)),
+            tuple(item for key, change in fields.items() for item in _field_items(key, change)),
+        )
     if entry.subject == AuditEntry.Subject.OVERRIDE:
-        return tuple(
-            f"{key}: {_local(value, tz)}" for key, value in changes.items() if value is not None
+        shown = [(key, _local(value, tz)) for key, value in changes.items() if value is not None]
+        return (
+            tuple(f"{key}: {local}" for key, local in shown),
+            tuple(AuditItem(key, None, local) for key, local in shown),
         )
     if entry.subject == AuditEntry.Subject.TOKEN:
-        name = changes.get("name") or "unnamed"
-        return (f"{changes.get('kind')} token “{name}” ({changes.get('prefix')}…)",)
+        kind, name, prefix = changes.get("kind"), changes.get("name"), changes.get("prefix")
+        return (
+            (f"{kind} token “{name or 'unnamed'}” ({prefix}…)",),
+            (AuditItem("token", None, f"{prefix}…", extra=(str(kind or ""), str(name or ""))),),
+        )
     if entry.subject in (AuditEntry.Subject.ACCOUNT, AuditEntry.Subject.PRICES):
         # Counts, choices and prices only: neither service stores a secret.
-        return tuple(
-            f"{key}: {_value(value.get('old')) or '—'} → {_value(value.get('new')) or '—'}"
-            if isinstance(value, dict)
-            else f"{key}: {_value(value)}"
-            for key, value in changes.items()
+        return (
+            tuple(
+                f"{key}: {_value(value.get('old')) or '—'} → {_value(value.get('new')) or '—'}"
+                if isinstance(value, dict)
+                else f"{key}: {_value(value)}"
+                for key, value in changes.items()
+            ),
+            tuple(
+                AuditItem(key, value.get("old"), value.get("new"))
+                if isinstance(value, dict)
+                else AuditItem(key, None, value)
+                for key, value in changes.items()
+            ),
         )
     if entry.subject == AuditEntry.Subject.TEAM:
-        return _team_details(changes, tz)
-    return ()
+        return _team_said(changes, tz)
+    return (), ()
 
 
-def _items(entry: AuditEntry, tz: zoneinfo.ZoneInfo) -> tuple[AuditItem, ...]:
-    changes = entry.changes or {}
-    if entry.subject == AuditEntry.Subject.SCHEDULE:
-        fields = changes.get("fields", {})
-        return tuple(item for key, change in fields.items() for item in _field_items(key, change))
-    if entry.subject == AuditEntry.Subject.OVERRIDE:
-        return tuple(
-            AuditItem(key, None, _local(value, tz))
-            for key, value in changes.items()
-            if value is not None
-        )
-    if entry.subject == AuditEntry.Subject.TOKEN:
-        kind = str(changes.get("kind") or "")
-        name = str(changes.get("name") or "")
-        return (AuditItem("token", None, f"{changes.get('prefix')}…", extra=(kind, name)),)
-    if entry.subject in (AuditEntry.Subject.ACCOUNT, AuditEntry.Subject.PRICES):
-        return tuple(
-            AuditItem(key, value.get("old"), value.get("new"))
-            if isinstance(value, dict)
-            else AuditItem(key, None, value)
-            for key, value in changes.items()
-        )
-    if entry.subject == AuditEntry.Subject.TEAM:
-        return _team_items(changes, tz)
-    return ()
-
-
-def _team_items(changes: dict[str, Any], tz: zoneinfo.ZoneInfo) -> tuple[AuditItem, ...]:
-    """``_team_details``' facts, structured for ``web.words.audit_lines``."""
-    items: list[AuditItem] = []
-    if "member" in changes:
-        items.append(AuditItem("member", None, changes["member"]))
-    if "old" in changes and "new" in changes and not isinstance(changes["old"], dict):
-        items.append(AuditItem("role", changes["old"], changes["new"]))
-    elif "role" in changes:
-        items.append(AuditItem("role", None, changes["role"]))
-    if "admin" in changes:
-        items.append(AuditItem("admin", None, changes["admin"]))
-    if "invite" in changes:
-        items.append(AuditItem("invite", None, f"{changes['invite']}…"))
-    if "prefix" in changes:
-        name = str(changes.get("name") or "")
-        items.append(AuditItem("token", None, f"{changes['prefix']}…", extra=("team", name)))
-    if "overtime_until" in changes:
-        until = changes["overtime_until"]
-        items.append(AuditItem("overtime_until", None, _local(until, tz) if until else None))
-    for key, change in (changes.get("fields") or {}).items():
-        items.extend(_field_items(key, change))
-    return tuple(items)
-
-
-def _team_details(changes: dict[str, Any], tz: zoneinfo.ZoneInfo) -> tuple[str, ...]:
-    """A team change in lines: its member, role, invite or key, and a schedule
-    save's fields as a person's (never a secret: none is stored)."""
+def _team_said(
+    changes: dict[str, Any], tz: zoneinfo.ZoneInfo
+) -> tuple[tuple[str, ...], tuple[AuditItem, ...]]:
+    """A team change as lines and as items (for ``web.words.audit_lines``):
+    its member, role, invite or key, and a schedule save's fields as a
+    person's (never a secret: none is stored)."""
     lines: list[str] = []
+    items: list[AuditItem] = []
+
+    def say(line: str, item: AuditItem) -> None:
+        lines.append(line)
+        items.append(item)
+
     if "member" in changes:
-        lines.append(f"member: {_value(changes['member'])}")
+        say(f"member: {_value(changes['member'])}", AuditItem("member", None, changes["member"]))
     if "old" in changes and "new" in changes and not isinstance(changes["old"], dict):
-        lines.append(f"role: {_value(changes['old'])} → {_value(changes['new'])}")
+        say(
+            f"role: {_value(changes['old'])} → {_value(changes['new'])}",
+            AuditItem("role", changes["old"], changes["new"]),
+        )
     elif "role" in changes:
-        lines.append(f"role: {_value(changes['role'])}")
+        say(f"role: {_value(changes['role'])}", AuditItem("role", None, changes["role"]))
     if "admin" in changes:
-        lines.append(f"admin: {_value(changes['admin'])}")
+        say(f"admin: {_value(changes['admin'])}", AuditItem("admin", None, changes["admin"]))
     if "invite" in changes:
-        lines.append(f"invite: {changes['invite']}…")
+        invite = f"{changes['invite']}…"
+        say(f"invite: {invite}", AuditItem("invite", None, invite))
     if "prefix" in changes:
-        lines.append(f"key “{changes.get('name') or 'unnamed'}” ({changes['prefix']}…)")
+        name, prefix = changes.get("name"), f"{changes['prefix']}…"
+        say(
+            f"key “{name or 'unnamed'}” ({prefix})",
+            AuditItem("token", None, prefix, extra=("team", str(name or ""))),
+        )
     if "overtime_until" in changes:
         until = changes["overtime_until"]
-        lines.append(f"overtime until: {_local(until, tz) if until else '—'}")
+        local = _local(until, tz) if until else None
+        say(f"overtime until: {local or '—'}", AuditItem("overtime_until", None, local))
     for key, change in (changes.get("fields") or {}).items():
         lines.extend(_field_lines(key, change))
-    return tuple(lines)
+        items.extend(_field_items(key, change))
+    return tuple(lines), tuple(items)
 
 
 def audit_recent(user: User, limit: int = 10, *, tz: str = "UTC") -> list[AuditRow]:
@@ -250,12 +238,13 @@ def audit_recent(user: User, limit: int = 10, *, tz: str = "UTC") -> list[AuditR
 
 def audit_row(entry: AuditEntry, zone: zoneinfo.ZoneInfo) -> AuditRow:
     """One entry as a page shows it, on the clock ``zone`` (a team's audit too)."""
+    details, items = _said(entry, zone)
     return AuditRow(
         at=entry.created_at.astimezone(zone),
         subject=entry.subject,
         action=entry.action,
         channel=entry.get_channel_display(),
         actor=entry.actor_name,
-        details=_details(entry, zone),
-        items=_items(entry, zone),
+        details=details,
+        items=items,
     )
