@@ -167,3 +167,46 @@ def test_the_count_sees_each_kind_of_spelling() -> None:
     assert not web_spellings("// the on-duty face", ".js")
     assert not web_spellings("{% translate 'Replies at lights-out.' %}", ".html")
     assert web_spellings('<div class="s-winding"></div>', ".html")
+
+
+# -- the Decision row's columns -------------------------------------------------
+#
+# The ``Decision`` model declares a decision's columns. The ledger's raw row
+# (``ledger.batch.ROW_COLUMNS``, which cannot import the model: it is below it)
+# is held to the model's columns in the model's order; the Activity page's line
+# (``selectors.ledger_page.DecisionLine``) likewise; the CSV export's columns
+# are read off the line and the API's rows (``selectors.ledger.decision_json``)
+# off the API's schema, each field a column of the model.
+
+
+def _columns() -> list[str]:
+    from curfew_core.models import Decision
+
+    return [str(field.column) for field in Decision._meta.concrete_fields if not field.primary_key]
+
+
+def test_the_ledger_row_is_the_models_columns_in_order() -> None:
+    from curfew_core.ledger.batch import ROW_COLUMNS
+
+    assert list(ROW_COLUMNS) == _columns()
+
+
+def test_the_activity_line_and_export_are_the_models_columns() -> None:
+    from dataclasses import fields
+
+    from curfew_core.selectors.ledger_page import DecisionLine
+    from curfew_core.web.activity.export import CSV_COLUMNS
+
+    shown = [column for column in _columns() if column not in ("user_id", "client_id")]
+    assert [field.name for field in fields(DecisionLine)] == ["id", *shown]
+    assert list(CSV_COLUMNS) == shown
+
+
+def test_each_field_of_the_apis_decision_is_a_column_of_the_model() -> None:
+    from curfew_core.models import Decision
+    from curfew_core.schema.decisions import DecisionRow
+    from curfew_core.selectors.ledger import DECISION_FIELDS
+
+    names = {field.name for field in Decision._meta.concrete_fields}
+    assert [name for name, _ in DECISION_FIELDS] == list(DecisionRow.model_fields)
+    assert {column for _, column in DECISION_FIELDS} <= names - {"id", "user"}

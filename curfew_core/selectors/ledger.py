@@ -12,6 +12,7 @@ from django.db.models import Q
 
 from curfew_core.ledger.savings import Bucket, Prices, Savings, check_prices, prices_of, savings
 from curfew_core.models import Decision, DecisionHour, PriceTable
+from curfew_core.schema.decisions import DecisionRow
 
 #: The most decisions one page holds.
 MAX_PER_PAGE = 200
@@ -26,23 +27,28 @@ class DecisionPage:
     next_page: int | None
 
 
+#: The ``Decision`` column behind an API field whose name is not the column's.
+_COLUMNS = {"id": "client_id", "session_id": "session"}
+#: ``(API name, model column)`` for each field of the API's decision row
+#: (``schema.decisions.DecisionRow``), in its order: read off the schema, not
+#: listed again (``tests/test_declare_once.py`` holds each a column of the model).
+DECISION_FIELDS = tuple((name, _COLUMNS.get(name, name)) for name in DecisionRow.model_fields)
+#: Free text the model keeps blank (``""``) and the API says as ``null``.
+_BLANK_IS_NULL = frozenset({"session", "purpose"})
+
+
 def decision_json(row: Decision) -> dict[str, Any]:
-    return {
-        "id": row.client_id,
-        "at": row.at.isoformat(),
-        "session_id": row.session or None,
-        "purpose": row.purpose or None,
-        "state": row.state,
-        "action": row.action,
-        "reason": row.reason,
-        "budget_before": row.budget_before,
-        "budget_after": row.budget_after,
-        "origin": row.origin,
-        "exempt": row.exempt,
-        "dry_run": row.dry_run,
-        "input_tokens": row.input_tokens,
-        "output_tokens": row.output_tokens,
-    }
+    """One decision as the API's ``DecisionRow``: each field the model's
+    column of the same name (``_COLUMNS`` where not), an instant in ISO 8601."""
+    said: dict[str, Any] = {}
+    for name, column in DECISION_FIELDS:
+        value = getattr(row, column)
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif column in _BLANK_IS_NULL:
+            value = value or None
+        said[name] = value
+    return said
 
 
 def of_session(session: str) -> Q:

@@ -7,6 +7,7 @@ import csv
 import datetime as dt
 import io
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import fields
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -14,22 +15,10 @@ from asgiref.sync import sync_to_async
 from curfew_core.selectors.ledger_page import DecisionLine, Period, export_chunk
 from curfew_core.web.activity.query import LedgerQuery
 
-#: The export's columns (the API's field names: data, not prose).
-CSV_COLUMNS = (
-    "at",
-    "session",
-    "purpose",
-    "state",
-    "action",
-    "reason",
-    "budget_before",
-    "budget_after",
-    "input_tokens",
-    "output_tokens",
-    "origin",
-    "exempt",
-    "dry_run",
-)
+#: The export's columns: a decision line's fields (the API's field names: data,
+#: not prose), which are the ``Decision`` model's columns in its order, read
+#: off the line's declaration rather than listed again.
+CSV_COLUMNS = tuple(field.name for field in fields(DecisionLine) if field.name != "id")
 
 
 #: A spreadsheet reads a cell starting with one of these as a formula.
