@@ -185,6 +185,8 @@ def run_hooks_tool(
     reached = [recorded for recorded in reached if recorded not in helpers]
     if tool == "opencode":
         seen, said = _plain(seen), _plain(said)
+    if tool == "claude-code" and label == "server down":
+        seen = _stream_shown(seen)
     # ``opencode run`` ends a turn its plugin stopped with an error (exit 1),
     # the plugin's words on stderr: for that row that is the expected end.
     stopped = tool == "opencode" and label == "off duty" and code == 1
@@ -234,6 +236,29 @@ def _opencode_config(upstream: str) -> str:
     )
 
 
+def _stream_shown(stream: str) -> str:
+    """What Claude Code shows of a ``stream-json`` run: each hook's
+    ``systemMessage`` (a warning to the user), then the answer."""
+    shown: list[str] = []
+    for line in stream.splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(item, dict):
+            continue
+        if item.get("subtype") == "hook_response":
+            try:
+                output = json.loads(item.get("output") or "null")
+            except ValueError:
+                output = None
+            if isinstance(output, dict) and output.get("systemMessage"):
+                shown.append(f"{item.get('hook_event')}: {output['systemMessage']}")
+        elif item.get("type") == "result" and isinstance(item.get("result"), str):
+            shown.append(item["result"])
+    return "\n".join(shown) if shown else stream
+
+
 def _plain(text: str) -> str:
     """Without terminal colours (OpenCode writes them whatever NO_COLOR says)."""
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
@@ -264,6 +289,8 @@ def check_hooks(
     """What is wrong with one hooks-only run, and what reached the upstream, in words."""
     problems = [] if code == 0 else [f"exit code {code}"]
     told = CODEX_SHOWS.get(state, "Curfew") if tool == "codex" else "Curfew"
+    if tool != "codex" and state == "server down":
+        told = "Policy fail_open"  # the outage and the policy applied, in the hook's words
     if state == "off duty":
         if told not in seen:
             problems.append(f"the user is not told ({told!r} not shown)")

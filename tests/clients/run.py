@@ -1139,6 +1139,51 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
     return "\n".join(lines)
 
 
+def _row_key(line: str) -> str | None:
+    """The tool key of a table row (``None``: not a tool's row)."""
+    if not line.startswith("| ") or line.startswith(("| tool ", "| --- ")):
+        return None
+    return line.split("|")[1].strip()
+
+
+def merged(before: str, now: str, keys: set[str]) -> str:
+    """``now`` (a run of the tools ``keys`` alone) with the rows of every
+    other tool kept from ``before`` (the table written by an earlier run),
+    in their place, and the run lines saying which rows are from when."""
+    new_lines = now.splitlines()
+    fresh = [line for line in new_lines if _row_key(line) in keys]
+    old_lines = before.splitlines()
+    earlier = next((line for line in old_lines if line.startswith("Run of ")), None)
+    rows: list[str] = []
+    for line in old_lines:
+        key = _row_key(line)
+        if key is None or key in NOT_RUN:
+            continue
+        if key in keys:
+            rows += fresh
+            fresh = []
+        else:
+            rows.append(line)
+    rows += fresh  # tools the earlier table did not have
+    out: list[str] = []
+    for line in new_lines:
+        key = _row_key(line)
+        if line.startswith("Run of ") and earlier is not None:
+            if "; the other rows from" in earlier:
+                stamp = "earlier runs (this file's history says which)"
+            else:
+                stamp = "the run of " + earlier.removeprefix("Run of ").rstrip(".")
+            run_of = line.removesuffix(".")
+            line = f"{run_of} ({', '.join(sorted(keys))}); the other rows from {stamp}."
+        elif key is not None and key not in NOT_RUN:
+            if rows:
+                out += rows
+                rows = []
+            continue
+        out.append(line)
+    return "\n".join(out) + ("\n" if now.endswith("\n") else "")
+
+
 def extra_rows(
     bench: Bench, tools: list[Tool], homes: Path, dead_url: str, *, with_client: bool
 ) -> list[Result]:
@@ -1241,6 +1286,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if bitten else 1
     text = table(results, versions, time.monotonic() - started)
     if args.write is not None:
+        if only and args.write.exists():
+            # A few tools run: their rows replace theirs, the others' stay as run before.
+            text = merged(args.write.read_text(encoding="utf-8"), text, only)
         args.write.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
