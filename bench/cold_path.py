@@ -18,8 +18,14 @@ busy machine slows all alike. Rows, ``POST /api/v1/verdict``:
 - ``team key, M members``: one team key naming each of ``--members`` in turn.
 
 ``--fresh`` and ``--conn-max-age`` set ``CURFEW_CACHE_FRESH_SECONDS`` and
-``CONN_MAX_AGE`` for both checkouts (the defaults: 5 s, and a database
-connection per request, which the cold path then opens each time).
+``CONN_MAX_AGE`` for both checkouts; unset, each checkout runs its own
+defaults, which the table's heading reads from each (since issue 40: 300 s
+with Redis, and a pool of PostgreSQL connections; before, 5 s, and a
+connection opened per cold request). ``--fresh 1`` makes every row past the
+first pass cold in both: the cold path itself, side by side. ``--database``
+names the throwaway database (default: a random ``curfew_bench_…``); Redis is
+``REDIS_URL``'s (a db of its own on a shared Redis), each checkout in a
+namespace of its own.
 
 Every row is warmed by one pass through its tokens before the rounds. Printed:
 the median req/s over the rounds, each row against its reference (``N users``
@@ -88,6 +94,18 @@ print(json.dumps({{
     "members": members,
     "team": team_token_create(team=team)[1],
 }}))
+"""
+
+#: Run in each served checkout's ``manage.py shell``: what it runs with.
+SETTINGS = """
+from django.conf import settings
+db = settings.DATABASES["default"]
+pool = (db.get("OPTIONS") or {}).get("pool")
+print(
+    f"CURFEW_CACHE_FRESH_SECONDS={settings.CURFEW_CACHE_FRESH_SECONDS}, "
+    f"CONN_MAX_AGE={db['CONN_MAX_AGE']}, "
+    + (f"pool of {pool['max_size']}" if pool else "no pool")
+)
 """
 
 
@@ -205,9 +223,10 @@ def main() -> int:
         type=int,
         help="CONN_MAX_AGE of both (default: the setting's, 0: a connection per request)",
     )
+    parser.add_argument("--database", help="the throwaway database's name (dropped after)")
     parser.add_argument("--write", type=Path, metavar="FILE")
     args = parser.parse_args()
-    database = f"curfew_bench_{secrets.token_hex(4)}"
+    database = args.database or f"curfew_bench_{secrets.token_hex(4)}"
     with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{database}"')
     env = {
@@ -223,6 +242,7 @@ def main() -> int:
     sites: list[tuple[str, ServedApp]] = []
     started_load = loadavg()
     table: dict[str, list[Row]] = {}
+    configured: dict[str, str] = {}
     try:
         for name, root in roots:
             site = ServedApp(
@@ -241,6 +261,7 @@ def main() -> int:
         )
         body = json.dumps(BODY).encode()
         for name, site in sites:
+            configured[name] = site.manage("shell", "-c", SETTINGS).stdout.strip().splitlines()[-1]
             site.start(timeout=180)
             table[name] = [
                 Row("ten", "10 users in turn", [(t, body) for t in made["users"][:10]]),
@@ -295,10 +316,16 @@ def main() -> int:
             site.stop()
         with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    chosen = (
+        "set by --fresh/--conn-max-age"
+        if args.fresh or args.conn_max_age is not None
+        else "each checkout's defaults"
+    )
     lines = [
         f"{machine()}; {versions()}; `bin/serve`, {args.workers} uvicorn worker(s) each, "
-        f"PostgreSQL + Redis, CURFEW_CACHE_FRESH_SECONDS={args.fresh or 'default (5)'}, "
-        f"CONN_MAX_AGE={'default (0)' if args.conn_max_age is None else args.conn_max_age}, "
+        f"PostgreSQL + Redis, "
+        + "; ".join(f"{name}: {text}" for name, text in configured.items())
+        + f" ({chosen}), "
         f"{args.connections} connections, {args.rounds} rounds of {args.seconds:g}s (medians); "
         f"load average at the start {started_load}, at the end {loadavg()}",
         "",

@@ -11,6 +11,7 @@ class CurfewCoreConfig(AppConfig):
         # connecting receivers (apps are loaded before any model exists).
         from curfew_core.realtime import signals
         from curfew_core.services import cache_receivers, token_receivers
+        from curfew_core.store import local_layer
 
         # A token changed outside the services (the admin, a cascade, a
         # deactivated user) stops working now, not at its cache's expiry.
@@ -18,5 +19,16 @@ class CurfewCoreConfig(AppConfig):
         # A row a verdict reads, saved or deleted by any channel (the admin, a
         # shell, a command, a cascade), is pushed to every process's cache.
         cache_receivers.connect()
+        # A team key's member names, kept by each process beside its cache
+        # layer, forgotten when any process forgets one (a member left, joined
+        # or was renamed: ``cache_receivers``) or the layer's channel was lost:
+        # all of them, re-read once each (such changes are rare).
+        local_layer.on_drop("team-member:", _forget_member_names)
         # Sign-out, password changes and deactivation close open capsule sockets.
         signals.connect()
+
+
+def _forget_member_names(_keys: list[str] | None) -> None:
+    from curfew_core.edge import team_caller
+
+    team_caller.forget()

@@ -260,3 +260,32 @@ def test_postgresql_reads_through_a_pool_of_live_connections() -> None:
     kept = _settings(DATABASE_URL=url, CONN_MAX_AGE="60")
     assert (kept["pool"], kept["conn_max_age"]) == (None, 60)
     assert _settings()["pool"] is None  # SQLite
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_push_is_made_again_once_the_cache_answers(
+    api: ApiClient, settings: Any, tmp_path: Path
+) -> None:
+    """A lost push is the one case the long bound covers alone: not while the
+    process lives, since it drops what it could not as soon as Redis answers
+    (its listener calls ``retry_forgets`` when it is subscribed again)."""
+    from curfew_core.store import cache_policy
+    from tests.api.refusing_cache import REFUSING
+
+    settings.CACHES = {
+        "default": {"BACKEND": "tests.api.refusing_cache.RefusingCache", "LOCATION": str(tmp_path)}
+    }
+    settings.CURFEW_CACHE_FRESH_SECONDS = LONG
+    try:
+        assert _verdict(api)["state"] == "off-duty"  # cached
+        REFUSING["writes"] = True  # the refresh, and the drop after it, refused
+        Schedule(user=api.user, config={"peak_shift": False}, version=1).save()
+        REFUSING["writes"] = False
+        assert cache_policy.unforgotten() == 1
+        assert _verdict(api)["state"] == "off-duty"  # the control: the push was lost
+        assert cache_policy.retry_forgets() == 1
+        assert cache_policy.unforgotten() == 0
+        assert _verdict(api)["state"] == "on-duty"
+    finally:
+        REFUSING["writes"] = False
+        cache_policy._unforgotten.clear()

@@ -4,10 +4,14 @@ The verdict hot path reads a user's schedule and overrides, and token checks,
 from the cache. Two bounds keep a cache from hiding a committed write:
 
 - **Freshness.** Every entry carries the wall-clock time it was read from the
-  database; an entry older than ``CURFEW_CACHE_FRESH_SECONDS`` (a few seconds)
-  is re-read. Whatever went wrong after a commit (the writer's refresh was
-  refused or stalled, the process was killed before it), and whatever path
-  wrote around the services (a bulk ``update()``, another process without a
+  database; an entry older than ``CURFEW_CACHE_FRESH_SECONDS`` is re-read:
+  5 s without Redis (nothing is pushed across processes), five gateway
+  lifetimes (300 s) with it, where every committed write is pushed
+  (``services.after_commit``, the model signals of ``services.cache_receivers``)
+  and a refused push is retried once Redis answers (``retry_forgets``).
+  Whatever went wrong after a commit (the writer's refresh was refused or
+  stalled, the process was killed before it), and whatever path wrote
+  around the services (a bulk ``update()``, another process without a
   shared cache), the next reads after that bound see the committed rows. So a
   warm user costs one small query per few seconds, never one per verdict.
 - **Lifetime.** The entry itself is kept longer (``lifetime``): if the
@@ -28,6 +32,7 @@ only briefly (``LOCAL_CACHE_SECONDS``): nothing is kept for an outage.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any
 
@@ -94,12 +99,52 @@ def token_key(digest: str) -> str:
 def forget(key: str) -> bool:
     """Delete one entry after a commit; never raises (see ``services.after_commit``).
 
-    ``False`` if the cache refused: the entry then goes stale within the
-    freshness bound on its own.
+    ``False`` if the cache refused: the key is then kept here and dropped again
+    as soon as Redis answers (``retry_forgets``, which the process's listener
+    calls once it is subscribed again, ``local_layer``), and until then, or if
+    this process ends first, the entry goes stale within the freshness bound
+    on its own.
     """
     try:
         cache.delete(key)
     except Exception:
-        log.warning("could not drop cache entry %s; it goes stale on its own", key, exc_info=True)
+        log.warning("could not drop cache entry %s; retried when Redis answers", key, exc_info=True)
+        forget_later([key])
         return False
     return True
+
+
+def forget_later(keys: list[str]) -> None:
+    """Drop ``keys`` (and tell every process) once the cache takes a write."""
+    with _unforgotten_lock:
+        _unforgotten.update(keys)
+        while len(_unforgotten) > MAX_UNFORGOTTEN:
+            _unforgotten.pop()
+
+
+#: Keys a commit's refresh could not drop (the cache refused): dropped again,
+#: and told to every process, as soon as the cache takes a write (bounded: a
+#: long outage keeps the newest; the rest wait out the freshness bound).
+_unforgotten: set[str] = set()
+_unforgotten_lock = threading.Lock()
+MAX_UNFORGOTTEN = 100_000
+
+
+def unforgotten() -> int:
+    return len(_unforgotten)
+
+
+def retry_forgets() -> int:
+    """Drop the keys a refused ``forget`` left (never raises); how many went."""
+    with _unforgotten_lock:
+        keys = list(_unforgotten)
+        _unforgotten.clear()
+    if not keys:
+        return 0
+    try:
+        cache.delete_many(keys)
+    except Exception:
+        forget_later(keys)
+        return 0
+    log.warning("dropped %d cache entries a refused refresh had left", len(keys))
+    return len(keys)

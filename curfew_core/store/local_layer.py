@@ -25,6 +25,9 @@ is fetched from Redis (one ``MGET``) and kept here.
   signals, ``services.cache_receivers``); a lost push is the exception. A listener that loses its
   connection turns the layer off (reads go to Redis) until it is subscribed
   again, and drops what it held, since it may have missed messages meanwhile.
+- **What a process keeps beside it** hears the same messages (``on_drop``):
+  a team key's member names (``edge.team_caller``) are forgotten when a
+  member leaves or is renamed anywhere, and when the channel is lost.
 - **No stale fetch put back.** A fetch that began before an invalidation
   arrived is not kept (``epoch``): its answer may predate the write.
 
@@ -39,12 +42,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from cachetools import TLRUCache
 
 from curfew_core.hot_settings import setting
+from curfew_core.store import cache_policy
 
 log = logging.getLogger("curfew.cache")
 
@@ -116,6 +120,8 @@ class _Listener:
                 quiet_since = time.monotonic()
                 while not self.stopped.is_set():
                     message = pubsub.get_message(timeout=1.0)
+                    if cache_policy.unforgotten():
+                        cache_policy.retry_forgets()  # a refresh refused meanwhile
                     if message is None:
                         if time.monotonic() - quiet_since >= PING_SECONDS:
                             pubsub.ping()  # a connection gone quietly is noticed
@@ -124,6 +130,8 @@ class _Listener:
                     quiet_since = time.monotonic()
                     if message["type"] == "subscribe":
                         self.subscribed.set()
+                        # Redis answers again: what a refused refresh left goes now.
+                        cache_policy.retry_forgets()
                     elif message["type"] == "message":
                         data = message["data"]
                         text = data.decode() if isinstance(data, bytes) else str(data)
@@ -147,6 +155,7 @@ class _Listener:
             self.subscribed.clear()
             _epoch += 1
             _layer.clear()
+        _tell(None)
 
 
 _listener: _Listener | None = None
@@ -222,10 +231,12 @@ def keep(found: dict[str, Any], since: int) -> None:
 def drop(keys: Iterable[str]) -> None:
     """Forget ``keys`` here (a write through the cache, or another process's)."""
     global _epoch
+    keys = list(keys)
     with _lock:
         _epoch += 1
         for key in keys:
             _layer.pop(key, None)
+    _tell(keys)
 
 
 def reset() -> None:
@@ -234,6 +245,31 @@ def reset() -> None:
     with _lock:
         _epoch += 1
         _layer.clear()
+    _tell(None)
+
+
+#: What else a process keeps beside the layer and the same messages must
+#: reach: (key prefix, called with the dropped keys of that prefix, or ``None``
+#: when everything is to be forgotten: the channel was lost, a reset).
+_watchers: list[tuple[str, Callable[[list[str] | None], None]]] = []
+
+
+def on_drop(prefix: str, forget: Callable[[list[str] | None], None]) -> None:
+    """Call ``forget`` whenever keys starting with ``prefix`` are dropped here
+    (by this process's writes or another's message), and with ``None`` when
+    the layer forgets everything. Once per (prefix, function)."""
+    if (prefix, forget) not in _watchers:
+        _watchers.append((prefix, forget))
+
+
+def _tell(keys: list[str] | None) -> None:
+    for prefix, forget in list(_watchers):
+        hit = None if keys is None else [key for key in keys if key.startswith(prefix)]
+        if hit is None or hit:
+            try:
+                forget(hit)
+            except Exception:
+                log.exception("local cache layer: could not forget %s", prefix)
 
 
 def size() -> int:

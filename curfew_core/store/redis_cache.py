@@ -21,7 +21,7 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.utils.functional import cached_property
 
-from curfew_core.store import local_layer, redis_health
+from curfew_core.store import cache_policy, local_layer, redis_health
 
 log = logging.getLogger("curfew.cache")
 
@@ -77,8 +77,10 @@ class SharedRedisCache(RedisCache):
             client = self._cache.get_client(write=True)
             client.publish(self.invalidation_channel, "\n".join(held))
         except Exception:
-            # The write stands; other processes' entries go stale within the bound.
+            # The write stands; the keys are dropped and told again once Redis
+            # answers (``cache_policy.retry_forgets``), else go stale within the bound.
             log.warning("could not tell other processes to drop %s", held, exc_info=True)
+            cache_policy.forget_later(held)
 
     @property
     def invalidation_channel(self) -> str:

@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from curfew_testkit.server import ServedApp
-from tests.production.conftest import forget_namespace, ok, shared_env
+from tests.production.conftest import call, forget_namespace, ok, shared_env
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -127,3 +127,84 @@ def test_a_change_on_one_process_reaches_a_warm_verdict_on_another_within_the_pu
     while ok(b, "POST", "/api/v1/verdict", token=token, body=PEAK_AT)["override"] != "off":
         assert time.monotonic() - changed < PUSH_SECONDS, "B missed the override"
         time.sleep(0.02)
+
+
+# -- every way a write commits, with the long freshness on -----------------------------
+
+
+def _shell(app: ServedApp, script: str) -> str:
+    """Run ``script`` in a ``manage.py shell`` of the deployment: a third process,
+    writing as the admin's ``save_model``, a shell or a command does."""
+    return app.manage("shell", "-c", script).stdout.strip()
+
+
+def test_the_freshness_is_long_where_writes_are_pushed(pair: tuple[ServedApp, ServedApp]) -> None:
+    a, _ = pair
+    assert "CURFEW_CACHE_FRESH_SECONDS" not in a.env  # the default with REDIS_URL
+    seen = _shell(
+        a,
+        "from django.conf import settings\n"
+        "print(settings.CURFEW_CACHE_FRESH_SECONDS, settings.CURFEW_VERDICT_MAX_AGE)",
+    )
+    fresh, max_age = map(int, seen.split()[-2:])
+    assert fresh == 5 * max_age >= 300
+
+
+def test_a_model_saved_around_the_services_reaches_a_warm_verdict_on_another_process(
+    pair: tuple[ServedApp, ServedApp], redis_url: str
+) -> None:
+    """The admin's save, a shell, a management command: the model's own
+    ``save()``, no service. With entries trusted 300 s, only the push can show
+    it to B within the push's second."""
+    a, b = pair
+    token = _user(a, "warm-orm")
+    for _ in range(3):
+        assert ok(b, "POST", "/api/v1/verdict", token=token, body=PEAK_AT)["state"] == "off-duty"
+    with Monitor(redis_url, b.env["CURFEW_REDIS_PREFIX"]) as seen:
+        ok(b, "POST", "/api/v1/verdict", token=token, body=PEAK_AT)
+    assert not [command for command in seen.commands if command.startswith("MGET")]  # warm
+    _shell(
+        a,
+        "from django.contrib.auth.models import User\n"
+        "from curfew_core.models import Schedule\n"
+        "user = User.objects.get(username='warm-orm')\n"
+        "row = Schedule.objects.get(user=user)\n"
+        "row.config = {**row.config, 'peak_shift': False}\n"
+        "row.version += 1\n"
+        "row.save()\n",
+    )
+    changed = time.monotonic()
+    while ok(b, "POST", "/api/v1/verdict", token=token, body=PEAK_AT)["state"] != "on-duty":
+        assert time.monotonic() - changed < PUSH_SECONDS, "B kept the rows the ORM replaced"
+        time.sleep(0.02)
+
+
+def test_a_member_renamed_around_the_services_is_not_found_by_the_old_name_on_another_process(
+    pair: tuple[ServedApp, ServedApp],
+) -> None:
+    a, b = pair
+    made = _shell(
+        a,
+        "from django.contrib.auth.models import User\n"
+        "from curfew_core.services.teams import member_add, team_create, team_token_create\n"
+        "admin = User.objects.create_user('warm-team-admin')\n"
+        "team = team_create(name='warm-renamers', admin=admin)\n"
+        "member_add(team=team, user=User.objects.create_user('warm-old-name'))\n"
+        "print(team_token_create(team=team)[1])\n",
+    )
+    key = made.split()[-1]
+    named = {**PEAK_AT, "user": "warm-old-name"}
+    for _ in range(3):  # B knows the name now (and keeps it five minutes)
+        ok(b, "POST", "/api/v1/verdict", token=key, body=named)
+    _shell(
+        a,
+        "from django.contrib.auth.models import User\n"
+        "user = User.objects.get(username='warm-old-name')\n"
+        "user.username = 'warm-new-name'\n"
+        "user.save()\n",
+    )
+    changed = time.monotonic()
+    while call(b, "POST", "/api/v1/verdict", token=key, body=named)[0] != 404:
+        assert time.monotonic() - changed < PUSH_SECONDS, "B still knew the old name"
+        time.sleep(0.02)
+    ok(b, "POST", "/api/v1/verdict", token=key, body={**PEAK_AT, "user": "warm-new-name"})
