@@ -9,20 +9,21 @@ bad ``Host``) and every failure of a handler comes from the door's
 :class:`Dialect`, so a door has one shape wherever the answer is made: in the
 edge, in a handler, or in Django's safety net (``outage``).
 
-The model dialects (OpenAI, Anthropic) label every answer with what the curfew
-did (``X-Curfew-State`` / ``X-Curfew-Action``; ``unknown`` / ``none`` when it
-could not decide): :func:`labelled`.
+A model dialect is built from its wire protocol (``protocols``: its error
+shape, its words); none is told apart by identity. The model dialects label
+every answer with what the curfew did (``X-Curfew-State`` /
+``X-Curfew-Action``; ``unknown`` / ``none`` when it could not decide):
+:func:`labelled`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from curfew_client import anthropic_shapes
-from curfew_client.openai_shapes import error_body
 from django.db import DatabaseError
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
@@ -31,6 +32,8 @@ from redis.exceptions import RedisError
 
 from curfew_core import throttle
 from curfew_core.engine import Action, Verdict
+from curfew_core.protocols import anthropic, openai
+from curfew_core.protocols.base import WireProtocol
 from curfew_core.schema.errors import api_error_body
 
 log = logging.getLogger("curfew.edge")
@@ -92,31 +95,28 @@ def api_error(
     return _json_error(api_error_body(code, message, fields), status)
 
 
-def openai_error(
-    status: int,
-    message: str,
-    *,
-    code: str,
-    param: str | None = None,
-    type: str = "invalid_request_error",
-) -> HttpResponse:
-    """OpenAI's error JSON, so its SDKs raise their usual exceptions."""
-    return _json_error(error_body(message, type=type, code=code, param=param), status)
+def protocol_error(protocol: WireProtocol) -> ErrorAnswer:
+    """``protocol``'s error JSON (``protocols``), so its SDK raises as usual."""
+    body = protocol.error_body
+
+    def error(
+        status: int,
+        message: str,
+        *,
+        code: str,
+        param: str | None = None,
+        type: str = "invalid_request_error",
+    ) -> HttpResponse:
+        return _json_error(body(status, message, code, param, type), status)
+
+    error.__name__ = error.__qualname__ = f"{protocol.name}_error"
+    return error
 
 
-def anthropic_error(
-    status: int,
-    message: str,
-    *,
-    code: str,
-    param: str | None = None,
-    type: str = "invalid_request_error",
-) -> HttpResponse:
-    """Anthropic's error JSON; its ``type`` follows the status (``code``,
-    ``param`` and OpenAI's ``type`` have no place in it)."""
-    return _json_error(
-        anthropic_shapes.error_body(message, type=anthropic_shapes.error_type(status)), status
-    )
+#: OpenAI's error JSON, so its SDKs raise their usual exceptions.
+openai_error = protocol_error(openai.OPENAI)
+#: Anthropic's; its ``type`` follows the status.
+anthropic_error = protocol_error(anthropic.ANTHROPIC)
 
 
 def page_error(
@@ -148,6 +148,38 @@ def labelled(response: R, verdict: Verdict | None) -> R:
     return response
 
 
+def _too_large_in_bytes(dialect: Dialect, limit: int) -> HttpResponse:
+    """The API's 413: the limit in bytes, naming the field and why, as every
+    4xx of it does."""
+    message = f"the request body must be at most {limit} bytes"
+    return _json(
+        api_error_body(
+            dialect.too_large_code,
+            message,
+            {"body": "is too large for a settings or verdict request"},
+        ),
+        413,
+    )
+
+
+def _too_large_in_mb(dialect: Dialect, limit: int) -> HttpResponse:
+    """A model door's 413: the limit in MB, in its protocol's shape."""
+    message = f"the request body must be at most {limit // 2**20} MB"
+    return dialect.error(413, message, code=dialect.too_large_code)
+
+
+def _too_large_page(dialect: Dialect, limit: int) -> HttpResponse:
+    return page_error(413, "", code="too_large", param=str(limit))
+
+
+def _use_methods(method: str, methods: tuple[str, ...]) -> str:
+    return f"use {', '.join(methods)}"
+
+
+def _not_allowed_here(method: str, methods: tuple[str, ...]) -> str:
+    return f"{method} is not allowed here; use {' or '.join(methods)}"
+
+
 @dataclass(frozen=True, slots=True)
 class Dialect:
     """A door's protocol for everything that is not its happy answer."""
@@ -166,8 +198,15 @@ class Dialect:
     rate_limited_type: str = "invalid_request_error"
     unavailable_message: str = UNAVAILABLE_MESSAGE
     failed_message: str = FAILED_MESSAGE
-    #: How a body limit is told: in bytes (the API) or in MB (the proxy).
-    limit_in_mb: bool = False
+    #: How a body over the limit is told (its answer, not yet labelled).
+    too_large_answer: Callable[[Dialect, int], HttpResponse] = _too_large_in_bytes
+    #: How a 405 says what to use.
+    not_allowed_words: Callable[[str, tuple[str, ...]], str] = _use_methods
+    #: The wire protocol a model door speaks (``None``: the API, the pages).
+    protocol: WireProtocol | None = None
+    #: Where a team key's body may name its member (``protocols``); the
+    #: verdict API's ``user`` unless a protocol says otherwise.
+    member_fields: tuple[tuple[tuple[str, ...], str], ...] = ((("user",), "user"),)
 
     def _done(self, response: HttpResponse) -> HttpResponse:
         return labelled(response, None) if self.labels else response
@@ -183,25 +222,7 @@ class Dialect:
         return self.refusal(401, message, code=self.unauthorized_code)
 
     def too_large(self, limit: int) -> HttpResponse:
-        if self.error is page_error:
-            return page_error(413, "", code="too_large", param=str(limit))
-        if self.limit_in_mb:
-            message = f"the request body must be at most {limit // 2**20} MB"
-        else:
-            message = f"the request body must be at most {limit} bytes"
-        param = None if self.limit_in_mb else "body"
-        response = self.error(413, message, code=self.too_large_code, param=param)
-        if param is not None and self.error is api_error:
-            # The API names the field and why, as every 4xx of it does.
-            response = _json(
-                api_error_body(
-                    self.too_large_code,
-                    message,
-                    {"body": "is too large for a settings or verdict request"},
-                ),
-                413,
-            )
-        return self._done(response)
+        return self._done(self.too_large_answer(self, limit))
 
     def rate_limited(self, refusal: throttle.Refusal) -> HttpResponse:
         response = self.refusal(
@@ -228,13 +249,10 @@ class Dialect:
         return response
 
     def not_allowed(self, method: str, methods: tuple[str, ...]) -> HttpResponse:
-        allowed = ", ".join(methods)
-        if self.error is api_error:
-            message = f"{method} is not allowed here; use {' or '.join(methods)}"
-        else:
-            message = f"use {allowed}"
-        response = self.refusal(405, message, code="method_not_allowed")
-        response["Allow"] = allowed
+        response = self.refusal(
+            405, self.not_allowed_words(method, methods), code="method_not_allowed"
+        )
+        response["Allow"] = ", ".join(methods)
         return response
 
     def bad_host(self, host: str) -> HttpResponse:
@@ -242,27 +260,29 @@ class Dialect:
         return self.refusal(400, f"invalid Host header: {host!r}", code="bad_host")
 
 
-API = Dialect("api", api_error)
-OPENAI = Dialect(
-    "openai",
-    openai_error,
-    labels=True,
-    missing_message="missing bearer token: use a curfew API token as the api_key",
-    unknown_message="unknown or revoked curfew API token",
-    unauthorized_code="invalid_api_key",
-    too_large_code="request_too_large",
-    rate_limited_code="rate_limit_exceeded",
-    rate_limited_type="requests",
-    unavailable_message="the curfew proxy cannot reach its storage; retry shortly",
-    failed_message="the curfew proxy failed; see its log",
-    limit_in_mb=True,
-)
-#: Anthropic's door refuses in the proxy's words too: only its error shape
-#: and where the credential may stand differ.
-ANTHROPIC = replace(
-    OPENAI,
-    name="anthropic",
-    error=anthropic_error,
-    missing_message="missing API key: use a curfew API token as the api_key (x-api-key or Bearer)",
-)
-PAGE = Dialect("page", page_error)
+def of(protocol: WireProtocol) -> Dialect:
+    """A model door's dialect: ``protocol``'s error shape and words, every
+    answer labelled, a body limit told in MB."""
+    words = protocol.refusals
+    return Dialect(
+        protocol.name,
+        protocol_error(protocol),
+        labels=True,
+        missing_message=words.missing,
+        unknown_message=words.unknown,
+        unauthorized_code=words.unauthorized_code,
+        too_large_code=words.too_large_code,
+        rate_limited_code=words.rate_limited_code,
+        rate_limited_type=words.rate_limited_type,
+        unavailable_message=words.unavailable,
+        failed_message=words.failed,
+        too_large_answer=_too_large_in_mb,
+        protocol=protocol,
+        member_fields=protocol.member_fields,
+    )
+
+
+API = Dialect("api", api_error, not_allowed_words=_not_allowed_here)
+OPENAI = of(openai.OPENAI)
+ANTHROPIC = of(anthropic.ANTHROPIC)
+PAGE = Dialect("page", page_error, too_large_answer=_too_large_page)

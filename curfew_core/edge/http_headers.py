@@ -2,10 +2,11 @@
 so that no door (and no module in front of them) imports another to share one.
 
 - the bearer token: the API, the proxy and the guard in front of Django
-  (``edge``) read it the same way (and the Messages door, Anthropic's
-  ``x-api-key`` too); a proxy door reads ``X-Curfew-Token`` first, where a
-  caller that brings its own provider credential puts its Curfew token, and
-  :func:`caller_credential` finds that credential;
+  (``edge``) read it the same way; each model door reads its token as its
+  wire protocol declares (``protocols``: ``X-Curfew-Token`` first, where a
+  caller that brings its own provider credential puts its Curfew token, then
+  the protocol's own header), and :func:`caller_credential` finds that
+  credential where the protocol carries one;
 - the capsule's Content-Security-Policy: the embed door sets it, and so does
   the outage answer (``outage``) on the same pages.
 """
@@ -13,7 +14,7 @@ so that no door (and no module in front of them) imports another to share one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from django.http import HttpRequest
@@ -21,19 +22,21 @@ from django.http.response import HttpResponseBase
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.security import SecurityMiddleware
 
+from curfew_core.protocols import anthropic, openai
+from curfew_core.protocols.base import (
+    CURFEW_TOKEN_HEADER,
+    CURFEW_TOKEN_RAW,
+    WireProtocol,
+    bearer_in,
+    bearer_token,
+)
 
-def bearer_token(header: str) -> str | None:
-    """The token in an ``Authorization: Bearer <token>`` header value, or None
-    (another scheme, or nothing after it)."""
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
-        return None
-    return value.strip()
-
-
-def bearer_in(headers: Mapping[str, str]) -> str | None:
-    """The bearer token in request headers (case-insensitive), or None."""
-    return bearer_token(headers.get("Authorization", ""))
+__all__ = [
+    "CURFEW_TOKEN_HEADER",
+    "CURFEW_TOKEN_RAW",
+    "bearer_in",
+    "bearer_token",
+]
 
 
 def bearer(request: HttpRequest) -> str | None:
@@ -41,57 +44,13 @@ def bearer(request: HttpRequest) -> str | None:
     return bearer_in(request.headers)
 
 
-def api_key_or_bearer_token(api_key: str, authorization: str) -> str | None:
-    """The token as Anthropic's clients send it: ``x-api-key: <token>``, or
-    ``Authorization: Bearer <token>`` (the SDK's ``auth_token``, Claude Code's
-    ``ANTHROPIC_AUTH_TOKEN``); the ``x-api-key`` first when both are sent."""
-    return api_key.strip() or bearer_token(authorization)
-
-
-def api_key_or_bearer_in(headers: Mapping[str, str]) -> str | None:
-    """The ``x-api-key`` or bearer token in request headers (case-insensitive), or None."""
-    return api_key_or_bearer_token(headers.get("x-api-key", ""), headers.get("Authorization", ""))
-
-
-#: Where a caller that brings its own provider credential (a subscription
-#: login, its own key) puts its Curfew token, so that ``Authorization`` and
-#: ``x-api-key`` stay its provider's: Claude Code's ``ANTHROPIC_CUSTOM_HEADERS``,
-#: Codex's ``http_headers`` / ``env_http_headers``. ``passing`` never sends it
-#: upstream (it is one of Curfew's own ``X-Curfew-*``).
-CURFEW_TOKEN_HEADER = "X-Curfew-Token"  # noqa: S105 - a header name
-CURFEW_TOKEN_RAW = b"x-curfew-token"
-
-
-def curfew_token_in(headers: Mapping[str, str]) -> str | None:
-    """The token in ``X-Curfew-Token``, or None (not sent, or blank)."""
-    value: str = headers.get(CURFEW_TOKEN_HEADER, "") or ""
-    return value.strip() or None
-
-
-def proxy_api_key_or_bearer_in(headers: Mapping[str, str]) -> str | None:
-    """The Messages door's token: ``X-Curfew-Token`` when sent, else as
-    :func:`api_key_or_bearer_in` reads it."""
-    return curfew_token_in(headers) or api_key_or_bearer_in(headers)
-
-
-def proxy_bearer_in(headers: Mapping[str, str]) -> str | None:
-    """The OpenAI door's token: ``X-Curfew-Token`` when sent, else the bearer token."""
-    return curfew_token_in(headers) or bearer_in(headers)
-
-
+#: The door table's readers, as each protocol declares them (``protocols``).
+proxy_bearer_in = openai.token_in
+proxy_api_key_or_bearer_in = anthropic.token_in
 #: Curfew's own credentials by their prefixes (API, embed, team key, invite…,
 #: as ``curfew_site.redaction`` knows them): never a provider's, never sent
 #: upstream, even from a header that would carry the caller's own.
 _CURFEW_OWN = re.compile(r"cf[wetih]_", re.IGNORECASE)
-#: The headers that carry a caller's own provider credential, per protocol:
-#: Anthropic's (``Authorization: Bearer`` for a Claude Pro/Max login, the
-#: SDK's ``auth_token``; ``x-api-key`` for a key), OpenAI's bearer.
-ANTHROPIC_CREDENTIALS = frozenset({b"authorization", b"x-api-key"})
-OPENAI_CREDENTIALS = frozenset({b"authorization"})
-#: What picks the account a caller's own OpenAI key acts for: with the
-#: operator's key these are dropped (``passing``), with the caller's they
-#: belong to it and go with it.
-OPENAI_ACCOUNT = frozenset({b"openai-organization", b"openai-project"})
 
 
 class CallerCredential(tuple[tuple[str, str], ...]):
@@ -114,18 +73,21 @@ def _own_secret(name: bytes, value: str) -> str:
 
 
 def caller_credential(
-    raw: Iterable[tuple[bytes, bytes]], *, anthropic: bool
+    raw: Iterable[tuple[bytes, bytes]], protocol: WireProtocol
 ) -> CallerCredential | None:
     """The caller's own provider credential in a request's raw (ASGI) headers:
-    the ``Authorization`` (and, on Anthropic's protocol, ``x-api-key``)
-    headers that hold something other than a Curfew token, when the Curfew
-    token came in ``X-Curfew-Token``; on OpenAI's, the key's organization and
-    project go with it. ``None``: no ``X-Curfew-Token``, or nothing of the
-    caller's own beside it (the operator's key is sent, as always).
+    the headers ``protocol`` carries a credential in (``credential_headers``:
+    OpenAI's ``Authorization``; Anthropic's and ``x-api-key``; Gemini's
+    ``x-goog-api-key``) that hold something other than a Curfew token, when
+    the Curfew token came in ``X-Curfew-Token``; its ``account_headers``
+    (OpenAI's organization and project) go with it. ``None``: no
+    ``X-Curfew-Token``, or nothing of the caller's own beside it (the
+    operator's key is sent, as always).
 
     A name written with ``_`` is not read (as ``ScopeHeaders`` does not), and
     a value that is not ASCII is no credential."""
-    names = ANTHROPIC_CREDENTIALS if anthropic else OPENAI_CREDENTIALS
+    names = protocol.credential_headers
+    accounts = protocol.account_headers
     token_sent = False
     found: list[tuple[str, str]] = []
     account: list[tuple[str, str]] = []
@@ -135,7 +97,7 @@ def caller_credential(
             token_sent = token_sent or bool(bytes(raw_value).strip())
             continue
         wanted = name in names
-        if not wanted and (anthropic or name not in OPENAI_ACCOUNT):
+        if not wanted and name not in accounts:
             continue
         try:
             value = bytes(raw_value).decode("ascii")

@@ -2,8 +2,10 @@
 
 A team key is one token for a whole team; each request names its member:
 ``X-Curfew-User`` (any door), else the ``user`` query parameter (``GET
-/api/v1/state``), else the body: the verdict API's and OpenAI's ``user``,
-Anthropic's ``metadata.user_id``. The edge then serves the request as that
+/api/v1/state``), else the body where the door's dialect says
+(``member_fields``, from its wire protocol in ``protocols``): the verdict
+API's and OpenAI's ``user``, Anthropic's ``metadata.user_id``; Gemini's body
+has no such field. The edge then serves the request as that
 member's, through the same handlers, with the member's rows (warm: one
 cache read, as a personal token's). A name that is not a member of the key's
 team is refused in the door's own shape, a 404 that says nothing of who
@@ -17,7 +19,7 @@ streams every member's changes (``realtime.changes``).
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qs
 
 from django.http.response import HttpResponseBase
@@ -25,6 +27,7 @@ from django.http.response import HttpResponseBase
 from curfew_core.edge.caller import Caller
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.threads import run_sync
+from curfew_core.protocols.base import at
 from curfew_core.schema.errors import not_a_member, not_a_username
 from curfew_core.selectors import bundles
 from curfew_core.selectors import teams as team_reads
@@ -46,9 +49,9 @@ def is_team(caller: Caller) -> bool:
     return caller.identity.kind == TokenKind.TEAM
 
 
-#: Where a request named its member: the header, the query, the body's
-#: ``user``, or Anthropic's ``metadata.user_id``.
-Source = Literal["header", "query", "user", "metadata"]
+#: Where a request named its member: the header, the query, or the body
+#: (the place's name its protocol gives: ``user``, Anthropic's ``metadata``).
+Source = str
 
 
 def member_name(request: EdgeRequest) -> str | None:
@@ -66,18 +69,19 @@ def named_member(request: EdgeRequest) -> tuple[str | None, Source | None]:
         values = parse_qs(request.query_string.decode("latin-1")).get("user")
         if values and values[0]:
             return values[0], "query"
+    fields = request.door.dialect.member_fields
     body = request.body
-    if not body or len(body) > MAX_SEARCHED_BODY or body.lstrip()[:1] != b"{":
+    if not fields or not body or len(body) > MAX_SEARCHED_BODY or body.lstrip()[:1] != b"{":
         return None, None
     if len(body) <= _NAMED_BYTES:
-        known = _named.get(body)
+        known = _named.get((fields, body))
         if known is not None:
             return known
-    found = _name_in(body)
+    found = _name_in(body, fields)
     if len(body) <= _NAMED_BYTES:
         if len(_named) >= _NAMED_KEPT:
             _named.clear()
-        _named[body] = found
+        _named[(fields, body)] = found
     return found
 
 
@@ -85,24 +89,22 @@ def named_member(request: EdgeRequest) -> tuple[str | None, Source | None]:
 #: verdict requests: a gateway sends the same few bodies again and again.
 _NAMED_BYTES = 1024
 _NAMED_KEPT = 8192
-_named: dict[bytes, tuple[str | None, Source | None]] = {}
+_named: dict[tuple[Any, bytes], tuple[str | None, Source | None]] = {}
 
 
-def _name_in(body: bytes) -> tuple[str | None, Source | None]:
+def _name_in(
+    body: bytes, fields: tuple[tuple[tuple[str, ...], str], ...]
+) -> tuple[str | None, Source | None]:
     try:
         data: Any = json.loads(body)
     except ValueError:
         return None, None
     if not isinstance(data, dict):
         return None, None
-    user = data.get("user")
-    if isinstance(user, str) and user:
-        return user, "user"
-    metadata = data.get("metadata")
-    if isinstance(metadata, dict):
-        user_id = metadata.get("user_id")
-        if isinstance(user_id, str) and user_id:
-            return user_id, "metadata"
+    for path, source in fields:
+        value = at(data, path)
+        if isinstance(value, str) and value:
+            return value, source
     return None, None
 
 

@@ -10,8 +10,9 @@ clamped and forwarded while winding, forwarded byte for byte on duty.
 A call that is not a model call (listing models, a stored response, counting
 tokens) is only judged for its labels and forwarded (:func:`judged_caller`).
 
-What differs between protocols (the error shape, the upstream provider) is the
-door's dialect (``edge.dialects``) and :class:`ModelEndpoint`.
+What differs between protocols (the error shape, the upstream, the budget
+and usage names) is the door's dialect (``edge.dialects``) and the
+:class:`ModelEndpoint`'s wire protocol (``protocols``).
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
 
-from curfew_core.edge import dialects
 from curfew_core.edge.dialects import Dialect, labelled
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.scope import ScopeHeaders
 from curfew_core.engine import Action, RequestContext, Verdict
-from curfew_core.proxy import bodies, helper_calls, upstream, usage
+from curfew_core.protocols.base import WireProtocol
+from curfew_core.protocols.openai import OPENAI
+from curfew_core.proxy import bodies, usage
 from curfew_core.proxy.forward import (
     NOT_ALLOWED_CODE,
     NOT_ALLOWED_MESSAGE,
@@ -52,6 +54,8 @@ from curfew_core.proxy.judge import Judged, judge
 ShortCircuit = Callable[[Mapping[str, Any], str], tuple[bytes, str]]
 #: ``(request body, verdict) -> the body to send upstream``.
 Apply = Callable[[Mapping[str, Any], Verdict], dict[str, Any]]
+#: ``(request headers, body) -> the purpose of a helper call it recognises``.
+PurposeOf = Callable[[Any, Mapping[str, Any]], "str | None"]
 
 
 class BadRequest(ValueError):
@@ -106,7 +110,11 @@ class ModelEndpoint:
     #: The canned answer in its protocol, and the clamp.
     short_circuit: ShortCircuit
     apply: Apply
-    provider: upstream.Provider = upstream.OPENAI
+    #: Its wire protocol: the upstream, the budget's and usage's names.
+    protocol: WireProtocol = OPENAI
+    #: Recognises a helper call's purpose when the caller named none
+    #: (Claude Code's titles and summaries on the Messages door).
+    purpose_of: PurposeOf | None = None
 
 
 #: A call without scope headers.
@@ -151,20 +159,24 @@ def refused(
     return response
 
 
-def recognised(request: EdgeRequest, scope: Scope, body: Mapping[str, Any]) -> Scope:
-    """``scope``, with the purpose of a helper call the door recognises when
-    the caller named none: Claude Code's titles, summaries and compaction on
-    the Messages door (``helper_calls``), as OpenCode's and aider's snippets
-    label theirs with ``X-Curfew-Purpose``."""
-    if scope.purpose is not None or request.door.dialect is not dialects.ANTHROPIC:
+def recognised(
+    request: EdgeRequest, scope: Scope, body: Mapping[str, Any], purpose_of: PurposeOf | None
+) -> Scope:
+    """``scope``, with the purpose of a helper call the endpoint recognises
+    (``purpose_of``) when the caller named none: Claude Code's titles,
+    summaries and compaction on the Messages door (``helper_calls``), as
+    OpenCode's and aider's snippets label theirs with ``X-Curfew-Purpose``."""
+    if scope.purpose is not None or purpose_of is None:
         return scope
-    purpose = helper_calls.claude_code_purpose(request.headers, body)
+    purpose = purpose_of(request.headers, body)
     if purpose is None:
         return scope
     return Scope(scope.session_id, purpose, scope.subagent)
 
 
-def read_call(request: EdgeRequest, what: str) -> Call | HttpResponseBase:
+def read_call(
+    request: EdgeRequest, what: str, purpose_of: PurposeOf | None = None
+) -> Call | HttpResponseBase:
     """The call, or the 4xx that ends it: a 400 naming what the body should
     be (a bad scope header is judged without a scope, then refused), or a
     403 for a credential of the caller's own the operator does not allow
@@ -180,7 +192,7 @@ def read_call(request: EdgeRequest, what: str) -> Call | HttpResponseBase:
     except bodies.BadBody as exc:
         problem = BadRequest(f"{exc}; send {what}")
     else:
-        scope = recognised(request, scope, body)
+        scope = recognised(request, scope, body, purpose_of)
     judged = judge(request.the_caller(), context_of(scope))
     if problem is not None:
         return refused(
@@ -219,9 +231,11 @@ def passed(response: HttpResponseBase, verdict: Verdict) -> HttpResponseBase:
     return response
 
 
-def recording(call: Call, name: str, *, action: str | None = None) -> usage.Recording:
+def recording(
+    call: Call, name: str, *, action: str | None = None, protocol: WireProtocol = OPENAI
+) -> usage.Recording:
     """The call's one ledger entry, recorded by ``act`` (or a door's own
-    answer) once the upstream's usage is known."""
+    answer) once the upstream's usage is known (in ``protocol``'s names)."""
     return usage.Recording(
         call.verdict,
         origin=name,
@@ -230,8 +244,9 @@ def recording(call: Call, name: str, *, action: str | None = None) -> usage.Reco
         token_id=call.judged.token_id,
         session=call.scope.session_id,
         purpose=call.scope.purpose,
-        budget_before=usage.asked_budget(call.body),
+        budget_before=usage.asked_budget(call.body, protocol.budgets),
         action=action,
+        usage=protocol.usage,
     )
 
 
@@ -249,7 +264,7 @@ def answered_here(call: Call, endpoint: ModelEndpoint) -> HttpResponseBase | Non
     payload, content_type = endpoint.short_circuit(call.body, verdict.reply)
     answer = HttpResponse(payload, content_type=content_type)
     answer["Cache-Control"] = "no-cache"
-    recording(call, endpoint.name)(0, 0)
+    recording(call, endpoint.name, protocol=endpoint.protocol)(0, 0)
     return labelled(answer, verdict)
 
 
@@ -265,7 +280,7 @@ async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> Http
     answer = answered_here(call, endpoint)
     if answer is not None:
         return answer
-    entry = recording(call, endpoint.name)
+    entry = recording(call, endpoint.name, protocol=endpoint.protocol)
     verdict = call.verdict
     if verdict.action is Action.PASS:
         # Untouched means the very bytes the client sent.
@@ -273,14 +288,14 @@ async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> Http
     else:
         content = json.dumps(endpoint.apply(call.body, verdict), ensure_ascii=False).encode()
     response = await forward(
-        request, call.judged.token_id, "POST", endpoint.path, content, provider=endpoint.provider
+        request, call.judged.token_id, "POST", endpoint.path, content, protocol=endpoint.protocol
     )
     return labelled(entry.after(response), verdict)
 
 
 async def model_call(request: EdgeRequest, endpoint: ModelEndpoint) -> HttpResponseBase:
     """A model route's whole answer: :func:`read_call`, then :func:`act`."""
-    call = read_call(request, endpoint.what)
+    call = read_call(request, endpoint.what, endpoint.purpose_of)
     if not isinstance(call, Call):
         return call
     return await act(call, endpoint, request)

@@ -19,6 +19,7 @@ from django.http.response import HttpResponseBase
 
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.engine import Verdict
+from curfew_core.protocols import openai
 from curfew_core.proxy import calls, upstream
 from curfew_core.proxy.forward import forward
 
@@ -31,7 +32,7 @@ def _clamped(body: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
 CHAT = calls.ModelEndpoint(
     name="chat",
     what="a chat completions JSON object",
-    path=upstream.CHAT_COMPLETIONS,
+    path=openai.CHAT_COMPLETIONS,
     short_circuit=short_circuit_body,
     apply=_clamped,
 )
@@ -48,7 +49,7 @@ async def models(request: EdgeRequest) -> HttpResponseBase:
     try:
         # The id is one opaque segment: nothing in it may move the request
         # elsewhere on the upstream (where the operator's key would go with it).
-        path = upstream.MODELS if model is None else upstream.model_path(model)
+        path = openai.MODELS if model is None else upstream.model_path(model)
     except upstream.UnsafePath as exc:
         return calls.refused(
             request.door.dialect, judged.verdict, 400, exc, code="invalid_model", param="model"

@@ -4,8 +4,6 @@ provider credential."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from django.conf import settings
 from django.http.response import HttpResponseBase
 
@@ -13,6 +11,8 @@ from curfew_core.edge import dialects
 from curfew_core.edge.http_headers import CURFEW_TOKEN_RAW, CallerCredential, caller_credential
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.hot_settings import setting
+from curfew_core.protocols.base import WireProtocol
+from curfew_core.protocols.openai import OPENAI
 from curfew_core.proxy import passing, upstream
 from curfew_core.proxy.concurrency import slots
 
@@ -38,13 +38,14 @@ REFUSED_MESSAGE = (
 def own_credential(request: EdgeRequest) -> CallerCredential | None:
     """The caller's own provider credential, sent with its Curfew token in
     ``X-Curfew-Token`` (``http_headers.caller_credential``); ``None`` for
-    every other call (one dict lookup)."""
+    every other call (one dict lookup). Where a credential may stand is the
+    door's protocol's (``protocols``)."""
     if request.headers.raw(CURFEW_TOKEN_RAW) is None:
         return None
-    return caller_credential(
-        request.scope.get("headers") or (),
-        anthropic=request.door.dialect is dialects.ANTHROPIC,
-    )
+    protocol = request.door.dialect.protocol
+    if protocol is None:
+        return None
+    return caller_credential(request.scope.get("headers") or (), protocol)
 
 
 def credentials_allowed() -> bool:
@@ -57,19 +58,6 @@ def not_allowed(dialect: dialects.Dialect) -> HttpResponseBase:
     return dialect.refusal(403, NOT_ALLOWED_MESSAGE, code=NOT_ALLOWED_CODE, type="permission_error")
 
 
-def _no_key(key: str) -> dict[str, str]:
-    return {}
-
-
-#: Each provider as it is called with the caller's own credential: the
-#: operator's key is not added (``upstream._upstream_headers`` adds what
-#: ``auth`` gives), so the caller's, passed among the headers, is the one.
-_WITH_CALLERS = {
-    provider: dataclasses.replace(provider, auth=_no_key)
-    for provider in (upstream.OPENAI, upstream.ANTHROPIC)
-}
-
-
 async def forward(
     request: EdgeRequest,
     token_id: int,
@@ -77,7 +65,7 @@ async def forward(
     path: tuple[str, ...],
     content: bytes | None = None,
     *,
-    provider: upstream.Provider = upstream.OPENAI,
+    protocol: WireProtocol = OPENAI,
 ) -> HttpResponseBase:
     """Forward to ``path`` (fixed, or one checked segment) with ``content`` and
     what ``passing`` lets through of ``request`` (its headers and query),
@@ -102,32 +90,32 @@ async def forward(
             f"this token already has {limit} requests open upstream; retry when one ends",
             "too_many_concurrent_requests",
             type="rate_limit_error",
-            provider=provider,
+            protocol=protocol,
         )
         refused["Retry-After"] = str(BUSY_TOKEN_RETRY_AFTER)
         return refused
     headers = passing.headers(request.scope.get("headers") or ())
     if own is not None:
+        # The caller's, passed among the headers, is the one: the operator's
+        # key is not added.
         headers.extend(own)
-        provider_called = _WITH_CALLERS.get(provider, provider)
-    else:
-        provider_called = provider
     response = await upstream.forward(
         method,
         path,
         content,
         release=slot.release,
-        provider=provider_called,
+        protocol=protocol,
         headers=headers,
-        query=passing.query(request.query_string),
+        query=passing.query(request.query_string, protocol.query_credentials),
+        operator_key=own is None,
     )
     if own is not None and response.status_code >= 400:
-        response = _without(own, response, provider)
+        response = _without(own, response, protocol)
     return response
 
 
 def _without(
-    own: CallerCredential, response: HttpResponseBase, provider: upstream.Provider
+    own: CallerCredential, response: HttpResponseBase, protocol: WireProtocol
 ) -> HttpResponseBase:
     """An upstream's error answer to a call made with the caller's credential:
     a refusal of it (401, 403) in the proxy's own words, any other with the
@@ -139,9 +127,9 @@ def _without(
             status,
             REFUSED_MESSAGE.format(status=status),
             "upstream_auth",
-            provider=provider,
+            protocol=protocol,
         )
-        for name in provider.relayed_headers:
+        for name in protocol.relayed_headers:
             if name in response:
                 replaced[name] = response[name]
         return replaced

@@ -13,7 +13,7 @@ protocol:
 The token comes as ``x-api-key`` or ``Authorization: Bearer``. The client's
 ``anthropic-version`` and ``anthropic-beta`` go upstream as sent, like every
 header ``passing`` lets through; a request without a version gets the
-default (``upstream.ANTHROPIC``). Every answer
+default (``protocols.anthropic``). Every answer
 says what the curfew did (``X-Curfew-State`` / ``X-Curfew-Action``) and every
 error is in Anthropic's shape, so its SDK raises its usual exceptions.
 """
@@ -24,16 +24,18 @@ from curfew_client import anthropic_shapes
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge.request import EdgeRequest
-from curfew_core.proxy import calls, upstream
+from curfew_core.protocols import anthropic
+from curfew_core.proxy import calls, helper_calls
 from curfew_core.proxy.forward import forward
 
 MESSAGES = calls.ModelEndpoint(
     name="messages",
     what="a Messages API JSON object",
-    path=upstream.MESSAGES,
+    path=anthropic.MESSAGES,
     short_circuit=anthropic_shapes.short_circuit_body,
     apply=anthropic_shapes.apply_verdict,
-    provider=upstream.ANTHROPIC,
+    protocol=anthropic.ANTHROPIC,
+    purpose_of=helper_calls.claude_code_purpose,
 )
 
 
@@ -49,8 +51,8 @@ async def count_tokens(request: EdgeRequest) -> HttpResponseBase:
         request,
         judged.token_id,
         "POST",
-        upstream.COUNT_TOKENS,
+        anthropic.COUNT_TOKENS,
         request.body,
-        provider=upstream.ANTHROPIC,
+        protocol=anthropic.ANTHROPIC,
     )
     return calls.passed(response, judged.verdict)

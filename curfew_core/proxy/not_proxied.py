@@ -1,4 +1,5 @@
-"""Anything else under ``/v1/``: say what the proxy serves, in its door's shape."""
+"""Anything else under a model door (``/v1/``, ``/v1beta/``): say what the
+proxy serves, in its door's shape."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from curfew_core.edge.request import EdgeRequest
 
 
 def served() -> str:
-    """What the proxy serves, from the door table (declared once there)."""
+    """What the proxy serves, from the door table (declared once there): the
+    routes of every door that speaks a wire protocol."""
     routes = [
         f"{' and '.join(route.methods)} {route.path}"
         for door in DOORS.doors
-        if door.prefix.startswith("/v1/")
+        if door.dialect.protocol is not None
         for route in door.routes
     ]
     return ", ".join(sorted(routes, key=lambda text: text.split(" ")[-1]))

@@ -39,6 +39,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from urllib.parse import unquote_plus
+
+from curfew_core import protocols
 
 #: Hop-by-hop headers (RFC 9110 §7.6.1, with the old ``proxy-connection`` and
 #: ``keep-alive``): the client's connection to the proxy, not its request.
@@ -55,21 +58,18 @@ HOP_BY_HOP = frozenset(
 )
 #: Made anew by the HTTP client for the upstream's connection.
 REMADE = frozenset({b"host", b"content-length", b"accept-encoding", b"expect"})
-#: Credentials and cookies (``api-key`` is Azure OpenAI's key header), and
-#: what picks the account a key acts for: the key is the operator's, so the
-#: organization and project are too (the openai SDK sends a user's own
-#: ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID``, which the operator's key is
-#: refused with, or worse, billed to another of the operator's projects).
+#: Credentials and cookies (``api-key`` is Azure OpenAI's key header), every
+#: header a wire protocol carries a credential in (``protocols``: Gemini's
+#: ``x-goog-api-key``), and what picks the account a key acts for: the key is
+#: the operator's, so the organization and project are too (the openai SDK
+#: sends a user's own ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID``, which the
+#: operator's key is refused with, or worse, billed to another of the
+#: operator's projects).
 CREDENTIALS = frozenset(
-    {
-        b"authorization",
-        b"proxy-authorization",
-        b"x-api-key",
-        b"api-key",
-        b"cookie",
-        b"openai-organization",
-        b"openai-project",
-    }
+    {b"authorization", b"proxy-authorization", b"x-api-key", b"api-key", b"cookie"}
+).union(
+    *(protocol.credential_headers for protocol in protocols.ALL),
+    *(protocol.account_headers for protocol in protocols.ALL),
 )
 #: Every header name not passed on (lower case), and Curfew's own prefix.
 NOT_PASSED = HOP_BY_HOP | REMADE | CREDENTIALS
@@ -125,14 +125,18 @@ _QUERY_SAFE = frozenset(
 _HEX = frozenset(bytes([digit]) for digit in b"0123456789ABCDEFabcdef")
 
 
-def query(raw: bytes) -> str:
+def query(raw: bytes, credentials: frozenset[str] = frozenset()) -> str:
     """``raw`` (an ASGI ``query_string``) as a query to send: as sent when it
     is a valid one (every client's), else with a fragment cut off (it is never
     part of a request) and each byte a query cannot hold percent-encoded
-    (a ``%`` that starts no escape included)."""
+    (a ``%`` that starts no escape included). A parameter named in
+    ``credentials`` (the protocol's ``query_credentials``: Gemini's ``key``)
+    is left out: it carries the Curfew token."""
     if not raw:
         return ""
     raw = raw.partition(b"#")[0]
+    if credentials:
+        raw = _without_credentials(raw, credentials)
     if _VALID_QUERY.fullmatch(raw):
         return raw.decode("ascii")
     out: list[str] = []
@@ -143,3 +147,14 @@ def query(raw: bytes) -> str:
         else:
             out.append(f"%{byte:02X}")
     return "".join(out)
+
+
+def _without_credentials(raw: bytes, credentials: frozenset[str]) -> bytes:
+    """``raw`` without the parameters named in ``credentials`` (by the name
+    as sent or percent-decoded), the others as they were."""
+    kept = [
+        part
+        for part in raw.split(b"&")
+        if unquote_plus(part.partition(b"=")[0].decode("latin-1")) not in credentials
+    ]
+    return b"&".join(kept)

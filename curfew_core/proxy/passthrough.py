@@ -23,7 +23,8 @@ from django.utils import timezone
 from curfew_core.edge.dialects import labelled, openai_error
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.engine import Action, Verdict
-from curfew_core.proxy import calls, upstream
+from curfew_core.protocols import openai
+from curfew_core.proxy import calls
 from curfew_core.proxy.forward import forward
 
 #: The error ``code`` (and, with ``type``, the message) of a refused embedding.
@@ -70,14 +71,14 @@ async def embeddings(request: EdgeRequest) -> HttpResponseBase:
         return labelled(off_duty_refusal(verdict, timezone.now()), verdict)
     # Winding too: an embedding has no reply budget, so there is nothing to clamp.
     entry = calls.recording(call, "embeddings", action=Action.PASS.value)
-    forwarded = await forward(request, call.judged.token_id, "POST", upstream.EMBEDDINGS, call.raw)
+    forwarded = await forward(request, call.judged.token_id, "POST", openai.EMBEDDINGS, call.raw)
     return calls.passed(entry.after(forwarded), verdict)
 
 
 COMPLETIONS = calls.ModelEndpoint(
     name="completions",
     what="a completions JSON object",
-    path=upstream.COMPLETIONS,
+    path=openai.COMPLETIONS,
     short_circuit=completions_shapes.short_circuit_body,
     apply=completions_shapes.apply_verdict,
 )

@@ -22,13 +22,14 @@ from curfew_client import responses_shapes
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge.request import EdgeRequest
+from curfew_core.protocols import openai
 from curfew_core.proxy import calls, upstream
 from curfew_core.proxy.forward import forward
 
 RESPONSES = calls.ModelEndpoint(
     name="responses",
     what="a Responses API JSON object",
-    path=upstream.RESPONSES,
+    path=openai.RESPONSES,
     short_circuit=responses_shapes.short_circuit_body,
     apply=responses_shapes.apply_verdict,
 )

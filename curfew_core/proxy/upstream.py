@@ -1,6 +1,11 @@
 """Talking to the upstream provider: one pooled client per event loop, and the
 relay of its answer, chunk by chunk.
 
+What differs between providers (the settings naming the upstream and its key,
+how the key is sent, the answer headers relayed, the error shape, the event
+that ends a broken stream) is the wire protocol's declaration
+(``curfew_core.protocols``), passed in as ``protocol``.
+
 Settings are read on every request, never captured at import or start-up: the
 operator's upstream (and a test's ``override_settings``) is whatever is set when
 the request is served.
@@ -23,47 +28,18 @@ from urllib.parse import quote, urlsplit
 
 import aiohttp
 import certifi
-from curfew_client import anthropic_shapes, sse
-from curfew_client.openai_shapes import error_body, sse_event
 from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from multidict import CIMultiDict
 from yarl import URL
 
+from curfew_core import protocols
+from curfew_core.protocols import openai
+from curfew_core.protocols.base import WireProtocol
+
 log = logging.getLogger("curfew.proxy")
 
-#: The upstream response headers passed on (ids for support tickets, rate
-#: limits for well-behaved retries), by exact name: anything else an upstream
-#: sends (cookies, debug headers, a header echoing the key) stays here. (The
-#: request's side, what the client sent that goes upstream: ``passing``.)
-RELAYED_HEADERS = frozenset(
-    {
-        "x-request-id",
-        "retry-after",
-        "openai-processing-ms",
-        "openai-version",
-        "x-ratelimit-limit-requests",
-        "x-ratelimit-limit-tokens",
-        "x-ratelimit-remaining-requests",
-        "x-ratelimit-remaining-tokens",
-        "x-ratelimit-reset-requests",
-        "x-ratelimit-reset-tokens",
-    }
-)
-#: Anthropic's own names for the same (``request-id``; rate limits per kind of
-#: limit), by exact name too.
-ANTHROPIC_RELAYED_HEADERS = frozenset(
-    {
-        "request-id",
-        "retry-after",
-        *(
-            f"anthropic-ratelimit-{kind}-{what}"
-            for kind in ("requests", "tokens", "input-tokens", "output-tokens")
-            for what in ("limit", "remaining", "reset")
-        ),
-    }
-)
 #: Credentials as providers echo them: ``sk-…`` keys (whole, or cut short as
 #: ``sk-abc...wxyz``) and anything after ``Bearer``.
 _SECRETS = re.compile(rb"(?<![A-Za-z0-9])sk-[A-Za-z0-9._*~+/=-]{4,}|(?i:\bbearer)\s+[^\s\"',;]+")
@@ -247,15 +223,18 @@ def _timeouts(timeout: float) -> aiohttp.ClientTimeout:
     )
 
 
-#: The only paths the proxy ever asks the upstream for, under its base URL.
-#: Client input is never a path: at most a model id, as one checked segment.
-CHAT_COMPLETIONS = ("chat", "completions")
-MODELS = ("models",)
+#: The proxy asks the upstream only for the paths its protocols declare
+#: (``protocols``), under its base URL. Client input is never a path: at most
+#: a model id, as one checked segment.
 #: A model id is an opaque name ("gpt-4o", "ft:gpt-4o-mini:org::id",
 #: "qwen2.5-coder:7b"): letters and digits first, then a few punctuation marks.
 #: No ``/`` or ``\``, no ``%`` (so nothing decodes into a separator later), no
 #: ``.``/``..`` segment, no control characters or spaces, bounded.
 MODEL_ID_MAX = 256
+#: OpenAI's paths that take a checked segment (a model, a stored response).
+MODELS = openai.MODELS
+RESPONSES = openai.RESPONSES
+OPENAI = openai.OPENAI
 _SEGMENT = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:@+~-]{{0,{MODEL_ID_MAX - 1}}}")
 
 
@@ -273,68 +252,20 @@ def model_path(model: str) -> tuple[str, ...]:
     return (*MODELS, model)
 
 
-@dataclass(frozen=True, slots=True)
-class Provider:
-    """One upstream protocol: where its settings are, how the operator's key is
-    sent, which answer headers are relayed, and its error shape (every error
-    the proxy makes up on its behalf, so a client's SDK raises as usual)."""
-
-    #: The names of the settings holding the base URL and the key (read per request).
-    base_url_setting: str
-    api_key_setting: str
-    relayed_headers: frozenset[str]
-    #: The request headers carrying ``key``.
-    auth: Callable[[str], dict[str, str]]
-    #: ``(status, message, code, openai type)`` to an error body.
-    error: Callable[[int, str, str, str], dict[str, Any]]
-    #: The SSE event that ends a stream the upstream broke off.
-    broken: Callable[[dict[str, Any]], bytes]
-    #: Request headers the protocol requires, sent when the client sent none.
-    defaults: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def base_url(self) -> str:
-        return str(getattr(settings, self.base_url_setting))
-
-    @property
-    def api_key(self) -> str:
-        return str(getattr(settings, self.api_key_setting) or "")
+def base_url(protocol: WireProtocol) -> str:
+    """The operator's upstream for ``protocol`` (read per request)."""
+    return str(getattr(settings, protocol.base_url_setting))
 
 
-def _anthropic_error(status: int, message: str, code: str, type: str) -> dict[str, Any]:
-    # Anthropic's SDK picks the exception by status; its error type follows it.
-    return anthropic_shapes.error_body(message, type=anthropic_shapes.error_type(status))
+def api_key(protocol: WireProtocol) -> str:
+    """The operator's key for ``protocol`` (read per request; empty: none)."""
+    return str(getattr(settings, protocol.api_key_setting, "") or "")
 
 
-OPENAI = Provider(
-    base_url_setting="CURFEW_UPSTREAM_BASE_URL",
-    api_key_setting="CURFEW_UPSTREAM_API_KEY",
-    relayed_headers=RELAYED_HEADERS,
-    auth=lambda key: {"Authorization": f"Bearer {key}"},
-    error=lambda status, message, code, type: error_body(message, type=type, code=code),
-    broken=sse_event,
-)
-ANTHROPIC = Provider(
-    base_url_setting="CURFEW_ANTHROPIC_UPSTREAM_BASE_URL",
-    api_key_setting="CURFEW_ANTHROPIC_UPSTREAM_API_KEY",
-    relayed_headers=ANTHROPIC_RELAYED_HEADERS,
-    auth=lambda key: {"x-api-key": key},
-    error=_anthropic_error,
-    broken=lambda data: sse.event(data, "error"),
-    # The API refuses a request without one; SDKs always send theirs.
-    defaults=(("anthropic-version", "2023-06-01"),),
-)
-#: The Messages API's paths, under the Anthropic upstream's base URL. That base
-#: is given as Anthropic's SDK takes it (``https://api.anthropic.com``, DeepSeek's
-#: ``https://api.deepseek.com/anthropic``): the SDK adds ``/v1/messages``, so do we.
-MESSAGES = ("v1", "messages")
-COUNT_TOKENS = ("v1", "messages", "count_tokens")
-
-
-def upstream_url(segments: tuple[str, ...], provider: Provider = OPENAI) -> str:
+def upstream_url(segments: tuple[str, ...], protocol: WireProtocol = OPENAI) -> str:
     """The base URL's path plus ``segments``, each checked and encoded as exactly
     one segment; the result is checked again, so no input can leave the base."""
-    return str(_checked_url(provider.base_url, segments))
+    return str(_checked_url(base_url(protocol), segments))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -363,20 +294,24 @@ def _where(url: str) -> str:
 
 
 def _upstream_headers(
-    content: bytes | None, provider: Provider, passed: Iterable[tuple[str, str]]
+    content: bytes | None,
+    protocol: WireProtocol,
+    passed: Iterable[tuple[str, str]],
+    operator_key: bool = True,
 ) -> CIMultiDict[str]:
     """The client's headers as ``passing`` let them through (no credentials
     among them), the protocol's defaults where the client sent none, and the
-    operator's key."""
+    operator's key (unless the caller's own credential is among ``passed``:
+    ``operator_key`` false)."""
     headers: CIMultiDict[str] = CIMultiDict(passed)
     headers.setdefault("Accept", "application/json, text/event-stream")
     if content is not None:
         headers.setdefault("Content-Type", "application/json")
-    for name, value in provider.defaults:
+    for name, value in protocol.defaults:
         headers.setdefault(name, value)
-    key = provider.api_key
+    key = api_key(protocol) if operator_key else ""
     if key:
-        headers.update(provider.auth(key))
+        headers.update(protocol.auth(key))
     return headers
 
 
@@ -414,9 +349,9 @@ _remembered_with_query = functools.lru_cache(maxsize=256)(_appended)
 
 def _scrub(content: bytes) -> bytes:
     """``content`` with the upstream keys and anything credential-shaped cut out."""
-    for provider in (OPENAI, ANTHROPIC):
+    for protocol in protocols.ALL:
         # Every operator key, whichever provider answered: none may reach a client.
-        key = provider.api_key
+        key = api_key(protocol)
         if key:
             content = content.replace(key.encode(), REDACTED)
 
@@ -477,9 +412,7 @@ class _StreamScrub:
 
     def __init__(self, sse: bool) -> None:
         self.sse = sse
-        self.keys = [
-            provider.api_key.encode() for provider in (OPENAI, ANTHROPIC) if provider.api_key
-        ]
+        self.keys = [key.encode() for protocol in protocols.ALL if (key := api_key(protocol))]
         self.keep = max((len(key) for key in self.keys), default=1) - 1
         self.held = b""
         #: Part of an event has gone on without its end (past ``_HELD_MAX``).
@@ -543,11 +476,11 @@ def gateway_error(
     code: str,
     *,
     type: str = "upstream_error",
-    provider: Provider = OPENAI,
+    protocol: WireProtocol = OPENAI,
 ) -> HttpResponse:
     """An error the proxy answers on the upstream's behalf, in its shape."""
     return HttpResponse(
-        _json(provider.error(status, message, code, type)),
+        _json(protocol.error(status, message, code, type=type)),
         status=status,
         content_type="application/json",
     )
@@ -567,9 +500,10 @@ async def forward(
     content: bytes | None = None,
     *,
     release: Callable[[], None] = _nothing,
-    provider: Provider = OPENAI,
+    protocol: WireProtocol = OPENAI,
     headers: Iterable[tuple[str, str]] = (),
     query: str = "",
+    operator_key: bool = True,
 ) -> HttpResponseBase:
     """Send one request upstream and answer with what comes back.
 
@@ -582,13 +516,17 @@ async def forward(
     ``release`` is called exactly once when the upstream call is over: at once
     for an error, when the relayed stream ends, fails, or is abandoned.
 
-    ``provider`` is the upstream's protocol (OpenAI's unless told); ``headers``
+    ``protocol`` is the upstream's (OpenAI's unless told); ``headers``
     and ``query`` are the client's, as ``passing`` lets them through (never
-    credentials; a query that cannot leave the query).
+    credentials; a query that cannot leave the query); ``operator_key`` false:
+    the caller's own credential is among ``headers``, the operator's key is
+    not added.
     """
     handed_off = False
     try:
-        response = await _relayed(method, path, content, release, provider, headers, query)
+        response = await _relayed(
+            method, path, content, release, protocol, headers, query, operator_key
+        )
         handed_off = isinstance(response, StreamingHttpResponse)
         return response
     finally:
@@ -626,11 +564,12 @@ async def _relayed(
     path: tuple[str, ...],
     content: bytes | None,
     release: Callable[[], None],
-    provider: Provider,
+    protocol: WireProtocol,
     passed: Iterable[tuple[str, str]],
     query: str,
+    operator_key: bool,
 ) -> HttpResponseBase:
-    target = _checked_url(provider.base_url, path)
+    target = _checked_url(base_url(protocol), path)
     if query:
         target = _with_query(target, query)
     pool = shared_client()
@@ -647,7 +586,7 @@ async def _relayed(
                 "the curfew proxy is busy; retry shortly",
                 "upstream_busy",
                 type="server_error",
-                provider=provider,
+                protocol=protocol,
             )
             busy["Retry-After"] = str(BUSY_RETRY_AFTER)
             return busy
@@ -658,7 +597,7 @@ async def _relayed(
             method,
             target,
             data=content,
-            headers=_upstream_headers(content, provider, passed),
+            headers=_upstream_headers(content, protocol, passed, operator_key),
             timeout=_timeouts(float(settings.CURFEW_UPSTREAM_TIMEOUT)),
             allow_redirects=False,
         )
@@ -671,7 +610,7 @@ async def _relayed(
                 504,
                 "the upstream provider did not answer in time",
                 "upstream_timeout",
-                provider=provider,
+                protocol=protocol,
             )
         if isinstance(exc, (aiohttp.ClientError, OSError)):
             log.warning("upstream %s unreachable (%s)", _where(str(target)), type(exc).__name__)
@@ -679,7 +618,7 @@ async def _relayed(
                 502,
                 "the upstream provider is unreachable",
                 "upstream_unreachable",
-                provider=provider,
+                protocol=protocol,
             )
         raise
     call = _Open(response, gate)
@@ -707,16 +646,16 @@ async def _relayed(
                 limit,
             )
             return gateway_error(
-                502, _too_large_message(limit, status), "upstream_too_large", provider=provider
+                502, _too_large_message(limit, status), "upstream_too_large", protocol=protocol
             )
         log.info("upstream %s answered %s", _where(str(target)), status)
         if status in (401, 403):
             message = (
                 f"the upstream provider refused the proxy's own credentials "
                 f"(HTTP {status}); the operator must check "
-                f"{provider.api_key_setting}"
+                f"{protocol.api_key_setting}"
             )
-            body = _json(provider.error(status, message, "upstream_auth", "upstream_error"))
+            body = _json(protocol.error(status, message, "upstream_auth", type="upstream_error"))
             content_type = "application/json"
         else:
             body = _scrub(body)
@@ -729,10 +668,12 @@ async def _relayed(
                     f"the upstream provider answered HTTP {status} without a JSON error "
                     f"({kind}, {len(body)} bytes)"
                 )
-                body = _json(provider.error(status, message, "upstream_error", "upstream_error"))
+                body = _json(
+                    protocol.error(status, message, "upstream_error", type="upstream_error")
+                )
                 content_type = "application/json"
         relayed = HttpResponse(body, status=status, content_type=content_type)
-        _relay_headers(relayed, response.headers, provider.relayed_headers)
+        _relay_headers(relayed, response.headers, protocol.relayed_headers)
         return relayed
 
     declared = response.content_length
@@ -745,7 +686,7 @@ async def _relayed(
             cap,
             declared,
         )
-        return gateway_error(502, _too_large_message(cap), "upstream_too_large", provider=provider)
+        return gateway_error(502, _too_large_message(cap), "upstream_too_large", protocol=protocol)
     try:
         content_type = response.headers.get("content-type", "application/json")
         streaming = StreamingHttpResponse(
@@ -754,14 +695,14 @@ async def _relayed(
                 target,
                 sse="text/event-stream" in content_type,
                 release=release,
-                provider=provider,
+                protocol=protocol,
                 cap=cap,
             ),
             status=status,
             content_type=content_type,
         )
         _until_done(streaming, call, release)
-        _relay_headers(streaming, response.headers, provider.relayed_headers)
+        _relay_headers(streaming, response.headers, protocol.relayed_headers)
     except BaseException:
         call.end()
         raise
@@ -870,7 +811,7 @@ async def _relay(
     *,
     sse: bool,
     release: Callable[[], None],
-    provider: Provider,
+    protocol: WireProtocol,
     cap: int,
 ) -> AsyncIterator[bytes]:
     """The upstream body as it arrives; the upstream connection is released when
@@ -900,9 +841,9 @@ async def _relay(
                     raise AnswerTooLarge(f"{_where(str(url))}: larger than {cap} bytes")
                 if scrub.mid_event:
                     yield b"\n\n"
-                yield provider.broken(
-                    provider.error(
-                        502, _too_large_message(cap), "upstream_too_large", "upstream_error"
+                yield protocol.broken(
+                    protocol.error(
+                        502, _too_large_message(cap), "upstream_too_large", type="upstream_error"
                     )
                 )
                 return
@@ -932,12 +873,12 @@ async def _relay(
         # the client read one broken event instead of the error.
         if scrub.mid_event:
             yield b"\n\n"
-        yield provider.broken(
-            provider.error(
+        yield protocol.broken(
+            protocol.error(
                 502,
                 "the upstream provider broke off the answer",
                 "upstream_broken",
-                "upstream_error",
+                type="upstream_error",
             )
         )
     finally:
@@ -946,14 +887,7 @@ async def _relay(
         call.end(complete)
 
 
-# -- the Responses API, embeddings and legacy completions (issue 11) -----------
-#: More fixed paths under the base URL; as above, client input is at most one
-#: checked segment (a stored response's id).
-RESPONSES = ("responses",)
-EMBEDDINGS = ("embeddings",)
-COMPLETIONS = ("completions",)
-
-
+# -- a stored response's path (the Responses API, issue 11) ---------------------
 def response_path(response_id: str) -> tuple[str, ...]:
     """``responses/<id>``, or :class:`UnsafePath` when ``response_id`` is not
     one plain segment (OpenAI's ids are ``resp_`` and hex; the same rule as a

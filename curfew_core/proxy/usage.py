@@ -1,12 +1,15 @@
 """What the upstream said it used, read off its answer as it passes through
 (for the decision ledger), and the one ledger entry per model call.
 
-Every protocol names it ``usage``: OpenAI's chat and legacy completions
-(``prompt_tokens`` / ``completion_tokens``, in a stream's last chunk when the
-client asked for it), the Responses API (``input_tokens`` / ``output_tokens``,
-in ``response.completed``), Anthropic's messages (``input_tokens`` in
-``message_start``, the running ``output_tokens`` in ``message_delta``). The
-latest number seen for each wins. Nothing else of the answer is kept.
+Each wire protocol declares how its answers name it (``protocols``: its
+``usage``): OpenAI's chat and legacy completions ``usage`` (``prompt_tokens`` /
+``completion_tokens``, in a stream's last chunk when the client asked for it),
+the Responses API's (``input_tokens`` / ``output_tokens``, in
+``response.completed``), Anthropic's messages (``input_tokens`` in
+``message_start``, the running ``output_tokens`` in ``message_delta``),
+Gemini's ``usageMetadata`` (``promptTokenCount`` / ``candidatesTokenCount``).
+The latest number seen for each wins. Nothing else of the answer is kept.
+Likewise its reply budget's names (``budgets``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from django.http.response import HttpResponseBase
 
 from curfew_core.engine import Verdict
 from curfew_core.ledger.entry import MAX_STORED, verdict_entry
+from curfew_core.protocols import anthropic, openai
+from curfew_core.protocols.base import Path, Usage, at
 from curfew_core.services.ledger_recorder import record
 
 #: A JSON answer larger than this is relayed without reading its usage.
@@ -29,20 +34,32 @@ MAX_JSON_SCAN = 4 * 2**20
 #: usage (a ``response.completed`` event carries the whole answer, so lines of
 #: megabytes are honest; an endless one must not be held whole).
 MAX_LINE_SCAN = MAX_JSON_SCAN
-_BUDGET_NAMES = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+#: What a scan reads when not told a protocol: OpenAI's names and Anthropic's
+#: (both call it ``usage``).
+ANY_USAGE = Usage(
+    "usage",
+    input=openai.OPENAI.usage.input,
+    output=openai.OPENAI.usage.output,
+    within=(*openai.OPENAI.usage.within, *anthropic.ANTHROPIC.usage.within),
+)
 #: One decoder for every answer (it keeps no state between calls).
 _DECODER = json.JSONDecoder()
 
 
-def asked_budget(body: Mapping[str, Any]) -> int | None:
-    """The tightest reply budget the client named (any protocol's name), as
-    the ledger records it: at most ``MAX_STORED``. The body itself is relayed
-    as sent (the upstream judges its own limits); only the ledger's copy is
-    capped, so no client's number can make a row the database refuses."""
+def asked_budget(
+    body: Mapping[str, Any], budgets: tuple[Path, ...] = openai.OPENAI.budgets
+) -> int | None:
+    """The tightest reply budget the client named (under any of its
+    protocol's ``budgets``), as the ledger records it: at most ``MAX_STORED``.
+    The body itself is relayed as sent (the upstream judges its own limits);
+    only the ledger's copy is capped, so no client's number can make a row the
+    database refuses."""
     asked = [
         value
-        for name in _BUDGET_NAMES
-        if isinstance(value := body.get(name), int) and not isinstance(value, bool) and value > 0
+        for path in budgets
+        if isinstance(value := body.get(path[0]) if len(path) == 1 else at(body, path), int)
+        and not isinstance(value, bool)
+        and value > 0
     ]
     return min(*asked, MAX_STORED) if asked else None
 
@@ -55,12 +72,23 @@ def _whole(value: Any) -> int | None:
     return None
 
 
+def _first(usage: dict[str, Any], names: tuple[str, ...]) -> int | None:
+    """The count under the first of ``names`` the object has (as the ledger records it)."""
+    for name in names:
+        if name in usage:
+            return _whole(usage[name])
+    return None
+
+
 class UsageScan:
     """Feed it the answer's bytes; ``tokens`` is then (input, output), each
     ``None`` when the answer did not say."""
 
-    def __init__(self, *, sse: bool) -> None:
+    def __init__(self, *, sse: bool, names: Usage = ANY_USAGE) -> None:
         self.sse = sse
+        self.names = names
+        self._marker = names.marker
+        self._holders = ("", *names.within)
         self.input: int | None = None
         self.output: int | None = None
         self._pending = b""
@@ -87,7 +115,7 @@ class UsageScan:
             self._pending = b""
             self._skipping = True
         for line in lines:
-            if line.startswith(b"data:") and b'"usage"' in line:
+            if line.startswith(b"data:") and self._marker in line:
                 self._take(line[5:])
 
     def _take(self, data: bytes) -> None:
@@ -99,28 +127,34 @@ class UsageScan:
             self._usage_of(event)
 
     def _take_last_usage(self, body: bytes) -> None:
-        """The answer's last ``"usage": {...}`` object, decoded alone: a long
-        answer is not parsed whole on the event loop for two numbers."""
-        at = body.rfind(b'"usage"')
-        start = body.find(b"{", at) if at >= 0 else -1
-        if start < 0 or body[at + 7 : start].strip() != b":":
+        """The answer's last ``"usage": {...}`` object (by its protocol's
+        name), decoded alone: a long answer is not parsed whole on the event
+        loop for two numbers."""
+        marker = self._marker
+        found = body.rfind(marker)
+        start = body.find(b"{", found) if found >= 0 else -1
+        if start < 0 or body[found + len(marker) : start].strip() != b":":
             return
         try:
             usage, _ = _DECODER.raw_decode(body[start:].decode("utf-8", "replace"))
         except ValueError:
             return
         if isinstance(usage, dict):
-            self._usage_of({"usage": usage})
+            self._counts(usage)
 
     def _usage_of(self, event: dict[str, Any]) -> None:
-        for holder in (event, event.get("response"), event.get("message")):
-            usage = holder.get("usage") if isinstance(holder, dict) else None
-            if not isinstance(usage, dict):
-                continue
-            given_in = _whole(usage.get("prompt_tokens", usage.get("input_tokens")))
-            given_out = _whole(usage.get("completion_tokens", usage.get("output_tokens")))
-            self.input = given_in if given_in is not None else self.input
-            self.output = given_out if given_out is not None else self.output
+        key = self.names.key
+        for within in self._holders:
+            holder = event.get(within) if within else event
+            usage = holder.get(key) if isinstance(holder, dict) else None
+            if isinstance(usage, dict):
+                self._counts(usage)
+
+    def _counts(self, usage: dict[str, Any]) -> None:
+        given_in = _first(usage, self.names.input)
+        given_out = _first(usage, self.names.output)
+        self.input = given_in if given_in is not None else self.input
+        self.output = given_out if given_out is not None else self.output
 
     @property
     def tokens(self) -> tuple[int | None, int | None]:
@@ -148,8 +182,10 @@ class Recording:
         purpose: str | None,
         budget_before: int | None,
         action: str | None = None,
+        usage: Usage = ANY_USAGE,
     ) -> None:
         self.verdict = verdict
+        self.usage = usage
         self.origin = origin
         self.at = at
         self.token_id = token_id
@@ -187,7 +223,9 @@ class Recording:
         if not isinstance(response, StreamingHttpResponse) or not response.is_async:
             self()
             return response
-        scan = UsageScan(sse="text/event-stream" in response.get("Content-Type", ""))
+        scan = UsageScan(
+            sse="text/event-stream" in response.get("Content-Type", ""), names=self.usage
+        )
         # The relay itself, not ``streaming_content``'s wrapping of it (a
         # generator more per chunk, only to check each is bytes: the edge
         # checks as it sends): closing this closes the relay.
