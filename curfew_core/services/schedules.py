@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -96,16 +96,14 @@ def schedule_start_on_sign_in(*, user: User) -> Schedule | None:
     try:
         with transaction.atomic():
             schedule = schedule_create_for_new_account(user=user)
-            audit_record(
-                user=user,
+            _audit_saved(
+                user,
+                schedule,
+                defaults,
+                schedule.config,
+                schedule.config,
                 actor=None,
                 channel=AuditEntry.Channel.SYSTEM,
-                subject=AuditEntry.Subject.SCHEDULE,
-                action="saved",
-                changes={
-                    "version": schedule.version,
-                    "fields": changed_fields(defaults, schedule.config, schedule.config),
-                },
             )
     except IntegrityError:
         return None  # another sign-in made it meanwhile
@@ -153,19 +151,33 @@ def schedule_update(
     ScheduleRevision.objects.create(
         schedule=schedule, version=schedule.version, config=new_config, source=source
     )
+    _audit_saved(
+        user, schedule, old_config, new_config, schedule_config.FIELDS, actor=actor, channel=channel
+    )
+    after_commit(user_id=schedule.user_id)
+    return schedule
+
+
+def _audit_saved(
+    user: User,
+    schedule: Schedule,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    keys: Iterable[str],
+    *,
+    actor: User | None,
+    channel: str,
+) -> None:
+    """A save's entry: the version it made and each of ``keys`` it changed
+    (``selectors.audit`` reads them)."""
     audit_record(
         user=user,
         actor=actor,
         channel=channel,
         subject=AuditEntry.Subject.SCHEDULE,
         action="saved",
-        changes={
-            "version": schedule.version,
-            "fields": changed_fields(old_config, new_config, schedule_config.FIELDS),
-        },
+        changes={"version": schedule.version, "fields": changed_fields(old, new, keys)},
     )
-    after_commit(user_id=schedule.user_id)
-    return schedule
 
 
 def _stale(
