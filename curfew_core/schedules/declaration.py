@@ -94,6 +94,10 @@ def gettext_noop(text: str) -> str:
 _ = gettext_noop
 
 
+#: What the API says of both replies: ``v.reply_parser`` fills ``{until}`` only.
+_REPLY_NOTE = "Any other {word} (a typo like {untill}) is refused with 422."
+
+
 class ScheduleSettings(BaseModel):
     """Every schedule setting (snake_case, as the API and the database hold them)."""
 
@@ -248,7 +252,7 @@ class ScheduleSettings(BaseModel):
                 " the peak hours end (or a switch-off by hand does)."
             ),
             v.reply_parser(),
-            api_note="Any other {word} (a typo like {untill}) is refused with 422.",
+            api_note=_REPLY_NOTE,
             alias="offDutyReply",
         ),
     ] = "。"
@@ -261,7 +265,7 @@ class ScheduleSettings(BaseModel):
                 " wakes up, or the end of a switch-off by hand."
             ),
             v.reply_parser(),
-            api_note="Any other {word} (a typo like {untill}) is refused with 422.",
+            api_note=_REPLY_NOTE,
             alias="lightsOutReply",
         ),
     ] = "明天再说。"
