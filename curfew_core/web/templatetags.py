@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django import template
@@ -12,6 +12,25 @@ from curfew_core.web.activity import words as ledger_words
 from curfew_core.web.schedule import choices
 
 register = template.Library()
+
+#: Filters that are a words function as it stands: ``{{ row|audit_lines }}``,
+#: ``{{ row.action|did_word:row.origin }}``.
+WORD_FILTERS: dict[str, Callable[..., Any]] = {
+    # What an audit row changed; an engine reason; a door's name.
+    "audit_lines": words.audit_lines,
+    "reason_words": words.reason_words,
+    "audit_channel": words.audit_channel,
+    # The ledger's codes: ``answered without a request`` for ``short-circuit``,
+    # ``embedding refused`` for an embeddings short-circuit; a stored reason
+    # line, undated.
+    "state_word": ledger_words.state_word,
+    "action_word": ledger_words.action_word,
+    "origin_word": ledger_words.origin_word,
+    "did_word": ledger_words.did_word,
+    "ledger_reason": ledger_words.reason_words,
+}
+for _name, _words in WORD_FILTERS.items():
+    register.filter(_name, _words)
 
 
 @register.filter
@@ -29,23 +48,6 @@ def audit_what(row: Any) -> str:
 
 
 @register.filter
-def audit_lines(row: Any) -> list[str]:
-    """What an audit row changed, in the reader's language (``words.audit_lines``)."""
-    return words.audit_lines(row)
-
-
-@register.filter
-def reason_words(reason: str) -> str:
-    """An engine reason in the reader's language (``words.reason_words``)."""
-    return words.reason_words(reason)
-
-
-@register.filter
-def audit_channel(channel: str) -> str:
-    return words.audit_channel(channel)
-
-
-@register.filter
 def zone_place(zone: str) -> str:
     """``Shanghai`` for ``Asia/Shanghai``: the place, the zone id being a detail."""
     return choices.zone_label(zone) if zone else zone
@@ -55,34 +57,6 @@ def zone_place(zone: str) -> str:
 def thousands(number: int | None) -> str:
     """``12,345``: digits grouped the same in both languages the site speaks."""
     return "—" if number is None else f"{number:,}"
-
-
-@register.filter
-def state_word(state: str) -> str:
-    return ledger_words.state_word(state)
-
-
-@register.filter
-def action_word(action: str) -> str:
-    """``answered without a request`` for ``short-circuit`` (the ledger's codes)."""
-    return ledger_words.action_word(action)
-
-
-@register.filter
-def origin_word(origin: str) -> str:
-    return ledger_words.origin_word(origin)
-
-
-@register.filter
-def ledger_reason(reason: str) -> str:
-    """A stored reason line in the reader's language, undated (``activity.words.reason_words``)."""
-    return ledger_words.reason_words(reason)
-
-
-@register.filter
-def did_word(action: str, origin: str) -> str:
-    """``embedding refused`` for an embeddings short-circuit, else ``action_word``."""
-    return ledger_words.did_word(action, origin)
 
 
 @register.filter
