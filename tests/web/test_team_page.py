@@ -148,6 +148,16 @@ def test_a_member_cannot_remove_anyone_and_an_admin_can(
     assert not TeamMembership.objects.filter(user=member).exists()
 
 
+def test_a_refused_change_of_a_member_names_them(page: PageClient, user: User, team: Team) -> None:
+    # The only admin, demoting or removing themselves: refused, named, unchanged.
+    for door, data in (("role", {"role": "member"}), ("remove", {})):
+        response = page.post(f"/team/members/{user.pk}/{door}/", data)
+        assert response.status_code == 400, door
+        said = f"{user.username} is the last admin of the team"
+        assert said in response.content.decode(), door
+    assert _role(team, user) == "admin"
+
+
 def test_an_admin_cannot_touch_another_teams_member(page: PageClient, team: Team) -> None:
     carol = _user("carol")
     team_services.team_create(name="larks", admin=carol)

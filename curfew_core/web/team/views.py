@@ -270,40 +270,32 @@ def role_set(request: HttpRequest, membership: Any, user_id: int) -> HttpRespons
     role = request.POST.get("role", "")
     if role not in team_words.ROLE_NAMES:
         return _refused(request, membership, _("Choose a role: admin or member."))
-    try:
-        team_services.member_role_change(
-            team=membership.team,
-            user=_member(membership, user_id),
-            role=role,
-            actor=_you(request),
-            channel="page",
-        )
-    except team_services.TeamError as exc:
-        return _refused(
-            request,
-            membership,
-            team_words.team_error(exc, name=_member(membership, user_id).username),
-        )
-    return _back(request, _("Role changed."), anchor="#members")
+    change = functools.partial(team_services.member_role_change, role=role)
+    return _change_member(request, membership, user_id, change, _("Role changed."))
 
 
 @admin_only
 @require_POST
 def member_remove(request: HttpRequest, membership: Any, user_id: int) -> HttpResponse:
+    change = team_services.member_remove
+    return _change_member(request, membership, user_id, change, _("Removed from the team."))
+
+
+def _change_member(
+    request: HttpRequest,
+    membership: Any,
+    user_id: int,
+    change: Callable[..., Any],
+    done: str,
+) -> HttpResponse:
+    """One member of the admin's own team changed by the service (which
+    checks again); a refusal names the member."""
+    person = _member(membership, user_id)
     try:
-        team_services.member_remove(
-            team=membership.team,
-            user=_member(membership, user_id),
-            actor=_you(request),
-            channel="page",
-        )
+        change(team=membership.team, user=person, actor=_you(request), channel="page")
     except team_services.TeamError as exc:
-        return _refused(
-            request,
-            membership,
-            team_words.team_error(exc, name=_member(membership, user_id).username),
-        )
-    return _back(request, _("Removed from the team."), anchor="#members")
+        return _refused(request, membership, team_words.team_error(exc, name=person.username))
+    return _back(request, done, anchor="#members")
 
 
 @member_only
