@@ -13,7 +13,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from curfew_core.ledger.savings import Bucket, Night, Savings, compared, night
+from curfew_core.ledger.savings import Bucket, Change, Night, Savings, compared, night
 from curfew_core.selectors.ledger_page import PERIODS
 
 
@@ -153,34 +153,26 @@ def totals(
             time_note,
             definition("total-time"),
         ),
-        Total(
-            "total-not-sent",
-            f"{this.answered:,}",
-            _("turns answered without a request"),
-            _versus_int(this.answered, before.answered, days),
-            definition=definition("total-not-sent"),
-        ),
-        Total(
+        _count("total-not-sent", changes["answered"], _("turns answered without a request"), days),
+        _count(
             "total-tokens",
-            f"{this.tokens_not_asked_for:,}",
+            changes["tokens_not_asked_for"],
             _("tokens not asked for (budget cuts)"),
-            _versus_int(this.tokens_not_asked_for, before.tokens_not_asked_for, days),
-            definition=definition("total-tokens"),
+            days,
         ),
     ]
     refused = changes["embeddings_refused"]
     if refused.now or refused.before:
-        out.append(
-            Total(
-                "total-refused",
-                f"{refused.now:,}",
-                _("embeddings refused (not answered, not priced)"),
-                _versus_int(refused.now, refused.before, days),
-                definition=definition("total-refused"),
-            )
-        )
+        label = _("embeddings refused (not answered, not priced)")
+        out.append(_count("total-refused", refused, label, days))
     out.append(money_total(saved, saved_before, days=days))
     return out
+
+
+def _count(code: str, change: Change, label: str, days: int) -> Total:
+    """A count of the period beside the period before's, with its definition."""
+    versus = _versus_int(change.now, change.before, days)
+    return Total(code, f"{change.now:,}", label, versus, definition=definition(code))
 
 
 def money_total(saved: Savings, before: Savings, *, days: int) -> Total:
