@@ -32,7 +32,19 @@ else:
     _SetPassword = SetPasswordForm
 
 
-class ChangePassword(PasswordChangeForm):
+class _AuditedSave(_SetPassword):
+    """A new password saved through the account service, so it is audited."""
+
+    def save(self, commit: bool = True) -> Any:
+        return password_set(
+            user=self.user,
+            password=self.cleaned_data["new_password1"],
+            actor=self.user,
+            channel=CHANNEL,
+        )
+
+
+class ChangePassword(_AuditedSave, PasswordChangeForm):
     """Django's password change (old password, new twice, the validators).
 
     A wrong current password is a failed sign-in: it counts against the
@@ -59,14 +71,6 @@ class ChangePassword(PasswordChangeForm):
             throttle.note_signin_failure(username, self.address)
             raise
         return old
-
-    def save(self, commit: bool = True) -> Any:
-        return password_set(
-            user=self.user,
-            password=self.cleaned_data["new_password1"],
-            actor=self.user,
-            channel=CHANNEL,
-        )
 
 
 class ResetRequest(PasswordResetForm):
@@ -101,16 +105,8 @@ class ResetRequest(PasswordResetForm):
         outbox.send_later(send, "password reset mail")
 
 
-class ResetPassword(_SetPassword):
+class ResetPassword(_AuditedSave):
     """The new password behind a reset link (the link proved who it is)."""
-
-    def save(self, commit: bool = True) -> Any:
-        return password_set(
-            user=self.user,
-            password=self.cleaned_data["new_password1"],
-            actor=self.user,
-            channel=CHANNEL,
-        )
 
 
 class SignUp(UserCreationForm[User]):
