@@ -22,11 +22,13 @@ server down must then fail these checks.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -199,7 +201,112 @@ def run_hooks_tool(
         words += f"; {len(helpers)} title call(s) passed (exempt)"
     if tool == "codex" and label in CODEX_SHOWS:
         words += "; codex exec shows the hook's outcome, not its words"
+        if not bench.control:
+            # What a person at Codex's own screen is shown (its TUI, in a terminal).
+            bench.reset()
+            screen = _codex_tui([command[0], *command[3:]], env, work)
+            (homes / f"{key}-{label.replace(' ', '-')}-tui.log").write_text(screen, "utf-8")
+            time.sleep(1.0)
+            in_tui = _model_calls(list(fake.requests))
+            shown = _tui_excerpt(screen)
+            seen = f"{seen.strip()}\ncodex (TUI): {shown}"
+            told = TUI_SHOWS[label]
+            if _squeezed(told) not in _squeezed(screen):
+                problems.append(f"codex's TUI does not show {told!r}")
+            if label == "off duty" and in_tui:
+                problems.append(f"codex's TUI: {len(in_tui)} call(s) reached the upstream")
+            words += f"; its TUI shows them, {len(in_tui)} call(s) upstream"
     return Result(key, label, code, seen + said, len(reached), 0, problems, words)
+
+
+#: What Codex's TUI must show of the hook's words (spaces aside: it draws by
+#: cursor positions).
+TUI_SHOWS = {
+    "off duty": "Blocked by hook Curfew: your AI is off duty",
+    "server down": "Policy fail_open",
+}
+
+
+def _codex_tui(command: list[str], env: dict[str, str], work: Path, seconds: float = 45) -> str:
+    """Codex run interactively (its TUI in a pseudo-terminal, the prompt on
+    its command line) until its turn is done; the screen's text."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        try:
+            os.chdir(work)
+            tui_env = {**env, "TERM": "xterm-256color"}
+            tui_env.pop("NO_COLOR", None)
+            os.execve(command[0], command, tui_env)  # noqa: S606 (the tool, by its path)
+        finally:
+            os._exit(127)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    raw = b""
+    deadline = time.monotonic() + seconds
+    done_at: float | None = None
+    try:
+        while time.monotonic() < deadline and (done_at is None or time.monotonic() < done_at):
+            ready, _, _ = select.select([fd], [], [], 0.25)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            raw += chunk
+            if b"\x1b[6n" in chunk:  # where is the cursor? (asked at start)
+                os.write(fd, b"\x1b[1;1R")
+            if done_at is None and b"state=done" in raw:
+                done_at = time.monotonic() + 1.0  # the turn is over: draw its end
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return _screen_text(raw)
+
+
+_ESCAPES = re.compile(
+    r"\x1b\[(\d+);(\d+)H|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-9;?<>=]*[ -/]*[@-~]"
+    r"|\x1b[()][0-9A-B]|\x1b[=>78DEM]|([^\x1b]+)"
+)
+
+
+def _screen_text(raw: bytes) -> str:
+    """A terminal's output as text: a cursor move within a row is a space,
+    to another row a new line; colours and the rest dropped."""
+    out: list[str] = []
+    row = None
+    for found in _ESCAPES.finditer(raw.decode("utf-8", "replace")):
+        if found.group(1):
+            out.append(" " if found.group(1) == row else "\n")
+            row = found.group(1)
+        elif found.group(3):
+            out.append(found.group(3))
+    return re.sub(r"[ \t]+", " ", "".join(out))
+
+
+def _tui_excerpt(screen: str) -> str:
+    """The lines the hook's words are on (``Blocked by hook`` and what
+    follows it, or the outage's warning)."""
+    lines = [line.strip() for line in screen.splitlines() if line.strip()]
+    for index, line in enumerate(lines):
+        if "Blocked by hook" in line:
+            return " / ".join(lines[index : index + 3])
+    said = [line for line in lines if "Curfew" in line]
+    return " / ".join(dict.fromkeys(said)) or "(nothing of Curfew's)"
+
+
+def _squeezed(text: str) -> str:
+    """Without spaces and the TUI's tree marks (``└``, ``│``, ``•``)."""
+    return re.sub(r"[\s└│├•]+", "", text)
 
 
 def _copy_line(words: list[str], home: Path) -> None:
@@ -237,9 +344,10 @@ def _opencode_config(upstream: str) -> str:
 
 
 def _stream_shown(stream: str) -> str:
-    """What Claude Code shows of a ``stream-json`` run: each hook's
-    ``systemMessage`` (a warning to the user), then the answer."""
+    """What Claude Code shows of a ``stream-json`` run: the answer, then
+    each hook's ``systemMessage`` (a warning to the user)."""
     shown: list[str] = []
+    answer: list[str] = []
     for line in stream.splitlines():
         try:
             item = json.loads(line)
@@ -255,8 +363,8 @@ def _stream_shown(stream: str) -> str:
             if isinstance(output, dict) and output.get("systemMessage"):
                 shown.append(f"{item.get('hook_event')}: {output['systemMessage']}")
         elif item.get("type") == "result" and isinstance(item.get("result"), str):
-            shown.append(item["result"])
-    return "\n".join(shown) if shown else stream
+            answer.append(item["result"])
+    return "\n".join(answer + shown) if answer + shown else stream
 
 
 def _plain(text: str) -> str:

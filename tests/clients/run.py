@@ -1117,8 +1117,9 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
         "proxy: off duty nothing may reach it and the user must be told why, winding the "
         "persona must reach it, on duty nothing of Curfew's, and with the server down work "
         "goes on and the user is told (`codex exec` shows a hook's outcome, not its words: "
-        "those are held by the client's unit tests); in the control group they run without "
-        "the hooks and fail.",
+        "off duty and server down Codex runs again interactively, its TUI in a "
+        "pseudo-terminal, where the hook's words must show); in the control group they run "
+        "without the hooks and fail.",
         "",
         f"Run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s.",
         "",
@@ -1169,7 +1170,10 @@ def merged(before: str, now: str, keys: set[str]) -> str:
     for line in new_lines:
         key = _row_key(line)
         if line.startswith("Run of ") and earlier is not None:
-            if "; the other rows from" in earlier:
+            run_keys = f"({', '.join(sorted(keys))}); the other rows from "
+            if run_keys in earlier:  # the same tools run again: the others' run stays
+                stamp = earlier.split(run_keys, 1)[1].rstrip(".")
+            elif "; the other rows from" in earlier:
                 stamp = "earlier runs (this file's history says which)"
             else:
                 stamp = "the run of " + earlier.removeprefix("Run of ").rstrip(".")

@@ -42,7 +42,10 @@ def test_a_partial_run_replaces_its_own_rows_and_keeps_the_others() -> None:
         "Run of 2026-12-05 00:54 UTC, 145 s (codex-hooks, opencode-plugin); "
         "the other rows from the run of 2026-12-04 19:59 UTC, 302 s." in text
     )
-    # Merged again: the other rows' run is no longer one run.
+    # The same tools run again: the other rows are still from that run.
     again = run.merged(text, now, {"codex-hooks", "opencode-plugin"})
-    assert "the other rows from earlier runs" in again
+    assert "the other rows from the run of 2026-12-04 19:59 UTC, 302 s." in again
     assert again.count("| codex-hooks |") == 1
+    # Other tools run: the other rows are no longer from one run.
+    other = run.merged(text, now, {"codex-hooks"})
+    assert "the other rows from earlier runs" in other
