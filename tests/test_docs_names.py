@@ -8,7 +8,17 @@ README is read here, and each of its names is checked against the checkout:
 - a path in backticks (``curfew_core/edge/doors.py``, ``store/local_layer.py``,
   ``tests/x.py::test_y``) is a file or folder of the checkout (a short path
   is looked for under the packages it is short for);
-- a ``CURFEW_…`` name is a setting some code reads.
+- a ``CURFEW_…`` name is a setting some code reads, and a number said beside it
+  (``CURFEW_LEDGER_RETENTION_DAYS`` (30)) is its default in the generated
+  configuration reference;
+- a dotted Python name (``selectors.verdicts.capsule_payload``,
+  ``ledger_recorder.record_verdict``, ``Decision.origin``) whose first part is a
+  module of the checkout (or a class of it) names something that module (or
+  class) defines, and so does ``path/file.py:Name``; a name whose first part is
+  none of ours (``json.dumps``, ``cachetools.LRUCache``) is not ours to check;
+- a private name (``_steady``) is defined somewhere in the checkout;
+- a module constant said with its number (``FLUSH_ROWS`` (1,000), or
+  ``LEAD_MINUTES`` = 10) holds that number in the code.
 
 Numbers are held where they are made: generated pages (configuration, clients,
 benchmarks written by their benches) by their own tests.
@@ -172,3 +182,262 @@ def test_control_the_checks_catch_what_is_missing(tmp_path: Path) -> None:
     ]
     assert "CURFEW_NO_SUCH_THING" not in _read_settings()
     assert "CURFEW_CACHE_FRESH_SECONDS" in _read_settings()
+
+
+# -- Python names and the numbers said beside them ----------------------------------
+
+#: The packages whose modules a dotted name in the docs may start with.
+PACKAGES = (
+    ROOT / "curfew_core",
+    ROOT / "curfew_site",
+    ROOT / "curfew_testkit",
+    ROOT / "client" / "src" / "curfew_client",
+    ROOT / "client" / "src" / "curfew_cli",
+)
+#: Dotted names in the docs that are not Python, though a module has their
+#: first part's name: loggers (``curfew.feed``), OpenAI's object types
+#: (``chat.completion``), the client's report counters (``reports.dropped``).
+NOT_PYTHON = {"curfew", "chat", "reports"}
+#: A dotted name that is a file (``config.yaml``, ``py.typed`` aside: not ours either).
+_FILE_LIKE = re.compile(r"\.(py|md|html|js|css|json|toml|txt|in|yaml|yml)$")
+_DOTTED = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(.*\))?$")
+_FILE_NAME = re.compile(r"^([\w./-]+\.py):([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?(?:\(.*\))?$")
+#: A number said with the constant or setting that holds it: ```NAME` (30``
+#: (the name first), or ``1,000 decisions (`FLUSH_ROWS``` and ``30 hours,
+#: `HORIZON``` (the number first, a few words between); the name may be
+#: qualified (``heads_up.LEAD_MINUTES``).
+_NAME_THEN_NUMBER = re.compile(r"`(?:[\w.]+\.)?([A-Z][A-Z0-9_]+)` \((\d[\d,]*(?:\.\d+)?)")
+_NUMBER_THEN_NAME = re.compile(
+    r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?:[\s,]+[A-Za-z-]+){0,3}"
+    r"(?:\s+\(|, )`(?:[\w.]+\.)?([A-Z][A-Z0-9_]+)`"
+)
+
+
+@functools.cache
+def _modules() -> dict[str, tuple[Path, ...]]:
+    """Each module of the checkout by every dotted tail of its name
+    (``curfew_core.ledger.savings`` under ``ledger.savings`` and ``savings`` too)."""
+    found: dict[str, list[Path]] = {}
+    for package in PACKAGES:
+        for path in package.rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            parts = list(path.relative_to(package.parent).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            for start in range(len(parts)):
+                found.setdefault(".".join(parts[start:]), []).append(path)
+    return {name: tuple(paths) for name, paths in found.items()}
+
+
+@functools.cache
+def _defined(path: Path) -> frozenset[str]:
+    """Every name a module defines, at any depth: functions, classes, the
+    targets of assignments (``self.x`` too), imports and ``__all__``'s."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return frozenset(names)
+
+
+@functools.cache
+def _classes() -> dict[str, tuple[Path, ...]]:
+    """Each class of the checkout's packages, by name, with the files defining one."""
+    import ast
+
+    found: dict[str, list[Path]] = {}
+    for paths in _modules().values():
+        for path in paths:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef) and path not in found.get(node.name, []):
+                    found.setdefault(node.name, []).append(path)
+    return {name: tuple(paths) for name, paths in found.items()}
+
+
+def _name_problem(dotted: str) -> str | None:
+    """Why ``dotted`` names nothing of ours, or ``None`` (it does, or it is not ours)."""
+    parts = dotted.split(".")
+    modules = _modules()
+    if parts[0] in NOT_PYTHON:
+        return None
+    for cut in range(len(parts), 0, -1):
+        paths = modules.get(".".join(parts[:cut]))
+        if paths:
+            rest = parts[cut:]
+            if any(all(name in _defined(path) for name in rest) for path in paths):
+                return None
+            return f"no such name: {dotted} ({'.'.join(rest)} not in {'.'.join(parts[:cut])})"
+    classes = _classes().get(parts[0])
+    if classes:
+        if any(all(name in _defined(path) for name in parts[1:]) for path in classes):
+            return None
+        return f"no such name: {dotted}"
+    return None  # json.dumps, a JSON path: not ours
+
+
+_PRIVATE = re.compile(r"_[a-z][a-z0-9_]*")
+
+
+@functools.cache
+def _all_defined() -> frozenset[str]:
+    """Every name some module of the checkout's packages defines."""
+    names: set[str] = set()
+    for paths in _modules().values():
+        for path in paths:
+            names |= _defined(path)
+    return frozenset(names)
+
+
+def _problems_of_bare_names(page: Path) -> list[str]:
+    """A private name (``_steady``, ``_reading_limits``) is defined somewhere in
+    the checkout: a helper renamed or folded away fails here. (Public names
+    are not held so: a page may tell what a name used to do.)"""
+    problems = []
+    for code in _CODE.findall(_FENCE.sub("", page.read_text(encoding="utf-8"))):
+        name = code.strip().removesuffix("()")
+        if not _PRIVATE.fullmatch(name) or re.fullmatch(r"_gw\d+", name):
+            continue  # ``_gw0``: pytest-xdist's worker suffix of a test database
+        if name not in _all_defined():
+            problems.append(f"no such name: {name}")
+    return problems
+
+
+def _problems_of_names(page: Path) -> list[str]:
+    problems = _problems_of_bare_names(page)
+    for code in _CODE.findall(_FENCE.sub("", page.read_text(encoding="utf-8"))):
+        name = code.strip()
+        in_file = _FILE_NAME.match(name)
+        if in_file:
+            file, first, second = in_file.groups()
+            found = [root / file for root in SHORT_ROOTS if (root / file).is_file()]
+            wanted = [first] + ([second] if second else [])
+            if found and not any(all(n in _defined(path) for n in wanted) for path in found):
+                problems.append(f"no such name: {name}")
+            continue
+        dotted = _DOTTED.match(name)
+        if dotted and not re.search(
+            r"\.(py|md|html|js|css|json|toml|txt|in|yaml|yml)$", dotted.group(1)
+        ):
+            problem = _name_problem(dotted.group(1))
+            if problem:
+                problems.append(problem)
+    return problems
+
+
+@functools.cache
+def _defaults() -> dict[str, str]:
+    """Each setting's default, as the generated configuration reference says it."""
+    defaults = {}
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    for line in reference.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and re.fullmatch(r"`CURFEW_[A-Z0-9_]+`", cells[0]):
+            defaults[cells[0].strip("`")] = cells[2]
+    return defaults
+
+
+@functools.cache
+def _constants() -> dict[str, frozenset[float]]:
+    """Each module-level constant of the checkout's packages whose value is a
+    number (``FLUSH_ROWS = 1_000``, ``LEAD_MINUTES = 10``, ``HORIZON =
+    timedelta(hours=30)`` as 30), by name: its values."""
+    import ast
+
+    found: dict[str, set[float]] = {}
+    for paths in _modules().values():
+        for path in paths:
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.Assign):
+                    targets, value = node.targets, node.value
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    targets, value = [node.target], node.value
+                else:
+                    continue
+                if (
+                    isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Name)
+                    and value.func.id == "timedelta"
+                    and len(value.keywords) == 1
+                    and not value.args
+                ):
+                    value = value.keywords[0].value  # ``timedelta(hours=30)``: 30 (hours)
+                if not isinstance(value, ast.Constant):
+                    continue
+                number = value.value
+                if type(number) not in (int, float):
+                    continue
+                assert isinstance(number, (int, float))
+                for target in targets:
+                    if isinstance(target, ast.Name) and target.id.isupper():
+                        found.setdefault(target.id, set()).add(float(number))
+    return {name: frozenset(values) for name, values in found.items()}
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
+
+
+def _problems_of_numbers(page: Path) -> list[str]:
+    problems = []
+    defaults = _defaults()
+    constants = _constants()
+    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+    if page == ROOT / "docs" / "configuration.md":
+        return []  # the reference the defaults are read from (generated, held by its test)
+    said_with = _NAME_THEN_NUMBER.findall(text)
+    said_with += [(name, said) for said, name in _NUMBER_THEN_NAME.findall(text)]
+    for name, said in said_with:
+        number = float(said.replace(",", ""))
+        if name in defaults:
+            if number not in _numbers(defaults[name]):
+                problems.append(
+                    f"{name} ({said}): the configuration reference says {defaults[name]!r}"
+                )
+        elif name in constants and number not in constants[name]:
+            problems.append(f"{name} ({said}): the code says {sorted(constants[name])}")
+    return problems
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_python_name_and_number_in_the_docs_holds(page: Path) -> None:
+    if page in HISTORY:
+        return
+    problems = _problems_of_names(page) + _problems_of_numbers(page)
+    assert not problems, "\n".join(problems)
+
+
+def test_control_the_names_and_numbers_are_checked(tmp_path: Path) -> None:
+    """Each check fails on a made-up name or a wrong number."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "`selectors.verdicts.capsule_payload` `selectors.verdicts.no_such_thing` "
+        "`ledger_recorder.record_verdict()` `Decision.origin` `Decision.no_such_column` "
+        "`json.dumps` `engine/decide.py:decide` `engine/decide.py:no_such_rule` "
+        "`_steady` `_no_such_helper`\n"
+        "`CURFEW_LEDGER_RETENTION_DAYS` (30) `CURFEW_LEDGER_RETENTION_DAYS` (31) "
+        "`FLUSH_ROWS` (1,000) `FLUSH_ROWS` (999) 10 minutes, one constant "
+        "(`heads_up.LEAD_MINUTES`) 11 minutes (`heads_up.LEAD_MINUTES`)\n"
+    )
+    assert _problems_of_names(page) == [
+        "no such name: _no_such_helper",
+        "no such name: selectors.verdicts.no_such_thing (no_such_thing not in selectors.verdicts)",
+        "no such name: Decision.no_such_column",
+        "no such name: engine/decide.py:no_such_rule",
+    ]
+    problems = _problems_of_numbers(page)
+    assert [problem.split(":")[0] for problem in problems] == [
+        "CURFEW_LEDGER_RETENTION_DAYS (31)",
+        "FLUSH_ROWS (999)",
+        "LEAD_MINUTES (11)",
+    ]
