@@ -212,24 +212,34 @@ def _parsed(text: str) -> RateLimitItem:
 
 
 # -- the client's address ---------------------------------------------------------
+def _host(text: str) -> tuple[str, ipaddress.IPv4Address | ipaddress.IPv6Address | None]:
+    """An address as a peer or a proxy writes it, without its brackets or port
+    (``"[2001:db8::1]:443"``, ``"203.0.113.9:51234"``), and the address it
+    names (an IPv4-mapped IPv6 one as its IPv4 address); ``None`` if none."""
+    text = text.strip()
+    if text.startswith("[") and "]" in text:
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:
+        text = text.partition(":")[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return text, None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return text, address.ipv4_mapped
+    return text, address
+
+
 @lru_cache(maxsize=4096)
 def _normalised(text: str) -> str:
     """One key per client: an IPv4 address, or the /64 of an IPv6 one (a single
     host is routinely given a whole /64, so counting /128s would let it rotate).
     Remembered per text: a process sees the same few addresses again and again
     (parsing one was a twentieth of a warm verdict)."""
-    text = text.strip()
-    if text.startswith("[") and "]" in text:  # "[2001:db8::1]:443"
-        text = text[1 : text.index("]")]
-    elif text.count(":") == 1:  # "203.0.113.9:51234"
-        text = text.partition(":")[0]
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return text[:64] or "unknown"
+    host, address = _host(text)
+    if address is None:
+        return host[:64] or "unknown"
     if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
     return str(address)
 
@@ -245,17 +255,9 @@ def _networks(
 def _trusted(text: str, listed: tuple[str, ...]) -> bool:
     """Whether ``text`` (a peer or an ``X-Forwarded-For`` entry) is one of the
     balancers the operator named. Remembered per text, as ``_normalised`` is."""
-    text = text.strip()
-    if text.startswith("[") and "]" in text:
-        text = text[1 : text.index("]")]
-    elif text.count(":") == 1:
-        text = text.partition(":")[0]
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
+    address = _host(text)[1]
+    if address is None:
         return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
     return any(address in network for network in _networks(listed))
 
 
