@@ -441,3 +441,69 @@ def test_control_the_names_and_numbers_are_checked(tmp_path: Path) -> None:
         "FLUSH_ROWS (999)",
         "LEAD_MINUTES (11)",
     ]
+
+
+# -- the layout's map ------------------------------------------------------------
+
+LAYOUT = ROOT / "docs" / "subsystems" / "layout.md"
+#: Where a file the map names in passing may live.
+CODE_TOPS = ("curfew_core/", "curfew_site/", "curfew_testkit/", "client/", "bench/", "bin/")
+
+
+def _layout_map(text: str) -> dict[str, str]:
+    """The fenced map of the code in ``layout.md``: each folder and what its
+    lines say of it."""
+    start = text.index("```\ncurfew_core/engine/")
+    block = text[start + 4 : text.index("\n```", start + 4)]
+    entries: dict[str, str] = {}
+    folder = ""
+    for line in block.splitlines():
+        found = re.match(r"^(\S+/)\s+(.*)", line)
+        if found:
+            folder = found.group(1)
+            entries[folder] = found.group(2)
+        elif folder:
+            entries[folder] += " " + line.strip()
+    return entries
+
+
+def _problems_of_layout(text: str) -> list[str]:
+    entries = _layout_map(text)
+    problems = [f"no such folder: {folder}" for folder in entries if not (ROOT / folder).is_dir()]
+    packages = {
+        f"curfew_core/{path.name}/"
+        for path in (ROOT / "curfew_core").iterdir()
+        if (path / "__init__.py").exists() and path.name != "migrations"
+    }
+    problems += [f"not in the map: {package}" for package in sorted(packages - set(entries))]
+    for folder, said in entries.items():
+        for name in re.findall(r"[\w/*]+\.py\b", said):
+            here = ROOT / folder
+            if "/" in name:
+                found = (ROOT / name).exists() or (here / name).exists()
+            else:  # in its folder, or (named in passing) in the checkout's code
+                found = any(
+                    any(where.rglob(name)) if where != ROOT else any(where.glob(name))
+                    for where in (here, ROOT, *(ROOT / top.rstrip("/") for top in CODE_TOPS))
+                    if where.is_dir()
+                )
+            if not found:
+                problems.append(f"{folder}: no such file: {name}")
+    return problems
+
+
+def test_the_layout_map_names_every_package_and_only_files_that_exist() -> None:
+    problems = _problems_of_layout(LAYOUT.read_text(encoding="utf-8"))
+    assert not problems, "\n".join(problems)
+
+
+def test_control_the_layout_map_check() -> None:
+    text = (
+        "```\ncurfew_core/engine/     decide.py and no_such_file.py\n"
+        "curfew_core/nowhere/    x\n```\n"
+    )
+    problems = _problems_of_layout(text)
+    assert "curfew_core/engine/: no such file: no_such_file.py" in problems
+    assert "no such folder: curfew_core/nowhere/" in problems
+    assert "not in the map: curfew_core/ledger/" in problems
+    assert "curfew_core/engine/: no such file: decide.py" not in problems
