@@ -23,6 +23,7 @@ class Verdict:
     max_tokens: int | None = None
     persona: str | None = None
     tools: str = "allow"
+    reasoning_effort: str | None = None
 
 
 BODY: dict[str, Any] = {
