@@ -310,6 +310,11 @@ _LINE_FIELDS = tuple(field.name for field in fields(DecisionLine))
 
 def _filtered(*, user_id: int, period: Period, session: str | None, action: str | None) -> Any:
     rows = Decision.objects.filter(user_id=user_id, at__gte=period.since, at__lt=period.until)
+    return _narrowed(rows, session, action)
+
+
+def _narrowed(rows: Any, session: str | None, action: str | None) -> Any:
+    """``rows`` of one session and one action only, each where one is asked for."""
     if session:
         rows = rows.filter(of_session(session))
     if action:
@@ -404,9 +409,6 @@ def export_chunk(
     so SQLite, which takes one upper bound, takes this one."""
     rows = Decision.objects.filter(user_id=user_id, at__gte=period.since)
     rows = rows.filter(RowBefore(*after)) if after is not None else rows.filter(at__lt=period.until)
-    if session:
-        rows = rows.filter(of_session(session))
-    if action:
-        rows = rows.filter(action=action)
+    rows = _narrowed(rows, session, action)
     found = rows.order_by("-at", "-id").values_list(*_LINE_FIELDS)[:size]
     return [_line(row, period.zone) for row in found]
