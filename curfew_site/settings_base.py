@@ -216,6 +216,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # Lent only after a round trip proved it alive: a connection PostgreSQL
         # closed (a restart, an outage) is replaced, never handed to a request.
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+        # After a failed attempt the pool tries again in 1, 2, 4, 8, 16 s (a
+        # class attribute, no pool option): after a 10 s outage it was still
+        # waiting with PostgreSQL back, and every read was a 503 meanwhile
+        # (tests/production/test_postgres_gone_under_load.py). Every second.
+        from psycopg_pool.base import AttemptWithBackoff
+
+        AttemptWithBackoff.DELAY_BACKOFF = 1.0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Take SQLite's write lock when a transaction begins, so concurrent saves
     # queue and meet the stale-version check (409) instead of "database is locked".
