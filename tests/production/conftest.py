@@ -20,6 +20,7 @@ import pytest
 
 from curfew_testkit.server import ServedApp
 from tests.conftest import require
+from tests.production.switchboard import Switchboard
 
 #: A maintenance database to create and drop the run's own database from.
 POSTGRES_URL = os.environ.get(
@@ -84,6 +85,23 @@ def postgres_url() -> Iterator[str]:
         yield with_database(POSTGRES_URL, name)
     finally:
         admin("DROP DATABASE IF EXISTS {} WITH (FORCE)", name)
+
+
+@pytest.fixture
+def postgres_board(postgres_url: str) -> Iterator[Switchboard]:
+    """The run's database behind a switchboard (``switchboard.py``): serve
+    ``postgres_board.through``, then cut, stall and restore it."""
+    board = Switchboard(postgres_url)
+    yield board
+    board.cut()
+
+
+@pytest.fixture
+def redis_board(redis_url: str) -> Iterator[Switchboard]:
+    """Redis behind a switchboard, as ``postgres_board``."""
+    board = Switchboard(redis_url)
+    yield board
+    board.cut()
 
 
 def shared_env(postgres_url: str, redis_url: str, **extra: str) -> dict[str, str]:

@@ -25,15 +25,13 @@ What must hold, through both:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import socket
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -42,7 +40,7 @@ from curfew_testkit.loadgen import is_verdict
 from curfew_testkit.server import ServedApp
 from tests.faults.test_served_outages import SESSION_COOKIE, Answer, assert_page_503
 from tests.production.conftest import forget_namespace, shared_env
-from tests.production.test_redis_gone_under_load import Switchboard
+from tests.production.switchboard import Switchboard
 from tests.web.forms import form_fields
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -53,78 +51,15 @@ OUTAGE_SECONDS = 3
 STALL_SECONDS = 7
 
 
-class Stallable(Switchboard):
-    """A switchboard that can also *stall*: every open connection closed, and
-    new ones accepted and never answered (a frozen server, a half-open path)."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.stalled = False
-        self.held: list[socket.socket] = []
-        super().__init__(target)
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return  # cut
-            if self.stalled:
-                with self._lock:
-                    self.held.append(client)  # read nothing, answer nothing
-                continue
-            try:
-                upstream = socket.create_connection(self.target, timeout=5)
-            except OSError:
-                client.close()
-                continue
-            with self._lock:
-                self._open += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    def stall(self) -> None:
-        with self._lock:
-            self.stalled = True
-            for conn in self._open:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-                conn.close()
-            self._open.clear()
-
-    def unstall(self) -> None:
-        with self._lock:
-            self.stalled = False
-            for conn in self.held:
-                conn.close()
-            self.held.clear()
-
-    def cut(self) -> None:
-        super().cut()
-        self.unstall()
-
-
-@pytest.fixture
-def board(postgres_url: str) -> Iterator[Stallable]:
-    parts = urlsplit(postgres_url)
-    switchboard = Stallable((parts.hostname or "127.0.0.1", parts.port or 5432))
-    yield switchboard
-    switchboard.cut()
-
-
 @pytest.fixture
 def production(
     tmp_path_factory: pytest.TempPathFactory,
-    postgres_url: str,
     redis_url: str,
-    board: Stallable,
+    postgres_board: Switchboard,
 ) -> Iterator[ServedApp]:
-    parts = urlsplit(postgres_url)
-    through = parts._replace(netloc=f"{parts.username}@127.0.0.1:{board.port}").geturl()
-    if parts.password:
-        through = parts._replace(
-            netloc=f"{parts.username}:{parts.password}@127.0.0.1:{board.port}"
-        ).geturl()
-    env = shared_env(through, redis_url, CURFEW_TOKEN_RATE="off", CURFEW_CACHE_FRESH_SECONDS="1")
+    env = shared_env(
+        postgres_board.through, redis_url, CURFEW_TOKEN_RATE="off", CURFEW_CACHE_FRESH_SECONDS="1"
+    )
     app = ServedApp(tmp_path_factory.mktemp("postgres-gone"), env=env, workers=2)
     app.start()
     yield app
@@ -231,7 +166,7 @@ def _saving_again(
 
 
 def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
-    production: ServedApp, board: Stallable, postgres_url: str
+    production: ServedApp, postgres_board: Switchboard, postgres_url: str
 ) -> None:
     app = production
     warm, saver, never_seen, session = _people(app)
@@ -294,7 +229,7 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     assert len(saves) >= 3, wrong[:5]
 
     cut_at = time.monotonic()
-    board.cut()
+    postgres_board.cut()
     phase[0] = "cut"
     time.sleep(1.5)  # past the freshness bound: every door now needs the database
     answers = {
@@ -309,17 +244,17 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     page_save = page.save("saved from the page during the outage")
     time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - cut_at)))
     phase[0] = "up"
-    recovered = _saving_again(board.restore, saves)
+    recovered = _saving_again(postgres_board.restore, saves)
 
     # Then PostgreSQL stalls: connections accepted, never answered. Each
     # attempt gives up after the connect timeout (5 s), and the warm verdicts
     # go on from the last known rows meanwhile.
     stall_at = time.monotonic()
-    board.stall()
+    postgres_board.stall()
     phase[0] = "stalled"
     time.sleep(STALL_SECONDS)
     phase[0] = "up"
-    recovered_from_stall = _saving_again(board.unstall, saves)
+    recovered_from_stall = _saving_again(postgres_board.unstall, saves)
     stop.set()
     for thread in threads:
         thread.join(20)

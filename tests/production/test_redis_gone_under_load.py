@@ -3,7 +3,7 @@
 ``bin/serve`` (two workers, PostgreSQL, Redis) answers a steady stream of
 verdicts from 16 clients while Redis is cut off for two seconds and then comes
 back: every connection to it closed, and new ones refused (a switchboard
-between the app and the real Redis). What must hold:
+between the app and the real Redis, ``tests/production/switchboard.py``). What must hold:
 
 - every answer is in the verdict door's own shape: a complete verdict, or a
   JSON 503 with ``Retry-After`` while Redis is gone; never a 500, never HTML,
@@ -16,14 +16,11 @@ between the app and the real Redis). What must hold:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -31,104 +28,27 @@ import pytest
 from curfew_testkit.loadgen import is_verdict
 from curfew_testkit.server import ServedApp
 from tests.production.conftest import forget_namespace, new_user, shared_env
+from tests.production.switchboard import Switchboard
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
 CLIENTS = 16
 
 
-class Switchboard:
-    """A TCP forwarder to ``target`` that can be cut (every connection closed,
-    new ones refused) and restored on the same port."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.target = target
-        self.port = 0
-        self._lock = threading.Lock()
-        self._open: list[socket.socket] = []
-        self._listener: socket.socket | None = None
-        self.restore()
-
-    def restore(self) -> None:
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(256)
-        self.port = listener.getsockname()[1]
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def cut(self) -> None:
-        with self._lock:
-            listener, self._listener = self._listener, None
-            if listener is not None:
-                # shutdown first: a close alone leaves the thread blocked in
-                # accept() holding the socket, listening (and the port taken).
-                with contextlib.suppress(OSError):
-                    listener.shutdown(socket.SHUT_RDWR)
-                listener.close()
-            for conn in self._open:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-                conn.close()
-            self._open.clear()
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return  # cut
-            try:
-                upstream = socket.create_connection(self.target, timeout=5)
-            except OSError:
-                client.close()
-                continue
-            with self._lock:
-                self._open += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while chunk := source.recv(65536):
-                sink.sendall(chunk)
-        except OSError:
-            pass
-        finally:
-            for end in (source, sink):
-                with contextlib.suppress(OSError):
-                    end.close()
-
-
-@pytest.fixture
-def switchboard(redis_url: str) -> Iterator[Switchboard]:
-    parts = urlsplit(redis_url)
-    board = Switchboard((parts.hostname or "127.0.0.1", parts.port or 6379))
-    yield board
-    board.cut()
-
-
 @pytest.fixture
 def production(
-    tmp_path_factory: pytest.TempPathFactory,
-    postgres_url: str,
-    redis_url: str,
-    switchboard: Switchboard,
+    tmp_path_factory: pytest.TempPathFactory, postgres_url: str, redis_board: Switchboard
 ) -> Iterator[ServedApp]:
-    parts = urlsplit(redis_url)
-    through = parts._replace(netloc=f"127.0.0.1:{switchboard.port}").geturl()
-    env = shared_env(postgres_url, through, CURFEW_TOKEN_RATE="off")
+    env = shared_env(postgres_url, redis_board.through, CURFEW_TOKEN_RATE="off")
     app = ServedApp(tmp_path_factory.mktemp("redis-gone"), env=env, workers=2)
     app.start()
     yield app
     app.stop()
-    forget_namespace({**env, "REDIS_URL": redis_url})
+    forget_namespace({**env, "REDIS_URL": redis_board.url})
 
 
 def test_redis_gone_under_load_answers_in_shape_and_recovers_by_itself(
-    production: ServedApp, switchboard: Switchboard
+    production: ServedApp, redis_board: Switchboard
 ) -> None:
     token, _ = new_user(production, "under-load")
     headers = {"Authorization": f"Bearer {token}", **production.client_headers}
@@ -165,7 +85,7 @@ def test_redis_gone_under_load_answers_in_shape_and_recovers_by_itself(
     before = answers["verdict"]
     assert before > 0, wrong[:5]
 
-    switchboard.cut()
+    redis_board.cut()
     time.sleep(1)
     saved = httpx.patch(
         f"{production.base_url}/api/v1/schedule",
@@ -174,7 +94,7 @@ def test_redis_gone_under_load_answers_in_shape_and_recovers_by_itself(
         timeout=15,
     )
     time.sleep(1)
-    switchboard.restore()
+    redis_board.restore()
     back = time.monotonic()
     recovered: float | None = None
     while time.monotonic() - back < 15:

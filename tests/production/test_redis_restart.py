@@ -16,14 +16,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
 from curfew_testkit.server import ServedApp
 from tests.production.conftest import forget_namespace, new_user, shared_env
-from tests.production.test_redis_gone_under_load import Switchboard
+from tests.production.switchboard import Switchboard
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -32,28 +31,20 @@ PATHS = ("/api/v1/verdict", "/api/v1/state", "/api/v1/schedule")
 
 
 @pytest.fixture
-def board(redis_url: str) -> Iterator[Switchboard]:
-    parts = urlsplit(redis_url)
-    switchboard = Switchboard((parts.hostname or "127.0.0.1", parts.port or 6379))
-    yield switchboard
-    switchboard.cut()
-
-
-@pytest.fixture
 def production(
     tmp_path_factory: pytest.TempPathFactory,
     postgres_url: str,
-    redis_url: str,
-    board: Switchboard,
+    redis_board: Switchboard,
 ) -> Iterator[ServedApp]:
-    through = urlsplit(redis_url)._replace(netloc=f"127.0.0.1:{board.port}").geturl()
     # A freshness of 1 s: the burst reads Redis, not only what each process keeps.
-    env = shared_env(postgres_url, through, CURFEW_TOKEN_RATE="off", CURFEW_CACHE_FRESH_SECONDS="1")
+    env = shared_env(
+        postgres_url, redis_board.through, CURFEW_TOKEN_RATE="off", CURFEW_CACHE_FRESH_SECONDS="1"
+    )
     app = ServedApp(tmp_path_factory.mktemp("redis-restart"), env=env, workers=2)
     app.start()
     yield app
     app.stop()
-    forget_namespace({**env, "REDIS_URL": redis_url})
+    forget_namespace({**env, "REDIS_URL": redis_board.url})
 
 
 def _burst(app: ServedApp, tokens: list[str], rounds: int) -> Counter[int]:
@@ -98,15 +89,15 @@ def _ready(app: ServedApp, timeout: float = 20) -> None:
 
 
 def test_a_redis_restart_costs_no_request_once_ready(
-    production: ServedApp, board: Switchboard
+    production: ServedApp, redis_board: Switchboard
 ) -> None:
     tokens = [new_user(production, f"restart-{n}")[0] for n in range(4)]
     warm = _burst(production, tokens, rounds=10)
     assert set(warm) == {200}, warm  # the control: every door answers, pools full
 
-    board.cut()  # Redis goes down: every connection closed ...
+    redis_board.cut()  # Redis goes down: every connection closed ...
     time.sleep(0.5)
-    board.restore()  # ... and it is back, empty of connections
+    redis_board.restore()  # ... and it is back, empty of connections
     _ready(production)
     time.sleep(2)  # the burst came well after /readyz said ok
 
