@@ -32,10 +32,10 @@
     });
     (layout.shapes || []).forEach(function (shape) {
       if (shape.name === "lights-out") {
-        shape.fillcolor = cssVar("--c-lights-out");
+        shape.fillcolor = cssVar("--c-night");
         shape.opacity = 0.22;
       } else if (shape.name === "lights-out-line") {
-        shape.line.color = cssVar("--c-lights-out");
+        shape.line.color = cssVar("--c-night");
       } else if (shape.name === "now-line") {
         shape.line.color = now;
       }
@@ -49,7 +49,7 @@
         trace.marker.color = muted;
         trace.marker.line.color = muted;
       } else if (trace.mode === "markers") {
-        trace.marker.color = cssVar("--c-winding");
+        trace.marker.color = cssVar("--c-curve");
         trace.marker.line.color = fg;
       } else {
         trace.marker.color = now;
