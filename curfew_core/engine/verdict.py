@@ -14,6 +14,11 @@ from typing import Any, Literal
 
 
 class State(enum.StrEnum):
+    """The four states, declared once, least to most severe: this order is the
+    severity (``SEVERITY``) and every display's (``vocabulary.STATE_ORDER``).
+    What holds for each is declared beside it (``HELD_OFF``, ``NIGHT``), its
+    words in ``curfew_core/vocabulary.py`` and its looks in ``states.css``."""
+
     ON_DUTY = "on-duty"
     WINDING = "winding"
     OFF_DUTY = "off-duty"
@@ -35,13 +40,9 @@ def progress_percent(progress: float | None) -> int | None:
     return max(0, min(100, math.floor(round(progress * 100, 6))))
 
 
-#: Harsher wins: the verdict of two gates is the one ranked higher here.
-SEVERITY: dict[State, int] = {
-    State.ON_DUTY: 0,
-    State.WINDING: 1,
-    State.OFF_DUTY: 2,
-    State.LIGHTS_OUT: 3,
-}
+#: Harsher wins: the verdict of two gates is the one ranked higher here
+#: (``State``'s own order).
+SEVERITY: dict[State, int] = {state: rank for rank, state in enumerate(State)}
 #: The states that hold the AI off (a reply in place of the model): peak and
 #: asleep. The time they hold is the AI time the ledger counts as kept off.
 HELD_OFF: frozenset[State] = frozenset({State.OFF_DUTY, State.LIGHTS_OUT})
