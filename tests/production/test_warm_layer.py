@@ -168,7 +168,7 @@ def test_a_model_saved_around_the_services_reaches_a_warm_verdict_on_another_pro
         "from django.contrib.auth.models import User\n"
         "from curfew_core.models import Schedule\n"
         "user = User.objects.get(username='warm-orm')\n"
-        "row = Schedule.objects.get(user=user)\n"
+        "row = Schedule.objects.filter(user=user).first() or Schedule(user=user, config={})\n"
         "row.config = {**row.config, 'peak_shift': False}\n"
         "row.version += 1\n"
         "row.save()\n",
