@@ -2,7 +2,10 @@
 and ``curl`` to the verdict API (issue 42: a warm hook at most 50 ms p99, its
 own start included; the status line at most 30 ms).
 
-    python -m bench.hook_speed [--runs 200] [--cold-runs 40]
+    python -m bench.hook_speed [--runs 200] [--cold-runs 40] [--write docs/benchmarks/hook_speed.md]
+
+``--write`` puts the run's table in that page, between its ``hook_speed.py``
+markers (the page's other figures, by hand, stay).
 
 Serves Curfew (uvicorn over SQLite in a temporary folder, as the served
 tests do), makes a user and a token, stores them with ``curfew login``, and
@@ -47,7 +50,7 @@ from typing import Any
 
 import httpx
 
-from bench.record import loadavg, machine
+from bench.record import loadavg, machine, revision
 from curfew_testkit.server import ServedApp
 
 EVENT = {
@@ -87,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--cold-runs", type=int, default=40)
+    parser.add_argument(
+        "--write", type=Path, help="the page whose hook_speed.py section to replace"
+    )
     args, _ = parser.parse_known_args(argv)  # make bench passes its own flags
     curfew = shutil.which("curfew", path=str(Path(sys.executable).parent))
     curl = shutil.which("curl")
@@ -100,14 +106,50 @@ def main(argv: list[str] | None = None) -> int:
         made = app.manage("curfew", "token", "--user", "bench", "--create-user")
         token = made.stdout.strip().splitlines()[-1]
         app.start()
-        return measure(app.base_url, token, work, curfew, curl, args.runs, args.cold_runs)
+        said: list[str] = []
+        code = measure(app.base_url, token, work, curfew, curl, args.runs, args.cold_runs, said)
     finally:
         app.stop()
         shutil.rmtree(work, ignore_errors=True)
+    if args.write is not None:
+        write(args.write, said, args)
+    return code
+
+
+BEGIN = "<!-- hook_speed.py: begin -->"
+END = "<!-- hook_speed.py: end -->"
+
+
+def write(page: Path, said: list[str], args: argparse.Namespace) -> None:
+    """The run's table into ``page`` between ``BEGIN`` and ``END``."""
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    section = [
+        BEGIN,
+        f"`python -m bench.hook_speed --runs {args.runs} --cold-runs {args.cold_runs}`, "
+        f"run of {when}, commit `{revision()}`:",
+        "",
+        "```",
+        *said,
+        "```",
+        END,
+    ]
+    text = page.read_text(encoding="utf-8")
+    head, found, rest = text.partition(BEGIN)
+    if not found:
+        raise SystemExit(f"{page} has no {BEGIN} marker")
+    tail = rest.partition(END)[2]
+    page.write_text(head + "\n".join(section) + tail, encoding="utf-8")
 
 
 def measure(
-    url: str, token: str, work: Path, curfew: str, curl: str, runs: int, cold_runs: int
+    url: str,
+    token: str,
+    work: Path,
+    curfew: str,
+    curl: str,
+    runs: int,
+    cold_runs: int,
+    said: list[str] | None = None,
 ) -> int:
     cache = work / "cache"
     env = {
@@ -181,19 +223,28 @@ def measure(
         timeout=10,
     )
     left = sum(1 for _ in spool.rglob("*.json")) if spool.exists() else 0
-    print(f"machine: {machine()}; Python {sys.version.split()[0]}")
-    print(f"load average before: {load_before}; after: {loadavg()}")
-    print(f"runs: {runs} of each ({cold_runs} cold), interleaved; times in ms\n")
-    print(f"{'command':34} {'min':>7} {'median':>7} {'p99':>7} {'max':>7} {'cpu med':>8}  fails")
+    lines = [
+        f"machine: {machine()}; Python {sys.version.split()[0]}",
+        f"load average before: {load_before}; after: {loadavg()}",
+        f"runs: {runs} of each ({cold_runs} cold), interleaved; times in ms",
+        "",
+        f"{'command':34} {'min':>7} {'median':>7} {'p99':>7} {'max':>7} {'cpu med':>8}  fails",
+    ]
     for name, values in walls.items():
         if not values:
             continue
-        print(
+        lines.append(
             f"{name:34} {min(values):7.1f} {statistics.median(values):7.1f} "
             f"{p99(values):7.1f} {max(values):7.1f} {statistics.median(cpus[name]):8.1f}  "
             f"{failures[name]}"
         )
-    print(f"\nreports still spooled at the end: {left} (ledger answered HTTP {ledger.status_code})")
+    lines += [
+        "",
+        f"reports still spooled at the end: {left} (ledger answered HTTP {ledger.status_code})",
+    ]
+    print("\n".join(lines))
+    if said is not None:
+        said += lines
     return 1 if left or any(failures.values()) else 0
 
 
