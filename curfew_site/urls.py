@@ -5,9 +5,8 @@ from curfew_core.health import views as health
 from curfew_core.web.shell import favicon
 from curfew_core.web.signin import admin_login
 
-# The token doors (the verdict and state API, the change stream, the proxy
-# at /v1/) are the edge's, declared in curfew_core/edge/doors.py: Django never
-# sees them.
+# The token doors (the whole API under /api/v1/, the proxy at /v1/) are the
+# edge's, declared in curfew_core/edge/doors.py: Django never sees them.
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
@@ -15,7 +14,6 @@ urlpatterns = [
     # The admin's sign-in answers a lock-out as the page's does (429, Retry-After).
     path("admin/login/", admin_login),
     path("admin/", admin.site.urls),
-    path("api/v1/", include("curfew_core.api.urls")),
     path("embed/", include("curfew_core.realtime.urls")),
     path("", include("curfew_core.web.urls")),
 ]

@@ -7,9 +7,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, JsonResponse
+from django.http import JsonResponse
 
+from curfew_core.edge.request import EdgeRequest, Refused
 from curfew_core.schedules.config import ConfigError
 from curfew_core.schedules.values import show
 from curfew_core.schema.errors import api_error_body
@@ -19,7 +19,10 @@ from curfew_core.schema.errors import api_error_body
 MAX_JSON_DEPTH = 16
 
 
-class ApiError(Exception):
+class ApiError(Refused):
+    """A refusal in the API's shape, with the fields it is about; raised in a
+    handler's work, answered by the edge (``Refused``)."""
+
     def __init__(
         self,
         status: int,
@@ -140,22 +143,14 @@ def config_refused(exc: ConfigError) -> ApiError:
     return unprocessable_error(exc.errors) if exc.well_formed else invalid(exc.errors)
 
 
-def json_object(request: HttpRequest, *, allow_empty: bool = False) -> dict[str, Any]:
-    """The request body as a JSON object, or a 400 that says what is wrong."""
-    try:
-        raw = request.body
-    except RequestDataTooBig:
-        raise ApiError(
-            413,
-            "too_large",
-            "the body is too large for a settings, override or verdict request",
-            {"body": "is too large"},
-        ) from None
-    return json_object_from(raw, allow_empty=allow_empty)
+def json_object(request: EdgeRequest, *, allow_empty: bool = False) -> dict[str, Any]:
+    """The request body as a JSON object, or a 400 that says what is wrong
+    (the edge has read it, within the door's limit)."""
+    return json_object_from(request.body, allow_empty=allow_empty)
 
 
 def json_object_from(raw: bytes, *, allow_empty: bool = False) -> dict[str, Any]:
-    """``json_object`` of a body already read (the lean route reads its own)."""
+    """``json_object`` of the body's bytes."""
     if not raw:
         # No body at all is "no fields"; whitespace alone is not JSON.
         if allow_empty:

@@ -1,6 +1,8 @@
 """The decision ledger's API doors (issue 14): read the decisions, read what
 was saved, and take a gateway's report of the decisions it made from its
-cached verdict. Same bearer tokens, throttles and error shape as the rest."""
+cached verdict. Routes of the API door (``edge.doors``), so the same token
+check, throttles and error shape as the rest; sync handlers, run on the
+edge's threads."""
 
 from __future__ import annotations
 
@@ -8,15 +10,12 @@ from datetime import datetime, timedelta
 from typing import get_args
 
 from curfew_client.wire import ActionName
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.utils import timezone
-from django.views.decorators.csrf import csrf_exempt
 
-from curfew_core import throttle
-from curfew_core.api.auth import token_required, with_gateway_token
 from curfew_core.api.errors import ApiError, invalid, json_object, unprocessable_error
-from curfew_core.api.views import allow, whole_param
-from curfew_core.edge.http_headers import bearer
+from curfew_core.api.views import query_of, whole_param
+from curfew_core.edge.request import EdgeRequest
 from curfew_core.schedules.override_commands import Unprocessable
 from curfew_core.schedules.values import text_problem
 from curfew_core.schema.decisions import (
@@ -45,9 +44,9 @@ def _json(body: str) -> HttpResponse:
 
 
 def _instant(
-    request: HttpRequest, name: str, errors: dict[str, str], late: dict[str, str]
+    query: QueryDict, name: str, errors: dict[str, str], late: dict[str, str]
 ) -> datetime | None:
-    raw = request.GET.get(name)
+    raw = query.get(name)
     if raw is None:
         return None
     try:
@@ -59,18 +58,18 @@ def _instant(
     return None
 
 
-def _known(request: HttpRequest, names: tuple[str, ...], errors: dict[str, str]) -> None:
+def _known(query: QueryDict, names: tuple[str, ...], errors: dict[str, str]) -> None:
     """Unknown query parameters are refused, each named (a mistyped filter
     must not silently widen the answer)."""
-    for key in request.GET:
+    for key in query:
         if key not in names:
             errors[key[:64] or "query"] = f"is not a query parameter here; use {', '.join(names)}"
 
 
-def _range(request: HttpRequest, errors: dict[str, str]) -> tuple[datetime | None, datetime | None]:
+def _range(query: QueryDict, errors: dict[str, str]) -> tuple[datetime | None, datetime | None]:
     late: dict[str, str] = {}
-    since = _instant(request, "from", errors, late)
-    until = _instant(request, "to", errors, late)
+    since = _instant(query, "from", errors, late)
+    until = _instant(query, "to", errors, late)
     if errors:
         raise invalid(errors)
     if not late and since is not None and until is not None and since >= until:
@@ -80,40 +79,34 @@ def _range(request: HttpRequest, errors: dict[str, str]) -> tuple[datetime | Non
     return since, until
 
 
-@csrf_exempt
-@allow("GET", "POST")
-def decisions(request: HttpRequest) -> HttpResponse:
+def decisions(request: EdgeRequest) -> HttpResponse:
     """A person's token reads and reports its own decisions; a team key (issue
-    26) reports for its members (each decision names one) and reads one
-    member's (``?user=``), never anyone outside its team."""
-    return with_gateway_token(
-        bearer(request),
-        throttle.client_address(request),
-        lambda identity: _decisions(request, identity),
-        member_header=request.headers.get("X-Curfew-User"),
-    )
+    26, taken as itself) reports for its members (each decision names one)
+    and reads one member's (``?user=``), never anyone outside its team."""
+    return _decisions(request, request.the_caller().identity)
 
 
-def _decisions(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+def _decisions(request: EdgeRequest, identity: TokenIdentity) -> HttpResponse:
     if request.method == "POST":
         return _report(request, identity)
+    query = query_of(request)
     errors: dict[str, str] = {}
     user_id = identity.user_id
     if identity.kind == TokenKind.TEAM:
-        user_id = _member_asked(request, identity)
-    elif "user" in request.GET:
+        user_id = _member_asked(query, identity)
+    elif "user" in query:
         errors["user"] = "only a team key names a user; a personal token reads its own"
-    _known(request, ("from", "to", "session_id", "action", "page", "per_page", "user"), errors)
-    session = request.GET.get("session_id")
+    _known(query, ("from", "to", "session_id", "action", "page", "per_page", "user"), errors)
+    session = query.get("session_id")
     if session is not None and (len(session) > MAX_SCOPE_TEXT or text_problem(session)):
         errors["session_id"] = f"must be text of at most {MAX_SCOPE_TEXT} characters, no NUL"
-    action = request.GET.get("action")
+    action = query.get("action")
     actions = get_args(ActionName)
     if action is not None and action not in actions:
         errors["action"] = f"must be one of {', '.join(actions)}"
-    page = whole_param(request, "page", 1, MAX_PAGE, errors)
-    per_page = whole_param(request, "per_page", 50, MAX_PER_PAGE, errors)
-    since, until = _range(request, errors)
+    page = whole_param(query, "page", 1, MAX_PAGE, errors)
+    per_page = whole_param(query, "per_page", 50, MAX_PER_PAGE, errors)
+    since, until = _range(query, errors)
     found = decisions_page(
         user_id=user_id,
         since=since,
@@ -132,9 +125,9 @@ def _decisions(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     return _json(answer.model_dump_json())
 
 
-def _member_asked(request: HttpRequest, identity: TokenIdentity) -> int:
+def _member_asked(query: QueryDict, identity: TokenIdentity) -> int:
     """The member a team key reads the decisions of (``?user=``)."""
-    name = request.GET.get("user", "")
+    name = query.get("user", "")
     if not name:
         raise invalid({"user": "a team key reads one member's decisions: name them with ?user="})
     if not is_username(name):
@@ -146,7 +139,7 @@ def _member_asked(request: HttpRequest, identity: TokenIdentity) -> int:
     return found[name]
 
 
-def _report(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+def _report(request: EdgeRequest, identity: TokenIdentity) -> HttpResponse:
     body = json_object(request)
     team_id = identity.team_id if identity.kind == TokenKind.TEAM else None
     try:
@@ -167,12 +160,13 @@ def _report(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     return _json(ReportAnswer(received=len(entries), stored=stored).model_dump_json())
 
 
-@allow("GET")
-@token_required
-def savings(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+def savings(request: EdgeRequest) -> HttpResponse:
+    """``GET /api/v1/savings``: what the curfew saved a person (their own token)."""
+    identity = request.the_caller().identity
+    query = query_of(request)
     errors: dict[str, str] = {}
-    _known(request, ("from", "to"), errors)
-    since, until = _range(request, errors)
+    _known(query, ("from", "to"), errors)
+    since, until = _range(query, errors)
     until = until or timezone.now()
     since = since or until - DEFAULT_RANGE
     if since >= until:

@@ -11,7 +11,11 @@ Generated, not typed: every schema comes from the declaration its code uses.
   their fields, patterns and bounds from the same constants;
 - ``Error``: the API's one error shape (``schema.errors``).
 
-Only the routes, status codes and headers are written here. Tests check that
+The routes and their methods are the API door's in the door table
+(``edge.doors``): each operation below is looked up by its route, one
+written for a route the table does not serve (or a route without one) fails
+the document, and a route that takes no token says so (``security: []``).
+Only the words, status codes and headers are written here. Tests check that
 it is a valid OpenAPI document, that every route and setting appears in it,
 that the validators accept exactly what it admits (400 for the rest; 422 for
 rules a schema cannot state), and schemathesis fuzzes the API against it.
@@ -34,6 +38,8 @@ from curfew_core.api.openapi_parts import (
     model_schemas,
     ref,
 )
+from curfew_core.edge.declare import Door
+from curfew_core.edge.doors import DOORS
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.config import FIELDS
 from curfew_core.schedules.declaration import Declaration, ScheduleSettings, json_schemas_of
@@ -89,6 +95,31 @@ _CHANGE_EVENT: dict[str, Any] = {
 }
 
 
+#: Where the document's paths are (its server).
+PREFIX = "/api/v1"
+
+
+def paths(door: Door | None = None) -> dict[str, dict[str, Any]]:
+    """Each route of the API door and its methods, from the table, with the
+    operation written for it (``_operations``)."""
+    door = door or DOORS.door_for(f"{PREFIX}/")
+    written = _operations()
+    found: dict[str, dict[str, Any]] = {}
+    for route in door.routes:
+        path = route.path.removeprefix(PREFIX)
+        for method in route.methods:
+            operation = written.get(path, {}).pop(method.lower(), None)
+            if operation is None:
+                raise LookupError(f"no operation written for {method} {route.path}")
+            if not route.token:
+                operation = {**operation, "security": []}
+            found.setdefault(path, {})[method.lower()] = operation
+    unserved = [f"{method.upper()} {path}" for path, ops in written.items() for method in ops]
+    if unserved:
+        raise LookupError(f"operations written for routes the table does not serve: {unserved}")
+    return found
+
+
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
@@ -116,107 +147,111 @@ def document() -> dict[str, Any]:
                 **team_openapi.team_schemas(),
             },
         },
-        "paths": {
-            "/verdict": {
-                "post": {
-                    "summary": "The verdict for the model call a gateway is about to make",
-                    "requestBody": {"required": False, "content": json_body(ref("VerdictRequest"))},
-                    "responses": {
-                        "200": answer("the verdict", ref("Verdict")),
-                        **errors(*WITH_BODY, 404, 422),
-                    },
-                }
-            },
-            "/schedule": {
-                "get": {
-                    "summary": "Every setting, with the version to send back on PATCH",
-                    "responses": {
-                        "200": answer("settings", _settings_out()),
-                        **errors(*AUTHED),
-                    },
+        "paths": paths(),
+    }
+
+
+def _operations() -> dict[str, dict[str, Any]]:
+    """What each route does, by its path under ``PREFIX`` and method."""
+    return {
+        "/verdict": {
+            "post": {
+                "summary": "The verdict for the model call a gateway is about to make",
+                "requestBody": {"required": False, "content": json_body(ref("VerdictRequest"))},
+                "responses": {
+                    "200": answer("the verdict", ref("Verdict")),
+                    **errors(*WITH_BODY, 404, 422),
                 },
-                "patch": {
-                    "summary": "Change some settings; a stale version gets 409",
-                    "description": (
-                        "Every problem of a save comes back at once, each under the setting it "
-                        "is about in the error's fields (an anchors message names every bad "
-                        "row: 'row 1: ...; row 3: ...'); nothing is saved unless all is well. "
-                        "Moving curfew_start or lights_out without sending anchors (or sending "
-                        "them unchanged) moves the curve with the night: each anchor keeps its "
-                        "place as a fraction of the window, on the nearest whole minute. "
-                        "Anchors sent changed are placed as sent and must lie in the new window."
-                    ),
-                    "requestBody": {"required": True, "content": json_body(_settings_in())},
-                    "responses": {
-                        "200": answer("saved", _settings_out()),
-                        **errors(*WITH_BODY, 409, 422),
-                    },
+            }
+        },
+        "/schedule": {
+            "get": {
+                "summary": "Every setting, with the version to send back on PATCH",
+                "responses": {
+                    "200": answer("settings", _settings_out()),
+                    **errors(*AUTHED),
                 },
             },
-            "/overrides": {
-                "post": {
-                    "summary": "overtime / off / auto / debug",
-                    "requestBody": {"required": True, "content": json_body(ref("OverrideRequest"))},
-                    "responses": {
-                        "200": answer("the state after", ref("State")),
-                        **errors(*WITH_BODY, 422),
-                    },
-                }
+            "patch": {
+                "summary": "Change some settings; a stale version gets 409",
+                "description": (
+                    "Every problem of a save comes back at once, each under the setting it "
+                    "is about in the error's fields (an anchors message names every bad "
+                    "row: 'row 1: ...; row 3: ...'); nothing is saved unless all is well. "
+                    "Moving curfew_start or lights_out without sending anchors (or sending "
+                    "them unchanged) moves the curve with the night: each anchor keeps its "
+                    "place as a fraction of the window, on the nearest whole minute. "
+                    "Anchors sent changed are placed as sent and must lie in the new window."
+                ),
+                "requestBody": {"required": True, "content": json_body(_settings_in())},
+                "responses": {
+                    "200": answer("saved", _settings_out()),
+                    **errors(*WITH_BODY, 409, 422),
+                },
             },
-            "/state": {
-                "get": {
-                    "summary": "What a status display needs",
-                    "parameters": [
-                        {
-                            "name": "user",
-                            "in": "query",
-                            "required": False,
-                            "description": "with a team key: the member asked for (or the "
-                            "X-Curfew-User header); a personal token's own person otherwise",
-                            "schema": {"type": "string", "minLength": 1, "maxLength": 150},
-                        }
-                    ],
-                    "responses": {
-                        "200": answer("state", ref("State")),
-                        **errors(*AUTHED, 400, 404, 422),
+        },
+        "/overrides": {
+            "post": {
+                "summary": "overtime / off / auto / debug",
+                "requestBody": {"required": True, "content": json_body(ref("OverrideRequest"))},
+                "responses": {
+                    "200": answer("the state after", ref("State")),
+                    **errors(*WITH_BODY, 422),
+                },
+            }
+        },
+        "/state": {
+            "get": {
+                "summary": "What a status display needs",
+                "parameters": [
+                    {
+                        "name": "user",
+                        "in": "query",
+                        "required": False,
+                        "description": "with a team key: the member asked for (or the "
+                        "X-Curfew-User header); a personal token's own person otherwise",
+                        "schema": {"type": "string", "minLength": 1, "maxLength": 150},
+                    }
+                ],
+                "responses": {
+                    "200": answer("state", ref("State")),
+                    **errors(*AUTHED, 400, 404, 422),
+                },
+            }
+        },
+        "/changes": {
+            "get": {
+                "summary": "Push mode: a stream of this token's user's changes (SSE)",
+                "description": "Server-sent events: `ready` once listening (data "
+                '`{"heartbeat": seconds}`), `change` after every committed save or '
+                "override, a `: heartbeat` comment when idle, and `end` (data "
+                '`{"reason": ...}`) before the stream closes (token revoked, user '
+                "deactivated, an outage). A gateway drops its cached verdicts on each "
+                "`change` and on every (re)connect, and polls by `max_age` while the "
+                "stream is down.",
+                "responses": {
+                    "200": {
+                        "description": "the event stream",
+                        # One event (as OpenAPI 3.2's ``itemSchema`` says of an
+                        # event stream); heartbeats are comments, not events.
+                        "content": {"text/event-stream": {"schema": _CHANGE_EVENT}},
                     },
-                }
-            },
-            "/changes": {
-                "get": {
-                    "summary": "Push mode: a stream of this token's user's changes (SSE)",
-                    "description": "Server-sent events: `ready` once listening (data "
-                    '`{"heartbeat": seconds}`), `change` after every committed save or '
-                    "override, a `: heartbeat` comment when idle, and `end` (data "
-                    '`{"reason": ...}`) before the stream closes (token revoked, user '
-                    "deactivated, an outage). A gateway drops its cached verdicts on each "
-                    "`change` and on every (re)connect, and polls by `max_age` while the "
-                    "stream is down.",
-                    "responses": {
-                        "200": {
-                            "description": "the event stream",
-                            # One event (as OpenAPI 3.2's ``itemSchema`` says of an
-                            # event stream); heartbeats are comments, not events.
-                            "content": {"text/event-stream": {"schema": _CHANGE_EVENT}},
-                        },
-                        **errors(*AUTHED),
-                    },
-                }
-            },
-            **ledger_openapi.ledger_paths(),
-            **team_openapi.team_paths(_settings_in(), _settings_out()),
-            "/openapi.json": {
-                "get": {
-                    "summary": "This document",
-                    "security": [],
-                    "responses": {
-                        "200": {
-                            "description": "OpenAPI 3.1",
-                            "content": json_body({"type": "object", "required": ["openapi"]}),
-                        }
-                    },
-                }
-            },
+                    **errors(*AUTHED),
+                },
+            }
+        },
+        **ledger_openapi.ledger_paths(),
+        **team_openapi.team_paths(_settings_in(), _settings_out()),
+        "/openapi.json": {
+            "get": {
+                "summary": "This document",
+                "responses": {
+                    "200": {
+                        "description": "OpenAPI 3.1",
+                        "content": json_body({"type": "object", "required": ["openapi"]}),
+                    }
+                },
+            }
         },
     }
 

@@ -4,23 +4,21 @@
 Asked with a member's own API token (their team; admins may change it,
 members read it) or with the team key (read only: a team key asks on
 behalf of members, it changes no schedule). A token of someone in no team
-gets a 404 saying so; never another team's data.
+gets a 404 saying so; never another team's data. A team key is taken as
+itself here (``Route.team_key``): the key reads, it names no member. Each is
+a sync handler, run on the edge's threads (``api.views``).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
-from django.views.decorators.csrf import csrf_exempt
 
-from curfew_core import throttle
-from curfew_core.api.auth import with_gateway_token
 from curfew_core.api.errors import ApiError, config_refused, invalid, json_object
-from curfew_core.api.views import allow, popped_version, whole_param
-from curfew_core.edge.http_headers import bearer
+from curfew_core.api.views import popped_version, query_of, whole_param
+from curfew_core.edge.request import EdgeRequest
 from curfew_core.engine.overrides import MAX_OVERTIME
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.values import show, whole_number
@@ -54,26 +52,11 @@ def _team_of(identity: TokenIdentity) -> tuple[Team, bool]:
     return team, membership.is_admin
 
 
-def _with_token(request: HttpRequest, answer: Any) -> HttpResponse:
-    return with_gateway_token(
-        _bearer(request),
-        throttle.client_address(request),
-        answer,
-        member_header=request.headers.get("X-Curfew-User"),
-    )
+def schedule(request: EdgeRequest) -> HttpResponse:
+    return _schedule(request, request.the_caller().identity)
 
 
-def _bearer(request: HttpRequest) -> str | None:
-    return bearer(request)
-
-
-@csrf_exempt
-@allow("GET", "PATCH")
-def schedule(request: HttpRequest) -> HttpResponse:
-    return _with_token(request, lambda identity: _schedule(request, identity))
-
-
-def _schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+def _schedule(request: EdgeRequest, identity: TokenIdentity) -> HttpResponse:
     team, may_change = _team_of(identity)
     if request.method == "PATCH":
         if not may_change:
@@ -119,16 +102,14 @@ def _schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
 
 
-@csrf_exempt
-@allow("POST")
-def overtime(request: HttpRequest) -> HttpResponse:
-    return _with_token(request, lambda identity: _overtime(request, identity))
+def overtime(request: EdgeRequest) -> HttpResponse:
+    return _overtime(request, request.the_caller().identity)
 
 
 _MAX_MINUTES = int(MAX_OVERTIME.total_seconds() // 60)
 
 
-def _overtime(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+def _overtime(request: EdgeRequest, identity: TokenIdentity) -> HttpResponse:
     """Release night: ``{"minutes": N}`` lifts the team's schedule for every
     member for N minutes (each member's own still holds); ``{"end": true}``
     ends it. An admin's own token only, audited by the service as the page's
@@ -176,13 +157,11 @@ def _overtime(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     )
 
 
-@csrf_exempt
-@allow("GET")
-def members(request: HttpRequest) -> HttpResponse:
-    return _with_token(request, lambda identity: _members(request, identity))
+def members(request: EdgeRequest) -> HttpResponse:
+    return _members(request, request.the_caller().identity)
 
 
-def _members(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+def _members(request: EdgeRequest, identity: TokenIdentity) -> HttpResponse:
     team, is_admin = _team_of(identity)
     if identity.kind != TokenKind.TEAM and not is_admin:
         # As the Team page: the members' states are for its admins (and the
@@ -193,15 +172,16 @@ def _members(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
             "only an admin of the team (or the team key) lists its members; "
             "your own state is at /api/v1/state",
         )
+    query = query_of(request)
     errors: dict[str, str] = {}
-    for key in request.GET:
+    for key in query:
         if key not in _QUERY:
             errors[key[:64] or "query"] = f"is not a query parameter here; use {', '.join(_QUERY)}"
-    page = whole_param(request, "page", 1, 1_000_000, errors)
+    page = whole_param(query, "page", 1, 1_000_000, errors)
     per_page = whole_param(
-        request, "per_page", team_reads.DEFAULT_PER_PAGE, team_reads.MAX_PER_PAGE, errors
+        query, "per_page", team_reads.DEFAULT_PER_PAGE, team_reads.MAX_PER_PAGE, errors
     )
-    role = request.GET.get("role")
+    role = query.get("role")
     if role is not None and role not in ("admin", "member"):
         errors["role"] = f"must be admin or member, not {show(role[:40])}"
     if errors:

@@ -1,17 +1,20 @@
-"""The JSON API doors: parse, call one selector or service, answer."""
+"""The JSON API's handlers: parse, call one selector or service, answer.
+
+Each is a route of the API door in the door table (``edge.doors``): the edge
+has checked the method and the token (and counted its rate) and read the
+body before one runs, and answers whatever it raises (``ApiError``, an
+outage) in the API's shape. The ones that touch the database are sync and
+run on the edge's threads (``Route.thread``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from functools import wraps
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse, QueryDict
 from django.utils import timezone
-from django.views.decorators.csrf import csrf_exempt
 
-from curfew_core.api.auth import token_required
 from curfew_core.api.errors import (
     ApiError,
     config_refused,
@@ -20,13 +23,13 @@ from curfew_core.api.errors import (
     unprocessable_error,
 )
 from curfew_core.api.openapi import document
+from curfew_core.edge.request import EdgeRequest
 from curfew_core.engine import OverrideError
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import override_commands
 from curfew_core.schedules.values import show, whole_number
 from curfew_core.schema.verdict_request import RequestError, VerdictRequest, parse_verdict_body
 from curfew_core.selectors.bundles import UserBundle, committed_schedule
-from curfew_core.selectors.tokens import TokenIdentity
 from curfew_core.selectors.users import user_by_id
 from curfew_core.selectors.verdicts import decide_for, state_json, verdict_json
 from curfew_core.services.ledger_recorder import record_verdict
@@ -34,32 +37,9 @@ from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import StaleVersion, schedule_update
 
 
-def allowed_methods(method: str, methods: tuple[str, ...]) -> HttpResponse:
-    """The API's JSON 405 for ``method`` where only ``methods`` are served."""
-    return ApiError(
-        405,
-        "method_not_allowed",
-        f"{method} is not allowed here; use {' or '.join(methods)}",
-        headers={"Allow": ", ".join(methods)},
-    ).response()
-
-
-def allow(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Answer any other method with the API's JSON 405 and an ``Allow`` header
-    (RFC 9110), before authentication or CSRF: the route exists, the method
-    does not, whoever asks."""
-
-    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-        @csrf_exempt
-        @wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            if request.method not in methods:
-                return allowed_methods(str(request.method), methods)
-            return view(request, *args, **kwargs)
-
-        return wrapper
-
-    return decorate
+def query_of(request: EdgeRequest) -> QueryDict:
+    """The request's query parameters, as Django reads them."""
+    return QueryDict(request.query_string)
 
 
 def checked_verdict_request(body: dict[str, Any]) -> VerdictRequest:
@@ -112,9 +92,9 @@ def popped_version(changes: dict[str, Any]) -> int | None:
     return version
 
 
-@allow("GET", "PATCH")
-@token_required
-def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+def schedule(request: EdgeRequest) -> HttpResponse:
+    """``GET`` / ``PATCH /api/v1/schedule``: a person's settings (a thread)."""
+    identity = request.the_caller().identity
     if request.method == "PATCH":
         changes = json_object(request)
         version = popped_version(changes)
@@ -161,9 +141,9 @@ def schedule(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
 
 
-@allow("POST")
-@token_required
-def overrides(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
+def overrides(request: EdgeRequest) -> HttpResponse:
+    """``POST /api/v1/overrides``: overtime, off, auto, debug (a thread)."""
+    identity = request.the_caller().identity
     body = json_object(request)
     field = next(iter(body), "body")
     try:
@@ -184,22 +164,23 @@ def overrides(request: HttpRequest, identity: TokenIdentity) -> HttpResponse:
     )
 
 
-@csrf_exempt  # a POST to a mistyped route should hear "no such route", not "CSRF"
-def not_found(request: HttpRequest) -> HttpResponse:
+async def not_found(request: EdgeRequest) -> HttpResponse:
+    """Any other path under the API (the door's fallback: no token needed)."""
     return ApiError(
         404, "not_found", f"no such API route: {request.path}; see /api/v1/openapi.json"
     ).response()
 
 
-@allow("GET")
-def openapi(request: HttpRequest) -> HttpResponse:
+def openapi(request: EdgeRequest) -> HttpResponse:
+    """``GET /api/v1/openapi.json`` (no token needed; made on a thread, a
+    few milliseconds of schemas the event loop need not wait on)."""
     return JsonResponse(document(), json_dumps_params={"ensure_ascii": False})
 
 
 def whole_param(
-    request: HttpRequest, name: str, default: int, upper: int, errors: dict[str, str]
+    query: QueryDict, name: str, default: int, upper: int, errors: dict[str, str]
 ) -> int:
-    raw = request.GET.get(name)
+    raw = query.get(name)
     if raw is None:
         return default
     if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw[:12]) <= upper:

@@ -1,8 +1,8 @@
 """The edge: one ASGI pipeline for every token door, Django for the rest.
 
 Every HTTP request finds its door in the table (``edge.doors``). A route the
-edge serves (the verdict and state API, the change stream, every proxy door)
-goes through one pipeline, end to end, with no Django handler or middleware:
+edge serves (the whole API, the change stream, every proxy door) goes through
+one pipeline, end to end, with no Django handler or middleware:
 
 1. **head**: the ``Host`` check and the HTTPS redirect, by Django's own code
    once per distinct head (``edge.heads``); the method (a 405 naming the
@@ -12,19 +12,21 @@ goes through one pipeline, end to end, with no Django handler or middleware:
 3. **credential**: the door's token reader, then the caller, warm from the
    cache on the event loop or with one hop to a pooled thread
    (``edge.caller``): a missing or unknown token is a 401 before a byte of
-   the body is read, a throttle a 429, an outage a 503;
+   the body is read, a throttle a 429, an outage a 503; a team key as the
+   route takes one (``Route.team_key``);
 4. **body**: read and counted against the limit (a chunked body declares
    none: past it, a 413);
-5. **handler**: the route's, given an :class:`~curfew_core.edge.request.EdgeRequest`;
-   whatever it raises is answered in the door's dialect (an outage a 503
-   with ``Retry-After``, anything else a 500), never an HTML page;
+5. **handler**: the route's, given an :class:`~curfew_core.edge.request.EdgeRequest`
+   (a sync one, ``Route.thread``, on a pooled thread); whatever it raises is
+   answered in the door's dialect (a ``Refused`` its own answer, an outage a
+   503 with ``Retry-After``, anything else a 500), never an HTML page;
 6. **answer**: whole or streamed (``edge.send``), with the head's headers; a
    long route (an upstream call, a stream) is cancelled if the client goes
    away, and its answer closed either way.
 
-Everything else goes to Django (pages, the admin, the rest of the API),
+Everything else goes to Django (pages, the admin, the capsule, the probes),
 behind the same body guard: over the door's limit a 413 before Django reads
-the body, and under a token door a large body without a live token a 401.
+the body. No path under a token door is Django's (``declare.Table``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from curfew_core.edge.declare import Door, Route, Table
 from curfew_core.edge.dialects import OUTAGES
 from curfew_core.edge.doors import DOORS
 from curfew_core.edge.heads import Head, Heads
-from curfew_core.edge.request import EdgeRequest, address_of
+from curfew_core.edge.request import EdgeRequest, Refused, address_of
 from curfew_core.edge.scope import Message, Scope, ScopeHeaders, header, route_path
 from curfew_core.edge.send import (
     Answer,
@@ -54,7 +56,7 @@ from curfew_core.edge.send import (
     send_response,
     send_whole,
 )
-from curfew_core.selectors.tokens import GATEWAY
+from curfew_core.edge.threads import run_sync
 from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.edge")
@@ -65,12 +67,6 @@ ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Handler = Callable[[EdgeRequest], Awaitable[HttpResponseBase | Answer]]
-
-#: Bodies up to this size arrive with the head (one receive) and cost nothing
-#: to read: under a token door Django answers, only larger or unknown-length
-#: bodies wait for the token check.
-EARLY_AUTH_BYTES = 64 * 1024
-
 
 #: Paths whose route is kept (``Edge._routed``); all forgotten when full.
 _ROUTED_KEPT = 1024
@@ -138,20 +134,13 @@ async def _read_body(receive: Receive, limit: int | None, message: Message) -> b
         message = await receive()
 
 
-async def _caller_or_refusal(
-    door: Door, raw: str | None, address: callers.Address
-) -> callers.Caller | HttpResponseBase:
-    """The live token's caller, or the door's refusal: 401 without one, 429
-    over a throttle, 503 when storage is down (the pipeline's credential step,
-    and the guard's early check of a large body Django will read)."""
-    try:
-        caller = await callers.resolve(raw, address, kind=GATEWAY)
-    except throttle.Throttled as exc:
-        return door.dialect.rate_limited(exc.refusal)
-    except OUTAGES:
-        _storage_down.failed("%s: token check: storage unavailable", door.name, exc_info=True)
-        return door.dialect.unavailable()
-    return caller if caller is not None else door.dialect.unauthorized(raw)
+def _in_thread(handler: Callable[[EdgeRequest], HttpResponseBase]) -> Handler:
+    """A sync handler as the pipeline calls one: on a pooled thread."""
+
+    async def in_thread(request: EdgeRequest) -> HttpResponseBase:
+        return await run_sync(handler, request)
+
+    return in_thread
 
 
 class Edge:
@@ -162,9 +151,10 @@ class Edge:
         self.table = table
         self.heads = Heads()
         # Every handler imported now: a typo in the table fails at start.
-        self.handlers: dict[str, Handler] = {
-            route.handler: import_string(route.handler) for route in table.routes()
-        }
+        self.handlers: dict[str, Handler] = {}
+        for route in table.routes():
+            handler = import_string(route.handler)
+            self.handlers[route.handler] = _in_thread(handler) if route.thread else handler
         #: Each path's door and route, found once: a gateway asks the same
         #: few paths all day (a path's match depends on the table alone).
         self._routed: dict[str, tuple[Door, tuple[Route, dict[str, str]] | None]] = {}
@@ -224,7 +214,7 @@ class Edge:
             self._routed[path] = routed
         door, found = routed
         if found is None:
-            await self._to_django(door, path, scope, receive, send)
+            await self._to_django(door, scope, receive, send)
             return
         route, params = found
         try:
@@ -279,7 +269,7 @@ class Edge:
             raw = known.credential
             try:
                 caller = await callers.resolve(
-                    raw, partial(address_of, scope, headers), kind=GATEWAY
+                    raw, partial(address_of, scope, headers), kind=route.token_kind
                 )
             except throttle.Throttled as exc:
                 await send_response(send, dialect.rate_limited(exc.refusal), extra, close=True)
@@ -309,9 +299,16 @@ class Edge:
             return
         request = EdgeRequest(scope, door, method, path, headers, body, caller, dict(params))
         if caller is not None and team_caller.is_team(caller):
-            # A team key: served as the member it names (issue 26).
+            # A team key: served as the member it names (issue 26), or as
+            # itself where the route takes it so.
             try:
-                member = await team_caller.member_caller(request)
+                member = (
+                    None
+                    if route.team_key == "itself"
+                    else await team_caller.member_caller(
+                        request, required=route.team_key == "member"
+                    )
+                )
             except OUTAGES:
                 _storage_down.failed(
                     "%s: team key's member: storage unavailable", door.name, exc_info=True
@@ -344,6 +341,8 @@ class Edge:
         dialect = request.door.dialect
         try:
             response = await handler(request)
+        except Refused as exc:
+            response = exc.response()
         except throttle.Throttled as exc:
             response = dialect.rate_limited(exc.refusal)
         except OUTAGES:
@@ -398,9 +397,7 @@ class Edge:
             await send_response(send, request.door.dialect.failed(), extra)
 
     # -- everything else: Django, behind the body guard -------------------------------
-    async def _to_django(
-        self, door: Door, path: str, scope: Scope, receive: Receive, send: Send
-    ) -> None:
+    async def _to_django(self, door: Door, scope: Scope, receive: Receive, send: Send) -> None:
         limit = door.max_body()
         length = _declared_length(scope)
         if limit is not None and length is not None and length > limit:
@@ -408,27 +405,12 @@ class Edge:
             return
         # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body.
         unknown = length is None and header(scope, b"transfer-encoding") is not None
-        large = unknown or (length is not None and length > EARLY_AUTH_BYTES)
-        if large and door.credential is not None and path not in door.public:
-            refusal = await self._early_refusal(door, scope)
-            if refusal is not None:
-                await send_response(send, refusal, close=True)
-                return
         if limit is None or not unknown:
             # A declared length is the body's length (the server holds the
             # client to it), and it is within the limit: nothing to count.
             await self.app(scope, receive, send)
             return
         await self._counted(door, limit, scope, receive, send)
-
-    async def _early_refusal(self, door: Door, scope: Scope) -> HttpResponseBase | None:
-        assert door.credential is not None
-        headers = ScopeHeaders.of(scope)
-        raw = door.credential(headers)
-        if raw is None:
-            return door.dialect.unauthorized(None)
-        checked = await _caller_or_refusal(door, raw, address_of(scope, headers))
-        return None if isinstance(checked, callers.Caller) else checked
 
     async def _counted(
         self, door: Door, limit: int, scope: Scope, receive: Receive, send: Send

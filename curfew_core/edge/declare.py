@@ -10,12 +10,21 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Literal
 
 from curfew_core.edge.dialects import Dialect
 
 #: A path parameter: ``{name}`` is one segment, ``{name:any}`` anything (a
 #: handler that must refuse a ``/`` or ``..`` itself, in its own shape).
 _PARAM = re.compile(r"\{(\w+)(:any)?\}")
+
+#: How a route takes a team key (issue 26), the one token that speaks for a
+#: whole team: ``member``, as the member the request names (a 400 saying how
+#: when it names none); ``member_or_team``, the same, or the team as a whole
+#: when it names none (the change stream); ``itself``, as the key (the
+#: handler reads what it names: the team API, the decisions); ``refused``,
+#: not at all (a team key is no token there: a 401, as an unknown token's).
+TeamKey = Literal["member", "member_or_team", "itself", "refused"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +41,19 @@ class Route:
     #: The answer may take long (an upstream call, a stream): a client that
     #: goes away cancels it.
     long: bool = False
+    #: How it takes a team key (see ``TeamKey``).
+    team_key: TeamKey = "member"
+    #: The handler is sync (``(EdgeRequest) -> HttpResponseBase``: a save, a
+    #: page of rows, the database's work): run on the edge's pool of threads
+    #: (``edge.threads``), the event loop never waits on it.
+    thread: bool = False
+
+    #: The kind of token it takes (``selectors.tokens``): ``api``, a personal
+    #: API token; ``gateway``, that or a team key. Follows from ``team_key``.
+    token_kind: str = field(init=False, default="gateway")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "token_kind", "api" if self.team_key == "refused" else "gateway")
 
     @property
     def pattern(self) -> re.Pattern[str] | None:
@@ -63,12 +85,11 @@ class Door:
     #: Where its clients put the token (``None``: it takes none, e.g. pages).
     credential: Callable[[Mapping[str, str]], str | None] | None = None
     #: The routes the edge answers; any other path under ``prefix`` is
-    #: ``fallback``'s (a public route), or Django's when there is none.
+    #: ``fallback``'s (a public route, e.g. a 404 in the door's shape), or
+    #: Django's when there is none. A door that takes a token has one: every
+    #: path under it is the edge's, none is answered a second way.
     routes: tuple[Route, ...] = ()
     fallback: Route | None = None
-    #: Paths Django answers under a token door that need no token (its body
-    #: guard checks the token of a large body before reading it otherwise).
-    public: frozenset[str] = field(default_factory=frozenset)
 
     @cached_property
     def _exact(self) -> dict[str, Route]:
@@ -104,6 +125,11 @@ class Table:
             raise ValueError(f"two doors share a prefix: {sorted(duplicated)}")
         if "/" not in prefixes:
             raise ValueError("a door must take every path: one with the prefix '/'")
+        halves = [door.name for door in doors if door.credential and door.fallback is None]
+        if halves:
+            # Else some of its paths would be Django's: two credential
+            # readers, two throttles, two ways to answer (issue 43).
+            raise ValueError(f"a door that takes a token needs a fallback route: {halves}")
         self.doors = tuple(sorted(doors, key=lambda door: len(door.prefix), reverse=True))
 
     def door_for(self, path: str) -> Door:

@@ -5,14 +5,18 @@ token, and the routes the edge answers itself with the handler of each (by
 dotted path: the table imports no door). Everything else derives from this
 table: the ASGI routing and the body guard (``edge.app``), the outage shapes
 of what Django answers (``outage``), the test clients and the authorization
-matrix (``tests/``). A path belongs to the door with the longest prefix that
-matches it; a path under a door the edge does not route is Django's, in that
-door's dialect.
+matrix (``tests/``), the OpenAPI document's paths (``api.openapi``). A path
+belongs to the door with the longest prefix that matches it; a door that takes
+a token answers every path under it (its fallback: a 404 in its shape), so
+none is Django's; a path under another door the edge does not route is
+Django's, in that door's dialect.
 
 Adding a door: a row here and one handler module.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from curfew_core.edge import dialects
 from curfew_core.edge.declare import Door, Route, Table
@@ -36,6 +40,17 @@ def _proxy_limit() -> int | None:
 def _model(path: str, handler: str) -> Route:
     return Route(path, ("POST",), handler, long=True)
 
+
+def _api(path: str, methods: tuple[str, ...], handler: str, **how: Any) -> Route:
+    """A route of the API door: its path under ``/api/v1/``, its handler in ``curfew_core.api``."""
+    return Route(f"/api/v1/{path}", methods, f"curfew_core.api.{handler}", **how)
+
+
+#: A person's own rows (their settings, overrides, savings): sync, and a
+#: team key is no token there.
+_OWN: dict[str, Any] = {"thread": True, "team_key": "refused"}
+#: The team API and the decisions: sync, a team key taken as itself.
+_TEAM: dict[str, Any] = {"thread": True, "team_key": "itself"}
 
 #: Anything else under the proxy: a 404 naming what it serves (no token needed).
 NOT_PROXIED = Route("/v1/*", (), "curfew_core.proxy.not_proxied.not_proxied", token=False)
@@ -87,8 +102,10 @@ DOORS = Table(
             ),
             fallback=NOT_PROXIED,
         ),
-        # The API: the hot routes here; schedule, overrides, the ledger and the
-        # OpenAPI document are Django's views, in the same dialect.
+        # The API: every route under /api/v1/ (issue 43), one credential
+        # reader, one throttle, one error shape. The hot routes answer on the
+        # event loop; the ones that read and write rows (``thread``) on the
+        # edge's threads. A team key is a token here as each route says.
         Door(
             "api",
             "/api/v1/",
@@ -96,13 +113,26 @@ DOORS = Table(
             _form_limit,
             bearer_in,
             routes=(
-                Route("/api/v1/verdict", ("POST",), "curfew_core.api.hot.verdict"),
-                Route("/api/v1/state", ("GET",), "curfew_core.api.hot.state"),
+                _api("verdict", ("POST",), "hot.verdict"),
+                _api("state", ("GET",), "hot.state"),
                 Route(
-                    "/api/v1/changes", ("GET",), "curfew_core.realtime.changes.changes", long=True
+                    "/api/v1/changes",
+                    ("GET",),
+                    "curfew_core.realtime.changes.changes",
+                    long=True,
+                    team_key="member_or_team",
                 ),
+                _api("schedule", ("GET", "PATCH"), "views.schedule", **_OWN),
+                _api("overrides", ("POST",), "views.overrides", **_OWN),
+                _api("team/schedule", ("GET", "PATCH"), "team_views.schedule", **_TEAM),
+                _api("team/members", ("GET",), "team_views.members", **_TEAM),
+                _api("team/overtime", ("POST",), "team_views.overtime", **_TEAM),
+                _api("decisions", ("GET", "POST"), "ledger_views.decisions", **_TEAM),
+                _api("savings", ("GET",), "ledger_views.savings", **_OWN),
+                _api("openapi.json", ("GET",), "views.openapi", token=False, thread=True),
             ),
-            public=frozenset({"/api/v1/openapi.json"}),
+            # Any other path: the API's JSON 404 (no token needed).
+            fallback=_api("*", (), "views.not_found", token=False),
         ),
         Door("api-other", "/api/", dialects.API, _form_limit),
         # A capsule polling with an embed token, and the probes: JSON.

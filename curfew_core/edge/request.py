@@ -5,12 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from django.http.response import HttpResponseBase
+
 from curfew_core import throttle
 from curfew_core.edge.caller import Caller
 from curfew_core.edge.scope import Scope, ScopeHeaders
 
 if TYPE_CHECKING:
     from curfew_core.edge.declare import Door
+
+
+class Refused(Exception):
+    """A handler's refusal (a 400, a 404, a 409...): raised anywhere in its
+    work, answered by the edge with ``response()``, in the door's shape (the
+    API's ``ApiError``)."""
+
+    def response(self) -> HttpResponseBase:
+        raise NotImplementedError
 
 
 @dataclass(slots=True)

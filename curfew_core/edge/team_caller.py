@@ -12,8 +12,10 @@ team is refused in the door's own shape, a 404 that says nothing of who
 else exists; a request naming nobody is a 400 saying how to name one, and so
 is a ``metadata.user_id`` that is no username at all (Claude Code's own id).
 
-The change stream (``GET /api/v1/changes``) needs no member: without one it
-streams every member's changes (``realtime.changes``).
+A route says how it takes a team key (``Route.team_key`` in the door
+table): the change stream needs no member (without one it streams every
+member's changes, ``realtime.changes``), the team API and the decisions read
+the key as itself.
 """
 
 from __future__ import annotations
@@ -38,8 +40,6 @@ from curfew_core.store import async_cache, cache_policy
 from curfew_core.store.cache_policy import bundle_key, team_key
 
 MEMBER_HEADER = b"x-curfew-user"
-#: The routes a team key may use without naming a member.
-WITHOUT_MEMBER = frozenset({"/api/v1/changes"})
 #: A body larger than this is not searched for a member (name one in the header).
 MAX_SEARCHED_BODY = 1024 * 1024
 _MAX_NAME = 150
@@ -216,15 +216,17 @@ def forget() -> None:
     _named.clear()
 
 
-async def member_caller(request: EdgeRequest) -> Caller | HttpResponseBase | None:
+async def member_caller(
+    request: EdgeRequest, *, required: bool = True
+) -> Caller | HttpResponseBase | None:
     """The member a team key's request asks for, as a caller; the door's
-    refusal; or ``None`` for a route that needs no member and names none."""
+    refusal; or ``None`` when it names none and none is ``required``."""
     caller = request.the_caller()
     team_id = caller.identity.team_id
     dialect = request.door.dialect
     name, source = named_member(request)
     if name is None:
-        if request.path in WITHOUT_MEMBER:
+        if not required:
             return None
         return dialect.refusal(
             400,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import jsonschema_rs
@@ -12,7 +13,8 @@ from django.urls import get_resolver
 from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
 
-from curfew_core.api import urls as api_urls
+from curfew_core.api import openapi
+from curfew_core.edge.declare import Route
 from curfew_core.edge.doors import DOORS
 from curfew_core.schedules.config import FIELDS
 from curfew_testkit.asgi_client import Client
@@ -35,25 +37,37 @@ def test_is_a_valid_openapi_31_document(document: dict[str, Any]) -> None:
 
 
 def test_lists_every_api_route(document: dict[str, Any]) -> None:
-    """Django's API routes and the edge's (from the door table) are the document's."""
-    django_routes = {
-        "/" + str(pattern.pattern)
-        for pattern in api_urls.urlpatterns
-        if pattern.name != "api-not-found"
-    }
+    """The API door's routes and methods (the door table) are the document's,
+    and nothing else is: no API route is Django's (issue 43)."""
     api_door = DOORS.door_for(API_PREFIX_PATH)
-    edge_routes = {
-        route.path.removeprefix(API_PREFIX_PATH.rstrip("/")) for route in api_door.routes
+    served = {
+        (route.path.removeprefix(API_PREFIX_PATH.rstrip("/")), method.lower())
+        for route in api_door.routes
+        for method in route.methods
     }
-    assert {"/verdict", "/state", "/changes"} <= edge_routes
-    assert django_routes | edge_routes == set(document["paths"])
-    # And the routes are where the document's server says they are.
+    assert {("/verdict", "post"), ("/schedule", "patch"), ("/savings", "get")} <= served
+    documented = {(path, method) for path, ops in document["paths"].items() for method in ops}
+    assert documented == served
+    # And the routes are where the document's server says they are: the edge's.
     assert document["servers"] == [{"url": "/api/v1"}]
-    resolver = get_resolver()
-    for route in django_routes:
-        assert resolver.resolve("/api/v1" + route)
-    for route in edge_routes:
-        assert api_door.match("/api/v1" + route) is not None
+    for path, _ in served:
+        assert api_door.match("/api/v1" + path) is not None
+    assert not any(str(p.pattern).startswith("api/") for p in get_resolver().url_patterns)
+
+
+def test_the_paths_follow_the_table() -> None:
+    """A route the table serves without an operation written, or one written
+    for a route it does not serve, fails the document; a route that takes no
+    token says so."""
+    api_door = DOORS.door_for(API_PREFIX_PATH)
+    openapi_route = next(r for r in api_door.routes if r.path.endswith("openapi.json"))
+    assert openapi.paths(api_door)["/openapi.json"]["get"]["security"] == []
+    extra = replace(api_door, routes=(*api_door.routes, Route("/api/v1/nothing", ("GET",), "x.y")))
+    with pytest.raises(LookupError, match="GET /api/v1/nothing"):
+        openapi.paths(extra)
+    fewer = replace(api_door, routes=tuple(r for r in api_door.routes if r is not openapi_route))
+    with pytest.raises(LookupError, match=r"GET /openapi\.json"):
+        openapi.paths(fewer)
 
 
 def test_settings_schema_names_every_setting(document: dict[str, Any]) -> None:

@@ -81,11 +81,13 @@ def test_pages_keep_every_security_header(api: Any) -> None:
         assert name in response, name
 
 
-def test_other_api_routes_are_djangos(api: Any) -> None:
-    """Control: the same client through the same app, a route the edge does not serve."""
+def test_the_slower_api_routes_are_the_edges_too(api: Any) -> None:
+    """Every API route is the edge's (issue 43): a settings read, answered on
+    the edge's thread, with the edge's headers and none of Django's middleware."""
     response = _client(api).request("GET", "/api/v1/schedule")
     assert response.status_code == 200
-    assert "Content-Language" in response  # Django's locale middleware ran
+    assert response["Content-Security-Policy"] == API_POLICY
+    assert "Content-Language" not in response  # Django's locale middleware did not run
 
 
 def test_a_warm_verdict_takes_no_thread_and_no_query(

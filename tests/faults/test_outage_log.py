@@ -29,14 +29,12 @@ TIMES = 12
 @pytest.fixture(autouse=True)
 def fresh_notices(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test's outage is its own (a notice remembers one for a minute)."""
-    import curfew_core.api.auth
     import curfew_core.edge.app
     import curfew_core.edge.outage
     import curfew_core.selectors.bundles
     import curfew_core.selectors.tokens
 
     for module in (
-        curfew_core.api.auth,
         curfew_core.edge.app,
         curfew_core.edge.outage,
         curfew_core.selectors.bundles,
@@ -90,7 +88,11 @@ def test_warm_verdicts_answered_through_an_outage_say_it_once(
 def test_api_saves_refused_in_an_outage_say_it_once(
     api: ApiClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr("curfew_core.throttle.identify_throttled", _down)
+    async def down(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("connection refused")
+
+    # The edge's token check, as every API route's (issue 43).
+    monkeypatch.setattr("curfew_core.edge.caller.resolve", down)
     with caplog.at_level(logging.WARNING):
         for _ in range(TIMES):
             response = api.client.patch(

@@ -61,7 +61,23 @@ def assert_retry(response: Any, status: int) -> None:
 @pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("database", 503), ("bug", 500)])
 def test_api_door(fault, status, settings):
     assert not settings.DEBUG
-    response = get(f"/api/v1/boom/{fault}")
+    response = get(f"/api/boom/{fault}")
+    assert_api_shape(response, status)
+    assert_retry(response, status)
+
+
+@pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("database", 503), ("bug", 500)])
+def test_api_thread_route(
+    fault: str, status: int, api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync handler of the API door fails on the edge's thread: the same shapes."""
+    from tests.faults.urls import FAULTS
+
+    def boom(user_id: int) -> Any:
+        raise FAULTS[fault]()
+
+    monkeypatch.setattr("curfew_core.api.views.committed_schedule", boom)
+    response = api.get("/api/v1/schedule")
     assert_api_shape(response, status)
     assert_retry(response, status)
 

@@ -171,7 +171,11 @@ async def test_an_unauthenticated_large_body_is_401_unread_on_the_api(
 ) -> None:
     chunks = [b"x" * (512 * 1024)] * 4
     exchange = await call(
-        "/api/v1/schedule", chunks, token=bad_token, length=2 * MiB if declared else None
+        "/api/v1/schedule",
+        chunks,
+        token=bad_token,
+        length=2 * MiB if declared else None,
+        method="PATCH",
     )
     assert _api_error(exchange, 401)["error"] == "unauthorized"
     assert exchange.consumed == 0
@@ -193,7 +197,9 @@ async def test_a_chunked_body_over_the_limit_is_cut_off_with_413_on_the_proxy(
 
 async def test_a_chunked_body_over_the_limit_is_cut_off_with_413_on_the_api(token: str) -> None:
     with override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=1 * MiB):
-        exchange = await call("/api/v1/schedule", [b"x" * (256 * 1024)] * 40, token=token)
+        exchange = await call(
+            "/api/v1/schedule", [b"x" * (256 * 1024)] * 40, token=token, method="PATCH"
+        )
     assert _api_error(exchange, 413)["error"] == "too_large"
     assert exchange.consumed == 5
 
@@ -226,8 +232,8 @@ async def test_the_token_is_looked_up_once_per_request_whatever_the_body(
 ) -> None:
     """On the edge's routes the token is checked before the body is read, small
     body or large, and only then: one lookup per request, never two (the hot
-    path does not pay twice). Under a token door Django answers, only a large
-    body is looked up early (the view checks a small one itself)."""
+    path does not pay twice). Every API route is the edge's (issue 43): the
+    slower ones too, small body or large."""
     from curfew_core.edge import caller
 
     lookups: list[str | None] = []
@@ -249,13 +255,13 @@ async def test_the_token_is_looked_up_once_per_request_whatever_the_body(
     assert large.status == 200
     assert lookups == ["cfw_bad", token, token, token]
     lookups.clear()
-    # Django's API routes: a small body is the view's to check, a large one early.
+    # The slower API routes: the same one lookup, before the body is read.
     await call("/api/v1/schedule", [b"{}"], token=token, method="PATCH", length=2)
-    assert lookups == []
+    assert lookups == [token]
     await call(
         "/api/v1/schedule", [b"{}" + b" " * MiB], token=token, method="PATCH", length=MiB + 2
     )
-    assert lookups == [token]
+    assert lookups == [token, token]
 
 
 # -- an outage during the early check ---------------------------------------------------
@@ -269,15 +275,13 @@ async def test_storage_down_during_the_early_check_is_a_503_in_each_door_shape(
     def down(*args: object, **kwargs: object) -> None:
         raise RedisConnectionError("connection refused")
 
-    # The early check asks the token selector: the edge's cold path reads the
-    # token with its user's rows in one query (issue 40), Django's API doors
-    # through the throttled lookup.
+    # The check asks the token selector: the edge's cold path reads the token
+    # with its user's rows in one query (issue 40), on every token door.
     monkeypatch.setattr("curfew_core.selectors.tokens.identify_with_bundle", down)
-    monkeypatch.setattr("curfew_core.throttle.identify", down)
     proxy = await call("/v1/chat/completions", [b"x" * MiB] * 8, token=token, length=8 * MiB)
     assert _proxy_error(proxy, 503)["code"] == "unavailable"
     assert int(proxy.headers["retry-after"]) > 0
-    api = await call("/api/v1/schedule", [b"x" * MiB], token=token, length=MiB)
+    api = await call("/api/v1/schedule", [b"x" * MiB], token=token, length=MiB, method="PATCH")
     assert _api_error(api, 503)["error"] == "unavailable"
     assert int(api.headers["retry-after"]) > 0
     assert proxy.consumed == api.consumed == 0
@@ -291,8 +295,8 @@ async def test_storage_down_during_the_early_check_is_a_503_in_each_door_shape(
     [
         ("/v1/chat/completions", True, 1_200_000_000, 413),
         ("/v1/chat/completions", False, 50 * MiB, 401),
-        ("/api/v1/schedule", True, 1_200_000_000, 413),
-        ("/api/v1/schedule", False, 2 * MiB, 401),
+        ("/api/v1/overrides", True, 1_200_000_000, 413),
+        ("/api/v1/overrides", False, 2 * MiB, 401),
     ],
 )
 def test_the_served_app_answers_before_the_body_is_sent(
