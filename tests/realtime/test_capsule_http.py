@@ -204,8 +204,12 @@ def test_capsule_ships_its_own_stylesheet():
         assert finders.find(name), f"{name} is missing"
     with open(finders.find("curfew/capsule.css"), encoding="utf-8") as css:
         text = css.read()
-    for selector in (":host", ".capsule", '[data-state="winding"]', '[data-mode="narrow"]'):
+    for selector in (":host", ".capsule", "var(--state)", '[data-mode="narrow"]'):
         assert selector in text
+    # Each state's look (--state …) comes from the declaration it imports.
+    assert '@import url("states.css")' in text
+    with open(finders.find("curfew/states.css"), encoding="utf-8") as css:
+        assert '[data-state="winding"]' in css.read()
     with open(finders.find("curfew/capsule.js"), encoding="utf-8") as js:
         script = js.read()
     assert "attachShadow" in script
