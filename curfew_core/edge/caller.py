@@ -1,6 +1,6 @@
 """Who is calling a token door: the live token and its user's rows.
 
-Every token door (the verdict and state API, the change stream, every proxy
+Every token door (every API route, the change stream, every proxy
 door) asks the same before its handler runs: whose live token is this, is it
 within its rate, and what are the user's schedule and overrides. When the
 answers are in the cache and fresh, :func:`resolve` reads them with one cache

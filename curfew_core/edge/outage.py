@@ -1,7 +1,7 @@
 """Every door answers a failure in its own shape: the safety net under Django's views.
 
 The edge (``edge.app``) answers its own doors' failures; this module is for
-what Django serves (pages, the admin, the rest of the API): a cache or
+what Django serves (pages, the admin, the capsule, the probes): a cache or
 database outage raised anywhere in a view becomes a 503 with ``Retry-After``
 in the shape of the door it hit (``OutageMiddleware``), and any other
 uncaught exception, or one raised by a middleware after the view, is

@@ -4,7 +4,7 @@
 Sent with a personal token it was silently ignored, while the verdict API's
 ``user`` field was a 422 (issue 41, finding 7): a tool set up with someone
 else's name believed it asked for them, and was answered for the token's own
-person. Now, at every token door (the edge's and Django's API views), the
+person. Now, at every token door (each one the edge's, ``edge.doors``), the
 header with a personal token must be that token's own username (a set-up that
 names its own person keeps working); any other name is a 422 in the door's
 shape, and a name no account could have is a 400, by the same rule as a team
