@@ -22,6 +22,7 @@ from curfew_core.edge import dialects
 from curfew_core.edge.declare import Door, Route, Table
 from curfew_core.edge.http_headers import bearer_in, proxy_api_key_or_bearer_in, proxy_bearer_in
 from curfew_core.hot_settings import setting
+from curfew_core.protocols import gemini
 
 #: Chat bodies carry whole conversations and images: Django's 2.5 MB form
 #: limit is not meant for them.
@@ -54,6 +55,8 @@ _TEAM: dict[str, Any] = {"thread": True, "team_key": "itself"}
 
 #: Anything else under the proxy: a 404 naming what it serves (no token needed).
 NOT_PROXIED = Route("/v1/*", (), "curfew_core.proxy.not_proxied.not_proxied", token=False)
+
+_GEMINI = "curfew_core.proxy.gemini."
 
 DOORS = Table(
     (
@@ -101,6 +104,22 @@ DOORS = Table(
                 ),
             ),
             fallback=NOT_PROXIED,
+        ),
+        # Gemini's protocol (``protocols.gemini``): the google-genai SDK's base
+        # URL at the server's root, the token as its key (``x-goog-api-key``).
+        Door(
+            "gemini",
+            "/v1beta/",
+            dialects.of(gemini.GEMINI),
+            _proxy_limit,
+            gemini.GEMINI.token_in,
+            routes=(
+                _model(f"/v1beta/models/{{model}}:{gemini.GENERATE}", _GEMINI + "generate_content"),
+                _model(
+                    f"/v1beta/models/{{model}}:{gemini.STREAM}", _GEMINI + "stream_generate_content"
+                ),
+            ),
+            fallback=Route("/v1beta/*", (), NOT_PROXIED.handler, token=False),
         ),
         # The API: every route under /api/v1/ (issue 43), one credential
         # reader, one throttle, one error shape. The hot routes answer on the

@@ -99,6 +99,9 @@ SIGNUP_ON = (("CURFEW_SIGNUP", True),)
 RESET_ON = (("CURFEW_PASSWORD_RESET", True),)
 
 # ``{own_token_id}`` / ``{own_embed_id}`` are filled with ada's objects' ids.
+#: No Gemini upstream listens here: a call past authentication gets a 502.
+NO_GEMINI = (("CURFEW_GEMINI_UPSTREAM_BASE_URL", "http://127.0.0.1:9"),)
+
 ROUTES: tuple[Route, ...] = (
     # The JSON API: API tokens only.
     Route("POST", "/api/v1/verdict", GATEWAY, body={}),
@@ -132,6 +135,14 @@ ROUTES: tuple[Route, ...] = (
     # Anthropic's door takes the same API tokens (as a Bearer here, x-api-key elsewhere).
     Route("POST", "/v1/messages", GATEWAY, body={"model": "m", "max_tokens": 8, "messages": []}),
     Route("POST", "/v1/messages/count_tokens", GATEWAY, body={"model": "m", "messages": []}),
+    # Gemini's door too (as a Bearer here, x-goog-api-key elsewhere), its
+    # upstream where none listens.
+    *(
+        Route(
+            "POST", f"/v1beta/models/m:{method}", GATEWAY, body={"contents": []}, settings=NO_GEMINI
+        )
+        for method in ("generateContent", "streamGenerateContent")
+    ),
     # The settings site's sections and their forms: a signed-in person, acting
     # on their own account.
     Route("GET", "/", ANY_SESSION),

@@ -1,0 +1,248 @@
+"""The Gemini door end to end (issue 43: a new provider is one protocol
+module, one handler and the client's shapes): ``generateContent`` and
+``streamGenerateContent`` in-process, against a recording fake of Google's API.
+
+Off duty: Gemini's own answer shape, zero usage, no upstream request. Winding:
+``generationConfig.maxOutputTokens`` clamped by ``min``. On duty: the very
+body, the headers and the query (``alt=sse``) forwarded to the operator's
+upstream, the usage read off ``usageMetadata``; the Curfew token never goes
+upstream (``x-goog-api-key`` is the operator's, a ``?key=`` is left out).
+Every error is Gemini's ``{"error": {"code", "message", "status"}}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.test import override_settings
+
+from curfew_core.models import Decision
+from curfew_core.services import ledger_recorder as recorder
+from curfew_testkit.asgi_client import AsyncClient
+from curfew_testkit.fake_upstream import Recorded, read_body, recorded
+from curfew_testkit.local_http import LocalHttpServer, QuietHandler
+from tests.proxy.inprocess import body_of, token_at
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+GOOGLE_KEY = "AIza-operator-gemini-key-4242"
+MODEL = "gemini-2.0-flash"
+GENERATE = f"/v1beta/models/{MODEL}:generateContent"
+STREAM = f"/v1beta/models/{MODEL}:streamGenerateContent"
+BODY = {
+    "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+    "generationConfig": {"maxOutputTokens": 4096, "temperature": 0.2},
+}
+USAGE = {"promptTokenCount": 11, "candidatesTokenCount": 5, "totalTokenCount": 16}
+
+
+def _answer(text: str) -> dict[str, Any]:
+    return {
+        "candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}],
+        "usageMetadata": USAGE,
+        "modelVersion": MODEL,
+    }
+
+
+class FakeGemini(LocalHttpServer):
+    """Google's generateContent API on a local port, recording every request."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        fake = self
+
+        class Handler(QuietHandler):
+            def do_POST(self) -> None:
+                body = read_body(self)
+                fake.requests.append(recorded("POST", self, body))
+                if self.path.partition("?")[0].endswith(":streamGenerateContent"):
+                    events = [
+                        {**_answer("Hello"), "usageMetadata": {"promptTokenCount": 11}},
+                        _answer(" there"),
+                    ]
+                    payload = b"".join(f"data: {json.dumps(e)}\r\n\r\n".encode() for e in events)
+                    content_type = "text/event-stream"
+                else:
+                    payload = json.dumps(_answer("Hello there")).encode()
+                    content_type = "application/json"
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        super().__init__(Handler)
+
+
+@pytest.fixture(scope="module")
+def google() -> Iterator[FakeGemini]:
+    fake = FakeGemini().start()
+    with override_settings(
+        CURFEW_GEMINI_UPSTREAM_BASE_URL=fake.base_url, CURFEW_GEMINI_UPSTREAM_API_KEY=GOOGLE_KEY
+    ):
+        yield fake
+    fake.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fresh(google: FakeGemini) -> None:
+    google.requests.clear()
+
+
+async def post(
+    token: str, path: str, body: object, *, query: str = "", **headers: str
+) -> tuple[Any, bytes]:
+    response = await AsyncClient().post(
+        f"{path}?{query}" if query else path,
+        json.dumps(body),
+        content_type="application/json",
+        headers={"x-goog-api-key": token, **headers},
+    )
+    return response, await body_of(response)
+
+
+async def rows() -> list[Decision]:
+    def read() -> list[Decision]:
+        recorder.flush()
+        return list(Decision.objects.order_by("id"))
+
+    return await sync_to_async(read)()
+
+
+async def test_off_duty_is_answered_in_geminis_shape_with_nothing_sent(
+    google: FakeGemini, closing: None
+) -> None:
+    token = await sync_to_async(token_at)("peak", "10:00")
+    response, content = await post(token, GENERATE, BODY)
+    assert response.status_code == 200, content
+    answer = json.loads(content)
+    [candidate] = answer["candidates"]
+    assert candidate["content"]["role"] == "model"
+    assert candidate["content"]["parts"][0]["text"]
+    assert candidate["finishReason"] == "STOP"
+    assert answer["usageMetadata"] == {
+        "promptTokenCount": 0,
+        "candidatesTokenCount": 0,
+        "totalTokenCount": 0,
+    }
+    assert answer["modelVersion"] == MODEL
+    assert response["X-Curfew-Action"] == "short-circuit"
+    assert google.requests == []
+    [row] = await rows()
+    assert (row.origin, row.action, row.input_tokens, row.output_tokens) == (
+        "gemini",
+        "short-circuit",
+        0,
+        0,
+    )
+    assert (row.budget_before, row.budget_after) == (4096, 0)
+
+
+@pytest.mark.parametrize(("query", "sse"), [("alt=sse", True), ("", False)])
+async def test_off_duty_streams_as_the_stream_was_asked(
+    google: FakeGemini, closing: None, query: str, sse: bool
+) -> None:
+    token = await sync_to_async(token_at)("peak", "10:00")
+    response, content = await post(token, STREAM, BODY, query=query)
+    assert response.status_code == 200, content
+    if sse:
+        assert response["Content-Type"].startswith("text/event-stream")
+        [event] = [line for line in content.split(b"\n") if line.startswith(b"data: ")]
+        chunk = json.loads(event[6:])
+    else:
+        assert response["Content-Type"] == "application/json"
+        [chunk] = json.loads(content)
+    assert chunk["usageMetadata"]["candidatesTokenCount"] == 0
+    assert google.requests == []
+
+
+async def test_winding_clamps_max_output_tokens_by_min(google: FakeGemini, closing: None) -> None:
+    token = await sync_to_async(token_at)("winding", "23:30")
+    response, content = await post(token, GENERATE, BODY)
+    assert response.status_code == 200, content
+    assert response["X-Curfew-Action"] == "clamp"
+    [sent] = google.requests
+    config = sent.json["generationConfig"]
+    clamped = int(response["X-Curfew-Max-Tokens"])
+    assert config["maxOutputTokens"] == min(4096, clamped) < 4096
+    assert config["temperature"] == 0.2  # the rest of the config kept
+    # Never raised: a budget already below the clamp is left as asked.
+    small = {**BODY, "generationConfig": {"maxOutputTokens": 7}}
+    await post(token, GENERATE, small)
+    assert google.requests[-1].json["generationConfig"]["maxOutputTokens"] == 7
+    first, _ = await rows()
+    assert (first.origin, first.action, first.budget_before) == ("gemini", "clamp", 4096)
+    assert first.budget_after == config["maxOutputTokens"]
+
+
+async def test_on_duty_forwards_body_headers_and_query_as_sent(
+    google: FakeGemini, closing: None
+) -> None:
+    token = await sync_to_async(token_at)("on-duty", "20:00")
+    raw = json.dumps(BODY, indent=1)  # the very bytes, not a re-encoding
+    response = await AsyncClient().post(
+        f"{STREAM}?alt=sse&key={token}",
+        raw,
+        content_type="application/json",
+        headers={"x-goog-api-key": token, "x-goog-api-client": "genai-py/1.0"},
+    )
+    content = await body_of(response)
+    assert response.status_code == 200, content
+    assert response["X-Curfew-Action"] == "pass"
+    [sent] = google.requests
+    assert sent.route == STREAM
+    assert sent.query == "alt=sse"  # the client's key is no upstream parameter
+    assert sent.body == raw.encode()
+    assert sent.headers["x-goog-api-client"] == "genai-py/1.0"
+    assert sent.headers["x-goog-api-key"] == GOOGLE_KEY  # the operator's, not the token
+    assert token not in json.dumps(sent.headers)
+    assert b"Hello" in content
+    assert b" there" in content
+    [row] = await rows()
+    assert (row.origin, row.action) == ("gemini", "pass")
+    assert (row.input_tokens, row.output_tokens) == (11, 5)
+
+
+async def test_a_json_answers_usage_is_recorded(google: FakeGemini, closing: None) -> None:
+    token = await sync_to_async(token_at)("on-duty", "20:00")
+    _, content = await post(token, GENERATE, BODY)
+    assert json.loads(content)["candidates"][0]["content"]["parts"][0]["text"] == "Hello there"
+    [row] = await rows()
+    assert (row.input_tokens, row.output_tokens) == (11, 5)
+
+
+async def test_errors_are_geminis_shape(google: FakeGemini, closing: None) -> None:
+    missing, content = await post("", GENERATE, BODY)
+    assert missing.status_code == 401
+    assert json.loads(content)["error"] == {
+        "code": 401,
+        "message": "missing API key: use a curfew API token as the api_key (x-goog-api-key)",
+        "status": "UNAUTHENTICATED",
+    }
+    token = await sync_to_async(token_at)("on-duty", "20:00")
+    bad, content = await post(token, GENERATE, [1, 2])
+    assert bad.status_code == 400
+    error = json.loads(content)["error"]
+    assert (error["code"], error["status"]) == (400, "INVALID_ARGUMENT")
+    assert "generateContent" in error["message"]
+    unsafe, content = await post(token, "/v1beta/models/..:generateContent", BODY)
+    assert unsafe.status_code == 400
+    assert json.loads(content)["error"]["status"] == "INVALID_ARGUMENT"
+    elsewhere, content = await post(token, f"/v1beta/models/{MODEL}:countTokens", BODY)
+    assert elsewhere.status_code == 404
+    error = json.loads(content)["error"]
+    assert error["status"] == "NOT_FOUND"
+    assert ":streamGenerateContent" in error["message"]  # says what is served
+    assert google.requests == []
+
+
+async def test_an_unreachable_upstream_is_geminis_502(closing: None) -> None:
+    token = await sync_to_async(token_at)("on-duty", "20:00")
+    with override_settings(CURFEW_GEMINI_UPSTREAM_BASE_URL="http://127.0.0.1:9"):
+        response, content = await post(token, GENERATE, BODY)
+    assert response.status_code == 502
+    assert json.loads(content)["error"]["status"] == "UNAVAILABLE"
