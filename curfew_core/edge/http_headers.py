@@ -1,12 +1,12 @@
 """HTTP headers more than one module reads or writes, kept outside the doors
 so that no door (and no module in front of them) imports another to share one.
 
-- the bearer token: the API, the proxy and the guard in front of Django
-  (``edge``) read it the same way; each model door reads its token as its
-  wire protocol declares (``protocols``: ``X-Curfew-Token`` first, where a
-  caller that brings its own provider credential puts its Curfew token, then
-  the protocol's own header), and :func:`caller_credential` finds that
-  credential where the protocol carries one;
+- the bearer token: the API and the proxy doors read it the same way; each
+  model door reads its token as its wire protocol declares (``protocols``:
+  ``X-Curfew-Token`` first, where a caller that brings its own provider
+  credential puts its Curfew token, then the protocol's own header), and
+  :func:`caller_credential` finds that credential where the protocol
+  carries one;
 - the capsule's Content-Security-Policy: the embed door sets it, and so does
   the outage answer (``outage``) on the same pages.
 """
@@ -37,11 +37,6 @@ __all__ = [
     "bearer_in",
     "bearer_token",
 ]
-
-
-def bearer(request: HttpRequest) -> str | None:
-    """The request's bearer token, or None."""
-    return bearer_in(request.headers)
 
 
 #: The door table's readers, as each protocol declares them (``protocols``).
