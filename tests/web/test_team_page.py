@@ -127,6 +127,26 @@ def test_a_member_cannot_change_the_team_schedule_and_an_admin_can(
     assert team_selectors.team_schedule(team)["curfew_start"] == "22:00"
 
 
+def test_the_team_schedule_save_answers_as_the_schedule_section(
+    page: PageClient, team: Team
+) -> None:
+    before = _team_version(team)
+    fields = form_fields(page.get("/team/schedule/").content.decode(), "schedule-form")
+    # Refused by the one validation layer: the form again, named, nothing saved.
+    refused = page.post("/team/schedule/", as_post(fields, curfew_start="25:00"))
+    assert refused.status_code == 400
+    assert _team_version(team) == before
+    # Saved in place with htmx: the form anew, and a toast that says so.
+    saved = page.post("/team/schedule/", as_post(fields, curfew_start="22:00"), htmx=True)
+    assert saved.status_code == 200
+    assert "Saved. Every member" in saved.content.decode()
+    assert _team_version(team) == before + 1
+    # The same form again is now stale: a conflict, the save elsewhere kept.
+    stale = page.post("/team/schedule/", as_post(fields, curfew_start="21:00"))
+    assert stale.status_code == 409
+    assert team_selectors.team_schedule(team)["curfew_start"] == "22:00"
+
+
 def test_a_member_cannot_change_roles_and_an_admin_can(
     page: PageClient, team: Team, member: User
 ) -> None:

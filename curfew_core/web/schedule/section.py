@@ -7,12 +7,12 @@ Full pages work without script; with htmx the same doors answer partials
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -25,8 +25,9 @@ from curfew_core.schedules.declaration import labels_of
 from curfew_core.selectors import web as web_selectors
 from curfew_core.services.schedules import StaleVersion, schedule_update
 from curfew_core.web import words
-from curfew_core.web.schedule import choices, page, presets, schedule_form, team_line
+from curfew_core.web.schedule import choices, page, presets, saving, schedule_form, team_line
 from curfew_core.web.schedule.keys import FORM_KEYS
+from curfew_core.web.schedule.saving import Saved, Shown
 from curfew_core.web.schedule.schedule_form import ScheduleForm
 from curfew_core.web.shell import (
     HTMX_INVALID,
@@ -168,23 +169,6 @@ def section_page(section: FormSection) -> View:
     return view
 
 
-@dataclass(frozen=True, slots=True)
-class Shown:
-    """A post that saved nothing: the form as posted, shown again with what
-    to say (``notice``: a preset filled in; ``stale``: saved elsewhere meanwhile)."""
-
-    form: ScheduleForm
-    status: int = 200
-    words: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Saved:
-    """A save that went through; ``changed`` is False when it changed nothing."""
-
-    changed: bool
-
-
 def _save(request: HttpRequest, section: FormSection) -> Shown | Saved:
     """The section's save: the post read as the form, the one service call,
     its outcome. A preset button pressed without script fills the form in
@@ -225,18 +209,11 @@ def _stale(user: Any, form: ScheduleForm, exc: StaleVersion) -> Shown:
 
 
 def _answer(request: HttpRequest, section: FormSection, outcome: Shown | Saved) -> HttpResponse:
-    """The page's answer to a post: the form again, or the saved settings
-    (in place with htmx, else a redirect that says so)."""
-    if isinstance(outcome, Shown):
-        return _render_section(
-            request, section, form=outcome.form, status=outcome.status, **outcome.words
-        )
-    text = _("Saved.") if outcome.changed else _("Nothing changed, so nothing was saved.")
-    if is_htmx(request):
-        form = _saved_form(request, section.keys)
-        return _render_section(request, section, form=form, toast=text, saved=outcome.changed)
-    if outcome.changed:
-        messages.success(request, text)
-    else:
-        messages.info(request, text)
-    return HttpResponseRedirect(reverse(f"settings-{section.code}"))
+    return saving.answer(
+        request,
+        outcome,
+        show=functools.partial(_render_section, request, section),
+        saved_form=functools.partial(_saved_form, request, section.keys),
+        said=_("Saved."),
+        back=reverse(f"settings-{section.code}"),
+    )

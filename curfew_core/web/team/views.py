@@ -39,8 +39,9 @@ from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.users import user_by_name
 from curfew_core.services import teams as team_services
 from curfew_core.web import words
-from curfew_core.web.schedule import page, schedule_form, team_line
+from curfew_core.web.schedule import page, saving, schedule_form, team_line
 from curfew_core.web.schedule.keys import SCHEDULE_KEYS
+from curfew_core.web.schedule.saving import Saved, Shown
 from curfew_core.web.schedule.schedule_form import ScheduleForm
 from curfew_core.web.schedule.section import FIELD_LABELS, labelled, with_choices
 from curfew_core.web.shell import (
@@ -460,36 +461,36 @@ def team_schedule(request: HttpRequest, membership: Any) -> HttpResponse:
     """The team's schedule with the Schedule page's form; admins only."""
     if request.method == "GET":
         return _render_schedule(request, membership, _team_form(membership))
+    return saving.answer(
+        request,
+        _save_schedule(request, membership),
+        show=functools.partial(_render_schedule, request, membership),
+        saved_form=functools.partial(_team_form, membership),
+        said=_("Saved. Every member's AI follows it now."),
+        back=reverse("team-schedule"),
+    )
+
+
+def _save_schedule(request: HttpRequest, membership: Any) -> Shown | Saved:
+    """The team form read, the one service call, what came of it."""
     form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
-    changes = schedule_form.changes_from_form(form)
     try:
-        version = team_services.team_schedule_update(
+        row = team_services.team_schedule_update(
             team=membership.team,
-            changes=changes,
+            changes=schedule_form.changes_from_form(form),
             expected_version=form.version,
             actor=_you(request),
             channel="page",
-        ).version
+        )
     except schedule_config.ConfigError as exc:
         form.flag(words.localized_errors(exc.errors))
-        return _render_schedule(request, membership, form, status=400)
+        return Shown(form, status=400)
     except team_services.StaleTeamVersion as exc:
         form.version = exc.current
-        return _render_schedule(request, membership, form, status=409, stale={"changed": []})
+        return Shown(form, status=409, words={"stale": {"changed": []}})
     except team_services.TeamError as exc:
         raise PermissionDenied(str(exc)) from exc
-    saved = version != form.version
-    text = (
-        _("Saved. Every member's AI follows it now.")
-        if saved
-        else _("Nothing changed, so nothing was saved.")
-    )
-    if is_htmx(request):
-        return _render_schedule(
-            request, membership, _team_form(membership), toast=text, saved=saved
-        )
-    messages.success(request, text) if saved else messages.info(request, text)
-    return HttpResponseRedirect(reverse("team-schedule"))
+    return Saved(changed=row.version != form.version)
 
 
 @admin_only
