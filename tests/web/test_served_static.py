@@ -50,7 +50,13 @@ def test_stylesheet_and_scripts_are_served_hashed_and_whole(served_app: ServedAp
     assert "immutable" in sheet.headers.get("cache-control", "")
     assert len(sheet.text) > 5000
     assert ".band" in sheet.text
-    assert "--c-winding" in sheet.text
+    assert "var(--state)" in sheet.text
+    # The states' colours and looks: the declaration it imports, served hashed too.
+    states = re.search(r'@import url\("(states\.[0-9a-f]{12}\.css)"\)', sheet.text)
+    assert states, "the stylesheet does not import the states' declaration"
+    declared = client.get(f"/static/curfew/{states.group(1)}")
+    assert declared.status_code == 200
+    assert "--c-winding" in declared.text
     # The Schedule section draws the chart: it links every script the site has.
     schedule = client.get("/schedule/")
     assert schedule.status_code == 200
