@@ -19,8 +19,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_out
 from django.db import transaction
@@ -29,7 +27,7 @@ from django.db.models.signals import post_delete, post_save
 from curfew_core.realtime import watch
 from curfew_core.realtime.access import forget, session_tag
 from curfew_core.services import account
-from curfew_core.services.events import group_event, user_group
+from curfew_core.services.events import group_event, send, user_group
 
 log = logging.getLogger("curfew.realtime")
 
@@ -42,14 +40,8 @@ def session_group(session_key: str) -> str:
 
 
 def _send(group: str, kind: str) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        async_to_sync(layer.group_send)(group, group_event(group, kind))
-    except Exception:
-        # The sign-out or save already happened; every push re-checks anyway.
-        log.exception("could not tell %s: %s", group, kind)
+    # The sign-out or save already happened; every push re-checks anyway.
+    send(group, group_event(group, kind), "could not tell %s: %s", group, kind, logger=log)
 
 
 def _session_ended(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:

@@ -35,17 +35,28 @@ def group_event(group: str, kind: str) -> dict[str, str]:
     return {"type": kind, GROUP: group}
 
 
-def _send(group: str, message: dict[str, str], what: str) -> None:
+def send(
+    group: str,
+    message: dict[str, str],
+    failure: str,
+    *args: object,
+    logger: logging.Logger = log,
+) -> None:
     """Send ``message`` to ``group`` if there is a channel layer. Never raises:
-    a dead channel layer must not fail the save that already committed;
-    capsules re-sync on their next boundary or reconnect."""
+    a dead channel layer must not fail the save (or the sign-out) that already
+    happened; capsules re-sync on their next boundary or reconnect. A failure
+    is logged to ``logger`` as ``failure % args``, with its traceback."""
     layer = get_channel_layer()
     if layer is None:
         return
     try:
         async_to_sync(layer.group_send)(group, message)
     except Exception:
-        log.exception("could not publish change %s", what)
+        logger.exception(failure, *args)
+
+
+def _send(group: str, message: dict[str, str], what: str) -> None:
+    send(group, message, "could not publish change %s", what)
 
 
 def publish_user_changed(user_id: int) -> None:
