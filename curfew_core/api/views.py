@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import TooManyFieldsSent
 from django.http import HttpResponse, JsonResponse, QueryDict
 from django.utils import timezone
 
@@ -38,8 +39,12 @@ from curfew_core.services.schedules import StaleVersion, schedule_update
 
 
 def query_of(request: EdgeRequest) -> QueryDict:
-    """The request's query parameters, as Django reads them."""
-    return QueryDict(request.query_string)
+    """The request's query parameters, as Django reads them (past Django's
+    ``DATA_UPLOAD_MAX_NUMBER_FIELDS``, a 400 in the API's shape)."""
+    try:
+        return QueryDict(request.query_string)
+    except TooManyFieldsSent:
+        raise invalid({"query": "has too many parameters"}) from None
 
 
 def checked_verdict_request(body: dict[str, Any]) -> VerdictRequest:

@@ -109,3 +109,12 @@ def test_any_other_api_path_is_the_apis_404_without_a_token() -> None:
     body = json.loads(response.content)
     assert body["error"] == "not_found"
     assert "/api/v1/nothing/here" in body["message"]
+
+
+def test_a_query_past_djangos_field_limit_is_the_apis_400(api: Any) -> None:
+    query = "&".join(f"x{n}=1" for n in range(1100))
+    response = AsgiClient({"HTTP_AUTHORIZATION": f"Bearer {api.token}"}).request(
+        "GET", f"/api/v1/savings?{query}"
+    )
+    assert response.status_code == 400
+    assert json.loads(response.content)["fields"] == {"query": "has too many parameters"}
