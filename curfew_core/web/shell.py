@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
-from django.shortcuts import resolve_url
+from django.shortcuts import render, resolve_url
 from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -66,6 +66,18 @@ def no_store(response: HttpResponse) -> HttpResponse:
     # the Team page also members' names and states.
     response["Cache-Control"] = "no-store"
     return response
+
+
+def rendered(
+    request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200
+) -> HttpResponse:
+    """A page, or the part of one that htmx swaps in, never kept in a cache."""
+    return no_store(render(request, template, context, status=status))
+
+
+def invalid_status(request: HttpRequest) -> int:
+    """The status of an answer to bad input: 400, ``HTMX_INVALID`` to htmx."""
+    return HTMX_INVALID if is_htmx(request) else 400
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,14 @@ from curfew_core.web.account.forms import (
 )
 from curfew_core.web.schedule import choices
 from curfew_core.web.sections import sections_for
-from curfew_core.web.shell import HTMX_INVALID, access_of, is_htmx, login_required_page, no_store
+from curfew_core.web.shell import (
+    HTMX_INVALID,
+    access_of,
+    is_htmx,
+    login_required_page,
+    no_store,
+    rendered,
+)
 
 TEMPLATE = "curfew/account.html"
 TIMEZONE_LABEL = gettext_lazy(labels_of()["timezone"])
@@ -127,13 +134,13 @@ def _context(request: HttpRequest, **forms: Any) -> dict[str, Any]:
 
 
 def _page(request: HttpRequest, status: int = 200, **forms: Any) -> HttpResponse:
-    return no_store(render(request, TEMPLATE, _context(request, **forms), status=status))
+    return rendered(request, TEMPLATE, _context(request, **forms), status=status)
 
 
 def _card(request: HttpRequest, card: str, status: int = 200, **forms: Any) -> HttpResponse:
     """One card of the page (for htmx), with ``notice`` shown inside it."""
     context = _context(request, **forms)
-    return no_store(render(request, f"{TEMPLATE}#{card}", context, status=status))
+    return rendered(request, f"{TEMPLATE}#{card}", context, status=status)
 
 
 def _answer(
@@ -291,7 +298,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         messages.success(request, _("Welcome! Your account is ready."))
         return HttpResponseRedirect(reverse("settings-page"))
     status = 400 if form.is_bound else 200
-    return no_store(render(request, "curfew/signup.html", {"form": form}, status=status))
+    return rendered(request, "curfew/signup.html", {"form": form}, status=status)
 
 
 RESET_DONE = reverse_lazy("account-reset-done")

@@ -8,7 +8,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
-from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -23,11 +22,11 @@ from curfew_core.services.prices import price_table_set
 from curfew_core.web.activity import chart, export, prices, totals, words
 from curfew_core.web.activity.query import PER_PAGE, LedgerQuery, parse_query
 from curfew_core.web.shell import (
-    HTMX_INVALID,
     base_context,
+    invalid_status,
     is_htmx,
     login_required_page,
-    no_store,
+    rendered,
     user_of,
 )
 
@@ -43,7 +42,7 @@ def activity(request: HttpRequest) -> HttpResponse:
     query = parse_query(request.GET)
     status = 200
     if query.problems:
-        status = HTMX_INVALID if is_htmx(request) else 400
+        status = invalid_status(request)
     return _render_activity(request, query, status=status)
 
 
@@ -122,7 +121,7 @@ def _render_activity(
     template = ACTIVITY
     if is_htmx(request) and request.method == "GET":
         template = f"{ACTIVITY}#ledger"
-    return no_store(render(request, template, context, status=status))
+    return rendered(request, template, context, status=status)
 
 
 @login_required_page

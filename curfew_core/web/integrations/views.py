@@ -8,7 +8,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -24,7 +23,7 @@ from curfew_core.web.shell import (
     base_context,
     is_htmx,
     login_required_page,
-    no_store,
+    rendered,
     user_of,
 )
 
@@ -56,7 +55,7 @@ def _render_integrations(request: HttpRequest, *, status: int = 200, **extra: An
         tool_setups=tool_setups.rendered(base_url=base_url, token=_setup_token(extra)),
         **extra,
     )
-    return no_store(render(request, INTEGRATIONS, context, status=status))
+    return rendered(request, INTEGRATIONS, context, status=status)
 
 
 def _setup_token(extra: dict[str, Any]) -> str:
@@ -78,7 +77,7 @@ def _tokens_response(
         "new_token": new_token,
         "base_url": f"{request.scheme}://{request.get_host()}",
     }
-    return no_store(render(request, f"{INTEGRATIONS}#tokens", context, status=status))
+    return rendered(request, f"{INTEGRATIONS}#tokens", context, status=status)
 
 
 @login_required_page
@@ -112,7 +111,7 @@ def token_remove(request: HttpRequest, token_id: int) -> HttpResponse:
         raise Http404("no such live key of yours")
     if request.POST.get("confirm") != "1":
         context = base_context(request, "integrations", token=token)
-        return no_store(render(request, "curfew/revoke_confirm.html", context))
+        return rendered(request, "curfew/revoke_confirm.html", context)
     token_revoke(user=user, token_id=token_id, actor=user, channel="page")
     if is_htmx(request):
         return _tokens_response(request)
@@ -132,11 +131,5 @@ def decision(request: HttpRequest) -> HttpResponse:
     result = decision_for(user, request.GET, now=now, tz_name=tz_name)
     # htmx swaps a 4xx in (see the htmx-config in base.html): the fields are
     # flagged. 422, not 400: see HTMX_INVALID.
-    return no_store(
-        render(
-            request,
-            f"{INTEGRATIONS}#decision-result",
-            {"decision": result},
-            status=HTMX_INVALID if result.errors else 200,
-        )
-    )
+    status = HTMX_INVALID if result.errors else 200
+    return rendered(request, f"{INTEGRATIONS}#decision-result", {"decision": result}, status=status)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -35,7 +34,7 @@ from curfew_core.web.shell import (
     base_context,
     is_htmx,
     login_required_page,
-    no_store,
+    rendered,
     user_of,
 )
 
@@ -146,7 +145,7 @@ def _render_section(
         # Saved or refused in place: the form alone, no reload, no jump.
         template = f"{template}#section-form"
         status = HTMX_INVALID if status == 400 else status
-    return no_store(render(request, template, context, status=status))
+    return rendered(request, template, context, status=status)
 
 
 def _saved_form(request: HttpRequest, keys: frozenset[str] | None = None) -> ScheduleForm:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
@@ -24,9 +23,10 @@ from curfew_core.web.schedule.section import SECTION_TEMPLATES, FormSection, sec
 from curfew_core.web.shell import (
     HTMX_INVALID,
     base_context,
+    invalid_status,
     is_htmx,
     login_required_page,
-    no_store,
+    rendered,
     user_of,
 )
 
@@ -43,8 +43,8 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     # (422 to htmx, the scrubber's requests: see HTMX_INVALID.)
     status = 200
     if context["band_error"] or context["look"].error:
-        status = HTMX_INVALID if is_htmx(request) else 400
-    return no_store(render(request, OVERVIEW, context, status=status))
+        status = invalid_status(request)
+    return rendered(request, OVERVIEW, context, status=status)
 
 
 def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
@@ -89,12 +89,12 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
     status = page.now_context(user, timezone.now())
     preview = page.preview(saved.config, form, at=status["as_of"], params=request.POST)
     context = page.preview_context(preview, form, SCHEDULE_KEYS)
-    return no_store(render(request, f"{SECTION_TEMPLATES['schedule']}#preview-response", context))
+    return rendered(request, f"{SECTION_TEMPLATES['schedule']}#preview-response", context)
 
 
 def _status_response(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
     context = _overview_context(request, override_error=error)
-    return no_store(render(request, f"{OVERVIEW}#status", context, status=status))
+    return rendered(request, f"{OVERVIEW}#status", context, status=status)
 
 
 @login_required_page
@@ -109,7 +109,7 @@ def override(request: HttpRequest) -> HttpResponse:
         if is_htmx(request):
             return _status_response(request, words.override_error(exc), status=HTMX_INVALID)
         context = _overview_context(request, override_error=words.override_error(exc))
-        return no_store(render(request, OVERVIEW, context, status=400))
+        return rendered(request, OVERVIEW, context, status=400)
     if is_htmx(request):
         if command.verb in ("debug", "debug-clear", "auto"):
             # The time machine moves the whole page (band, chart, preview).

@@ -25,7 +25,6 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -48,9 +47,10 @@ from curfew_core.web.shell import (
     HTMX_INVALID,
     access_of,
     base_context,
+    invalid_status,
     is_htmx,
     login_required_page,
-    no_store,
+    rendered,
 )
 from curfew_core.web.team import reads as team_reads
 from curfew_core.web.team import words as team_words
@@ -159,7 +159,7 @@ def _render(
         # Paging, a role change or a removal: the members card alone.
         template = f"{TEMPLATE}#members"
         status = HTMX_INVALID if status == 400 else status
-    return no_store(render(request, template, context, status=status))
+    return rendered(request, template, context, status=status)
 
 
 @member_only
@@ -167,10 +167,8 @@ def _render(
 def team_page(request: HttpRequest, membership: Any) -> HttpResponse:
     """The team now: members and their states (admins), what the team sets (everyone)."""
     _number, problem = _page_number(request)
-    status = 400 if problem else 200
-    if problem and is_htmx(request):
-        status = HTMX_INVALID
-    return no_store(render(request, TEMPLATE, _context(request, membership), status=status))
+    status = invalid_status(request) if problem else 200
+    return rendered(request, TEMPLATE, _context(request, membership), status=status)
 
 
 def _back(request: HttpRequest, text: str, *, anchor: str = "") -> HttpResponse:
@@ -244,9 +242,7 @@ def invite_link(request: HttpRequest, membership: Any) -> HttpResponse:
     )
     link = request.build_absolute_uri(reverse("team-join", args=[raw]))
     # Rendered, not redirected: the link is shown once and stored only hashed.
-    return no_store(
-        render(request, TEMPLATE, _context(request, membership, new_link=link), status=201)
-    )
+    return rendered(request, TEMPLATE, _context(request, membership, new_link=link), status=201)
 
 
 @admin_only
@@ -337,11 +333,11 @@ def join(request: HttpRequest, raw: str) -> HttpResponse:
                 team=theirs.team.name if theirs is not None else "",
             )
             context = base_context(request, "team", invite_team=found, team_error=words)
-            return no_store(render(request, "curfew/team_join.html", context, status=400))
+            return rendered(request, "curfew/team_join.html", context, status=400)
         messages.success(request, _("You joined %(team)s.") % {"team": found.name})
         return HttpResponseRedirect(reverse("team"))
     context = base_context(request, "team", invite_team=found)
-    return no_store(render(request, "curfew/team_join.html", context))
+    return rendered(request, "curfew/team_join.html", context)
 
 
 #: "Release night" lengths offered (the service takes up to 24 h).
@@ -452,7 +448,7 @@ def _render_schedule(
         # The Schedule page's own partial (team_schedule.html only renames the page).
         template = "curfew/schedule.html#section-form"
         status = HTMX_INVALID if status == 400 else status
-    return no_store(render(request, template, context, status=status))
+    return rendered(request, template, context, status=status)
 
 
 @admin_only
@@ -501,7 +497,7 @@ def team_schedule_preview(request: HttpRequest, membership: Any) -> HttpResponse
     config, _version = team_line.schedule_of(membership.team)
     preview = page.preview(config, form, at=timezone.now(), params=request.POST)
     context = page.preview_context(preview, form, SCHEDULE_KEYS)
-    return no_store(render(request, "curfew/schedule.html#preview-response", context))
+    return rendered(request, "curfew/schedule.html#preview-response", context)
 
 
 __all__ = [
