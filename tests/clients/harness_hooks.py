@@ -1,5 +1,6 @@
 """``make clients``: real Claude Code and real Codex with Curfew's hooks only
-(issue 42), and real OpenCode with Curfew's plugin only
+(issue 42), Claude Code again with Curfew's plugin installed from this checkout
+(``claude-code-plugin``), and real OpenCode with Curfew's plugin only
 (``integrations/opencode``), pointed straight at the recording fake upstream,
 no proxy.
 
@@ -45,9 +46,18 @@ if TYPE_CHECKING:
 #: The rows' keys (``--only``) and the tool each drives.
 HOOK_TOOLS = {
     "claude-code-hooks": "claude-code",
+    "claude-code-plugin": "claude-code",
     "codex-hooks": "codex",
     "opencode-plugin": "opencode",
 }
+#: Rows set up as the manual's plugin install says (``claude plugin marketplace add
+#: CHECKOUT``, ``claude plugin install curfew@curfew``), with the login of the setup
+#: named here and none of its files.
+PLUGIN_ROWS = {"claude-code-plugin": "claude-code-hooks"}
+PLUGIN_INSTALL = (
+    ("plugin", "marketplace", "add", "{checkout}"),
+    ("plugin", "install", "curfew@curfew"),
+)
 HOOK_STATES = ("off duty", "winding", "on duty")
 FAKE_KEY = "sk-upstream-fake"
 
@@ -98,11 +108,11 @@ def run_hooks_tool(
         "LANG": "C.UTF-8",
         **QUIET_ENV,
     }
-    setup = tool_setups.setup(key)
+    setup = tool_setups.setup(PLUGIN_ROWS.get(key, key))
     for snippet in setup.snippets:
         text = snippet.render(base_url=curfew_url, token=bench.token, model=MODEL)
         if snippet.path is not None:
-            if bench.control:
+            if bench.control or key in PLUGIN_ROWS:
                 continue  # the control group: the same run without the hooks
             target = home / snippet.path[2:]
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -123,6 +133,8 @@ def run_hooks_tool(
                     timeout=60,
                     check=True,
                 )
+    if key in PLUGIN_ROWS and not bench.control:
+        _install_plugin(env, work)
     if tool == "claude-code":
         fake: RecordingFake = bench.anthropic
         env.update(
@@ -307,6 +319,24 @@ def _tui_excerpt(screen: str) -> str:
 def _squeezed(text: str) -> str:
     """Without spaces and the TUI's tree marks (``└``, ``│``, ``•``)."""
     return re.sub(r"[\s└│├•]+", "", text)
+
+
+def _install_plugin(env: dict[str, str], work: Path) -> None:
+    """Curfew's Claude Code plugin from this checkout, its marketplace."""
+    from curfew_testkit.server import ROOT
+    from tests.clients.run import NPM_BIN
+
+    for words in PLUGIN_INSTALL:
+        subprocess.run(
+            [str(NPM_BIN / "claude"), *(word.format(checkout=ROOT) for word in words)],
+            cwd=work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
 
 
 def _copy_line(words: list[str], home: Path) -> None:

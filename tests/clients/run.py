@@ -1110,16 +1110,17 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
         "front of a Curfew that does not answer: policy `fail_open` passes the call, the "
         "answer says `X-Curfew-State: unchecked`, and the outage is logged. Rows "
         "`claude-code-hooks` and `codex-hooks` run the real tools with Curfew's hooks only "
-        "(`curfew hook`, [Curfew inside the agent's harness]"
-        "(manual.md#curfew-inside-the-agents-harness)), and `opencode-plugin` real OpenCode "
-        "with Curfew's plugin only (`integrations/opencode`; its title calls pass, exempt, "
-        "and `opencode run` exits 1 on the turn it stops), straight to the fake upstream, no "
-        "proxy: off duty nothing may reach it and the user must be told why, winding the "
-        "persona must reach it, on duty nothing of Curfew's, and with the server down work "
-        "goes on and the user is told (`codex exec` shows a hook's outcome, not its words: "
-        "off duty and server down Codex runs again interactively, its TUI in a "
-        "pseudo-terminal, where the hook's words must show); in the control group they run "
-        "without the hooks and fail.",
+        "(`curfew hook`, [Curfew inside the agent's "
+        "harness](manual.md#curfew-inside-the-agents-harness)), `claude-code-plugin` Claude Code "
+        "with Curfew's plugin installed from the checkout as the manual says (`claude plugin "
+        "marketplace add`, `claude plugin install curfew@curfew`), and `opencode-plugin` real "
+        "OpenCode with Curfew's plugin only (`integrations/opencode`; its title calls pass, "
+        "exempt, and `opencode run` exits 1 on the turn it stops), straight to the fake upstream, "
+        "no proxy: off duty nothing may reach it and the user must be told why, winding the "
+        "persona must reach it, on duty nothing of Curfew's, and with the server down work goes on"
+        " and the user is told (`codex exec` shows a hook's outcome, not its words: off duty and "
+        "server down Codex runs again interactively, its TUI in a pseudo-terminal, where the "
+        "hook's words must show); in the control group they run without the hooks and fail.",
         "",
         f"Run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s.",
         "",
