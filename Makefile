@@ -141,7 +141,9 @@ screenshots: $(VENV)/.dev  ## refresh docs/screenshots (the README's pictures) f
 # as the Integrations page says (tests/clients/run.py); writes docs/clients.md.
 # Not part of `make test`: it installs the tools from npm and PyPI into
 # .local/clients/ (aider in a venv of its own: it pins its own openai and
-# litellm) and takes minutes. CLIENTS_ONLY=claude-code,aider runs a few.
+# litellm) and takes minutes. CLIENTS_ONLY=claude-code,aider runs a few (their rows
+# replace theirs in docs/clients.md, the others stay); the hooks and plugins alone:
+# CLIENTS_ONLY=claude-code-hooks,claude-code-plugin,codex-hooks,opencode-plugin.
 CLIENTS := $(LOCAL)/clients
 CLIENTS_NPM := @anthropic-ai/claude-code @openai/codex opencode-ai
 CLIENTS_ONLY ?=
