@@ -20,9 +20,9 @@ from typing import Any
 
 from curfew_core.edge import dialects
 from curfew_core.edge.declare import Door, Route, Table
-from curfew_core.edge.http_headers import bearer_in, proxy_api_key_or_bearer_in, proxy_bearer_in
+from curfew_core.edge.http_headers import bearer_in
 from curfew_core.hot_settings import setting
-from curfew_core.protocols import gemini
+from curfew_core.protocols import anthropic, gemini, openai
 
 #: Chat bodies carry whole conversations and images: Django's 2.5 MB form
 #: limit is not meant for them.
@@ -67,7 +67,7 @@ DOORS = Table(
             "/v1/messages",
             dialects.ANTHROPIC,
             _proxy_limit,
-            proxy_api_key_or_bearer_in,
+            anthropic.token_in,
             routes=(
                 _model("/v1/messages", "curfew_core.proxy.messages.messages"),
                 Route(
@@ -86,7 +86,7 @@ DOORS = Table(
             "/v1/",
             dialects.OPENAI,
             _proxy_limit,
-            proxy_bearer_in,
+            openai.token_in,
             routes=(
                 _model("/v1/chat/completions", "curfew_core.proxy.chat.chat_completions"),
                 _model("/v1/responses", "curfew_core.proxy.responses.create_response"),

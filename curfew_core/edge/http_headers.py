@@ -22,7 +22,6 @@ from django.http.response import HttpResponseBase
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.security import SecurityMiddleware
 
-from curfew_core.protocols import anthropic, openai
 from curfew_core.protocols.base import (
     CURFEW_TOKEN_HEADER,
     CURFEW_TOKEN_RAW,
@@ -39,9 +38,6 @@ __all__ = [
 ]
 
 
-#: The door table's readers, as each protocol declares them (``protocols``).
-proxy_bearer_in = openai.token_in
-proxy_api_key_or_bearer_in = anthropic.token_in
 #: Curfew's own credentials by their prefixes (API, embed, team key, invite…,
 #: as ``curfew_site.redaction`` knows them): never a provider's, never sent
 #: upstream, even from a header that would carry the caller's own.
