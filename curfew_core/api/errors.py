@@ -29,25 +29,19 @@ class ApiError(Refused):
         code: str,
         message: str,
         fields: Mapping[str, str] | None = None,
-        *,
-        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.fields = dict(fields or {})
-        self.headers = dict(headers or {})
 
     def response(self) -> JsonResponse:
-        response = JsonResponse(
+        # The edge's refusals (401, 405, 413, 429, 503) are the door's
+        # dialect's; these are a handler's own (400, 403, 404, 409, 422).
+        return JsonResponse(
             api_error_body(self.code, self.message, self.fields), status=self.status
         )
-        if self.status == 401:
-            response["WWW-Authenticate"] = 'Bearer realm="curfew"'
-        for name, value in self.headers.items():
-            response[name] = value
-        return response
 
 
 def invalid(fields: Mapping[str, str]) -> ApiError:
