@@ -1,6 +1,7 @@
-"""Reading Codex's TUI (``harness_hooks._codex_tui``): what codex-cli 0.171
-drew for a prompt a hook blocked, as it wrote it to its terminal (cursor
-moves between the words, not spaces)."""
+"""Reading what the real tools show: what codex-cli 0.171's TUI drew for a
+prompt a hook blocked, as it wrote it to its terminal (cursor moves between
+the words, not spaces; ``harness_hooks._codex_tui``), and Claude Code's
+``stream-json`` events (``harness_hooks._stream_shown``)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,31 @@ def test_the_check_reads_past_the_tui_s_layout() -> None:
     assert harness_hooks._squeezed("Blocked by hook Curfew: SYSMSG-WORDS") in shown
     # Control: words the screen does not have are not found.
     assert harness_hooks._squeezed(harness_hooks.TUI_SHOWS["off duty"]) not in shown
+
+
+#: Claude Code 2.1.197's ``-p --output-format stream-json --verbose`` lines for
+#: a run whose SessionStart hook found Curfew down (trimmed to what is read).
+STREAM = "\n".join(
+    [
+        '{"type":"system","subtype":"hook_started","hook_event":"SessionStart"}',
+        '{"type":"system","subtype":"hook_response","hook_event":"SessionStart",'
+        '"output":"{\\"systemMessage\\": \\"Curfew server http://127.0.0.1:1/api/v1/verdict '
+        'is unreachable (ConnectionRefusedError). Policy fail_open: this passes unchecked\\"}\\n",'
+        '"exit_code":0,"outcome":"success"}',
+        '{"type":"system","subtype":"init","tools":["Bash"]}',
+        '{"type":"assistant","message":{"content":[{"type":"text","text":"Hello."}]}}',
+        '{"type":"result","subtype":"success","is_error":false,"result":"Hello."}',
+    ]
+)
+
+
+def test_claude_code_s_stream_shows_the_answer_and_the_hook_s_warning() -> None:
+    shown = harness_hooks._stream_shown(STREAM)
+    assert shown.splitlines() == [
+        "Hello.",
+        "SessionStart: Curfew server http://127.0.0.1:1/api/v1/verdict is unreachable "
+        "(ConnectionRefusedError). Policy fail_open: this passes unchecked",
+    ]
+    # Control: a hook that said nothing adds no line.
+    quiet = STREAM.replace("systemMessage", "otherField")
+    assert harness_hooks._stream_shown(quiet) == "Hello."
