@@ -262,10 +262,9 @@ class Edge:
         headers = known.headers
         caller = None
         if route.token:
-            # ``_caller_or_refusal``, written out: the pipeline's every step is
-            # a coroutine made and awaited, and this one is on every request.
-            # Where it comes from is worked out only if the cache cannot vouch
-            # for the token.
+            # Written out here, not a helper coroutine: this step is on every
+            # request. Where it comes from is worked out only if the cache
+            # cannot vouch for the token; the kind asked for is the route's.
             raw = known.credential
             try:
                 caller = await callers.resolve(
