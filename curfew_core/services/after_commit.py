@@ -102,25 +102,48 @@ def after_commit(
     on_commit_once(("user", user_id, digests, refresh, publish), steps, covers=covers)
 
 
-#: The attribute naming what a function registered by ``on_commit_once`` does.
+#: The attributes naming what a function registered by ``on_commit_once`` does,
+#: and the transaction it was registered in.
 _ONCE = "curfew_after_commit"
+_ONCE_IN = "curfew_after_commit_in"
 
 
 def on_commit_once(
     key: Hashable, steps: Callable[[], None], *, covers: Callable[[Hashable], bool] | None = None
 ) -> None:
     """``on_commit(steps, robust=True)``, unless steps registered earlier in
-    this transaction already do the same (``covers(their key)``, by default
+    the same transaction already do the same (``covers(their key)``, by default
     equal keys). Those run whenever these would: a callback still pending was
     registered inside savepoints that are either released (never rolled back
     now) or still open, and these would be registered inside every savepoint
-    open now, so a rollback that drops those drops these too. Outside a
-    transaction, at once, as ``on_commit``."""
+    open now, so a rollback that drops those drops these too. The same
+    transaction: the same outermost ``atomic`` block, not counting a test
+    case's own (a test's ``captureOnCommitCallbacks`` runs only what was
+    registered inside it). Outside a transaction, at once, as ``on_commit``."""
     connection: Any = transaction.get_connection()
     if connection.in_atomic_block:
-        same = covers or (lambda pending: pending == key)
-        for entry in connection.run_on_commit:
-            if same(getattr(entry[1], _ONCE, None)):
-                return
+        outermost = _transaction_of(connection)
+        if outermost is not None:
+            same = covers or (lambda pending: pending == key)
+            for entry in connection.run_on_commit:
+                function = entry[1]
+                if getattr(function, _ONCE_IN, None) == outermost and same(
+                    getattr(function, _ONCE, None)
+                ):
+                    return
+            setattr(steps, _ONCE_IN, outermost)
     setattr(steps, _ONCE, key)
     transaction.on_commit(steps, robust=True)
+
+
+def _transaction_of(connection: Any) -> tuple[int, Any] | None:
+    """The outermost ``atomic`` block open now that is not a test case's, as
+    (its place, its savepoint): a block used as a decorator is one object for
+    every call, so its savepoint (each one's own name; none for a transaction's
+    outermost block, whose callbacks go at its end) tells one use from the
+    next. ``None`` if only a test case's are open."""
+    for place, block in enumerate(connection.atomic_blocks):
+        if not block._from_testcase:
+            savepoint = connection.savepoint_ids[place - 1] if place else None
+            return (id(block), savepoint)
+    return None

@@ -30,7 +30,6 @@ from django.db.models.signals import post_delete, post_save, pre_save
 from curfew_core.models import AccountPreference, Override, Schedule, Team, TeamMembership
 from curfew_core.selectors.bundles import refresh_team
 from curfew_core.selectors.teams import forget_member_name
-from curfew_core.services import events
 from curfew_core.services.after_commit import after_commit, on_commit_once
 
 log = logging.getLogger("curfew.after_commit")
@@ -70,15 +69,15 @@ def _membership_changed(sender: type[Any], instance: TeamMembership, **kwargs: A
 
 
 def _team_changed(sender: type[Any], instance: Team, **kwargs: Any) -> None:
-    """The team's rows (schedule, policy, overtime): refresh, then its members' capsules."""
+    """The team's rows (schedule, policy, overtime): refreshed in the cache and
+    dropped from every process's layer. The members' capsules are told by the
+    services' own team writes (``services.teams``); after a save around them
+    they re-read at their next boundary (telling them here too would make
+    every service write's capsules read twice)."""
     team_id = instance.pk
 
     def steps() -> None:
         refresh_team(team_id)  # never raises: drops the entry if it cannot refresh
-        try:
-            events.publish_team_changed(team_id)
-        except Exception:  # capsules re-sync at their next boundary or reconnect
-            log.exception("after commit: could not publish the change of team %s", team_id)
 
     on_commit_once(("team", team_id), steps)
 
