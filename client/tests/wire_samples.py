@@ -28,6 +28,7 @@ WINDING: dict[str, Any] = {
     "override_until": None,
     "debug_at": None,
     "would": None,
+    "timezone": "Asia/Shanghai",
 }
 
 STATE: dict[str, Any] = {

@@ -75,7 +75,8 @@ def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) ->
             purpose=context.purpose,
             budget_before=context.max_tokens,
         )
-    return verdict_json(result, now=at or now)
+    # The user's zone (a team member's own): the one ``reason`` is told in.
+    return verdict_json(result, now=at or now, timezone=bundle.config["timezone"])
 
 
 def popped_version(changes: dict[str, Any]) -> int | None:

@@ -168,8 +168,11 @@ def _progress(verdict: Verdict) -> float | None:
     return None if verdict.progress is None else round(verdict.progress, 4)
 
 
-def verdict_answer(verdict: Verdict, *, max_age: int | None) -> VerdictAnswer:
-    """The engine's verdict as the API answers it (the only mapping there is)."""
+def verdict_answer(
+    verdict: Verdict, *, max_age: int | None, timezone: str | None = None
+) -> VerdictAnswer:
+    """The engine's verdict as the API answers it (the only mapping there is);
+    ``timezone``: the user's IANA zone, the one its ``reason`` is told in."""
     would = verdict.would
     return VerdictAnswer(
         state=verdict.state.value,
@@ -194,10 +197,11 @@ def verdict_answer(verdict: Verdict, *, max_age: int | None) -> VerdictAnswer:
         override_until=verdict.override_until,
         debug_at=verdict.debug_at,
         would=None if would is None else Would.model_validate(would),
+        timezone=timezone,
     )
 
 
-def verdict_json(verdict: Verdict, *, now: datetime) -> bytes:
+def verdict_json(verdict: Verdict, *, now: datetime, timezone: str | None = None) -> bytes:
     """``POST /api/v1/verdict``'s body: ``verdict_answer(...).model_dump_json()``,
     byte for byte, without building the model (see the module docstring).
 
@@ -208,9 +212,9 @@ def verdict_json(verdict: Verdict, *, now: datetime) -> bytes:
     against 14.1 µs."""
     age = max_age(verdict, now=now)
     try:
-        return _verdict_bytes(verdict, age)
+        return _verdict_bytes(verdict, age, timezone)
     except _NOT_VOUCHED:
-        return verdict_answer(verdict, max_age=age).model_dump_json().encode()
+        return verdict_answer(verdict, max_age=age, timezone=timezone).model_dump_json().encode()
 
 
 # -- the answers' bytes without the models ----------------------------------------------
@@ -301,7 +305,7 @@ def _would(would: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def _verdict_fields(verdict: Verdict, age: int) -> dict[str, Any]:
+def _verdict_fields(verdict: Verdict, age: int, timezone: str | None) -> dict[str, Any]:
     """``verdict_answer``'s fields in ``VerdictAnswer``'s order, as it writes them."""
     state = verdict.state.value
     schedule_state = verdict.schedule_state.value
@@ -336,6 +340,7 @@ def _verdict_fields(verdict: Verdict, age: int) -> dict[str, Any]:
         "override_until": None if override_until is None else _instant(override_until),
         "debug_at": None if debug_at is None else _instant(debug_at),
         "would": None if would is None else _would(would),
+        "timezone": timezone,
     }
 
 
@@ -377,11 +382,11 @@ def _vouch_values(verdict: Verdict, reply: Any, progress: Any, age: Any) -> None
 #: its edges, at most every minute or percent (its ``reason``): a gateway's
 #: answers share them in between. Bounded: emptied when full.
 _TEMPLATES_KEPT = 4096
-_templates: dict[tuple[Any, ...], tuple[bytes, bytes, bytes]] = {}
+_templates: dict[tuple[str | None, tuple[Any, ...]], tuple[bytes, bytes, bytes]] = {}
 
 
-def _verdict_bytes(verdict: Verdict, age: int) -> bytes:
-    """``to_json(_verdict_fields(verdict, age))``, with the fields that stay
+def _verdict_bytes(verdict: Verdict, age: int, timezone: str | None) -> bytes:
+    """``to_json(_verdict_fields(verdict, age, timezone))``, with the fields that stay
     the same from one answer to the next written once (``_templates``): per
     answer, only ``progress``, ``valid_until``, ``max_age`` and ``at``.
 
@@ -398,10 +403,12 @@ def _verdict_bytes(verdict: Verdict, age: int) -> bytes:
         and (progress is None or math.isfinite(progress))
     ):
         raise _Refused
-    key = _template_key(verdict)
+    if type(timezone) not in _MAYBE_TEXT:
+        raise _Refused
+    key = (timezone, _template_key(verdict))
     parts = _templates.get(key)
     if parts is None:
-        parts = _verdict_template(verdict, age)
+        parts = _verdict_template(verdict, age, timezone)
         if len(_templates) >= _TEMPLATES_KEPT:
             _templates.clear()
         _templates[key] = parts
@@ -480,12 +487,14 @@ def _template_key(verdict: Verdict) -> tuple[Any, ...]:
     )
 
 
-def _verdict_template(verdict: Verdict, age: int) -> tuple[bytes, bytes, bytes]:
+def _verdict_template(
+    verdict: Verdict, age: int, timezone: str | None
+) -> tuple[bytes, bytes, bytes]:
     """The fixed parts of ``verdict``'s answer, cut from the model's own
     serializer's output for its fields: ``{…,"reasoning_effort":…,"progress":``,
     ``,"peak":…,"dry_run":…,"valid_until":"`` and ``","budget":…}`` (after
     ``at``'s text)."""
-    fields = _verdict_fields(verdict, age)
+    fields = _verdict_fields(verdict, age, timezone)
     names = list(fields)
     head = to_json({name: fields[name] for name in names[: names.index("progress")]})
     middle = to_json(

@@ -12,6 +12,7 @@ answer, or fail, exactly as it does).
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, get_args
 from zoneinfo import ZoneInfo
@@ -47,9 +48,9 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
-def model_verdict(verdict: Verdict, now: datetime) -> bytes:
+def model_verdict(verdict: Verdict, now: datetime, timezone: str | None = None) -> bytes:
     """What the answer was before: the model, dumped."""
-    answer = verdict_answer(verdict, max_age=max_age(verdict, now=now))
+    answer = verdict_answer(verdict, max_age=max_age(verdict, now=now), timezone=timezone)
     return answer.model_dump_json().encode()
 
 
@@ -73,6 +74,11 @@ def test_every_kind_of_verdict_is_written_as_the_model_writes_it(kind: str) -> N
     verdict = kinds()[kind]
     for now in (verdict.at, verdict.at - timedelta(hours=3), verdict.valid_until):
         assert verdict_json(verdict, now=now) == model_verdict(verdict, now)
+        # The user's zone (issue 42), and the fixed parts kept per zone.
+        for zone in ("Asia/Shanghai", "Europe/Paris", 'Odd/"Zone\\'):
+            written = verdict_json(verdict, now=now, timezone=zone)
+            assert written == model_verdict(verdict, now, zone)
+            assert json.loads(written)["timezone"] == zone
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -91,7 +97,9 @@ def test_a_week_of_verdicts_and_states_is_written_as_the_models_write_them(name:
             request = requests[step % len(requests)]
             verdict, _ = decide_for(mine, now=now, request=request)
             seen.add((verdict.state, verdict.action, case))
-            assert verdict_json(verdict, now=now) == model_verdict(verdict, now)
+            zone = mine.config["timezone"]
+            written = verdict_json(verdict, now=now, timezone=zone)
+            assert written == model_verdict(verdict, now, zone)
             state, _ = decide_for(mine, now=now)
             assert bundle_state_json(mine, now=now) == model_state(state, mine, now)
     assert len(seen) >= 3
@@ -169,10 +177,19 @@ def same_outcome(fast: Any, model: Any) -> None:
 
 
 @GENERATED
-@given(verdict=wire_verdicts(), ahead=st.timedeltas(timedelta(hours=-2), timedelta(days=2)))
-def test_any_verdict_is_written_as_the_model_writes_it(verdict: Verdict, ahead: timedelta) -> None:
+@given(
+    verdict=wire_verdicts(),
+    ahead=st.timedeltas(timedelta(hours=-2), timedelta(days=2)),
+    zone=st.one_of(st.none(), TEXT),
+)
+def test_any_verdict_is_written_as_the_model_writes_it(
+    verdict: Verdict, ahead: timedelta, zone: str | None
+) -> None:
     now = verdict.valid_until - ahead
-    same_outcome(lambda: verdict_json(verdict, now=now), lambda: model_verdict(verdict, now))
+    same_outcome(
+        lambda: verdict_json(verdict, now=now, timezone=zone),
+        lambda: model_verdict(verdict, now, zone),
+    )
 
 
 STATE_BUNDLES = [bundle(config) for config in CONFIGS.values()]

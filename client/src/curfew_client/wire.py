@@ -99,6 +99,13 @@ class VerdictAnswer(_Wire):
     override_until: Instant | None
     debug_at: Instant | None
     would: Would | None
+    #: The user's IANA time zone (as in ``StateAnswer``): the one ``reason``
+    #: is told in, and the one to tell ``valid_until`` in. Absent from the
+    #: answers of servers older than it.
+    timezone: str | None = Field(
+        default=None,
+        description="the user's IANA time zone, e.g. Europe/Paris (absent from older servers)",
+    )
 
 
 class DaySegment(_Wire):
