@@ -43,12 +43,12 @@ def _command() -> str:
     return found
 
 
-def imported(tmp_path: Path, words: list[str], stdin: str = "") -> tuple[str, set[str]]:
+def imported(tmp_path: Path, words: list[str], stdin: str = "", **env: str) -> tuple[str, set[str]]:
     """What the console script printed, and every module it imported (top names too)."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", _command(), *words],
         input=stdin,
-        env={**os.environ, **environment(tmp_path, CURFEW_URL=NOWHERE)},
+        env={**os.environ, **environment(tmp_path, CURFEW_URL=NOWHERE), **env},
         capture_output=True,
         text=True,
         timeout=60,
@@ -123,3 +123,25 @@ def test_a_warm_hook_that_passes_imports_no_datetime(tmp_path: Path) -> None:
     out, names = imported(tmp_path, ["hook", "claude-code"], sent)
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "datetime" in names
+
+
+def test_a_warm_hook_tells_the_users_hour_without_importing_zoneinfo(tmp_path: Path) -> None:
+    """Until when, in the user's zone (issue 42) on a machine in UTC: the cold
+    path wrote the time in the user's zone beside the verdict, so a warm
+    block reads it and needs no ``zoneinfo``."""
+    settings = load(environment(tmp_path, CURFEW_URL=NOWHERE))
+    cache = str(tmp_path / "cache" / "curfew")
+    # 00:00 UTC is 08:00 in Shanghai.
+    asleep = {**ASLEEP, "timezone": "Asia/Shanghai", "valid_until": "2099-01-01T00:00:00+00:00"}
+    file = verdicts.path(cache, settings.identity, SESSION, False)
+    verdicts.write(file, settings.identity, SESSION, False, asleep, time.time())
+    sent = json.dumps(event("claude-code", "UserPromptSubmit"))
+    out, names = imported(tmp_path, ["hook", "claude-code"], sent, TZ="UTC")
+    assert "asleep until Thu 08:00." in json.loads(out)["reason"]
+    assert "urllib.request" not in names  # answered from the cache
+    assert "zoneinfo" not in names
+    # Control: an older server's verdict names no zone: the machine's (UTC) it is.
+    older = {key: value for key, value in asleep.items() if key != "timezone"}
+    verdicts.write(file, settings.identity, SESSION, False, older, time.time())
+    out, names = imported(tmp_path, ["hook", "claude-code"], sent, TZ="UTC")
+    assert "asleep until Thu 00:00." in json.loads(out)["reason"]

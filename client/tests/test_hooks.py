@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -220,3 +223,67 @@ def test_until_names_the_day_when_it_is_not_today(tmp_path: Path) -> None:
     )
     assert out is not None
     assert "until Fri 15:00" in out["reason"]
+
+
+#: Asleep until 09:00 in Shanghai, where the user lives (the server's reason
+#: says so): 01:00 on a machine in UTC (issue 42).
+NINE_IN_SHANGHAI = {
+    **ASLEEP,
+    "timezone": "Asia/Shanghai",
+    "valid_until": "2026-09-30T01:00:00+00:00",
+    "reason": "2026-09-30 07:00 · lights out until 09:00",
+}
+
+
+def _until(reason: str) -> str:
+    found = re.search(r"your AI is asleep until (?:\w{3} )?(\d\d:\d\d)\.", reason)
+    assert found is not None, reason
+    return found.group(1)
+
+
+@pytest.fixture
+def machine_in_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process's own zone is UTC (``TZ=UTC``), as on a dev box or a CI runner."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("name", ["UserPromptSubmit", "PreToolUse"])
+def test_until_is_the_users_hour_not_the_machines(
+    tool: str, name: str, tmp_path: Path, machine_in_utc: None
+) -> None:
+    tomorrow = datetime.now(UTC).date() + timedelta(days=1)
+    until = datetime.combine(tomorrow, datetime.min.time(), UTC) + timedelta(hours=1)
+    server = FakeServer(verdict={**NINE_IN_SHANGHAI, "valid_until": until.isoformat()})
+    for _ in ("asked", "cached"):
+        stdout = io.StringIO()
+        main(
+            ["hook", tool],
+            env=environment(tmp_path),
+            stdin=io.StringIO(json.dumps(event(tool, name))),
+            stdout=stdout,
+            transport=server.transport,
+        )
+        out = json.loads(stdout.getvalue())
+        reason = out.get("reason") or out["hookSpecificOutput"]["permissionDecisionReason"]
+        # One truth: the hour the hook says is the one in the server's reason.
+        assert _until(reason) == "09:00"
+        assert "until 09:00" in NINE_IN_SHANGHAI["reason"]
+    assert len(server.asked()) == 1  # the second answer was the cache's
+
+
+def test_an_older_server_without_the_zone_is_told_in_the_machines(tmp_path: Path) -> None:
+    older = {key: value for key, value in NINE_IN_SHANGHAI.items() if key != "timezone"}
+    text = run(
+        "claude-code",
+        json.dumps(event("claude-code", "UserPromptSubmit")),
+        environment(tmp_path),
+        transport=FakeServer(verdict=older).transport,
+        now=datetime(2026, 9, 30, 0, 30, tzinfo=UTC),
+        tz=UTC,
+    )
+    assert _until(json.loads(text)["reason"]) == "01:00"

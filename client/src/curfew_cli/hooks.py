@@ -84,7 +84,7 @@ def scope(event: Mapping[str, Any]) -> tuple[str | None, bool]:
 
 
 def when(instant: datetime, *, now: datetime | None, tz: tzinfo | None = None) -> str:
-    """``07:00`` in local time (``Mon 07:00`` when not today; ``now``: the clock's)."""
+    """``07:00`` in ``tz`` (``Mon 07:00`` when not that day there; ``now``: the clock's)."""
     if now is None:
         from datetime import datetime
 
@@ -102,7 +102,7 @@ def _reply_words(verdict: Verdict) -> str:
 
 
 def block_reason(asked: Asked, *, now: datetime | None, tz: tzinfo | None = None) -> str:
-    """Why the prompt is held back, and until when."""
+    """Why the prompt is held back, and until when (``tz``: the machine's zone)."""
     verdict = asked.verdict
     if verdict.origin == "fail_closed":
         return (
@@ -110,7 +110,13 @@ def block_reason(asked: Asked, *, now: datetime | None, tz: tzinfo | None = None
             f"is held back. {asked.trouble or ''}".strip()
         )
     word = WORDS.get(verdict.state, verdict.state)
-    until = when(verdict.valid_until, now=now, tz=tz)
+    # In the user's zone, the one the server's reason is told in (issue 42);
+    # the machine's (``tz``) only when an older server does not say it.
+    local = verdict.local_until()
+    if local is None:
+        until = when(verdict.valid_until, now=now, tz=tz)
+    else:
+        until = when(local, now=now, tz=local.tzinfo)
     return f"Curfew: your AI is {word} until {until}.{_reply_words(verdict)} ({verdict.reason})"
 
 

@@ -48,6 +48,7 @@ class Verdict:
         "data",
         "dry_run",
         "exempt",
+        "local",
         "max_age",
         "max_tokens",
         "origin",
@@ -60,7 +61,11 @@ class Verdict:
     )
 
     def __init__(
-        self, data: Mapping[str, Any], origin: str = "server", until: float | None = None
+        self,
+        data: Mapping[str, Any],
+        origin: str = "server",
+        until: float | None = None,
+        local: str | None = None,
     ) -> None:
         self.data = data
         self.origin = origin
@@ -76,6 +81,8 @@ class Verdict:
         self.max_age: int | None = data.get("max_age")
         #: ``valid_until`` as epoch seconds (``until``: already read, as the cache keeps it).
         self.until: float = _epoch(data["valid_until"]) if until is None else until
+        #: ``valid_until`` in the user's zone as the cache keeps it (``local_text``).
+        self.local = local
 
     @property
     def short_circuit(self) -> bool:
@@ -87,6 +94,34 @@ class Verdict:
 
         return datetime.fromisoformat(self.data["valid_until"])
 
+    def local_until(self) -> datetime | None:
+        """``valid_until`` in the user's time zone (the verdict's ``timezone``,
+        the one its ``reason`` is told in); ``None`` from a server too old to
+        say it (the machine's zone is all there is then). A warm hook reads
+        the text the cold one wrote: no ``zoneinfo`` import."""
+        text = self.local if self.local is not None else local_text(self.data)
+        if text is None:
+            return None
+        from datetime import datetime
+
+        return datetime.fromisoformat(text)
+
+
+def local_text(data: Mapping[str, Any]) -> str | None:
+    """A verdict's ``valid_until`` in its ``timezone`` (``isoformat``, with
+    that zone's offset then), or ``None`` when it names no zone this machine
+    knows."""
+    zone = data.get("timezone")
+    if not isinstance(zone, str) or not zone:
+        return None
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    try:
+        return datetime.fromisoformat(data["valid_until"]).astimezone(ZoneInfo(zone)).isoformat()
+    except (KeyError, TypeError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError
+        return None
+
 
 def _epoch(text: str) -> float:
     from datetime import datetime
@@ -97,13 +132,21 @@ def _epoch(text: str) -> float:
     return instant.timestamp()
 
 
-def parse(data: object, origin: str = "server", until: object = None) -> Verdict | None:
+def parse(
+    data: object, origin: str = "server", until: object = None, local: object = None
+) -> Verdict | None:
     """``data`` (a verdict as JSON) as a ``Verdict``, or ``None`` when it is not
-    one. ``until``: its ``valid_until`` in epoch seconds, when known."""
+    one. ``until``: its ``valid_until`` in epoch seconds, when known;
+    ``local``: the same in the user's zone (``local_text``), when known."""
     if not isinstance(data, dict):
         return None
     try:
-        verdict = Verdict(data, origin, float(until) if isinstance(until, (int, float)) else None)
+        verdict = Verdict(
+            data,
+            origin,
+            float(until) if isinstance(until, (int, float)) else None,
+            local if isinstance(local, str) else None,
+        )
     except (KeyError, TypeError, ValueError):
         return None
     texts = (verdict.reply, verdict.persona)
@@ -173,7 +216,9 @@ def read(
     fetched_at = record.get("fetched_at")
     if not isinstance(fetched_at, (int, float)) or now < fetched_at - 5:
         return None  # the clock went back: asking again is the safe answer
-    verdict = parse(record.get("verdict"), until=record.get("until"))
+    verdict = parse(
+        record.get("verdict"), until=record.get("until"), local=record.get("local_until")
+    )
     if verdict is None or now >= expires(verdict, float(fetched_at)):
         return None
     return verdict
@@ -195,6 +240,9 @@ def write(
         # Read once here (the cold path has datetime already): a warm hook
         # that passes then never imports it.
         "until": _epoch(verdict["valid_until"]),
+        # And told in the user's zone (``zoneinfo``, here only): a warm hook
+        # that says until when reads the text.
+        "local_until": local_text(verdict),
         "verdict": verdict,
     }
     replace_private(file, json.dumps(record))
