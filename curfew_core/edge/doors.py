@@ -16,10 +16,10 @@ Adding a door: a row here and one handler module.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict, Unpack
 
 from curfew_core.edge import dialects
-from curfew_core.edge.declare import Door, Route, Table
+from curfew_core.edge.declare import Door, Route, Table, TeamKey
 from curfew_core.edge.http_headers import bearer_in
 from curfew_core.hot_settings import setting
 from curfew_core.protocols import anthropic, gemini, openai
@@ -42,16 +42,24 @@ def _model(path: str, handler: str) -> Route:
     return Route(path, ("POST",), handler, long=True)
 
 
-def _api(path: str, methods: tuple[str, ...], handler: str, **how: Any) -> Route:
+class _How(TypedDict, total=False):
+    """What an API route says beyond its path, methods and handler (``Route``)."""
+
+    token: bool
+    thread: bool
+    team_key: TeamKey
+
+
+def _api(path: str, methods: tuple[str, ...], handler: str, **how: Unpack[_How]) -> Route:
     """A route of the API door: its path under ``/api/v1/``, its handler in ``curfew_core.api``."""
     return Route(f"/api/v1/{path}", methods, f"curfew_core.api.{handler}", **how)
 
 
 #: A person's own rows (their settings, overrides, savings): sync, and a
 #: team key is no token there.
-_OWN: dict[str, Any] = {"thread": True, "team_key": "refused"}
+_OWN: _How = {"thread": True, "team_key": "refused"}
 #: The team API and the decisions: sync, a team key taken as itself.
-_TEAM: dict[str, Any] = {"thread": True, "team_key": "itself"}
+_TEAM: _How = {"thread": True, "team_key": "itself"}
 
 #: Anything else under the proxy: a 404 naming what it serves (no token needed).
 NOT_PROXIED = Route("/v1/*", (), "curfew_core.proxy.not_proxied.not_proxied", token=False)
