@@ -79,6 +79,15 @@ def test_every_operation_keeps_the_contract_in_production_mode(
     production: ServedApp, tmp_path: Path
 ) -> None:
     token, _ = new_user(production, "fuzz")
+    # The team API's operations need a team, and its admin to change it (as
+    # the in-process run arranges): in no team, each is a 404 by design.
+    production.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User\n"
+        "from curfew_core.services.teams import team_create\n"
+        "team_create(name='fuzz', admin=User.objects.get(username='fuzz'))\n",
+    )
     config = tmp_path / "schemathesis.toml"
     config.write_text(toml(SETTINGS))
     headers = {"Authorization": f"Bearer {token}", **production.client_headers}
