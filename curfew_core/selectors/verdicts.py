@@ -578,9 +578,12 @@ def _day_json(plan: list[dict[str, Any]]) -> bytes:
     return to_json(day)
 
 
-def verdict_payload(verdict: Verdict, *, now: datetime) -> dict[str, Any]:
-    """The API's JSON for a verdict as a dict (for pages that show it)."""
-    return verdict_answer(verdict, max_age=max_age(verdict, now=now)).model_dump(mode="json")
+def verdict_payload(verdict: Verdict, *, now: datetime, timezone: str) -> dict[str, Any]:
+    """The API's JSON for a verdict as a dict (for pages that show it);
+    ``timezone``: the user's zone (a team member's own), as the API names it."""
+    return verdict_answer(verdict, max_age=max_age(verdict, now=now), timezone=timezone).model_dump(
+        mode="json"
+    )
 
 
 #: Day plans per (built schedule, local date): a plan only changes with the

@@ -63,6 +63,7 @@ def decision(user: User, params: QueryDict, *, now: dt.datetime, tz_name: str) -
     except RequestError as exc:
         return Decision(values, "", words.localized_errors(exc.fields))
     request, at_instant = asked.context, asked.at
-    verdict, _bundle = verdict_for(user_id=user.pk, now=now, request=request, at=at_instant)
-    payload = verdict_payload(verdict, now=at_instant or now)
+    verdict, bundle = verdict_for(user_id=user.pk, now=now, request=request, at=at_instant)
+    # The user's zone (a team member's own), as POST /api/v1/verdict names it.
+    payload = verdict_payload(verdict, now=at_instant or now, timezone=bundle.config["timezone"])
     return Decision(values, json.dumps(payload, ensure_ascii=False, indent=2), {})

@@ -95,7 +95,10 @@ def now_context(user: User, now: dt.datetime, *, at: dt.datetime | None = None) 
         "story": story.tell(verdict, outlook, enabled=curfew_applies(bundle)),
         "details": json.dumps(
             on_wall_clock(
-                verdict_payload(verdict, now=now if at is None else at), bundle.schedule.timezone
+                verdict_payload(
+                    verdict, now=now if at is None else at, timezone=bundle.config["timezone"]
+                ),
+                bundle.schedule.timezone,
             ),
             ensure_ascii=False,
             indent=2,
