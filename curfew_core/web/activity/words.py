@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 
 from django.utils.functional import Promise
+from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from curfew_core import vocabulary
+from curfew_core import protocols, vocabulary
 from curfew_core.ledger.savings import REFUSED
 from curfew_core.vocabulary import STATE_NAMES
 
@@ -31,13 +32,28 @@ KIND_WORDS: dict[str, str | Promise] = {
 STATE_SHORT: dict[str, str | Promise] = {
     state.value: words.short for state, words in vocabulary.STATE_WORDS.items()
 }
-#: Where a decision was made (the ledger's ``origin``).
-ORIGIN_WORDS: dict[str, str | Promise] = {
+#: The proxy's routes in words, by their origin in the ledger.
+_ROUTE_WORDS: dict[str, str | Promise] = {
     "chat": gettext_lazy("proxy: chat"),
     "completions": gettext_lazy("proxy: completions"),
     "responses": gettext_lazy("proxy: responses"),
     "messages": gettext_lazy("proxy: messages"),
     "embeddings": gettext_lazy("proxy: embeddings"),
+    "gemini": gettext_lazy("proxy: Gemini"),
+}
+
+
+def _route_word(origin: str) -> str | Promise:
+    """A proxy route's origin in words: its own, or (a new protocol's, not
+    named above) ``proxy: <origin>``, never the bare code."""
+    return _ROUTE_WORDS.get(origin) or format_lazy(gettext_lazy("proxy: {route}"), route=origin)
+
+
+#: Where a decision was made (the ledger's ``origin``): each wire protocol's
+#: origins (``protocols.ALL``, each declares its own), the verdict API's and
+#: the gateways' reports.
+ORIGIN_WORDS: dict[str, str | Promise] = {
+    **{origin: _route_word(origin) for protocol in protocols.ALL for origin in protocol.origins},
     "verdict": gettext_lazy("verdict API"),
     "gateway": gettext_lazy("gateway report"),
 }
