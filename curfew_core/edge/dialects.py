@@ -115,8 +115,6 @@ def protocol_error(protocol: WireProtocol) -> ErrorAnswer:
 
 #: OpenAI's error JSON, so its SDKs raise their usual exceptions.
 openai_error = protocol_error(openai.OPENAI)
-#: Anthropic's; its ``type`` follows the status.
-anthropic_error = protocol_error(anthropic.ANTHROPIC)
 
 
 def page_error(

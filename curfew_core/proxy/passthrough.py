@@ -27,10 +27,6 @@ from curfew_core.protocols import openai
 from curfew_core.proxy import calls
 from curfew_core.proxy.forward import forward
 
-#: The error ``code`` (and, with ``type``, the message) of a refused embedding.
-OFF_DUTY_CODE = openai_shapes.EMBEDDINGS_REFUSAL_CODE
-OFF_DUTY_TYPE = openai_shapes.EMBEDDINGS_REFUSAL_CODE
-
 
 def retry_after_seconds(verdict: Verdict, now: datetime) -> int:
     """Whole seconds from the real ``now`` until the verdict may change, at least 1.

@@ -71,7 +71,6 @@ DEFAULT_PER_PAGE = 50
 @dataclass(frozen=True, slots=True)
 class Membership:
     team_id: int
-    team_name: str
     role: str
 
     @property
@@ -81,11 +80,7 @@ class Membership:
 
 def membership_of(*, user_id: int) -> Membership | None:
     """The user's team and role, or ``None`` (a user is in at most one team)."""
-    row = (
-        TeamMembership.objects.filter(user_id=user_id)
-        .values_list("team_id", "team__name", "role")
-        .first()
-    )
+    row = TeamMembership.objects.filter(user_id=user_id).values_list("team_id", "role").first()
     return None if row is None else Membership(*row)
 
 
