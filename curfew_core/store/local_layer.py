@@ -30,6 +30,14 @@ is fetched from Redis (one ``MGET``) and kept here.
   member leaves or is renamed anywhere, and when the channel is lost.
 - **No stale fetch put back.** A fetch that began before an invalidation
   arrived is not kept (``epoch``): its answer may predate the write.
+- **The writer keeps what it loaded.** A process that writes rows it read
+  from the database (a cold load, a writer's refresh) holds them here
+  (``written``) instead of dropping them, so its next verdict for that user
+  reads no network: but only if no invalidation of that key arrived since
+  the request first looked the key up (``ask``: a ticket taken before its
+  database read began; each key's last drop is numbered, ``_gen``). Its own
+  message on the channel is tagged with this process's ``sender()`` id and
+  ignored by its own listener; every other process drops the key as before.
 
 Values handed out are shared between requests (readers never change them),
 and the same entry read again is the same object, which the edge's caller
@@ -38,14 +46,16 @@ memo (``edge.caller``) relies on.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from cachetools import TLRUCache
+from cachetools import LRUCache, TLRUCache
 
 from curfew_core.hot_settings import setting
 from curfew_core.store import cache_policy
@@ -98,6 +108,51 @@ _layer: TLRUCache[str, Any] = TLRUCache(maxsize=LOCAL_LAYER_SIZE, ttu=_until, ti
 _epoch = 0
 
 
+class _Generations(LRUCache[str, int]):
+    """Each key's last drop (the ``_epoch`` it took), bounded: a key whose
+    number was forgotten is taken to have been dropped at ``_floor``, the
+    newest number forgotten (as if dropped late: never kept wrongly)."""
+
+    def popitem(self) -> tuple[str, int]:
+        global _floor
+        key, value = super().popitem()
+        _floor = max(_floor, value)
+        return key, value
+
+
+_gen = _Generations(maxsize=2 * LOCAL_LAYER_SIZE)
+#: The generation of a key not in ``_gen``.
+_floor = 0
+#: The ``_epoch`` when the current request (its context) first looked a key
+#: up: before any database read it made (``ask``, ``written``).
+_ticket: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "curfew_local_layer_ticket", default=None
+)
+_sender: tuple[int, str] | None = None
+
+
+def sender() -> str:
+    """This process's id on the channel (its own messages are ignored)."""
+    global _sender
+    found = _sender
+    if found is None or found[0] != os.getpid():  # a forked child is another sender
+        found = _sender = (os.getpid(), uuid.uuid4().hex)
+    return found[1]
+
+
+def ask() -> None:
+    """Note that this request looks keys up now (its first time only): a load
+    from the database that follows began after this, and ``written`` keeps
+    it only if none of its keys was dropped since."""
+    if _ticket.get() is None:
+        _ticket.set(_epoch)
+
+
+def _generation(key: str) -> int:
+    found = _gen.get(key)
+    return _floor if found is None else found
+
+
 class _Listener:
     """The thread that hears invalidations for one channel (one per process)."""
 
@@ -135,7 +190,12 @@ class _Listener:
                     elif message["type"] == "message":
                         data = message["data"]
                         text = data.decode() if isinstance(data, bytes) else str(data)
-                        drop(text.split("\n"))
+                        lines = text.split("\n")
+                        if lines[0].startswith("@"):  # "@sender" then the keys
+                            if lines[0][1:] == sender():
+                                continue  # this process's write: done as it wrote
+                            lines = lines[1:]
+                        drop(lines)
             except Exception:
                 if not self.stopped.is_set():
                     log.warning("local cache layer: lost its channel; reading Redis meanwhile")
@@ -150,11 +210,9 @@ class _Listener:
 
     def lost(self) -> None:
         """Messages may have been missed: nothing held may be trusted now."""
-        global _epoch
         with _lock:
             self.subscribed.clear()
-            _epoch += 1
-            _layer.clear()
+            _forget_all()
         _tell(None)
 
 
@@ -212,7 +270,10 @@ def read(keys: Sequence[str]) -> list[Any]:
     if not active():
         return [MISSING] * len(keys)
     with _lock:
-        return [_layer.get(key, MISSING) for key in keys]
+        found = [_layer.get(key, MISSING) for key in keys]
+    if MISSING in found:
+        ask()
+    return found
 
 
 def keep(found: dict[str, Any], since: int) -> None:
@@ -228,6 +289,34 @@ def keep(found: dict[str, Any], since: int) -> None:
                 _layer[key] = value
 
 
+def written(found: dict[str, Any]) -> None:
+    """This process just wrote ``found`` to Redis: hold each value it loaded
+    from the database (one with a ``loaded_at``) if no invalidation of its key
+    arrived since this request first looked keys up (``ask``), else drop it.
+    Either way the key counts as dropped now for every other request of the
+    process, and a fetch from Redis under way is not kept (``epoch``)."""
+    global _epoch
+    since = _ticket.get()
+    on = since is not None and active()
+    keys = list(found)
+    with _lock:
+        _epoch += 1
+        for key, value in found.items():
+            fits = (
+                on
+                and since is not None
+                and _generation(key) <= since
+                and value is not None
+                and _loaded_at(value) is not None
+            )
+            _gen[key] = _epoch
+            if fits:
+                _layer[key] = value
+            else:
+                _layer.pop(key, None)
+    _tell(keys)
+
+
 def drop(keys: Iterable[str]) -> None:
     """Forget ``keys`` here (a write through the cache, or another process's)."""
     global _epoch
@@ -235,16 +324,23 @@ def drop(keys: Iterable[str]) -> None:
     with _lock:
         _epoch += 1
         for key in keys:
+            _gen[key] = _epoch
             _layer.pop(key, None)
     _tell(keys)
 
 
+def _forget_all() -> None:
+    global _epoch, _floor
+    _epoch += 1
+    _gen.clear()
+    _floor = _epoch
+    _layer.clear()
+
+
 def reset() -> None:
     """Forget every entry (tests: one reset with the cache they empty)."""
-    global _epoch
     with _lock:
-        _epoch += 1
-        _layer.clear()
+        _forget_all()
     _tell(None)
 
 

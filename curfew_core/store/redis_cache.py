@@ -7,14 +7,18 @@ for each request (a new TCP connection to Redis per request), and a new
 every backend instance of a process shares one client and its pool.
 
 Its writes also keep the process's layer in front of it true
-(``local_layer``): a written key is dropped there, in this process and, by one
-``PUBLISH``, in every other.
+(``local_layer``): a written key is dropped in every other process by one
+``PUBLISH`` (tagged with this process's ``local_layer.sender()``, which its own
+listener ignores); here the written value is held if it was loaded from the
+database after the request's first look-up and nothing dropped it since
+(``local_layer.written``), else dropped.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
@@ -73,9 +77,26 @@ class SharedRedisCache(RedisCache):
         if not held:
             return
         local_layer.drop(held)
+        self._publish(held)
+
+    def _written(self, data: dict[Any, Any], failed: Sequence[Any] = ()) -> None:
+        """Keys just written with ``data``'s values: held here if they may be
+        (``local_layer.written``), dropped in every other process."""
+        held = {
+            key: (None if key in failed else value)
+            for key, value in data.items()
+            if isinstance(key, str) and key.startswith(local_layer.HELD)
+        }
+        if not held:
+            return
+        local_layer.written(held)
+        self._publish(list(held))
+
+    def _publish(self, held: list[str]) -> None:
         try:
             client = self._cache.get_client(write=True)
-            client.publish(self.invalidation_channel, "\n".join(held))
+            message = "\n".join([f"@{local_layer.sender()}", *held])
+            client.publish(self.invalidation_channel, message)
         except Exception:
             # The write stands; the keys are dropped and told again once Redis
             # answers (``cache_policy.retry_forgets``), else go stale within the bound.
@@ -90,11 +111,11 @@ class SharedRedisCache(RedisCache):
         self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None
     ) -> None:
         super().set(key, value, timeout, version)
-        self._forget_everywhere([key])
+        self._written({key: value})
 
     def set_many(self, data: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> list[Any]:
         failed: list[Any] = super().set_many(data, timeout, version)
-        self._forget_everywhere(list(data))
+        self._written(dict(data), failed)
         return failed
 
     def add(
@@ -104,8 +125,17 @@ class SharedRedisCache(RedisCache):
         # (an entry here never outlives its Redis entry's lifetime): dropped here only.
         added: bool = super().add(key, value, timeout, version)
         if added and isinstance(key, str) and key.startswith(local_layer.HELD):
-            local_layer.drop([key])
+            local_layer.written({key: value})
         return added
+
+    # A request's first look-up: a database read after it may be kept (``_written``).
+    def get(self, key: Any, default: Any = None, version: Any = None) -> Any:
+        local_layer.ask()
+        return super().get(key, default, version)
+
+    def get_many(self, keys: Any, version: Any = None) -> Any:
+        local_layer.ask()
+        return super().get_many(keys, version)
 
     def delete(self, key: Any, version: Any = None) -> bool:
         deleted: bool = super().delete(key, version)
