@@ -56,6 +56,9 @@ class StateWords:
     short: Promise
     #: The capsule's face: plain text (no emoji font needed), so narrow mode reads.
     face: str
+    #: The Now card's countdown to it (``%(left)s`` and ``%(at)s`` filled in
+    #: where it is shown).
+    countdown: Promise
     #: The heads-up before it comes (``{minutes}`` and ``{at}`` filled in where
     #: it is shown, as it counts down), and the same short enough for the
     #: capsule's pill; ``None`` for a state worth none (working normally).
@@ -72,12 +75,14 @@ STATE_WORDS: dict[State, StateWords] = {
         hint=gettext_lazy("your AI answers as usual"),
         short=gettext_lazy("on duty"),
         face="(•‿•)",
+        countdown=gettext_lazy("Back to work in %(left)s (%(at)s)."),
     ),
     State.WINDING: StateWords(
         name=gettext_lazy("Getting sleepy"),
         hint=gettext_lazy("answers get shorter as the night goes on"),
         short=gettext_lazy("winding"),
         face="(-‿-)",
+        countdown=gettext_lazy("Gets sleepy in %(left)s (%(at)s)."),
         heads_up=gettext_lazy("Your AI gets sleepy in {minutes} min ({at})."),
         heads_up_short=gettext_lazy("sleepy in {minutes} min"),
     ),
@@ -86,6 +91,7 @@ STATE_WORDS: dict[State, StateWords] = {
         hint=gettext_lazy("busy, full-price hours: a short reply instead of the AI"),
         short=gettext_lazy("peak"),
         face="(¬_¬)",
+        countdown=gettext_lazy("Off for peak hours in %(left)s (%(at)s)."),
         heads_up=gettext_lazy("Your AI goes off for peak hours in {minutes} min ({at})."),
         heads_up_short=gettext_lazy("peak hours in {minutes} min"),
     ),
@@ -94,6 +100,7 @@ STATE_WORDS: dict[State, StateWords] = {
         hint=gettext_lazy("no AI until it wakes up"),
         short=gettext_lazy("lights out"),
         face="(-_-) zz",
+        countdown=gettext_lazy("Asleep in %(left)s (%(at)s)."),
         heads_up=gettext_lazy("Your AI falls asleep in {minutes} min ({at})."),
         heads_up_short=gettext_lazy("asleep in {minutes} min"),
     ),

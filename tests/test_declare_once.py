@@ -36,8 +36,9 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Issue 43 asks for at most six.
-MOST = 6
+#: Issue 43 asked for at most six; three now: the engine's declaration, the words
+#: (vocabulary.py) and the looks (states.css).
+MOST = 3
 #: Where the server's own source lives.
 FOLDERS = ("curfew_core", "curfew_site", "static", "templates")
 WIRE = ("on-duty", "winding", "off-duty", "lights-out")

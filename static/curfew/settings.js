@@ -31,10 +31,10 @@
       note.font = { color: fg, size: 12 };
     });
     (layout.shapes || []).forEach(function (shape) {
-      if (shape.name === "lights-out") {
+      if (shape.name === "night") {
         shape.fillcolor = cssVar("--c-night");
         shape.opacity = 0.22;
-      } else if (shape.name === "lights-out-line") {
+      } else if (shape.name === "night-line") {
         shape.line.color = cssVar("--c-night");
       } else if (shape.name === "now-line") {
         shape.line.color = now;

@@ -269,6 +269,30 @@ def test_anchors_ease_in_ignores_are_marked(desktop: Session, artifacts_dir: str
     desktop.watched.assert_clean()
 
 
+def test_the_night_is_shaded_in_the_nights_colour(desktop: Session) -> None:
+    """The chart's night (shaded after lights-out) and its dashed line take
+    ``--c-night`` from the stylesheet: the shapes charts.py names are the ones
+    settings.js colours (named "night", no state's wire value)."""
+    page = desktop.page
+    shapes = page.evaluate(
+        """(() => {
+             const night = getComputedStyle(document.documentElement)
+               .getPropertyValue("--c-night").trim();
+             const shapes = document.getElementById("curve-chart").layout.shapes || [];
+             return {night, shapes: shapes.map((s) => [s.name || "", s.type,
+               s.type === "rect" ? s.fillcolor : (s.line || {}).color, s.opacity ?? null])};
+           })()"""
+    )
+    night = shapes["night"]
+    assert night
+    assert ["night", "rect", night, 0.22] in shapes["shapes"], shapes
+    assert any(
+        name == "night-line" and kind == "line" and colour == night
+        for name, kind, colour, _ in shapes["shapes"]
+    ), shapes
+    desktop.watched.assert_clean()
+
+
 def test_touch_drag_on_a_phone(phone: Session, artifacts_dir: str) -> None:
     page = phone.page
     assert_fits(page)

@@ -63,9 +63,7 @@ def test_chart_is_exactly_the_engines_budget() -> None:
     assert anchors["x"] == [0, 60, 120, 180, 240]
     assert anchors["y"] == [2048, 1600, 800, 320, 64]
     # Lights-out is marked at the end of the window.
-    assert any(
-        s.get("name") == "lights-out-line" and s["x0"] == 240 for s in figure["layout"]["shapes"]
-    )
+    assert any(s.get("name") == "night-line" and s["x0"] == 240 for s in figure["layout"]["shapes"])
     go.Figure(figure)  # plotly's own validation: every property is real
 
 

@@ -268,7 +268,7 @@ def _layout(night: Night, text: ChartText) -> dict[str, Any]:
                 "line": {"width": 0},
                 "fillcolor": "rgba(40,40,90,0.22)",
                 "layer": "below",
-                "name": "lights-out",
+                "name": "night",
             },
             {
                 "type": "line",
@@ -279,7 +279,7 @@ def _layout(night: Night, text: ChartText) -> dict[str, Any]:
                 "y0": 0,
                 "y1": 1,
                 "line": {"width": 2, "dash": "dash", "color": "#332288"},
-                "name": "lights-out-line",
+                "name": "night-line",
             },
         ],
         "annotations": [

@@ -30,7 +30,7 @@ from curfew_core.engine.effective import Side, Stretch
 from curfew_core.engine.schedule import Schedule
 from curfew_core.selectors.outlook import Outlook
 from curfew_core.selectors.web import band_day, holiday_display_name
-from curfew_core.vocabulary import STATE_NAMES, progress_percent
+from curfew_core.vocabulary import STATE_NAMES, STATE_WORDS, progress_percent
 from curfew_core.web.words import reason_words
 
 #: How far ahead the steps look: past the coming night and the next day's peaks.
@@ -208,13 +208,6 @@ def _headline(verdict: Verdict) -> str:
     return _("Your AI is working normally.")
 
 
-#: What the countdown says the next state does.
-_NEXT = {
-    State.ON_DUTY: gettext_lazy("Back to work in %(left)s (%(at)s)."),
-    State.WINDING: gettext_lazy("Gets sleepy in %(left)s (%(at)s)."),
-    State.OFF_DUTY: gettext_lazy("Off for peak hours in %(left)s (%(at)s)."),
-    State.LIGHTS_OUT: gettext_lazy("Asleep in %(left)s (%(at)s)."),
-}
 #: The countdown when the next change is an override's end.
 _BACK = gettext_lazy("Back to the schedule in %(left)s (%(at)s).")
 
@@ -299,7 +292,8 @@ def tell(verdict: Verdict, outlook: Outlook, *, enabled: bool = True) -> Story:
     if change is not None:
         next_change = change.at
         next_side = change.side
-        template = _NEXT[change.state]
+        # What the countdown says the next state does (its words, ``vocabulary``).
+        template = STATE_WORDS[change.state].countdown
         if verdict.override is not None and verdict.override_until == change.at:
             # The change is the override's end: the schedule takes over.
             template = _BACK
