@@ -209,12 +209,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             # shrunk back after 10 idle minutes.
             "min_size": min(2, DATABASE_POOL_SIZE),
             "max_size": DATABASE_POOL_SIZE,
-            # A thread that finds no connection to lend waits this long, then
-            # fails as a stalled database does (a 503 in the door's shape). With
-            # PostgreSQL refusing, the pool has none to lend at all: so short
-            # that a readiness probe hears 503 well inside its own timeout (at
-            # 5 s it took 5.4 s, where a refusal without a pool is at once).
-            "timeout": 2,
+            # A thread that finds every connection lent waits this long, then
+            # fails as a stalled database does (a 503 in the door's shape).
+            # /readyz waits less (``health.views.PROBE_SECONDS``): with
+            # PostgreSQL refusing, the pool has none to lend at all.
+            "timeout": 5,
         }
         # Lent only after a round trip proved it alive: a connection PostgreSQL
         # closed (a restart, an outage) is replaced, never handed to a request.

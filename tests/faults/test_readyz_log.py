@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import OperationalError
 from django.test import Client
 
 from curfew_core.health import views
@@ -33,7 +33,7 @@ def test_an_outage_is_said_once_and_its_end_once(
     caplog.set_level(logging.INFO, logger="curfew.health")
     assert not caplog.records
     with monkeypatch.context() as patched:
-        patched.setattr(connection, "cursor", _down)
+        patched.setattr(views, "_database_answers", _down)
         answers = [client.get("/readyz") for _ in range(20)]
     assert {answer.status_code for answer in answers} == {503}
     assert answers[0].json()["database"] == "unreachable"
