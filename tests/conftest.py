@@ -199,6 +199,11 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     throttle.reset()  # failed-token and sign-in counts too
     recorder.discard()  # no test flushes another's decisions
     yield
+    # A request activates its language in this thread and leaves it there:
+    # the next test on this worker must start in the settings' language.
+    from django.utils import translation
+
+    translation.deactivate()
     _clear_cache()
     local_layer.reset()
     bundles._built.clear()

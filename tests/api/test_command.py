@@ -66,6 +66,17 @@ def test_token_create_user_prints_a_working_token_last(db: None) -> None:
 
 
 @pytest.mark.django_db
+def test_a_request_in_chinese_before_the_command_leaves_its_words_english() -> None:
+    """A request leaves its language active in the thread; the command must not
+    take it up (CI caught this when a Chinese page test ran just before)."""
+    Client(HTTP_ACCEPT_LANGUAGE="zh-Hans").get("/account/login/")
+    out, _ = run("token", "--user", "newcomer", "--create-user")
+    response = bearer(last_line(out)).get("/api/v1/schedule")
+    assert response.json()["tired_persona"] == DEFAULT_PERSONA_EN
+    assert response.json()["off_duty_reply"] == "Curfew: peak hours until {until}."
+
+
+@pytest.mark.django_db
 def test_token_for_an_existing_user_is_a_new_token_each_time(user: User) -> None:
     first = last_line(run("token", "--user", user.username)[0])
     second = last_line(run("token", "--user", user.username)[0])

@@ -17,7 +17,7 @@ from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from curfew_core.engine import OverrideError, parse_duration
 from curfew_core.engine.clock import to_wall
@@ -204,6 +204,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # What a command makes (a new user's replies) and prints is in the
+        # operator's language, never in whatever a caller's thread left active
+        # (a request before ``call_command`` in the same thread, as in tests).
+        with translation.override(django_settings.LANGUAGE_CODE):
+            self._handle(options)
+
+    def _handle(self, options: dict[str, Any]) -> None:
         name = options["action"]
         if name == "debug":
             name = "pretend"  # the old spelling of the same action
