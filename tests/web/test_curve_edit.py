@@ -16,8 +16,7 @@ from curfew_core.engine import unused_anchors
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import values as v
 from curfew_core.schedules.config import ConfigError
-from curfew_core.web.schedule import charts
-from curfew_core.web.schedule import page as page_parts
+from curfew_core.web.schedule import charts, contexts
 from tests.web.conftest import PageClient
 from tests.web.forms import as_post, form_fields
 from tests.web.test_preview import TUESDAY, _figure
@@ -29,7 +28,7 @@ def _figure_for(**changes: Any) -> tuple[dict[str, Any], Any]:
     night = charts.night_of(schedule, TUESDAY)
     # English whatever an earlier test left active (the words are checked below).
     with translation.override("en"):
-        text = page_parts.chart_text()
+        text = contexts.chart_text()
     return charts.curve_figure(schedule, night, now=None, text=text), schedule
 
 
@@ -108,7 +107,7 @@ def test_the_preview_carries_the_edit_block(page: PageClient) -> None:
 
 def test_the_editors_words_are_translated() -> None:
     with translation.override("zh-hans"):
-        text = page_parts.chart_text()
+        text = contexts.chart_text()
     assert "缓入" in text.ignored["ease_in"]
     assert "拖动锚点" in text.drag_help
     assert "%(step)s" not in text.drag_help
@@ -188,7 +187,7 @@ def test_each_night_draws_the_same_shape_in_its_own_window() -> None:
     )
     schedule = schedule_config.build(config)
     figure = charts.curve_figure(
-        schedule, charts.night_of(schedule, SATURDAY), now=None, text=page_parts.chart_text()
+        schedule, charts.night_of(schedule, SATURDAY), now=None, text=contexts.chart_text()
     )
     assert [a["x"] for a in figure["edit"]["anchors"]] == [0, 30, 60, 90, 120]
     assert [a["tokens"] for a in figure["edit"]["anchors"]] == [2048, 1600, 800, 320, 64]

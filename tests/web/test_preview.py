@@ -17,8 +17,7 @@ from curfew_core.engine import State, decide
 from curfew_core.models import Schedule
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.web import band_day, band_week
-from curfew_core.web.schedule import charts
-from curfew_core.web.schedule import page as page_parts
+from curfew_core.web.schedule import charts, contexts
 from tests.web.conftest import PageClient
 from tests.web.forms import as_post, form_fields
 
@@ -48,7 +47,7 @@ def _cells(html: str, state: str) -> int:
 def test_chart_is_exactly_the_engines_budget() -> None:
     schedule = schedule_config.build(schedule_config.default_config())
     night = charts.night_of(schedule, TUESDAY)
-    figure = charts.curve_figure(schedule, night, now=None, text=page_parts.chart_text())
+    figure = charts.curve_figure(schedule, night, now=None, text=contexts.chart_text())
     curve = figure["data"][0]
     start = dt.datetime(2026, 9, 29, 23, 0, tzinfo=SHANGHAI)
     checked = 0
@@ -71,12 +70,12 @@ def test_now_is_marked_only_inside_the_window() -> None:
     schedule = schedule_config.build(schedule_config.default_config())
     night = charts.night_of(schedule, TUESDAY)
     inside = dt.datetime(2026, 9, 30, 1, 30, tzinfo=SHANGHAI)
-    figure = charts.curve_figure(schedule, night, now=inside, text=page_parts.chart_text())
+    figure = charts.curve_figure(schedule, night, now=inside, text=contexts.chart_text())
     marker = figure["data"][2]
     assert marker["x"] == [150.0]
     assert marker["y"] == [decide(inside, schedule).budget] == [560]
     outside = dt.datetime(2026, 9, 30, 12, 0, tzinfo=SHANGHAI)
-    figure = charts.curve_figure(schedule, night, now=outside, text=page_parts.chart_text())
+    figure = charts.curve_figure(schedule, night, now=outside, text=contexts.chart_text())
     assert len(figure["data"]) == 2
     go.Figure(figure)
 
@@ -84,7 +83,7 @@ def test_now_is_marked_only_inside_the_window() -> None:
 def test_step_curve_is_drawn_as_steps() -> None:
     schedule = schedule_config.build({**schedule_config.default_config(), "curve": "step"})
     night = charts.night_of(schedule, TUESDAY)
-    figure = charts.curve_figure(schedule, night, now=None, text=page_parts.chart_text())
+    figure = charts.curve_figure(schedule, night, now=None, text=contexts.chart_text())
     assert figure["data"][0]["line"]["shape"] == "hv"
     assert set(figure["data"][0]["y"]) == {2048, 1600, 800, 320}
 
@@ -93,7 +92,7 @@ def test_empty_window_says_so() -> None:
     config = {**schedule_config.default_config(), "lights_out": "23:00", "anchors": [["23:00", 64]]}
     schedule = schedule_config.build(config)
     night = charts.night_of(schedule, TUESDAY)
-    figure = charts.curve_figure(schedule, night, now=None, text=page_parts.chart_text())
+    figure = charts.curve_figure(schedule, night, now=None, text=contexts.chart_text())
     assert figure["data"] == []
     assert "No winding" in figure["layout"]["annotations"][-1]["text"]
 

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from curfew_core.services.schedules import schedule_get_or_create, schedule_update
 from curfew_core.services.teams import member_add, team_create
 from curfew_core.services.tokens import token_create
-from curfew_core.web.schedule.page import VERDICT_INSTANTS
+from curfew_core.web.schedule.contexts import VERDICT_INSTANTS
 from tests.conftest import ApiClient
 from tests.web.conftest import PageClient
 

@@ -4,5 +4,5 @@ buttons and the "Pretend it is ..." banner.
 
 The settings form is shared: the Replies page is its other section
 (``section.FormSection``), and the Team page edits a team's schedule with the
-same form (``schedule_form``, ``forms``) and preview (``page``).
+same form (``schedule_form``, ``forms``) and preview (``contexts``).
 """

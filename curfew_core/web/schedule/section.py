@@ -24,7 +24,7 @@ from curfew_core.schedules.declaration import labels_of
 from curfew_core.selectors import web as web_selectors
 from curfew_core.services.schedules import StaleVersion, schedule_update
 from curfew_core.web import words
-from curfew_core.web.schedule import choices, page, presets, saving, schedule_form, team_line
+from curfew_core.web.schedule import choices, contexts, presets, saving, schedule_form, team_line
 from curfew_core.web.schedule.keys import FORM_KEYS
 from curfew_core.web.schedule.saving import Saved, Shown
 from curfew_core.web.schedule.schedule_form import ScheduleForm
@@ -96,9 +96,9 @@ def _form_context(
     """A settings form (Schedule or Replies & persona) and its live preview."""
     user = user_of(request)
     saved = web_selectors.saved_schedule(user)
-    status = page.now_context(user, timezone.now())
+    status = contexts.now_context(user, timezone.now())
     query = request.GET if params is None else params
-    preview = page.preview(saved.config, form, at=status["as_of"], params=query)
+    preview = contexts.preview(saved.config, form, at=status["as_of"], params=query)
     form.with_spare_rows()
     if form.errors:
         form.flag_rows(preview.candidate.row_problems)

@@ -17,7 +17,7 @@ from curfew_core.schedules import override_commands
 from curfew_core.selectors import web as web_selectors
 from curfew_core.services.overrides import override_apply
 from curfew_core.web import words
-from curfew_core.web.schedule import page, schedule_form, team_line
+from curfew_core.web.schedule import contexts, schedule_form, team_line
 from curfew_core.web.schedule.keys import SCHEDULE_KEYS
 from curfew_core.web.schedule.section import SECTION_TEMPLATES, FormSection, section_page
 from curfew_core.web.shell import (
@@ -50,19 +50,19 @@ def settings_page(request: HttpRequest) -> HttpResponse:
 def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
     user = user_of(request)
     now = timezone.now()
-    status = page.now_context(user, now)
-    look = page.look_at(request.GET, tz_name=status["timezone"], now=now)
+    status = contexts.now_context(user, now)
+    look = contexts.look_at(request.GET, tz_name=status["timezone"], now=now)
     if look.at is not None:
         # A preview on this page only: nothing is written, no gateway is told.
-        status = page.now_context(user, now, at=look.at)
-    day = page.parse_band(request.GET, status["as_of_local"].date())
+        status = contexts.now_context(user, now, at=look.at)
+    day = contexts.parse_band(request.GET, status["as_of_local"].date())
     return base_context(
         request,
         "overview",
         line=team_line.line,
         **status,
         look=look,
-        band=page.band_for(status["bundle"], status["as_of"], day=day[0], view=day[1]),
+        band=contexts.band_for(status["bundle"], status["as_of"], day=day[0], view=day[1]),
         band_date=day[0],
         band_view=day[1],
         # The scrubber sits on the shown moment, to the quarter hour.
@@ -86,9 +86,9 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
     user = user_of(request)
     form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
     saved = web_selectors.saved_schedule(user)
-    status = page.now_context(user, timezone.now())
-    preview = page.preview(saved.config, form, at=status["as_of"], params=request.POST)
-    context = page.preview_context(preview, form, SCHEDULE_KEYS)
+    status = contexts.now_context(user, timezone.now())
+    preview = contexts.preview(saved.config, form, at=status["as_of"], params=request.POST)
+    context = contexts.preview_context(preview, form, SCHEDULE_KEYS)
     return rendered(request, f"{SECTION_TEMPLATES['schedule']}#preview-response", context)
 
 

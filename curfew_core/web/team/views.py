@@ -38,7 +38,7 @@ from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.users import user_by_name
 from curfew_core.services import teams as team_services
 from curfew_core.web import words
-from curfew_core.web.schedule import page, saving, schedule_form, team_line
+from curfew_core.web.schedule import contexts, saving, schedule_form, team_line
 from curfew_core.web.schedule.keys import SCHEDULE_KEYS
 from curfew_core.web.schedule.saving import Saved, Shown
 from curfew_core.web.schedule.schedule_form import ScheduleForm
@@ -415,7 +415,7 @@ def _schedule_context(
     """What ``curfew/schedule.html`` needs, read from the team's schedule."""
     config, _version = team_line.schedule_of(membership.team)
     now = timezone.now()
-    preview = page.preview(config, form, at=now, params=request.GET)
+    preview = contexts.preview(config, form, at=now, params=request.GET)
     form.with_spare_rows()
     if form.errors:
         form.flag_rows(preview.candidate.row_problems)
@@ -495,8 +495,8 @@ def team_schedule_preview(request: HttpRequest, membership: Any) -> HttpResponse
     """The chart and band for the team form as typed (unsaved)."""
     form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
     config, _version = team_line.schedule_of(membership.team)
-    preview = page.preview(config, form, at=timezone.now(), params=request.POST)
-    context = page.preview_context(preview, form, SCHEDULE_KEYS)
+    preview = contexts.preview(config, form, at=timezone.now(), params=request.POST)
+    context = contexts.preview_context(preview, form, SCHEDULE_KEYS)
     return rendered(request, "curfew/schedule.html#preview-response", context)
 
 
