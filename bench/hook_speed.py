@@ -63,6 +63,8 @@ EVENT = {
     "tool_input": {"command": "ls"},
     "tool_use_id": "toolu_bench",
 }
+#: ``curfew status``'s cache (``curfew_cli.status.CACHE_FILE``).
+STATUS_CACHE = "status.lines"
 #: Seconds between refills of the caches (a verdict is kept at most 60 s).
 REWARM = 40.0
 
@@ -184,7 +186,7 @@ def measure(
 
     def rewarm() -> None:
         shutil.rmtree(verdicts, ignore_errors=True)
-        (cache / "curfew" / "status.json").unlink(missing_ok=True)
+        (cache / "curfew" / STATUS_CACHE).unlink(missing_ok=True)
         for name in ("curfew status (warm)", "curfew hook claude-code (warm)"):
             command, stdin = commands[name]
             spawn(command, env, stdin)

@@ -16,7 +16,17 @@ import pytest
 
 from curfew_cli.config import load
 from curfew_cli.main import _parser, _status_options, main
-from curfew_cli.status import MAX_AGE, RETRY, Status, current, render, summarize
+from curfew_cli.status import (
+    CACHE_FILE,
+    MAX_AGE,
+    RETRY,
+    Status,
+    current,
+    read_cache,
+    render,
+    summarize,
+    write_lines,
+)
 from harness_samples import state
 from harness_server import FakeServer, environment
 
@@ -129,7 +139,7 @@ def test_another_server_or_token_does_not_read_the_cache(tmp_path: Path) -> None
     status(tmp_path, server)
     status(tmp_path, server, CURFEW_TOKEN="cfw_another")
     assert len(server.requests) == 2
-    cached = (tmp_path / "cache" / "curfew" / "status.json").read_text()
+    cached = (tmp_path / "cache" / "curfew" / CACHE_FILE).read_text()
     assert "cfw_" not in cached  # the token is not written to the cache
 
 
@@ -162,8 +172,20 @@ def _run_status(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-#: Imported only off the cached path (asking the server, or argparse for help).
-SLOW = ("httpx", "pydantic", "curfew_client", "argparse", "dataclasses", "pathlib", "zoneinfo")
+#: Imported only off the cached path (asking the server, or argparse for help;
+#: ``json``, and the ``re`` and ``enum`` it brings, to read or write JSON).
+SLOW = (
+    "httpx",
+    "pydantic",
+    "curfew_client",
+    "argparse",
+    "dataclasses",
+    "pathlib",
+    "zoneinfo",
+    "json",
+    "re",
+    "enum",
+)
 PROBE = (
     "import sys\n"
     "from curfew_cli.main import main\n"
@@ -175,14 +197,8 @@ PROBE = (
 def test_a_fresh_status_imports_neither_httpx_nor_pydantic(tmp_path: Path) -> None:
     env = environment(tmp_path, CURFEW_URL="http://127.0.0.1:9")
     settings = load(env)
-    path = tmp_path / "cache" / "curfew" / "status.json"
-    path.parent.mkdir(parents=True)
-    record = {
-        "identity": settings.identity,
-        "summary": summarize(state()),
-        "until": time.time() + 3600,
-    }
-    path.write_text(json.dumps(record))
+    path = tmp_path / "cache" / "curfew" / CACHE_FILE
+    write_lines(str(path), settings.identity, Status(summarize(state())), time.time() + 3600)
     lines = _run_status(tmp_path, PROBE).stdout.splitlines()
     assert lines == ["sleepy · budget 560 · asleep at 03:00", " ".join(["False"] * len(SLOW))]
     # Control: with nothing cached it must ask, and then imports httpx and the client.
@@ -190,6 +206,70 @@ def test_a_fresh_status_imports_neither_httpx_nor_pydantic(tmp_path: Path) -> No
     line, imported = _run_status(tmp_path, PROBE).stdout.splitlines()
     assert line == "curfew: unreachable"
     assert imported.split()[:3] == ["True", "True", "True"]
+
+
+#: Answers in each shape: a state, overtime, curfew off, only watching, a failure.
+SHOWN = [
+    Status(summarize(state())),
+    Status(summarize(state(state="on-duty", budget=None, override="overtime"))),
+    Status(summarize(state(enabled=False))),
+    Status(summarize(state(dry_run=True, state="lights-out", budget=None))),
+    Status(None, "unreachable"),
+    Status(None, "server answered HTTP 502"),
+]
+
+
+@pytest.mark.parametrize("shown", SHOWN)
+@pytest.mark.parametrize(
+    ("fmt", "colour"), [(f, c) for f in ("plain", "tmux", "json") for c in (False, True)]
+)
+def test_a_cached_line_is_the_line_rendered(
+    shown: Status, fmt: Any, colour: bool, tmp_path: Path
+) -> None:
+    """The cache keeps the rendered lines: read back, each format and colour
+    says what rendering the answer says (its JSON: ``cached``)."""
+    path = str(tmp_path / CACHE_FILE)
+    now = time.time()
+    write_lines(path, "me", shown, now + 5)
+    cached = read_cache(path, "me", now)
+    assert cached is not None
+    assert cached.cached is True
+    assert cached.known is shown.known
+    assert cached.error == shown.error
+    again = Status(shown.summary, shown.error, cached=True)
+    assert render(cached, fmt, colour=colour) == render(again, fmt, colour=colour)
+    # Control: not past ``until``, nor for another identity.
+    assert read_cache(path, "me", now + 5) is None
+    assert read_cache(path, "another", now) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "{}",
+        '{"identity": "me", "summary": {}, "until": 1e20}',  # the JSON cache of 0.2.0
+        "curfew-status 1\nme\nnan\n\na\nb\nc\nd\n",
+        "curfew-status 1\nme\n1e20\n\na\nb\nc\n",  # a line short
+        "curfew-status 1\nme\n1e20\n\na\nb\nc\nd",  # cut before its end
+        "curfew-status 2\nme\n1e20\n\na\nb\nc\nd\n",
+    ],
+)
+def test_a_cache_it_cannot_read_is_asked_again(text: str, tmp_path: Path) -> None:
+    path = tmp_path / CACHE_FILE
+    path.write_text(text)
+    assert read_cache(str(path), "me", time.time()) is None
+    # Control: the same layout, whole and fresh, is read.
+    path.write_text("curfew-status 1\nme\n1e20\n\na\nb\nc\nd\n")
+    cached = read_cache(str(path), "me", time.time())
+    assert cached is not None
+    assert render(cached, "tmux") == "c"
+
+
+def test_a_line_break_from_the_server_is_not_cached(tmp_path: Path) -> None:
+    path = str(tmp_path / CACHE_FILE)
+    write_lines(path, "me", Status(None, "odd\nanswer"), time.time() + 5)
+    assert not os.path.exists(path)
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,12 @@
 neither httpx nor pydantic (nor the gateway client) on its warm paths: a
 status line answered from its cache, a hook answered from a cached verdict.
 
-Read from ``python -X importtime`` of the console script itself (the
-wrapper setuptools writes, its own ``import re`` included), so an import
-added anywhere on the way (the wrapper, ``curfew_cli.main``, a helper
-module) is caught, not only one reached from ``main()``. The forked sender of
+Read from ``python -X importtime`` of the installed command itself (the
+script pip installs, ``client/scripts/curfew``), so an import added anywhere
+on the way (the script, ``curfew_cli.main``, a helper module) is caught, not
+only one reached from ``main()``. A warm status line imports no ``re``,
+``json`` or ``enum`` either (issue 42: about 10 ms of its 30 ms; the
+launcher pip writes for a ``[project.scripts]`` entry point imports ``re``). The forked sender of
 a warm hook's reports writes nothing to the hook's stderr (it is detached
 first), so what is read is the hook's own start. Each test has its control:
 the same command with nothing cached must ask, and there the slow imports
@@ -26,12 +28,14 @@ import pytest
 
 from curfew_cli import verdicts
 from curfew_cli.config import load
-from curfew_cli.status import summarize
+from curfew_cli.status import CACHE_FILE, Status, summarize, write_lines
 from harness_samples import ASLEEP, SESSION, WORKING, event, state
 from harness_server import environment
 
 #: Never on a warm path (the gateway client brings both).
 HEAVY = ("httpx", "pydantic", "curfew_client")
+#: Never on a warm status line: ``json`` imports ``re``, which imports ``enum``.
+LIGHT_ONLY = ("re", "json", "enum")
 #: Nothing listens there: a command that asks is told "unreachable" at once.
 NOWHERE = "http://127.0.0.1:9"
 
@@ -39,8 +43,32 @@ NOWHERE = "http://127.0.0.1:9"
 def _command() -> str:
     found = shutil.which("curfew", path=str(Path(sys.executable).parent))
     if found is None:
-        pytest.fail("no curfew console script beside this Python (pip install -e ./client)")
+        pytest.fail("no curfew command beside this Python (pip install -e ./client)")
     return found
+
+
+def _names(stderr: str) -> set[str]:
+    """The modules ``-X importtime`` says were imported (top names too)."""
+    names: set[str] = set()
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or line.count("|") != 2:
+            continue
+        name = line.rsplit("|", 1)[1].strip()
+        names |= {name, name.split(".")[0]}
+    return names
+
+
+def python_alone() -> set[str]:
+    """What this Python imports starting with nothing to run (``site`` and
+    the ``.pth`` files of this environment): not the command's doing."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "pass"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return _names(done.stderr)
 
 
 def imported(tmp_path: Path, words: list[str], stdin: str = "", **env: str) -> tuple[str, set[str]]:
@@ -54,26 +82,15 @@ def imported(tmp_path: Path, words: list[str], stdin: str = "", **env: str) -> t
         timeout=60,
         check=True,
     )
-    names: set[str] = set()
-    for line in done.stderr.splitlines():
-        if not line.startswith("import time:") or line.count("|") != 2:
-            continue
-        name = line.rsplit("|", 1)[1].strip()
-        names |= {name, name.split(".")[0]}
+    names = _names(done.stderr)
     assert "curfew_cli.main" in names, done.stderr[-2000:]  # the reading is not empty
     return done.stdout, names
 
 
 def test_a_warm_status_line_imports_no_httpx_no_pydantic(tmp_path: Path) -> None:
     settings = load(environment(tmp_path, CURFEW_URL=NOWHERE))
-    cached = tmp_path / "cache" / "curfew" / "status.json"
-    cached.parent.mkdir(parents=True)
-    record = {
-        "identity": settings.identity,
-        "summary": summarize(state()),
-        "until": time.time() + 3600,
-    }
-    cached.write_text(json.dumps(record))
+    cached = tmp_path / "cache" / "curfew" / CACHE_FILE
+    write_lines(str(cached), settings.identity, Status(summarize(state())), time.time() + 3600)
     out, names = imported(tmp_path, ["status"])
     assert out == "sleepy · budget 560 · asleep at 03:00\n"
     assert names.isdisjoint(HEAVY), sorted(names & set(HEAVY))
@@ -82,6 +99,41 @@ def test_a_warm_status_line_imports_no_httpx_no_pydantic(tmp_path: Path) -> None
     out, names = imported(tmp_path, ["status"])
     assert out == "curfew: unreachable\n"
     assert set(HEAVY) <= names
+
+
+@pytest.mark.parametrize(
+    ("words", "line"),
+    [
+        (["status"], "sleepy · budget 560 · asleep at 03:00"),
+        (
+            ["status", "--format", "tmux"],
+            "#[fg=yellow]sleepy#[default] · budget 560 · asleep at 03:00",
+        ),
+        (
+            ["status", "--format=plain", "--color=always"],
+            "\x1b[33msleepy\x1b[0m · budget 560 · asleep at 03:00",
+        ),
+        (["status", "--format", "json"], '"line": "sleepy · budget 560 · asleep at 03:00"'),
+    ],
+)
+def test_a_warm_status_line_imports_no_re_json_or_enum(
+    words: list[str], line: str, tmp_path: Path
+) -> None:
+    """The installed command as a status bar starts it, its cache fresh: it
+    reads a file of lines and prints one (issue 42: ``re``, from pip's entry
+    point launcher or from ``json``, cost about 10 ms of the 30)."""
+    settings = load(environment(tmp_path, CURFEW_URL=NOWHERE))
+    cached = tmp_path / "cache" / "curfew" / CACHE_FILE
+    write_lines(str(cached), settings.identity, Status(summarize(state())), time.time() + 3600)
+    out, names = imported(tmp_path, words)
+    assert line in out
+    own = names - python_alone()
+    assert own.isdisjoint(LIGHT_ONLY), sorted(own & set(LIGHT_ONLY))
+    # Control: nothing cached, it asks the server, and its JSON imports them.
+    cached.unlink()
+    out, names = imported(tmp_path, words)
+    assert "unreachable" in out
+    assert set(LIGHT_ONLY) <= names - python_alone()
 
 
 @pytest.mark.parametrize("tool", ["claude-code", "codex"])

@@ -391,4 +391,4 @@ def _status_line(settings: Settings, env: Mapping[str, str], *, transport: Any) 
     from curfew_cli.status import current, render
 
     status = current(settings, env, transport=transport)
-    return render(status) if status.summary is not None else None
+    return render(status) if status.known else None
