@@ -81,15 +81,12 @@ def invalid_status(request: HttpRequest) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Access:
-    """The signed-in person's team (the object the team services take) and role."""
+class Access(team_selectors.Membership):
+    """The signed-in person's membership (its role, and whether that is an
+    admin's, as the selector says) with their team, the object the team
+    services take."""
 
     team: Any
-    role: str
-
-    @property
-    def is_admin(self) -> bool:
-        return self.role == "admin"
 
 
 def access_of(user: Any) -> Access | None:
@@ -100,7 +97,7 @@ def access_of(user: Any) -> Access | None:
     if membership is None:
         return None
     team = team_selectors.team_by_id(membership.team_id)
-    return None if team is None else Access(team, membership.role)
+    return None if team is None else Access(membership.team_id, membership.role, team)
 
 
 def base_context(

@@ -92,7 +92,7 @@ def admin_only(view: TeamView) -> TeamView:
     @member_only
     @functools.wraps(view)
     def wrapper(request: HttpRequest, membership: Any, *args: Any, **kwargs: Any) -> Any:
-        if membership.role != "admin":
+        if not membership.is_admin:
             raise PermissionDenied("team admins only")
         return view(request, membership, *args, **kwargs)
 
@@ -117,7 +117,7 @@ def _context(request: HttpRequest, membership: Any, **extra: Any) -> dict[str, A
     tz_name = web_selectors.saved_schedule(user).config["timezone"]
     number, page_problem = _page_number(request)
     members = _members(membership, number)
-    is_admin = membership.role == "admin"
+    is_admin = membership.is_admin
     # The members card is the admins': its next changes are shown to them only.
     changes = {row.user_id: row.next for row in members.rows} if is_admin else {}
     context = base_context(
