@@ -11,8 +11,9 @@ LOCAL := .local
 .PHONY: run test lint typecheck pytest pytest-app pytest-client pytest-engine bench bench-sqlite fuzz soak capsule-soak clean serve screenshots docs clients
 
 # client/pyproject.toml: the gateway client is installed from the checkout (-e ./client),
-# so a change to its metadata or dependencies reinstalls it.
-$(VENV)/.base: requirements/base.txt client/pyproject.toml
+# so a change to its metadata or dependencies reinstalls it; and a change to the curfew
+# script (copied into $(VENV)/bin, an editable install links only the packages).
+$(VENV)/.base: requirements/base.txt client/pyproject.toml client/scripts/curfew
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/base.txt
 	touch $@
