@@ -36,7 +36,7 @@ from curfew_core.selectors import teams as team_reads
 from curfew_core.selectors.bundles import UserBundle, bundle_for, cached_bundle, rows_fresh
 from curfew_core.selectors.tokens import TokenIdentity, TokenKind
 from curfew_core.selectors.users import is_username
-from curfew_core.store import async_cache, cache_policy
+from curfew_core.store import async_cache, cache_policy, local_layer
 from curfew_core.store.cache_policy import bundle_key, team_key
 
 MEMBER_HEADER = b"x-curfew-user"
@@ -157,6 +157,14 @@ async def _member(
     in one query, handed what was read here."""
     rows: Any = bundles.UNREAD
     team: Any = bundles.UNREAD
+    if user_id is None or not fresh_id:
+        # The name's id as the cache holds it (the process's layer first, then
+        # one read of Redis, kept in the layer): no thread, no database, when
+        # some process looked the name up lately. A name the cache does not
+        # hold, or holds as no member, is looked up on the thread as before.
+        named = await _cached_id(team_id, name)
+        if named is not None:
+            user_id, fresh_id = named, True
     if user_id is not None:
         memo = (caller.identity.token_id, user_id)
         keys = [bundle_key(user_id), team_key(team_id)]
@@ -189,6 +197,32 @@ async def _member(
         return None
     _remember(team_id, name, found_id)
     return _as_member(caller, found_id, bundle)
+
+
+async def _cached_id(team_id: int, name: str) -> int | None:
+    """The member's user id as the cache holds it (``selectors.teams.member_key``,
+    which every process's change of a membership or a username drops
+    everywhere); ``None`` if the cache holds no member by that name. Read from
+    Redis, it is held in the layer and remembered here (``_remember``) unless
+    a drop arrived meanwhile; "no such member" is neither (a member who joins
+    is found at once, as ``selectors.teams`` keeps that answer only briefly).
+    Read from the layer, it is not remembered: the layer's entry stands no
+    longer than its own bound, and is read there again next time."""
+    key = team_reads.member_key(team_id, name)
+    found = async_cache.read_now([key])
+    since = None
+    if found is None:
+        if not async_cache.supported():
+            return None
+        since = local_layer.epoch()
+        found = await async_cache.get_many([key], keep=False)
+    value = found[0]
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        return None  # absent, or no such member: asked on the thread, as before
+    if since is not None and local_layer.epoch() == since:
+        local_layer.keep({key: value}, since)
+        _remember(team_id, name, value)
+    return value
 
 
 def _cold_member(

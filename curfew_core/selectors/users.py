@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from functools import lru_cache
 
 from cachetools import TTLCache
 from django.contrib.auth import get_user_model
@@ -43,6 +44,7 @@ def forget_names() -> None:
     """Forget the usernames read (tests)."""
     with _names_lock:
         _names.clear()
+    _judged_kept.cache_clear()
 
 
 def active_among(*, user_ids: list[int]) -> set[int]:
@@ -53,10 +55,31 @@ def active_among(*, user_ids: list[int]) -> set[int]:
 def is_username(name: str) -> bool:
     """Whether ``name`` could be anyone's username, by the rule every account
     is made under: the user model's own ``username`` field (its validators
-    and length, which sign-up's form runs too). Not a second rule."""
+    and length, which sign-up's form runs too). Not a second rule.
+
+    Remembered per name (``_NAMES_JUDGED``, least recently used): a team key
+    names its member on every call, and running the field's validators (a
+    regular expression, a length check, Django's field lookup) was a tenth of
+    a team key's warm verdict. A name longer than the field allows is judged
+    each time, never kept (no client fills the memory with long names)."""
+    if len(name) > _LONGEST_JUDGED:
+        return _judged(name)
+    return _judged_kept(name)
+
+
+#: Names judged and kept (``is_username``): a team's members, and a few more.
+_NAMES_JUDGED = 50_000
+#: Longer names are not kept (the default user model allows 150 characters).
+_LONGEST_JUDGED = 150
+
+
+def _judged(name: str) -> bool:
     field = get_user_model()._meta.get_field("username")
     try:
         field.run_validators(name)
     except ValidationError:
         return False
     return True
+
+
+_judged_kept = lru_cache(maxsize=_NAMES_JUDGED)(_judged)

@@ -144,8 +144,10 @@ def _local_many(backend: LocMemCache, keys: Sequence[str]) -> list[Any]:
     return out
 
 
-async def get_many(keys: Sequence[str]) -> list[Any]:
-    """The cached values of ``keys`` (``None`` where absent), in order.
+async def get_many(keys: Sequence[str], *, keep: bool = True) -> list[Any]:
+    """The cached values of ``keys`` (``None`` where absent), in order; those
+    fetched from Redis are held in the layer unless ``keep`` is false (the
+    caller then decides, ``local_layer.keep``).
 
     Raises ``RedisError`` like the sync backend would (the doors' outage answer).
     """
@@ -164,7 +166,7 @@ async def get_many(keys: Sequence[str]) -> list[Any]:
         key: None if value is None else _decode(value, loads)
         for key, value in zip(wanted, raw, strict=True)
     }
-    if layered:
+    if layered and keep:
         local_layer.keep(fetched, since)
     return [
         fetched[key] if value is local_layer.MISSING else value
