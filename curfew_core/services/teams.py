@@ -38,10 +38,10 @@ from curfew_core.selectors.account import preferred_language
 from curfew_core.selectors.bundles import refresh_team
 from curfew_core.selectors.spoken import preset_key, why_replies
 from curfew_core.selectors.teams import forget_member_name
-from curfew_core.selectors.tokens import digest as token_digest
 from curfew_core.services import events
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record, changed_fields, moment
+from curfew_core.services.tokens import audited, token_mint
 
 log = logging.getLogger("curfew.teams")
 
@@ -586,9 +586,6 @@ def member_overtime_taken(*, user: User, now: datetime) -> None:
 # -- team keys -------------------------------------------------------------------------
 
 
-TEAM_KEY_PREFIX = "cft_"
-
-
 @transaction.atomic
 def team_token_create(
     *,
@@ -602,14 +599,8 @@ def team_token_create(
     team's first admin); only its digest is kept."""
     _require_admin(team, actor)
     owner = actor or _first_admin(team)
-    raw = TEAM_KEY_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        user=owner,
-        kind=ApiToken.Kind.TEAM,
-        team=team,
-        name=(name or f"team {team.name}")[:100],
-        prefix=raw[:12],
-        digest=token_digest(raw),
+    token, raw = token_mint(
+        user=owner, kind=ApiToken.Kind.TEAM, name=name or f"team {team.name}", team=team
     )
     _audit(
         team=team,
@@ -617,8 +608,6 @@ def team_token_create(
         actor=actor,
         channel=channel,
         action="key created",
-        changes={"kind": token.kind, "prefix": token.prefix, "name": token.name},
+        changes=audited(token),
     )
-    # A garbage lookup may have cached this digest as unknown.
-    after_commit(user_id=owner.pk, token_digests=[token.digest], refresh=False, publish=False)
     return token, raw

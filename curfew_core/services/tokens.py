@@ -8,12 +8,35 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from curfew_core.models import ApiToken, AuditEntry
+from curfew_core.models import ApiToken, AuditEntry, Team
 from curfew_core.selectors.tokens import digest
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record
 
-_PREFIX = {ApiToken.Kind.API: "cfw_", ApiToken.Kind.EMBED: "cfe_"}
+#: Each kind's raw prefix (a team key's too): a found token says what it is.
+_PREFIX = {ApiToken.Kind.API: "cfw_", ApiToken.Kind.EMBED: "cfe_", ApiToken.Kind.TEAM: "cft_"}
+
+
+def token_mint(
+    *, user: User, kind: str, name: str, team: Team | None = None
+) -> tuple[ApiToken, str]:
+    """A new token row and its raw value, which is never stored: only its
+    digest and displayed prefix are. Inside the caller's transaction, which
+    audits it (``audited``); a person's own tokens and a team's keys are made
+    here alike."""
+    raw = _PREFIX[ApiToken.Kind(kind)] + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user, kind=kind, team=team, name=name[:100], prefix=raw[:12], digest=digest(raw)
+    )
+    # A garbage lookup may have cached this digest as unknown.
+    after_commit(user_id=user.pk, token_digests=[token.digest], refresh=False, publish=False)
+    return token, raw
+
+
+def audited(token: ApiToken) -> dict[str, str]:
+    """What an audit entry keeps of a token: its kind, name and displayed
+    prefix, never the raw token or its digest."""
+    return {"kind": token.kind, "name": token.name, "prefix": token.prefix}
 
 
 @transaction.atomic
@@ -26,13 +49,11 @@ def token_create(
     channel: str = AuditEntry.Channel.SYSTEM,
 ) -> tuple[ApiToken, str]:
     """A new token and its raw value, which is never stored and shown only once."""
-    raw = _PREFIX[ApiToken.Kind(kind)] + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        user=user, kind=kind, name=name[:100], prefix=raw[:12], digest=digest(raw)
-    )
+    if ApiToken.Kind(kind) == ApiToken.Kind.TEAM:
+        # A key with no team would ask for nobody: ``services.teams`` makes those.
+        raise ValueError("a team key is made by team_token_create, with its team")
+    token, raw = token_mint(user=user, kind=kind, name=name)
     _audit(user, token, "created", actor=actor, channel=channel)
-    # A garbage lookup may have cached this digest as unknown.
-    after_commit(user_id=user.pk, token_digests=[token.digest], refresh=False, publish=False)
     return token, raw
 
 
@@ -61,12 +82,11 @@ def token_revoke(
 
 
 def _audit(user: User, token: ApiToken, action: str, *, actor: User | None, channel: str) -> None:
-    # Kind, name and the displayed prefix: never the raw token or its digest.
     audit_record(
         user=user,
         actor=actor,
         channel=channel,
         subject=AuditEntry.Subject.TOKEN,
         action=action,
-        changes={"kind": token.kind, "name": token.name, "prefix": token.prefix},
+        changes=audited(token),
     )
