@@ -22,7 +22,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, TypeVar
 
 from django.db import DatabaseError
 from django.http import HttpResponse
@@ -33,7 +33,7 @@ from redis.exceptions import RedisError
 from curfew_core import throttle
 from curfew_core.engine import Action, Verdict
 from curfew_core.protocols import anthropic, openai
-from curfew_core.protocols.base import WireProtocol
+from curfew_core.protocols.base import ErrorBody, Refusals, WireProtocol
 from curfew_core.schema.errors import api_error_body
 
 log = logging.getLogger("curfew.edge")
@@ -50,10 +50,31 @@ OUTAGES: tuple[type[BaseException], ...] = (
 RETRY_AFTER_SECONDS = 5
 UNAVAILABLE_MESSAGE = "storage unavailable; retry shortly"
 FAILED_MESSAGE = "internal error; the server could not answer this request"
+#: The API's words for the edge's refusals (its codes are its own); the pages
+#: say the same where they say anything.
+API_WORDS = Refusals(
+    missing="missing bearer token",
+    unknown="unknown or revoked token",
+    unauthorized_code="unauthorized",
+    too_large_code="too_large",
+    rate_limited_code="rate_limited",
+    rate_limited_type="invalid_request_error",
+    unavailable=UNAVAILABLE_MESSAGE,
+    failed=FAILED_MESSAGE,
+)
 
 
-class ErrorAnswer(Protocol):
-    """An error in a protocol's shape."""
+#: ``(status, message, code, param, OpenAI's error type) -> the answer``.
+Answer = Callable[[int, str, str, "str | None", str], HttpResponse]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorAnswer:
+    """An error in one shape (the API's, a protocol's, a page), told as every
+    refusal is: ``error(status, message, code=..., param=..., type=...)``."""
+
+    name: str
+    answer: Answer
 
     def __call__(
         self,
@@ -63,7 +84,8 @@ class ErrorAnswer(Protocol):
         code: str,
         param: str | None = None,
         type: str = "invalid_request_error",
-    ) -> HttpResponse: ...
+    ) -> HttpResponse:
+        return self.answer(status, message, code, param, type)
 
 
 def _json(body: object, status: int) -> HttpResponse:
@@ -72,59 +94,39 @@ def _json(body: object, status: int) -> HttpResponse:
     )
 
 
-def _json_error(body: object, status: int) -> HttpResponse:
-    """An error's JSON; a 401 also says how to authenticate (every JSON door
-    takes a bearer token)."""
-    response = _json(body, status)
-    if status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="curfew"'
-    return response
+def json_error(name: str, body: ErrorBody) -> ErrorAnswer:
+    """Errors told as ``body``'s JSON; a 401 also says how to authenticate
+    (every JSON door takes a bearer token)."""
+
+    def answer(status: int, message: str, code: str, param: str | None, type: str) -> HttpResponse:
+        response = _json(body(status, message, code, param, type), status)
+        if status == 401:
+            response["WWW-Authenticate"] = 'Bearer realm="curfew"'
+        return response
+
+    return ErrorAnswer(name, answer)
 
 
-def api_error(
-    status: int,
-    message: str,
-    *,
-    code: str,
-    param: str | None = None,
-    type: str = "invalid_request_error",
-) -> HttpResponse:
+def _api_body(status: int, message: str, code: str, param: str | None, type: str) -> dict[str, Any]:
     """The API's one shape, ``{"error", "message", "fields"}`` (``param``:
     the field it names)."""
     fields = {param: message} if param else None
-    return _json_error(api_error_body(code, message, fields), status)
+    return api_error_body(code, message, fields)
+
+
+api_error = json_error("api", _api_body)
 
 
 def protocol_error(protocol: WireProtocol) -> ErrorAnswer:
     """``protocol``'s error JSON (``protocols``), so its SDK raises as usual."""
-    body = protocol.error_body
-
-    def error(
-        status: int,
-        message: str,
-        *,
-        code: str,
-        param: str | None = None,
-        type: str = "invalid_request_error",
-    ) -> HttpResponse:
-        return _json_error(body(status, message, code, param, type), status)
-
-    error.__name__ = error.__qualname__ = f"{protocol.name}_error"
-    return error
+    return json_error(protocol.name, protocol.error_body)
 
 
 #: OpenAI's error JSON, so its SDKs raise their usual exceptions.
 openai_error = protocol_error(openai.OPENAI)
 
 
-def page_error(
-    status: int,
-    message: str,
-    *,
-    code: str,
-    param: str | None = None,
-    type: str = "invalid_request_error",
-) -> HttpResponse:
+def _page(status: int, message: str, code: str, param: str | None, type: str) -> HttpResponse:
     """A styled page with the app's own stylesheet; standalone templates (no
     ``request.user``, no database): it must render while storage is down."""
     if status == 413:
@@ -134,6 +136,9 @@ def page_error(
         )
     template = "503.html" if status == 503 else "500.html"
     return HttpResponse(loader.render_to_string(template), status=status)
+
+
+page_error = ErrorAnswer("page", _page)
 
 
 def labelled(response: R, verdict: Verdict | None) -> R:
@@ -152,7 +157,7 @@ def _too_large_in_bytes(dialect: Dialect, limit: int) -> HttpResponse:
     message = f"the request body must be at most {limit} bytes"
     return _json(
         api_error_body(
-            dialect.too_large_code,
+            dialect.words.too_large_code,
             message,
             {"body": "is too large for a settings or verdict request"},
         ),
@@ -163,7 +168,7 @@ def _too_large_in_bytes(dialect: Dialect, limit: int) -> HttpResponse:
 def _too_large_in_mb(dialect: Dialect, limit: int) -> HttpResponse:
     """A model door's 413: the limit in MB, in its protocol's shape."""
     message = f"the request body must be at most {limit // 2**20} MB"
-    return dialect.error(413, message, code=dialect.too_large_code)
+    return dialect.error(413, message, code=dialect.words.too_large_code)
 
 
 def _too_large_page(dialect: Dialect, limit: int) -> HttpResponse:
@@ -186,16 +191,9 @@ class Dialect:
     error: ErrorAnswer
     #: Whether every answer says what the curfew did (the model doors).
     labels: bool = False
-    #: How the door names its credential in a 401.
-    missing_message: str = "missing bearer token"
-    unknown_message: str = "unknown or revoked token"
-    #: Codes of the door's own refusals (the API's are its own words).
-    unauthorized_code: str = "unauthorized"
-    too_large_code: str = "too_large"
-    rate_limited_code: str = "rate_limited"
-    rate_limited_type: str = "invalid_request_error"
-    unavailable_message: str = UNAVAILABLE_MESSAGE
-    failed_message: str = FAILED_MESSAGE
+    #: The words and codes of the door's own refusals (a 401, a 413, a 429,
+    #: its outages): a model door's are its protocol's, the API's its own.
+    words: Refusals = API_WORDS
     #: How a body over the limit is told (its answer, not yet labelled).
     too_large_answer: Callable[[Dialect, int], HttpResponse] = _too_large_in_bytes
     #: How a 405 says what to use.
@@ -216,15 +214,18 @@ class Dialect:
         return self._done(self.error(status, message, code=code, param=param, **kind))
 
     def unauthorized(self, raw_token: str | None) -> HttpResponse:
-        message = self.missing_message if raw_token is None else self.unknown_message
-        return self.refusal(401, message, code=self.unauthorized_code)
+        message = self.words.missing if raw_token is None else self.words.unknown
+        return self.refusal(401, message, code=self.words.unauthorized_code)
 
     def too_large(self, limit: int) -> HttpResponse:
         return self._done(self.too_large_answer(self, limit))
 
     def rate_limited(self, refusal: throttle.Refusal) -> HttpResponse:
         response = self.refusal(
-            429, refusal.message, code=self.rate_limited_code, type=self.rate_limited_type
+            429,
+            refusal.message,
+            code=self.words.rate_limited_code,
+            type=self.words.rate_limited_type,
         )
         response["Retry-After"] = str(refusal.retry_after)
         return response
@@ -232,7 +233,7 @@ class Dialect:
     def unavailable(self) -> HttpResponse:
         """Storage went away: 503 with ``Retry-After`` (retrying soon may work)."""
         response = self.refusal(
-            503, self.unavailable_message, code="unavailable", type="server_error"
+            503, self.words.unavailable, code="unavailable", type="server_error"
         )
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         response["Cache-Control"] = "no-store"
@@ -240,9 +241,7 @@ class Dialect:
 
     def failed(self) -> HttpResponse:
         """Anything else that went wrong (logged by the caller)."""
-        response = self.refusal(
-            500, self.failed_message, code="internal_error", type="server_error"
-        )
+        response = self.refusal(500, self.words.failed, code="internal_error", type="server_error")
         response["Cache-Control"] = "no-store"
         return response
 
@@ -261,19 +260,11 @@ class Dialect:
 def of(protocol: WireProtocol) -> Dialect:
     """A model door's dialect: ``protocol``'s error shape and words, every
     answer labelled, a body limit told in MB."""
-    words = protocol.refusals
     return Dialect(
         protocol.name,
         protocol_error(protocol),
         labels=True,
-        missing_message=words.missing,
-        unknown_message=words.unknown,
-        unauthorized_code=words.unauthorized_code,
-        too_large_code=words.too_large_code,
-        rate_limited_code=words.rate_limited_code,
-        rate_limited_type=words.rate_limited_type,
-        unavailable_message=words.unavailable,
-        failed_message=words.failed,
+        words=protocol.refusals,
         too_large_answer=_too_large_in_mb,
         protocol=protocol,
         member_fields=protocol.member_fields,

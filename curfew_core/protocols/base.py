@@ -77,8 +77,9 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Refusals:
-    """The words and codes of a model door's own refusals (a 401, a 413, a
-    429, its outages), in the proxy's voice."""
+    """The words and codes of a door's own refusals (a 401, a 413, a 429,
+    its outages): a model door's in the proxy's voice, in its protocol's
+    terms (``edge.dialects`` has the API's)."""
 
     missing: str
     unknown: str = "unknown or revoked curfew API token"
