@@ -127,6 +127,12 @@ def test_unknown_token_kind_is_refused(page: PageClient, user: User) -> None:
     assert not ApiToken.objects.filter(user=user).exists()
 
 
+def test_a_team_key_is_not_made_on_the_personal_page(page: PageClient, user: User) -> None:
+    # A team key belongs to a team: asked for here it is refused, not a 500.
+    assert page.post("/tokens/", {"name": "x", "kind": "team"}).status_code == 404
+    assert not ApiToken.objects.filter(user=user).exists()
+
+
 def test_revoke_asks_first_and_names_the_key(page: PageClient, user: User) -> None:
     mine, mine_raw = token_create(user=user, name="my laptop")
     response = page.post(f"/tokens/{mine.id}/revoke/")

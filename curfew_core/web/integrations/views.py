@@ -84,7 +84,9 @@ def _tokens_response(
 @require_POST
 def token_new(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind", TokenKind.API)
-    if kind not in TokenKind.values:
+    # A person makes their own keys here; a team key is made on the team's
+    # page, with its team (token_create refuses it: that was a 500).
+    if kind not in TokenKind.values or kind == TokenKind.TEAM:
         raise Http404("no such token kind")
     # A label, trimmed and cut to fit; NUL dropped (PostgreSQL text cannot
     # hold it, and a browser never types it).
