@@ -29,7 +29,10 @@ is fetched from Redis (one ``MGET``) and kept here.
   a team key's member names (``edge.team_caller``) are forgotten when a
   member leaves or is renamed anywhere, and when the channel is lost.
 - **No stale fetch put back.** A fetch that began before an invalidation
-  arrived is not kept (``epoch``): its answer may predate the write.
+  arrived is not kept (``epoch``): its answer may predate the write. A value
+  the sync path read from Redis (``redis_cache``'s ``get``/``get_many``) is
+  kept too, under the writer's check below (``fetched``), so a thread's read
+  spares the next verdict its ``MGET``.
 - **The writer keeps what it loaded.** A process that writes rows it read
   from the database (a cold load, a writer's refresh) holds them here
   (``written``) instead of dropping them, so its next verdict for that user
@@ -286,6 +289,21 @@ def keep(found: dict[str, Any], since: int) -> None:
             return
         for key, value in found.items():
             if value is not None:
+                _layer[key] = value
+
+
+def fetched(found: dict[str, Any]) -> None:
+    """Values this request just read from Redis on the sync path (a cold
+    load's look-up, a team key's member name on the thread): held here, as
+    ``keep`` holds the event loop's, if no invalidation of their key arrived
+    since the request first looked keys up (``ask``: the ticket ``written``
+    checks too). ``None`` (absent) is not held."""
+    since = _ticket.get()
+    if since is None or not found or not active():
+        return
+    with _lock:
+        for key, value in found.items():
+            if value is not None and _generation(key) <= since:
                 _layer[key] = value
 
 

@@ -11,7 +11,8 @@ Its writes also keep the process's layer in front of it true
 ``PUBLISH`` (tagged with this process's ``local_layer.sender()``, which its own
 listener ignores); here the written value is held if it was loaded from the
 database after the request's first look-up and nothing dropped it since
-(``local_layer.written``), else dropped.
+(``local_layer.written``), else dropped. What its reads fetch is held there
+too, under the same check (``local_layer.fetched``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ log = logging.getLogger("curfew.cache")
 
 _lock = threading.Lock()
 _shared: dict[tuple[str, ...], SharedClient] = {}
+
+
+def _held(key: Any) -> bool:
+    """Whether the process's layer may hold ``key`` (``local_layer.HELD``)."""
+    return isinstance(key, str) and key.startswith(local_layer.HELD)
 
 
 class SharedClient(RedisCacheClient):
@@ -128,14 +134,23 @@ class SharedRedisCache(RedisCache):
             local_layer.written({key: value})
         return added
 
-    # A request's first look-up: a database read after it may be kept (``_written``).
+    # A request's first look-up: a database read after it may be kept
+    # (``_written``), and so may what Redis answers (``local_layer.fetched``).
     def get(self, key: Any, default: Any = None, version: Any = None) -> Any:
         local_layer.ask()
-        return super().get(key, default, version)
+        value = super().get(key, default, version)
+        if version is None and value is not default and _held(key):
+            local_layer.fetched({key: value})
+        return value
 
     def get_many(self, keys: Any, version: Any = None) -> Any:
         local_layer.ask()
-        return super().get_many(keys, version)
+        found: dict[Any, Any] = super().get_many(keys, version)
+        if version is None:
+            held = {key: value for key, value in found.items() if _held(key)}
+            if held:
+                local_layer.fetched(held)
+        return found
 
     def delete(self, key: Any, version: Any = None) -> bool:
         deleted: bool = super().delete(key, version)
