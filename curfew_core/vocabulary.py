@@ -247,6 +247,9 @@ def reasons_in_languages(reason: str) -> dict[str, str]:
 
 CAPSULE_WORDS = {
     "overtime": gettext_lazy("On overtime"),
+    # An overtime in force while the engine's state is not working normally
+    # (a team's night the team's policy keeps): said beside the state.
+    "overtime_held": gettext_lazy("overtime does not lift your team's night"),
     "disabled": _PLAIN["curfew disabled"],
     "budget": _BUDGET,
     "until": gettext_lazy("until %(at)s"),

@@ -16,6 +16,7 @@ browser, where the notification permission is, and turned off there.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import threading
@@ -35,6 +36,9 @@ from curfew_core.vocabulary import STATE_WORDS
 #: How long before a change the heads-up comes.
 LEAD_MINUTES = 10
 LEAD = dt.timedelta(minutes=LEAD_MINUTES)
+#: The heads-up's snooze: this much overtime, taken when it is shown
+#: (``templates/curfew/base.html``'s form says the same duration).
+SNOOZE = dt.timedelta(minutes=30)
 #: The heads-up for each state worth one (harsher than working normally);
 #: ``{minutes}`` and ``{at}`` are filled in where it is shown, as it counts down.
 #: Read off the states' words (``vocabulary.STATE_WORDS``).
@@ -111,6 +115,23 @@ def _words(state: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, st
     return tuple(long.items()), tuple(short.items())
 
 
+def snooze_lifts(outlook: Outlook, change: Change) -> bool:
+    """Whether the heads-up's snooze would put ``change`` off: the engine's
+    verdict at the change, with an overtime taken at ``outlook.now`` that
+    runs past it, is working normally. For a team member the team's policy
+    decides (``engine.team.team_overrides``): a team that lets no member's
+    overtime lift its night keeps its boundary, so the snooze is not offered
+    for it (it would record an overtime and change nothing gateways get)."""
+    snoozed = dataclasses.replace(
+        outlook,
+        overrides=dataclasses.replace(
+            outlook.overrides, overtime_until=change.at + SNOOZE, forced_off_until=None
+        ),
+        overtime_from=outlook.now,
+    )
+    return snoozed.verdict(change.at).state is State.ON_DUTY
+
+
 def next_payload(
     verdict: Verdict, outlook: Outlook, *, enabled: bool = True
 ) -> dict[str, Any] | None:
@@ -118,7 +139,8 @@ def next_payload(
     "lead_minutes", "words", "short", "side"}``, where ``words`` is the
     heads-up in every language of the site and ``short`` the pill's few words
     (both ``None`` for a change that needs none: back to work), ``side``
-    whose rule makes the change (``own``, ``team`` or ``both``). ``verdict``
+    whose rule makes the change (``own``, ``team`` or ``both``), ``snooze``
+    whether the heads-up's snooze would put the change off (``snooze_lifts``). ``verdict``
     is the verdict at ``outlook.now`` (``outlook_of``: under pretend, the
     pretended moment, as the page's and the capsule's clocks count from the
     verdict's ``at``: the pretended night's change).
@@ -143,4 +165,5 @@ def next_payload(
         "words": dict(long) if long is not None else None,
         "short": dict(short) if short is not None else None,
         "side": found.side,
+        "snooze": bool(warn) and snooze_lifts(outlook, found),
     }

@@ -201,7 +201,13 @@
   }
 
   function describe(s) {
-    var key = s.enabled === false ? "disabled" : s.override === "overtime" ? "overtime" : s.state;
+    // Overtime is named only while it holds (working normally): a team's
+    // night the team's policy keeps shows as the engine's state, the
+    // overtime said beside it. Working normally has neither a percent nor
+    // a reply; getting sleepy has its percent, a held-off state its reply.
+    var held = s.override === "overtime" && (typeof s.percent === "number" || !!s.reply);
+    var key =
+      s.enabled === false ? "disabled" : s.override === "overtime" && !held ? "overtime" : s.state;
     var named = key === "disabled" || key === "overtime" ? say(s, key) : "";
     var text = named || (s.names && s.names[lang]) || s.state;
     var parts = [];
@@ -223,6 +229,9 @@
       parts.push(say(s, "forced", at));
     } else if (key === s.state && s.reply) {
       parts.push(say(s, "replies", { reply: s.reply }));
+    }
+    if (held && key === s.state) {
+      parts.push(say(s, "overtime_held"));
     }
     if (s.dry_run) {
       parts.push(say(s, "dry_run"));

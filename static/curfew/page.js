@@ -138,7 +138,8 @@ document.documentElement.classList.add("js");
    capsule's pushes ("curfew:state") where it is shown. Once per boundary
    (remembered in this browser, so a reload or a second tab does not say it
    again): a banner at the top of the page with a snooze (30 minutes of overtime, the overview's own
-   override form) and, if this browser allows it, a notification. Whether to
+   override form, offered only when the engine says it would put the change
+   off) and, if this browser allows it, a notification. Whether to
    be warned is this browser's choice, beside its notification permission:
    "Stop these heads-ups" turns them off here, the overview turns them on. */
 (function () {
@@ -193,12 +194,18 @@ document.documentElement.classList.add("js");
     if (open) open.remove();
   }
 
-  function showToast(text) {
+  function showToast(text, next) {
     var template = document.getElementById("heads-up-template");
     if (!template || !document.body) return;
     closeToast();
     var toast = template.content.firstElementChild.cloneNode(true);
     toast.querySelector(".heads-up-words").textContent = text;
+    // The snooze only where the engine says it would put the change off
+    // (next.snooze): a team that lets no overtime lift its night keeps it.
+    var snooze = toast.querySelector("#heads-up-snooze");
+    if (snooze && next && next.snooze === false) {
+      snooze.closest("form").remove();
+    }
     var ask = toast.querySelector("#heads-up-notify");
     if (ask) {
       // Removed, not hidden: a .btn's display would win over [hidden].
@@ -232,7 +239,7 @@ document.documentElement.classList.add("js");
     store(FIRED_KEY, boundary(next));
     var text = words(next, change - now);
     document.documentElement.setAttribute("data-heads-up", next.state);
-    showToast(text);
+    showToast(text, next);
     notify(text, next);
   }
 

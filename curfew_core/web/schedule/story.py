@@ -184,13 +184,26 @@ def _tomorrow(at: dt.datetime, schedule: Schedule, team: Schedule | None) -> str
     return _("Tomorrow (%(day)s): no peak hours.") % {"day": name}
 
 
+#: Said after the state's headline when an overtime is in force and the
+#: engine's state is still not working normally: only a team's night, which
+#: the team's policy keeps, holds through a member's overtime.
+OVERTIME_HELD = gettext_lazy("Your overtime does not lift your team's night.")
+
+
 def _headline(verdict: Verdict) -> str:
+    if verdict.override == "overtime" and verdict.state is not State.ON_DUTY:
+        # The engine's state is what holds (the team's night): told as such.
+        return f"{_state_headline(verdict)} {OVERTIME_HELD}"
     if verdict.override == "overtime":
         return _("Overtime: your AI works normally, whatever the schedule says.")
     if verdict.override == "off":
         return _("Switched off by hand: gateways answer “%(reply)s” without calling the model.") % {
             "reply": reply_of(verdict)
         }
+    return _state_headline(verdict)
+
+
+def _state_headline(verdict: Verdict) -> str:
     state = verdict.state
     if state is State.WINDING and verdict.budget is not None:
         # The tokens are the detail (behind Details on the card).
