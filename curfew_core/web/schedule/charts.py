@@ -18,13 +18,18 @@ from curfew_core.engine import (
     Curve,
     Night,
     NightTimes,
+    Overrides,
     Schedule,
+    State,
+    TeamSide,
+    decide_member,
     format_wall,
     night_window,
     unused_anchors,
 )
 from curfew_core.engine.clock import cyclic_span, to_wall
 from curfew_core.engine.curve import budget_at
+from curfew_core.engine.effective import PLAIN_CALL
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.declaration import Declaration, ScheduleSettings
 from curfew_core.schedules.values import WEEKDAYS
@@ -47,6 +52,10 @@ class ChartText:
     drag_help: str
     #: What the chart announces about the selected anchor: ``%(n)s``, ``%(time)s``, ``%(tokens)s``.
     announce: str
+    #: A member's second line: what gateways get with the team's night too.
+    with_team: str = "With your team"
+    #: The y axis's title (``tokens`` when not given).
+    axis: str = ""
 
 
 #: Dragging snaps an anchor's time to this many minutes, as the arrow keys move it.
@@ -178,14 +187,23 @@ def curve_figure(
     *,
     now: dt.datetime | None,
     text: ChartText,
+    team: TeamSide | None = None,
 ) -> dict[str, Any]:
     """A Plotly figure (``{"data", "layout"}``) of the budget across ``night``.
 
     The x axis is minutes since curfew start, labelled with wall-clock times;
     the window is padded a little on both sides so on-duty before it and
     lights-out after it are visible. ``now`` is marked when it falls inside.
+
+    With ``team`` (a member's team side) a second line, ``meta: "with-team"``,
+    draws what gateways get: the engine's verdict (``decide_member``, the
+    standing schedules, no override) at each minute, its budget while getting
+    sleepy and 0 where the AI is held off; the x range widens to show the
+    team's night where it starts earlier or ends later. The first line stays
+    the member's own curve, the one being edited.
     """
-    layout = _layout(night, text)
+    combined = _team_trace(schedule, team, night, text) if team is not None else None
+    layout = _layout(night, text, span=_span_of(combined))
     if night.minutes == 0 or not schedule.fractions:
         layout["annotations"].append(
             {
@@ -206,6 +224,11 @@ def curve_figure(
     anchors = _anchor_points(schedule, night, text)
     data = [_budget_trace(schedule, night, text), *_anchor_traces(anchors, schedule, night, text)]
     figure_edit = _edit(schedule, night, anchors, text)
+    if combined is not None:
+        data.insert(1, combined)
+        layout["showlegend"] = True
+        layout["legend"] = {"orientation": "h", "y": -0.2}
+        layout["margin"]["b"] = 72
     marks = _now_marks(schedule, night, now, text) if now is not None else None
     if marks is not None:
         data.append(marks[0])
@@ -227,13 +250,75 @@ def _ticks(night: Night, lo: int, hi: int) -> list[int]:
     return ticks
 
 
-def _layout(night: Night, text: ChartText) -> dict[str, Any]:
+def _span_of(trace: dict[str, Any] | None) -> tuple[int, int] | None:
+    """The first and last chart minute a team line holds a budget (or the
+    AI held off), to widen the chart to; ``None`` without one."""
+    if trace is None:
+        return None
+    held = [x for x, y in zip(trace["x"], trace["y"], strict=True) if y is not None]
+    return (min(held), max(held)) if held else None
+
+
+def _team_trace(
+    schedule: Schedule, team: TeamSide, night: Night, text: ChartText
+) -> dict[str, Any]:
+    """What gateways get through a member's night with the team's: the
+    engine's verdict each sampled minute (``decide_member``, the standing
+    schedules), from 6 hours before curfew start to 6 after lights-out,
+    trimmed to the stretch that is not working normally around the night."""
+    standing = TeamSide(team.schedule, team.policy)
+    # Every fifth minute: a verdict each is the cost of the live preview.
+    step = 5
+    xs: list[int] = []
+    ys: list[int | None] = []
+    for x in range(-6 * 60, night.minutes + 6 * 60 + 1, step):
+        wall = night.start + dt.timedelta(minutes=x)
+        instant = wall.replace(tzinfo=schedule.timezone)
+        verdict = decide_member(instant, schedule, PLAIN_CALL, Overrides(), standing)
+        if verdict.state is State.WINDING:
+            ys.append(verdict.budget)
+        elif verdict.state is State.ON_DUTY:
+            ys.append(None)
+        else:
+            ys.append(0)  # held off: nothing reaches the model
+        xs.append(x)
+    # Only the night this chart is about: the held stretch around the window.
+    inside = [i for i, x in enumerate(xs) if 0 <= x <= night.minutes and ys[i] is not None]
+    if inside:
+        first, last = inside[0], inside[-1]
+        while first > 0 and ys[first - 1] is not None:
+            first -= 1
+        while last < len(xs) - 1 and ys[last + 1] is not None and ys[last + 1] != 0:
+            last += 1
+        xs, ys = xs[first : last + 1], ys[first : last + 1]
+    else:
+        xs, ys = [], []
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": text.with_team,
+        "meta": "with-team",
+        "x": xs,
+        "y": ys,
+        "line": {"width": 3, "dash": "dash", "color": "#cc6677"},
+        "connectgaps": False,
+        "customdata": [_label(night, x) for x in xs],
+        "hovertemplate": f"{text.with_team} %{{customdata}} · %{{y}} {text.tokens}<extra></extra>",
+    }
+
+
+def _layout(
+    night: Night, text: ChartText, *, span: tuple[int, int] | None = None
+) -> dict[str, Any]:
     """The chart's frame: the window padded on both sides (so on-duty before
     it and lights-out after it show), hour ticks, the night after lights-out
-    shaded and lights-out marked with a dashed line and its time."""
+    shaded and lights-out marked with a dashed line and its time. ``span``:
+    a team line's first and last minute, which the range takes in too."""
     window = night.minutes
     pad = max(20, round(window * 0.08)) if window else 60
     lo, hi = -pad, window + pad
+    if span is not None:
+        lo, hi = min(lo, span[0] - pad), max(hi, min(span[1], window + 6 * 60) + pad)
     ticks = _ticks(night, lo, hi)
     return {
         "margin": {"l": 56, "r": 16, "t": 28, "b": 44},
@@ -251,7 +336,7 @@ def _layout(night: Night, text: ChartText) -> dict[str, Any]:
             "showgrid": True,
         },
         "yaxis": {
-            "title": {"text": text.tokens},
+            "title": {"text": text.axis or text.tokens},
             "rangemode": "tozero",
             "fixedrange": True,
             "zeroline": True,

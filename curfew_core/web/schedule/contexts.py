@@ -16,7 +16,7 @@ from django.http import QueryDict
 from django.utils import dateformat
 from django.utils.translation import gettext as _
 
-from curfew_core.engine import Curve, State
+from curfew_core.engine import Curve, State, TeamSide
 from curfew_core.engine.clock import to_wall
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules import override_commands
@@ -43,6 +43,8 @@ def chart_text() -> charts.ChartText:
         lights_out=str(STATE_NAMES[State.LIGHTS_OUT.value]),
         on_duty=str(STATE_NAMES[State.ON_DUTY.value]),
         tokens=_("tokens"),
+        with_team=_("With your team: what gateways get"),
+        axis=_("Answer length (tokens)"),
         empty_window=_("No winding: the night goes straight to lights-out."),
         ignored={
             Curve.EASE_IN.value: _("ignored by ease-in (only the first and last count)"),
@@ -229,6 +231,9 @@ class Preview:
     band_error: str
     #: Where the drawn curve gets longer toward lights-out: warned, not refused.
     rising: list[tuple[str, str]]
+    #: Whether a team's night is drawn too (a member's page): the band is the
+    #: two together and the chart has a "with your team" line.
+    with_team: bool = False
 
 
 def preview(
@@ -237,18 +242,24 @@ def preview(
     *,
     at: dt.datetime,
     params: QueryDict,
+    team: TeamSide | None = None,
 ) -> Preview:
-    """The chart and band for what the form says (saved or not)."""
+    """The chart and band for what the form says (saved or not). With
+    ``team`` (a member's team side) both show what gateways would get with
+    the edit: the band is the two schedules together (harsher wins, as
+    ``GET /api/v1/state`` draws it) and the chart adds the engine's line
+    with the team's night beside the member's own curve."""
     result = candidate(saved, form)
     schedule = schedule_config.build(result.config)
     day, view, band_error = parse_band(params, to_wall(at, schedule.timezone).date())
     # The night being edited (or chosen), not only tonight's (issue 39).
     night = charts.night_of(schedule, charts.evening_to_draw(saved, schedule, day, params))
-    figure = charts.curve_figure(schedule, night, now=at, text=chart_text())
+    figure = charts.curve_figure(schedule, night, now=at, text=chart_text(), team=team)
+    theirs = team.schedule if team is not None else None
     if view == "week":
-        band = web_selectors.band_week(schedule, day, now=at)
+        band = web_selectors.band_week(schedule, day, now=at, team=theirs)
     else:
-        band = [web_selectors.band_day(schedule, day, now=at)]
+        band = [web_selectors.band_day(schedule, day, now=at, team=theirs)]
     return Preview(
         candidate=result,
         figure=figure,
@@ -261,6 +272,7 @@ def preview(
         band_view=view,
         band_error=band_error,
         rising=schedule_config.rising_parts(result.config),
+        with_team=team is not None,
     )
 
 

@@ -98,7 +98,9 @@ def _form_context(
     saved = web_selectors.saved_schedule(user)
     status = contexts.now_context(user, timezone.now())
     query = request.GET if params is None else params
-    preview = contexts.preview(saved.config, form, at=status["as_of"], params=query)
+    preview = contexts.preview(
+        saved.config, form, at=status["as_of"], params=query, team=status["bundle"].team
+    )
     form.with_spare_rows()
     if form.errors:
         form.flag_rows(preview.candidate.row_problems)

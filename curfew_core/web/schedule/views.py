@@ -87,7 +87,9 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
     form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
     saved = web_selectors.saved_schedule(user)
     status = contexts.now_context(user, timezone.now())
-    preview = contexts.preview(saved.config, form, at=status["as_of"], params=request.POST)
+    preview = contexts.preview(
+        saved.config, form, at=status["as_of"], params=request.POST, team=status["bundle"].team
+    )
     context = contexts.preview_context(preview, form, SCHEDULE_KEYS)
     return rendered(request, f"{SECTION_TEMPLATES['schedule']}#preview-response", context)
 
