@@ -23,7 +23,7 @@ import ssl
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
 
 import aiohttp
@@ -53,6 +53,37 @@ KEEPALIVE_SECONDS = 5.0
 #: The most of an upstream's error body read (and relayed): its message is a
 #: few hundred bytes, and it is read whole before anything is relayed.
 ERROR_BODY_MAX = 1 << 20
+
+
+class Unanswered(NamedTuple):
+    """How an upstream that did not answer is told: what was raised, the
+    log's words, the status, message and code."""
+
+    raised: type[BaseException] | tuple[type[BaseException], ...]
+    logged: str
+    status: int
+    message: str
+    code: str
+
+
+#: The first that fits is told: a timeout is an ``OSError`` too (and aiohttp's
+#: connect and read timeouts are ``TimeoutError``s).
+UNANSWERED = (
+    Unanswered(
+        TimeoutError,
+        "timed out",
+        504,
+        "the upstream provider did not answer in time",
+        "upstream_timeout",
+    ),
+    Unanswered(
+        (aiohttp.ClientError, OSError),
+        "unreachable",
+        502,
+        "the upstream provider is unreachable",
+        "upstream_unreachable",
+    ),
+)
 
 
 class AnswerBrokenOff(Exception):
@@ -603,23 +634,12 @@ async def _relayed(
         )
     except BaseException as exc:
         gate.release()
-        if isinstance(exc, TimeoutError):
-            # aiohttp's connect and read timeouts are TimeoutErrors too.
-            log.warning("upstream %s timed out (%s)", _where(str(target)), type(exc).__name__)
-            return gateway_error(
-                504,
-                "the upstream provider did not answer in time",
-                "upstream_timeout",
-                protocol=protocol,
-            )
-        if isinstance(exc, (aiohttp.ClientError, OSError)):
-            log.warning("upstream %s unreachable (%s)", _where(str(target)), type(exc).__name__)
-            return gateway_error(
-                502,
-                "the upstream provider is unreachable",
-                "upstream_unreachable",
-                protocol=protocol,
-            )
+        for way in UNANSWERED:
+            if isinstance(exc, way.raised):
+                log.warning(
+                    "upstream %s %s (%s)", _where(str(target)), way.logged, type(exc).__name__
+                )
+                return gateway_error(way.status, way.message, way.code, protocol=protocol)
         raise
     call = _Open(response, gate)
     status = response.status
