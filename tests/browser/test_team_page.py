@@ -169,3 +169,24 @@ def test_the_team_page_on_a_phone_in_chinese(
         path=os.path.join(artifacts_dir, "team-phone-zh-members.png")
     )
     phone_zh.assert_clean()
+
+
+def test_the_admins_team_page_on_a_phone_in_english_does_not_scroll_sideways(
+    browser: Any, served_app: ServedApp, team: dict[str, str], artifacts_dir: str
+) -> None:
+    """QA (look, finding 3): on a 390 px phone the members' table is wider
+    than the screen; it must scroll inside its own box, and nothing in it
+    (the "Remove" column's screen-reader name, positioned absolutely) may
+    widen the page. A member pretending makes the rows long, as they were."""
+    api_post(served_app, team["tp-bob"], "/api/v1/overrides", {"debug": "21:30", "duration": "1h"})
+    for watched in _open(browser, PHONE, locale="en-US", language=(served_app, "en")):
+        page = _sign_in(watched, served_app, ADMIN)
+        assert page.locator("#member-table").is_visible()
+        box = page.evaluate(
+            "() => { const w = document.querySelector('.team-table-wrap');"
+            " return [w.scrollWidth, w.clientWidth]; }"
+        )
+        assert box[0] > box[1], "the table is meant to be wider than the phone here"
+        assert_fits(page)
+        page.screenshot(path=os.path.join(artifacts_dir, "team-phone-en-admin.png"), full_page=True)
+        watched.assert_clean()
