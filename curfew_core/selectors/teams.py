@@ -211,6 +211,9 @@ class MemberRow:
     #: it (``selectors.outlook``: their schedule, overrides and team, the
     #: verdict's own inputs); ``None`` when nothing changes within its horizon.
     next: Change | None
+    #: The moment the member is pretending it is ("pretend it is ..."), or
+    #: ``None``: the state above is then the pretended moment's, not now's.
+    pretending: datetime | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -275,6 +278,7 @@ def members_page(
                 state=verdict.state,
                 reason=verdict.reason,
                 next=outlook_of(bundles[user_id], now=now).next_change(),
+                pretending=verdict.debug_at,
             )
         )
     return MemberPage(

@@ -42,6 +42,9 @@ class MemberRow:
     #: "Lights out at 01:00" (or the date when it is not today), or "".
     next_words: str
     you: bool
+    #: The member is pretending it is another moment: the state is that
+    #: moment's (marked on the page, as the member's own pages mark it).
+    pretending: bool = False
 
 
 def _when(at: dt.datetime, zone: zoneinfo.ZoneInfo, today: dt.date) -> str:
@@ -82,6 +85,7 @@ def member_rows(
                 state_name=str(STATE_NAMES.get(state_code(row.state), row.state)),
                 next_words=next_words,
                 you=row.user_id == me,
+                pretending=getattr(row, "pretending", None) is not None,
             )
         )
     return rows
