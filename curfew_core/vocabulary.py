@@ -23,7 +23,7 @@ from django.utils.translation import gettext, gettext_lazy, override
 # The one rounding of progress lives in the pure engine (its reasons use it too);
 # re-exported here beside the names, as the displays' vocabulary.
 from curfew_core.engine import State, progress_percent
-from curfew_core.engine.team import TEAM_MARK
+from curfew_core.engine.team import OWN_MARK, TEAM_MARK
 
 __all__ = [
     "CAPSULE_WORDS",
@@ -199,9 +199,13 @@ def reason_part(part: str, *, holiday: str | None = None) -> str:
     """One part of an engine reason in the active language."""
     if part.startswith(TEAM_MARK):
         # A team member's reason tells the team's side after the member's
-        # own (``engine.team.combine``): its first part carries the mark.
+        # own (``engine.team.combine``): each of its parts carries the mark.
         what = reason_part(part.removeprefix(TEAM_MARK), holiday=holiday)
         return gettext("team: %(what)s") % {"what": what}
+    if part.startswith(OWN_MARK):
+        # The member's own side, marked where a display puts the team's first.
+        what = reason_part(part.removeprefix(OWN_MARK), holiday=holiday)
+        return gettext("yours: %(what)s") % {"what": what}
     if _DATE.fullmatch(part):
         return part
     plain = _PLAIN.get(part)

@@ -190,6 +190,10 @@ def _would(a: Verdict, b: Verdict) -> dict[str, Any] | None:
 #: What begins the team's side of a member's reason (``… · team: lights out
 #: until 07:00``): pages find it by this mark to say it in their language.
 TEAM_MARK = "team: "
+#: What a display puts before the member's own side when the team's leads
+#: (the Activity's "Why", ``selectors.ledger_page``): the engine writes the
+#: member's side first, unmarked.
+OWN_MARK = "yours: "
 
 
 def combine(own: Verdict, team: Verdict) -> Verdict:
@@ -216,7 +220,7 @@ def combine(own: Verdict, team: Verdict) -> Verdict:
         reasoning_effort=acting.reasoning_effort if action is Action.CLAMP else None,
         progress=progress,
         peak=own.peak or team.peak,
-        reason=f"{own.reason} · {TEAM_MARK}{_tail(team.reason)}",
+        reason=_reasons(own.reason, team.reason),
         exempt=own.exempt and team.exempt,
         dry_run=dry_run,
         valid_until=min(own.valid_until, team.valid_until),
@@ -279,10 +283,26 @@ def _winding_told(
     return progress, budget
 
 
-def _tail(reason: str) -> str:
-    """A verdict's reason without its leading moment (the member's says it)."""
-    _, sep, rest = reason.partition(" · ")
-    return rest if sep else reason
+def _reasons(own: str, team: str) -> str:
+    """The member's reason, then the team's side, each of its parts marked
+    (``team: lights out until 10:00 · team: budget 560``): a display that
+    puts the part telling the state first (the Activity's "Why") moves a part,
+    and each keeps saying whose it is. The team's leading moment (the
+    member's says it) and the time machine's part, which both sides share and
+    the member's reason already says ("pretending until ..."), are left out:
+    said once."""
+    said = set(own.split(" · "))
+    _, sep, rest = team.partition(" · ")
+    parts = [
+        part
+        for part in (rest if sep else team).split(" · ")
+        if part and not (part in said and part.startswith(_PRETEND))
+    ]
+    return " · ".join([own, *(f"{TEAM_MARK}{part}" for part in parts)])
+
+
+#: How the time machine's part of a reason begins (``decide._pretend_reason``).
+_PRETEND = "pretending"
 
 
 def _exempted(verdict: Verdict) -> Verdict:
