@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils import translation
+from django.utils.translation import gettext as _
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_POST
 
@@ -86,25 +89,56 @@ def state(request: HttpRequest) -> HttpResponse:
     return _private(response)
 
 
+def _embed_language(request: HttpRequest) -> str:
+    """The iframe's language: ``?lang=`` (``en``, ``zh``, ``zh-Hans``) when
+    the site speaks it, else the viewer's (``LocaleMiddleware``: their
+    language cookie, else their browser's Accept-Language)."""
+    asked = request.GET.get("lang", "")
+    if asked:
+        try:
+            return translation.get_supported_language_variant(
+                "zh-hans" if asked.lower().startswith("zh") else asked.lower()
+            )
+        except LookupError:
+            pass
+    return translation.get_language() or settings.LANGUAGE_CODE
+
+
 @xframe_options_exempt
 @require_GET
 def embed_page(request: HttpRequest) -> HttpResponse:
-    """``/embed/capsule/?token=…[&mode=narrow][&band=24h]``: the capsule alone, for an iframe."""
+    """``/embed/capsule/?token=…[&mode=narrow][&band=24h][&lang=zh]``: the
+    capsule alone, for an iframe, in the viewer's language (``?lang=`` to
+    choose one): its ``<html lang>``, which the capsule reads, and its error."""
+    with translation.override(_embed_language(request)):
+        return _embed_page(request)
+
+
+def _embed_page(request: HttpRequest) -> HttpResponse:
     raw = request.GET.get("token", "")
     mode = request.GET.get("mode", "wide")
     band = request.GET.get("band", "")
     error, retry_after = "", 0
     if mode not in MODES:
-        error, status = f"mode must be one of {', '.join(MODES)}, not {mode!r}", 400
-    elif band_error := _band_error(request):
-        error, status = band_error, 400
+        error = _("mode must be one of %(modes)s, not %(mode)s") % {
+            "modes": ", ".join(MODES),
+            "mode": repr(mode[:40]),
+        }
+        status = 400
+    elif _band_error(request):
+        # The API's English is _band_error's; the iframe says it in its language.
+        error = _("band must be one of %(bands)s, not %(band)s") % {
+            "bands": ", ".join(CAPSULE_BANDS),
+            "band": repr(band[:40]),
+        }
+        status = 400
     elif not raw:
-        error, status = "missing embed token: add ?token=<embed token>", 401
+        error, status = _("missing embed token: add ?token=<embed token>"), 401
     else:
         try:
             address = throttle.client_address(request)
             if throttle.identify_throttled(raw, kind="embed", address=address) is None:
-                error, status = "unknown or revoked embed token", 401
+                error, status = _("unknown or revoked embed token"), 401
             else:
                 status = 200
         except throttle.Throttled as exc:
