@@ -52,7 +52,8 @@ class StateWords:
     name: Promise
     #: What it does, beside the name in the legend.
     hint: Promise
-    #: Short, beside an action in the activity chart's legend.
+    #: Short, beside an action in the activity chart's legend: the name's
+    #: own word, never the wire value (``winding``, ``lights out``).
     short: Promise
     #: The capsule's face: plain text (no emoji font needed), so narrow mode reads.
     face: str
@@ -73,14 +74,14 @@ STATE_WORDS: dict[State, StateWords] = {
     State.ON_DUTY: StateWords(
         name=gettext_lazy("Working"),
         hint=gettext_lazy("your AI answers as usual"),
-        short=gettext_lazy("on duty"),
+        short=gettext_lazy("working"),
         face="(•‿•)",
         countdown=gettext_lazy("Back to work in %(left)s (%(at)s)."),
     ),
     State.WINDING: StateWords(
         name=gettext_lazy("Getting sleepy"),
         hint=gettext_lazy("answers get shorter as the night goes on"),
-        short=gettext_lazy("winding"),
+        short=gettext_lazy("sleepy"),
         face="(-‿-)",
         countdown=gettext_lazy("Gets sleepy in %(left)s (%(at)s)."),
         heads_up=gettext_lazy("Your AI gets sleepy in {minutes} min ({at})."),
@@ -98,7 +99,7 @@ STATE_WORDS: dict[State, StateWords] = {
     State.LIGHTS_OUT: StateWords(
         name=gettext_lazy("Asleep"),
         hint=gettext_lazy("no AI until it wakes up"),
-        short=gettext_lazy("lights out"),
+        short=gettext_lazy("asleep"),
         face="(-_-) zz",
         countdown=gettext_lazy("Asleep in %(left)s (%(at)s)."),
         heads_up=gettext_lazy("Your AI falls asleep in {minutes} min ({at})."),

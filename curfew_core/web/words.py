@@ -130,6 +130,8 @@ _AUDIT_KEYS = {
     "admin": pgettext_lazy("team role", "Admin"),
     "invite": gettext_lazy("Invite"),
 }
+#: The stored team roles, named by their rows above.
+_ROLE_KEYS = ("member", "admin")
 _TOKEN_KINDS = {
     "api": gettext_lazy("Access key"),
     "embed": gettext_lazy("Capsule key"),
@@ -166,6 +168,9 @@ def _audit_value(key: str, value: Any) -> str:
         return "—"
     if isinstance(value, bool):
         return _("on") if value else _("off")
+    if key == "role" and value in _ROLE_KEYS:
+        # A team role by its name in the reader's language, as the Team page says it.
+        return str(_AUDIT_KEYS[value])
     if key == "language" and isinstance(value, str):
         from django.conf import settings
 

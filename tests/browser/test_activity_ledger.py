@@ -141,8 +141,8 @@ def test_activity_draws_the_ledger_and_downloads_it(
         assert bars > 0
         if lang == "en":
             assert "answered without a request (peak)" in names
-            assert "shortened (winding)" in names
-            assert "passed (on duty)" in names
+            assert "shortened (sleepy)" in names
+            assert "passed (working)" in names
         else:
             assert "未请求即作答（高峰）" in names
         # The totals, as the API's savings say (the one arithmetic).

@@ -149,7 +149,7 @@ def test_the_chart_names_each_kind_in_words_and_keeps_dry_runs_apart(
     hour = f"{local:%Y-%m-%d %H}:00"
     by_name = {trace["name"]: (trace["x"], trace["y"]) for trace in figure["data"]}
     assert by_name == {
-        "shortened (winding)": ([hour], [1]),
+        "shortened (sleepy)": ([hour], [1]),
         "answered without a request (peak)": ([hour], [1]),
         "dry run, nothing done (peak)": ([hour], [1]),
     }

@@ -103,6 +103,14 @@ def _country_names() -> dict[str, str]:
     return {codes[1]: _country_name(module) for module, codes in COUNTRIES.items()}
 
 
+def calendar_name(code: str) -> str:
+    """A holiday calendar by its country's name in the reader's language
+    (``中国`` for ``CN``), as the Schedule page's picker names it; a code
+    the picker has no name for (a sub-region, ``US-CA``) as it is."""
+    name = _country_names().get(code)
+    return _(name) if name is not None else code
+
+
 def calendar_choices() -> list[tuple[str, str]]:
     """``(code, "China")`` for every country the holidays package has a
     calendar of, by name (translated where the catalogue has it), in order.

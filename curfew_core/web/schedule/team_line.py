@@ -24,6 +24,7 @@ from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors import teams as team_selectors
 from curfew_core.selectors import web as web_selectors
 from curfew_core.vocabulary import STATE_NAMES
+from curfew_core.web.schedule.choices import calendar_name
 
 
 def state_code(state: Any) -> str:
@@ -156,7 +157,7 @@ def policy(
         if team.get("holiday_calendar"):
             sets.append(
                 _("Holidays and make-up workdays of the %(calendar)s calendar.")
-                % {"calendar": team["holiday_calendar"]}
+                % {"calendar": calendar_name(team["holiday_calendar"])}
             )
     overrides, days = share_words(week or (), zone=zoneinfo.ZoneInfo(tz_name))
     return Policy(sets, overrides, days)
