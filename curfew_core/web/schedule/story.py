@@ -193,7 +193,10 @@ OVERTIME_HELD = gettext_lazy("Your overtime does not lift your team's night.")
 def _headline(verdict: Verdict) -> str:
     if verdict.override == "overtime" and verdict.state is not State.ON_DUTY:
         # The engine's state is what holds (the team's night): told as such.
-        return f"{_state_headline(verdict)} {OVERTIME_HELD}"
+        return _("%(headline)s %(held)s") % {
+            "headline": _state_headline(verdict),
+            "held": OVERTIME_HELD,
+        }
     if verdict.override == "overtime":
         return _("Overtime: your AI works normally, whatever the schedule says.")
     if verdict.override == "off":
