@@ -54,7 +54,7 @@ from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateL
 
 from curfew_core.hot_settings import setting as hot_setting
 from curfew_core.selectors.tokens import TokenIdentity, identify
-from curfew_core.store import async_cache, redis_health
+from curfew_core.store import async_cache, local_layer, redis_health
 
 SIGNIN_ACCOUNT = "signin-account-address"
 SIGNIN_ADDRESS = "signin-address"
@@ -505,7 +505,10 @@ def _rate_refusal_in(item: RateLimitItem, seconds: int) -> Refusal:
 # -- a token's rate on Redis: one command a request -----------------------------------
 #: Each token's window as this process last opened it: its number and the
 #: previous window's final count (read once a window per token per process).
-_WINDOWS_KEPT = 10_000
+#: As many as the local layer holds: an LRU cycled through more tokens than it
+#: keeps never hits, and every verdict then opened its own window (10,000 did,
+#: with 10,012 tokens in bench.cold_path).
+_WINDOWS_KEPT = local_layer.LOCAL_LAYER_SIZE
 _windows: LRUCache[int, tuple[int, int]] = LRUCache(maxsize=_WINDOWS_KEPT)
 _windows_lock = threading.Lock()
 

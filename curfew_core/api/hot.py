@@ -32,7 +32,7 @@ JSON = "application/json"
 #: and refused, every time. A ``VerdictRequest`` is frozen, its parse depends
 #: on the bytes alone.
 _ASKED_BYTES = 1024
-_ASKED_KEPT = 1024
+_ASKED_KEPT = 16_384  # a team key's bodies name each member: a team of thousands fits
 _asked: dict[bytes, VerdictRequest] = {}
 
 

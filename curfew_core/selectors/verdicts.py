@@ -52,6 +52,7 @@ from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.heads_up import next_payload
 from curfew_core.selectors.outlook import curfew_applies, outlook_of
 from curfew_core.selectors.web import CELL_MINUTES, BandDay, band_day, band_week
+from curfew_core.store.local_layer import LOCAL_LAYER_SIZE
 from curfew_core.vocabulary import (
     STATE_FACES,
     capsule_words,
@@ -118,21 +119,25 @@ NO_REQUEST = RequestContext()
 
 #: Each user's last verdict per request, with the stretch of instants that
 #: decide it again (``engine.steady``): ``(bundle, request, verdict, stretch)``
-#: by the ids of the bundle and the request, which it holds (so neither id is
-#: reused meanwhile). A gateway asks with the same request object
-#: (``api.hot`` keeps one per body) many times a second: between its edges
-#: and minutes only ``at`` moves (and winding's progress, by the engine's
-#: arithmetic), and deciding anew was a quarter of a warm verdict. A saved
+#: by the user's id and the request's id (the entry holds the request, so its
+#: id is not reused meanwhile); a user's new bundle replaces the old one's
+#: entry, so the memo holds at most one bundle a user and request. A gateway
+#: asks with the same request object (``api.hot`` keeps one per body) many
+#: times a second: between its edges and minutes only ``at`` moves (and
+#: winding's progress, by the engine's arithmetic), and deciding anew was a
+#: quarter of a warm verdict. A saved
 #: schedule or override is a new bundle: never answered from the old one's
-#: verdict. Bounded: emptied when full.
-_STEADY_KEPT = 4096
+#: verdict. Bounded: emptied when full, at the local layer's size: a
+#: deployment's users must fit, since a pass through more users than it holds
+#: (4,096 did, with 10,000 users in bench.cold_path) never hits.
+_STEADY_KEPT = LOCAL_LAYER_SIZE
 _steady: dict[tuple[int, int], tuple[UserBundle, RequestContext, Verdict, Stretch]] = {}
 
 
 def _steady_decide(bundle: UserBundle, now: datetime, request: RequestContext) -> Verdict:
     """``decide(now, bundle.schedule, request, bundle.overrides)``, from the
     last one's verdict inside its steady stretch."""
-    key = (id(bundle), id(request))
+    key = (bundle.user_id, id(request))
     kept = _steady.get(key)
     if kept is not None and kept[0] is bundle and kept[1] is request and now.tzinfo is UTC:
         stretch = kept[3]

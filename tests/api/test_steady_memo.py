@@ -102,7 +102,7 @@ def test_another_request_a_fresh_one_and_a_what_if_are_decided_anew(
     # "What if it were then?": a preview, decided for its own instant.
     decide_for(user, now=PEAK, request=ASKED, at=PEAK + timedelta(seconds=3), repeated=True)
     assert len(counted) == 5
-    assert set(verdicts._steady) == {(id(user), id(ASKED)), (id(user), id(exempt))}
+    assert set(verdicts._steady) == {(user.user_id, id(ASKED)), (user.user_id, id(exempt))}
 
 
 def test_an_earlier_instant_or_another_zone_is_decided_anew(counted: list[datetime]) -> None:
@@ -116,7 +116,20 @@ def test_an_earlier_instant_or_another_zone_is_decided_anew(counted: list[dateti
 def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(verdicts, "_STEADY_KEPT", 3)
     verdicts._steady.clear()
-    users = [bundle({}) for _ in range(5)]
+    users = [dataclasses.replace(bundle({}), user_id=number) for number in range(5)]
     for user in users:
         decide_for(user, now=PEAK)
     assert 1 <= len(verdicts._steady) <= 3
+
+
+def test_a_users_new_bundle_takes_the_old_ones_place(counted: list[datetime]) -> None:
+    # A save (or a reload past freshness) is a new bundle: the memo keeps one
+    # a user and request, so replaced bundles are not held until it fills.
+    first = bundle({})
+    decide_for(first, now=PEAK, request=ASKED, repeated=True)
+    saved = dataclasses.replace(first)
+    again, _ = decide_for(saved, now=PEAK + timedelta(seconds=1), request=ASKED, repeated=True)
+    assert len(counted) == 2  # the new bundle is decided, never answered from the old
+    assert again == decide(PEAK + timedelta(seconds=1), saved.schedule, ASKED, saved.overrides)
+    assert len(verdicts._steady) == 1
+    assert next(iter(verdicts._steady.values()))[0] is saved
