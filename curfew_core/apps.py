@@ -20,15 +20,15 @@ class CurfewCoreConfig(AppConfig):
         # shell, a command, a cascade), is pushed to every process's cache.
         cache_receivers.connect()
         # A team key's member names, kept by each process beside its cache
-        # layer, forgotten when any process forgets one (a member left, joined
-        # or was renamed: ``cache_receivers``) or the layer's channel was lost:
-        # all of them, re-read once each (such changes are rare).
+        # layer: a name forgotten when any process forgets its entry (a member
+        # left, joined or was renamed: ``cache_receivers``), all of them when
+        # the layer's channel was lost.
         local_layer.on_drop("team-member:", _forget_member_names)
         # Sign-out, password changes and deactivation close open capsule sockets.
         signals.connect()
 
 
-def _forget_member_names(_keys: list[str] | None) -> None:
+def _forget_member_names(keys: list[str] | None) -> None:
     from curfew_core.edge import team_caller
 
-    team_caller.forget()
+    team_caller.forget_names(keys)

@@ -243,6 +243,23 @@ def _as_member(caller: Caller, user_id: int, bundle: UserBundle) -> Caller:
     )
 
 
+def forget_names(keys: list[str] | None) -> None:
+    """Forget the names whose ``team-member:{team}:{name}`` entries were
+    dropped (a member left, joined or was renamed), or every name and member
+    when the drop names no keys (the layer's channel was lost). Only those
+    names: a cold lookup's own write drops its key in every process, and
+    forgetting every name then sent each one back to be read again."""
+    if keys is None:
+        forget()
+        return
+    for key in keys:
+        _, team, name = key.split(":", 2)
+        if not team.isdigit():
+            forget()  # not a key this module wrote: forget all, never too little
+            return
+        _ids.pop((int(team), name), None)
+
+
 def forget() -> None:
     """Forget the names and members seen (tests)."""
     _ids.clear()
