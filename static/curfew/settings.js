@@ -44,6 +44,10 @@
       if (index === 0) {
         trace.line.color = cssVar("--chart-line");
         trace.fillcolor = cssVar("--chart-fill");
+      } else if (trace.meta === "with-team") {
+        /* A member's second line: what gateways get with the team's night
+           (charts.py), dashed in the text colour, readable light or dark. */
+        trace.line.color = fg;
       } else if (trace.meta === "anchors-ignored") {
         /* Anchors the curve shape ignores: hollow and grey (charts.py). */
         trace.marker.color = muted;

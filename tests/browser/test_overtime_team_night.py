@@ -109,3 +109,31 @@ def test_no_snooze_for_the_teams_boundary_and_overtime_told_truly(
         page.locator("curfew-capsule").first.scroll_into_view_if_needed()
         page.screenshot(path=str(Path(artifacts_dir) / f"overtime-team-capsule-{lang}.png"))
         watched.assert_clean()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_members_schedule_page_draws_what_gateways_get(
+    browser: Any, served_app: ServedApp, member: str, artifacts_dir: str, lang: str
+) -> None:
+    """Finding 2: at the team's 21:30 the band's now cell is the engine's
+    state and the chart draws the team's line beside the member's own."""
+    api_post(served_app, member, "/api/v1/overrides", {"auto": True})
+    api_post(
+        served_app, member, "/api/v1/overrides", {"debug": "2026-12-07 21:30", "duration": "1h"}
+    )
+    state = api(served_app, member, "GET", "/api/v1/state")
+    for watched in _open(browser, served_app, lang=lang):
+        page = support.sign_in(watched.page, served_app, MEMBER, PASSWORD)
+        page.goto(f"{served_app.base_url}/schedule/")
+        wait_until(page, "Number(document.querySelector('#curve-chart')?.dataset.drawn || 0) > 0")
+        assert page.get_attribute("#band .cell.is-now", "data-state") == state["state"]
+        metas = page.evaluate(
+            "() => document.getElementById('curve-chart').data.map(t => t.meta || '')"
+        )
+        assert "with-team" in metas
+        assert_fits(page)
+        page.locator("#curve-panel").scroll_into_view_if_needed()
+        page.screenshot(
+            path=str(Path(artifacts_dir) / f"member-schedule-{lang}.png"), full_page=True
+        )
+        watched.assert_clean()

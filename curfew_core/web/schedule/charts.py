@@ -300,7 +300,8 @@ def _team_trace(
         "meta": "with-team",
         "x": xs,
         "y": ys,
-        "line": {"width": 3, "dash": "dash", "color": "#cc6677"},
+        # Coloured by the page's theme (static/curfew/settings.js), by ``meta``.
+        "line": {"width": 2, "dash": "dash"},
         "connectgaps": False,
         "customdata": [_label(night, x) for x in xs],
         "hovertemplate": f"{text.with_team} %{{customdata}} · %{{y}} {text.tokens}<extra></extra>",
