@@ -50,7 +50,9 @@ def led_by_state(state: str, reason: str) -> str:
     told: str | None = None
     for part in parts:
         said = _tells(part)
-        if said is None and _BUDGET.fullmatch(part) and told == State.WINDING:
+        # A budget goes with the winding before it, a team's (marked) too.
+        budget = _BUDGET.fullmatch(part.removeprefix(TEAM_MARK))
+        if said is None and budget and told == State.WINDING:
             said = told
         told = said
         (lead if said == state else rest).append(part)

@@ -742,7 +742,7 @@ def _state_json(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> bytes
 
 
 #: What a capsule's payload adds to the API's state fields: the words it shows.
-CAPSULE_WORDS = frozenset({"percent", "names", "face", "reasons", "next", "words"})
+CAPSULE_WORDS = frozenset({"percent", "names", "face", "reasons", "next", "words", "overtime_held"})
 #: The capsule's 24-hour band, sent only to capsules that ask (``band=24h``).
 CAPSULE_BAND = "band"
 #: The values ``band`` may take (one today: the whole local day).
@@ -828,6 +828,9 @@ def bundle_capsule_payload(
     payload["reasons"] = reasons_in_languages(verdict.reason)
     # The words beside the name (the budget, until when, only watching), in each language.
     payload["words"] = capsule_words()
+    # An overtime in force that does not hold (a team's night its policy
+    # keeps): the capsule names the engine's state, the overtime beside it.
+    payload["overtime_held"] = verdict.override == "overtime" and verdict.state is not State.ON_DUTY
     # What changes next and when, with the heads-up's words (``selectors.heads_up``).
     # The engine's next change with the user's full inputs (a team's side too);
     # under pretend, from the pretended moment the capsule's clock counts from.

@@ -203,9 +203,8 @@
   function describe(s) {
     // Overtime is named only while it holds (working normally): a team's
     // night the team's policy keeps shows as the engine's state, the
-    // overtime said beside it. Working normally has neither a percent nor
-    // a reply; getting sleepy has its percent, a held-off state its reply.
-    var held = s.override === "overtime" && (typeof s.percent === "number" || !!s.reply);
+    // overtime said beside it (the server says which: overtime_held).
+    var held = s.override === "overtime" && s.overtime_held === true;
     var key =
       s.enabled === false ? "disabled" : s.override === "overtime" && !held ? "overtime" : s.state;
     var named = key === "disabled" || key === "overtime" ? say(s, key) : "";

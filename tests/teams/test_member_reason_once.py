@@ -84,3 +84,17 @@ def test_chinese_says_it_once_too() -> None:
         said = reason_words(own_side_marked(led_by_state(state.value, reason)))
     assert said.count("假装") == 1, said
     assert "yours" not in said
+
+
+def test_a_teams_budget_stays_beside_its_winding_in_the_why() -> None:
+    """Each team part marked: the team's budget still follows its winding
+    when the Why leads with it (``ledger.why.led_by_state``)."""
+    reason = "2026-12-07 21:30 · on duty · team: winding 12% · team: budget 1824"
+    assert led_by_state("winding", reason) == (
+        "2026-12-07 21:30 · team: winding 12% · team: budget 1824 · on duty"
+    )
+    said = reason_words(own_side_marked(led_by_state("winding", reason)))
+    assert said == (
+        "team: getting sleepy, 12% through the night · team: answers up to 1824 tokens"
+        " · yours: working"
+    )
