@@ -175,6 +175,17 @@ def _count(code: str, change: Change, label: str, days: int) -> Total:
     return Total(code, f"{change.now:,}", label, versus, definition=definition(code))
 
 
+def money_words(saved: Savings) -> str:
+    """The money saved as a person reads it (``CNY 1.20``), or "not known"
+    when turns were answered without a request and nothing priced them (no
+    call that went through told its usage): the Activity page's total and
+    the Team page's card say it by this one rule."""
+    unpriced_turns = saved.unpriced_requests - saved.embeddings_refused
+    if saved.money > 0 or unpriced_turns == 0:
+        return f"{saved.currency} {money_text(saved.money)}"
+    return _("not known")
+
+
 def money_total(saved: Savings, before: Savings, *, days: int) -> Total:
     """The money, where the usage is known. A turn answered without a request
     is priced as a typical call that went through; with no such call's usage
@@ -183,8 +194,7 @@ def money_total(saved: Savings, before: Savings, *, days: int) -> Total:
     "those turns were worth nothing"). A budget cut is never priced: how much
     of it an answer would have used is not known."""
     unpriced_turns = saved.unpriced_requests - saved.embeddings_refused
-    priced_anything = saved.money > 0 or unpriced_turns == 0
-    number = f"{saved.currency} {money_text(saved.money)}" if priced_anything else _("not known")
+    number = money_words(saved)
     note = ""
     if unpriced_turns > 0:
         note = ngettext(

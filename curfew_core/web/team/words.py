@@ -14,7 +14,6 @@ import datetime as dt
 import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -22,7 +21,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from curfew_core.engine.clock import to_wall
 from curfew_core.vocabulary import STATE_NAMES
-from curfew_core.web.activity.totals import money_text
+from curfew_core.web.activity.totals import money_words
 from curfew_core.web.schedule.team_line import state_code
 
 ROLE_NAMES = {
@@ -125,8 +124,9 @@ def pager(total: int, number: int, per_page: int) -> Pager:
 
 
 def money(savings: Any) -> str:
-    amount = getattr(savings, "money", Decimal(0))
-    return f"{money_text(amount)} {getattr(savings, 'currency', '')}".strip()
+    """The team's money saved, by the Activity page's rule (``money_words``):
+    "not known" where turns were answered with nothing to price them by."""
+    return money_words(savings)
 
 
 #: The team services' refusals by their stable code, in the reader's language
