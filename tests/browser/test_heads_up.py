@@ -147,11 +147,12 @@ def test_the_capsule_says_it_in_chinese_and_the_embed_has_no_snooze(
         page.locator("#capsule").screenshot(
             path=str(Path(artifacts_dir) / "heads-up-capsule-zh-card.png")
         )
-        # The embed: another site's page, a read-only token; words, no snooze.
+        # The embed: another site's page, a read-only token; words, no snooze,
+        # in the viewer's language (this browser's Chinese, QA "look" finding 7).
         embed = served_app.manage("curfew", "embed-token", "--user", USER).stdout
         token = embed.strip().splitlines()[-1]
         page.goto(f"{served_app.base_url}/embed/capsule/?token={token}")
-        wait_until(page, f"({CAPSULE_HEADS_UP})().some(t => t.includes('sleepy in'))")
+        wait_until(page, f"({CAPSULE_HEADS_UP})().some(t => t.includes('分钟后犯困'))")
         assert page.locator("#heads-up, #heads-up-template, form, button").count() == 0
         assert (
             page.evaluate(
