@@ -190,3 +190,19 @@ def test_the_admins_team_page_on_a_phone_in_english_does_not_scroll_sideways(
         assert_fits(page)
         page.screenshot(path=os.path.join(artifacts_dir, "team-phone-en-admin.png"), full_page=True)
         watched.assert_clean()
+
+
+def test_a_members_leave_button_lines_up_with_the_card(
+    desktop: Watched, served_app: ServedApp, team: dict[str, str]
+) -> None:
+    """QA (look, finding 10): a member's "Leave the team" was indented by the
+    quiet button's padding; its words start where the card's text does."""
+    page = _sign_in(desktop, served_app, "tp-bob")
+    starts = page.evaluate(
+        "() => { const b = document.getElementById('leave-team');"
+        " const p = document.querySelector('#policy p');"
+        " const pad = parseFloat(getComputedStyle(b).paddingLeft);"
+        " return [b.getBoundingClientRect().left + pad, p.getBoundingClientRect().left]; }"
+    )
+    assert abs(starts[0] - starts[1]) <= 1, starts
+    desktop.assert_clean()
