@@ -71,9 +71,15 @@ def test_each_hook_file_is_what_the_integrations_page_shows(tool: str) -> None:
     assert set(shown["hooks"]) == hooks.ASKED_EVENTS
 
 
-def test_the_command_is_the_client_s_console_script() -> None:
+def test_the_command_is_the_client_s_script() -> None:
+    """Declared once: the client installs ``scripts/curfew`` (no entry point,
+    whose launcher imports ``re``), and that script runs ``curfew_cli.main``."""
     project = tomllib.loads((ROOT / "client" / "pyproject.toml").read_text(encoding="utf-8"))
-    assert project["project"]["scripts"]["curfew"] == "curfew_cli.main:main"
+    assert "scripts" not in project["project"]
+    assert project["tool"]["setuptools"]["script-files"] == ["scripts/curfew"]
+    script = (ROOT / "client" / "scripts" / "curfew").read_text(encoding="utf-8")
+    assert script.startswith("#!python\n")
+    assert "from curfew_cli.main import main" in script
 
 
 def test_the_installed_command_answers_a_hook_and_says_an_outage() -> None:
