@@ -187,10 +187,13 @@ def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     from curfew_core import throttle
     from curfew_core.selectors import bundles, tokens, users
     from curfew_core.services import ledger_recorder as recorder
-    from curfew_core.store import local_layer
+    from curfew_core.store import cache_policy, local_layer
 
     _clear_cache()
     local_layer.reset()  # the process's layer in front of Redis
+    # Keys an earlier test's refused pushes left for a retry are that test's.
+    with cache_policy._unforgotten_lock:
+        cache_policy._unforgotten.clear()
     bundles._built.clear()
     # Ids come again after a rollback: no team built for a test before this one.
     bundles._teams_built.clear()
