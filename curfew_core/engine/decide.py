@@ -666,12 +666,17 @@ def _override_reason(override: str | None, until: datetime, schedule: Schedule) 
     return f"{name} until {_local_hhmm(until, schedule)}"
 
 
+#: How the time machine's part of a reason begins (``engine.team`` and the
+#: ledger's "Why" find it by this).
+PRETEND_MARK = "pretending"
+
+
 def _pretend_reason(until: datetime | None, schedule: Schedule) -> str:
     """The reason line of the time machine. "Pretend" is the override's one
     name for people (its wire name is ``debug``); the reason is read by people too."""
     if until is None:
-        return "pretending"
-    return f"pretending until {_local_hhmm(until, schedule)}"
+        return PRETEND_MARK
+    return f"{PRETEND_MARK} until {_local_hhmm(until, schedule)}"
 
 
 def _scope(schedule: Schedule, request: RequestContext) -> tuple[bool, str | None]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from curfew_core.engine.decide import decide
+from curfew_core.engine.decide import PRETEND_MARK, decide
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import RequestContext, Schedule, purpose_key
 from curfew_core.engine.verdict import SEVERITY, Action, State, Verdict, new_verdict
@@ -296,13 +296,9 @@ def _reasons(own: str, team: str) -> str:
     parts = [
         part
         for part in (rest if sep else team).split(" · ")
-        if part and not (part in said and part.startswith(_PRETEND))
+        if part and not (part in said and part.startswith(PRETEND_MARK))
     ]
     return " · ".join([own, *(f"{TEAM_MARK}{part}" for part in parts)])
-
-
-#: How the time machine's part of a reason begins (``decide._pretend_reason``).
-_PRETEND = "pretending"
 
 
 def _exempted(verdict: Verdict) -> Verdict:

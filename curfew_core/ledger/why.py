@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from curfew_core.engine.team import TEAM_MARK
+from curfew_core.engine.decide import PRETEND_MARK
+from curfew_core.engine.team import OWN_MARK, TEAM_MARK
 from curfew_core.engine.verdict import State
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
@@ -57,3 +58,24 @@ def led_by_state(state: str, reason: str) -> str:
         told = said
         (lead if said == state else rest).append(part)
     return " · ".join(head + lead + rest)
+
+
+#: The time machine's part as older rows spell it (``vocabulary`` reads both).
+_OLD_PRETEND_MARK = "time machine"
+
+
+def own_side_marked(reason: str) -> str:
+    """``reason`` whose team side was put first (its parts marked ``team:``)
+    with the member's own side marked too where it begins (``yours:``), so
+    the own parts after the team's do not read as the team's. The shared
+    time machine's part is nobody's side and stays unmarked."""
+    parts = reason.split(" · ") if reason else []
+    start = 1 if parts and _DATE.fullmatch(parts[0].strip()) else 0
+    if len(parts) <= start or not parts[start].startswith(TEAM_MARK):
+        return reason
+    for index in range(start + 1, len(parts)):
+        part = parts[index]
+        if not part.startswith((TEAM_MARK, PRETEND_MARK, _OLD_PRETEND_MARK)):
+            parts[index] = f"{OWN_MARK}{part}"
+            break
+    return " · ".join(parts)

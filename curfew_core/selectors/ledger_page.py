@@ -10,7 +10,6 @@ arithmetic the API uses too.
 from __future__ import annotations
 
 import datetime as dt
-import re
 import zoneinfo
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -33,10 +32,9 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Greatest, Trunc
 
-from curfew_core.engine.team import OWN_MARK, TEAM_MARK
 from curfew_core.ledger.hours import local_hour
 from curfew_core.ledger.savings import OFF_STATES, REFUSED, Bucket, held_minutes
-from curfew_core.ledger.why import led_by_state
+from curfew_core.ledger.why import led_by_state, own_side_marked
 from curfew_core.models import Decision, DecisionHour
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.ledger import BUCKET_SUMS, of_session
@@ -304,26 +302,6 @@ class DecisionLine:
         recorded ``state`` (``ledger.why``): an Asleep row's "Why" begins
         with why it was asleep, never with the other side's winding."""
         return own_side_marked(led_by_state(self.state, self.reason))
-
-
-def own_side_marked(reason: str) -> str:
-    """``reason`` whose team side was put first (its parts marked ``team:``)
-    with the member's own side marked too where it begins (``yours:``), so
-    the own parts after the team's do not read as the team's. The shared
-    time machine's part is nobody's side and stays unmarked."""
-    parts = reason.split(" · ") if reason else []
-    start = 1 if parts and _DATE.fullmatch(parts[0].strip()) else 0
-    if len(parts) <= start or not parts[start].startswith(TEAM_MARK):
-        return reason
-    for index in range(start + 1, len(parts)):
-        part = parts[index]
-        if not part.startswith((TEAM_MARK, "pretending", "time machine")):
-            parts[index] = f"{OWN_MARK}{part}"
-            break
-    return " · ".join(parts)
-
-
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
 
 
 #: The columns a line is read from, in its fields' order (declared once, above).

@@ -17,9 +17,8 @@ from django.utils import translation
 from curfew_core.engine import Overrides, State, TeamSide
 from curfew_core.engine.effective import PLAIN_CALL
 from curfew_core.engine.team import TEAM_MARK, decide_member
-from curfew_core.ledger.why import led_by_state
+from curfew_core.ledger.why import led_by_state, own_side_marked
 from curfew_core.schedules import config as schedule_config
-from curfew_core.selectors.ledger_page import own_side_marked
 from curfew_core.web.activity.words import reason_words
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
