@@ -79,7 +79,7 @@ class SharedRedisCache(RedisCache):
     # Every write of a key the layer may hold drops it here and tells every
     # other process to drop it (one ``PUBLISH``; writes are the rare side).
     def _forget_everywhere(self, keys: list[str]) -> None:
-        held = [key for key in keys if key.startswith(local_layer.HELD)]
+        held = [key for key in keys if _held(key)]
         if not held:
             return
         local_layer.drop(held)
@@ -89,9 +89,7 @@ class SharedRedisCache(RedisCache):
         """Keys just written with ``data``'s values: held here if they may be
         (``local_layer.written``), dropped in every other process."""
         held = {
-            key: (None if key in failed else value)
-            for key, value in data.items()
-            if isinstance(key, str) and key.startswith(local_layer.HELD)
+            key: (None if key in failed else value) for key, value in data.items() if _held(key)
         }
         if not held:
             return
@@ -130,7 +128,7 @@ class SharedRedisCache(RedisCache):
         # Only where the key was absent in Redis, so no other process holds it
         # (an entry here never outlives its Redis entry's lifetime): dropped here only.
         added: bool = super().add(key, value, timeout, version)
-        if added and isinstance(key, str) and key.startswith(local_layer.HELD):
+        if added and _held(key):
             local_layer.written({key: value})
         return added
 
