@@ -102,6 +102,24 @@ def test_a_drop_while_redis_answers_wins(redis_read: dict[str, Any]) -> None:
     assert team_caller._known_id(1, "alice") == (None, False)
 
 
+def test_a_drop_while_the_name_is_remembered_wins(
+    redis_read: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The drop lands after the layer kept the entry, while the name is being
+    # remembered (its forget_names may run before the memo is written).
+    redis_read["value"] = 7
+    remember = team_caller._remember
+
+    def remembered_then_dropped(team_id: int, name: str, user_id: int) -> None:
+        local_layer.drop([member_key(team_id, name)])
+        remember(team_id, name, user_id)
+
+    monkeypatch.setattr(team_caller, "_remember", remembered_then_dropped)
+    with override_settings(CURFEW_CACHE_FRESH_SECONDS=300):
+        assert cached_id(1, "alice") == 7
+        assert team_caller._known_id(1, "alice") == (None, False)
+
+
 def test_a_name_is_judged_once_then_remembered(transactional_db: None) -> None:
     users.forget_names()
     assert users.is_username("alice")

@@ -219,9 +219,12 @@ async def _cached_id(team_id: int, name: str) -> int | None:
     value = found[0]
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         return None  # absent, or no such member: asked on the thread, as before
-    if since is not None and local_layer.epoch() == since:
-        local_layer.keep({key: value}, since)
+    if since is not None and local_layer.keep({key: value}, since):
         _remember(team_id, name, value)
+        if local_layer.epoch() != since:
+            # A drop came while it was remembered (its ``forget_names`` may
+            # have run before): not kept, as the layer did not keep it.
+            _ids.pop((team_id, name), None)
     return value
 
 

@@ -279,17 +279,18 @@ def read(keys: Sequence[str]) -> list[Any]:
     return found
 
 
-def keep(found: dict[str, Any], since: int) -> None:
+def keep(found: dict[str, Any], since: int) -> bool:
     """Hold ``found`` (fetched from Redis, begun at epoch ``since``), unless an
-    invalidation arrived meanwhile or the layer is off."""
+    invalidation arrived meanwhile or the layer is off; whether it was held."""
     if not found or not active():
-        return
+        return False
     with _lock:
         if _epoch != since:
-            return
+            return False
         for key, value in found.items():
             if value is not None:
                 _layer[key] = value
+    return True
 
 
 def fetched(found: dict[str, Any]) -> None:
