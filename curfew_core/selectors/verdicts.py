@@ -741,6 +741,13 @@ def _state_json(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> bytes
         return _state_answer(verdict, bundle, now=now).model_dump_json().encode()
 
 
+def overtime_held(verdict: Verdict) -> bool:
+    """Whether an overtime is in force but the engine's state is not working
+    normally: only a team's night, which the team's policy keeps, holds
+    through a member's overtime. The capsule and the Now card say so."""
+    return verdict.override == "overtime" and verdict.state is not State.ON_DUTY
+
+
 #: What a capsule's payload adds to the API's state fields: the words it shows.
 CAPSULE_WORDS = frozenset({"percent", "names", "face", "reasons", "next", "words", "overtime_held"})
 #: The capsule's 24-hour band, sent only to capsules that ask (``band=24h``).
@@ -828,9 +835,9 @@ def bundle_capsule_payload(
     payload["reasons"] = reasons_in_languages(verdict.reason)
     # The words beside the name (the budget, until when, only watching), in each language.
     payload["words"] = capsule_words()
-    # An overtime in force that does not hold (a team's night its policy
-    # keeps): the capsule names the engine's state, the overtime beside it.
-    payload["overtime_held"] = verdict.override == "overtime" and verdict.state is not State.ON_DUTY
+    # An overtime in force that does not hold: the capsule names the
+    # engine's state, the overtime beside it.
+    payload["overtime_held"] = overtime_held(verdict)
     # What changes next and when, with the heads-up's words (``selectors.heads_up``).
     # The engine's next change with the user's full inputs (a team's side too);
     # under pretend, from the pretended moment the capsule's clock counts from.

@@ -29,6 +29,7 @@ from curfew_core.engine.clock import to_wall
 from curfew_core.engine.effective import Side, Stretch
 from curfew_core.engine.schedule import Schedule
 from curfew_core.selectors.outlook import Outlook
+from curfew_core.selectors.verdicts import overtime_held
 from curfew_core.selectors.web import band_day, holiday_display_name
 from curfew_core.vocabulary import STATE_NAMES, STATE_WORDS, progress_percent
 from curfew_core.web.words import reason_words
@@ -184,14 +185,13 @@ def _tomorrow(at: dt.datetime, schedule: Schedule, team: Schedule | None) -> str
     return _("Tomorrow (%(day)s): no peak hours.") % {"day": name}
 
 
-#: Said after the state's headline when an overtime is in force and the
-#: engine's state is still not working normally: only a team's night, which
-#: the team's policy keeps, holds through a member's overtime.
+#: Said after the state's headline when an overtime is in force and does not
+#: hold (``selectors.verdicts.overtime_held``).
 OVERTIME_HELD = gettext_lazy("Your overtime does not lift your team's night.")
 
 
 def _headline(verdict: Verdict) -> str:
-    if verdict.override == "overtime" and verdict.state is not State.ON_DUTY:
+    if overtime_held(verdict):
         # The engine's state is what holds (the team's night): told as such.
         return _("%(headline)s %(held)s") % {
             "headline": _state_headline(verdict),
