@@ -112,6 +112,11 @@ def audit_channel(channel: str) -> str:
 
 #: Names for what overrides, accounts and price tables store (a schedule's
 #: settings are named by their declared labels).
+#: A team's roles by their stored value, as the Team page and the audit say them.
+ROLE_NAMES = {
+    "admin": pgettext_lazy("team role", "Admin"),
+    "member": pgettext_lazy("team role", "Member"),
+}
 _AUDIT_KEYS = {
     "overtime_until": gettext_lazy("Overtime until"),
     "forced_off_until": gettext_lazy("Off until"),
@@ -125,13 +130,10 @@ _AUDIT_KEYS = {
     "currency": gettext_lazy("Currency"),
     "discount_rate": gettext_lazy("Off-peak discount"),
     "discount_windows": gettext_lazy("Off-peak hours"),
-    "member": pgettext_lazy("team role", "Member"),
+    **ROLE_NAMES,
     "role": gettext_lazy("Role"),
-    "admin": pgettext_lazy("team role", "Admin"),
     "invite": gettext_lazy("Invite"),
 }
-#: The stored team roles, named by their rows above.
-_ROLE_KEYS = ("member", "admin")
 _TOKEN_KINDS = {
     "api": gettext_lazy("Access key"),
     "embed": gettext_lazy("Capsule key"),
@@ -168,9 +170,9 @@ def _audit_value(key: str, value: Any) -> str:
         return "—"
     if isinstance(value, bool):
         return _("on") if value else _("off")
-    if key == "role" and value in _ROLE_KEYS:
+    if key == "role" and value in ROLE_NAMES:
         # A team role by its name in the reader's language, as the Team page says it.
-        return str(_AUDIT_KEYS[value])
+        return str(ROLE_NAMES[value])
     if key == "language" and isinstance(value, str):
         from django.conf import settings
 

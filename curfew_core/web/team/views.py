@@ -131,7 +131,7 @@ def _context(request: HttpRequest, membership: Any, **extra: Any) -> dict[str, A
         pager=team_words.pager(members.total, number, PER_PAGE),
         page_problem=page_problem,
         policy=team_line.policy_of(membership, user),
-        roles=team_words.ROLE_NAMES,
+        roles=words.ROLE_NAMES,
         overtime_hours=OVERTIME_HOURS,
         team_overtime=team_words.overtime_until(membership.team, tz_name=tz_name),
         signup_on=bool(settings.CURFEW_SIGNUP),
@@ -203,7 +203,7 @@ def invite(request: HttpRequest, membership: Any) -> HttpResponse:
     """Invite someone by username (they join at once, as the role chosen)."""
     username = request.POST.get("username", "").replace("\x00", "").strip()[:150]
     role = request.POST.get("role", "member")
-    if role not in team_words.ROLE_NAMES:
+    if role not in words.ROLE_NAMES:
         return _refused(request, membership, _("Choose a role: admin or member."))
     if not username:
         return _refused(request, membership, _("Type the username of the person to invite."))
@@ -235,7 +235,7 @@ def invite_link(request: HttpRequest, membership: Any) -> HttpResponse:
     if not settings.CURFEW_SIGNUP:
         raise Http404("sign-up is off")
     role = request.POST.get("role", "member")
-    if role not in team_words.ROLE_NAMES:
+    if role not in words.ROLE_NAMES:
         return _refused(request, membership, _("Choose a role: admin or member."))
     _invite, raw = team_services.invite_create(
         team=membership.team, now=timezone.now(), role=role, actor=_you(request), channel="page"
@@ -265,7 +265,7 @@ def invite_revoke(request: HttpRequest, membership: Any, invite_id: int) -> Http
 @require_POST
 def role_set(request: HttpRequest, membership: Any, user_id: int) -> HttpResponse:
     role = request.POST.get("role", "")
-    if role not in team_words.ROLE_NAMES:
+    if role not in words.ROLE_NAMES:
         return _refused(request, membership, _("Choose a role: admin or member."))
     change = functools.partial(team_services.member_role_change, role=role)
     return _change_member(request, membership, user_id, change, _("Role changed."))

@@ -17,17 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, pgettext_lazy
+from django.utils.translation import gettext_lazy
 
 from curfew_core.engine.clock import to_wall
 from curfew_core.vocabulary import STATE_NAMES
 from curfew_core.web.activity.totals import money_words
 from curfew_core.web.schedule.team_line import state_code
-
-ROLE_NAMES = {
-    "admin": pgettext_lazy("team role", "Admin"),
-    "member": pgettext_lazy("team role", "Member"),
-}
+from curfew_core.web.words import ROLE_NAMES
 
 
 @dataclass(frozen=True, slots=True)
