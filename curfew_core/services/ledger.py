@@ -18,7 +18,7 @@ from itertools import chain
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 
 from curfew_core.ledger.batch import ROW_COLUMNS, SUMS, AtValue, Batch, Row
 from curfew_core.ledger.entry import Entry
@@ -269,13 +269,58 @@ def _resolved(entries: Sequence[Entry]) -> list[tuple[int, Entry]]:
     return _reported([(u, e) for u, e in resolved if u in alive])
 
 
-@transaction.atomic
+class CommitInDoubt(OperationalError):
+    """The link to PostgreSQL was lost after a write's last statement: its
+    COMMIT may have been made with the answer lost on the way back (a
+    switchboard cut, a failover, a half-open path). Writing the batch again
+    could store it twice; dropping it could lose it. ``xact`` is the
+    transaction's id, which ``decisions_write_status`` asks about once the
+    database answers again (PostgreSQL's own answer to exactly this,
+    ``pg_xact_status``)."""
+
+    def __init__(self, xact: int) -> None:
+        super().__init__(f"the write's commit is in doubt (transaction {xact})")
+        self.xact = xact
+
+
 def decisions_write(*, entries: Sequence[Entry] = (), batch: Batch | None = None) -> int:
     """Store ``entries`` and the recorder's prepared ``batch`` (raw rows and
     hourly aggregates) in one transaction; returns how many decisions were
     stored. Entries of users (or tokens) that no longer exist are dropped; a
     gateway-reported entry whose ``client_id`` is already stored is dropped too
-    (a retried report), so its counts are not doubled."""
+    (a retried report), so its counts are not doubled.
+
+    On PostgreSQL, a lost link once the rows are sent raises
+    ``CommitInDoubt`` (an ``OperationalError``) naming the transaction: a
+    caller that retries asks ``decisions_write_status`` first."""
+    owns_commit = not connection.in_atomic_block
+    xact: int | None = None
+    try:
+        with transaction.atomic():
+            written = _write(entries, batch)
+            if written and owns_commit and connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_current_xact_id()::text::bigint")
+                    xact = int(cursor.fetchone()[0])
+        return written
+    except (OperationalError, InterfaceError) as exc:
+        if xact is not None:
+            raise CommitInDoubt(xact) from exc
+        raise
+
+
+def decisions_write_status(xact: int) -> str:
+    """Whether the write of transaction ``xact`` (``CommitInDoubt``) was
+    made: ``committed``, ``aborted`` or ``in progress`` (the server has not
+    yet seen the lost link). A transaction too old for the server to know
+    reads as ``aborted``: written again rather than lost."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_xact_status(%s::text::xid8)", [str(xact)])
+        status = cursor.fetchone()[0]
+    return str(status or "aborted")
+
+
+def _write(entries: Sequence[Entry], batch: Batch | None) -> int:
     stored = Batch(at_value())
     if batch is not None:
         stored.absorb(batch)  # a copy: if this fails, the recorder keeps the batch whole

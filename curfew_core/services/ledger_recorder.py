@@ -69,7 +69,13 @@ from curfew_core.hot_settings import setting
 from curfew_core.ledger.batch import AtValue, Batch
 from curfew_core.ledger.entry import MAX_REASON, MAX_SCOPE, Entry
 from curfew_core.services import ledger_prune
-from curfew_core.services.ledger import at_value, decisions_write, minute_of
+from curfew_core.services.ledger import (
+    CommitInDoubt,
+    at_value,
+    decisions_write,
+    decisions_write_status,
+    minute_of,
+)
 from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.ledger")
@@ -114,6 +120,11 @@ FLUSH_ROWS = 1000
 _OUTAGES = (OperationalError, InterfaceError)
 #: A batch and the entries waiting apart: what one write stores.
 Part = tuple[Batch | None, list[Entry]]
+#: Writes whose COMMIT went unanswered (``CommitInDoubt``: the link to
+#: PostgreSQL was lost just then), each with its transaction's id. Each flush
+#: first asks the database how each ended: made, it is dropped (writing it
+#: again would store it twice); not made, it is written with the rest.
+_in_doubt: list[tuple[int, Part]] = []
 
 
 def record(entry: Entry) -> None:
@@ -419,7 +430,34 @@ def _run() -> None:
 
 
 def pending() -> int:
-    return len(_buffer) + (len(_batch) if _batch is not None else 0)
+    doubtful = sum(_part_size(part) for _, part in _in_doubt)
+    return len(_buffer) + (len(_batch) if _batch is not None else 0) + doubtful
+
+
+def _part_size(part: Part) -> int:
+    batch, entries = part
+    return len(entries) + (len(batch) if batch is not None else 0)
+
+
+def _settle() -> None:
+    """Ask how each write in doubt ended (``_in_doubt``): committed, it is
+    dropped; aborted, it waits to be written with the rest; still in
+    progress (the server has not yet seen the lost link), it is asked about
+    again next flush. An outage while asking is raised, with all kept."""
+    still: list[tuple[int, Part]] = []
+    try:
+        while _in_doubt:
+            xact, part = _in_doubt[0]
+            status = decisions_write_status(xact)
+            _in_doubt.pop(0)
+            if status == "committed":
+                log.info("ledger: a write whose answer was lost had been made; not written again")
+            elif status == "in progress":
+                still.append((xact, part))
+            else:
+                _put_back(*part)
+    finally:
+        _in_doubt[:0] = still
 
 
 def _take() -> tuple[Batch | None, list[Entry]]:
@@ -457,11 +495,16 @@ def flush() -> int:
     database took the rest, dropped (``refused``). When nothing could be
     written the error is raised (with everything kept)."""
     with _flush_lock:
+        if _in_doubt:
+            _settle()
         batch, entries = _take()
         if batch is None and not entries:
             return 0
         try:
             return decisions_write(entries=entries, batch=batch)
+        except CommitInDoubt as doubt:
+            _in_doubt.append((doubt.xact, (batch, entries)))
+            raise
         except _OUTAGES:
             _put_back(batch, entries)
             raise
@@ -522,6 +565,9 @@ def _write_in_parts(part: Part, error: Exception) -> int:
         try:
             written += decisions_write(entries=entries, batch=batch)
             took = True
+        except CommitInDoubt as doubt:
+            outage = doubt
+            _in_doubt.append((doubt.xact, current))
         except _OUTAGES as exc:
             outage = exc
             kept.append(current)
@@ -582,6 +628,7 @@ def _forked() -> None:
     threads would never be released here."""
     global _flush_lock, _start_lock, _batch_lock, _batch, _thread, _started, _draining, _failing
     _buffer.clear()
+    _in_doubt.clear()
     _batch = None
     _batch_lock = threading.Lock()
     _draining = False
@@ -599,6 +646,7 @@ def discard() -> None:
     """Forget what is buffered (tests)."""
     global _batch
     _buffer.clear()
+    _in_doubt.clear()
     with _batch_lock:
         _batch = None
 

@@ -178,6 +178,9 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
     #: Each API save: its reply, its status, when it was sent and answered.
     saves: list[tuple[str, int, float, float]] = []
     wrong: list[str] = []
+    #: ``Counter[...] += 1`` from eight threads can lose a count (read, add,
+    #: write are three steps): each is taken under this lock.
+    counting = threading.Lock()
     #: What the database is doing now: ``up``, ``cut`` or ``stalled``.
     phase = ["up"]
     stop = threading.Event()
@@ -193,9 +196,11 @@ def test_postgres_gone_under_load_answers_from_cache_and_loses_nothing(
                     wrong.append(f"verdict: {type(exc).__name__}: {exc}")
                     continue
                 if response.status_code == 200 and is_verdict(response.content):
-                    verdicts[during] += 1
+                    with counting:
+                        verdicts[during] += 1
                 elif _json_503(response):
-                    verdicts["503"] += 1
+                    with counting:
+                        verdicts["503"] += 1
                 else:
                     wrong.append(f"verdict: HTTP {response.status_code}: {response.text[:200]}")
 
