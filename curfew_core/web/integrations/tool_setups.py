@@ -294,6 +294,18 @@ opencode"""
 
 SHELL = _("Shell")
 
+
+def _hooks_steps(
+    key: str, path: str, tool: str, *, status_line: bool = False
+) -> tuple[Snippet, ...]:
+    """A hooks setup's two steps, the same for every tool: the ``curfew``
+    command and its login, then the tool's hooks file at ``path``."""
+    return (
+        Snippet("login", SHELL, "sh", HOOKS_LOGIN),
+        Snippet(key, path, "json", hooks_json(tool, status_line=status_line), path=path),
+    )
+
+
 #: How Claude Code's helper calls are told apart (``curfew_core.proxy.helper_calls``).
 CLAUDE_HELPERS = _(
     "Recognised: Claude Code sends every call to one base URL with one set of headers, so "
@@ -346,16 +358,7 @@ SETUPS: tuple[ToolSetup, ...] = (
             "is not clamped (only the proxy can). The same hooks are a plugin in a Curfew "
             "checkout (integrations/claude-code)."
         ),
-        (
-            Snippet("login", SHELL, "sh", HOOKS_LOGIN),
-            Snippet(
-                "settings",
-                "~/.claude/settings.json",
-                "json",
-                hooks_json("claude-code", status_line=True),
-                path="~/.claude/settings.json",
-            ),
-        ),
+        _hooks_steps("settings", "~/.claude/settings.json", "claude-code", status_line=True),
         _(
             "Not labelled: Claude Code's own helper calls (titles, summaries) make no hook "
             "event, so hooks neither hold them back nor exempt them. A subagent's events ask as "
@@ -372,16 +375,7 @@ SETUPS: tuple[ToolSetup, ...] = (
             "the tired persona is added, tools are denied when the verdict says so; only the "
             "proxy clamps the budget."
         ),
-        (
-            Snippet("login", SHELL, "sh", HOOKS_LOGIN),
-            Snippet(
-                "hooks",
-                "~/.codex/hooks.json",
-                "json",
-                hooks_json("codex"),
-                path="~/.codex/hooks.json",
-            ),
-        ),
+        _hooks_steps("hooks", "~/.codex/hooks.json", "codex"),
         _(
             "Not labelled: Codex's compaction makes no hook event, so hooks neither hold it back "
             "nor exempt it. A subagent's events ask as a subagent, so exempting subagents holds."
