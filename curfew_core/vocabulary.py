@@ -13,8 +13,9 @@ page's and the capsule's stylesheets import.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.utils.functional import Promise
@@ -24,6 +25,8 @@ from django.utils.translation import gettext, gettext_lazy, override
 # re-exported here beside the names, as the displays' vocabulary.
 from curfew_core.engine import State, progress_percent
 from curfew_core.engine.team import OWN_MARK, TEAM_MARK
+
+T = TypeVar("T")
 
 __all__ = [
     "CAPSULE_WORDS",
@@ -35,6 +38,7 @@ __all__ = [
     "STATE_WORDS",
     "StateWords",
     "capsule_words",
+    "in_languages",
     "progress_percent",
     "reason_words",
     "reasons_in_languages",
@@ -119,14 +123,20 @@ PRETEND = gettext_lazy("Pretend")
 STATE_ORDER = [state.value for state in State]
 
 
+def in_languages(say: Callable[[], T]) -> dict[str, T]:
+    """What ``say()`` says in every language the site speaks, by primary
+    subtag (``{"en": ..., "zh": ...}``): each language active in turn."""
+    said = {}
+    for code, _label in settings.LANGUAGES:
+        with override(code):
+            said[code.split("-")[0]] = say()
+    return said
+
+
 def state_names(state: str) -> dict[str, str]:
     """``state``'s name in every language the site speaks, by primary subtag
     (``{"en": "On duty", "zh": "值班"}``): what a capsule on any page shows."""
-    names = {}
-    for code, _label in settings.LANGUAGES:
-        with override(code):
-            names[code.split("-")[0]] = str(STATE_NAMES[state])
-    return names
+    return in_languages(lambda: str(STATE_NAMES[state]))
 
 
 # -- reasons ------------------------------------------------------------------
@@ -235,11 +245,7 @@ def reason_words(reason: str, *, holiday: str | None = None) -> str:
 def reasons_in_languages(reason: str) -> dict[str, str]:
     """``reason`` said in every language the site speaks, by primary subtag:
     the capsule's tooltip, like ``state_names``."""
-    said = {}
-    for code, _label in settings.LANGUAGES:
-        with override(code):
-            said[code.split("-")[0]] = reason_words(reason)
-    return said
+    return in_languages(lambda: reason_words(reason))
 
 
 # -- the capsule's details ----------------------------------------------------------
@@ -269,8 +275,7 @@ def capsule_words() -> dict[str, dict[str, str]]:
     """``CAPSULE_WORDS`` in every language the site speaks, by primary subtag.
     The same for every push, so said once per process."""
     if not _capsule_words:
-        for code, _label in settings.LANGUAGES:
-            with override(code):
-                said = {key: str(words) for key, words in CAPSULE_WORDS.items()}
-            _capsule_words[code.split("-")[0]] = said
+        _capsule_words.update(
+            in_languages(lambda: {key: str(words) for key, words in CAPSULE_WORDS.items()})
+        )
     return _capsule_words
