@@ -58,7 +58,7 @@ def test_a_monday_evening_counts_down_to_the_night() -> None:
     assert told.next_change == dt.datetime(2026, 9, 28, 23, 0, tzinfo=SHANGHAI)
     assert _steps(told) == [
         ("", "on-duty", "working normally"),
-        ("23:00", "winding", "gets sleepy: answers shrink from long answers to one sentence"),
+        ("23:00", "winding", "gets sleepy: answers shrink from a few pages to one sentence"),
         ("Tue 03:00", "lights-out", "asleep, replies “明天再说。”"),
         ("Tue 09:00", "off-duty", "off for peak hours, replies “。”"),
         ("Tue 12:00", "on-duty", "working normally"),
@@ -90,7 +90,7 @@ def test_a_night_cut_by_the_look_ahead_still_says_how_it_ends() -> None:
     told = _tell(FRIDAY_EVENING)
     last = told.steps[-1]
     assert (last.starts, last.state) == ("Sat 23:00", "winding")
-    assert last.words == "gets sleepy: answers shrink from long answers to one sentence"
+    assert last.words == "gets sleepy: answers shrink from a few pages to one sentence"
     assert last.tokens == "2048 → 64 tokens"
 
 
@@ -98,8 +98,33 @@ def test_winding_now_says_how_long_the_answers_are() -> None:
     told = _tell(dt.datetime(2026, 9, 28, 23, 30, tzinfo=SHANGHAI))
     budget = decide(dt.datetime(2026, 9, 28, 23, 30, tzinfo=SHANGHAI), _schedule()).budget
     assert budget == 1824
-    assert told.headline == "Your AI is getting sleepy: answers are kept to long answers."
+    assert told.headline == "Your AI is getting sleepy: answers are kept to a few pages."
     assert told.countdown == "Asleep in 3 h 30 min (Tue 03:00)."
+
+
+@pytest.mark.parametrize(
+    ("language", "kept", "shrink"),
+    [
+        (
+            "en",
+            "Your AI is getting sleepy: answers are kept to a few pages.",
+            "gets sleepy: answers shrink from a few pages to one sentence",
+        ),
+        ("zh-hans", "你的 AI 开始犯困了：回答限制在几页。", "开始犯困：回答从几页缩短到一句话"),
+    ],
+)
+def test_a_long_budget_is_said_as_a_length(language: str, kept: str, shrink: str) -> None:
+    """The longest answers are a length the sentences can hold: it said "answers
+    are kept to long answers" (长篇回答: "回答限制在长篇回答")."""
+    with translation.override(language):
+        now = _tell(dt.datetime(2026, 9, 28, 23, 30, tzinfo=SHANGHAI))
+        evening = _tell(MONDAY_EVENING)
+    assert now.headline == kept
+    assert evening.steps[1].words == shrink
+    for _least, words in story.LENGTHS:
+        with translation.override(language):
+            assert "answers" not in str(words)
+            assert "回答" not in str(words)
 
 
 def test_overtime_says_when_the_schedule_takes_over() -> None:
@@ -146,8 +171,8 @@ def test_dry_run_is_noted() -> None:
 @pytest.mark.parametrize(
     ("tokens", "words"),
     [
-        (2048, "long answers"),
-        (1500, "long answers"),
+        (2048, "a few pages"),
+        (1500, "a few pages"),
         (1499, "a few paragraphs"),
         (600, "a few paragraphs"),
         (200, "a paragraph"),

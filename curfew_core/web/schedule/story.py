@@ -40,8 +40,11 @@ HORIZON = dt.timedelta(hours=30)
 MAX_STEPS = 6
 
 #: Answer lengths from the largest budget down: (at least this many tokens, words).
+#: Each is a length, not a kind of answer: the sentences say "answers are kept
+#: to %(length)s" and "shrink from %(first)s to %(last)s" (it said "kept to long
+#: answers"). 1500 tokens are about 1100 words: a few pages.
 LENGTHS = (
-    (1500, gettext_lazy("long answers")),
+    (1500, gettext_lazy("a few pages")),
     (600, gettext_lazy("a few paragraphs")),
     (200, gettext_lazy("a paragraph")),
     (80, gettext_lazy("a few sentences")),
