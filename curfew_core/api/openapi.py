@@ -151,18 +151,36 @@ def document() -> dict[str, Any]:
     }
 
 
+def _with_body(
+    summary: str,
+    body: dict[str, Any],
+    ok: dict[str, Any],
+    *codes: int,
+    required: bool = True,
+    description: str | None = None,
+) -> dict[str, Any]:
+    """An operation that takes a JSON ``body``: answered ``ok`` (200), its own
+    error ``codes``, and every answer a body may get (``WITH_BODY``)."""
+    operation: dict[str, Any] = {"summary": summary}
+    if description is not None:
+        operation["description"] = description
+    operation["requestBody"] = {"required": required, "content": json_body(body)}
+    operation["responses"] = {"200": ok, **errors(*WITH_BODY, *codes)}
+    return operation
+
+
 def _operations() -> dict[str, dict[str, Any]]:
     """What each route does, by its path under ``PREFIX`` and method."""
     return {
         "/verdict": {
-            "post": {
-                "summary": "The verdict for the model call a gateway is about to make",
-                "requestBody": {"required": False, "content": json_body(ref("VerdictRequest"))},
-                "responses": {
-                    "200": answer("the verdict", ref("Verdict")),
-                    **errors(*WITH_BODY, 404, 422),
-                },
-            }
+            "post": _with_body(
+                "The verdict for the model call a gateway is about to make",
+                ref("VerdictRequest"),
+                answer("the verdict", ref("Verdict")),
+                404,
+                422,
+                required=False,
+            )
         },
         "/schedule": {
             "get": {
@@ -172,9 +190,13 @@ def _operations() -> dict[str, dict[str, Any]]:
                     **errors(*AUTHED),
                 },
             },
-            "patch": {
-                "summary": "Change some settings; a stale version gets 409",
-                "description": (
+            "patch": _with_body(
+                "Change some settings; a stale version gets 409",
+                _settings_in(),
+                answer("saved", _settings_out()),
+                409,
+                422,
+                description=(
                     "Every problem of a save comes back at once, each under the setting it "
                     "is about in the error's fields (an anchors message names every bad "
                     "row: 'row 1: ...; row 3: ...'); nothing is saved unless all is well. "
@@ -183,22 +205,15 @@ def _operations() -> dict[str, dict[str, Any]]:
                     "place as a fraction of the window, on the nearest whole minute. "
                     "Anchors sent changed are placed as sent and must lie in the new window."
                 ),
-                "requestBody": {"required": True, "content": json_body(_settings_in())},
-                "responses": {
-                    "200": answer("saved", _settings_out()),
-                    **errors(*WITH_BODY, 409, 422),
-                },
-            },
+            ),
         },
         "/overrides": {
-            "post": {
-                "summary": "overtime / off / auto / debug",
-                "requestBody": {"required": True, "content": json_body(ref("OverrideRequest"))},
-                "responses": {
-                    "200": answer("the state after", ref("State")),
-                    **errors(*WITH_BODY, 422),
-                },
-            }
+            "post": _with_body(
+                "overtime / off / auto / debug",
+                ref("OverrideRequest"),
+                answer("the state after", ref("State")),
+                422,
+            )
         },
         "/state": {
             "get": {
