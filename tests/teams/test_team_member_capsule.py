@@ -178,9 +178,15 @@ async def test_a_members_capsule_wakes_at_the_teams_boundary(set_clock) -> None:
     """At 21:59:59 on a Wednesday bob is sleepy by the team's rule; his
     capsule says he falls asleep at 22:00 (the team's lights-out, not his own
     03:00) and is pushed then. Eve's own evening has no edge at 22:00: her
-    capsule hears nothing (the control)."""
+    capsule hears nothing (the control).
+
+    The clock stands at 21:59:59 until both capsules have told their first
+    state, then stands at 22:00: the sockets' timers (a second of real time)
+    wake to the boundary whatever the setup cost. A clock running from
+    21:59:59 before the setup made the first state "lights-out" whenever the
+    setup and the two connects took more than that second (under ``-n 2``)."""
     boundary = local("2026-12-02 22:00")
-    set_clock(boundary - dt.timedelta(seconds=1), running=True)
+    set_clock(boundary - dt.timedelta(seconds=1))
     bob, eve = await db(_issue_team)()
     member = socket(token=await db(embed_token)(bob), query="band=24h")
     outsider = socket(token=await db(embed_token)(eve))
@@ -192,6 +198,7 @@ async def test_a_members_capsule_wakes_at_the_teams_boundary(set_clock) -> None:
     )
     assert first["next"]["side"] == "team"
     assert (await open_live(outsider))["state"] == "on-duty"
+    set_clock(boundary)
     pushed = await next_state(member, timeout=5)
     assert pushed["state"] == "lights-out"
     # Next: the team's wake-up at 09:00 (into Thursday's peak hours), not bob's 08:00.
