@@ -97,6 +97,9 @@ class Step:
     side: Side = "own"
     #: The instant it starts (the moment told about, for the first).
     at: dt.datetime | None = None
+    #: Whether the team's rule sets when it starts: the stretch before it was
+    #: the team's alone (the team's wake-up after the member's own).
+    held: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +116,8 @@ class Story:
     notes: tuple[str, ...]
     #: ``12% of the way through the night.`` while winding (the capsule's rounding).
     progress: str = ""
-    #: Whose rule makes the next change (``own``, ``team``, ``both``), or "".
+    #: Whose rule makes the next change come when it does (``own``, ``team``,
+    #: ``both``; ``held_by``), or "".
     next_side: str = ""
 
 
@@ -242,6 +246,20 @@ class _Run:
     override: str | None
 
 
+def held_by(at: dt.datetime, side: Side, plan: tuple[Stretch, ...]) -> Side:
+    """Whose rule makes the plan change at ``at`` (into a stretch of ``side``):
+    the team's when the stretch it ends was the team's alone, else ``side``.
+
+    The engine names the side of the stretch that starts; a member woken at
+    09:30 by the team (their own wake-up is 09:00) starts a stretch both
+    sides agree on (``both``), yet it is the team's night that held them
+    until then, and the page says so ("by your team's schedule")."""
+    before = next((stretch for stretch in plan if stretch.end == at), None)
+    if before is not None and before.side == "team":
+        return "team"
+    return side
+
+
 def _runs(plan: tuple[Stretch, ...]) -> list[_Run]:
     runs: list[_Run] = []
     for stretch in plan:
@@ -280,7 +298,8 @@ def tell(verdict: Verdict, outlook: Outlook, *, enabled: bool = True) -> Story:
         notes.append(_("Only watching: Curfew reports what it would do and holds nothing back."))
     # A day past the look-ahead: a night cut by it is still described whole,
     # down to its last budget.
-    runs = _runs(outlook.plan(at + HORIZON + dt.timedelta(days=1)))
+    plan = outlook.plan(at + HORIZON + dt.timedelta(days=1))
+    runs = _runs(plan)
     steps: list[Step] = []
     for run in runs:
         if run.start >= at + HORIZON or len(steps) >= MAX_STEPS:
@@ -304,13 +323,14 @@ def tell(verdict: Verdict, outlook: Outlook, *, enabled: bool = True) -> Story:
                 tokens=_tokens(budgets),
                 side=run.side,
                 at=run.start,
+                held=run.start > at and held_by(run.start, run.side, plan) != run.side,
             )
         )
     countdown, next_change, next_side = "", None, ""
     change = outlook.next_change()
     if change is not None:
         next_change = change.at
-        next_side = change.side
+        next_side = held_by(change.at, change.side, plan)
         # What the countdown says the next state does (its words, ``vocabulary``).
         template = STATE_WORDS[change.state].countdown
         if verdict.override is not None and verdict.override_until == change.at:
