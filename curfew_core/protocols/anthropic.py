@@ -24,6 +24,7 @@ from curfew_core.protocols.base import (
     bearer_token,
     curfew_token_in,
 )
+from curfew_core.protocols.operator_key import key_header
 
 #: Anthropic's names for the headers OpenAI relays (``request-id``; rate
 #: limits per kind of limit), by exact name.
@@ -75,10 +76,6 @@ def _broken(data: dict[str, Any]) -> bytes:
     return sse.event(data, "error")
 
 
-def _auth(key: str) -> dict[str, str]:
-    return {"x-api-key": key}
-
-
 ANTHROPIC = WireProtocol(
     name="anthropic",
     error_body=_error,
@@ -90,7 +87,7 @@ ANTHROPIC = WireProtocol(
     credential_headers=CREDENTIALS,
     base_url_setting="CURFEW_ANTHROPIC_UPSTREAM_BASE_URL",
     api_key_setting="CURFEW_ANTHROPIC_UPSTREAM_API_KEY",
-    auth=_auth,
+    auth=key_header("x-api-key"),
     relayed_headers=RELAYED_HEADERS,
     broken=_broken,
     # The API refuses a request without one; SDKs always send theirs.

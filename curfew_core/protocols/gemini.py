@@ -28,6 +28,7 @@ from curfew_core.protocols.base import (
     bearer_in,
     curfew_token_in,
 )
+from curfew_core.protocols.operator_key import key_header
 
 #: The key's header; ``authorization`` carries an OAuth token (Vertex AI's).
 CREDENTIALS = frozenset({b"x-goog-api-key", b"authorization"})
@@ -62,10 +63,6 @@ def _broken(data: dict[str, Any]) -> bytes:
     return sse.event(data)
 
 
-def _auth(key: str) -> dict[str, str]:
-    return {"x-goog-api-key": key}
-
-
 GEMINI = WireProtocol(
     name="gemini",
     error_body=_error,
@@ -77,7 +74,7 @@ GEMINI = WireProtocol(
     query_credentials=frozenset({"key"}),
     base_url_setting="CURFEW_GEMINI_UPSTREAM_BASE_URL",
     api_key_setting="CURFEW_GEMINI_UPSTREAM_API_KEY",
-    auth=_auth,
+    auth=key_header("x-goog-api-key"),
     relayed_headers=frozenset({"retry-after"}),
     broken=_broken,
     budgets=(("generationConfig", "maxOutputTokens"),),

@@ -23,6 +23,7 @@ from curfew_core.protocols.base import (
     bearer_in,
     curfew_token_in,
 )
+from curfew_core.protocols.operator_key import key_header
 
 #: The upstream answer headers passed on (ids for support tickets, rate
 #: limits for well-behaved retries), by exact name: anything else an upstream
@@ -65,10 +66,6 @@ def _error(status: int, message: str, code: str, param: str | None, type: str) -
     return error_body(message, type=type, code=code, param=param)
 
 
-def _auth(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
-
-
 OPENAI = WireProtocol(
     name="openai",
     error_body=_error,
@@ -78,7 +75,7 @@ OPENAI = WireProtocol(
     account_headers=ACCOUNT,
     base_url_setting="CURFEW_UPSTREAM_BASE_URL",
     api_key_setting="CURFEW_UPSTREAM_API_KEY",
-    auth=_auth,
+    auth=key_header("Authorization", "Bearer "),
     relayed_headers=RELAYED_HEADERS,
     broken=sse_event,
     budgets=(("max_tokens",), ("max_completion_tokens",), ("max_output_tokens",)),
