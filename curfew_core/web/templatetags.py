@@ -9,7 +9,7 @@ from django import template
 
 from curfew_core.web import words
 from curfew_core.web.activity import words as ledger_words
-from curfew_core.web.schedule import choices
+from curfew_core.web.schedule import choices, story
 
 register = template.Library()
 
@@ -51,6 +51,12 @@ def audit_what(row: Any) -> str:
 def zone_place(zone: str) -> str:
     """``Shanghai`` for ``Asia/Shanghai``: the place, the zone id being a detail."""
     return choices.zone_label(zone) if zone else zone
+
+
+@register.filter
+def joined(plan: Any) -> list[Any]:
+    """``{% for seg in day.plan|joined %}``: neighbouring rows in one state as one."""
+    return story.joined(plan)
 
 
 @register.filter

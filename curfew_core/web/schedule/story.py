@@ -16,8 +16,8 @@ described as answer length; the tokens are the detail.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.utils import dateformat
@@ -30,7 +30,7 @@ from curfew_core.engine.effective import Side, Stretch
 from curfew_core.engine.schedule import Schedule
 from curfew_core.selectors.outlook import Outlook
 from curfew_core.selectors.verdicts import overtime_held
-from curfew_core.selectors.web import band_day, holiday_display_name
+from curfew_core.selectors.web import PlanRow, band_day, holiday_display_name
 from curfew_core.vocabulary import STATE_NAMES, STATE_WORDS, progress_percent
 from curfew_core.web.words import reason_words
 
@@ -175,17 +175,32 @@ def _tokens(budgets: tuple[int, int] | None) -> str:
     return _("%(first)s → %(last)s tokens") % {"first": budgets[0], "last": budgets[1]}
 
 
+def joined(plan: Iterable[PlanRow]) -> list[PlanRow]:
+    """A day's plan as a person reads it: neighbouring rows in one state are
+    one row. The engine's plan also cuts where only the peak flag changes (a
+    member asleep by the team's night from 01:00 to 09:30, whose own peak
+    hours start at 09:00, was "01:00–09:00 Asleep, 09:00–09:30 Asleep");
+    the words show no peak flag, so the cut said nothing but a split."""
+    rows: list[PlanRow] = []
+    for row in plan:
+        if rows and rows[-1].state == row.state and rows[-1].end == row.start:
+            rows[-1] = replace(rows[-1], end=row.end, peak=rows[-1].peak or row.peak)
+        else:
+            rows.append(row)
+    return rows
+
+
 def _tomorrow(at: dt.datetime, schedule: Schedule, team: Schedule | None) -> str:
     day = to_wall(at, schedule.timezone).date() + dt.timedelta(days=1)
     band = band_day(schedule, day, team=team)
     name = dateformat.format(day, "l")
-    peaks = [row for row in band.plan if row.state == State.OFF_DUTY.value]
+    peaks = [row for row in joined(band.plan) if row.state == State.OFF_DUTY.value]
     if peaks:
         spans = [f"{row.start}–{row.end}" for row in peaks]
-        joined = _(" and ").join([", ".join(spans[:-1]), spans[-1]] if len(spans) > 1 else spans)
+        said = _(" and ").join([", ".join(spans[:-1]), spans[-1]] if len(spans) > 1 else spans)
         return _("Tomorrow (%(day)s): off %(spans)s for peak hours.") % {
             "day": name,
-            "spans": joined,
+            "spans": said,
         }
     if band.valley:
         return _("Tomorrow (%(day)s) has no peak hours: your AI works all day.") % {"day": name}
