@@ -65,6 +65,26 @@
     return figure;
   }
 
+  /* Hour ticks at least this far apart on screen: a phone (390 px) fits
+     about four of the server's up to ten labels ("22:00" is ~35 px wide). */
+  var TICK_SPACING_PX = 72;
+
+  /* Fewer hour ticks on a narrow chart: every second (third, ...) of the
+     server's ticks, so labels keep their room; a wide chart keeps them all. */
+  function thinTicks(layout, width) {
+    var axis = layout.xaxis, margin = layout.margin || {};
+    var vals = axis.tickvals, text = axis.ticktext;
+    if (!vals || vals.length < 2 || !width) return;
+    var plot = width - (margin.l || 0) - (margin.r || 0);
+    if (plot <= 0) return;
+    var span = axis.range ? axis.range[1] - axis.range[0] : vals[vals.length - 1] - vals[0];
+    var apart = (vals[1] - vals[0]) * plot / span;
+    var every = Math.max(1, Math.ceil(TICK_SPACING_PX / apart));
+    if (every === 1) return;
+    axis.tickvals = vals.filter(function (_, i) { return i % every === 0; });
+    axis.ticktext = text.filter(function (_, i) { return i % every === 0; });
+  }
+
   function draw(root) {
     if (!window.Plotly) return;
     var charts = [];
@@ -74,6 +94,7 @@
       var source = document.getElementById(el.getAttribute("data-figure"));
       if (!source) return;
       var figure = theme(JSON.parse(source.textContent));
+      thinTicks(figure.layout, el.clientWidth);
       window.Plotly.react(el, figure.data, figure.layout, {
         displayModeBar: false,
         responsive: true,
@@ -97,6 +118,18 @@
     var scheme = window.matchMedia("(prefers-color-scheme: dark)");
     if (scheme.addEventListener) scheme.addEventListener("change", redrawAll);
   }
+  /* A phone turned sideways (or a window resized) has room for other ticks.
+     Only a new width redraws: a phone's toolbar hiding on scroll changes the
+     height alone. */
+  var resizing = null, drawnWidth = window.innerWidth;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizing);
+    resizing = setTimeout(function () {
+      if (window.innerWidth === drawnWidth) return;
+      drawnWidth = window.innerWidth;
+      redrawAll();
+    }, 250);
+  });
 
   /* ---- editable rows ---------------------------------------------------- */
   function changed(el) {
