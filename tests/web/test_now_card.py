@@ -107,12 +107,12 @@ def test_time_machine_shows_its_moment_and_holds_until_the_pretend_ends(
     )
     # ...and what gateways get holds until the pretend ends on the real clock
     # (19:00 + 1 h, as the banner says), not the pretended schedule's 12:00.
-    assert _holds_until(card) == "20:00 (when pretending ends)"
+    assert _holds_until(card) == "20:00 (on the real clock, when pretending ends)"
     banner = re.search(
         r'<div class="pretend-banner".*?</div>', page.get("/").content.decode(), re.S
     )
     assert banner
-    assert "(until 20:00," in " ".join(banner.group(0).split())
+    assert "(until 20:00 on the real clock," in " ".join(banner.group(0).split())
 
 
 def test_time_machine_on_another_day_still_holds_until_the_real_end(page: PageClient) -> None:
@@ -121,7 +121,7 @@ def test_time_machine_on_another_day_still_holds_until_the_real_end(page: PageCl
     page.post("/overrides/", {"verb": "debug", "moment": "2026-10-06T23:30", "duration": "4h"})
     card = _card(page)
     assert _as_of(card) == "Tue 23:30 · Shanghai"
-    assert _holds_until(card) == "23:00 (when pretending ends)"
+    assert _holds_until(card) == "23:00 (on the real clock, when pretending ends)"
 
 
 @pytest.mark.parametrize("moment", ["1900-01-01T08:06", "8999-12-31T23:00"])

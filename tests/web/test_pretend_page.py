@@ -68,7 +68,10 @@ def test_the_banner_is_on_every_signed_in_page_while_pretending(
     clock.advance(timedelta(minutes=18))
     text = re.sub(r"\s+", " ", banner(page.get(path).content.decode()))
     assert "Pretending:" in text
-    assert "gateways are being told it is 2026-09-30 01:30 (until 2026-09-30 00:00," in text
+    assert (
+        "gateways are being told it is 2026-09-30 01:30 (until 2026-09-30 00:00 on the real clock,"
+        in text
+    )
     # The countdown in its own element, which page.js ticks each minute.
     assert "3 hours, 42 minutes left" in re.sub(r"<[^>]+>", "", text)
     assert re.search(r'<span id="pretend-countdown" aria-live="off" data-until-ms="\d+"', text)
@@ -87,7 +90,7 @@ def test_the_banner_speaks_chinese(page: PageClient, user: User, clock: FrozenCl
     pretend(user, ["debug", "23:30"], clock.now)
     text = banner(page.get("/", **ZH).content.decode())
     assert "假装中" in text
-    assert "网关被告知现在是 2026-09-29 23:30（持续到 21:00" in text
+    assert "网关被告知现在是 2026-09-29 23:30（持续到真实时间 21:00" in text
     assert "停止假装" in text
     assert "Pretending" not in text
 

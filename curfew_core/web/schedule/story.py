@@ -473,7 +473,8 @@ def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWo
         real_today = to_wall(now, schedule.timezone).date() if verdict.debug_at else today
         holds = local_time(held, schedule, today=real_today)
         if verdict.debug_at is not None and verdict.override_until is None:
-            holds_why = _("when pretending ends")
+            # The card tells the pretended moment; this one time is real.
+            holds_why = _("on the real clock, when pretending ends")
     return NowWords(
         state=state,
         state_name=str(STATE_NAMES[state]),
