@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
+from cachetools import LRUCache
 from django.core.signals import setting_changed
 from django.http.response import HttpResponseBase
 from django.utils.module_loading import import_string
@@ -57,6 +58,7 @@ from curfew_core.edge.send import (
     send_whole,
 )
 from curfew_core.edge.threads import run_sync
+from curfew_core.store import local_layer
 from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.edge")
@@ -70,8 +72,11 @@ Handler = Callable[[EdgeRequest], Awaitable[HttpResponseBase | Answer]]
 
 #: Paths whose route is kept (``Edge._routed``); all forgotten when full.
 _ROUTED_KEPT = 1024
-#: Request heads whose reading is kept (``Edge._known``); all forgotten when full.
-_KNOWN_KEPT = 1024
+#: Request heads whose reading is kept (``Edge._known``): bounded, least
+#: recently used. As many as the process's layer holds entries: a head names
+#: its token, and 10,000 gateways' heads through 1,024, forgotten whole when
+#: full, were read anew every time (issue 40).
+_KNOWN_KEPT = local_layer.LOCAL_LAYER_SIZE
 
 
 class _Known:
@@ -159,7 +164,7 @@ class Edge:
         #: few paths all day (a path's match depends on the table alone).
         self._routed: dict[str, tuple[Door, tuple[Route, dict[str, str]] | None]] = {}
         #: Each request head's reading (``_head``), by the head itself.
-        self._known: dict[tuple[Any, ...], _Known] = {}
+        self._known: LRUCache[tuple[Any, ...], _Known] = LRUCache(maxsize=_KNOWN_KEPT)
         setting_changed.connect(self._settings_changed, weak=False)
 
     def _settings_changed(self, **kwargs: Any) -> None:
@@ -195,8 +200,6 @@ class Edge:
             door.credential(headers) if door.credential is not None else None,
         )
         if key is not None:
-            if len(self._known) >= _KNOWN_KEPT:
-                self._known.clear()
             self._known[key] = known
         return known
 
