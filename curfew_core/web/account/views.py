@@ -251,7 +251,8 @@ def timezone_save(request: HttpRequest) -> HttpResponse:
         request,
         "timezone",
         error=False,
-        notice=_("Timezone saved: your schedule's times are now in %(zone)s.") % {"zone": zone},
+        notice=_("Timezone saved: your schedule's times are now in %(zone)s.")
+        % {"zone": f"{choices.zone_label(zone)} ({zone})"},
     )
 
 

@@ -9,7 +9,7 @@ import zoneinfo
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from curfew_core.schedules import calendars
 
@@ -34,9 +34,62 @@ ZONE_REGIONS: dict[str, Any] = {
 ZONE_UTC = "UTC"
 
 
+#: Places with a name of their own in the reader's language (上海 on a Chinese
+#: page): the zones a Curfew user is likeliest to live in. Every other zone is
+#: named by its id's place in Latin script, as before; a full table is CLDR's
+#: (babel), not installed, and not worth a dependency for a label.
+ZONE_PLACES: dict[str, Any] = {
+    name: pgettext_lazy("time zone place", place)
+    for name, place in (
+        ("Asia/Shanghai", "Shanghai"),
+        ("Asia/Urumqi", "Urumqi"),
+        ("Asia/Hong_Kong", "Hong Kong"),
+        ("Asia/Macau", "Macau"),
+        ("Asia/Taipei", "Taipei"),
+        ("Asia/Tokyo", "Tokyo"),
+        ("Asia/Seoul", "Seoul"),
+        ("Asia/Singapore", "Singapore"),
+        ("Asia/Kuala_Lumpur", "Kuala Lumpur"),
+        ("Asia/Bangkok", "Bangkok"),
+        ("Asia/Ho_Chi_Minh", "Ho Chi Minh City"),
+        ("Asia/Jakarta", "Jakarta"),
+        ("Asia/Manila", "Manila"),
+        ("Asia/Kolkata", "Kolkata"),
+        ("Asia/Dubai", "Dubai"),
+        ("Europe/London", "London"),
+        ("Europe/Paris", "Paris"),
+        ("Europe/Berlin", "Berlin"),
+        ("Europe/Amsterdam", "Amsterdam"),
+        ("Europe/Madrid", "Madrid"),
+        ("Europe/Rome", "Rome"),
+        ("Europe/Zurich", "Zurich"),
+        ("Europe/Moscow", "Moscow"),
+        ("America/New_York", "New York"),
+        ("America/Chicago", "Chicago"),
+        ("America/Denver", "Denver"),
+        ("America/Los_Angeles", "Los Angeles"),
+        ("America/Toronto", "Toronto"),
+        ("America/Vancouver", "Vancouver"),
+        ("America/Mexico_City", "Mexico City"),
+        ("America/Sao_Paulo", "São Paulo"),
+        ("Australia/Sydney", "Sydney"),
+        ("Australia/Melbourne", "Melbourne"),
+        ("Australia/Perth", "Perth"),
+        ("Pacific/Auckland", "Auckland"),
+        ("Africa/Cairo", "Cairo"),
+        ("Africa/Johannesburg", "Johannesburg"),
+        ("Africa/Nairobi", "Nairobi"),
+    )
+}
+
+
 def zone_label(name: str) -> str:
     """``Buenos Aires (Argentina)`` for ``America/Argentina/Buenos_Aires``,
-    ``Shanghai`` for ``Asia/Shanghai``: the place, as the picker names it."""
+    ``Shanghai`` for ``Asia/Shanghai`` (上海 on a Chinese page,
+    ``ZONE_PLACES``): the place, as the picker names it."""
+    named = ZONE_PLACES.get(name)
+    if named is not None:
+        return str(named)
     parts = name.replace("_", " ").split("/")
     if len(parts) == 1:
         return parts[0]

@@ -24,7 +24,7 @@ from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors import teams as team_selectors
 from curfew_core.selectors import web as web_selectors
 from curfew_core.vocabulary import STATE_NAMES
-from curfew_core.web.schedule.choices import calendar_name
+from curfew_core.web.schedule.choices import calendar_name, zone_label
 
 
 def state_code(state: Any) -> str:
@@ -144,7 +144,7 @@ def policy(
                 "start": team["curfew_start"],
                 "out": team["lights_out"],
                 "wake": team["wake_up"],
-                "zone": team["timezone"],
+                "zone": zone_label(team["timezone"]),
             }
         )
         if team.get("peak_shift") and team.get("peak_windows"):
