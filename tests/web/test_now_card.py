@@ -142,4 +142,6 @@ def test_details_json_is_on_the_users_clock(page: PageClient) -> None:
     payload = json.loads(html.unescape(details.group(1)))
     assert payload["at"] == "2026-09-29T19:00:00+08:00"
     assert payload["valid_until"] == "2026-09-29T23:00:00+08:00"
-    assert "times on your clock, Asia/Shanghai" in card
+    # The place in words (上海 on a Chinese page); the zone id is the JSON's own.
+    assert "times on your clock, Shanghai;" in card
+    assert payload["timezone"] == "Asia/Shanghai"
