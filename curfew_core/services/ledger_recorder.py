@@ -150,12 +150,7 @@ def record(entry: Entry) -> None:
             full = waiting >= FLUSH_ROWS
             if full and waiting > MAX_BUFFERED + FLUSH_ROWS:
                 lost = _batch.bounded(MAX_BUFFERED)
-    if lost:
-        _overflowed(lost)
-    if ((full and not _failing) or _draining) and not _wake.is_set():
-        _wake.set()
-    if not _started:
-        _start()
+    _recorded(full, lost)
 
 
 def record_verdict(
@@ -242,6 +237,12 @@ def record_verdict(
         waiting = len(rows)
         full = waiting >= FLUSH_ROWS
         lost = batch.bounded(MAX_BUFFERED) if full and waiting > MAX_BUFFERED + FLUSH_ROWS else 0
+    _recorded(full, lost)
+
+
+def _recorded(full: bool, lost: int) -> None:
+    """After a record: say what a full buffer dropped, wake the flusher for
+    a full batch (or while stopping), start it in a new process."""
     if lost:
         _overflowed(lost)
     # Already set: the flusher is on its way (setting it again takes the
