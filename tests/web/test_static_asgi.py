@@ -68,3 +68,10 @@ async def test_a_static_file_streams_without_the_warning(method: str) -> None:
     with override_settings(MIDDLEWARE=_middleware(OURS)):
         ours = await _get(method, "/static/curfew/curfew.css")
     assert ours == ([], status, headers, body)
+
+
+def test_the_site_serves_its_static_files_through_ours() -> None:
+    """The settings use the streaming middleware (the stock one would warn on
+    every file under ``make run`` and ``bin/serve``)."""
+    assert OURS in settings.MIDDLEWARE
+    assert STOCK not in settings.MIDDLEWARE
