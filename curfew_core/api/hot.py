@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs
 
+from cachetools import LRUCache
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -28,12 +29,15 @@ JSON = "application/json"
 #: Verdict requests by their body, parsed: a gateway asks with the same few
 #: bodies again and again (parsing and checking one was a tenth of a warm
 #: verdict). Only small bodies (a verdict request is a few dozen bytes), at
-#: most ``_ASKED_KEPT``, all forgotten when full; a refused body is parsed,
-#: and refused, every time. A ``VerdictRequest`` is frozen, its parse depends
-#: on the bytes alone.
+#: most ``_ASKED_KEPT``, bounded, least recently used (issue 40); a refused
+#: body is parsed, and refused, every time. A ``VerdictRequest`` is frozen,
+#: its parse depends on the bytes alone. Read and written on the event loop
+#: only. Not ``LOCAL_LAYER_SIZE``: a key is a body of up to a kilobyte, so
+#: 50,000 of them could hold 50 MB; a team key's bodies name each member, and
+#: a team of thousands fits in this many.
 _ASKED_BYTES = 1024
-_ASKED_KEPT = 16_384  # a team key's bodies name each member: a team of thousands fits
-_asked: dict[bytes, VerdictRequest] = {}
+_ASKED_KEPT = 16_384
+_asked: LRUCache[bytes, VerdictRequest] = LRUCache(maxsize=_ASKED_KEPT)
 
 
 def _asked_of(body: bytes) -> VerdictRequest:
@@ -41,8 +45,6 @@ def _asked_of(body: bytes) -> VerdictRequest:
     if asked is None:
         asked = checked_verdict_request(json_object_from(body, allow_empty=True))
         if len(body) <= _ASKED_BYTES:
-            if len(_asked) >= _ASKED_KEPT:
-                _asked.clear()
             _asked[body] = asked
     return asked
 

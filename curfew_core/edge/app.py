@@ -70,7 +70,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Handler = Callable[[EdgeRequest], Awaitable[HttpResponseBase | Answer]]
 
-#: Paths whose route is kept (``Edge._routed``); all forgotten when full.
+#: Paths whose route is kept (``Edge._routed``): bounded, least recently used
+#: (issue 40), so a scan of unknown paths no longer forgets the few a gateway asks.
 _ROUTED_KEPT = 1024
 #: Request heads whose reading is kept (``Edge._known``): bounded, least
 #: recently used. As many as the process's layer holds entries: a head names
@@ -162,7 +163,9 @@ class Edge:
             self.handlers[route.handler] = _in_thread(handler) if route.thread else handler
         #: Each path's door and route, found once: a gateway asks the same
         #: few paths all day (a path's match depends on the table alone).
-        self._routed: dict[str, tuple[Door, tuple[Route, dict[str, str]] | None]] = {}
+        self._routed: LRUCache[str, tuple[Door, tuple[Route, dict[str, str]] | None]] = LRUCache(
+            maxsize=_ROUTED_KEPT
+        )
         #: Each request head's reading (``_head``), by the head itself.
         self._known: LRUCache[tuple[Any, ...], _Known] = LRUCache(maxsize=_KNOWN_KEPT)
         setting_changed.connect(self._settings_changed, weak=False)
@@ -212,8 +215,6 @@ class Edge:
         if routed is None:
             door = self.table.door_for(path)
             routed = (door, door.match(path))
-            if len(self._routed) >= _ROUTED_KEPT:
-                self._routed.clear()
             self._routed[path] = routed
         door, found = routed
         if found is None:

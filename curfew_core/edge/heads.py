@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
 
+from cachetools import LRUCache
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse
@@ -23,7 +24,8 @@ from django.http.response import HttpResponseBase
 from curfew_core.edge.http_headers import ApiAnswers
 from curfew_core.edge.scope import Scope, ScopeHeaders, server_key
 
-#: Distinct request heads kept.
+#: Distinct request heads kept: bounded, least recently used (issue 40). Keyed
+#: by the host headers, not the token: a deployment sees a handful.
 _KEPT = 256
 
 
@@ -43,7 +45,7 @@ class Heads:
     """Django's checks and answer headers for a request head, remembered per head."""
 
     def __init__(self) -> None:
-        self._heads: dict[tuple[Any, ...], Head] = {}
+        self._heads: LRUCache[tuple[Any, ...], Head] = LRUCache(maxsize=_KEPT)
         self._answers = ApiAnswers()
 
     def __call__(self, scope: Scope, headers: ScopeHeaders) -> Head:
@@ -63,8 +65,6 @@ class Heads:
         head = self._heads.get(key)
         if head is None:
             head = self._decide(scope)
-            if len(self._heads) >= _KEPT:
-                self._heads.clear()
             self._heads[key] = head
         return head
 

@@ -17,6 +17,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from cachetools import LRUCache
 from django.http.response import HttpResponseBase, StreamingHttpResponse
 
 from curfew_core.edge.scope import Headers, Message
@@ -46,8 +47,12 @@ class Answer:
 #: An ``Answer``'s headers per content type and head (a handful of each), by
 #: the head's headers object itself (a head's are made once, ``edge.heads``:
 #: hashing the pairs anew per answer was most of this), kept with it so that
-#: its ``id`` is not reused while the entry stands.
-_answer_heads: dict[tuple[str, int], tuple[tuple[tuple[bytes, bytes], ...], Headers]] = {}
+#: its ``id`` is not reused while the entry stands. Bounded, least recently
+#: used (issue 40); written on the event loop only.
+_ANSWER_HEADS_KEPT = 256
+_answer_heads: LRUCache[tuple[str, int], tuple[tuple[tuple[bytes, bytes], ...], Headers]] = (
+    LRUCache(maxsize=_ANSWER_HEADS_KEPT)
+)
 
 
 def head_of_answer(answer: Answer, extra: tuple[tuple[bytes, bytes], ...]) -> Headers:
@@ -57,8 +62,6 @@ def head_of_answer(answer: Answer, extra: tuple[tuple[bytes, bytes], ...]) -> He
         return found[1]
     own = (b"content-type", answer.content_type.encode("latin-1"))
     headers = [own, *(pair for pair in extra if pair[0] != b"content-type")]
-    if len(_answer_heads) >= 256:
-        _answer_heads.clear()
     _answer_heads[key] = (extra, headers)
     return headers
 
