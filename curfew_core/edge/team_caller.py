@@ -21,9 +21,11 @@ the key as itself.
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 from urllib.parse import parse_qs
 
+from cachetools import LRUCache
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge.caller import Caller
@@ -79,17 +81,21 @@ def named_member(request: EdgeRequest) -> tuple[str | None, Source | None]:
             return known
     found = _name_in(body, fields)
     if len(body) <= _NAMED_BYTES:
-        if len(_named) >= _NAMED_KEPT:
-            _named.clear()
         _named[(fields, body)] = found
     return found
 
 
 #: The member each small body names, and where, as ``api.hot`` keeps parsed
 #: verdict requests: a gateway sends the same few bodies again and again.
+#: Bounded, least recently used (issue 40), as many as ``api.hot._asked``
+#: (the same bodies: a team key's name each member), not ``LOCAL_LAYER_SIZE``:
+#: a key is a body of up to a kilobyte. Read and written on the event loop;
+#: ``forget`` replaces it whole (one assignment, safe from any thread).
 _NAMED_BYTES = 1024
-_NAMED_KEPT = 8192
-_named: dict[tuple[Any, bytes], tuple[str | None, Source | None]] = {}
+_NAMED_KEPT = 16_384
+_named: LRUCache[tuple[Any, bytes], tuple[str | None, Source | None]] = LRUCache(
+    maxsize=_NAMED_KEPT
+)
 
 
 def _name_in(
@@ -119,22 +125,26 @@ NOT_A_NAME = (
 #: (team, username) to user id, as last read in this process: a user id never
 #: changes hands, and whether the member is still in the team is read from
 #: the member's own rows every time, so only the name's lookup is kept.
-_KEPT = 50_000
-_ids: dict[tuple[int, str], tuple[int, float]] = {}
+#: Bounded, least recently used (issue 40), as large as the process's layer.
+#: Behind ``_ids_lock``: the layer's drops (``forget_names``) come from other
+#: threads, and an ``LRUCache`` reorders itself on every read.
+_KEPT = local_layer.LOCAL_LAYER_SIZE
+_ids: LRUCache[tuple[int, str], tuple[int, float]] = LRUCache(maxsize=_KEPT)
+_ids_lock = threading.Lock()
 
 
 def _known_id(team_id: int, name: str) -> tuple[int | None, bool]:
     """The member's user id as last read here, and whether it is still fresh."""
-    known = _ids.get((team_id, name))
+    with _ids_lock:
+        known = _ids.get((team_id, name))
     if known is None:
         return None, False
     return known[0], cache_policy.fresh(known[1])
 
 
 def _remember(team_id: int, name: str, user_id: int) -> None:
-    if len(_ids) >= _KEPT:
-        _ids.clear()
-    _ids[(team_id, name)] = (user_id, cache_policy.clock())
+    with _ids_lock:
+        _ids[(team_id, name)] = (user_id, cache_policy.clock())
 
 
 def _lookup(team_id: int, name: str) -> int | None:
@@ -143,8 +153,10 @@ def _lookup(team_id: int, name: str) -> int | None:
 
 #: The member's caller last made for each (key, member), with the cached rows
 #: it was made from: while the cache hands back those very rows, it is the
-#: same caller (as ``edge.caller`` keeps a personal token's).
-_members: dict[tuple[int, int], tuple[Any, Any, Caller]] = {}
+#: same caller (as ``edge.caller`` keeps a personal token's). Bounded, least
+#: recently used (issue 40), as large as the process's layer; read and
+#: written on the event loop, replaced whole by ``forget``.
+_members: LRUCache[tuple[int, int], tuple[Any, Any, Caller]] = LRUCache(maxsize=_KEPT)
 
 
 async def _member(
@@ -188,8 +200,6 @@ async def _member(
                 bundle = cached_bundle(user_id, rows, team)
                 if bundle is not None:
                     member = _as_member(caller, user_id, bundle)
-                    if len(_members) >= _KEPT:
-                        _members.clear()
                     _members[memo] = (rows, team, member)
                     return member
     found_id, bundle = await run_sync(_cold_member, team_id, name, user_id, rows, team)
@@ -224,7 +234,8 @@ async def _cached_id(team_id: int, name: str) -> int | None:
         if local_layer.epoch() != since:
             # A drop came while it was remembered (its ``forget_names`` may
             # have run before): not kept, as the layer did not keep it.
-            _ids.pop((team_id, name), None)
+            with _ids_lock:
+                _ids.pop((team_id, name), None)
     return value
 
 
@@ -260,14 +271,20 @@ def forget_names(keys: list[str] | None) -> None:
         if not team.isdigit():
             forget()  # not a key this module wrote: forget all, never too little
             return
-        _ids.pop((int(team), name), None)
+        with _ids_lock:
+            _ids.pop((int(team), name), None)
 
 
 def forget() -> None:
-    """Forget the names and members seen (tests)."""
-    _ids.clear()
-    _members.clear()
-    _named.clear()
+    """Forget the names and members seen (the layer's channel was lost; tests).
+    The event loop's memos are replaced, not cleared: this may run on another
+    thread, and an assignment is one step where a ``clear`` racing a write
+    could leave an ``LRUCache`` inconsistent."""
+    global _members, _named
+    with _ids_lock:
+        _ids.clear()
+    _members = LRUCache(maxsize=_KEPT)
+    _named = LRUCache(maxsize=_NAMED_KEPT)
 
 
 async def member_caller(
