@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Literal
+from functools import lru_cache, partial
+from typing import Any, Literal
 
 from curfew_core.engine.clock import MINUTES_PER_DAY, format_wall, next_transition, to_wall
 from curfew_core.engine.curve import Points, budget_at, next_budget_change, segment_of
@@ -134,11 +136,11 @@ class _Day:
     __slots__ = (
         "date_text",
         "edges",
-        "instants",
         "nights",
         "peak_ends",
         "peaks",
         "personas",
+        "readings",
         "slots",
         "templated",
         "tiers",
@@ -179,8 +181,13 @@ class _Day:
         texts = schedule.tier_texts or ("",)
         #: The persona of each tier, joined once.
         self.personas = tuple(join_sentences(schedule.tired_persona, t) or None for t in texts)
-        #: ``_readings`` of the edges and steps asked for so far (bounded).
-        self.instants: dict[int, _Readings] = {}
+        #: ``_readings`` of a wall of this day in the schedule's zone: its edges
+        #: and the steps of a winding night as it goes, worked out once each.
+        #: Bounded, least recently used (issue 40): a night's steps may outnumber
+        #: ``_INSTANTS_PER_DAY``, and the edges stay while the steps pass.
+        self.readings: Callable[[int], _Readings] = lru_cache(maxsize=_INSTANTS_PER_DAY)(
+            partial(_readings, schedule.timezone)
+        )
         #: The states whose reply holds ``{until}`` (as ``reply_for`` picks it):
         #: only there does a short-circuit work out its end (the seed's "。"
         #: never does), and only there may its text change the verdict's expiry.
@@ -238,39 +245,40 @@ def _slot(nights: tuple[_Night, ...], peaks: tuple[tuple[int, int], ...], wall: 
     return state, peak, wake_up, tuple(winding) if state is State.WINDING else ()
 
 
-#: Days per (schedule, local date). Keyed by the identity of the built
-#: ``Schedule`` (frozen; a new one per saved version); the entry keeps the
-#: object, so an ``id`` is never reused under it. Bounded: cleared when full.
+#: Days per (schedule, local date), bounded, least recently used (issue 40;
+#: the standard library's ``lru_cache``: the engine imports nothing else).
+#: Keyed by the identity of the built ``Schedule`` (frozen; a new one per saved
+#: version; unhashable, its ``weekdays`` a mapping), each a cell that ``_day``
+#: fills with the schedule and its day: the cell keeps the object, so an
+#: ``id`` is never reused under it while it stands.
 _FRAME_MEMO_SIZE = 4096
-_frames: dict[tuple[int, int], tuple[Schedule, _Day]] = {}
 #: Instants kept per day: its edges, and the steps of a winding night as it goes.
 _INSTANTS_PER_DAY = 64
 
 
+@lru_cache(maxsize=_FRAME_MEMO_SIZE)
+def _frames(schedule_id: int, ordinal: int) -> list[Any]:
+    """The cell of (schedule, day) for a schedule's ``id`` and a date: empty
+    until ``_day`` fills it."""
+    return []
+
+
 def _day(schedule: Schedule, ordinal: int) -> _Day:
-    key = (id(schedule), ordinal)
-    hit = _frames.get(key)
-    if hit is not None and hit[0] is schedule:
-        return hit[1]
+    cell = _frames(id(schedule), ordinal)
+    if cell and cell[0] is schedule:
+        day: _Day = cell[1]
+        return day
     day = _Day(schedule, datetime.fromordinal(ordinal))
-    if len(_frames) >= _FRAME_MEMO_SIZE:
-        _frames.clear()
-    _frames[key] = (schedule, day)
+    cell[:] = (schedule, day)
     return day
 
 
-def _readings(day: _Day, wall: int, tz: tzinfo) -> _Readings:
+def _readings(tz: tzinfo, wall: int) -> _Readings:
     """The real instants at which the clock reads ``wall`` (``wall_to_instant``'s
-    candidates), each with the zone's offset there, worked out once per day."""
-    found = day.instants.get(wall)
-    if found is None:
-        naive = datetime.fromordinal(wall // _DAY_US) + timedelta(microseconds=wall % _DAY_US)
-        instants = sorted(naive.replace(tzinfo=tz, fold=fold).astimezone(UTC) for fold in (0, 1))
-        found = tuple((instant, instant.astimezone(tz).utcoffset()) for instant in instants)
-        if len(day.instants) >= _INSTANTS_PER_DAY:
-            day.instants.clear()
-        day.instants[wall] = found
-    return found
+    candidates), each with the zone's offset there (``_Day.readings`` keeps them)."""
+    naive = datetime.fromordinal(wall // _DAY_US) + timedelta(microseconds=wall % _DAY_US)
+    instants = sorted(naive.replace(tzinfo=tz, fold=fold).astimezone(UTC) for fold in (0, 1))
+    return tuple((instant, instant.astimezone(tz).utcoffset()) for instant in instants)
 
 
 def _until(start: datetime, before: timedelta | None, readings: _Readings, tz: tzinfo) -> datetime:
@@ -644,7 +652,7 @@ def _reading_limits(
     # in the zone; spelled in the zone it may be a wall time the clock never
     # shows, so convert again.
     before = local.utcoffset() if at.tzinfo is UTC else now.astimezone(tz).utcoffset()
-    limits.append(_until(now, before, _readings(day, next_wall, tz), tz))
+    limits.append(_until(now, before, day.readings(next_wall), tz))
     return limits
 
 
@@ -804,7 +812,7 @@ def _reply_until(
     if pretending:
         return _with_date(end), None
     offset = now.astimezone(tz).utcoffset()
-    return _with_date(end), _until(now, offset, _readings(day, end - _DAY_US, tz), tz)
+    return _with_date(end), _until(now, offset, day.readings(end - _DAY_US), tz)
 
 
 def _with_date(wall: int) -> str:
@@ -844,7 +852,7 @@ def segments(start: datetime, end: datetime, schedule: Schedule) -> list[Segment
         if after >= len(day.edges):
             upto = end
         else:
-            readings = _readings(day, day.edges[after], tz)
+            readings = day.readings(day.edges[after])
             upto = min(_until(cursor, local.utcoffset(), readings, tz), end)
         if out and out[-1].state is state and out[-1].peak == peak:
             out[-1] = Segment(out[-1].start, upto, state, peak)
