@@ -16,9 +16,12 @@ two byte for byte equal over every kind of verdict and generated ones.
 from __future__ import annotations
 
 import math
+import threading
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from typing import Any, cast, get_args
 
+from cachetools import LRUCache
 from curfew_client.wire import (
     ActionName,
     DaySegment,
@@ -127,18 +130,26 @@ NO_REQUEST = RequestContext()
 #: winding's progress, by the engine's arithmetic), and deciding anew was a
 #: quarter of a warm verdict. A saved
 #: schedule or override is a new bundle: never answered from the old one's
-#: verdict. Bounded: emptied when full, at the local layer's size: a
-#: deployment's users must fit, since a pass through more users than it holds
-#: (4,096 did, with 10,000 users in bench.cold_path) never hits.
+#: verdict. Bounded, least recently used (issue 40), at the local layer's
+#: size: a deployment's users must fit, since a pass through more users than
+#: it holds (4,096 did, with 10,000 users in bench.cold_path) never hits.
 _STEADY_KEPT = LOCAL_LAYER_SIZE
-_steady: dict[tuple[int, int], tuple[UserBundle, RequestContext, Verdict, Stretch]] = {}
+_steady: LRUCache[tuple[int, int], tuple[UserBundle, RequestContext, Verdict, Stretch]] = LRUCache(
+    maxsize=_STEADY_KEPT
+)
+#: Guards this module's ``LRUCache`` memos (``_steady``, ``_templates``,
+#: ``_plans``, ``_bands``), reads too: an ``LRUCache`` reorders itself on every
+#: read, and verdicts are asked on the event loop and on threads (pages,
+#: cold doors) at once. Only the lookup and the store are held, never the work.
+_memo_lock = threading.Lock()
 
 
 def _steady_decide(bundle: UserBundle, now: datetime, request: RequestContext) -> Verdict:
     """``decide(now, bundle.schedule, request, bundle.overrides)``, from the
     last one's verdict inside its steady stretch."""
     key = (bundle.user_id, id(request))
-    kept = _steady.get(key)
+    with _memo_lock:
+        kept = _steady.get(key)
     if kept is not None and kept[0] is bundle and kept[1] is request and now.tzinfo is UTC:
         stretch = kept[3]
         if stretch.since <= now < stretch.until:
@@ -150,9 +161,8 @@ def _steady_decide(bundle: UserBundle, now: datetime, request: RequestContext) -
     verdict = decide(now, schedule, request, overrides)
     found = steady(verdict, now, schedule, overrides)
     if found is not None:
-        if len(_steady) >= _STEADY_KEPT:
-            _steady.clear()
-        _steady[key] = (bundle, request, verdict, found)
+        with _memo_lock:
+            _steady[key] = (bundle, request, verdict, found)
     return verdict
 
 
@@ -265,22 +275,22 @@ def _instant(value: Any) -> str:
 
 #: ``isoformat`` of a UTC instant's whole second ("2026-12-01T18:23:05"), by
 #: its fields: every answer writes two instants, and ``isoformat`` (C's
-#: formatting machinery) was a tenth of an answer's bytes. Bounded, emptied
-#: when full (the seconds of a few minutes).
+#: formatting machinery) was a tenth of an answer's bytes. Bounded, least
+#: recently used (issue 40; the seconds of a few minutes): ``lru_cache``, as
+#: the text is the fields' alone, so it is safe from any thread with no lock.
 _UTC_SECONDS_KEPT = 1024
-_utc_seconds: dict[tuple[int, int, int, int, int, int], str] = {}
+
+
+@lru_cache(maxsize=_UTC_SECONDS_KEPT)
+def _utc_seconds(year: int, month: int, day: int, hour: int, minute: int, second: int) -> str:
+    """A whole UTC second's ``isoformat`` without its offset ("2026-12-01T18:23:05")."""
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC).isoformat()[:19]
 
 
 def _utc_text(value: datetime) -> str:
     """``value.isoformat()`` of an instant in ``datetime.UTC``."""
     micro = value.microsecond
-    second = (value.year, value.month, value.day, value.hour, value.minute, value.second)
-    head = _utc_seconds.get(second)
-    if head is None:
-        head = value.replace(microsecond=0, tzinfo=None).isoformat()
-        if len(_utc_seconds) >= _UTC_SECONDS_KEPT:
-            _utc_seconds.clear()
-        _utc_seconds[second] = head
+    head = _utc_seconds(value.year, value.month, value.day, value.hour, value.minute, value.second)
     if micro:
         return f"{head}.{micro:06d}+00:00"
     return head + "+00:00"
@@ -385,9 +395,13 @@ def _vouch_values(verdict: Verdict, reply: Any, progress: Any, age: Any) -> None
 #: that is written into them: the bytes before ``progress``, those between it
 #: and ``valid_until``, and those after ``at``. A verdict's fields change at
 #: its edges, at most every minute or percent (its ``reason``): a gateway's
-#: answers share them in between. Bounded: emptied when full.
+#: answers share them in between. Bounded, least recently used (issue 40),
+#: behind ``_memo_lock``. Keyed by what a verdict says, not by user: users
+#: on one schedule share their templates.
 _TEMPLATES_KEPT = 4096
-_templates: dict[tuple[str | None, tuple[Any, ...]], tuple[bytes, bytes, bytes]] = {}
+_templates: LRUCache[tuple[str | None, tuple[Any, ...]], tuple[bytes, bytes, bytes]] = LRUCache(
+    maxsize=_TEMPLATES_KEPT
+)
 
 
 def _verdict_bytes(verdict: Verdict, age: int, timezone: str | None) -> bytes:
@@ -411,12 +425,12 @@ def _verdict_bytes(verdict: Verdict, age: int, timezone: str | None) -> bytes:
     if type(timezone) not in _MAYBE_TEXT:
         raise _Refused
     key = (timezone, _template_key(verdict))
-    parts = _templates.get(key)
+    with _memo_lock:
+        parts = _templates.get(key)
     if parts is None:
         parts = _verdict_template(verdict, age, timezone)
-        if len(_templates) >= _TEMPLATES_KEPT:
-            _templates.clear()
-        _templates[key] = parts
+        with _memo_lock:
+            _templates[key] = parts
     # An instant's text is ASCII digits and ``-:.+T``: nothing to escape.
     return b"".join(
         (
@@ -595,8 +609,10 @@ def verdict_payload(verdict: Verdict, *, now: datetime, timezone: str) -> dict[s
 #: schedule, and every capsule of a user asks for the same one at each push.
 #: Keyed by the identity of the built ``Schedule`` (a new one per saved
 #: version); the entry keeps the object, so an ``id`` is never reused under it.
+#: Bounded, least recently used (issue 40), behind ``_memo_lock``. Keyed by
+#: built schedule (shared by everyone on the same settings), not by user.
 _PLAN_MEMO_SIZE = 4096
-_plans: dict[tuple[int, date, int], _Plan] = {}
+_plans: LRUCache[tuple[int, date, int], _Plan] = LRUCache(maxsize=_PLAN_MEMO_SIZE)
 
 
 class _Plan:
@@ -642,7 +658,8 @@ def _plan(bundle: UserBundle, at: datetime) -> _Plan:
     # their verdicts are: keyed by both built schedules.
     team = band_team(bundle)
     key = (id(bundle.schedule), wall.date(), id(team))
-    hit = _plans.get(key)
+    with _memo_lock:
+        hit = _plans.get(key)
     if hit is not None and hit.schedule is bundle.schedule and hit.team is team:
         return hit
     drawn = (
@@ -663,9 +680,8 @@ def _plan(bundle: UserBundle, at: datetime) -> _Plan:
         ],
         team,
     )
-    if len(_plans) >= _PLAN_MEMO_SIZE:
-        _plans.clear()
-    _plans[key] = plan
+    with _memo_lock:
+        _plans[key] = plan
     return plan
 
 
@@ -756,8 +772,11 @@ CAPSULE_BAND = "band"
 CAPSULE_BANDS = ("24h",)
 
 #: Bands per (built schedule, local date), as ``_plans``: every capsule of a
-#: user that shows the band asks for the same one at each push.
-_bands: dict[tuple[int, date, int], tuple[Schedule, Schedule | None, dict[str, Any]]] = {}
+#: user that shows the band asks for the same one at each push. Bounded, least
+#: recently used (issue 40), behind ``_memo_lock``.
+_bands: LRUCache[tuple[int, date, int], tuple[Schedule, Schedule | None, dict[str, Any]]] = (
+    LRUCache(maxsize=_PLAN_MEMO_SIZE)
+)
 
 
 def capsule_band(bundle: UserBundle, at: datetime) -> dict[str, Any]:
@@ -778,7 +797,8 @@ def capsule_band(bundle: UserBundle, at: datetime) -> dict[str, Any]:
     # A team member's band is the two schedules together, as their plan is.
     team = band_team(bundle)
     key = (id(bundle.schedule), day, id(team))
-    hit = _bands.get(key)
+    with _memo_lock:
+        hit = _bands.get(key)
     if hit is not None and hit[0] is bundle.schedule and hit[1] is team:
         band = hit[2]
     else:
@@ -794,9 +814,8 @@ def capsule_band(bundle: UserBundle, at: datetime) -> dict[str, Any]:
             "runs": runs,
             "names": {state: state_names(state) for state in dict.fromkeys(r[0] for r in runs)},
         }
-        if len(_bands) >= _PLAN_MEMO_SIZE:
-            _bands.clear()
-        _bands[key] = (bundle.schedule, team, band)
+        with _memo_lock:
+            _bands[key] = (bundle.schedule, team, band)
     # Callers get their own copy: a payload may be mutated before it is sent.
     return {
         **band,

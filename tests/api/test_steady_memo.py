@@ -14,6 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from cachetools import LRUCache
 
 from curfew_core.engine import Overrides, RequestContext, State, decide
 from curfew_core.selectors import verdicts
@@ -114,8 +115,8 @@ def test_an_earlier_instant_or_another_zone_is_decided_anew(counted: list[dateti
 
 
 def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(verdicts, "_STEADY_KEPT", 3)
-    verdicts._steady.clear()
+    # Least recently used, sized when made (issue 40): a small one stands in.
+    monkeypatch.setattr(verdicts, "_steady", LRUCache(maxsize=3))
     users = [dataclasses.replace(bundle({}), user_id=number) for number in range(5)]
     for user in users:
         decide_for(user, now=PEAK)
