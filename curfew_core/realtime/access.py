@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Any
 
+from cachetools import LRUCache
 from django.conf import settings
 from django.contrib.auth import (
     BACKEND_SESSION_KEY,
@@ -33,17 +34,21 @@ from django.utils.crypto import constant_time_compare
 from django.utils.module_loading import import_string
 
 from curfew_core.selectors import users
+from curfew_core.store.local_layer import LOCAL_LAYER_SIZE
 
 #: Longest a "still allowed" answer stands in for the database.
 CHECK_SECONDS = 2.0
-#: Bounded: a process with many users forgets everything rather than grow.
-MAX_ENTRIES = 10_000
+#: Bounded, least recently used (issue 40): a process with many users drops
+#: the answer used least lately, one at a time, as large as its cache layer.
+MAX_ENTRIES = LOCAL_LAYER_SIZE
 
+#: Guards both memos, reads too: an ``LRUCache`` reorders itself on every
+#: read, and pushes check from the event loop and from threads.
 _lock = threading.Lock()
 #: user id -> (checked at, active)
-_active: dict[int, tuple[float, bool]] = {}
+_active: LRUCache[int, tuple[float, bool]] = LRUCache(maxsize=MAX_ENTRIES)
 #: session key digest -> (checked at, user id or None)
-_sessions: dict[str, tuple[float, int | None]] = {}
+_sessions: LRUCache[str, tuple[float, int | None]] = LRUCache(maxsize=MAX_ENTRIES)
 
 
 def session_tag(session_key: str) -> str:
@@ -53,11 +58,6 @@ def session_tag(session_key: str) -> str:
 
 def _fresh(checked_at: float) -> bool:
     return time.monotonic() - checked_at < CHECK_SECONDS
-
-
-def _remember(table: dict[str, tuple[float, int | None]] | dict[int, tuple[float, bool]]) -> None:
-    if len(table) >= MAX_ENTRIES:
-        table.clear()
 
 
 def user_active(user_id: int) -> bool:
@@ -70,18 +70,17 @@ def users_active(user_ids: list[int]) -> dict[int, bool]:
     bound in one query (a team's capsules pushed together)."""
     out: dict[int, bool] = {}
     due = []
-    for user_id in user_ids:
-        hit = _active.get(user_id)
-        if hit is not None and _fresh(hit[0]):
-            out[user_id] = hit[1]
-        else:
-            due.append(user_id)
+    with _lock:
+        for user_id in user_ids:
+            hit = _active.get(user_id)
+            if hit is not None and _fresh(hit[0]):
+                out[user_id] = hit[1]
+            else:
+                due.append(user_id)
     if due:
         active = users.active_among(user_ids=due)
         now = time.monotonic()
         with _lock:
-            if len(_active) + len(due) >= MAX_ENTRIES:
-                _active.clear()
             for user_id in due:
                 out[user_id] = user_id in active
                 _active[user_id] = (now, out[user_id])
@@ -126,12 +125,12 @@ def _session_user(session_key: str) -> int | None:
 def session_user(session_key: str) -> int | None:
     """The user ``session_key`` signs in now, or ``None`` (rechecked every ``CHECK_SECONDS``)."""
     tag = session_tag(session_key)
-    hit = _sessions.get(tag)
+    with _lock:
+        hit = _sessions.get(tag)
     if hit is not None and _fresh(hit[0]):
         return hit[1]
     user_id = _session_user(session_key)
     with _lock:
-        _remember(_sessions)
         _sessions[tag] = (time.monotonic(), user_id)
     return user_id
 

@@ -453,8 +453,11 @@ def _team_side(raw: dict[str, Any], language: str) -> TeamSide:
 
 
 #: Built team sides per team and language, keyed by the rows they were built
-#: from: 5,000 members share one built schedule per language.
-_teams_built: dict[tuple[int, str], tuple[tuple[Any, ...], TeamSide]] = {}
+#: from: 5,000 members share one built schedule per language. Bounded, least
+#: recently used (issue 40), as ``_built``, behind ``_built_lock``.
+_teams_built: LRUCache[tuple[int, str], tuple[tuple[Any, ...], TeamSide]] = LRUCache(
+    maxsize=MAX_BUILT
+)
 
 
 def rows_fresh(raw: dict[str, Any] | None) -> bool:
@@ -468,21 +471,23 @@ def rows_fresh(raw: dict[str, Any] | None) -> bool:
 #: than one per person, which 5,000 members would overflow on every round.
 #: And one copy of the settings themselves (``UserBundle.config``): a copy per
 #: member is a hundred objects each that the garbage collector walks again and
-#: again while thousands of bundles are kept.
+#: again while thousands of bundles are kept. Bounded, least recently used
+#: (issue 40), behind ``_built_lock``. Keyed by settings, not by user, and an
+#: entry is big (the settings and a built ``Schedule``, hundreds of objects):
+#: fewer than ``MAX_BUILT``.
 _SCHEDULES_KEPT = 10_000
-_schedules: dict[str, tuple[dict[str, Any], Schedule]] = {}
+_schedules: LRUCache[str, tuple[dict[str, Any], Schedule]] = LRUCache(maxsize=_SCHEDULES_KEPT)
 
 
 def shared_schedule(config: dict[str, Any]) -> tuple[dict[str, Any], Schedule]:
     """The one copy of ``config`` kept for everyone with these settings (read
     it, never change it), and ``schedule_config.build(config)``."""
     key = json.dumps(config, sort_keys=True, default=str)
-    found = _schedules.get(key)
+    with _built_lock:
+        found = _schedules.get(key)
     if found is None:
         found = (config, schedule_config.build(config))
         with _built_lock:
-            if len(_schedules) >= _SCHEDULES_KEPT:
-                _schedules.clear()
             _schedules[key] = found
     return found
 
@@ -494,13 +499,12 @@ def _built_team(team_id: int, raw: dict[str, Any], language: str) -> TeamSide:
         raw["member_overtime_minutes"],
         raw["overtime_until"],
     )
-    hit = _teams_built.get((team_id, language))
+    with _built_lock:
+        hit = _teams_built.get((team_id, language))
     if hit is not None and hit[0] == stamp:
         return hit[1]
     side = _team_side(raw, language)
     with _built_lock:
-        if len(_teams_built) >= MAX_BUILT:
-            _teams_built.clear()
         _teams_built[(team_id, language)] = (stamp, side)
     return side
 
