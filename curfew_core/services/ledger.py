@@ -75,23 +75,35 @@ def minute_of(stored: Any) -> int:
     return int(moment.timestamp()) // 60
 
 
+#: Minutes whose text ``_SqliteUtcText`` keeps: a long-lived process keeps
+#: the recent ones.
+_MINUTES_KEPT = 1024
+
+
+def _minute_text(minute: int) -> str:
+    """The naive UTC text of the minute since the epoch, "2026-12-01 00:52:"."""
+    return datetime.fromtimestamp(minute * 60, UTC).isoformat(" ")[:17]
+
+
 class _SqliteUtcText:
     """``str(naive UTC instant)`` (Django's SQLite form), built from the
     minute's text, kept per minute, and the seconds: ``isoformat`` per
-    decision was a fifth of what recording cost (C's formatting machinery)."""
+    decision was a fifth of what recording cost (C's formatting machinery).
+
+    The minutes are bounded, least recently used (issue 40): ``lru_cache``,
+    as a minute's text is the minute's alone, so it is safe with no lock for
+    the doors that record from the event loop and from threads at once."""
 
     def __init__(self, adapt: Callable[[datetime], Any]) -> None:
         self._adapt = adapt
-        self._minutes: dict[int, str] = {}
+        self._minutes: Callable[[int], str] = functools.lru_cache(maxsize=_MINUTES_KEPT)(
+            _minute_text
+        )
 
     def __call__(self, at: datetime, minute: int) -> Any:
         if at.tzinfo is not UTC:
             return self._adapt(at)
-        head = self._minutes.get(minute)
-        if head is None:
-            if len(self._minutes) > 1024:  # a long-lived process: keep only recent minutes
-                self._minutes.clear()
-            head = self._minutes[minute] = at.isoformat(" ")[:17]  # "2026-12-01 00:52:"
+        head = self._minutes(minute)
         micro = at.microsecond
         if micro:
             return head + _SECONDS[at.second] + "." + str(1_000_000 + micro)[1:]
