@@ -131,12 +131,23 @@ async def test_sockets_waking_at_one_instant_share_one_timer(user, set_clock):
 
 
 async def test_a_shared_timer_wakes_every_socket_at_the_boundary(user, set_clock):
+    """The clock stands a second before the boundary until all three sockets have
+    told their first state, then a millisecond before it for longer than their
+    shared timer (a second of real time) takes to come due: a timer set for an
+    earlier instant would push "off-duty" then. Then it stands at the boundary:
+    the timer wakes to it whatever the setup cost. A clock running from a second
+    before the setup made the first state the boundary's own when the token and
+    three connects took longer than that (with a 1.5 s sleep in the setup)."""
     boundary = local("2026-09-29 12:00")  # peak hours end
-    set_clock(boundary - timedelta(seconds=1), running=True)
+    set_clock(boundary - timedelta(seconds=1))
     raw = await db(embed_token)(user)
     comms = [socket(token=raw) for _ in range(3)]
     before = [await open_live(comm) for comm in comms]
     assert {state["state"] for state in before} == {"off-duty"}
+    set_clock(boundary - timedelta(milliseconds=1))
+    for comm in comms:
+        assert await comm.receive_nothing(timeout=1.5 if comm is comms[0] else 0)
+    set_clock(boundary)
     after = [await next_state(comm, timeout=4) for comm in comms]
     assert {state["state"] for state in after} == {"on-duty"}
     for comm in comms:
