@@ -46,17 +46,40 @@ async def until(condition: Any, timeout: float = 5) -> None:
         await asyncio.sleep(0.02)
 
 
+def ahead(reads: list[tuple[int, datetime]]) -> set[int]:
+    """The users whose state was read for the boundary (ahead of it, or at it)."""
+    return {user_id for user_id, now in reads if now == BOUNDARY + timers.LATE}
+
+
+async def at_the_boundary(set_clock: Any, read_ahead: Any) -> None:
+    """Move the held clock to ``BOUNDARY`` once the read made ahead of it is in.
+
+    The clock stands 3 s before the boundary through the setup and the connects,
+    as a clock started there would stand if they took no time: the read ahead is
+    then 2 s of real time after the first connect and the sockets' timer 3 s
+    (both set from the held clock). It stands there until that read is made,
+    then at the boundary and no further: the timer wakes to the boundary
+    whatever the setup cost, and only a timer set for the boundary can push. A
+    clock running from before the setup (the tokens, the connects) told the
+    boundary's own state first when they took longer than 3 s.
+    """
+    await until(read_ahead)
+    assert clock.now() < BOUNDARY
+    set_clock(BOUNDARY)
+
+
 async def test_two_users_at_one_boundary_each_get_their_own_state(
     user, other_user, set_clock, reads
 ):
     # Manila and Shanghai are both UTC+8 all year: one boundary instant, two states.
     await db(move_to)(other_user, "Asia/Manila")
-    set_clock(BOUNDARY - timedelta(seconds=3), running=True)
+    set_clock(BOUNDARY - timedelta(seconds=3))  # held: see ``at_the_boundary``
     ada = [socket(token=await db(embed_token)(user)) for _ in range(2)]
     grace = [socket(token=await db(embed_token)(other_user)) for _ in range(2)]
     for comm in ada + grace:
         first = await open_live(comm)
         assert (first["state"], first["valid_until"]) == ("off-duty", BOUNDARY.isoformat())
+    await at_the_boundary(set_clock, lambda: {user.pk, other_user.pk} <= ahead(reads))
     for comms, zone in ((ada, "Asia/Shanghai"), (grace, "Asia/Manila")):
         for comm in comms:
             pushed = await next_state(comm, timeout=6)
@@ -81,10 +104,11 @@ async def test_users_sharing_a_boundary_are_read_ahead_together(
 
     monkeypatch.setattr(states, "read_states", recording)
     await db(move_to)(other_user, "Asia/Manila")  # the same instant, another state
-    set_clock(BOUNDARY - timedelta(seconds=3), running=True)
+    set_clock(BOUNDARY - timedelta(seconds=3))  # held: see ``at_the_boundary``
     comms = [socket(token=await db(embed_token)(person)) for person in (user, other_user)]
     for comm in comms:
         await open_live(comm)
+    await at_the_boundary(set_clock, lambda: any(n == BOUNDARY + timers.LATE for n, _ in hops))
     for comm in comms:
         assert (await next_state(comm, timeout=6))["state"] == "on-duty"
     ahead = [users for now, users in hops if now == BOUNDARY + timers.LATE]
@@ -96,7 +120,7 @@ async def test_users_sharing_a_boundary_are_read_ahead_together(
 async def test_a_change_heard_after_the_read_ahead_is_not_undone_at_the_boundary(
     user, set_clock, reads
 ):
-    set_clock(BOUNDARY - timedelta(seconds=3), running=True)
+    set_clock(BOUNDARY - timedelta(seconds=3))  # held until the change is heard
     comm = socket(token=await db(embed_token)(user))
     first = await open_live(comm)
     assert first["timezone"] == "Asia/Shanghai"
@@ -106,6 +130,7 @@ async def test_a_change_heard_after_the_read_ahead_is_not_undone_at_the_boundary
     await db(move_to)(user, "Asia/Manila")  # the same boundary instant (UTC+8)
     changed = await next_state(comm, timeout=6)
     assert (changed["state"], changed["timezone"]) == ("off-duty", "Asia/Manila")
+    set_clock(BOUNDARY)
     pushed = await next_state(comm, timeout=6)
     # The read made before the change would say Shanghai.
     assert (pushed["state"], pushed["timezone"]) == ("on-duty", "Asia/Manila")
@@ -115,7 +140,7 @@ async def test_a_change_heard_after_the_read_ahead_is_not_undone_at_the_boundary
 async def test_a_read_ahead_is_dropped_when_the_process_stops_following_the_user(user, set_clock):
     """With no socket left, this process hears none of the user's changes: a later
     socket must not be sent a read made before them."""
-    set_clock(BOUNDARY - timedelta(seconds=30), running=True)
+    set_clock(BOUNDARY - timedelta(seconds=30))
     comm = socket(token=await db(embed_token)(user))
     await open_live(comm)
     assert user.pk in states._prepared  # control: read ahead for the boundary
