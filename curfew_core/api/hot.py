@@ -18,8 +18,10 @@ from django.utils import timezone
 
 from curfew_core.api.errors import ApiError, json_object_from
 from curfew_core.api.views import checked_verdict_request, verdict_body
+from curfew_core.edge import own_name
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.send import Answer
+from curfew_core.edge.threads import run_sync
 from curfew_core.schema.verdict_request import MAX_USERNAME, VerdictRequest
 from curfew_core.selectors.verdicts import bundle_state_json
 
@@ -57,8 +59,10 @@ async def verdict(request: EdgeRequest) -> HttpResponse | Answer:
     except ApiError as exc:
         return exc.response()
     if asked.user is not None and caller.identity.team_id is None:
-        # Well-formed, refused by a rule the schema cannot state: 422.
-        return _personal_names_a_user().response()
+        # Well-formed; only its own person, by a rule the schema cannot state.
+        refusal = await _personal_user(asked.user, caller.user_id)
+        if refusal is not None:
+            return refusal
     body = verdict_body(caller.bundle, asked, now=timezone.now())
     return Answer(body, JSON)
 
@@ -66,15 +70,15 @@ async def verdict(request: EdgeRequest) -> HttpResponse | Answer:
 async def state(request: EdgeRequest) -> HttpResponse | Answer:
     caller = request.the_caller()
     if caller.identity.team_id is None and request.query_string:
-        refusal = _personal_user_query(request.query_string)
+        refusal = await _personal_user_query(request.query_string, caller.user_id)
         if refusal is not None:
             return refusal
     return Answer(bundle_state_json(caller.bundle, now=timezone.now()), JSON)
 
 
-def _personal_user_query(query: bytes) -> HttpResponse | None:
-    """A personal token's ``?user=``: a malformed one is a 400, any other a
-    422 (only a team key asks for another person); none: ``None``."""
+async def _personal_user_query(query: bytes, user_id: int) -> HttpResponse | None:
+    """A personal token's ``?user=``: a malformed one is a 400, then as
+    ``_personal_user``; none: ``None``."""
     values = parse_qs(query.decode("latin-1"), keep_blank_values=True).get("user")
     if not values:
         return None
@@ -86,6 +90,17 @@ def _personal_user_query(query: bytes) -> HttpResponse | None:
             f"user: must be a username of 1 to {MAX_USERNAME} characters",
             {"user": f"must be a username of 1 to {MAX_USERNAME} characters"},
         ).response()
+    return await _personal_user(name, user_id)
+
+
+async def _personal_user(name: str, user_id: int) -> HttpResponse | None:
+    """A personal token's ``user`` (the verdict's field, the state's query),
+    as its ``X-Curfew-User`` header is taken (``edge.own_name``): its own
+    username is served as without it; any other name a 422 (only a team key
+    asks for another person; the document allows any text here, so a name no
+    account could have is that 422 too, not the header's 400)."""
+    if await run_sync(own_name.check, name, user_id) is None:
+        return None
     return _personal_names_a_user().response()
 
 

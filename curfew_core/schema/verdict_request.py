@@ -81,7 +81,7 @@ class VerdictRequestBody(BaseModel):
         description=(
             "with a team key: the username of the member asked for (a name that is "
             "not a member of the key's team: 404); a personal token asks for its own "
-            "person and may not send it"
+            "person: its own username or nothing (another name: 422)"
         ),
     )
 

@@ -74,3 +74,28 @@ def test_without_the_header_a_personal_token_is_served_as_before(team: dict[str,
     answer = client.post("/api/v1/verdict", {}, content_type="application/json")
     assert answer.status_code == 200
     assert answer.json()["state"] == "lights-out"
+
+
+def _ask_as(token: str, where: str, name: str) -> Any:
+    """The verdict's ``user`` field or the state's ``?user=``, naming ``name``."""
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    if where == "verdict field":
+        return client.post("/api/v1/verdict", {"user": name}, content_type="application/json")
+    return client.get("/api/v1/state", {"user": name})
+
+
+@pytest.mark.parametrize("where", ["verdict field", "state query"])
+def test_the_user_field_and_query_follow_the_headers_rule(team: dict[str, Any], where: str) -> None:
+    """One rule for a personal token naming a person, wherever it names them
+    (make fuzz found ``?user=<own name>`` a 422 where the header was served)."""
+    own = _ask_as(team["alice"], where, "alice")
+    assert own.status_code == 200, own.content[:300]
+    assert own.json()["state"] == "lights-out"  # the team's night, as without it
+    other = _ask_as(team["alice"], where, "boss")
+    assert other.status_code == 422, other.content[:300]
+    assert "personal token" in other.json()["message"]
+    assert "user" in other.json()["fields"]
+    # A name no account could have: the same 422 (the document allows any
+    # text here; the header's rule makes it a 400 before any handler).
+    bad = _ask_as(team["alice"], where, "two words")
+    assert bad.status_code == 422, bad.content[:300]
