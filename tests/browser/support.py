@@ -165,3 +165,28 @@ def assert_fits(page: Any, width: int | None = None, *, inside: str | None = Non
     if inside is not None:
         sticking_out = page.evaluate(STICKING_OUT, [inside, limit])
         assert sticking_out == [], sticking_out
+
+
+def served_team_member(
+    app: ServedApp,
+    *,
+    team: str,
+    admin: str,
+    member: str,
+    password: str,
+    night: dict[str, Any],
+) -> str:
+    """A team made as the manual says, from a terminal (``curfew team create``
+    and ``add``), its schedule's ``night`` changes saved by the service; the
+    member's own API key."""
+    token = app.create_user(member, password)
+    app.create_user(admin, password)
+    app.manage("curfew", "team", "create", team, "--admin", admin)
+    app.manage("curfew", "team", "add", team, member)
+    script = (
+        "from curfew_core.selectors.teams import team_by_name\n"
+        "from curfew_core.services.teams import team_schedule_update\n"
+        f"team_schedule_update(team=team_by_name({team!r}), changes={night!r})\n"
+    )
+    app.manage("shell", "-c", script)
+    return token

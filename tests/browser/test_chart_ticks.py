@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.support import Watched, open_context, sign_in
+from tests.browser.support import Watched, open_context, served_team_member, sign_in
 from tests.browser.test_settings_page import wait_drawn
 
 pytestmark = pytest.mark.browser
@@ -36,18 +36,19 @@ LABELS = """() => Array.from(document.querySelectorAll('#curve-chart .xtick text
 
 @pytest.fixture(scope="module")
 def member(served_app: ServedApp) -> str:
-    served_app.create_user(MEMBER, PASSWORD)
-    served_app.create_user(ADMIN, PASSWORD)
-    served_app.manage("curfew", "team", "create", TEAM, "--admin", ADMIN)
-    served_app.manage("curfew", "team", "add", TEAM, MEMBER)
-    script = (
-        "from curfew_core.selectors.teams import team_by_name\n"
-        "from curfew_core.services.teams import team_schedule_update\n"
-        f"team_schedule_update(team=team_by_name({TEAM!r}), changes={{"
-        "'curfew_start': '21:00', 'lights_out': '03:00', 'wake_up': '09:00',"
-        " 'anchors': [['21:00', 1024], ['03:00', 64]]})\n"
+    served_team_member(
+        served_app,
+        team=TEAM,
+        admin=ADMIN,
+        member=MEMBER,
+        password=PASSWORD,
+        night={
+            "curfew_start": "21:00",
+            "lights_out": "03:00",
+            "wake_up": "09:00",
+            "anchors": [["21:00", 1024], ["03:00", 64]],
+        },
     )
-    served_app.manage("shell", "-c", script)
     return MEMBER
 
 

@@ -38,18 +38,19 @@ BAND_CELLS = (
 @pytest.fixture(scope="module")
 def member(served_app: ServedApp) -> str:
     """The member's own API key; the team made as the manual says, from a terminal."""
-    token = served_app.create_user(MEMBER, PASSWORD)
-    served_app.create_user(ADMIN, PASSWORD)
-    served_app.manage("curfew", "team", "create", TEAM, "--admin", ADMIN)
-    served_app.manage("curfew", "team", "add", TEAM, MEMBER)
-    script = (
-        "from curfew_core.selectors.teams import team_by_name\n"
-        "from curfew_core.services.teams import team_schedule_update\n"
-        f"team_schedule_update(team=team_by_name({TEAM!r}), changes={{"
-        "'curfew_start': '21:00', 'lights_out': '22:00', 'wake_up': '09:00',"
-        " 'anchors': [['21:00', 1024], ['22:00', 64]]})\n"
+    token = support.served_team_member(
+        served_app,
+        team=TEAM,
+        admin=ADMIN,
+        member=MEMBER,
+        password=PASSWORD,
+        night={
+            "curfew_start": "21:00",
+            "lights_out": "22:00",
+            "wake_up": "09:00",
+            "anchors": [["21:00", 1024], ["22:00", 64]],
+        },
     )
-    served_app.manage("shell", "-c", script)
     weekdays = {day: {"wake_up": "08:00"} for day in ("mon", "tue", "wed", "thu", "fri")}
     api(served_app, token, "PATCH", "/api/v1/schedule", {"weekdays": weekdays})
     return token

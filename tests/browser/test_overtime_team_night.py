@@ -33,19 +33,20 @@ CAPSULE_LABEL = (
 
 @pytest.fixture(scope="module")
 def member(served_app: ServedApp) -> str:
-    token = served_app.create_user(MEMBER, PASSWORD)
-    served_app.create_user(ADMIN, PASSWORD)
-    served_app.manage("curfew", "team", "create", TEAM, "--admin", ADMIN)
-    served_app.manage("curfew", "team", "add", TEAM, MEMBER)
-    script = (
-        "from curfew_core.selectors.teams import team_by_name\n"
-        "from curfew_core.services.teams import team_schedule_update\n"
-        f"team_schedule_update(team=team_by_name({TEAM!r}), changes={{"
-        "'curfew_start': '21:00', 'lights_out': '01:00', 'wake_up': '10:00',"
-        " 'anchors': [['21:00', 2048], ['01:00', 64]], 'member_overtime_minutes': 0})\n"
+    return support.served_team_member(
+        served_app,
+        team=TEAM,
+        admin=ADMIN,
+        member=MEMBER,
+        password=PASSWORD,
+        night={
+            "curfew_start": "21:00",
+            "lights_out": "01:00",
+            "wake_up": "10:00",
+            "anchors": [["21:00", 2048], ["01:00", 64]],
+            "member_overtime_minutes": 0,
+        },
     )
-    served_app.manage("shell", "-c", script)
-    return token
 
 
 def _open(browser: Any, app: ServedApp, *, lang: str) -> Iterator[Watched]:

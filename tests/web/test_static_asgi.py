@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
 
 import pytest
 from asgiref.testing import ApplicationCommunicator
 from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 from django.test import override_settings
+
+from curfew_testkit.asgi_scope import http_scope
 
 STOCK = "whitenoise.middleware.WhiteNoiseMiddleware"
 OURS = "curfew_core.web.static_files.AsgiWhiteNoiseMiddleware"
@@ -23,19 +24,7 @@ FILE = Path(settings.BASE_DIR) / "static" / "curfew" / "curfew.css"
 
 async def _get(method: str, path: str) -> tuple[list[Warning], int, dict[bytes, bytes], bytes]:
     """``method path`` through Django's ASGI handler, with the warnings it gave."""
-    scope: dict[str, Any] = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 1234),
-        "server": ("testserver", 80),
-    }
+    scope = http_scope(method, path, [(b"host", b"testserver")])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         app = ApplicationCommunicator(ASGIHandler(), scope)  # type: ignore[no-untyped-call]
