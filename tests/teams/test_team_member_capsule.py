@@ -181,7 +181,9 @@ async def test_a_members_capsule_wakes_at_the_teams_boundary(set_clock) -> None:
     capsule hears nothing (the control).
 
     The clock stands at 21:59:59 until both capsules have told their first
-    state, then stands at 22:00: the sockets' timers (a second of real time)
+    state, then a millisecond before 22:00 for longer than bob's timer (a
+    second of real time) takes to come due: a timer set for an earlier instant
+    would push "winding" then. Then it stands at 22:00: the sockets' timers
     wake to the boundary whatever the setup cost. A clock running from
     21:59:59 before the setup made the first state "lights-out" whenever the
     setup and the two connects took more than that second (under ``-n 2``)."""
@@ -197,7 +199,10 @@ async def test_a_members_capsule_wakes_at_the_teams_boundary(set_clock) -> None:
         boundary.astimezone(dt.UTC).isoformat(),
     )
     assert first["next"]["side"] == "team"
+    assert first["valid_until"] == boundary.isoformat()
     assert (await open_live(outsider))["state"] == "on-duty"
+    set_clock(boundary - dt.timedelta(milliseconds=1))
+    assert await member.receive_nothing(timeout=1.5)
     set_clock(boundary)
     pushed = await next_state(member, timeout=5)
     assert pushed["state"] == "lights-out"
