@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from cachetools import LRUCache
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.http import HttpRequest
@@ -55,6 +54,7 @@ from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateL
 from curfew_core.hot_settings import setting as hot_setting
 from curfew_core.selectors.tokens import TokenIdentity, identify
 from curfew_core.store import async_cache, local_layer, redis_health
+from curfew_core.store.memos import LRU
 
 SIGNIN_ACCOUNT = "signin-account-address"
 SIGNIN_ADDRESS = "signin-address"
@@ -509,7 +509,7 @@ def _rate_refusal_in(item: RateLimitItem, seconds: int) -> Refusal:
 #: keeps never hits, and every verdict then opened its own window (10,000 did,
 #: with 10,012 tokens in bench.cold_path).
 _WINDOWS_KEPT = local_layer.LOCAL_LAYER_SIZE
-_windows: LRUCache[int, tuple[int, int]] = LRUCache(maxsize=_WINDOWS_KEPT)
+_windows: LRU[int, tuple[int, int]] = LRU(maxsize=_WINDOWS_KEPT)
 _windows_lock = threading.Lock()
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs
 
-from cachetools import LRUCache
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -24,6 +23,7 @@ from curfew_core.edge.send import Answer
 from curfew_core.edge.threads import run_sync
 from curfew_core.schema.verdict_request import MAX_USERNAME, VerdictRequest
 from curfew_core.selectors.verdicts import bundle_state_json
+from curfew_core.store.memos import LRU
 
 JSON = "application/json"
 
@@ -39,7 +39,7 @@ JSON = "application/json"
 #: a team of thousands fits in this many.
 _ASKED_BYTES = 1024
 _ASKED_KEPT = 16_384
-_asked: LRUCache[bytes, VerdictRequest] = LRUCache(maxsize=_ASKED_KEPT)
+_asked: LRU[bytes, VerdictRequest] = LRU(maxsize=_ASKED_KEPT)
 
 
 def _asked_of(body: bytes) -> VerdictRequest:

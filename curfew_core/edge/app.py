@@ -36,7 +36,6 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from cachetools import LRUCache
 from django.core.signals import setting_changed
 from django.http.response import HttpResponseBase
 from django.utils.module_loading import import_string
@@ -59,6 +58,7 @@ from curfew_core.edge.send import (
 )
 from curfew_core.edge.threads import run_sync
 from curfew_core.store import local_layer
+from curfew_core.store.memos import LRU
 from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.edge")
@@ -163,11 +163,11 @@ class Edge:
             self.handlers[route.handler] = _in_thread(handler) if route.thread else handler
         #: Each path's door and route, found once: a gateway asks the same
         #: few paths all day (a path's match depends on the table alone).
-        self._routed: LRUCache[str, tuple[Door, tuple[Route, dict[str, str]] | None]] = LRUCache(
+        self._routed: LRU[str, tuple[Door, tuple[Route, dict[str, str]] | None]] = LRU(
             maxsize=_ROUTED_KEPT
         )
         #: Each request head's reading (``_head``), by the head itself.
-        self._known: LRUCache[tuple[Any, ...], _Known] = LRUCache(maxsize=_KNOWN_KEPT)
+        self._known: LRU[tuple[Any, ...], _Known] = LRU(maxsize=_KNOWN_KEPT)
         setting_changed.connect(self._settings_changed, weak=False)
 
     def _settings_changed(self, **kwargs: Any) -> None:

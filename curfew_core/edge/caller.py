@@ -20,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cachetools import LRUCache
-
 from curfew_core import throttle
 from curfew_core.edge.threads import run_sync
 from curfew_core.selectors import bundles, tokens
@@ -29,6 +27,7 @@ from curfew_core.selectors.bundles import UserBundle, cached_bundle, likely_team
 from curfew_core.selectors.tokens import Seen, TokenIdentity
 from curfew_core.store import async_cache, cache_policy
 from curfew_core.store.cache_policy import bundle_key, team_key, token_key
+from curfew_core.store.memos import LRU
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +69,7 @@ async def resolve(raw: str | None, address: Address, *, kind: str = "api") -> Ca
 #: same, and only the freshness checks, the stamp and the rate are left to do.
 #: Bounded, least recently used (read and written on the event loop only).
 _CALLERS_KEPT = 50_000
-_callers: LRUCache[str, tuple[Any, Any, str, Caller, Any]] = LRUCache(maxsize=_CALLERS_KEPT)
+_callers: LRU[str, tuple[Any, Any, str, Caller, Any]] = LRU(maxsize=_CALLERS_KEPT)
 
 
 async def _warm(raw: str | None, kind: str) -> Caller | Seen | None:

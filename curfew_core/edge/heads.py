@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
 
-from cachetools import LRUCache
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse
@@ -23,6 +22,7 @@ from django.http.response import HttpResponseBase
 
 from curfew_core.edge.http_headers import ApiAnswers
 from curfew_core.edge.scope import Scope, ScopeHeaders, server_key
+from curfew_core.store.memos import LRU
 
 #: Distinct request heads kept: bounded, least recently used (issue 40). Keyed
 #: by the host headers, not the token: a deployment sees a handful.
@@ -45,7 +45,7 @@ class Heads:
     """Django's checks and answer headers for a request head, remembered per head."""
 
     def __init__(self) -> None:
-        self._heads: LRUCache[tuple[Any, ...], Head] = LRUCache(maxsize=_KEPT)
+        self._heads: LRU[tuple[Any, ...], Head] = LRU(maxsize=_KEPT)
         self._answers = ApiAnswers()
 
     def __call__(self, scope: Scope, headers: ScopeHeaders) -> Head:

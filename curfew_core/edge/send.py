@@ -17,10 +17,10 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from cachetools import LRUCache
 from django.http.response import HttpResponseBase, StreamingHttpResponse
 
 from curfew_core.edge.scope import Headers, Message
+from curfew_core.store.memos import LRU
 
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
@@ -50,8 +50,8 @@ class Answer:
 #: its ``id`` is not reused while the entry stands. Bounded, least recently
 #: used (issue 40); written on the event loop only.
 _ANSWER_HEADS_KEPT = 256
-_answer_heads: LRUCache[tuple[str, int], tuple[tuple[tuple[bytes, bytes], ...], Headers]] = (
-    LRUCache(maxsize=_ANSWER_HEADS_KEPT)
+_answer_heads: LRU[tuple[str, int], tuple[tuple[tuple[bytes, bytes], ...], Headers]] = LRU(
+    maxsize=_ANSWER_HEADS_KEPT
 )
 
 

@@ -25,7 +25,6 @@ import threading
 from typing import Any
 from urllib.parse import parse_qs
 
-from cachetools import LRUCache
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge.caller import Caller
@@ -40,6 +39,7 @@ from curfew_core.selectors.tokens import TokenIdentity, TokenKind
 from curfew_core.selectors.users import is_username
 from curfew_core.store import async_cache, cache_policy, local_layer
 from curfew_core.store.cache_policy import bundle_key, team_key
+from curfew_core.store.memos import LRU
 
 MEMBER_HEADER = b"x-curfew-user"
 #: A body larger than this is not searched for a member (name one in the header).
@@ -93,9 +93,7 @@ def named_member(request: EdgeRequest) -> tuple[str | None, Source | None]:
 #: ``forget`` replaces it whole (one assignment, safe from any thread).
 _NAMED_BYTES = 1024
 _NAMED_KEPT = 16_384
-_named: LRUCache[tuple[Any, bytes], tuple[str | None, Source | None]] = LRUCache(
-    maxsize=_NAMED_KEPT
-)
+_named: LRU[tuple[Any, bytes], tuple[str | None, Source | None]] = LRU(maxsize=_NAMED_KEPT)
 
 
 def _name_in(
@@ -127,9 +125,9 @@ NOT_A_NAME = (
 #: the member's own rows every time, so only the name's lookup is kept.
 #: Bounded, least recently used (issue 40), as large as the process's layer.
 #: Behind ``_ids_lock``: the layer's drops (``forget_names``) come from other
-#: threads, and an ``LRUCache`` reorders itself on every read.
+#: threads, and an ``LRU`` reorders itself on every read.
 _KEPT = local_layer.LOCAL_LAYER_SIZE
-_ids: LRUCache[tuple[int, str], tuple[int, float]] = LRUCache(maxsize=_KEPT)
+_ids: LRU[tuple[int, str], tuple[int, float]] = LRU(maxsize=_KEPT)
 _ids_lock = threading.Lock()
 
 
@@ -156,7 +154,7 @@ def _lookup(team_id: int, name: str) -> int | None:
 #: same caller (as ``edge.caller`` keeps a personal token's). Bounded, least
 #: recently used (issue 40), as large as the process's layer; read and
 #: written on the event loop, replaced whole by ``forget``.
-_members: LRUCache[tuple[int, int], tuple[Any, Any, Caller]] = LRUCache(maxsize=_KEPT)
+_members: LRU[tuple[int, int], tuple[Any, Any, Caller]] = LRU(maxsize=_KEPT)
 
 
 async def _member(
@@ -279,12 +277,12 @@ def forget() -> None:
     """Forget the names and members seen (the layer's channel was lost; tests).
     The event loop's memos are replaced, not cleared: this may run on another
     thread, and an assignment is one step where a ``clear`` racing a write
-    could leave an ``LRUCache`` inconsistent."""
+    could leave an ``LRU`` inconsistent."""
     global _members, _named
     with _ids_lock:
         _ids.clear()
-    _members = LRUCache(maxsize=_KEPT)
-    _named = LRUCache(maxsize=_NAMED_KEPT)
+    _members = LRU(maxsize=_KEPT)
+    _named = LRU(maxsize=_NAMED_KEPT)
 
 
 async def member_caller(

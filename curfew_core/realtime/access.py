@@ -20,7 +20,6 @@ import threading
 import time
 from typing import Any
 
-from cachetools import LRUCache
 from django.conf import settings
 from django.contrib.auth import (
     BACKEND_SESSION_KEY,
@@ -35,6 +34,7 @@ from django.utils.module_loading import import_string
 
 from curfew_core.selectors import users
 from curfew_core.store.local_layer import LOCAL_LAYER_SIZE
+from curfew_core.store.memos import LRU
 
 #: Longest a "still allowed" answer stands in for the database.
 CHECK_SECONDS = 2.0
@@ -42,13 +42,13 @@ CHECK_SECONDS = 2.0
 #: the answer used least lately, one at a time, as large as its cache layer.
 MAX_ENTRIES = LOCAL_LAYER_SIZE
 
-#: Guards both memos, reads too: an ``LRUCache`` reorders itself on every
+#: Guards both memos, reads too: an ``LRU`` reorders itself on every
 #: read, and pushes check from the event loop and from threads.
 _lock = threading.Lock()
 #: user id -> (checked at, active)
-_active: LRUCache[int, tuple[float, bool]] = LRUCache(maxsize=MAX_ENTRIES)
+_active: LRU[int, tuple[float, bool]] = LRU(maxsize=MAX_ENTRIES)
 #: session key digest -> (checked at, user id or None)
-_sessions: LRUCache[str, tuple[float, int | None]] = LRUCache(maxsize=MAX_ENTRIES)
+_sessions: LRU[str, tuple[float, int | None]] = LRU(maxsize=MAX_ENTRIES)
 
 
 def session_tag(session_key: str) -> str:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from cachetools import LRUCache
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -31,6 +30,7 @@ from curfew_core.schedules.override_commands import check_moment
 from curfew_core.selectors.spoken import spoken_config, spoken_language
 from curfew_core.store import cache_policy
 from curfew_core.store.cache_policy import bundle_key, lifetime, team_key
+from curfew_core.store.memos import LRU
 from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.bundles")
@@ -57,7 +57,7 @@ class UserBundle:
 #: Bounded, least recently used (never emptied whole: 15,000 users in turn
 #: emptied it every 10,000 and rebuilt everyone).
 MAX_BUILT = 50_000
-_built: LRUCache[int, tuple[tuple[Any, ...], UserBundle]] = LRUCache(maxsize=MAX_BUILT)
+_built: LRU[int, tuple[tuple[Any, ...], UserBundle]] = LRU(maxsize=MAX_BUILT)
 _built_lock = threading.Lock()
 
 
@@ -284,7 +284,7 @@ def refresh_team(team_id: int) -> None:
 #: Each user's team as last seen in this process (user id to team id), so a
 #: warm verdict can fetch the user's rows and the team's in one cache read
 #: (``edge.caller``). Only a guess: the user's rows read with it decide.
-_teams_seen: LRUCache[int, int] = LRUCache(maxsize=MAX_BUILT)
+_teams_seen: LRU[int, int] = LRU(maxsize=MAX_BUILT)
 
 
 def likely_team(user_id: int) -> int | None:
@@ -455,9 +455,7 @@ def _team_side(raw: dict[str, Any], language: str) -> TeamSide:
 #: Built team sides per team and language, keyed by the rows they were built
 #: from: 5,000 members share one built schedule per language. Bounded, least
 #: recently used (issue 40), as ``_built``, behind ``_built_lock``.
-_teams_built: LRUCache[tuple[int, str], tuple[tuple[Any, ...], TeamSide]] = LRUCache(
-    maxsize=MAX_BUILT
-)
+_teams_built: LRU[tuple[int, str], tuple[tuple[Any, ...], TeamSide]] = LRU(maxsize=MAX_BUILT)
 
 
 def rows_fresh(raw: dict[str, Any] | None) -> bool:
@@ -476,7 +474,7 @@ def rows_fresh(raw: dict[str, Any] | None) -> bool:
 #: entry is big (the settings and a built ``Schedule``, hundreds of objects):
 #: fewer than ``MAX_BUILT``.
 _SCHEDULES_KEPT = 10_000
-_schedules: LRUCache[str, tuple[dict[str, Any], Schedule]] = LRUCache(maxsize=_SCHEDULES_KEPT)
+_schedules: LRU[str, tuple[dict[str, Any], Schedule]] = LRU(maxsize=_SCHEDULES_KEPT)
 
 
 def shared_schedule(config: dict[str, Any]) -> tuple[dict[str, Any], Schedule]:

@@ -22,7 +22,6 @@ import functools
 import threading
 from typing import Any
 
-from cachetools import LRUCache
 from django.conf import settings
 from django.utils.functional import Promise
 from django.utils.translation import override
@@ -31,6 +30,7 @@ from curfew_core.engine import State, Verdict
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.effective import Change
 from curfew_core.selectors.outlook import Outlook
+from curfew_core.store.memos import LRU
 from curfew_core.vocabulary import STATE_WORDS
 
 #: How long before a change the heads-up comes.
@@ -64,7 +64,7 @@ SHORT: dict[str, Promise] = {
 #: recently used (one entry goes when full, not all), read from the page's and
 #: the capsule's threads, hence the lock.
 _CHANGES_SIZE = 4096
-_changes: LRUCache[tuple[int, int, int, dt.datetime | None], tuple[Outlook, Change]] = LRUCache(
+_changes: LRU[tuple[int, int, int, dt.datetime | None], tuple[Outlook, Change]] = LRU(
     maxsize=_CHANGES_SIZE
 )
 _changes_lock = threading.Lock()

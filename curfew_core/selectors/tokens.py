@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
-from cachetools import LRUCache
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, close_old_connections, connection
@@ -25,6 +24,7 @@ from curfew_core.selectors import bundles
 from curfew_core.selectors.bundles import UserBundle
 from curfew_core.store import cache_policy, local_layer
 from curfew_core.store.cache_policy import bundle_key, lifetime, team_key, token_key
+from curfew_core.store.memos import LRU
 from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.tokens")
@@ -77,7 +77,7 @@ _GATEWAY_KINDS = frozenset({ApiToken.Kind.API, ApiToken.Kind.TEAM})
 #: As many as the process's layer holds entries: 10,000 tokens in turn
 #: through 4,096 missed every time (issue 40).
 _DIGESTS_KEPT = local_layer.LOCAL_LAYER_SIZE
-_digests: LRUCache[str, str] = LRUCache(maxsize=_DIGESTS_KEPT)
+_digests: LRU[str, str] = LRU(maxsize=_DIGESTS_KEPT)
 #: The memos here are read from the event loop and from pool threads alike.
 _memo_lock = threading.Lock()
 
@@ -296,7 +296,7 @@ def cached_identity(token_digest: str, cached: object, *, kind: str) -> TokenIde
 #: in turn through an LRU of 10,000 missed every time, and each cold path then
 #: knew nothing of the rows it was about to replace.
 _USERS_KEPT = local_layer.LOCAL_LAYER_SIZE
-_users: LRUCache[str, int] = LRUCache(maxsize=_USERS_KEPT)
+_users: LRU[str, int] = LRU(maxsize=_USERS_KEPT)
 
 
 def likely_user(token_digest: str) -> int | None:

@@ -21,7 +21,6 @@ from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any, cast, get_args
 
-from cachetools import LRUCache
 from curfew_client.wire import (
     ActionName,
     DaySegment,
@@ -56,6 +55,7 @@ from curfew_core.selectors.heads_up import next_payload
 from curfew_core.selectors.outlook import curfew_applies, outlook_of
 from curfew_core.selectors.web import CELL_MINUTES, BandDay, band_day, band_week
 from curfew_core.store.local_layer import LOCAL_LAYER_SIZE
+from curfew_core.store.memos import LRU
 from curfew_core.vocabulary import (
     STATE_FACES,
     capsule_words,
@@ -134,11 +134,11 @@ NO_REQUEST = RequestContext()
 #: size: a deployment's users must fit, since a pass through more users than
 #: it holds (4,096 did, with 10,000 users in bench.cold_path) never hits.
 _STEADY_KEPT = LOCAL_LAYER_SIZE
-_steady: LRUCache[tuple[int, int], tuple[UserBundle, RequestContext, Verdict, Stretch]] = LRUCache(
+_steady: LRU[tuple[int, int], tuple[UserBundle, RequestContext, Verdict, Stretch]] = LRU(
     maxsize=_STEADY_KEPT
 )
-#: Guards this module's ``LRUCache`` memos (``_steady``, ``_templates``,
-#: ``_plans``, ``_bands``), reads too: an ``LRUCache`` reorders itself on every
+#: Guards this module's ``LRU`` memos (``_steady``, ``_templates``,
+#: ``_plans``, ``_bands``), reads too: an ``LRU`` reorders itself on every
 #: read, and verdicts are asked on the event loop and on threads (pages,
 #: cold doors) at once. Only the lookup and the store are held, never the work.
 _memo_lock = threading.Lock()
@@ -399,7 +399,7 @@ def _vouch_values(verdict: Verdict, reply: Any, progress: Any, age: Any) -> None
 #: behind ``_memo_lock``. Keyed by what a verdict says, not by user: users
 #: on one schedule share their templates.
 _TEMPLATES_KEPT = 4096
-_templates: LRUCache[tuple[str | None, tuple[Any, ...]], tuple[bytes, bytes, bytes]] = LRUCache(
+_templates: LRU[tuple[str | None, tuple[Any, ...]], tuple[bytes, bytes, bytes]] = LRU(
     maxsize=_TEMPLATES_KEPT
 )
 
@@ -612,7 +612,7 @@ def verdict_payload(verdict: Verdict, *, now: datetime, timezone: str) -> dict[s
 #: Bounded, least recently used (issue 40), behind ``_memo_lock``. Keyed by
 #: built schedule (shared by everyone on the same settings), not by user.
 _PLAN_MEMO_SIZE = 4096
-_plans: LRUCache[tuple[int, date, int], _Plan] = LRUCache(maxsize=_PLAN_MEMO_SIZE)
+_plans: LRU[tuple[int, date, int], _Plan] = LRU(maxsize=_PLAN_MEMO_SIZE)
 
 
 class _Plan:
@@ -774,8 +774,8 @@ CAPSULE_BANDS = ("24h",)
 #: Bands per (built schedule, local date), as ``_plans``: every capsule of a
 #: user that shows the band asks for the same one at each push. Bounded, least
 #: recently used (issue 40), behind ``_memo_lock``.
-_bands: LRUCache[tuple[int, date, int], tuple[Schedule, Schedule | None, dict[str, Any]]] = (
-    LRUCache(maxsize=_PLAN_MEMO_SIZE)
+_bands: LRU[tuple[int, date, int], tuple[Schedule, Schedule | None, dict[str, Any]]] = LRU(
+    maxsize=_PLAN_MEMO_SIZE
 )
 
 

@@ -36,7 +36,6 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cachetools import LRUCache
 from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends import locmem
@@ -44,6 +43,7 @@ from django.core.cache.backends.locmem import LocMemCache
 from django.core.signals import setting_changed
 
 from curfew_core.store import local_layer, redis_health
+from curfew_core.store.memos import LRU
 from curfew_core.store.redis_cache import SharedRedisCache
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
@@ -199,8 +199,8 @@ def _held(backend: LocMemCache, made: list[str]) -> list[bytes | None]:
 #: module docstring), and the backend's keys by the caller's, validated once;
 #: each bounded, least recently used (read on the event loop only).
 _MEMO_SIZE = 4096
-_decoded: LRUCache[bytes, Any] = LRUCache(maxsize=_MEMO_SIZE)
-_made: LRUCache[str, str] = LRUCache(maxsize=_MEMO_SIZE)
+_decoded: LRU[bytes, Any] = LRU(maxsize=_MEMO_SIZE)
+_made: LRU[str, str] = LRU(maxsize=_MEMO_SIZE)
 
 
 def _decode(value: bytes, loads: Callable[[bytes], Any]) -> Any:
