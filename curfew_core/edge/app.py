@@ -31,6 +31,7 @@ the body. No path under a token door is Django's (``declare.Table``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -203,7 +204,9 @@ class Edge:
             door.credential(headers) if door.credential is not None else None,
         )
         if key is not None:
-            self._known[key] = known
+            # Unhashable (a server's lists): ``get`` answered None, setting raises.
+            with contextlib.suppress(TypeError):
+                self._known[key] = known
         return known
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -5,7 +5,7 @@ read (``async_cache.get_many``: a token's check, a user's rows, a team's rows)
 is first looked up here, in this process's memory, and only what is missing
 is fetched from Redis (one ``MGET``) and kept here.
 
-- **Bounded, least recently used.** A ``cachetools.TLRU`` of
+- **Bounded, least recently used.** A ``cachetools.TLRUCache`` of
   ``LOCAL_LAYER_SIZE`` entries: when full, the entry used least lately goes,
   one at a time, never the whole layer.
 - **Kept true by the change stream.** Every write through the Redis cache
@@ -58,9 +58,11 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from cachetools import LRUCache
+
 from curfew_core.hot_settings import setting
 from curfew_core.store import cache_policy
-from curfew_core.store.memos import LRU, TLRU
+from curfew_core.store.memos import TLRU
 
 log = logging.getLogger("curfew.cache")
 
@@ -110,7 +112,7 @@ _layer: TLRU[str, Any] = TLRU(maxsize=LOCAL_LAYER_SIZE, ttu=_until, timer=_clock
 _epoch = 0
 
 
-class _Generations(LRU[str, int]):
+class _Generations(LRUCache[str, int]):
     """Each key's last drop (the ``_epoch`` it took), bounded: a key whose
     number was forgotten is taken to have been dropped at ``_floor``, the
     newest number forgotten (as if dropped late: never kept wrongly)."""
