@@ -183,10 +183,15 @@ def served_team_member(
     app.create_user(admin, password)
     app.manage("curfew", "team", "create", team, "--admin", admin)
     app.manage("curfew", "team", "add", team, member)
+    save_team_schedule(app, team, night)
+    return token
+
+
+def save_team_schedule(app: ServedApp, team: str, changes: dict[str, Any]) -> None:
+    """``changes`` to the team's schedule, saved by the service in the served app."""
     script = (
         "from curfew_core.selectors.teams import team_by_name\n"
         "from curfew_core.services.teams import team_schedule_update\n"
-        f"team_schedule_update(team=team_by_name({team!r}), changes={night!r})\n"
+        f"team_schedule_update(team=team_by_name({team!r}), changes={changes!r})\n"
     )
     app.manage("shell", "-c", script)
-    return token

@@ -16,7 +16,14 @@ import pytest
 
 from curfew_testkit.server import ServedApp
 from tests.browser import support
-from tests.browser.support import Watched, api_post, assert_fits, open_context, wait_until
+from tests.browser.support import (
+    Watched,
+    api_post,
+    assert_fits,
+    open_context,
+    save_team_schedule,
+    wait_until,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -37,12 +44,7 @@ def team(served_app: ServedApp) -> dict[str, str]:
     served_app.manage("curfew", "team", "create", TEAM, "--admin", ADMIN)
     for name in MEMBERS:
         served_app.manage("curfew", "team", "add", TEAM, name)
-    script = (
-        "from curfew_core.selectors.teams import team_by_name\n"
-        "from curfew_core.services.teams import team_schedule_update\n"
-        f"team_schedule_update(team=team_by_name({TEAM!r}), changes={{'curfew_start': '21:00'}})\n"
-    )
-    served_app.manage("shell", "-c", script)
+    save_team_schedule(served_app, TEAM, {"curfew_start": "21:00"})
     return tokens
 
 
