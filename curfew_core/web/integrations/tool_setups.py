@@ -306,6 +306,19 @@ def _hooks_steps(
     )
 
 
+_CODEX_PATH = "~/.codex/config.toml"
+
+
+def _codex_steps(config: str, run: str) -> tuple[Snippet, ...]:
+    """A Codex provider's two steps, the same for its key and its login: the
+    provider in ``~/.codex/config.toml``, then the shell line that runs Codex
+    (``run``) with the gateway key in the variable the provider names."""
+    return (
+        Snippet("config", _CODEX_PATH, "toml", config, path=_CODEX_PATH),
+        Snippet("env", SHELL, "sh", f"export CURFEW_TOKEN={{token}}\n{run}"),
+    )
+
+
 #: How Claude Code's helper calls are told apart (``curfew_core.proxy.helper_calls``).
 CLAUDE_HELPERS = _(
     "Recognised: Claude Code sends every call to one base URL with one set of headers, so "
@@ -338,12 +351,7 @@ SETUPS: tuple[ToolSetup, ...] = (
             "A provider of its own in ~/.codex/config.toml, on the Responses API, with the "
             "gateway key in the variable it names."
         ),
-        (
-            Snippet(
-                "config", "~/.codex/config.toml", "toml", CODEX_CONFIG, path="~/.codex/config.toml"
-            ),
-            Snippet("env", SHELL, "sh", "export CURFEW_TOKEN={token}\ncodex"),
-        ),
+        _codex_steps(CODEX_CONFIG, "codex"),
         CODEX_HELPERS,
         labelled=False,
     ),
@@ -409,21 +417,7 @@ SETUPS: tuple[ToolSetup, ...] = (
             "the login on to the upstream and never logs or stores it; the server's OpenAI "
             "upstream must be the one that login is for (ChatGPT's Codex backend)."
         ),
-        (
-            Snippet(
-                "config",
-                "~/.codex/config.toml",
-                "toml",
-                CODEX_LOGIN_CONFIG,
-                path="~/.codex/config.toml",
-            ),
-            Snippet(
-                "env",
-                SHELL,
-                "sh",
-                "export CURFEW_TOKEN={token}\ncodex    # signed in with codex login",
-            ),
-        ),
+        _codex_steps(CODEX_LOGIN_CONFIG, "codex    # signed in with codex login"),
         CODEX_HELPERS,
         labelled=False,
     ),
