@@ -372,9 +372,12 @@ def tell(verdict: Verdict, outlook: Outlook, *, enabled: bool = True) -> Story:
 def _progress(verdict: Verdict) -> str:
     if verdict.state is not State.WINDING or verdict.progress is None:
         return ""
-    return _("%(pct)s%% of the way through the night.") % {
-        "pct": progress_percent(verdict.progress)
-    }
+    return _through_the_night(verdict.progress)
+
+
+def _through_the_night(progress: float) -> str:
+    """``12% of the way through the night.``: the story's and the now card's words."""
+    return _("%(pct)s%% of the way through the night.") % {"pct": progress_percent(progress)}
 
 
 # -- the now card ---------------------------------------------------------------
@@ -431,9 +434,8 @@ def describe(verdict: Verdict, schedule: Schedule, *, now: dt.datetime) -> NowWo
     today = to_wall(verdict.at, schedule.timezone).date()
     state = verdict.state.value
     if verdict.state is State.WINDING and verdict.budget is not None:
-        pct = progress_percent(verdict.progress or 0)
         headline = _("Replies are capped at %(budget)s tokens.") % {"budget": verdict.budget}
-        detail = _("%(pct)s%% of the way through the night.") % {"pct": pct}
+        detail = _through_the_night(verdict.progress or 0)
     elif verdict.state is State.OFF_DUTY:
         headline = _("Gateways answer “%(reply)s” without calling the model.") % {
             "reply": reply_of(verdict)
