@@ -527,6 +527,14 @@ def _verdict_template(
     )
 
 
+def _overtime_left(override: str | None, until: datetime | None, now: datetime) -> int | None:
+    """A state's ``overtime_left``: whole seconds of overtime still to run, or
+    ``None`` when no overtime is in force (both writers of a state read it here)."""
+    if override != "overtime" or until is None:
+        return None
+    return max(0, int((until - now).total_seconds()))
+
+
 def _state_fields(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> dict[str, Any]:
     """``_state_answer``'s fields but ``day`` (the last), in ``StateAnswer``'s order."""
     state = verdict.state.value
@@ -550,9 +558,6 @@ def _state_fields(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> dic
         and type(config["enabled"]) is bool
     ):
         raise _Refused
-    overtime_left = None
-    if override == "overtime" and override_until is not None:
-        overtime_left = max(0, int((override_until - now).total_seconds()))
     debug_at = verdict.debug_at
     return {
         "state": state,
@@ -564,7 +569,7 @@ def _state_fields(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> dic
         "peak": verdict.peak,
         "override": override,
         "override_until": None if override_until is None else _instant(override_until),
-        "overtime_left": overtime_left,
+        "overtime_left": _overtime_left(override, override_until, now),
         "forced": override == "off",
         "debug_at": None if debug_at is None else _instant(debug_at),
         "at": _instant(verdict.at),
@@ -698,9 +703,6 @@ def state_answer(*, user_id: int, now: datetime) -> StateAnswer:
 
 
 def _state_answer(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> StateAnswer:
-    overtime_left = None
-    if verdict.override == "overtime" and verdict.override_until is not None:
-        overtime_left = max(0, int((verdict.override_until - now).total_seconds()))
     return StateAnswer(
         state=verdict.state.value,
         schedule_state=verdict.schedule_state.value,
@@ -711,7 +713,7 @@ def _state_answer(verdict: Verdict, bundle: UserBundle, *, now: datetime) -> Sta
         peak=verdict.peak,
         override=verdict.override,
         override_until=verdict.override_until,
-        overtime_left=overtime_left,
+        overtime_left=_overtime_left(verdict.override, verdict.override_until, now),
         forced=verdict.override == "off",
         debug_at=verdict.debug_at,
         at=verdict.at,
