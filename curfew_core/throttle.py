@@ -624,19 +624,21 @@ async def ahit_token_rate(token_id: int) -> Refusal | None:
 
 class _IncrBatch:
     """The event loop's ``INCR``s, sent together: one pipelined round trip for
-    every request that counts while the last one is on its way (each still
-    one ``INCR``, answered with its own count, so the limit stays exact).
-    Under load most requests share a round trip; alone, a request sends its
-    own at once."""
+    every request that counts while the last one is on its way. Requests on
+    one key share one ``INCRBY n`` and are answered the counts ``n`` single
+    ``INCR``s in a row would have got (the total less ``n - 1`` … the total),
+    so the limit stays exact; a gateway's token is one key, so under load a
+    round trip is one command whatever its requests. Alone, a request sends
+    its own at once."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
-        self.waiting: list[tuple[str, asyncio.Future[int]]] = []
+        self.waiting: dict[str, list[asyncio.Future[int]]] = {}
         self.sending = False
 
     async def incr(self, key: str) -> int:
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self.waiting.append((key, future))
+        self.waiting.setdefault(key, []).append(future)
         if not self.sending:
             self.sending = True
             # A context of its own: the sender outlives the request that started it.
@@ -646,26 +648,35 @@ class _IncrBatch:
     async def _send(self) -> None:
         try:
             while self.waiting:
-                batch, self.waiting = self.waiting, []
+                batch, self.waiting = self.waiting, {}
                 try:
                     async with self.client.pipeline(transaction=False) as pipe:
-                        for key, _ in batch:
-                            pipe.incr(key)
+                        for key, futures in batch.items():
+                            pipe.incrby(key, len(futures))
                         replies = await pipe.execute(raise_on_error=False)
                 except Exception as error:
-                    for _, future in batch:
-                        if not future.done():
-                            future.set_exception(error)
+                    for futures in batch.values():
+                        _answer(futures, error)
                     continue
-                for (_, future), reply in zip(batch, replies, strict=True):
-                    if future.done():
-                        continue  # its request is gone (the count stands)
-                    if isinstance(reply, Exception):
-                        future.set_exception(reply)
-                    else:
-                        future.set_result(int(reply))
+                for futures, reply in zip(batch.values(), replies, strict=True):
+                    _answer(futures, reply)
         finally:
             self.sending = False
+
+
+def _answer(futures: list[asyncio.Future[int]], reply: Any) -> None:
+    """Each waiting request's own count of a shared ``INCRBY`` (its place in
+    the row), or the error. A request gone meanwhile is skipped: its count
+    stands, as a single ``INCR``'s would."""
+    if isinstance(reply, Exception):
+        for future in futures:
+            if not future.done():
+                future.set_exception(reply)
+        return
+    first = int(reply) - len(futures) + 1
+    for place, future in enumerate(futures):
+        if not future.done():
+            future.set_result(first + place)
 
 
 _batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _IncrBatch] = (

@@ -1,5 +1,6 @@
-"""A token's rate on Redis (issue 40): one ``INCR`` a request, the sliding
-window's estimate exact across workers, a refusal taken back."""
+"""A token's rate on Redis (issue 40): one count a request (requests waiting
+together on one key share an ``INCRBY``), the sliding window's estimate exact
+across workers, a refusal taken back."""
 
 from __future__ import annotations
 
@@ -116,27 +117,63 @@ def test_a_window_key_gone_meanwhile_gets_its_expiry_again(on_redis: str, redis_
 
 
 def test_requests_counted_together_each_get_their_own_count(on_redis: str, redis_url: str) -> None:
-    """The event loop sends its waiting ``INCR``s in one pipelined round trip:
-    still one count each, so exactly the limit passes however many wait."""
+    """The event loop sends its waiting counts in one pipelined round trip,
+    one ``INCRBY`` a key: each request still gets a count of its own, so
+    exactly the limit passes however many wait."""
 
-    trips: list[int] = []
+    trips: list[list[tuple[str, int]]] = []
 
-    async def together(n: int) -> tuple[list[bool], int]:
+    async def together(n: int) -> list[bool]:
         try:
             await throttle.ahit_token_rate(7)  # the window opened (its own round trip)
             client = async_cache.client()
             pipeline = client.pipeline
-            client.pipeline = lambda *a, **k: (trips.append(1), pipeline(*a, **k))[1]
-            before = (await client.info("commandstats")).get("cmdstat_incrby", {}).get("calls", 0)
+
+            def spied(*args: Any, **kwargs: Any) -> Any:
+                pipe = pipeline(*args, **kwargs)
+                sent: list[tuple[str, int]] = []
+                trips.append(sent)
+                incrby = pipe.incrby
+                pipe.incrby = lambda key, amount=1: (sent.append((key, amount)), incrby(key, amount))[1]
+                return pipe
+
+            client.pipeline = spied
             passed = await asyncio.gather(*(throttle.ahit_token_rate(7) for _ in range(n)))
-            after = (await client.info("commandstats")).get("cmdstat_incrby", {}).get("calls", 0)
-            return [refusal is None for refusal in passed], after - before
+            return [refusal is None for refusal in passed]
         finally:
             await async_cache.aclose()
 
     with at(START):
-        passed, incrs = asyncio.run(together(10))
-    assert passed.count(True) == 3  # the fourth of the minute was the opening one
-    assert incrs >= 10  # one INCR each (others' too, on a shared Redis)
-    assert len(trips) < 10  # in fewer round trips: the first alone, the rest together
+        passed = asyncio.run(together(10))
+    # The fourth of the minute was the opening one; the first three to ask pass.
+    assert passed == [True] * 3 + [False] * 7
+    # One round trip, one command: the ten requests on one key share an INCRBY 10.
+    assert [[amount for _, amount in trip] for trip in trips] == [[10]]
     assert list(counts(redis_url, on_redis).values()) == [4]
+
+
+def test_requests_on_other_keys_in_one_trip_each_get_their_keys_count(
+    on_redis: str, redis_url: str
+) -> None:
+    """Two tokens' requests waiting together: one ``INCRBY`` a key, in one
+    round trip, and each token's limit is its own."""
+
+    async def together() -> list[bool]:
+        try:
+            await throttle.ahit_token_rate(7)
+            await throttle.ahit_token_rate(8)
+            passed = await asyncio.gather(
+                *(throttle.ahit_token_rate(token) for token in (7, 8, 7, 8, 7, 8, 7, 8))
+            )
+            return [refusal is None for refusal in passed]
+        finally:
+            await async_cache.aclose()
+
+    with at(START):
+        passed = asyncio.run(together())
+    # Each token: 1 opening + 3 more pass (a limit of 4 a minute), the fourth refused.
+    assert passed == [True] * 6 + [False] * 2
+    client = redis.Redis.from_url(redis_url)
+    keys = sorted(client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
+    assert [key.decode().split(":")[-2] for key in keys] == ["7", "8"]
+    assert [int(client.get(key) or 0) for key in keys] == [4, 4]
