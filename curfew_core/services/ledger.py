@@ -132,8 +132,13 @@ def _insert_rows(rows: Sequence[Row]) -> None:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # COPY: psycopg's client-side binding splits a 15,000-placeholder
-            # statement in Python (~80 µs a row); COPY formats a row in C (~6).
+            # statement in Python (~80 µs a row); COPY formats a row in C.
+            # Binary, with the columns' types named (``_copy_types``): psycopg
+            # then dumps each value by that type in C, 0.5 µs of CPU a row
+            # against 2.7-4.3 in text, where it looks up a dumper per value;
+            # the flusher holds the GIL that much less against the event loop.
             with connection.wrap_database_errors, cursor.copy(_copy_sql()) as copy:
+                copy.set_types(_copy_types())
                 for row in rows:
                     copy.write_row(row)
             return
@@ -149,7 +154,18 @@ def _columns() -> str:
 
 
 def _copy_sql() -> str:
-    return f"COPY {_columns()} FROM STDIN"
+    return f"COPY {_columns()} FROM STDIN (FORMAT BINARY)"
+
+
+@functools.lru_cache(maxsize=1)
+def _copy_types() -> tuple[str, ...]:
+    """The raw row's column types on PostgreSQL, from the model's own fields
+    (``integer``, ``timestamp with time zone``, ``varchar`` without its length,
+    ``boolean``): what a binary ``COPY`` is told each value is."""
+    by_column = {field.column: field for field in Decision._meta.concrete_fields}
+    return tuple(
+        by_column[column].db_type(connection).partition("(")[0].strip() for column in ROW_COLUMNS
+    )
 
 
 @functools.lru_cache(maxsize=len(_INSERT_SIZES))
