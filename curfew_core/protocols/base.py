@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
 #: ``(status, message, code, param, OpenAI's error type) -> error body``: every
 #: error the proxy makes up in a protocol's name, so its SDK raises as usual.
@@ -54,6 +55,17 @@ def curfew_token_in(headers: Mapping[str, str]) -> str | None:
     """The token in ``X-Curfew-Token``, or None (not sent, or blank)."""
     value: str = headers.get(CURFEW_TOKEN_HEADER, "") or ""
     return value.strip() or None
+
+
+def query_value(query: bytes, names: frozenset[str]) -> str | None:
+    """The first non-blank value of a parameter named in ``names`` in
+    ``query`` (an ASGI ``query_string``, percent-decoded), or None."""
+    if not names or not query:
+        return None
+    for name, value in parse_qsl(query.decode("latin-1")):
+        if name in names and value.strip():
+            return value.strip()
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +122,9 @@ class WireProtocol:
     #: What goes with a caller's own credential (OpenAI's organization and
     #: project), dropped with the operator's key.
     account_headers: frozenset[bytes] = frozenset()
-    #: Query parameters that carry a credential (Gemini's ``key``): never
-    #: forwarded.
+    #: Query parameters that carry a credential (Gemini's ``key``): where its
+    #: clients may put the Curfew token when no header holds one
+    #: (:meth:`query_token`, the door table's query reader), and never forwarded.
     query_credentials: frozenset[str] = frozenset()
     # -- the upstream ----------------------------------------------------------
     #: The settings holding its base URL and the operator's key (read per request).
@@ -141,6 +154,11 @@ class WireProtocol:
     ) -> dict[str, Any]:
         """An error body in this protocol's shape."""
         return self.error_body(status, message, code, param, type or "invalid_request_error")
+
+    def query_token(self, query: bytes) -> str | None:
+        """The Curfew token in a request's query (``query_credentials``), or
+        None: read by the door only when no header holds one (``token_in``)."""
+        return query_value(query, self.query_credentials)
 
 
 def at(body: Mapping[str, Any], path: Path) -> Any:

@@ -2,15 +2,17 @@
 and ``:streamGenerateContent``.
 
 Its clients put the key as ``x-goog-api-key`` (the google-genai SDK), or as
-``?key=`` in the query; its errors are ``{"error": {"code", "message",
-"status"}}``; it names its reply budget ``generationConfig.maxOutputTokens``
-and its usage ``usageMetadata`` (``promptTokenCount`` /
+``?key=`` in the query (Google's REST examples); its errors are
+``{"error": {"code", "message", "status"}}``; it names its reply budget
+``generationConfig.maxOutputTokens`` and its usage ``usageMetadata`` (``promptTokenCount`` /
 ``candidatesTokenCount``). The request and answer shapes are the client's
 (``curfew_client.gemini_shapes``).
 
 The Curfew token comes as ``x-goog-api-key`` (or ``X-Curfew-Token``, or a
-bearer token); a ``key`` in the query is never forwarded (it would carry the
-token upstream). A team key names its member in ``X-Curfew-User`` only: a
+bearer token), or as ``?key=`` when no header holds one (:data:`QUERY_KEY`,
+read by ``WireProtocol.query_token``); that ``key`` is never forwarded (it
+would carry the token upstream): the operator's key goes as
+``x-goog-api-key``. A team key names its member in ``X-Curfew-User`` only: a
 Gemini body has no field for it.
 """
 
@@ -32,6 +34,9 @@ from curfew_core.protocols.operator_key import key_header
 
 #: The key's header; ``authorization`` carries an OAuth token (Vertex AI's).
 CREDENTIALS = frozenset({b"x-goog-api-key", b"authorization"})
+#: The key's query parameter (``?key=``): read as the Curfew token when no
+#: header holds one, never forwarded.
+QUERY_KEY = "key"
 #: The API version the paths are under (the SDK's default), after the
 #: upstream's base URL (``https://generativelanguage.googleapis.com``).
 VERSION = "v1beta"
@@ -71,7 +76,7 @@ GEMINI = WireProtocol(
     ),
     token_in=token_in,
     credential_headers=CREDENTIALS,
-    query_credentials=frozenset({"key"}),
+    query_credentials=frozenset({QUERY_KEY}),
     base_url_setting="CURFEW_GEMINI_UPSTREAM_BASE_URL",
     api_key_setting="CURFEW_GEMINI_UPSTREAM_API_KEY",
     auth=key_header("x-goog-api-key"),

@@ -7,6 +7,7 @@ Off duty: Gemini's own answer shape, zero usage, no upstream request. Winding:
 body, the headers and the query (``alt=sse``) forwarded to the operator's
 upstream, the usage read off ``usageMetadata``; the Curfew token never goes
 upstream (``x-goog-api-key`` is the operator's, a ``?key=`` is left out).
+A REST client's ``?key=`` is its token when no header holds one.
 Every error is Gemini's ``{"error": {"code", "message", "status"}}``.
 """
 
@@ -33,7 +34,7 @@ GOOGLE_KEY = "AIza-operator-gemini-key-4242"
 MODEL = "gemini-2.0-flash"
 GENERATE = f"/v1beta/models/{MODEL}:generateContent"
 STREAM = f"/v1beta/models/{MODEL}:streamGenerateContent"
-BODY = {
+BODY: dict[str, Any] = {
     "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
     "generationConfig": {"maxOutputTokens": 4096, "temperature": 0.2},
 }
@@ -96,11 +97,12 @@ def _fresh(google: FakeGemini) -> None:
 async def post(
     token: str, path: str, body: object, *, query: str = "", **headers: str
 ) -> tuple[Any, bytes]:
+    """POST ``body`` with ``token`` as ``x-goog-api-key`` (none when blank)."""
     response = await AsyncClient().post(
         f"{path}?{query}" if query else path,
         json.dumps(body),
         content_type="application/json",
-        headers={"x-goog-api-key": token, **headers},
+        headers={"x-goog-api-key": token, **headers} if token else headers,
     )
     return response, await body_of(response)
 
@@ -177,6 +179,56 @@ async def test_winding_clamps_max_output_tokens_by_min(google: FakeGemini, closi
     first, _ = await rows()
     assert (first.origin, first.action, first.budget_before) == ("gemini", "clamp", 4096)
     assert first.budget_after == config["maxOutputTokens"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the edge reads a door's token from its headers only: the door table's query "
+    "reader (docs/subsystems/protocols.md, 'Not yet') is still to be wired in curfew_core/edge",
+)
+async def test_a_rest_clients_query_key_is_its_token_and_never_goes_upstream(
+    google: FakeGemini, closing: None
+) -> None:
+    """``?key=<curfew token>``, as Google's REST examples send it, with no
+    header: the door's token. Upstream goes the operator's key as
+    ``x-goog-api-key``, the query as sent but that ``key`` (its order and
+    escapes kept), the very body."""
+    token = await sync_to_async(token_at)("on-duty", "20:00")
+    raw = json.dumps(BODY)
+    response = await AsyncClient().post(
+        f"{STREAM}?alt=sse&key={token}&x=a%20b&key=second",
+        raw,
+        content_type="application/json",
+    )
+    content = await body_of(response)
+    assert response.status_code == 200, content
+    assert response["X-Curfew-Action"] == "pass"
+    [sent] = google.requests
+    assert sent.route == STREAM
+    assert sent.query == "alt=sse&x=a%20b"
+    assert sent.headers["x-goog-api-key"] == GOOGLE_KEY
+    assert token not in json.dumps(sent.headers)
+    assert token[4:] not in sent.query
+    assert sent.body == raw.encode()
+    [row] = await rows()
+    assert (row.origin, row.action) == ("gemini", "pass")
+    # Off duty the query's token is the caller's all the same: nothing goes upstream.
+    night = await sync_to_async(token_at)("peak", "10:00")
+    response, content = await post("", GENERATE, BODY, query=f"key={night}")
+    assert response.status_code == 200, content
+    assert response["X-Curfew-Action"] == "short-circuit"
+    assert len(google.requests) == 1
+
+
+async def test_a_query_key_that_is_no_token_is_refused_in_geminis_shape(
+    google: FakeGemini, closing: None
+) -> None:
+    unknown = "cfw_" + "q" * 43
+    for query in (f"key={unknown}", "alt=sse&key=", f"apikey={unknown}"):
+        response, content = await post("", GENERATE, BODY, query=query)
+        assert response.status_code == 401, (query, content)
+        assert json.loads(content)["error"]["status"] == "UNAUTHENTICATED"
+    assert google.requests == []
 
 
 async def test_on_duty_forwards_body_headers_and_query_as_sent(

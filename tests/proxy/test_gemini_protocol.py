@@ -84,6 +84,25 @@ def test_every_protocols_credential_header_stays_here() -> None:
     assert passing.query(b"key=cfw_token&alt=sse") == "key=cfw_token&alt=sse"  # the control
 
 
+def test_geminis_query_key_is_read_as_the_token_and_declared_once() -> None:
+    """``?key=<curfew token>`` (Google's REST examples) is where a Gemini client
+    may put its token: read as the door's token when no header holds one, and
+    the very name ``passing`` drops (one declaration, ``QUERY_KEY``)."""
+    gemini = protocols.gemini.GEMINI
+    assert gemini.query_credentials == frozenset({protocols.gemini.QUERY_KEY}) == {"key"}
+    assert gemini.query_token(b"alt=sse&key=cfw_token") == "cfw_token"
+    assert gemini.query_token(b"key=cfw_a%2Db&alt=sse") == "cfw_a-b"  # percent-decoded
+    assert gemini.query_token(b"key=&key=cfw_second") == "cfw_second"  # the first not blank
+    assert gemini.query_token(b"key=%20&alt=sse") is None
+    assert gemini.query_token(b"alt=sse&apikey=cfw_token") is None
+    assert gemini.query_token(b"") is None
+    query = b"alt=sse&key=cfw_token"
+    assert passing.query(query, gemini.query_credentials) == "alt=sse"
+    # The other protocols' clients never put a key in the query: none is read there.
+    assert protocols.openai.OPENAI.query_token(query) is None
+    assert protocols.anthropic.ANTHROPIC.query_token(query) is None
+
+
 def test_geminis_budget_and_usage_names() -> None:
     gemini = protocols.gemini.GEMINI
     assert asked_budget(BODY, gemini.budgets) == 4096
