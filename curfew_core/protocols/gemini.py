@@ -4,7 +4,9 @@ and ``:streamGenerateContent``.
 Its clients put the key as ``x-goog-api-key`` (the google-genai SDK), or as
 ``?key=`` in the query (Google's REST examples); its errors are
 ``{"error": {"code", "message", "status"}}``; it names its reply budget
-``generationConfig.maxOutputTokens`` and its usage ``usageMetadata`` (``promptTokenCount`` /
+``generationConfig.maxOutputTokens``, a thinking budget
+``generationConfig.thinkingConfig.thinkingBudget`` (``-1``: dynamic, ``0``:
+off) and its usage ``usageMetadata`` (``promptTokenCount`` /
 ``candidatesTokenCount``). The request and answer shapes are the client's
 (``curfew_client.gemini_shapes``).
 
@@ -37,6 +39,9 @@ CREDENTIALS = frozenset({b"x-goog-api-key", b"authorization"})
 #: The key's query parameter (``?key=``): read as the Curfew token when no
 #: header holds one, never forwarded.
 QUERY_KEY = "key"
+#: Where a body names its reply budget, and its thinking budget.
+MAX_OUTPUT_TOKENS = ("generationConfig", "maxOutputTokens")
+THINKING_BUDGET = ("generationConfig", "thinkingConfig", "thinkingBudget")
 #: The API version the paths are under (the SDK's default), after the
 #: upstream's base URL (``https://generativelanguage.googleapis.com``).
 VERSION = "v1beta"
@@ -82,7 +87,8 @@ GEMINI = WireProtocol(
     auth=key_header("x-goog-api-key"),
     relayed_headers=frozenset({"retry-after"}),
     broken=_broken,
-    budgets=(("generationConfig", "maxOutputTokens"),),
+    budgets=(MAX_OUTPUT_TOKENS,),
+    thinking_budgets=(THINKING_BUDGET,),
     usage=Usage("usageMetadata", input=("promptTokenCount",), output=("candidatesTokenCount",)),
     origins=("gemini",),
 )

@@ -38,7 +38,7 @@ from curfew_core.edge.dialects import Dialect, labelled
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.scope import ScopeHeaders
 from curfew_core.engine import Action, RequestContext, Verdict
-from curfew_core.protocols.base import WireProtocol
+from curfew_core.protocols.base import WireProtocol, thinking_within
 from curfew_core.protocols.openai import OPENAI
 from curfew_core.proxy import bodies, usage
 from curfew_core.proxy.forward import (
@@ -268,8 +268,20 @@ def answered_here(call: Call, endpoint: ModelEndpoint) -> HttpResponseBase | Non
     return labelled(answer, verdict)
 
 
+def applied(body: Mapping[str, Any], verdict: Verdict, endpoint: ModelEndpoint) -> dict[str, Any]:
+    """The body to send for ``verdict``: the endpoint's clamp
+    (``endpoint.apply``, the client's shape), and with a reply budget every
+    thinking budget its protocol declares (``thinking_budgets``) at most the
+    verdict's (``protocols.base.thinking_within``: a ``min``, never a raise)."""
+    out = endpoint.apply(body, verdict)
+    paths = endpoint.protocol.thinking_budgets
+    if paths and verdict.max_tokens is not None:
+        out = thinking_within(out, paths, verdict.max_tokens)
+    return out
+
+
 async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> HttpResponseBase:
-    """Short-circuit (:func:`answered_here`), clamp (``endpoint.apply``) and
+    """Short-circuit (:func:`answered_here`), clamp (:func:`applied`) and
     forward, or forward the very bytes (with ``request``'s headers and query,
     as ``passing`` lets them through, either way).
 
@@ -286,7 +298,7 @@ async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> Http
         # Untouched means the very bytes the client sent.
         content = call.raw
     else:
-        content = json.dumps(endpoint.apply(call.body, verdict), ensure_ascii=False).encode()
+        content = json.dumps(applied(call.body, verdict, endpoint), ensure_ascii=False).encode()
     response = await forward(
         request, call.judged.token_id, "POST", endpoint.path, content, protocol=endpoint.protocol
     )

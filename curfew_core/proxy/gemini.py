@@ -9,9 +9,16 @@ door does, in Gemini's protocol (``protocols.gemini``):
   object; streamed, one event with ``alt=sse`` or a JSON array without it),
   zero usage, nothing sent upstream;
 - clamp: forwarded with ``generationConfig.maxOutputTokens`` clamped (``min``),
-  the persona in ``systemInstruction``, tools dropped when denied;
+  and ``generationConfig.thinkingConfig.thinkingBudget`` at most the verdict's
+  budget (``min``; ``-1``, dynamic, becomes it; ``0``, off, stays), the
+  persona in ``systemInstruction``, tools dropped when denied;
 - pass (on duty, exempt, dry run): the very bytes forwarded, with the headers
   and the query as sent (``alt=sse``), a ``key`` in the query left out.
+
+A REST client may put its curfew token in the query (``?key=``, as Google's
+examples do) instead of ``x-goog-api-key``: the door reads it there when no
+header holds one (``protocols.gemini.QUERY_KEY``), and it never goes upstream
+(the operator's key does, as ``x-goog-api-key``).
 
 The upstream is the operator's (``CURFEW_GEMINI_UPSTREAM_BASE_URL``); the model
 id is one checked path segment, so no client input shapes where a request goes.

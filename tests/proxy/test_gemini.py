@@ -3,7 +3,8 @@ module, one handler and the client's shapes): ``generateContent`` and
 ``streamGenerateContent`` in-process, against a recording fake of Google's API.
 
 Off duty: Gemini's own answer shape, zero usage, no upstream request. Winding:
-``generationConfig.maxOutputTokens`` clamped by ``min``. On duty: the very
+``generationConfig.maxOutputTokens`` clamped by ``min``, and the thinking
+budget with it. On duty: the very
 body, the headers and the query (``alt=sse``) forwarded to the operator's
 upstream, the usage read off ``usageMetadata``; the Curfew token never goes
 upstream (``x-goog-api-key`` is the operator's, a ``?key=`` is left out).
@@ -179,6 +180,39 @@ async def test_winding_clamps_max_output_tokens_by_min(google: FakeGemini, closi
     first, _ = await rows()
     assert (first.origin, first.action, first.budget_before) == ("gemini", "clamp", 4096)
     assert first.budget_after == config["maxOutputTokens"]
+
+
+async def test_winding_clamps_the_thinking_budget_by_min(google: FakeGemini, closing: None) -> None:
+    """``thinkingConfig.thinkingBudget`` is a budget of its own: at most the
+    verdict's while winding (``-1``, dynamic, becomes it), never raised (``0``,
+    off, stays off), and never added where the client named none."""
+    token = await sync_to_async(token_at)("winding", "23:30")
+
+    def thinking(budget: int) -> dict[str, Any]:
+        config = {**BODY["generationConfig"], "thinkingConfig": {"thinkingBudget": budget}}
+        return {**BODY, "generationConfig": config}
+
+    sent: list[Any] = []
+    for budget in (24576, -1, 0, 3):
+        response, content = await post(token, GENERATE, thinking(budget))
+        assert response.status_code == 200, content
+        assert response["X-Curfew-Action"] == "clamp"
+        clamped = int(response["X-Curfew-Max-Tokens"])
+        config = google.requests[-1].json["generationConfig"]
+        assert config["maxOutputTokens"] == min(4096, clamped)
+        sent.append(config["thinkingConfig"]["thinkingBudget"])
+    assert 3 < clamped < 24576
+    assert sent == [clamped, clamped, 0, 3]
+    await post(token, GENERATE, BODY)
+    assert "thinkingConfig" not in google.requests[-1].json["generationConfig"]
+
+
+async def test_on_duty_the_thinking_budget_goes_as_sent(google: FakeGemini, closing: None) -> None:
+    token = await sync_to_async(token_at)("on-duty", "20:00")
+    config = {**BODY["generationConfig"], "thinkingConfig": {"thinkingBudget": -1}}
+    response, content = await post(token, GENERATE, {**BODY, "generationConfig": config})
+    assert response.status_code == 200, content
+    assert google.requests[-1].json["generationConfig"] == config
 
 
 @pytest.mark.xfail(

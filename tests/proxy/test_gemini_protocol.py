@@ -14,7 +14,8 @@ from curfew_core import protocols
 from curfew_core.edge import dialects
 from curfew_core.ledger import entry
 from curfew_core.models import Decision
-from curfew_core.proxy import passing
+from curfew_core.protocols.base import thinking_within
+from curfew_core.proxy import calls, passing
 from curfew_core.proxy.usage import UsageScan, asked_budget
 
 
@@ -129,6 +130,82 @@ def test_the_clamp_is_a_min_never_a_raise() -> None:
         "maxOutputTokens": 100
     }
     assert gemini_shapes.apply_verdict(BODY, Verdict()) == BODY
+
+
+THINKING = ("generationConfig", "thinkingConfig", "thinkingBudget")
+
+
+def _thinking(budget: Any, **config: Any) -> dict[str, Any]:
+    return {
+        **BODY,
+        "generationConfig": {
+            "maxOutputTokens": 4096,
+            **config,
+            "thinkingConfig": {"thinkingBudget": budget, "includeThoughts": True},
+        },
+    }
+
+
+def _sent(body: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """The body the Gemini door sends upstream for ``verdict``."""
+    endpoint = calls.ModelEndpoint(
+        name="gemini",
+        what="",
+        path=(),
+        short_circuit=lambda body, text: (b"", ""),
+        apply=gemini_shapes.apply_verdict,
+        protocol=protocols.gemini.GEMINI,
+    )
+    return calls.applied(body, verdict, endpoint)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("asked", "sent"),
+    [
+        (24576, 100),  # over the clamp: lowered to it
+        (-1, 100),  # dynamic: as much as it likes, so the clamp
+        (100, 100),
+        (60, 60),  # below the clamp: never raised
+        (0, 0),  # thinking off stays off
+        (2048.0, 100),  # a number all the same
+        ("lots", "lots"),  # not a budget: the upstream's to refuse
+        (None, None),
+        (True, True),
+    ],
+)
+def test_the_thinking_budget_is_clamped_by_min_with_the_reply_budget(asked: Any, sent: Any) -> None:
+    assert protocols.gemini.GEMINI.thinking_budgets == (THINKING,)
+    body = _thinking(asked)
+    out = _sent(body, Verdict(max_tokens=100))
+    assert out["generationConfig"]["maxOutputTokens"] == 100
+    assert out["generationConfig"]["thinkingConfig"] == {
+        "thinkingBudget": sent,
+        "includeThoughts": True,
+    }
+    assert body == _thinking(asked)  # not modified
+
+
+def test_no_thinking_budget_is_added_or_clamped_without_a_reply_budget() -> None:
+    # A model that cannot think refuses a thinkingConfig: none is added.
+    out = _sent(BODY, Verdict(max_tokens=100))
+    assert "thinkingConfig" not in out["generationConfig"]
+    # On duty (no budget): the body as sent, thinking and all.
+    assert _sent(_thinking(-1), Verdict()) == _thinking(-1)
+    assert _sent(_thinking(24576), Verdict(persona="late")) == {
+        **_thinking(24576),
+        "systemInstruction": {"parts": [{"text": "late"}]},
+    }
+    odd = {**BODY, "generationConfig": {"thinkingConfig": "high"}}
+    assert _sent(odd, Verdict(max_tokens=100))["generationConfig"]["thinkingConfig"] == "high"
+    assert thinking_within(BODY, (THINKING,), 100) is BODY
+
+
+def test_other_protocols_declare_no_thinking_budget_of_their_own() -> None:
+    """Anthropic's ``thinking.budget_tokens`` is kept below the clamped
+    ``max_tokens`` by its client shape; OpenAI's reasoning is spent out of
+    the reply budget (``max_completion_tokens``, ``max_output_tokens``)."""
+    assert protocols.openai.OPENAI.thinking_budgets == ()
+    assert protocols.anthropic.ANTHROPIC.thinking_budgets == ()
 
 
 def test_persona_and_denied_tools() -> None:
