@@ -264,6 +264,14 @@ def secrets_everywhere(served: Served) -> None:
             json={"token": served.token, "session_id": served.token},
         )
         http.post("/v1/chat/completions", headers={"X-Api-Key": served.token}, content=b"{")
+        # A Gemini REST client's ``?key=`` (a broken body: nothing goes upstream).
+        gemini = "/v1beta/models/gemini-2.0-flash:generateContent"
+        http.post(f"{gemini}?alt=sse&key={served.token}", content=b"{")
+        http.post(
+            f"{gemini}?key={served.token}",
+            headers={"x-goog-api-key": served.token},
+            content=b"{",
+        )
     base = urlsplit(served.base_url)
     for token in (served.embed_token, unknown, served.token):
         url = f"ws://{base.netloc}/ws/capsule/?token={token}"
