@@ -7,19 +7,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from cachetools import TLRUCache
 from django.test import override_settings
 
 from curfew_core.edge import caller
 from curfew_core.selectors import tokens
 from curfew_core.store import local_layer
+from curfew_core.store.memos import TLRU
 
 
 @pytest.fixture
 def layer(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A small layer, listening (as a server process's is once subscribed)."""
     now = [1_000_000.0]
-    small: TLRUCache[str, Any] = TLRUCache(maxsize=3, ttu=local_layer._until, timer=lambda: now[0])
+    small: TLRU[str, Any] = TLRU(maxsize=3, ttu=local_layer._until, timer=lambda: now[0])
     monkeypatch.setattr(local_layer, "_layer", small)
     monkeypatch.setattr(local_layer, "active", lambda: True)
     return now
@@ -86,3 +86,30 @@ def test_the_memos_on_the_verdict_path_evict_one_entry_not_all() -> None:
     assert f"cfw_{tokens._DIGESTS_KEPT}" in tokens._digests
     assert caller._callers.maxsize == caller._CALLERS_KEPT
     tokens.forget_seen()
+
+
+def test_the_layers_map_keeps_cachetools_expiry_and_drops_what_it_cannot_keep() -> None:
+    """``memos.TLRU`` (lru-dict in C, an expiry each) reads as cachetools'
+    ``TLRUCache`` did: a value stands until its ``ttu``, not at that instant;
+    a value already past it is not kept, and the key's older value goes with
+    it (it is older still)."""
+    now = [100.0]
+    kept: TLRU[str, float] = TLRU(maxsize=2, ttu=lambda key, until, at: until, timer=lambda: now[0])
+    kept["a"] = 105.0
+    now[0] = 104.9
+    assert kept.get("a") == 105.0
+    now[0] = 105.0
+    assert kept.get("a") is None
+    assert kept.get("a", -1.0) == -1.0
+    assert len(kept) == 0  # read past its instant: removed, not kept for the LRU to age out
+    kept["b"] = 200.0
+    kept["b"] = 90.0  # a value already past its instant
+    assert kept.get("b") is None
+    assert len(kept) == 0
+    kept["c"], kept["d"] = 300.0, 300.0
+    assert kept.get("c") == 300.0  # used lately
+    kept["e"] = 300.0
+    assert (kept.get("c"), kept.get("d"), kept.get("e")) == (300.0, None, 300.0)
+    assert kept.pop("c") == 300.0
+    assert kept.pop("c", "gone") == "gone"
+    assert kept.maxsize == 2

@@ -5,9 +5,9 @@ read (``async_cache.get_many``: a token's check, a user's rows, a team's rows)
 is first looked up here, in this process's memory, and only what is missing
 is fetched from Redis (one ``MGET``) and kept here.
 
-- **Bounded, least recently used.** A ``cachetools.TLRUCache`` of
-  ``LOCAL_LAYER_SIZE`` entries: when full, the entry used least lately goes,
-  one at a time, never the whole layer.
+- **Bounded, least recently used.** A ``memos.TLRU`` (``lru-dict``'s map in
+  C, each entry with its expiry) of ``LOCAL_LAYER_SIZE`` entries: when full,
+  the entry used least lately goes, one at a time, never the whole layer.
 - **Kept true by the change stream.** Every write through the Redis cache
   (a writer's refresh after a commit, a revoked token's ``delete``, a stale
   entry re-read) drops the key here and publishes its name on one Redis
