@@ -273,6 +273,9 @@ class Edge:
             # request. Where it comes from is worked out only if the cache
             # cannot vouch for the token; the kind asked for is the route's.
             raw = known.credential
+            if raw is None and door.query_credential is not None:
+                # Read per request: the head's reading is keyed by headers alone.
+                raw = door.query_credential(scope.get("query_string") or b"")
             try:
                 caller = await callers.resolve(
                     raw, partial(address_of, scope, headers), kind=route.token_kind

@@ -84,6 +84,10 @@ class Door:
     max_body: Callable[[], int | None]
     #: Where its clients put the token (``None``: it takes none, e.g. pages).
     credential: Callable[[Mapping[str, str]], str | None] | None = None
+    #: Where its clients may put the token in the query (an ASGI
+    #: ``query_string``: Gemini's ``?key=``), read only when ``credential``
+    #: finds none in the headers (``None``: never).
+    query_credential: Callable[[bytes], str | None] | None = None
     #: The routes the edge answers; any other path under ``prefix`` is
     #: ``fallback``'s (a public route, e.g. a 404 in the door's shape), or
     #: Django's when there is none. A door that takes a token has one: every

@@ -114,13 +114,15 @@ DOORS = Table(
             fallback=NOT_PROXIED,
         ),
         # Gemini's protocol (``protocols.gemini``): the google-genai SDK's base
-        # URL at the server's root, the token as its key (``x-goog-api-key``).
+        # URL at the server's root, the token as its key (``x-goog-api-key``),
+        # or a REST client's ``?key=`` when no header holds one.
         Door(
             "gemini",
             "/v1beta/",
             dialects.of(gemini.GEMINI),
             _proxy_limit,
             gemini.GEMINI.token_in,
+            query_credential=gemini.GEMINI.query_token,
             routes=(
                 _model(f"/v1beta/models/{{model}}:{gemini.GENERATE}", _GEMINI + "generate_content"),
                 _model(

@@ -215,11 +215,6 @@ async def test_on_duty_the_thinking_budget_goes_as_sent(google: FakeGemini, clos
     assert google.requests[-1].json["generationConfig"] == config
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the edge reads a door's token from its headers only: the door table's query "
-    "reader (docs/subsystems/protocols.md, 'Not yet') is still to be wired in curfew_core/edge",
-)
 async def test_a_rest_clients_query_key_is_its_token_and_never_goes_upstream(
     google: FakeGemini, closing: None
 ) -> None:

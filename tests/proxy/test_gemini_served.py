@@ -90,11 +90,6 @@ def test_with_the_header_a_query_key_is_left_out_and_the_rest_goes_as_sent(
     assert served.token[4:] not in json.dumps(sent.lines)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the edge reads a door's token from its headers only: the door table's query "
-    "reader (docs/subsystems/protocols.md, 'Not yet') is still to be wired in curfew_core/edge",
-)
 def test_the_query_key_alone_is_the_token(served: Proxy, google: FakeGemini) -> None:
     served.travel(ON_DUTY)
     response = _post(served, f"alt=sse&key={served.token}&x=a%20b&%24fields=candidates", [])
