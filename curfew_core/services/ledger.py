@@ -164,7 +164,8 @@ def _copy_types() -> tuple[str, ...]:
     ``boolean``): what a binary ``COPY`` is told each value is."""
     by_column = {field.column: field for field in Decision._meta.concrete_fields}
     return tuple(
-        by_column[column].db_type(connection).partition("(")[0].strip() for column in ROW_COLUMNS
+        (by_column[column].db_type(connection) or "").partition("(")[0].strip()
+        for column in ROW_COLUMNS
     )
 
 
