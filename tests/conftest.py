@@ -178,6 +178,39 @@ def _static_collected_once_per_run(tmp_path_factory: pytest.TempPathFactory) -> 
     server.shared_static_dir = base / "collected-static"
 
 
+def _close_old_connections_outside_test_transactions() -> None:
+    """Django's ``close_old_connections``, except for a connection inside a
+    test's transaction (``django_db`` without ``transaction=True``)."""
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        if not conn.in_atomic_block:
+            conn.close_if_unusable_or_obsolete()
+
+
+@pytest.fixture(autouse=True)
+def _socket_hops_give_back_their_connections(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Channels' test communicators stop ``database_sync_to_async`` from closing
+    its thread's connection while a test sends or waits for a message (nearly
+    all of a socket test): for Django's ``TestCase``, whose transaction a close
+    would end. On PostgreSQL a connection is lent by the process's pool, and a
+    read on the event loop's own threads (``thread_sensitive=False``) then kept
+    its connection when the test's loop closed and its threads ended: lost to
+    the pool for the rest of the run, one or more per socket test, until the
+    pool's 40 were gone and every read waited 5 s and failed (capsule sockets
+    timing out, the change stream's 503s). Here the hop closes its connection
+    as in production, except one inside a test's transaction."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        return
+    from channels.testing import application
+
+    # What ``send_input`` and ``receive_output`` patch ``close_old_connections``
+    # with (looked up at each call).
+    monkeypatch.setattr(application, "no_op", _close_old_connections_outside_test_transactions)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each test starts with empty caches (schedules and tokens are cached)."""
