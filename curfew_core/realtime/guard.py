@@ -93,6 +93,10 @@ class OriginRefusal(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     code = CLOSE_FORBIDDEN_ORIGIN
     reason = "origin not allowed for a session socket; embed with ?token="
+    #: No channel layer (an alias that names none): a refused socket hears
+    #: nothing, and with Redis a channel of its own cost a blocking receive
+    #: for as long as the client kept it open.
+    channel_layer_alias = "curfew-no-layer"
 
     async def connect(self) -> None:
         await self.accept()

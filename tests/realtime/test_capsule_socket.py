@@ -90,6 +90,28 @@ async def test_session_socket_from_a_foreign_origin_is_refused_4403(user, origin
     assert "origin" in reason
 
 
+async def test_a_refused_origin_takes_no_channel_of_the_layer(user, in_memory_layer, monkeypatch):
+    """With Redis a channel is a blocking receive for as long as the client stays."""
+    from channels.layers import InMemoryChannelLayer
+
+    made: list[str] = []
+    real = InMemoryChannelLayer.new_channel
+
+    async def counted(self: Any, prefix: str = "specific.") -> str:
+        name: str = await real(self, prefix)
+        made.append(name)
+        return name
+
+    monkeypatch.setattr(InMemoryChannelLayer, "new_channel", counted)
+    cookie = await db(session_cookie)(user)
+    code, _ = await refusal(socket(cookie=cookie, origin=FOREIGN_ORIGIN))
+    assert code == CLOSE_FORBIDDEN_ORIGIN
+    assert made == []
+    # Control: an accepted socket does make one (the process's hub).
+    assert (await open_live(socket(cookie=cookie)))["state"]
+    assert len(made) == 1
+
+
 # The Origin must be the socket's own origin (scheme, host and port), as Django's
 # CSRF check compares them, or one listed in CSRF_TRUSTED_ORIGINS.
 ORIGIN_MATRIX = [
