@@ -134,7 +134,12 @@ def test_requests_counted_together_each_get_their_own_count(on_redis: str, redis
                 sent: list[tuple[str, int]] = []
                 trips.append(sent)
                 incrby = pipe.incrby
-                pipe.incrby = lambda key, amount=1: (sent.append((key, amount)), incrby(key, amount))[1]
+
+                def counted(key: str, amount: int = 1) -> Any:
+                    sent.append((key, amount))
+                    return incrby(key, amount)
+
+                pipe.incrby = counted
                 return pipe
 
             client.pipeline = spied
