@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -57,6 +58,46 @@ def _fresh_channel_layer() -> Iterator[None]:
     channel_layers.backends.clear()
 
 
+#: The sockets the running test opened (``socket``), closed after it.
+_opened: list[WebsocketCommunicator] = []
+#: How long a socket's app may take to end once told its client left.
+CLOSE_SECONDS = 10.0
+
+
+async def _end(comm: WebsocketCommunicator) -> None:
+    """Tell the app its client left and wait until it ends, as a server does."""
+    app = comm.future
+    if not app.done():
+        await comm.send_input({"type": "websocket.disconnect", "code": 1001})
+        await asyncio.wait({app}, timeout=CLOSE_SECONDS)
+    if not app.done():
+        app.cancel()
+        await asyncio.wait({app}, timeout=CLOSE_SECONDS)
+        raise AssertionError(f"a socket's app did not end when its client left: {app!r}")
+    if not app.cancelled():
+        app.exception()  # retrieved: a failed app fails its own test, not the loop's log
+
+
+@pytest.fixture(autouse=True)
+async def _sockets_closed(_fresh_channel_layer: None) -> AsyncIterator[None]:
+    """Every socket a test opened ends before its event loop closes.
+
+    A test that stops at an assertion, a refusal, a test that never disconnects:
+    their apps were still waiting for the client (with Redis, in the channel
+    layer's receive) when pytest-asyncio closed the loop and cancelled
+    whatever was left, all at once, and the close waited for every one of them
+    to end (600 s, in CI, once). Here each is told its client left, as a server
+    would tell it, and awaited; the hub stops with its last socket."""
+    _opened.clear()
+    yield
+    opened = list(_opened)
+    _opened.clear()
+    loop = asyncio.get_running_loop()
+    for comm in opened:
+        if comm.future.get_loop() is loop:  # not one of another directory's tests
+            await _end(comm)
+
+
 @pytest.fixture
 def set_clock(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Callable[[], datetime]]:
     """``set_clock(instant)`` freezes the capsule clock; ``running=True`` lets it run."""
@@ -102,7 +143,9 @@ def socket(
     params = [f"token={token}"] if token is not None else []
     params += [query] if query else []
     path = "/ws/capsule/" + ("?" + "&".join(params) if params else "")
-    return WebsocketCommunicator(application, path, headers=headers)
+    comm = WebsocketCommunicator(application, path, headers=headers)
+    _opened.append(comm)  # closed after the test (``_sockets_closed``)
+    return comm
 
 
 async def open_live(comm: WebsocketCommunicator) -> dict[str, Any]:

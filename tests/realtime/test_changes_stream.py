@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,10 +63,29 @@ class Stream:
             await asyncio.wait_for(self.task, 10)
 
 
+#: The streams the running test opened, closed after it (``_streams_closed``).
+_opened: list[Stream] = []
+
+
+@pytest.fixture(autouse=True)
+async def _streams_closed() -> AsyncIterator[None]:
+    """A stream a failing test left open ends before the test's event loop
+    closes: its client goes away, as a gateway's would (the loop's close would
+    otherwise cancel it in the middle of a channel-layer receive)."""
+    _opened.clear()
+    yield
+    opened = list(_opened)
+    _opened.clear()
+    for stream in opened:
+        if stream.task is not None and not stream.task.done():
+            await stream.close()
+
+
 def open_stream(token: str | None, method: str = "GET") -> Stream:
     from curfew_site.asgi import application as app
 
     stream = Stream()
+    _opened.append(stream)
     headers = [(b"host", b"testserver")]
     if token is not None:
         headers.append((b"authorization", f"Bearer {token}".encode()))
