@@ -15,8 +15,10 @@ the time machine and the team's side included:
 So the state of a stretch *is* the verdict's at its start, by construction, and
 a test holds every instant inside it to ``decide_member`` too (the cut list
 must not miss an edge). Each stretch also says which side sets it (``own``,
-``team`` or ``both``) and which override is in force, for the words that say
-why. Pure, like ``decide``: every instant is passed in.
+``team`` or ``both``), whose rule held until it started (``held_by``) and
+which override is in force, for the words that say why: every surface reads
+those here (the page, the capsule, the Team API, the CLI), none re-derives
+them. Pure, like ``decide``: every instant is passed in.
 """
 
 from __future__ import annotations
@@ -56,6 +58,13 @@ class Stretch:
     #: alike (always ``own`` without a team).
     side: Side
     override: OverrideName | None
+    #: Whose rule held until ``start``, so it starts when it does
+    #: (``held_by``): ``team`` when the stretch before it was the team's
+    #: alone, else ``side``. A member woken at 09:30 by the team's night
+    #: (their own wake-up is 09:00) starts a stretch both sides agree on
+    #: (``both``), yet the team held them until then. A plan's first stretch
+    #: has no stretch before it: its ``side``.
+    held_by: Side
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +73,20 @@ class Change:
 
     at: datetime
     state: State
+    #: Whose rules make the state it changes to (the stretch that starts).
     side: Side
     override: OverrideName | None
+    #: Whose rule makes it change *then* (``Stretch.held_by``): the team's
+    #: when the team alone held the state before it. What a surface says
+    #: after the change ("by your team's schedule").
+    held_by: Side
+
+
+def _held_by(before: Side | None, side: Side) -> Side:
+    """Whose rule makes the plan change into a stretch of ``side`` after a
+    stretch of ``before`` (``None``: none before it in the plan): the team's
+    when the stretch it ends was the team's alone, else ``side``."""
+    return "team" if before == "team" else side
 
 
 def _cuts(
@@ -154,11 +175,20 @@ def effective_plan(
             and last.override == override
         ):
             stretches[-1] = Stretch(
-                last.start, edges[index + 1], last.state, last.peak, side, override
+                last.start, edges[index + 1], last.state, last.peak, side, override, side
             )
         else:
+            # ``held_by`` is set once the neighbours are joined (below).
             stretches.append(
-                Stretch(edges[index], edges[index + 1], verdict.state, verdict.peak, side, override)
+                Stretch(
+                    edges[index],
+                    edges[index + 1],
+                    verdict.state,
+                    verdict.peak,
+                    side,
+                    override,
+                    side,
+                )
             )
     return tuple(
         Stretch(
@@ -168,8 +198,9 @@ def effective_plan(
             part.peak,
             part.side,
             part.override,
+            _held_by(stretches[index - 1].side if index else None, part.side),
         )
-        for part in stretches
+        for index, part in enumerate(stretches)
     )
 
 
@@ -197,7 +228,9 @@ def next_change(
     now = plan[0].state
     for stretch in plan[1:]:
         if stretch.state is not now:
-            return Change(stretch.start, stretch.state, stretch.side, stretch.override)
+            return Change(
+                stretch.start, stretch.state, stretch.side, stretch.override, stretch.held_by
+            )
     return None
 
 

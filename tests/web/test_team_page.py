@@ -380,8 +380,8 @@ def test_the_next_change_is_said_as_what_changes() -> None:
 
     members = SimpleNamespace(rows=[row(1, "on-duty"), row(2, "winding"), row(3, "lights-out")])
     changes = {
-        1: Change(at, State.WINDING, "team", None),
-        2: Change(at + dt.timedelta(hours=1), State.LIGHTS_OUT, "own", None),
+        1: Change(at, State.WINDING, "team", None, "team"),
+        2: Change(at + dt.timedelta(hours=1), State.LIGHTS_OUT, "own", None, "own"),
         3: None,
     }
     with translation.override("en"):
