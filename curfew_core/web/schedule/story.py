@@ -97,8 +97,9 @@ class Step:
     side: Side = "own"
     #: The instant it starts (the moment told about, for the first).
     at: dt.datetime | None = None
-    #: Whether the team's rule sets when it starts: the stretch before it was
-    #: the team's alone (the team's wake-up after the member's own).
+    #: Whether the team's rule sets when it starts though the stretch is not
+    #: the team's alone (the engine's ``Stretch.held_by``: the stretch before
+    #: it was the team's alone, the team's wake-up after the member's own).
     held: bool = False
 
 
@@ -117,7 +118,7 @@ class Story:
     #: ``12% of the way through the night.`` while winding (the capsule's rounding).
     progress: str = ""
     #: Whose rule makes the next change come when it does (``own``, ``team``,
-    #: ``both``; ``held_by``), or "".
+    #: ``both``: the engine's ``Change.held_by``), or "".
     next_side: str = ""
 
 
@@ -259,20 +260,9 @@ class _Run:
     state: State
     side: Side
     override: str | None
-
-
-def held_by(at: dt.datetime, side: Side, plan: tuple[Stretch, ...]) -> Side:
-    """Whose rule makes the plan change at ``at`` (into a stretch of ``side``):
-    the team's when the stretch it ends was the team's alone, else ``side``.
-
-    The engine names the side of the stretch that starts; a member woken at
-    09:30 by the team (their own wake-up is 09:00) starts a stretch both
-    sides agree on (``both``), yet it is the team's night that held them
-    until then, and the page says so ("by your team's schedule")."""
-    before = next((stretch for stretch in plan if stretch.end == at), None)
-    if before is not None and before.side == "team":
-        return "team"
-    return side
+    #: Whose rule makes it start when it does: its first stretch's
+    #: (``Stretch.held_by``, the engine's).
+    held_by: Side
 
 
 def _runs(plan: tuple[Stretch, ...]) -> list[_Run]:
@@ -280,10 +270,17 @@ def _runs(plan: tuple[Stretch, ...]) -> list[_Run]:
     for stretch in plan:
         if runs and runs[-1].state is stretch.state and runs[-1].override == stretch.override:
             last = runs[-1]
-            runs[-1] = _Run(last.start, stretch.end, last.state, last.side, last.override)
+            runs[-1] = replace(last, end=stretch.end)
         else:
             runs.append(
-                _Run(stretch.start, stretch.end, stretch.state, stretch.side, stretch.override)
+                _Run(
+                    stretch.start,
+                    stretch.end,
+                    stretch.state,
+                    stretch.side,
+                    stretch.override,
+                    stretch.held_by,
+                )
             )
     return runs
 
@@ -338,14 +335,14 @@ def tell(verdict: Verdict, outlook: Outlook, *, enabled: bool = True) -> Story:
                 tokens=_tokens(budgets),
                 side=run.side,
                 at=run.start,
-                held=run.start > at and held_by(run.start, run.side, plan) != run.side,
+                held=run.start > at and run.held_by != run.side,
             )
         )
     countdown, next_change, next_side = "", None, ""
     change = outlook.next_change()
     if change is not None:
         next_change = change.at
-        next_side = held_by(change.at, change.side, plan)
+        next_side = change.held_by
         # What the countdown says the next state does (its words, ``vocabulary``).
         template = STATE_WORDS[change.state].countdown
         if verdict.override is not None and verdict.override_until == change.at:
