@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from curfew_core.api.openapi_parts import AUTHED, WITH_BODY, answer, errors, json_body, ref
+from curfew_core.engine.effective import Side
 from curfew_core.engine.verdict import State
 
 #: The engine's states, from their one declaration (``engine.verdict.State``).
 _STATE = {"type": "string", "enum": [state.value for state in State]}
+#: Whose rule: the engine's ``engine.effective.Side``.
+_SIDE = {"type": "string", "enum": list(get_args(Side))}
 _POLICY = {
     "members_may_exempt": {
         "type": "boolean",
@@ -37,13 +40,16 @@ def team_schemas() -> dict[str, dict[str, Any]]:
                 "next_change": {
                     "type": ["object", "null"],
                     "description": "the member's next change of state, as the engine's plan "
-                    "says it (null: none within 30 h); side: whose rule makes it",
+                    "says it (null: none within 30 h); side: whose rules make the state it "
+                    "changes to; held_by: whose rule makes it change then (team: the team's "
+                    "rule alone held the state before it)",
                     "properties": {
                         "at": {"type": "string", "format": "date-time"},
                         "state": _STATE,
-                        "side": {"type": "string", "enum": ["own", "team", "both"]},
+                        "side": _SIDE,
+                        "held_by": _SIDE,
                     },
-                    "required": ["at", "state", "side"],
+                    "required": ["at", "state", "side", "held_by"],
                 },
             },
             "required": ["user", "role", "joined_at", "state", "reason", "next_change"],

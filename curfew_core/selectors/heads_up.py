@@ -136,10 +136,13 @@ def next_payload(
     verdict: Verdict, outlook: Outlook, *, enabled: bool = True
 ) -> dict[str, Any] | None:
     """The capsule's ``next``: ``{"state", "at", "local", "heads_up_at",
-    "lead_minutes", "words", "short", "side"}``, where ``words`` is the
-    heads-up in every language of the site and ``short`` the pill's few words
-    (both ``None`` for a change that needs none: back to work), ``side``
-    whose rule makes the change (``own``, ``team`` or ``both``), ``snooze``
+    "lead_minutes", "words", "short", "side", "held_by", "snooze"}``, where
+    ``words`` is the heads-up in every language of the site and ``short`` the
+    pill's few words (both ``None`` for a change that needs none: back to
+    work), ``side`` whose rules make the state it changes to (``own``,
+    ``team`` or ``both``), ``held_by`` whose rule makes it change then (the
+    engine's ``Change.held_by``: ``team`` for a member woken by the team's
+    later wake-up, what the page's "by your team's schedule" says), ``snooze``
     whether the heads-up's snooze would put the change off (``snooze_lifts``). ``verdict``
     is the verdict at ``outlook.now`` (``outlook_of``: under pretend, the
     pretended moment, as the page's and the capsule's clocks count from the
@@ -165,5 +168,6 @@ def next_payload(
         "words": dict(long) if long is not None else None,
         "short": dict(short) if short is not None else None,
         "side": found.side,
+        "held_by": found.held_by,
         "snooze": bool(warn) and snooze_lifts(outlook, found),
     }

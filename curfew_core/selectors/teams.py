@@ -228,6 +228,7 @@ class MemberRow:
                 "at": self.next.at.isoformat(),
                 "state": self.next.state.value,
                 "side": self.next.side,
+                "held_by": self.next.held_by,
             },
         }
 

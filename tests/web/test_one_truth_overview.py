@@ -223,7 +223,13 @@ def test_the_cli_says_the_teams_next_change(clock: FrozenClock) -> None:
     out = cli_status(member)
     assert out.splitlines()[0].startswith("lights-out — ")
     assert "next: off-duty (" in out
-    assert "at 2026-12-03 09:00, by your own and your team's schedule" in out
+    # Whose rule makes it come then, as the page's tag says it (the engine's
+    # ``Change.held_by``): both are off for peak hours at 09:00, but the
+    # team's night alone held alice from her own 08:00 wake-up until then.
+    # It said "by your own and your team's schedule" (the side that starts).
+    assert "at 2026-12-03 09:00, by your team's schedule" in out
+    words, _at = next_line(overview(member))
+    assert words.endswith("(Thu 09:00). by your team's schedule")
     # The control: alone, sleepy at 23:00, with no word about a team.
     out = cli_status(alone)
     assert "next: winding (" in out

@@ -86,7 +86,8 @@ _SIDES = {
 def _next_line(user: User, now: datetime) -> str:
     """``next: winding (Winding down) at 2026-12-02 23:00``: the engine's next
     change with the user's full inputs, as the page and the capsule say it
-    (``selectors.heads_up.next_change``), whose rule it is for a team member;
+    (``selectors.heads_up.next_change``), whose rule makes it come then for a
+    team member (the engine's ``Change.held_by``, as the page's tag says it);
     empty when no curfew applies (``curfew_applies``) or nothing changes
     within 30 hours."""
     bundle = bundle_for(user.pk)
@@ -101,7 +102,7 @@ def _next_line(user: User, now: datetime) -> str:
     if verdict.debug_at is not None:
         line += " on the pretended clock"
     if bundle.team is not None:
-        line += f", {_SIDES[change.side]}"
+        line += f", {_SIDES[change.held_by]}"
     return line
 
 
