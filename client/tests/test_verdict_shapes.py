@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 from anthropic.types import Message
@@ -14,7 +15,7 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 from pydantic import BaseModel
 
-from curfew_client import CurfewVerdict, shapes
+from curfew_client import CurfewVerdict, gemini_shapes, shapes
 from curfew_client.shapes import SHAPES, Shape
 from wire_samples import WINDING
 
@@ -112,4 +113,25 @@ def test_a_passing_verdict_has_no_answer(shape: Shape) -> None:
 
 def test_an_unknown_shape_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="chat, responses, messages, completions"):
+        shapes.module("bard")  # type: ignore[arg-type]
+    # Gemini's shape comes from its call, not its body: the refusal says where.
+    with pytest.raises(ValueError, match=r"gemini_shapes\.call_at"):
         shapes.module("gemini")  # type: ignore[arg-type]
+
+
+def test_a_gemini_call_is_a_shape_too() -> None:
+    """A Gemini gateway passes the call's shape (its path and query), not a name."""
+    shape = gemini_shapes.call_at("/v1beta/models/gemini-3-pro-preview:streamGenerateContent")
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "generationConfig": {"maxOutputTokens": 4000, "thinkingConfig": {"thinkingBudget": -1}},
+    }
+    config = verdict(WINDING).apply(body, shape=shape)["generationConfig"]
+    assert config == {"maxOutputTokens": 1000, "thinkingConfig": {"thinkingBudget": 1000}}
+    assert verdict(ON_DUTY).apply(body, shape=shape) == body
+    payload, content_type = verdict(OFF_DUTY).answer(body, shape=shape)
+    assert content_type == "application/json"  # streamed without alt=sse: a JSON array
+    [answer] = json.loads(payload)
+    assert answer == {**verdict(OFF_DUTY).answer_object(body, shape=shape), "responseId": ANY}
+    assert answer["candidates"][0]["content"]["parts"] == [{"text": "。"}]
+    assert [name for name, _ in verdict(OFF_DUTY).answer_events(body, shape=shape)] == [None]

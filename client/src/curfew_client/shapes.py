@@ -11,6 +11,17 @@ several APIs picks one by the path it was called on::
 - ``responses``: OpenAI's Responses API (``responses_shapes``);
 - ``messages``: Anthropic's Messages API (``anthropic_shapes``);
 - ``completions``: OpenAI's legacy text completions (``completions_shapes``).
+
+Gemini is not among them: its body never says whether it streams (its path
+does, ``:streamGenerateContent``, and its query how, ``alt=sse``), nor its
+model. A gateway takes its shape from the call instead, and uses it the same
+way::
+
+    shape = gemini_shapes.call_at(path, query)  # /v1beta/models/{model}:…
+    body = verdict.apply(body, shape=shape)  # or shape.apply_verdict(body, verdict)
+
+Every ``shape=`` of a verdict takes such a call as well as a name;
+``module("gemini")`` says where to get one in its ``ValueError``.
 """
 
 from __future__ import annotations
@@ -23,6 +34,12 @@ from curfew_client.openai_shapes import VerdictLike
 
 Shape = Literal["chat", "responses", "messages", "completions"]
 SHAPES: tuple[Shape, ...] = get_args(Shape)
+#: Not a shape by body: a Gemini call's shape comes from its path and query.
+GEMINI = "gemini"
+GEMINI_BY_CALL = (
+    "a Gemini call's shape comes from its path and query, not its body: "
+    "use curfew_client.gemini_shapes.call_at(path, query)"
+)
 
 
 class ShapeModule(Protocol):
@@ -55,9 +72,15 @@ _MODULES: dict[Shape, ShapeModule] = {
 }
 
 
-def module(shape: Shape) -> ShapeModule:
-    """The module for ``shape``; ``ValueError`` naming the choices otherwise."""
+def module(shape: Shape | ShapeModule) -> ShapeModule:
+    """The module for ``shape``, or ``shape`` itself when it is one already (a
+    Gemini call's: ``gemini_shapes.call_at``); ``ValueError`` naming the
+    choices otherwise (for ``gemini``, where its shape comes from)."""
+    if not isinstance(shape, str):
+        return shape
     try:
         return _MODULES[shape]
     except KeyError:
+        if shape == GEMINI:
+            raise ValueError(GEMINI_BY_CALL) from None
         raise ValueError(f"shape must be one of {', '.join(SHAPES)}, not {shape!r}") from None

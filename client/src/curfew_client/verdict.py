@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 from pydantic import PrivateAttr
 
 from curfew_client import openai_shapes, shapes
-from curfew_client.shapes import Shape
+from curfew_client.shapes import Shape, ShapeModule
 from curfew_client.wire import VerdictAnswer, synthetic_stream
 
 #: ``server``: asked (or cached while fresh); ``last_known``: an expired verdict
@@ -73,12 +73,13 @@ class CurfewVerdict(VerdictAnswer):
         self,
         body: Mapping[str, Any],
         *,
-        shape: Shape = "chat",
+        shape: Shape | ShapeModule = "chat",
         default_budget_key: openai_shapes.BudgetKey = openai_shapes.DEFAULT_BUDGET_KEY,
         budget_key: openai_shapes.UpstreamBudgetKey | None = None,
     ) -> dict[str, Any]:
         """``body`` (a request in ``shape``: ``chat``, ``responses``, ``messages``
-        or ``completions``) as this verdict allows it to go upstream: the budget
+        or ``completions``, or a Gemini call's, ``gemini_shapes.call_at(path,
+        query)``) as this verdict allows it to go upstream: the budget
         clamped (``min``), the persona added, tools dropped when denied; equal
         to ``body`` when the verdict passes. For chat, ``budget_key`` names the
         budget your upstream reads (the proxy's ``CURFEW_UPSTREAM_BUDGET_KEY``
@@ -94,19 +95,23 @@ class CurfewVerdict(VerdictAnswer):
             raise ValueError("this verdict does not short-circuit; send the request upstream")
         return self.reply
 
-    def answer(self, body: Mapping[str, Any], *, shape: Shape = "chat") -> tuple[bytes, str]:
+    def answer(
+        self, body: Mapping[str, Any], *, shape: Shape | ShapeModule = "chat"
+    ) -> tuple[bytes, str]:
         """The short-circuit answer to ``body`` in ``shape``: ``(payload,
         content_type)``, SSE when it asked to stream. Only for a short-circuit
         verdict (``ValueError`` otherwise)."""
         return shapes.module(shape).short_circuit_body(body, self._reply())
 
-    def answer_object(self, body: Mapping[str, Any], *, shape: Shape = "chat") -> dict[str, Any]:
+    def answer_object(
+        self, body: Mapping[str, Any], *, shape: Shape | ShapeModule = "chat"
+    ) -> dict[str, Any]:
         """The non-streamed short-circuit answer as a plain dict (a
         ``chat.completion``, ``response``, ``message`` or ``text_completion``)."""
         return shapes.module(shape).answer(body, self._reply())
 
     def answer_events(
-        self, body: Mapping[str, Any], *, shape: Shape = "chat"
+        self, body: Mapping[str, Any], *, shape: Shape | ShapeModule = "chat"
     ) -> list[tuple[str | None, dict[str, Any]]]:
         """The streamed short-circuit answer as ``(event name, data)`` pairs, for
         a gateway that writes its own SSE (``None``: an unnamed event)."""
