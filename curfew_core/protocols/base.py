@@ -141,13 +141,6 @@ class WireProtocol:
     # -- budget and usage ------------------------------------------------------
     #: Where a body names its reply budget (the ledger records the tightest).
     budgets: tuple[Path, ...] = ()
-    #: Where a body names a thinking budget of its own (Gemini's
-    #: ``generationConfig.thinkingConfig.thinkingBudget``): when the verdict
-    #: clamps the reply budget, each is clamped too (:func:`thinking_within`).
-    #: Anthropic's ``thinking.budget_tokens`` is kept below the clamped
-    #: ``max_tokens`` by its client shape (stricter); OpenAI's reasoning is
-    #: counted in its reply budget and named by effort, lowered by the verdict.
-    thinking_budgets: tuple[Path, ...] = ()
     usage: Usage = Usage("usage", (), ())
     # -- members and the ledger ------------------------------------------------
     #: Where a team key's body may name its member, and what that place is
@@ -177,32 +170,3 @@ def at(body: Mapping[str, Any], path: Path) -> Any:
             return None
         value = value.get(key)
     return value
-
-
-#: A thinking budget that means "as much as the model likes" (Gemini's ``-1``,
-#: dynamic thinking): under a clamp it becomes the clamp.
-DYNAMIC_THINKING = -1
-
-
-def thinking_within(body: dict[str, Any], paths: tuple[Path, ...], ceiling: int) -> dict[str, Any]:
-    """``body`` with the thinking budget at each of ``paths`` at most
-    ``ceiling`` (the verdict's reply budget): a ``min``, never a raise. A
-    dynamic budget (:data:`DYNAMIC_THINKING`) becomes ``ceiling``; ``0``
-    (thinking off), a smaller budget, anything that is not a number and a
-    budget not named are left as sent (none is added: a model that cannot
-    think refuses the field). Each object on the way is copied, never
-    changed in place; ``body`` itself is returned when nothing changes."""
-    for path in paths:
-        value = at(body, path)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        if value == DYNAMIC_THINKING or value > ceiling:
-            body = _with(body, path, ceiling)
-    return body
-
-
-def _with(body: Mapping[str, Any], path: Path, value: Any) -> dict[str, Any]:
-    """A copy of ``body`` with ``value`` at ``path`` (every step an object)."""
-    head, *rest = path
-    inner = body[head]
-    return {**body, head: _with(inner, tuple(rest), value) if rest else value}

@@ -4,11 +4,14 @@ and ``:streamGenerateContent``.
 Its clients put the key as ``x-goog-api-key`` (the google-genai SDK), or as
 ``?key=`` in the query (Google's REST examples); its errors are
 ``{"error": {"code", "message", "status"}}``; it names its reply budget
-``generationConfig.maxOutputTokens``, a thinking budget
-``generationConfig.thinkingConfig.thinkingBudget`` (``-1``: dynamic, ``0``:
-off) and its usage ``usageMetadata`` (``promptTokenCount`` /
-``candidatesTokenCount``). The request and answer shapes are the client's
-(``curfew_client.gemini_shapes``).
+``generationConfig.maxOutputTokens``, how much it may think
+``generationConfig.thinkingConfig`` (a ``thinkingBudget``, ``-1``: dynamic,
+``0``: off; Gemini 3's ``thinkingLevel``) and its usage ``usageMetadata``
+(``promptTokenCount`` / ``candidatesTokenCount``). The request and answer
+shapes are the client's (``curfew_client.gemini_shapes``): applying a verdict
+clamps the thinking budget with the reply budget and lowers the level with the
+reasoning effort there, so a gateway in front of Gemini clients does as the
+door does.
 
 The Curfew token comes as ``x-goog-api-key`` (or ``X-Curfew-Token``, or a
 bearer token), or as ``?key=`` when no header holds one (:data:`QUERY_KEY`,
@@ -39,14 +42,13 @@ CREDENTIALS = frozenset({b"x-goog-api-key", b"authorization"})
 #: The key's query parameter (``?key=``): read as the Curfew token when no
 #: header holds one, never forwarded.
 QUERY_KEY = "key"
-#: Where a body names its reply budget, and its thinking budget.
-MAX_OUTPUT_TOKENS = ("generationConfig", "maxOutputTokens")
-THINKING_BUDGET = ("generationConfig", "thinkingConfig", "thinkingBudget")
+#: Where a body names its reply budget.
+MAX_OUTPUT_TOKENS = (gemini_shapes.GENERATION_CONFIG, gemini_shapes.BUDGET_KEY)
 #: The API version the paths are under (the SDK's default), after the
 #: upstream's base URL (``https://generativelanguage.googleapis.com``).
 VERSION = "v1beta"
-GENERATE = "generateContent"
-STREAM = "streamGenerateContent"
+GENERATE = gemini_shapes.GENERATE
+STREAM = gemini_shapes.STREAM
 
 
 def token_in(headers: Mapping[str, str]) -> str | None:
@@ -88,7 +90,6 @@ GEMINI = WireProtocol(
     relayed_headers=frozenset({"retry-after"}),
     broken=_broken,
     budgets=(MAX_OUTPUT_TOKENS,),
-    thinking_budgets=(THINKING_BUDGET,),
     usage=Usage("usageMetadata", input=("promptTokenCount",), output=("candidatesTokenCount",)),
     origins=("gemini",),
 )

@@ -38,7 +38,7 @@ from curfew_core.edge.dialects import Dialect, labelled
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.scope import ScopeHeaders
 from curfew_core.engine import Action, RequestContext, Verdict
-from curfew_core.protocols.base import WireProtocol, thinking_within
+from curfew_core.protocols.base import WireProtocol
 from curfew_core.protocols.openai import OPENAI
 from curfew_core.proxy import bodies, usage
 from curfew_core.proxy.forward import (
@@ -270,14 +270,8 @@ def answered_here(call: Call, endpoint: ModelEndpoint) -> HttpResponseBase | Non
 
 def applied(body: Mapping[str, Any], verdict: Verdict, endpoint: ModelEndpoint) -> dict[str, Any]:
     """The body to send for ``verdict``: the endpoint's clamp
-    (``endpoint.apply``, the client's shape), and with a reply budget every
-    thinking budget its protocol declares (``thinking_budgets``) at most the
-    verdict's (``protocols.base.thinking_within``: a ``min``, never a raise)."""
-    out = endpoint.apply(body, verdict)
-    paths = endpoint.protocol.thinking_budgets
-    if paths and verdict.max_tokens is not None:
-        out = thinking_within(out, paths, verdict.max_tokens)
-    return out
+    (``endpoint.apply``, the client's shape, so a gateway sends the same)."""
+    return endpoint.apply(body, verdict)
 
 
 async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> HttpResponseBase:

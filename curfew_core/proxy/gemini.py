@@ -8,10 +8,13 @@ door does, in Gemini's protocol (``protocols.gemini``):
 - short-circuit: the canned reply as a ``GenerateContentResponse`` (one JSON
   object; streamed, one event with ``alt=sse`` or a JSON array without it),
   zero usage, nothing sent upstream;
-- clamp: forwarded with ``generationConfig.maxOutputTokens`` clamped (``min``),
-  and ``generationConfig.thinkingConfig.thinkingBudget`` at most the verdict's
-  budget (``min``; ``-1``, dynamic, becomes it; ``0``, off, stays), the
-  persona in ``systemInstruction``, tools dropped when denied;
+- clamp: forwarded as the client's ``gemini_shapes.apply_verdict`` makes it:
+  ``generationConfig.maxOutputTokens`` clamped (``min``),
+  ``generationConfig.thinkingConfig.thinkingBudget`` at most the verdict's
+  budget (``min``; ``-1``, dynamic, becomes it; ``0``, off, stays), Gemini 3's
+  ``thinkingLevel`` lowered to ``low`` when above the verdict's reasoning
+  effort (never raised), the persona in ``systemInstruction``, tools dropped
+  when denied;
 - pass (on duty, exempt, dry run): the very bytes forwarded, with the headers
   and the query as sent (``alt=sse``), a ``key`` in the query left out.
 
@@ -26,11 +29,6 @@ id is one checked path segment, so no client input shapes where a request goes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import partial
-from typing import Any
-from urllib.parse import parse_qs
-
 from curfew_client import gemini_shapes
 from django.http.response import HttpResponseBase
 
@@ -39,19 +37,6 @@ from curfew_core.protocols import gemini
 from curfew_core.proxy import calls, upstream
 
 WHAT = "a generateContent JSON object"
-
-
-def _short_circuit(
-    model: str, stream: bool, alt_sse: bool, body: Mapping[str, Any], text: str
-) -> tuple[bytes, str]:
-    return gemini_shapes.short_circuit_body(model, text, stream=stream, alt_sse=alt_sse)
-
-
-def _alt_sse(query: bytes) -> bool:
-    """Whether the query asks for an event stream (``alt=sse``)."""
-    if not query:
-        return False
-    return parse_qs(query.decode("latin-1")).get("alt", [""])[-1] == "sse"
 
 
 async def _model_call(request: EdgeRequest, method: str) -> HttpResponseBase:
@@ -70,12 +55,16 @@ async def _model_call(request: EdgeRequest, method: str) -> HttpResponseBase:
         return calls.refused(
             request.door.dialect, call.verdict, 400, exc, code="invalid_model", param="model"
         )
+    # The answer's shape, as a gateway's (its path and query say how it streams).
+    shape = gemini_shapes.GeminiCall(
+        model, stream=stream, alt_sse=gemini_shapes.wants_sse(request.query_string)
+    )
     endpoint = calls.ModelEndpoint(
         name="gemini",
         what=WHAT,
         path=path,
-        short_circuit=partial(_short_circuit, model, stream, _alt_sse(request.query_string)),
-        apply=gemini_shapes.apply_verdict,
+        short_circuit=shape.short_circuit_body,
+        apply=shape.apply_verdict,
         protocol=gemini.GEMINI,
     )
     return await calls.act(call, endpoint, request)

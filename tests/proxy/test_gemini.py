@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from curfew_client import gemini_shapes
+from django.contrib.auth.models import User
 from django.test import override_settings
 
 from curfew_core.models import Decision
 from curfew_core.services import ledger_recorder as recorder
+from curfew_core.services.schedules import schedule_update
 from curfew_testkit.asgi_client import AsyncClient
 from curfew_testkit.fake_upstream import Recorded, read_body, recorded
 from curfew_testkit.local_http import LocalHttpServer, QuietHandler
@@ -93,6 +97,16 @@ def google() -> Iterator[FakeGemini]:
 @pytest.fixture(autouse=True)
 def _fresh(google: FakeGemini) -> None:
     google.requests.clear()
+
+
+@dataclass(frozen=True)
+class ShapeVerdict:
+    """What ``gemini_shapes.apply_verdict`` reads of a verdict."""
+
+    max_tokens: int | None = None
+    persona: str | None = None
+    tools: str = "allow"
+    reasoning_effort: str | None = None
 
 
 async def post(
@@ -205,6 +219,40 @@ async def test_winding_clamps_the_thinking_budget_by_min(google: FakeGemini, clo
     assert sent == [clamped, clamped, 0, 3]
     await post(token, GENERATE, BODY)
     assert "thinkingConfig" not in google.requests[-1].json["generationConfig"]
+
+
+def _winding_at_low_effort() -> str:
+    """A winding token whose schedule lowers reasoning effort to ``low``."""
+    token = token_at("effort", "23:30")
+    user = User.objects.get(username="effort")
+    schedule_update(user=user, changes={"winding_reasoning_effort": "low"}, source="test")
+    return token
+
+
+async def test_winding_lowers_gemini_3s_thinking_level_as_a_gateway_would(
+    google: FakeGemini, closing: None
+) -> None:
+    """Gemini 3's ``thinkingConfig.thinkingLevel`` is lowered with the
+    schedule's reasoning effort (to ``low``, never raised), and what goes
+    upstream is what a gateway's ``gemini_shapes.apply_verdict`` makes of it."""
+    token = await sync_to_async(_winding_at_low_effort)()
+    cases = [
+        ({"thinkingLevel": "high"}, {"thinkingLevel": "low"}),
+        ({"thinkingLevel": "HIGH"}, {"thinkingLevel": "LOW"}),
+        ({"thinkingLevel": "minimal"}, {"thinkingLevel": "minimal"}),
+        ({"thinkingLevel": "high", "thinkingBudget": -1}, None),
+    ]
+    for asked, expected in cases:
+        body = {**BODY, "generationConfig": {**BODY["generationConfig"], "thinkingConfig": asked}}
+        response, content = await post(token, GENERATE, body)
+        assert response.status_code == 200, content
+        assert response["X-Curfew-Action"] == "clamp"
+        clamped = int(response["X-Curfew-Max-Tokens"])
+        sent = google.requests[-1].json["generationConfig"]
+        verdict = ShapeVerdict(max_tokens=clamped, reasoning_effort="low")
+        assert sent == gemini_shapes.apply_verdict(body, verdict)["generationConfig"]
+        thinking = sent["thinkingConfig"]
+        assert thinking == (expected or {"thinkingLevel": "low", "thinkingBudget": clamped})
 
 
 async def test_on_duty_the_thinking_budget_goes_as_sent(google: FakeGemini, closing: None) -> None:

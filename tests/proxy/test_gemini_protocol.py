@@ -14,7 +14,6 @@ from curfew_core import protocols
 from curfew_core.edge import dialects
 from curfew_core.ledger import entry
 from curfew_core.models import Decision
-from curfew_core.protocols.base import thinking_within
 from curfew_core.proxy import calls, passing
 from curfew_core.proxy.usage import UsageScan, asked_budget
 
@@ -132,80 +131,84 @@ def test_the_clamp_is_a_min_never_a_raise() -> None:
     assert gemini_shapes.apply_verdict(BODY, Verdict()) == BODY
 
 
-THINKING = ("generationConfig", "thinkingConfig", "thinkingBudget")
-
-
-def _thinking(budget: Any, **config: Any) -> dict[str, Any]:
+def _thinking(**config: Any) -> dict[str, Any]:
     return {
         **BODY,
         "generationConfig": {
             "maxOutputTokens": 4096,
-            **config,
-            "thinkingConfig": {"thinkingBudget": budget, "includeThoughts": True},
+            "thinkingConfig": {**config, "includeThoughts": True},
         },
     }
 
 
 def _sent(body: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
-    """The body the Gemini door sends upstream for ``verdict``."""
+    """The body the Gemini door sends upstream for ``verdict`` (its endpoint's
+    clamp is the client's shape, ``gemini_shapes.GeminiCall``)."""
+    shape = gemini_shapes.GeminiCall("gemini-3-pro-preview")
     endpoint = calls.ModelEndpoint(
         name="gemini",
         what="",
         path=(),
-        short_circuit=lambda body, text: (b"", ""),
-        apply=gemini_shapes.apply_verdict,
+        short_circuit=shape.short_circuit_body,
+        apply=shape.apply_verdict,
         protocol=protocols.gemini.GEMINI,
     )
     return calls.applied(body, verdict, endpoint)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("asked", "sent"),
-    [
-        (24576, 100),  # over the clamp: lowered to it
-        (-1, 100),  # dynamic: as much as it likes, so the clamp
-        (100, 100),
-        (60, 60),  # below the clamp: never raised
-        (0, 0),  # thinking off stays off
-        (2048.0, 100),  # a number all the same
-        ("lots", "lots"),  # not a budget: the upstream's to refuse
-        (None, None),
-        (True, True),
-    ],
-)
-def test_the_thinking_budget_is_clamped_by_min_with_the_reply_budget(asked: Any, sent: Any) -> None:
-    assert protocols.gemini.GEMINI.thinking_budgets == (THINKING,)
-    body = _thinking(asked)
-    out = _sent(body, Verdict(max_tokens=100))
-    assert out["generationConfig"]["maxOutputTokens"] == 100
-    assert out["generationConfig"]["thinkingConfig"] == {
-        "thinkingBudget": sent,
-        "includeThoughts": True,
-    }
-    assert body == _thinking(asked)  # not modified
+#: ``(thinkingConfig sent, verdict, thinkingConfig forwarded)``: the one rule,
+#: the proxy's and a gateway's (``gemini_shapes.apply_verdict``) alike.
+THINKING_CASES: list[tuple[dict[str, Any], Verdict, dict[str, Any]]] = [
+    ({"thinkingBudget": 24576}, Verdict(max_tokens=100), {"thinkingBudget": 100}),
+    ({"thinkingBudget": -1}, Verdict(max_tokens=100), {"thinkingBudget": 100}),
+    ({"thinkingBudget": 0}, Verdict(max_tokens=100), {"thinkingBudget": 0}),
+    ({"thinkingBudget": 60}, Verdict(max_tokens=100), {"thinkingBudget": 60}),
+    ({"thinkingBudget": 2048.0}, Verdict(max_tokens=100), {"thinkingBudget": 100}),
+    ({"thinkingBudget": "lots"}, Verdict(max_tokens=100), {"thinkingBudget": "lots"}),
+    ({"thinkingBudget": True}, Verdict(max_tokens=100), {"thinkingBudget": True}),
+    ({"thinkingBudget": -1}, Verdict(persona="late"), {"thinkingBudget": -1}),
+    ({"thinkingLevel": "high"}, Verdict(reasoning_effort="low"), {"thinkingLevel": "low"}),
+    ({"thinkingLevel": "HIGH"}, Verdict(reasoning_effort="medium"), {"thinkingLevel": "LOW"}),
+    ({"thinkingLevel": "low"}, Verdict(reasoning_effort="minimal"), {"thinkingLevel": "low"}),
+    ({"thinkingLevel": "minimal"}, Verdict(reasoning_effort="low"), {"thinkingLevel": "minimal"}),
+    ({"thinkingLevel": "high"}, Verdict(reasoning_effort="high"), {"thinkingLevel": "high"}),
+    ({"thinkingLevel": "high"}, Verdict(max_tokens=100), {"thinkingLevel": "high"}),
+    (
+        {"thinkingBudget": -1, "thinkingLevel": "high"},
+        Verdict(max_tokens=100, reasoning_effort="low"),
+        {"thinkingBudget": 100, "thinkingLevel": "low"},
+    ),
+]
 
 
-def test_no_thinking_budget_is_added_or_clamped_without_a_reply_budget() -> None:
+@pytest.mark.parametrize(("asked", "verdict", "sent"), THINKING_CASES)
+def test_the_door_and_a_gateway_think_within_the_verdict_alike(
+    asked: dict[str, Any], verdict: Verdict, sent: dict[str, Any]
+) -> None:
+    """The thinking budget: at most the reply budget (``-1``, dynamic, becomes
+    it; ``0`` stays off; never raised); Gemini 3's level: ``low`` when above
+    the reasoning effort, never raised. The door and a gateway in front of
+    Gemini clients send the same body."""
+    body = _thinking(**asked)
+    door = _sent(body, verdict)
+    assert door["generationConfig"]["thinkingConfig"] == {**sent, "includeThoughts": True}
+    assert door == gemini_shapes.apply_verdict(body, verdict)
+    assert body == _thinking(**asked)  # not modified
+
+
+def test_no_thinking_is_added_and_without_a_verdict_none_is_changed() -> None:
     # A model that cannot think refuses a thinkingConfig: none is added.
-    out = _sent(BODY, Verdict(max_tokens=100))
+    out = _sent(BODY, Verdict(max_tokens=100, reasoning_effort="low"))
     assert "thinkingConfig" not in out["generationConfig"]
-    # On duty (no budget): the body as sent, thinking and all.
-    assert _sent(_thinking(-1), Verdict()) == _thinking(-1)
-    assert _sent(_thinking(24576), Verdict(persona="late")) == {
-        **_thinking(24576),
+    # On duty (nothing set): the body as sent, thinking and all.
+    for body in (_thinking(thinkingBudget=-1), _thinking(thinkingLevel="high")):
+        assert _sent(body, Verdict()) == body
+    assert _sent(_thinking(thinkingBudget=24576), Verdict(persona="late")) == {
+        **_thinking(thinkingBudget=24576),
         "systemInstruction": {"parts": [{"text": "late"}]},
     }
     odd = {**BODY, "generationConfig": {"thinkingConfig": "high"}}
     assert _sent(odd, Verdict(max_tokens=100))["generationConfig"]["thinkingConfig"] == "high"
-    assert thinking_within(BODY, (THINKING,), 100) is BODY
-
-
-def test_other_protocols_declare_no_thinking_budget_of_their_own() -> None:
-    """Anthropic's ``thinking.budget_tokens`` is kept below the clamped
-    ``max_tokens`` by its client shape; OpenAI's reasoning is spent out of
-    the reply budget (``max_completion_tokens``, ``max_output_tokens``)."""
-    assert protocols.openai.OPENAI.thinking_budgets == ()
-    assert protocols.anthropic.ANTHROPIC.thinking_budgets == ()
 
 
 def test_persona_and_denied_tools() -> None:
