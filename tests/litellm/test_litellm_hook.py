@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("litellm", reason="LiteLLM is not installed (requirements/dev.txt has it)")
 
-from curfew_client import AsyncCurfewClient, anthropic_shapes, openai_shapes
+from curfew_client import AsyncCurfewClient, anthropic_shapes, gemini_shapes, openai_shapes
 from curfew_client import litellm_hook as hook_module
 from curfew_client.litellm_hook import CurfewHook, CurfewRefusal
 from fastapi import HTTPException
@@ -365,3 +365,150 @@ def test_a_bad_curfew_push_names_the_variable(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("CURFEW_PUSH", "maybe")
     with pytest.raises(ValueError, match="CURFEW_PUSH"):
         hook_module.client_from_env()
+
+
+# -- Gemini's own calls (LiteLLM's google genai routes) ----------------------------
+
+#: A Gemini REST body as LiteLLM's ``/v1beta/models/{model}:generateContent``
+#: route hands it to the hook (``model`` from the path).
+GEMINI = {
+    "model": "gemini-2.5-flash",
+    "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+    "generationConfig": {"maxOutputTokens": 1000, "thinkingConfig": {"thinkingBudget": -1}},
+}
+
+
+def gemini(**body: Any) -> dict[str, Any]:
+    return request(**{**copy.deepcopy(GEMINI), **body})
+
+
+@pytest.mark.parametrize("call_type", ["agenerate_content", "generate_content"])
+async def test_off_duty_gemini_is_mocked_then_answered_in_geminis_shape(call_type: str) -> None:
+    curfew = Curfew(verdict("off-duty"))
+    hook = curfew.hook()
+    data = await call(hook, gemini(), call_type)
+    assert len(curfew.asked) == 1  # asked: a gate that never runs would pass it
+    assert data["mock_response"] == "。"  # LiteLLM's string mock: nothing goes upstream
+    litellms_mock = {"usageMetadata": {"promptTokenCount": 10, "totalTokenCount": 30}}
+    response = await hook.async_post_call_success_hook(data, None, litellms_mock)
+    body = decoded(response)
+    assert body.pop("responseId").startswith("curfew-")
+    expected = gemini_shapes.answer("gemini-2.5-flash", "。")
+    assert body == {key: value for key, value in expected.items() if key != "responseId"}
+    assert body["usageMetadata"] == {
+        "promptTokenCount": 0,
+        "candidatesTokenCount": 0,
+        "totalTokenCount": 0,
+    }
+    assert response.headers["x-curfew-state"] == "off-duty"
+    headers = await hook.async_post_call_response_headers_hook(data, None, None)
+    assert headers == {"X-Curfew-State": "off-duty", "X-Curfew-Action": "short-circuit"}
+    # LiteLLM's ledger records the mock's invented usage as zero.
+    logged = {"litellm_call_id": "call-1", "response_cost": 0.01}
+    assert (await hook.async_logging_hook(logged, None, call_type))[0]["response_cost"] == 0
+
+
+@pytest.mark.parametrize("call_type", ["agenerate_content_stream", "generate_content_stream"])
+async def test_an_off_duty_gemini_stream_is_refused_never_passed(call_type: str) -> None:
+    # LiteLLM's stream route ignores mock_response: a mock would still call upstream.
+    curfew = Curfew(verdict("lights-out", reply="睡吧。"))
+    data = gemini(stream=True)
+    with pytest.raises(CurfewRefusal) as raised:
+        await call(curfew.hook(), data, call_type)
+    refusal = raised.value
+    assert int(refusal.code) == 503
+    error = refusal.to_dict()
+    assert error["code"] == 503
+    assert error["status"] == "UNAVAILABLE"
+    assert "lights-out" in error["message"]
+    assert refusal.headers["X-Should-Retry"] == "false"
+    assert int(refusal.headers["Retry-After"]) > 3600
+    assert refusal.headers["X-Curfew-State"] == "lights-out"
+    assert "mock_response" not in data
+
+
+async def test_fail_closed_refuses_a_gemini_stream_too() -> None:
+    curfew = Curfew(error=httpx.ConnectError("refused"))
+    with pytest.raises(CurfewRefusal) as raised:
+        await call(curfew.hook("fail_closed"), gemini(stream=True), "agenerate_content_stream")
+    assert raised.value.headers["X-Curfew-State"] == "unchecked"
+
+
+@pytest.mark.parametrize("call_type", ["agenerate_content", "agenerate_content_stream"])
+async def test_winding_gemini_is_clamped_with_its_thinking_and_given_the_persona(
+    call_type: str,
+) -> None:
+    curfew = Curfew(verdict("winding"))
+    system = {"parts": [{"text": "Be brief."}]}
+    data = await call(curfew.hook(), gemini(systemInstruction=system), call_type)
+    assert data["generationConfig"] == {
+        "maxOutputTokens": 300,
+        "thinkingConfig": {"thinkingBudget": 300},
+    }
+    assert data["systemInstruction"] == {
+        "parts": [{"text": "Be brief."}, {"text": "You are tired."}]
+    }
+    assert data["contents"] == GEMINI["contents"]
+    assert "mock_response" not in data
+
+
+async def test_winding_gemini_never_raises_a_smaller_budget_and_adds_one_when_none() -> None:
+    hook = Curfew(verdict("winding")).hook()
+    small = await call(hook, gemini(generationConfig={"maxOutputTokens": 50}), "agenerate_content")
+    assert small["generationConfig"] == {"maxOutputTokens": 50}
+    none = await call(hook, gemini(generationConfig=None), "agenerate_content")
+    assert none["generationConfig"] == {"maxOutputTokens": 300}
+    assert none["systemInstruction"] == {"parts": [{"text": "You are tired."}]}
+
+
+async def test_winding_gemini_clamps_where_litellm_reads_it() -> None:
+    # The SDK's ``config`` (snake case too) wins over generationConfig in LiteLLM;
+    # ``system_instruction`` is read when ``systemInstruction`` is not sent.
+    hook = Curfew(verdict("winding", tools="deny")).hook()
+    data = gemini(
+        config={"max_output_tokens": 900, "thinking_config": {"thinking_budget": 5000}},
+        system_instruction={"parts": [{"text": "Be brief."}]},
+        tools=[{"functionDeclarations": []}],
+        tool_config={"functionCallingConfig": {"mode": "ANY"}},
+    )
+    out = await call(hook, data, "agenerate_content")
+    assert out["config"] == {"maxOutputTokens": 300, "thinkingConfig": {"thinkingBudget": 300}}
+    assert out["system_instruction"]["parts"][-1] == {"text": "You are tired."}
+    assert "systemInstruction" not in out
+    assert "tools" not in out
+    assert "tool_config" not in out
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [verdict("on-duty"), verdict("winding", action="pass", max_tokens=None, persona=None)],
+    ids=["on-duty", "exempt"],
+)
+@pytest.mark.parametrize("call_type", ["agenerate_content", "agenerate_content_stream"])
+async def test_a_passing_verdict_leaves_a_gemini_call_untouched(
+    answer: dict[str, Any], call_type: str
+) -> None:
+    curfew = Curfew(answer)
+    data = gemini()
+    before = copy.deepcopy(data)
+    assert await call(curfew.hook(), data, call_type) == before
+    assert len(curfew.asked) == 1
+
+
+@pytest.mark.parametrize(("policy", "mocked"), [("fail_open", False), ("fail_closed", True)])
+async def test_an_unreachable_curfew_answers_a_gemini_call_by_policy(
+    policy: str, mocked: bool
+) -> None:
+    curfew = Curfew(error=httpx.ConnectError("refused"))
+    data = await call(curfew.hook(policy), gemini(), "agenerate_content")
+    assert ("mock_response" in data) is mocked
+
+
+def test_every_gemini_call_type_litellm_names_is_checked() -> None:
+    from litellm.types.utils import CallTypes
+
+    geminis = {kind.value for kind in CallTypes if "generate_content" in kind.value}
+    # LiteLLM's adapter names (aadapter_generate_content) call completion underneath,
+    # which the hook checks as chat.
+    geminis -= {name for name in geminis if "adapter" in name}
+    assert geminis <= set(hook_module.CALL_KINDS)

@@ -39,6 +39,20 @@ way (read from LiteLLM's own source, proven against the real proxy in
   without a traceback: a refusal by design is not a crash.
 - winding: the shape module of the call type clamps the budget (``min``) and
   adds the persona (legacy completions have no system prompt: the clamp only).
+- Gemini's own calls (the proxy's ``/v1beta/models/{model}:generateContent``
+  and ``:streamGenerateContent`` routes, LiteLLM's ``agenerate_content`` /
+  ``agenerate_content_stream`` call types and their sync names): the body is
+  Gemini's REST body (``contents``, ``generationConfig``, ``systemInstruction``).
+  Off duty, ``generateContent`` is answered as Curfew's Gemini door answers it
+  (``gemini_shapes``: one candidate, ``usageMetadata`` all zero), by the same
+  string mock and success hook. A *stream* cannot be: LiteLLM's Gemini stream
+  route ignores ``mock_response`` (it would call upstream), and asked as a
+  plain call it fails. So an off-duty Gemini stream is refused, loudly: a 503
+  in Gemini's error shape (``{"error": {"code", "message", "status"}}``, which
+  the google-genai SDK raises) with ``Retry-After`` and ``X-Should-Retry:
+  false``, as embeddings are. Winding clamps ``maxOutputTokens`` and the
+  thinking budget/level (``gemini_shapes.apply_verdict``) and appends the
+  persona to ``systemInstruction``, in both routes.
 - on duty, exempt, dry run: the request is not touched.
 
 Every answer carries ``X-Curfew-State`` and ``X-Curfew-Action``;
@@ -76,6 +90,7 @@ from starlette.responses import Response, StreamingResponse
 from curfew_client import (
     anthropic_shapes,
     completions_shapes,
+    gemini_shapes,
     openai_shapes,
     responses_shapes,
     shapes,
@@ -88,7 +103,7 @@ from curfew_client.verdict import CurfewVerdict, policy_verdict
 
 log = logging.getLogger("curfew.litellm")
 
-Kind = Literal["chat", "completions", "responses", "anthropic", "embeddings"]
+Kind = Literal["chat", "completions", "responses", "anthropic", "embeddings", "gemini"]
 
 #: LiteLLM's ``call_type`` names (the proxy's route types, and the SDK's) by
 #: the protocol they speak. Any other call (images, audio, batches) passes.
@@ -102,7 +117,15 @@ CALL_KINDS: Mapping[str, Kind] = {
     "anthropic_messages": "anthropic",
     "aembedding": "embeddings",
     "embeddings": "embeddings",
+    # Gemini's own (LiteLLM's google genai routes, ``CallTypes.*generate_content*``).
+    "agenerate_content": "gemini",
+    "generate_content": "gemini",
+    "agenerate_content_stream": "gemini",
+    "generate_content_stream": "gemini",
 }
+
+#: The Gemini call types that stream (``:streamGenerateContent``).
+GEMINI_STREAMS = frozenset({"agenerate_content_stream", "generate_content_stream"})
 
 STATE_HEADER = "X-Curfew-State"
 ACTION_HEADER = "X-Curfew-Action"
@@ -129,7 +152,7 @@ class _Pending:
     """A short-circuit waiting for its answer to be written: the client's
     request as it asked (before the hook made it a plain mocked call)."""
 
-    shape: shapes.Shape
+    shape: shapes.Shape | shapes.ShapeModule
     body: dict[str, Any]
     text: str
 
@@ -144,7 +167,8 @@ class CurfewRefusal(ProxyException):
         error = dict(body["error"])
         super().__init__(
             message=str(error["message"]),
-            type=str(error["type"]),
+            # OpenAI's error has a ``type``; Gemini's a ``status``.
+            type=str(error.get("type") or error.get("status") or "curfew"),
             param=error.get("param"),
             code=status,
             headers=dict(headers),
@@ -354,7 +378,78 @@ def requested_budget(kind: Kind, data: Mapping[str, Any]) -> int | None:
         return _positive(data.get("max_output_tokens"))
     if kind == "anthropic":
         return _positive(data.get("max_tokens"))
+    if kind == "gemini":
+        config = data.get(_gemini_config_key(data))
+        if isinstance(config, Mapping):
+            return _positive(config.get(gemini_shapes.BUDGET_KEY, config.get("max_output_tokens")))
     return None
+
+
+#: Gemini's fields that LiteLLM also takes in snake case (the google-genai SDK's
+#: names; its config mapper reads both): the clamp acts on the camel-case name.
+_GEMINI_SNAKE = {
+    "max_output_tokens": gemini_shapes.BUDGET_KEY,
+    "thinking_config": gemini_shapes.THINKING_CONFIG,
+}
+_THINKING_SNAKE = {
+    "thinking_budget": gemini_shapes.THINKING_BUDGET_KEY,
+    "thinking_level": gemini_shapes.THINKING_LEVEL_KEY,
+}
+
+
+def _gemini_config_key(data: Mapping[str, Any]) -> str:
+    """Where LiteLLM reads a Gemini call's generation settings: ``config``
+    when the call has one (the proxy renames ``generationConfig`` to it only
+    when it has not, and the SDK's ``config`` wins over ``generationConfig``)."""
+    return "config" if data.get("config") is not None else gemini_shapes.GENERATION_CONFIG
+
+
+def _camel(config: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """``config`` with its snake-case ``names`` in camel case (the camel-case
+    one wins when both are sent: one value, so the clamp has one to clamp)."""
+    out = dict(config)
+    for snake, camel in names.items():
+        if snake in out:
+            value = out.pop(snake)
+            out.setdefault(camel, value)
+    return out
+
+
+def gemini_apply_verdict(data: Mapping[str, Any], verdict: CurfewVerdict) -> dict[str, Any]:
+    """A Gemini call's ``data`` as the verdict lets it go upstream, by
+    ``gemini_shapes.apply_verdict`` (Curfew's Gemini door's rule), on the
+    fields LiteLLM forwards: the generation settings where it reads them
+    (``config`` or ``generationConfig``) and the ``systemInstruction`` it
+    sends (``systemInstruction``, else ``system_instruction``)."""
+    config_key = _gemini_config_key(data)
+    system_key = (
+        "system_instruction"
+        if not data.get("systemInstruction") and data.get("system_instruction")
+        else "systemInstruction"
+    )
+    body: dict[str, Any] = {}
+    config = data.get(config_key)
+    if isinstance(config, Mapping):
+        config = _camel(config, _GEMINI_SNAKE)
+        thinking = config.get(gemini_shapes.THINKING_CONFIG)
+        if isinstance(thinking, Mapping):
+            config[gemini_shapes.THINKING_CONFIG] = _camel(thinking, _THINKING_SNAKE)
+        body[gemini_shapes.GENERATION_CONFIG] = config
+    if data.get(system_key):
+        body["systemInstruction"] = data[system_key]
+    for key in gemini_shapes.TOOL_KEYS:
+        if key in data:
+            body[key] = data[key]
+    applied = gemini_shapes.apply_verdict(body, verdict)
+    out = dict(data)
+    if gemini_shapes.GENERATION_CONFIG in applied:
+        out[config_key] = applied[gemini_shapes.GENERATION_CONFIG]
+    if "systemInstruction" in applied:
+        out[system_key] = applied["systemInstruction"]
+    if verdict.tools == "deny":
+        for key in (*gemini_shapes.TOOL_KEYS, "tool_config"):
+            out.pop(key, None)
+    return out
 
 
 def apply_verdict(kind: Kind, data: Mapping[str, Any], verdict: CurfewVerdict) -> dict[str, Any]:
@@ -365,6 +460,8 @@ def apply_verdict(kind: Kind, data: Mapping[str, Any], verdict: CurfewVerdict) -
         return anthropic_shapes.apply_verdict(data, verdict)
     if kind == "completions":
         return completions_shapes.apply_verdict(data, verdict)
+    if kind == "gemini":
+        return gemini_apply_verdict(data, verdict)
     return openai_shapes.apply_verdict(data, verdict)
 
 
@@ -521,12 +618,13 @@ class CurfewHook(CustomLogger):
             raise HTTPException(status_code=503, detail={"error": str(exc)}) from exc
         except Exception as exc:  # the hook must never break the proxy: policy answers
             verdict = self._failed(exc)
+        stream = str(call_type) in GEMINI_STREAMS
         try:
-            return self._act(kind, data, verdict)
+            return self._act(kind, data, verdict, stream=stream)
         except (HTTPException, CurfewRefusal):  # answers, not failures of the hook
             raise
         except Exception as exc:  # e.g. a shape module missing: policy answers
-            return self._act(kind, data, self._failed(exc))
+            return self._act(kind, data, self._failed(exc), stream=stream)
 
     def _label(self, data: Mapping[str, Any], state: str, action: str) -> None:
         """What the answer to this call will say in ``X-Curfew-State`` / ``-Action``."""
@@ -534,13 +632,15 @@ class CurfewHook(CustomLogger):
         if call_id:
             self._remember(self._headers, call_id, {STATE_HEADER: state, ACTION_HEADER: action})
 
-    def _act(self, kind: Kind, data: dict[str, Any], verdict: CurfewVerdict) -> dict[str, Any]:
+    def _act(
+        self, kind: Kind, data: dict[str, Any], verdict: CurfewVerdict, *, stream: bool = False
+    ) -> dict[str, Any]:
         call_id = str(data.get("litellm_call_id") or "")
         # ``unchecked`` when the policy answered without a verdict (fail_open passing).
         self._label(data, verdict.checked_state, verdict.action)
         if verdict.short_circuit:
             text = verdict.reply if verdict.reply is not None else "。"
-            data = self._short_circuit(kind, data, verdict, text, call_id)
+            data = self._short_circuit(kind, data, verdict, text, call_id, stream=stream)
             if call_id:
                 self._remember(self._canned, call_id, True)
             return data
@@ -550,8 +650,17 @@ class CurfewHook(CustomLogger):
         return data
 
     def _short_circuit(
-        self, kind: Kind, data: dict[str, Any], verdict: CurfewVerdict, text: str, call_id: str
+        self,
+        kind: Kind,
+        data: dict[str, Any],
+        verdict: CurfewVerdict,
+        text: str,
+        call_id: str,
+        *,
+        stream: bool = False,
     ) -> dict[str, Any]:
+        if kind == "gemini" and stream:
+            raise self._gemini_stream_refusal(verdict)
         if kind == "embeddings":
             now = datetime.now(UTC)
             body, headers = openai_shapes.embeddings_refusal(
@@ -565,8 +674,14 @@ class CurfewHook(CustomLogger):
         if not call_id:
             raise RuntimeError("LiteLLM gave this call no litellm_call_id")
         # The request as the client sent it: the answer is shaped by it (stream,
-        # n, response_format, text.format, the Responses settings it echoes).
-        self._remember(self._pending, call_id, _Pending(ANSWER_SHAPES[kind], dict(data), text))
+        # n, response_format, text.format, the Responses settings it echoes);
+        # a Gemini call's by its call (``generateContent``: one JSON object).
+        shape: shapes.Shape | shapes.ShapeModule = (
+            gemini_shapes.GeminiCall(str(data.get("model") or ""))
+            if kind == "gemini"
+            else ANSWER_SHAPES[kind]
+        )
+        self._remember(self._pending, call_id, _Pending(shape, dict(data), text))
         # LiteLLM's string mock guarantees no upstream request; its answer is
         # replaced by Curfew's after the call. Asked as a plain call, because
         # only a plain answer passes through the success hook (and LiteLLM
@@ -575,6 +690,28 @@ class CurfewHook(CustomLogger):
         data["stream"] = False
         data.pop("stream_options", None)
         return data
+
+    @staticmethod
+    def _gemini_stream_refusal(verdict: CurfewVerdict) -> CurfewRefusal:
+        """An off-duty Gemini stream's answer: LiteLLM's stream route has no
+        mock (``mock_response`` would still call upstream), so it is refused
+        in Gemini's error shape, never passed."""
+        now = datetime.now(UTC)
+        _, headers = openai_shapes.embeddings_refusal(
+            verdict.state, openai_shapes.retry_after_seconds(verdict.valid_until, now)
+        )
+        status = openai_shapes.EMBEDDINGS_REFUSAL_STATUS
+        message = (
+            f"the curfew is {verdict.state}: this LiteLLM proxy answers no Gemini stream "
+            "while it lasts (streamGenerateContent cannot be answered without calling "
+            "upstream); call generateContent for the curfew's answer, or retry after "
+            "the Retry-After seconds"
+        )
+        return CurfewRefusal(
+            status,
+            gemini_shapes.error_body(status, message),
+            {**headers, STATE_HEADER: verdict.checked_state, ACTION_HEADER: verdict.action},
+        )
 
     async def async_post_call_success_hook(
         self, data: dict[str, Any], user_api_key_dict: Any, response: Any

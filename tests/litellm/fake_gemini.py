@@ -1,0 +1,59 @@
+"""Google's generateContent API on a local port, recording every request (the
+upstream of LiteLLM's Gemini route in these tests; no Django)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from curfew_testkit.fake_upstream import Recorded, read_body, recorded
+from curfew_testkit.local_http import LocalHttpServer, QuietHandler
+
+USAGE = {"promptTokenCount": 11, "candidatesTokenCount": 5, "totalTokenCount": 16}
+
+
+def gemini_answer(text: str, model: str = "gemini-2.5-flash") -> dict[str, Any]:
+    return {
+        "candidates": [
+            {
+                "content": {"parts": [{"text": text}], "role": "model"},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": USAGE,
+        "modelVersion": model,
+    }
+
+
+class FakeGemini(LocalHttpServer):
+    """Answers ``:generateContent`` with one object and ``:streamGenerateContent``
+    with two SSE events; records what it was sent."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        fake = self
+
+        class Handler(QuietHandler):
+            def do_POST(self) -> None:
+                body = read_body(self)
+                fake.requests.append(recorded("POST", self, body))
+                if self.path.partition("?")[0].endswith(":streamGenerateContent"):
+                    events = [gemini_answer("Hello"), gemini_answer(" there")]
+                    payload = b"".join(f"data: {json.dumps(e)}\r\n\r\n".encode() for e in events)
+                    content_type = "text/event-stream"
+                else:
+                    payload = json.dumps(gemini_answer("Hello there")).encode()
+                    content_type = "application/json"
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        super().__init__(Handler)
+
+    def model_posts(self) -> list[Recorded]:
+        return [
+            r for r in self.requests if r.path.partition("?")[0].lower().endswith("generatecontent")
+        ]
