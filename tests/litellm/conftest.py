@@ -29,6 +29,7 @@ import pytest
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http
 from tests.conftest import IN_CI
+from tests.litellm.fake_gemini import FakeGemini
 
 # Before anything imports LiteLLM: else importing it fetches a price map from GitHub.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -42,6 +43,8 @@ MASTER_KEY = "sk-litellm-test-master-key-0123456789abcdef"
 UPSTREAM_KEY = "sk-upstream-fake"
 MODEL = "fake-model"
 EMBEDDING_MODEL = "fake-embed"
+#: A Gemini deployment (LiteLLM's ``gemini/`` provider) in front of a fake Google.
+GEMINI_MODEL = "gemini-2.5-flash"
 #: A Tuesday in the user's time zone (Asia/Shanghai, the default).
 OFF_DUTY = "2026-09-29 10:00"
 LIGHTS_OUT = "2026-09-30 04:00"
@@ -49,7 +52,7 @@ WINDING = "2026-09-30 01:00"
 ON_DUTY = "2026-09-29 20:00"
 
 
-def config_yaml(upstream: str) -> str:
+def config_yaml(upstream: str, gemini: str = "http://127.0.0.1:9") -> str:
     """The config the README shows, pointed at the fake upstream, plus a
     callback that records LiteLLM's own ledger."""
     return textwrap.dedent(
@@ -65,6 +68,11 @@ def config_yaml(upstream: str) -> str:
               model: openai/{EMBEDDING_MODEL}
               api_base: {upstream}/v1
               api_key: sk-upstream-fake
+          - model_name: {GEMINI_MODEL}
+            litellm_params:
+              model: gemini/{GEMINI_MODEL}
+              api_base: {gemini}
+              api_key: AIza-fake-gemini-key
         router_settings:
           # A test that makes the fake fail must not bench the deployment for the next.
           disable_cooldowns: true
@@ -114,6 +122,8 @@ class LiteLLMProxy:
     curfew: Curfew
     ledger_path: Path
     log_path: Path
+    #: The Gemini deployment's upstream.
+    gemini: FakeGemini
 
     def ledger(self, session: str, calls: int = 1) -> list[dict[str, Any]]:
         """What LiteLLM's own ledger recorded for the calls of ``session``
@@ -131,6 +141,7 @@ class LiteLLMProxy:
 def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMProxy]:
     workdir = Path(tmp_path_factory.mktemp("litellm"))
     upstream = FakeUpstream().start()
+    gemini = FakeGemini().start()
     app = ServedApp(
         workdir,
         env={
@@ -142,7 +153,7 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMP
     app.manage("migrate", "--no-input", "-v0")
     token = app.create_user("litellm-ada")
     config = workdir / "config.yaml"
-    config.write_text(config_yaml(upstream.base_url), encoding="utf-8")
+    config.write_text(config_yaml(upstream.base_url, gemini.base_url), encoding="utf-8")
     port = free_port()
     log_path = workdir / "litellm.log"
     ledger = workdir / "ledger.jsonl"
@@ -180,7 +191,7 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMP
         wait_for_http(
             f"{base_url}/health/liveliness", process, log_path, timeout=90, label="litellm"
         )
-        yield LiteLLMProxy(base_url, upstream, Curfew(app, token), ledger, log_path)
+        yield LiteLLMProxy(base_url, upstream, Curfew(app, token), ledger, log_path, gemini)
     finally:
         process.terminate()
         try:
@@ -190,10 +201,12 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteLLMP
             process.wait()
         app.stop()
         upstream.stop()
+        gemini.stop()
 
 
 @pytest.fixture
 def proxy(litellm_proxy: LiteLLMProxy) -> LiteLLMProxy:
     """The module's proxy with an empty recorder."""
     litellm_proxy.upstream.reset()
+    litellm_proxy.gemini.requests.clear()
     return litellm_proxy

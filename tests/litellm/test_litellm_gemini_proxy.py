@@ -1,0 +1,136 @@
+"""The curfew callback inside the real LiteLLM proxy, on its Gemini routes
+(``/v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``),
+in front of a fake Google: before the callback knew LiteLLM's Gemini call
+types, every one of these calls went upstream unchecked.
+
+Off duty ``generateContent`` gets Curfew's Gemini answer (zero
+``usageMetadata``) and the fake sees nothing; a stream is refused in Gemini's
+error shape (LiteLLM's stream route has no mock), the fake seeing nothing
+either; winding the fake sees the clamp, the thinking kept within it and the
+persona; on duty it sees the body as sent (the control group)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("litellm", reason="LiteLLM is not installed (requirements/dev.txt has it)")
+
+from curfew_client import gemini_shapes
+
+from tests.litellm.conftest import (
+    GEMINI_MODEL,
+    LIGHTS_OUT,
+    MASTER_KEY,
+    OFF_DUTY,
+    ON_DUTY,
+    LiteLLMProxy,
+)
+from tests.litellm.test_litellm_proxy import winding
+
+GENERATE = f"/v1beta/models/{GEMINI_MODEL}:generateContent"
+STREAM = f"/v1beta/models/{GEMINI_MODEL}:streamGenerateContent"
+CONTENTS = [{"role": "user", "parts": [{"text": "hi"}]}]
+
+
+def session() -> dict[str, str]:
+    return {"X-Curfew-Session": f"litellm-gemini-{uuid.uuid4().hex[:12]}"}
+
+
+def post(
+    proxy: LiteLLMProxy, path: str, body: dict[str, Any], scope: dict[str, str], query: str = ""
+) -> httpx.Response:
+    return httpx.post(
+        f"{proxy.base_url}{path}{'?' + query if query else ''}",
+        json=body,
+        headers={"Authorization": f"Bearer {MASTER_KEY}", **scope},
+        timeout=30,
+    )
+
+
+def sent(proxy: LiteLLMProxy) -> list[dict[str, Any]]:
+    """The bodies the fake Google was sent."""
+    return [json.loads(r.body) for r in proxy.gemini.model_posts()]
+
+
+def test_off_duty_generate_content_is_answered_by_curfew_with_zero_usage(
+    proxy: LiteLLMProxy,
+) -> None:
+    proxy.curfew.travel(OFF_DUTY)
+    scope = session()
+    body = {"contents": CONTENTS, "generationConfig": {"maxOutputTokens": 500}}
+    response = post(proxy, GENERATE, body, scope)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    expected = gemini_shapes.answer(GEMINI_MODEL, "。")
+    assert answer["candidates"] == expected["candidates"]
+    assert answer["usageMetadata"] == gemini_shapes.zero_usage()
+    assert response.headers["x-curfew-state"] == "off-duty"
+    assert response.headers["x-curfew-action"] == "short-circuit"
+    assert sent(proxy) == []
+    # LiteLLM's ledger records no usage for it: its success logging of a mocked
+    # generate_content fails on its own ("httpx_response is None") and writes
+    # nothing, and were it to write, the callback's logging hook says zero.
+    for entry in proxy.ledger(scope["X-Curfew-Session"]):
+        assert entry["tokens"] == [0, 0], entry
+        assert not entry["cost"], entry
+
+
+@pytest.mark.parametrize("query", ["alt=sse", ""], ids=["sse", "json-array"])
+def test_an_off_duty_gemini_stream_is_refused_and_sends_nothing(
+    proxy: LiteLLMProxy, query: str
+) -> None:
+    proxy.curfew.travel(LIGHTS_OUT)
+    response = post(proxy, STREAM, {"contents": CONTENTS}, session(), query)
+    assert response.status_code == 503, response.text
+    error = response.json()["error"]
+    assert error["code"] == 503
+    assert error["status"] == "UNAVAILABLE"
+    assert "lights-out" in error["message"]
+    assert response.headers["x-curfew-state"] == "lights-out"
+    assert response.headers["x-should-retry"] == "false"
+    assert int(response.headers["retry-after"]) >= 1
+    assert sent(proxy) == []
+
+
+@pytest.mark.parametrize(("path", "query"), [(GENERATE, ""), (STREAM, "alt=sse")])
+def test_winding_gemini_is_clamped_thinks_within_and_gets_the_persona(
+    proxy: LiteLLMProxy, path: str, query: str
+) -> None:
+    clamp, persona = winding(proxy)
+    body = {
+        "contents": CONTENTS,
+        "systemInstruction": {"parts": [{"text": "Be brief."}]},
+        "generationConfig": {
+            "maxOutputTokens": 100_000,
+            "thinkingConfig": {"thinkingBudget": -1},
+        },
+    }
+    response = post(proxy, path, body, session(), query)
+    assert response.status_code == 200, response.text
+    assert response.headers["x-curfew-state"] == "winding"
+    (upstream,) = sent(proxy)
+    config = upstream["generationConfig"]
+    assert config["maxOutputTokens"] == clamp
+    assert config["thinkingConfig"]["thinkingBudget"] == clamp
+    assert upstream["contents"] == CONTENTS
+    texts = [part["text"] for part in upstream["systemInstruction"]["parts"]]
+    assert texts == ["Be brief.", persona]
+
+
+@pytest.mark.parametrize(("path", "query"), [(GENERATE, ""), (STREAM, "alt=sse")])
+def test_on_duty_gemini_goes_upstream_untouched(proxy: LiteLLMProxy, path: str, query: str) -> None:
+    proxy.curfew.travel(ON_DUTY)
+    body = {"contents": CONTENTS, "generationConfig": {"maxOutputTokens": 500}}
+    response = post(proxy, path, body, session(), query)
+    assert response.status_code == 200, response.text
+    assert "Hello" in response.text
+    assert response.headers["x-curfew-state"] == "on-duty"
+    (upstream,) = sent(proxy)
+    assert upstream["contents"] == CONTENTS
+    assert upstream["generationConfig"]["maxOutputTokens"] == 500
+    assert "systemInstruction" not in upstream
