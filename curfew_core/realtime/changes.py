@@ -126,6 +126,27 @@ async def changes(request: EdgeRequest) -> HttpResponseBase:
     return response
 
 
+#: The message that ends a stream's receive (sent to its own channel).
+STOP = "curfew.changes.stop"
+#: How long a stream's end waits for its receive to take the stop message.
+STOP_WAIT_SECONDS = 5.0
+
+
+async def _stop(layer: Any, channel: str, receiving: asyncio.Future[Any]) -> None:
+    """End the stream's pending receive by a message, not a cancel; bounded.
+    Should the layer take no message (Redis gone), the receive fails by itself."""
+    if receiving.done():
+        if not receiving.cancelled():
+            receiving.exception()  # retrieved: a failed receive is not logged as lost
+        return
+    try:
+        await layer.send(channel, {"type": STOP})
+    except Exception:
+        log.warning("change stream: could not send itself the stop message")
+        return
+    await asyncio.wait({receiving}, timeout=STOP_WAIT_SECONDS)
+
+
 async def _stream(
     layer: Any,
     channel: str,
@@ -137,15 +158,22 @@ async def _stream(
 ) -> AsyncIterator[bytes]:
     loop = asyncio.get_running_loop()
     joined_at = loop.time()
+    # One receive at a time, waited for across heartbeats and never cancelled
+    # (as the capsules' hub, ``realtime.hub``): a channels_redis receive
+    # cancelled in its blocking pop can lose the message, or not end at all
+    # (its cancel swallowed, the pop begun again: a stream that sends no more
+    # heartbeats and a Redis loop that never stops). It ends by a stop message
+    # to its own channel (``_stop``).
+    receiving: asyncio.Future[dict[str, Any]] | None = None
     try:
         yield event("ready", {"heartbeat": HEARTBEAT_SECONDS})
         while True:
-            try:
-                message: dict[str, Any] | None = await asyncio.wait_for(
-                    layer.receive(channel), HEARTBEAT_SECONDS
-                )
-            except TimeoutError:
-                message = None
+            if receiving is None:
+                receiving = asyncio.ensure_future(layer.receive(channel))
+            done, _ = await asyncio.wait({receiving}, timeout=HEARTBEAT_SECONDS)
+            message: dict[str, Any] | None = None
+            if done:
+                message, receiving = receiving.result(), None
             kind = None if message is None else message.get("type")
             if kind == "user.recheck":
                 access.forget(user_id)
@@ -173,6 +201,8 @@ async def _stream(
                 joined_at = loop.time()
     finally:
         # Ended by us, or cancelled because the client went away.
+        if receiving is not None:
+            await _stop(layer, channel, receiving)
         watch.leave(channel)
         for group in groups:
             try:

@@ -279,3 +279,58 @@ async def test_the_token_rate_applies(owner: tuple[User, str]) -> None:
     start, body = await refused(raw)
     assert (start["status"], body["error"]) == (429, "rate_limited")
     assert int(header(start, "Retry-After")) >= 1
+
+
+class CountingLayer:
+    """A channel layer whose receives are counted, with how each ended."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.receives = 0
+        self.cancelled = 0
+        self.sent: list[dict[str, Any]] = []
+
+    async def receive(self, channel: str) -> dict[str, Any]:
+        self.receives += 1
+        try:
+            return await self.queue.get()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+
+    async def send(self, channel: str, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+        await self.queue.put(message)
+
+    async def group_add(self, group: str, channel: str) -> None:
+        pass
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        pass
+
+
+async def test_a_heartbeat_never_cancels_the_receive_and_the_end_stops_it_by_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A channels_redis receive cancelled in its blocking pop can lose its
+    message or never end: the stream keeps one receive across heartbeats and
+    ends it with a message to its own channel."""
+    monkeypatch.setattr(changes, "HEARTBEAT_SECONDS", 0.05)
+
+    async def allowed(raw: str, user_id: int) -> bool:
+        return True
+
+    monkeypatch.setattr(changes, "still_allowed", allowed)
+    layer = CountingLayer()
+    stream = changes._stream(layer, "curfew-changes.test", [], "cfw_raw", 1)
+    assert (await anext(stream)).startswith(b"event: ready")
+    assert [await anext(stream) for _ in range(3)] == [changes.HEARTBEAT] * 3
+    assert (layer.receives, layer.cancelled) == (1, 0)  # one receive, waited for across them
+    await layer.queue.put({"type": "user.changed"})
+    assert await anext(stream) == b"event: change\ndata: {}\n\n"
+    assert await anext(stream) == changes.HEARTBEAT
+    assert (layer.receives, layer.cancelled) == (2, 0)
+    await stream.aclose()  # the client went away
+    assert layer.sent == [{"type": changes.STOP}]
+    assert (layer.receives, layer.cancelled) == (2, 0)  # ended by the message, not a cancel
+    assert layer.queue.empty()
