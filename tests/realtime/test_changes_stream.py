@@ -133,7 +133,7 @@ def fresh_layer(settings: Any) -> Iterator[None]:
 
 @pytest.fixture(params=["in-memory", pytest.param("redis", marks=pytest.mark.redis)])
 def each_layer(request: pytest.FixtureRequest, settings: Any) -> Iterator[None]:
-    """The in-memory layer, and Redis (whose receive is cancelled at each heartbeat)."""
+    """The in-memory layer, and Redis (whose receive outlives each heartbeat)."""
     if request.param == "in-memory":
         yield from _use(settings, IN_MEMORY)
         return
