@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,13 +15,6 @@ from curfew_core.services import ledger_recorder as recorder
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _empty_buffer() -> Iterator[None]:
-    recorder.discard()
-    yield
-    recorder.discard()
 
 
 def report(n: int, **fields: Any) -> dict[str, Any]:

@@ -3,7 +3,6 @@ not asked for, apart from the tokens and money saved."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -13,13 +12,6 @@ from curfew_core.services import ledger_recorder as recorder
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _empty_buffer() -> Iterator[None]:
-    recorder.discard()
-    yield
-    recorder.discard()
 
 
 def test_a_budget_cut_is_tokens_not_asked_for_not_money(api: ApiClient) -> None:

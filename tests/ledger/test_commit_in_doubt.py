@@ -9,7 +9,7 @@ flush's commit (a batch of 20 made, its answer lost, written again).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -29,13 +29,6 @@ pytestmark = [
 ]
 
 T0 = datetime(2026, 9, 29, 15, 30, tzinfo=UTC)
-
-
-@pytest.fixture(autouse=True)
-def _empty_buffer() -> Iterator[None]:
-    recorder.discard()
-    yield
-    recorder.discard()
 
 
 def _record(user: User, n: int) -> None:

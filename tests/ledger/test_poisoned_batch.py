@@ -17,7 +17,6 @@ refuses rows for reasons of its own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -34,13 +33,6 @@ from curfew_core.services.tokens import token_create
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2026, 9, 29, 15, 30, tzinfo=UTC)
-
-
-@pytest.fixture(autouse=True)
-def _empty_buffer() -> Iterator[None]:
-    recorder.discard()
-    yield
-    recorder.discard()
 
 
 def entry(user: User, n: int, **fields: object) -> Entry:

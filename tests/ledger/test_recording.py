@@ -3,7 +3,6 @@ hours of the aggregates (DST included), idempotent reports, pruning."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -23,13 +22,6 @@ from curfew_core.services.tokens import token_create
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2026, 9, 29, 15, 30, tzinfo=UTC)  # 23:30 in Shanghai
-
-
-@pytest.fixture(autouse=True)
-def _empty_buffer() -> Iterator[None]:
-    recorder.discard()
-    yield
-    recorder.discard()
 
 
 def entry(user: User, at: datetime = T0, **fields: object) -> Entry:

@@ -12,7 +12,6 @@ import functools
 import io
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,13 +30,6 @@ from tests.web.conftest import PageClient
 pytestmark = pytest.mark.django_db
 
 ZONE = "Asia/Shanghai"
-
-
-@pytest.fixture(autouse=True)
-def _empty_buffer() -> Iterator[None]:
-    recorder.discard()
-    yield
-    recorder.discard()
 
 
 @pytest.fixture

@@ -36,13 +36,6 @@ pytestmark = pytest.mark.django_db
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}
 
 
-@pytest.fixture(autouse=True)
-def _empty_buffer() -> Iterator[None]:
-    recorder.discard()
-    yield
-    recorder.discard()
-
-
 def record(person: User, at: dt.datetime, **fields: Any) -> None:
     values: dict[str, Any] = {
         "at": at,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
 
 import pytest
 from django.contrib.auth.models import User
@@ -23,13 +22,6 @@ pytestmark = pytest.mark.django_db
 
 ZH = "zh-CN,zh;q=0.9"
 DECLARED = sorted({origin for protocol in protocols.ALL for origin in protocol.origins})
-
-
-@pytest.fixture(autouse=True)
-def _empty_buffer() -> Iterator[None]:
-    recorder.discard()
-    yield
-    recorder.discard()
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hans"])

@@ -166,13 +166,6 @@ PLACES = frozenset(
 )
 
 
-@pytest.fixture(autouse=True)
-def _empty_buffer() -> Iterator[None]:
-    recorder.discard()
-    yield
-    recorder.discard()
-
-
 def _record(person: User, at: dt.datetime, **fields: Any) -> None:
     values: dict[str, Any] = {
         "at": at,
