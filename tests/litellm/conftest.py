@@ -209,4 +209,5 @@ def proxy(litellm_proxy: LiteLLMProxy) -> LiteLLMProxy:
     """The module's proxy with an empty recorder."""
     litellm_proxy.upstream.reset()
     litellm_proxy.gemini.requests.clear()
+    litellm_proxy.gemini.fail_with = None
     return litellm_proxy

@@ -32,12 +32,24 @@ class FakeGemini(LocalHttpServer):
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        #: When set, every call is answered with this status and Gemini's error shape.
+        self.fail_with: int | None = None
         fake = self
 
         class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = read_body(self)
                 fake.requests.append(recorded("POST", self, body))
+                if fake.fail_with is not None:
+                    status = fake.fail_with
+                    error = {"code": status, "message": "fake outage", "status": "INTERNAL"}
+                    payload = json.dumps({"error": error}).encode()
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
                 if self.path.partition("?")[0].endswith(":streamGenerateContent"):
                     events = [gemini_answer("Hello"), gemini_answer(" there")]
                     payload = b"".join(f"data: {json.dumps(e)}\r\n\r\n".encode() for e in events)

@@ -6,6 +6,7 @@ the pre-call hook the call types the callback checks."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -87,3 +88,43 @@ def test_litellms_gemini_routes_hand_the_hook_call_types_it_checks() -> None:
             assert litellm_hook.CALL_KINDS[call_type.value] == "gemini", route
     streams = {kind.value for kind in CallTypes if kind.value.endswith("generate_content_stream")}
     assert streams == set(litellm_hook.GEMINI_STREAMS)
+
+
+async def test_litellm_logs_an_answered_generate_content_as_a_zero_usage_success(
+    fake: FakeGemini, caplog: pytest.LogCaptureFixture
+) -> None:
+    # LiteLLM's success logging of a generate_content reads the call's httpx
+    # response, which its string mock never sets: without the callback's, it
+    # logged "httpx_response is None" as an ERROR and recorded nothing.
+    from datetime import UTC, datetime
+
+    from litellm.litellm_core_utils.rules import Rules
+    from litellm.types.utils import ModelResponse
+    from litellm.utils import function_setup
+
+    from tests.litellm.test_litellm_hook import Curfew, verdict
+
+    hook = Curfew(verdict("off-duty")).hook()
+    data = call(fake, litellm_call_id="call-log")
+    # As the proxy does before its pre-call hooks.
+    logging_obj, data = function_setup(
+        original_function="agenerate_content",
+        rules_obj=Rules(),
+        start_time=datetime.now(UTC),
+        **data,
+    )
+    data["litellm_logging_obj"] = logging_obj
+    checked = await hook.async_pre_call_hook(None, None, data, "agenerate_content")
+    assert checked is not None
+    answer = await google_genai.agenerate_content(**checked)
+    assert fake.model_posts() == []
+    with caplog.at_level(logging.DEBUG):
+        _, _, logged = logging_obj._success_handler_helper_fn(result=answer)
+    assert isinstance(logged, ModelResponse)
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+    usage: Any = getattr(logged, "usage", None)  # set on the response, not a declared field
+    assert (usage.prompt_tokens, usage.completion_tokens) == (0, 0)
+    assert logged.choices[0].message.content == "。"
+    payload = logging_obj.model_call_details["standard_logging_object"]
+    assert payload["total_tokens"] == 0
+    assert payload["status"] == "success"

@@ -12,6 +12,7 @@ persona; on duty it sees the body as sent (the control group)."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from typing import Any
 
@@ -72,12 +73,11 @@ def test_off_duty_generate_content_is_answered_by_curfew_with_zero_usage(
     assert response.headers["x-curfew-state"] == "off-duty"
     assert response.headers["x-curfew-action"] == "short-circuit"
     assert sent(proxy) == []
-    # LiteLLM's ledger records no usage for it: its success logging of a mocked
-    # generate_content fails on its own ("httpx_response is None") and writes
-    # nothing, and were it to write, the callback's logging hook says zero.
-    for entry in proxy.ledger(scope["X-Curfew-Session"]):
-        assert entry["tokens"] == [0, 0], entry
-        assert not entry["cost"], entry
+    # LiteLLM's ledger records the call with no usage (the callback hands its
+    # success logging Curfew's answer, and its logging hook says zero).
+    (entry,) = proxy.ledger(scope["X-Curfew-Session"])
+    assert entry["tokens"] == [0, 0], entry
+    assert not entry["cost"], entry
 
 
 @pytest.mark.parametrize("query", ["alt=sse", ""], ids=["sse", "json-array"])
@@ -134,3 +134,54 @@ def test_on_duty_gemini_goes_upstream_untouched(proxy: LiteLLMProxy, path: str, 
     assert upstream["contents"] == CONTENTS
     assert upstream["generationConfig"]["maxOutputTokens"] == 500
     assert "systemInstruction" not in upstream
+
+
+# -- LiteLLM's own logging of these calls ---------------------------------------------
+#
+# Before the callback handed LiteLLM what its success logging reads, every
+# off-duty generateContent made LiteLLM log "Google GenAI Generate Content:
+# httpx_response is None" as an ERROR with a traceback, and record no entry.
+
+
+def log_after(proxy: LiteLLMProxy, offset: int) -> str:
+    """What the LiteLLM proxy wrote to its output since ``offset``."""
+    with open(proxy.log_path, "rb") as log:
+        log.seek(offset)
+        return log.read().decode("utf-8", "replace")
+
+
+def errors(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "ERROR" in line or "Traceback" in line]
+
+
+@pytest.mark.parametrize("moment", [OFF_DUTY, LIGHTS_OUT, ON_DUTY])
+def test_a_gemini_call_is_logged_as_a_success_without_an_error(
+    proxy: LiteLLMProxy, moment: str
+) -> None:
+    proxy.curfew.travel(moment)
+    scope = session()
+    offset = proxy.log_path.stat().st_size
+    response = post(proxy, GENERATE, {"contents": CONTENTS}, scope)
+    assert response.status_code == 200, response.text
+    entries = proxy.ledger(scope["X-Curfew-Session"])  # waits for LiteLLM's logging
+    assert errors(log_after(proxy, offset)) == []
+    (entry,) = entries
+    if moment == ON_DUTY:  # the control: upstream's usage, as LiteLLM logs it
+        assert entry["tokens"] == [11, 5], entry
+    else:  # Curfew's answer: a success that cost nothing
+        assert entry["tokens"] == [0, 0], entry
+        assert not entry["cost"], entry
+        assert sent(proxy) == []
+
+
+def test_a_genuine_gemini_failure_still_logs_an_error(proxy: LiteLLMProxy) -> None:
+    # The control for the one above: LiteLLM's error logging is left as it is.
+    proxy.curfew.travel(ON_DUTY)
+    proxy.gemini.fail_with = 500
+    offset = proxy.log_path.stat().st_size
+    response = post(proxy, GENERATE, {"contents": CONTENTS}, session())
+    assert response.status_code >= 500, response.text
+    deadline = time.monotonic() + 10
+    while not errors(log_after(proxy, offset)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert errors(log_after(proxy, offset))

@@ -45,14 +45,17 @@ way (read from LiteLLM's own source, proven against the real proxy in
   Gemini's REST body (``contents``, ``generationConfig``, ``systemInstruction``).
   Off duty, ``generateContent`` is answered as Curfew's Gemini door answers it
   (``gemini_shapes``: one candidate, ``usageMetadata`` all zero), by the same
-  string mock and success hook. A *stream* cannot be: LiteLLM's Gemini stream
-  route ignores ``mock_response`` (it would call upstream), and asked as a
-  plain call it fails. So an off-duty Gemini stream is refused, loudly: a 503
-  in Gemini's error shape (``{"error": {"code", "message", "status"}}``, which
-  the google-genai SDK raises) with ``Retry-After`` and ``X-Should-Retry:
-  false``, as embeddings are. Winding clamps ``maxOutputTokens`` and the
-  thinking budget/level (``gemini_shapes.apply_verdict``) and appends the
-  persona to ``systemInstruction``, in both routes.
+  string mock and success hook; LiteLLM's success logging, which reads the
+  call's httpx response (its mock sets none), is handed Curfew's answer, so the
+  call is logged as a zero-usage success, not as an ERROR. A *stream* cannot
+  be: LiteLLM's Gemini stream route ignores ``mock_response`` (it would call
+  upstream), and asked as a plain call it fails. So an off-duty Gemini stream
+  is refused, loudly: a 503 in Gemini's error shape (``{"error": {"code",
+  "message", "status"}}``, which the google-genai SDK raises) with
+  ``Retry-After`` and ``X-Should-Retry: false``, as embeddings are. Winding
+  clamps ``maxOutputTokens`` and the thinking budget/level
+  (``gemini_shapes.apply_verdict``) and appends the persona to
+  ``systemInstruction``, in both routes.
 - on duty, exempt, dry run: the request is not touched.
 
 Every answer carries ``X-Curfew-State`` and ``X-Curfew-Action``;
@@ -82,6 +85,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import httpx
 from fastapi import HTTPException
 from litellm.integrations.custom_logger import CustomLogger
 from litellm.proxy._types import ProxyException
@@ -682,6 +686,8 @@ class CurfewHook(CustomLogger):
             else ANSWER_SHAPES[kind]
         )
         self._remember(self._pending, call_id, _Pending(shape, dict(data), text))
+        if isinstance(shape, gemini_shapes.GeminiCall):
+            _give_gemini_logging_its_response(data, shape, text)
         # LiteLLM's string mock guarantees no upstream request; its answer is
         # replaced by Curfew's after the call. Asked as a plain call, because
         # only a plain answer passes through the success hook (and LiteLLM
@@ -775,6 +781,30 @@ class CurfewHook(CustomLogger):
         store.move_to_end(key)
         while len(store) > MAX_REMEMBERED:
             store.popitem(last=False)
+
+
+def _give_gemini_logging_its_response(
+    data: Mapping[str, Any], shape: gemini_shapes.GeminiCall, text: str
+) -> None:
+    """What LiteLLM's success logging of a ``generate_content`` call reads.
+
+    LiteLLM (``Logging._handle_non_streaming_google_genai_generate_content_response_logging``)
+    logs such a call from ``model_call_details["httpx_response"]``, which only its
+    Gemini transformation sets on a real answer; its string mock sets nothing, so
+    every mocked call logged "httpx_response is None" as an ERROR and recorded no
+    entry. Curfew's own answer is handed to it there, as the transformation would
+    hand Google's: the call is logged as a success with zero usage."""
+    logging_obj = data.get("litellm_logging_obj")
+    details = getattr(logging_obj, "model_call_details", None)
+    if not isinstance(details, dict):
+        return
+    try:
+        payload, content_type = shape.short_circuit_body(data, text)
+        details["httpx_response"] = httpx.Response(
+            200, content=payload, headers={"content-type": content_type}
+        )
+    except Exception:  # the answer stands; only LiteLLM's log of it is lost, as before
+        log.exception("curfew LiteLLM hook could not hand LiteLLM's logging its answer")
 
 
 #: The instance ``config.yaml`` names: ``callbacks: curfew_client.litellm_hook.curfew``.
