@@ -26,10 +26,10 @@ from typing import Any
 import httpx
 import pytest
 
+from curfew_testkit.fake_gemini import FakeGemini
 from curfew_testkit.fake_upstream import FakeUpstream
 from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http
 from tests.conftest import IN_CI
-from tests.litellm.fake_gemini import FakeGemini
 
 # Before anything imports LiteLLM: else importing it fetches a price map from GitHub.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"

@@ -21,7 +21,7 @@ import litellm.google_genai as google_genai
 from curfew_client import litellm_hook
 from litellm.types.utils import CallTypes
 
-from tests.litellm.fake_gemini import FakeGemini
+from curfew_testkit.fake_gemini import FakeGemini
 
 MODEL = "gemini/gemini-2.5-flash"
 CONTENTS = [{"role": "user", "parts": [{"text": "hi"}]}]

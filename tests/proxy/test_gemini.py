@@ -29,8 +29,7 @@ from curfew_core.models import Decision
 from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.schedules import schedule_update
 from curfew_testkit.asgi_client import AsyncClient
-from curfew_testkit.fake_upstream import Recorded, read_body, recorded
-from curfew_testkit.local_http import LocalHttpServer, QuietHandler
+from curfew_testkit.fake_gemini import FakeGemini
 from tests.proxy.inprocess import body_of, token_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -43,50 +42,11 @@ BODY: dict[str, Any] = {
     "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
     "generationConfig": {"maxOutputTokens": 4096, "temperature": 0.2},
 }
-USAGE = {"promptTokenCount": 11, "candidatesTokenCount": 5, "totalTokenCount": 16}
-
-
-def _answer(text: str) -> dict[str, Any]:
-    return {
-        "candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}],
-        "usageMetadata": USAGE,
-        "modelVersion": MODEL,
-    }
-
-
-class FakeGemini(LocalHttpServer):
-    """Google's generateContent API on a local port, recording every request."""
-
-    def __init__(self) -> None:
-        self.requests: list[Recorded] = []
-        fake = self
-
-        class Handler(QuietHandler):
-            def do_POST(self) -> None:
-                body = read_body(self)
-                fake.requests.append(recorded("POST", self, body))
-                if self.path.partition("?")[0].endswith(":streamGenerateContent"):
-                    events = [
-                        {**_answer("Hello"), "usageMetadata": {"promptTokenCount": 11}},
-                        _answer(" there"),
-                    ]
-                    payload = b"".join(f"data: {json.dumps(e)}\r\n\r\n".encode() for e in events)
-                    content_type = "text/event-stream"
-                else:
-                    payload = json.dumps(_answer("Hello there")).encode()
-                    content_type = "application/json"
-                self.send_response(200)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        super().__init__(Handler)
 
 
 @pytest.fixture(scope="module")
 def google() -> Iterator[FakeGemini]:
-    fake = FakeGemini().start()
+    fake = FakeGemini(MODEL, first_usage={"promptTokenCount": 11}).start()
     with override_settings(
         CURFEW_GEMINI_UPSTREAM_BASE_URL=fake.base_url, CURFEW_GEMINI_UPSTREAM_API_KEY=GOOGLE_KEY
     ):

@@ -1,5 +1,8 @@
-"""Google's generateContent API on a local port, recording every request (the
-upstream of LiteLLM's Gemini route in these tests; no Django)."""
+"""A recording fake of Google's generateContent API, on a real local port: the
+upstream of Curfew's Gemini door and of LiteLLM's Gemini route in the tests
+(no Django). ``:generateContent`` is answered with one object,
+``:streamGenerateContent`` with two SSE events; ``fail_with`` answers every
+call with that status in Gemini's error shape."""
 
 from __future__ import annotations
 
@@ -28,9 +31,12 @@ def gemini_answer(text: str, model: str = "gemini-2.5-flash") -> dict[str, Any]:
 
 class FakeGemini(LocalHttpServer):
     """Answers ``:generateContent`` with one object and ``:streamGenerateContent``
-    with two SSE events; records what it was sent."""
+    with two SSE events (the first with ``first_usage`` as its usage, when
+    given: a stream's usage may grow event by event); records what it was sent."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, model: str = "gemini-2.5-flash", first_usage: dict[str, int] | None = None
+    ) -> None:
         self.requests: list[Recorded] = []
         #: When set, every call is answered with this status and Gemini's error shape.
         self.fail_with: int | None = None
@@ -51,11 +57,14 @@ class FakeGemini(LocalHttpServer):
                     self.wfile.write(payload)
                     return
                 if self.path.partition("?")[0].endswith(":streamGenerateContent"):
-                    events = [gemini_answer("Hello"), gemini_answer(" there")]
+                    first = gemini_answer("Hello", model)
+                    if first_usage is not None:
+                        first["usageMetadata"] = first_usage
+                    events = [first, gemini_answer(" there", model)]
                     payload = b"".join(f"data: {json.dumps(e)}\r\n\r\n".encode() for e in events)
                     content_type = "text/event-stream"
                 else:
-                    payload = json.dumps(gemini_answer("Hello there")).encode()
+                    payload = json.dumps(gemini_answer("Hello there", model)).encode()
                     content_type = "application/json"
                 self.send_response(200)
                 self.send_header("Content-Type", content_type)
