@@ -268,14 +268,8 @@ def answered_here(call: Call, endpoint: ModelEndpoint) -> HttpResponseBase | Non
     return labelled(answer, verdict)
 
 
-def applied(body: Mapping[str, Any], verdict: Verdict, endpoint: ModelEndpoint) -> dict[str, Any]:
-    """The body to send for ``verdict``: the endpoint's clamp
-    (``endpoint.apply``, the client's shape, so a gateway sends the same)."""
-    return endpoint.apply(body, verdict)
-
-
 async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> HttpResponseBase:
-    """Short-circuit (:func:`answered_here`), clamp (:func:`applied`) and
+    """Short-circuit (:func:`answered_here`), clamp (``endpoint.apply``) and
     forward, or forward the very bytes (with ``request``'s headers and query,
     as ``passing`` lets them through, either way).
 
@@ -292,7 +286,7 @@ async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> Http
         # Untouched means the very bytes the client sent.
         content = call.raw
     else:
-        content = json.dumps(applied(call.body, verdict, endpoint), ensure_ascii=False).encode()
+        content = json.dumps(endpoint.apply(call.body, verdict), ensure_ascii=False).encode()
     response = await forward(
         request, call.judged.token_id, "POST", endpoint.path, content, protocol=endpoint.protocol
     )

@@ -153,7 +153,7 @@ def _sent(body: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
         apply=shape.apply_verdict,
         protocol=protocols.gemini.GEMINI,
     )
-    return calls.applied(body, verdict, endpoint)  # type: ignore[arg-type]
+    return endpoint.apply(body, verdict)  # type: ignore[arg-type]
 
 
 #: ``(thinkingConfig sent, verdict, thinkingConfig forwarded)``: the one rule,
