@@ -19,6 +19,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db.models import Model
 from django.db.models.expressions import RawSQL
 
 from curfew_core.ledger.batch import ROW_COLUMNS, SUMS, AtValue, Batch, Row
@@ -133,12 +134,12 @@ def _insert_rows(rows: Sequence[Row]) -> None:
         if connection.vendor == "postgresql":
             # COPY: psycopg's client-side binding splits a 15,000-placeholder
             # statement in Python (~80 µs a row); COPY formats a row in C.
-            # Binary, with the columns' types named (``_copy_types``): psycopg
+            # Binary, with the columns' types named (``_column_types``): psycopg
             # then dumps each value by that type in C, 0.5 µs of CPU a row
             # against 2.7-4.3 in text, where it looks up a dumper per value;
             # the flusher holds the GIL that much less against the event loop.
             with connection.wrap_database_errors, cursor.copy(_copy_sql()) as copy:
-                copy.set_types(_copy_types())
+                copy.set_types(_copy_names(_column_types(Decision, ROW_COLUMNS)))
                 for row in rows:
                     copy.write_row(row)
             return
@@ -157,16 +158,18 @@ def _copy_sql() -> str:
     return f"COPY {_columns()} FROM STDIN (FORMAT BINARY)"
 
 
-@functools.lru_cache(maxsize=1)
-def _copy_types() -> tuple[str, ...]:
-    """The raw row's column types on PostgreSQL, from the model's own fields
-    (``integer``, ``timestamp with time zone``, ``varchar`` without its length,
-    ``boolean``): what a binary ``COPY`` is told each value is."""
-    by_column = {field.column: field for field in Decision._meta.concrete_fields}
-    return tuple(
-        (by_column[column].db_type(connection) or "").partition("(")[0].strip()
-        for column in ROW_COLUMNS
-    )
+@functools.lru_cache(maxsize=4)
+def _column_types(model: type[Model], columns: tuple[str, ...]) -> tuple[str, ...]:
+    """``columns``' types on PostgreSQL, from ``model``'s own fields
+    (``integer``, ``timestamp with time zone``, ``varchar(16)``…): a binary
+    ``COPY`` is told them, and the hours' staging table is made of them."""
+    by_column = {field.column: field for field in model._meta.concrete_fields}
+    return tuple(by_column[column].db_type(connection) or "" for column in columns)
+
+
+def _copy_names(types: tuple[str, ...]) -> list[str]:
+    """The names a binary ``COPY`` takes for ``types`` (no length: ``varchar``)."""
+    return [kind.partition("(")[0].strip() for kind in types]
 
 
 @functools.lru_cache(maxsize=len(_INSERT_SIZES))
@@ -209,12 +212,15 @@ def _chunks(count: int) -> list[tuple[int, int]]:
 
 def _upsert(hours: Sequence[tuple[Any, ...]]) -> None:
     """Add ``hours`` (``user_id, hour_start, local_date, local_hour, state,
-    action, *SUMS``) to what is stored, in one statement that adds to an
-    existing row (several processes flushing at once never lose a count).
-    Only quoted model names and placeholders are in its text, never a value."""
+    action, *SUMS``) to what is stored, by statements that add to an existing
+    row (several processes flushing at once never lose a count): one on
+    PostgreSQL, one a ``_UPSERT_CHUNK`` rows elsewhere. Only quoted model names
+    and placeholders are in their text, never a value."""
+    if not hours:
+        return
     table = connection.ops.quote_name(DecisionHour._meta.db_table)
     q = connection.ops.quote_name
-    columns = ["user_id", "hour_start", "local_date", "local_hour", "state", "action", *SUMS]
+    columns = ("user_id", "hour_start", "local_date", "local_hour", "state", "action", *SUMS)
     names = ", ".join(q(c) for c in columns)
     conflict = ", ".join(q(c) for c in ("user_id", "hour_start", "state", "action"))
     updates = ", ".join(f"{q(c)} = {table}.{q(c)} + excluded.{q(c)}" for c in SUMS)
@@ -222,11 +228,14 @@ def _upsert(hours: Sequence[tuple[Any, ...]]) -> None:
     if connection.vendor == "postgresql":
         _upsert_by_copy(hours, table, columns, on_conflict, conflict)
         return
+    # In chunks: the rows are parameters here (SQLite allows 32766).
     placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    values = ", ".join([placeholders] * len(hours))
-    sql = f"INSERT INTO {table} ({names}) VALUES {values} {on_conflict}"  # noqa: S608
-    with connection.cursor() as cursor:
-        _execute(cursor, sql, list(chain.from_iterable(hours)))
+    for first in range(0, len(hours), _UPSERT_CHUNK):
+        chunk = hours[first : first + _UPSERT_CHUNK]
+        values = ", ".join([placeholders] * len(chunk))
+        sql = f"INSERT INTO {table} ({names}) VALUES {values} {on_conflict}"  # noqa: S608
+        with connection.cursor() as cursor:
+            _execute(cursor, sql, list(chain.from_iterable(chunk)))
 
 
 #: Rows per INSERT of the aggregates (SQLite allows 32766 parameters).
@@ -239,7 +248,7 @@ _HOURS_IN = "curfew_decision_hours_in"
 def _upsert_by_copy(
     hours: Sequence[tuple[Any, ...]],
     table: str,
-    columns: list[str],
+    columns: tuple[str, ...],
     on_conflict: str,
     conflict: str,
 ) -> None:
@@ -255,8 +264,7 @@ def _upsert_by_copy(
     columns typed as the model's; it is emptied before each use, so an upsert
     twice in one transaction adds each row once."""
     q = connection.ops.quote_name
-    by_column = {field.column: field for field in DecisionHour._meta.concrete_fields}
-    types = [(by_column[column].db_type(connection) or "") for column in columns]
+    types = _column_types(DecisionHour, columns)
     names = ", ".join(q(c) for c in columns)
     staging = q(_HOURS_IN)
     with transaction.atomic(), connection.cursor() as cursor:
@@ -270,7 +278,7 @@ def _upsert_by_copy(
             connection.wrap_database_errors,
             cursor.copy(f"COPY {staging} ({names}) FROM STDIN (FORMAT BINARY)") as copy,
         ):
-            copy.set_types([t.partition("(")[0].strip() for t in types])
+            copy.set_types(_copy_names(types))
             for hour in hours:
                 copy.write_row(hour)
         cursor.execute(
@@ -422,11 +430,7 @@ def _write(entries: Sequence[Entry], batch: Batch | None) -> int:
     if not stored.rows:
         return 0
     _insert_rows(stored.rows)
-    hours = _hours(stored)
-    # In chunks where the rows are parameters (SQLite); by one COPY on PostgreSQL.
-    chunk = len(hours) if connection.vendor == "postgresql" else _UPSERT_CHUNK
-    for first in range(0, len(hours), max(chunk, 1)):
-        _upsert(hours[first : first + chunk])
+    _upsert(_hours(stored))
     return len(stored.rows)
 
 
