@@ -261,7 +261,13 @@ async def test_a_query_key_that_is_no_token_is_refused_in_geminis_shape(
     google: FakeGemini, closing: None
 ) -> None:
     unknown = "cfw_" + "q" * 43
-    for query in (f"key={unknown}", "alt=sse&key=", f"apikey={unknown}"):
+    hostile = (
+        "key=" + "cfw_" + "q" * 10_000,  # longer than any token
+        "key=%FF%FE%00cfw_%C3%28",  # invalid UTF-8 and a NUL, percent-encoded
+        "key=%E2%80%AE" + unknown,  # a right-to-left override before a token's shape
+        "key=&key=" + unknown[:10],
+    )
+    for query in (f"key={unknown}", "alt=sse&key=", f"apikey={unknown}", *hostile):
         response, content = await post("", GENERATE, BODY, query=query)
         assert response.status_code == 401, (query, content)
         assert json.loads(content)["error"]["status"] == "UNAUTHENTICATED"
