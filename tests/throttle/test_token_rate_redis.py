@@ -116,34 +116,32 @@ def test_a_window_key_gone_meanwhile_gets_its_expiry_again(on_redis: str, redis_
     assert 0 < client.ttl(keys[0]) <= 180
 
 
-def test_requests_counted_together_each_get_their_own_count(on_redis: str, redis_url: str) -> None:
-    """The event loop sends its waiting counts in one pipelined round trip,
-    one ``INCRBY`` a key: each request still gets a count of its own, so
-    exactly the limit passes however many wait."""
+def _spy_commands(client: Any) -> list[tuple[Any, ...]]:
+    """Every command ``client`` sends on its own (not in a pipeline), as sent."""
+    sent: list[tuple[Any, ...]] = []
+    execute = client.execute_command
 
-    trips: list[list[tuple[str, int]]] = []
+    async def spied(*args: Any, **kwargs: Any) -> Any:
+        sent.append(args)
+        return await execute(*args, **kwargs)
+
+    client.execute_command = spied
+    return sent
+
+
+def test_requests_counted_together_each_get_their_own_count(on_redis: str, redis_url: str) -> None:
+    """The event loop sends its waiting counts in one round trip, one
+    ``INCRBY`` a key: each request still gets a count of its own, so exactly
+    the limit passes however many wait."""
+
+    trips: list[tuple[Any, ...]] = []
 
     async def together(n: int) -> list[bool]:
         try:
             await throttle.ahit_token_rate(7)  # the window opened (its own round trip)
-            client = async_cache.client()
-            pipeline = client.pipeline
-
-            def spied(*args: Any, **kwargs: Any) -> Any:
-                pipe = pipeline(*args, **kwargs)
-                sent: list[tuple[str, int]] = []
-                trips.append(sent)
-                incrby = pipe.incrby
-
-                def counted(key: str, amount: int = 1) -> Any:
-                    sent.append((key, amount))
-                    return incrby(key, amount)
-
-                pipe.incrby = counted
-                return pipe
-
-            client.pipeline = spied
+            trips.extend(sent := _spy_commands(async_cache.client()))
             passed = await asyncio.gather(*(throttle.ahit_token_rate(7) for _ in range(n)))
+            trips.extend(sent)
             return [refusal is None for refusal in passed]
         finally:
             await async_cache.aclose()
@@ -152,24 +150,30 @@ def test_requests_counted_together_each_get_their_own_count(on_redis: str, redis
         passed = asyncio.run(together(10))
     # The fourth of the minute was the opening one; the first three to ask pass.
     assert passed == [True] * 3 + [False] * 7
-    # One round trip, one command: the ten requests on one key share an INCRBY 10.
-    assert [[amount for _, amount in trip] for trip in trips] == [[10]]
+    # One round trip, one command: the ten requests on one key share an INCRBY 10
+    # (then the seven refused are taken back, one DECR each).
+    assert [trip[0] for trip in trips if trip[0] != "DECRBY"][:1] == ["INCRBY"]
+    assert [trip[2] for trip in trips if trip[0] == "INCRBY"] == [10]
     assert list(counts(redis_url, on_redis).values()) == [4]
 
 
 def test_requests_on_other_keys_in_one_trip_each_get_their_keys_count(
     on_redis: str, redis_url: str
 ) -> None:
-    """Two tokens' requests waiting together: one ``INCRBY`` a key, in one
-    round trip, and each token's limit is its own."""
+    """Two tokens' requests waiting together: one command for both keys (a
+    script, each key ``INCRBY`` its requests), and each token's limit is its own."""
+
+    trips: list[tuple[Any, ...]] = []
 
     async def together() -> list[bool]:
         try:
             await throttle.ahit_token_rate(7)
             await throttle.ahit_token_rate(8)
+            sent = _spy_commands(async_cache.client())
             passed = await asyncio.gather(
                 *(throttle.ahit_token_rate(token) for token in (7, 8, 7, 8, 7, 8, 7, 8))
             )
+            trips.extend(sent)
             return [refusal is None for refusal in passed]
         finally:
             await async_cache.aclose()
@@ -182,3 +186,33 @@ def test_requests_on_other_keys_in_one_trip_each_get_their_keys_count(
     keys = sorted(client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
     assert [key.decode().split(":")[-2] for key in keys] == ["7", "8"]
     assert [int(client.get(key) or 0) for key in keys] == [4, 4]
+    # One script for both keys, four counts each (sent again once loaded, the
+    # first time this Redis sees it); no INCRBY a key.
+    counted = [trip for trip in trips if trip[0] in {"EVALSHA", "INCRBY"}]
+    assert {trip[0] for trip in counted} == {"EVALSHA"}
+    assert [(trip[2], sorted(trip[3:5]), list(trip[5:])) for trip in counted[-1:]] == [
+        (2, sorted(key.decode() for key in keys), [4, 4])
+    ]
+
+
+def test_a_script_redis_forgot_is_loaded_again(on_redis: str, redis_url: str) -> None:
+    """Redis restarted (or ``SCRIPT FLUSH``): the many-token count still counts,
+    once each, and is not an outage."""
+
+    async def twice() -> list[bool]:
+        try:
+            await throttle.ahit_token_rate(7)
+            await throttle.ahit_token_rate(8)
+            first = await asyncio.gather(*(throttle.ahit_token_rate(token) for token in (7, 8)))
+            redis.Redis.from_url(redis_url).script_flush()
+            again = await asyncio.gather(*(throttle.ahit_token_rate(token) for token in (7, 8)))
+            return [refusal is None for refusal in first + again]
+        finally:
+            await async_cache.aclose()
+
+    with at(START):
+        passed = asyncio.run(twice())
+    assert passed == [True] * 4
+    client = redis.Redis.from_url(redis_url)
+    keys = sorted(client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
+    assert [int(client.get(key) or 0) for key in keys] == [3, 3]
