@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.conf import settings
+from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.functional import Promise
 from django.utils.translation import gettext, gettext_lazy, override
 
 # The one rounding of progress lives in the pure engine (its reasons use it too);
 # re-exported here beside the names, as the displays' vocabulary.
 from curfew_core.engine import State, progress_percent
+from curfew_core.engine.decide import PRETEND_MARK, REASON_WEEKDAYS
 from curfew_core.engine.team import OWN_MARK, TEAM_MARK
 
 T = TypeVar("T")
@@ -170,6 +172,9 @@ _PLAIN = {
 #: Said in reasons and beside the capsule's state alike (``CAPSULE_WORDS``).
 _BUDGET = gettext_lazy("answers up to %(n)s tokens")
 _FORCED = gettext_lazy("switched off by hand until %(at)s")
+#: The pretend's part: the pretended moment (``pretending it is Wed 01:30``),
+#: and its end, on the real clock (``until 21:00 real time``).
+_PRETENDED = rf"{PRETEND_MARK} it is (?P<day>{'|'.join(REASON_WEEKDAYS)}) (?P<at>\d\d:\d\d)"
 _PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"peak hours \((?P<why>.+)\)"), gettext_lazy("off for peak hours (%(why)s)")),
     (re.compile(r"lights out until (?P<at>\d\d:\d\d)"), gettext_lazy("asleep until %(at)s")),
@@ -182,8 +187,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"forced off until (?P<at>.+)"), _FORCED),
     (re.compile(r"overtime until (?P<at>.+)"), gettext_lazy("overtime until %(at)s")),
     (
+        re.compile(rf"{_PRETENDED} until (?P<end>\d\d:\d\d) real time"),
+        gettext_lazy("pretending it is %(day)s %(at)s, until %(end)s on the real clock"),
+    ),
+    (re.compile(_PRETENDED), gettext_lazy("pretending it is %(day)s %(at)s")),
+    (
+        # Rows written before the part named the pretended moment: their end
+        # was on the real clock too, though they did not say so.
         re.compile(r"(?:pretending|time machine) until (?P<at>.+)"),
-        gettext_lazy("pretending until %(at)s"),
+        gettext_lazy("pretending, until %(at)s on the real clock"),
     ),
     (
         re.compile(r"purpose (?P<q>['\"])(?P<name>.*)(?P=q) is exempt"),
@@ -230,6 +242,8 @@ def reason_part(part: str, *, holiday: str | None = None) -> str:
             params = found.groupdict()
             if "why" in params:
                 params["why"] = _why(params["why"], holiday)
+            if "day" in params:
+                params["day"] = str(WEEKDAYS_ABBR[REASON_WEEKDAYS.index(params["day"])])
             return str(words) % params
     return part
 

@@ -229,6 +229,10 @@ def _describe(reading: _Reading) -> str:
     return "on duty"
 
 
+#: Weekdays as a reason names them, Monday first; never the locale's ``%a``.
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
 def _local_hhmm(instant: datetime, schedule: Schedule) -> str:
     return to_wall(instant, schedule.timezone).strftime("%H:%M")
 
@@ -290,10 +294,13 @@ def reference_decide(
     if override_until is not None:
         limits.append(override_until)
     if debug_at is not None:
+        # Both clocks said: the pretended moment, and the real end.
+        pretended = f"pretending it is {_WEEKDAYS[wall.weekday()]} {wall:%H:%M}"
         if overrides.debug_until is None:
-            reasons.append("pretending")
+            reasons.append(pretended)
         else:
-            reasons.append(f"pretending until {_local_hhmm(overrides.debug_until, schedule)}")
+            end = _local_hhmm(overrides.debug_until, schedule)
+            reasons.append(f"{pretended} until {end} real time")
 
     schedule_state = reading.state
     if not schedule.enabled:

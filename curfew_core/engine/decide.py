@@ -529,7 +529,7 @@ def decide(
     debug_until = None
     if pretending:
         debug_until = overrides.debug_until
-        reasons.append(_pretend_reason(debug_until, schedule))
+        reasons.append(_pretend_reason(local, debug_until, schedule))
 
     # -- a disabled curfew: on duty, whatever the schedule and overrides say ---
     schedule_state = reading_state
@@ -677,14 +677,22 @@ def _override_reason(override: str | None, until: datetime, schedule: Schedule) 
 #: How the time machine's part of a reason begins (``engine.team`` and the
 #: ledger's "Why" find it by this).
 PRETEND_MARK = "pretending"
+#: The weekdays as a reason names them, Monday first (``date.weekday()``);
+#: fixed English, never the process's locale (``%a``).
+REASON_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
-def _pretend_reason(until: datetime | None, schedule: Schedule) -> str:
-    """The reason line of the time machine. "Pretend" is the override's one
-    name for people (its wire name is ``debug``); the reason is read by people too."""
+def _pretend_reason(local: datetime, until: datetime | None, schedule: Schedule) -> str:
+    """The reason line of the time machine: ``pretending it is Wed 01:30 until
+    21:00 real time``. Two clocks, each said: the pretended moment ``local``
+    (on the schedule's clock, the one the rest of the line reads) and the
+    pretend's end, a real instant (on the schedule's clock too). "Pretend" is
+    the override's one name for people (its wire name is ``debug``); the
+    reason is read by people too."""
+    moment = f"{PRETEND_MARK} it is {REASON_WEEKDAYS[local.weekday()]} {local:%H:%M}"
     if until is None:
-        return PRETEND_MARK
-    return f"{PRETEND_MARK} until {_local_hhmm(until, schedule)}"
+        return moment
+    return f"{moment} until {_local_hhmm(until, schedule)} real time"
 
 
 def _scope(schedule: Schedule, request: RequestContext) -> tuple[bool, str | None]:

@@ -289,7 +289,7 @@ def _reasons(own: str, team: str) -> str:
     puts the part telling the state first (the Activity's "Why") moves a part,
     and each keeps saying whose it is. The team's leading moment (the
     member's says it) and the time machine's part, which both sides share and
-    the member's reason already says ("pretending until ..."), are left out:
+    the member's reason already says ("pretending it is ..."), are left out:
     said once."""
     said = set(own.split(" · "))
     _, sep, rest = team.partition(" · ")

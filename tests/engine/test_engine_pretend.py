@@ -25,7 +25,20 @@ def test_pretending_reads_the_schedule_at_the_moment_until_its_end() -> None:
     assert (verdict.debug_at, verdict.debug_until) == (PRETEND_AT, END)
     # Caches and capsules must look again when it ends, not 24 h later.
     assert verdict.valid_until == END
-    assert "pretending until 21:00" in verdict.reason
+    assert "pretending it is Wed 01:30 until 21:00 real time" in verdict.reason
+
+
+def test_the_reason_says_which_clock_each_time_is_on() -> None:
+    """The line reads the pretended moment (Wed 01:30) while the pretend ends
+    at a real 21:00: "pretending until 21:00" read as 21:00 pretended. The
+    pretend's part names the pretended moment and says its end is real."""
+    overrides = Overrides(debug_at=PRETEND_AT, debug_until=END.astimezone(UTC))
+    parts = decide(TUE_20, cn_schedule(), overrides=overrides).reason.split(" · ")
+    assert parts[0] == "2026-09-30 01:30"
+    assert parts[-1] == "pretending it is Wed 01:30 until 21:00 real time"
+    assert "pretending until 21:00" not in parts
+    endless = decide(TUE_20, cn_schedule(), overrides=Overrides(debug_at=PRETEND_AT))
+    assert endless.reason.split(" · ")[-1] == "pretending it is Wed 01:30"
 
 
 def test_valid_until_is_the_earlier_of_the_end_and_an_override() -> None:

@@ -1,5 +1,5 @@
-"""QA "look" finding 5: a pretending member's reason said "pretending until
-…" twice (once per side), and on the Activity page the team's part, put
+"""QA "look" finding 5: a pretending member's reason said "pretending …"
+twice (once per side), and on the Activity page the team's part, put
 first, read as if the member's own parts after it were the team's. The
 reason is composed once (``engine.team.combine``): the shared pretend once,
 each team part marked; the Activity's "Why" marks the own side where the
@@ -50,7 +50,7 @@ def _reason() -> tuple[str, State]:
 def test_the_pretend_is_told_once_and_each_team_part_is_marked() -> None:
     reason, state = _reason()
     assert state is State.LIGHTS_OUT
-    assert reason.count("pretending until") == 1
+    assert reason.count("pretending it is") == 1
     parts = reason.split(" · ")
     assert "team: lights out until 10:00" in parts
     # The own side first, unmarked; after it, every part is the team's.
@@ -64,7 +64,7 @@ def test_the_activity_why_marks_whose_each_side_is() -> None:
     led = own_side_marked(led_by_state(state.value, reason))
     said = reason_words(led)
     assert said.startswith("team: asleep until 10:00 · yours: getting sleepy, ")
-    assert said.count("pretending until") == 1
+    assert said.count("pretending it is") == 1
 
 
 def test_one_person_s_why_is_unmarked() -> None:
@@ -74,7 +74,7 @@ def test_one_person_s_why_is_unmarked() -> None:
     led = own_side_marked(led_by_state(verdict.state.value, verdict.reason))
     assert "yours:" not in led
     assert "team:" not in led
-    assert led.count("pretending until") == 1
+    assert led.count("pretending it is") == 1
 
 
 def test_chinese_says_it_once_too() -> None:

@@ -428,7 +428,8 @@ def test_the_pretend_command_and_its_old_name(user: User) -> None:
     out = StringIO()
     call_command("curfew", "pretend", "01:30", "--user", user.get_username(), stdout=out)
     assert Override.objects.get(user=user).debug_at is not None
-    assert "pretending until" in out.getvalue()
+    assert "pretending it is " in out.getvalue()
+    assert " real time" in out.getvalue()
     call_command("curfew", "debug", "clear", "--user", user.get_username(), stdout=StringIO())
     assert Override.objects.get(user=user).debug_at is None
 
