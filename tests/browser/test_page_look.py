@@ -6,6 +6,9 @@
 - On the overview, each step's time ("星期日 03:00" on the Chinese page) stays
   on one line, on a desktop and on a phone, and the words of every step start
   at the same place.
+- On the Team page of an admin, each count in the savings table sits under
+  its heading (the key table's right-aligned last cell, for Revoke, pushed
+  the last count to the far edge, away from its left-aligned heading).
 
 Its own account, so its pretend never leaks into another module.
 """
@@ -18,7 +21,15 @@ from typing import Any
 import pytest
 
 from curfew_testkit.server import ServedApp
-from tests.browser.support import Watched, api_post, assert_fits, open_context, sign_in
+from tests.browser.support import (
+    Watched,
+    api_post,
+    assert_fits,
+    open_context,
+    served_team_member,
+    sign_in,
+    wait_until,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -100,4 +111,55 @@ def test_each_steps_time_is_one_line_in_chinese(
         assert_fits(page, inside="#now")
     finally:
         api_post(served_app, token, "/api/v1/overrides", {"auto": True})
+    watched.assert_clean()
+
+
+#: Per column of the savings table after the member's: whether each count's
+#: text lines up with its heading's, on the left or on the right.
+COUNTS_UNDER_HEADINGS = """() => {
+  const text = el => { const r = document.createRange(); r.selectNodeContents(el);
+                       return r.getBoundingClientRect(); };
+  const heads = Array.from(document.querySelectorAll('#savings-table thead th'));
+  return Array.from(document.querySelectorAll('#savings-table tbody tr')).flatMap(row =>
+    Array.from(row.querySelectorAll('td')).map((cell, i) => {
+      const h = text(heads[i + 1]), c = text(cell);
+      return Math.abs(h.left - c.left) <= 2 || Math.abs(h.right - c.right) <= 2;
+    }));
+}"""
+
+
+@pytest.fixture(scope="module")
+def team_member(served_app: ServedApp) -> str:
+    """A member's key, its team's admin ``look-boss``; one decision of the
+    member's, turned away at peak hours, so the savings have a row."""
+    member = served_team_member(
+        served_app,
+        team="look-owls",
+        admin="look-boss",
+        member="look-alice",
+        password=PASSWORD,
+        night={"curfew_start": "21:00", "lights_out": "22:00", "wake_up": "09:00"},
+    )
+    api_post(
+        served_app, member, "/api/v1/overrides", {"debug": "2026-09-30 10:00", "duration": "1h"}
+    )
+    api_post(served_app, member, "/api/v1/verdict", {"session_id": "look", "max_tokens": 512})
+    return member
+
+
+def test_the_savings_counts_sit_under_their_headings(
+    watched: Watched, served_app: ServedApp, team_member: str
+) -> None:
+    page = watched.page
+    sign_in(page, served_app, "look-boss", PASSWORD)
+    page.goto(f"{served_app.base_url}/team/")
+    deadline = 20
+    while page.locator("#savings-table").count() == 0 and deadline:
+        page.wait_for_timeout(1000)
+        page.reload()
+        deadline -= 1
+    wait_until(page, "document.querySelectorAll('#savings-table tbody td').length > 0")
+    placed = page.evaluate(COUNTS_UNDER_HEADINGS)
+    assert placed
+    assert all(placed), placed
     watched.assert_clean()
