@@ -6,6 +6,7 @@ the team's state is harsher than the member's own is inside a share."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from engine_support import PROPERTY
 from hypothesis import given
@@ -17,7 +18,7 @@ from curfew_core.engine import NightTimes, Overrides, Schedule, State
 from curfew_core.engine.clock import to_wall, wall_midnight
 from curfew_core.engine.decide import decide
 from curfew_core.engine.effective import PLAIN_CALL, TeamShare, team_week
-from curfew_core.engine.team import TeamSide, decide_member
+from curfew_core.engine.team import TeamPolicy, TeamSide, decide_member
 from curfew_core.engine.verdict import SEVERITY
 
 NONE = Overrides()
@@ -34,14 +35,22 @@ def _states(instant: datetime, own: Schedule, team: TeamSide) -> tuple[State, St
     )
 
 
+def _probes(share: TeamShare) -> set[datetime]:
+    """A share's first and last instants and its middle, in UTC: the share's
+    instants carry the member's zone, and Python adds, subtracts and compares
+    two of one zone on the wall clock, so in the hour a clock goes back
+    (01:01 to the second 01:00) the end came before the start."""
+    start, end = share.start.astimezone(UTC), share.end.astimezone(UTC)
+    return {start, end - timedelta(microseconds=1), start + (end - start) / 2}
+
+
 def _inside(share: TeamShare, data: st.DataObject) -> set[datetime]:
-    last = share.end - timedelta(microseconds=1)
-    probes = {share.start, last, share.start + (share.end - share.start) / 2}
+    probes = _probes(share)
     probes.add(
         data.draw(
             st.datetimes(
-                min_value=share.start.astimezone(UTC).replace(tzinfo=None),
-                max_value=last.astimezone(UTC).replace(tzinfo=None),
+                min_value=min(probes).replace(tzinfo=None),
+                max_value=max(probes).replace(tzinfo=None),
                 timezones=st.just(UTC),
             )
         )
@@ -119,3 +128,26 @@ def test_the_issues_team_wakes_its_member_an_hour_later_on_weekdays() -> None:
     # The control group: a team as lenient as the member everywhere has no share.
     lenient = TeamSide(Schedule(peak_shift=False, night=NightTimes(23 * 60, 3 * 60, 8 * 60)))
     assert all(not day.shares for day in team_week(date(2026, 11, 30), own, lenient))
+
+
+def test_a_share_in_the_hour_the_clock_goes_back() -> None:
+    """Juneau's clocks went back at 02:00 on 2000-10-29: the team's 01:01–02:00
+    is two shares (01:01–01:00 of the second pass, 01:01–02:00), each in
+    real time from its start to its end, and every instant inside is the team's."""
+    zone = ZoneInfo("America/Juneau")
+    own = Schedule(timezone=zone, peak_shift=False, enabled=False)
+    team = TeamSide(
+        Schedule(timezone=zone, peak_shift=False, night=NightTimes(61, 120, 120)),
+        TeamPolicy(),
+    )
+    [day] = [day for day in team_week(date(2000, 10, 23), own, team) if day.day.day == 29]
+    spans = [(share.start.astimezone(UTC), share.end.astimezone(UTC)) for share in day.shares]
+    assert [(start.strftime("%H:%M"), end.strftime("%H:%M")) for start, end in spans] == [
+        ("09:01", "10:00"),
+        ("10:01", "11:00"),
+    ]
+    for share in day.shares:
+        for instant in _probes(share):
+            member, alone, theirs = _states(instant, own, team)
+            assert member is share.state is theirs, instant
+            assert SEVERITY[theirs] > SEVERITY[alone], instant
