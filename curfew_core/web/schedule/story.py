@@ -318,7 +318,9 @@ def tell(verdict: Verdict, outlook: Outlook, *, enabled: bool = True) -> Story:
             break
         starts = "" if run.start <= at else _clock(run.start, schedule, today)
         budgets = None
-        if run.override == "overtime":
+        # An overtime the team's night holds back says the team's state, as
+        # the swatch and the engine do (the headline says it is held).
+        if run.override == "overtime" and run.state is State.ON_DUTY:
             words = _("working normally (overtime)")
         elif run.override == "off":
             words = _("switched off by hand")
