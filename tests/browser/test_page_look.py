@@ -9,6 +9,8 @@
 - On the Team page of an admin, each count in the savings table sits under
   its heading (the key table's right-aligned last cell, for Revoke, pushed
   the last count to the far edge, away from its left-aligned heading).
+- On the Activity page on a desktop, the recent changes' "Who" column and the
+  headings keep a name and a word whole beside a long change.
 
 Its own account, so its pretend never leaks into another module.
 """
@@ -23,6 +25,7 @@ import pytest
 from curfew_testkit.server import ServedApp
 from tests.browser.support import (
     Watched,
+    api,
     api_post,
     assert_fits,
     open_context,
@@ -163,3 +166,32 @@ def test_the_savings_counts_sit_under_their_headings(
     assert placed
     assert all(placed), placed
     watched.assert_clean()
+
+
+#: Lines of text in each "Who" cell and in each heading of the recent changes.
+AUDIT_LINES = """() => {
+  const lines = el => { const r = document.createRange(); r.selectNodeContents(el);
+    return new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top))).size; };
+  const table = document.querySelector('#audit .audit-table');
+  return [Array.from(table.querySelectorAll('thead th')).map(lines),
+          Array.from(table.querySelectorAll('tbody td:nth-child(3)')).map(lines)];
+}"""
+
+
+def test_who_made_a_change_is_not_cut_mid_name(browser: Any, served_app: ServedApp) -> None:
+    """Beside a long "what", the desktop's recent changes cut a name ("alic/e")
+    and the Chinese heading 操作者 in two: the narrow columns shrank to a letter."""
+    key = served_app.create_user("look-audit", PASSWORD)
+    api(served_app, key, "PATCH", "/api/v1/schedule", {"tired_persona": "很困了。" * 60})
+    context = open_context(browser, width=1280, locale="zh-CN", language=(served_app, "zh-hans"))
+    try:
+        watched = Watched(context.new_page())
+        sign_in(watched.page, served_app, "look-audit", PASSWORD)
+        watched.page.goto(f"{served_app.base_url}/activity/")
+        headings, who = watched.page.evaluate(AUDIT_LINES)
+        assert who, "no recent changes"
+        assert headings == [1] * len(headings), headings
+        assert who == [1] * len(who), who
+        watched.assert_clean()
+    finally:
+        context.close()
