@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.http import QueryDict
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from curfew_core.engine import TeamSide
+from curfew_core.engine import Overrides, Schedule, TeamSide
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import RequestContext, purpose_key
-from curfew_core.engine.team import team_lets_exempt
+from curfew_core.engine.team import combine, member_sides, team_lets_exempt
 from curfew_core.selectors.exemptions import Seen, seen_callers
 from curfew_core.web.activity.words import origin_word
 
@@ -66,6 +66,21 @@ def void(team: TeamSide | None, kind: str, name: str) -> bool:
 def subagents_void(team: TeamSide | None, spared: bool) -> bool:
     """Whether sparing subagents (``apply_to_subagents`` off) counts for nothing in ``team``."""
     return spared and team is not None and not team_lets_exempt(team, RequestContext(subagent=True))
+
+
+def dry_run_void(
+    team: TeamSide | None, schedule: Schedule, watching: bool, now: dt.datetime
+) -> bool:
+    """Whether "Only watch" (``watching``, as the form shows it) leaves the
+    team's part acting: asked of the engine, the member's side with Only watch
+    on is a dry run but the two sides combined are not (``combine`` dry-runs a
+    member only when the team's side is one too)."""
+    if not watching or team is None:
+        return False
+    own, theirs = member_sides(
+        now, replace(schedule, dry_run=True), RequestContext(), Overrides(), team
+    )
+    return own.dry_run and not combine(own, theirs).dry_run
 
 
 def _lines(text: str) -> list[str]:

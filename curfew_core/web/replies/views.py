@@ -24,7 +24,8 @@ def _exempt_picks(user: Any, form: ScheduleForm, tz_name: str) -> dict[str, Any]
         setting: settings_form.typed(setting, source.get(setting))
         for setting, _pick, _seen in exempt_picker.PICKERS.values()
     }
-    team = bundle_for(user.pk).team
+    bundle = bundle_for(user.pk)
+    team = bundle.team
     offered = exempt_picker.picks(
         user_id=user.pk,
         now=timezone.now(),
@@ -39,7 +40,12 @@ def _exempt_picks(user: Any, form: ScheduleForm, tz_name: str) -> dict[str, Any]
             # A bound field read before (the preview reads every value)
             # keeps the initial it saw: let it be made again.
             settings_form._bound_fields_cache.pop(setting, None)  # type: ignore[attr-defined]
-    return {**offered, "subagents_void": exempt_picker.subagents_void(team, spared)}
+    watching = bool(settings_form.typed("dry_run", source.get("dry_run")))
+    return {
+        **offered,
+        "subagents_void": exempt_picker.subagents_void(team, spared),
+        "dry_run_void": exempt_picker.dry_run_void(team, bundle.schedule, watching, timezone.now()),
+    }
 
 
 def _beside(user: Any, form: ScheduleForm, tz_name: str) -> dict[str, Any]:
