@@ -209,8 +209,10 @@ def _tomorrow(at: dt.datetime, schedule: Schedule, team: Schedule | None) -> str
 
 
 #: Said after the state's headline when an overtime is in force and does not
-#: hold (``selectors.verdicts.overtime_held``).
+#: hold (``selectors.verdicts.overtime_held``), by the engine's state that
+#: holds: the team's peak hours (off duty), else its night (sleepy, asleep).
 OVERTIME_HELD = gettext_lazy("Your overtime does not lift your team's night.")
+OVERTIME_HELD_PEAK = gettext_lazy("Your overtime does not lift your team's peak hours.")
 
 
 def _headline(verdict: Verdict) -> str:
@@ -218,7 +220,7 @@ def _headline(verdict: Verdict) -> str:
         # The engine's state is what holds (the team's night): told as such.
         return _("%(headline)s %(held)s") % {
             "headline": _state_headline(verdict),
-            "held": OVERTIME_HELD,
+            "held": OVERTIME_HELD_PEAK if verdict.state is State.OFF_DUTY else OVERTIME_HELD,
         }
     if verdict.override == "overtime":
         return _("Overtime: your AI works normally, whatever the schedule says.")
