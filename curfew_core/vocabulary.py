@@ -163,6 +163,8 @@ _PLAIN = {
     "curfew disabled": gettext_lazy("Curfew is switched off"),
     "exempt session": gettext_lazy("this session is let through"),
     "subagents spared": gettext_lazy("helper agents are let through"),
+    # A member's exemption the team lets count (``engine.team._exempted``).
+    "exempt (team and member)": gettext_lazy("let through, your team's side too"),
     # "pretending" (and its older spelling in stored decisions).
     "pretending": gettext_lazy("pretending"),
     "time machine": gettext_lazy("pretending"),

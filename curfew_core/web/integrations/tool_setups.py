@@ -81,7 +81,9 @@ class Snippet:
 @dataclass(frozen=True)
 class ToolSetup:
     key: str
-    name: str
+    #: The tool's name; with a qualifier (how it is set up), said in the
+    #: reader's language (the product's name is kept).
+    name: str | Promise
     #: One paragraph: what to set.
     what: Promise
     snippets: tuple[Snippet, ...]
@@ -357,7 +359,7 @@ SETUPS: tuple[ToolSetup, ...] = (
     ),
     ToolSetup(
         "claude-code-hooks",
-        "Claude Code (hooks, subscription login)",
+        _("Claude Code (hooks, subscription login)"),
         _(
             "With a subscription login (Claude Pro or Max) no proxy can stand in between: "
             "Curfew's hooks answer each prompt and tool call instead, through the curfew "
@@ -376,7 +378,7 @@ SETUPS: tuple[ToolSetup, ...] = (
     ),
     ToolSetup(
         "codex-hooks",
-        "Codex CLI (hooks, ChatGPT login)",
+        _("Codex CLI (hooks, ChatGPT login)"),
         _(
             "With a ChatGPT login, the same hooks in ~/.codex/hooks.json, through the curfew "
             "command installed with the client: off duty or asleep a prompt is blocked, sleepy "
@@ -392,7 +394,7 @@ SETUPS: tuple[ToolSetup, ...] = (
     ),
     ToolSetup(
         "claude-code-login",
-        "Claude Code (subscription login, through the proxy)",
+        _("Claude Code (subscription login, through the proxy)"),
         _(
             "Where this server lets callers bring their own credential "
             "(CURFEW_PROXY_CALLER_CREDENTIALS), a Claude Pro or Max login goes through the "
@@ -408,7 +410,7 @@ SETUPS: tuple[ToolSetup, ...] = (
     ),
     ToolSetup(
         "codex-login",
-        "Codex CLI (ChatGPT login, through the proxy)",
+        _("Codex CLI (ChatGPT login, through the proxy)"),
         _(
             "Where this server lets callers bring their own credential "
             "(CURFEW_PROXY_CALLER_CREDENTIALS), a ChatGPT login goes through the proxy too: a "
@@ -443,7 +445,7 @@ SETUPS: tuple[ToolSetup, ...] = (
     ),
     ToolSetup(
         "opencode-plugin",
-        "OpenCode (plugin, its own login)",
+        _("OpenCode (plugin, its own login)"),
         _(
             "With OpenCode signed in to a provider of its own (a subscription, or your own key), "
             "a plugin asks Curfew before each model call, through the login the curfew command "
@@ -488,7 +490,7 @@ SETUPS: tuple[ToolSetup, ...] = (
     ),
     ToolSetup(
         "llm",
-        "llm (the CLI)",
+        _("llm (the CLI)"),
         _(
             "A model of its own in extra-openai-models.yaml, in llm's own folder (the one "
             "that holds `llm logs path`), with its key stored by `llm keys set`."
