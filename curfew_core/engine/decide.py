@@ -573,7 +573,7 @@ def decide(
     if dry_run:
         would = _would(act)
         if act[0] is not Action.PASS:
-            reasons.append(f"dry run: would {act[0].value}")
+            reasons.append(f"{DRY_RUN_MARK}{act[0].value}")
         act = _PASS
 
     action, reply, max_tokens, persona, tools, reasoning_effort = act
@@ -672,6 +672,11 @@ def _override_reason(override: str | None, until: datetime, schedule: Schedule) 
     """The reason line of an override in force, with its end on the local clock."""
     name = "forced off" if override == "off" else "overtime"
     return f"{name} until {_local_hhmm(until, schedule)}"
+
+
+#: How a dry run's part of a reason begins (``dry run: would clamp``):
+#: ``engine.team`` finds it where the other side of a member's verdict acts.
+DRY_RUN_MARK = "dry run: would "
 
 
 #: How the time machine's part of a reason begins (``engine.team`` and the

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from curfew_core.engine.decide import PRETEND_MARK, decide
+from curfew_core.engine.decide import DRY_RUN_MARK, PRETEND_MARK, decide
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import RequestContext, Schedule, purpose_key
 from curfew_core.engine.verdict import SEVERITY, Action, State, Verdict, new_verdict
@@ -209,6 +209,9 @@ def combine(own: Verdict, team: Verdict) -> Verdict:
     override, override_until = _override_told(own, team)
     progress, budget = _winding_told(state, acting, own, team)
     dry_run = own.dry_run and team.dry_run
+    # One side only watching, the other acting: the call is acted on, so the
+    # watching side's "would" is not what happened (its reason says so).
+    acted = action is not Action.PASS
     return new_verdict(
         state=state,
         schedule_state=_harsher_state(own.schedule_state, team.schedule_state),
@@ -220,7 +223,10 @@ def combine(own: Verdict, team: Verdict) -> Verdict:
         reasoning_effort=acting.reasoning_effort if action is Action.CLAMP else None,
         progress=progress,
         peak=own.peak or team.peak,
-        reason=_reasons(own.reason, team.reason),
+        reason=_reasons(
+            _acted_on(own.reason, BY_TEAM) if acted and own.dry_run else own.reason,
+            _acted_on(team.reason, BY_MEMBER) if acted and team.dry_run else team.reason,
+        ),
         exempt=own.exempt and team.exempt,
         dry_run=dry_run,
         valid_until=min(own.valid_until, team.valid_until),
@@ -231,6 +237,23 @@ def combine(own: Verdict, team: Verdict) -> Verdict:
         debug_at=own.debug_at,
         debug_until=own.debug_until,
         would=_would(own, team) if dry_run else None,
+    )
+
+
+#: A side's dry run part where the other side acts (``combine``): "would"
+#: is not what happened, so the member's reason says who acted instead. The
+#: member's own "only watch" overridden by the team's schedule:
+BY_TEAM = "dry run overridden: the team's schedule acts"
+#: The team's dry run overridden by the member's own schedule (its part
+#: marked ``team: `` as the team's parts are):
+BY_MEMBER = "dry run overridden: the member's own schedule acts"
+
+
+def _acted_on(reason: str, said: str) -> str:
+    """``reason`` with its dry run part (``dry run: would …``) replaced by
+    ``said``: the call was acted on by the other side."""
+    return " · ".join(
+        said if part.startswith(DRY_RUN_MARK) else part for part in reason.split(" · ")
     )
 
 
