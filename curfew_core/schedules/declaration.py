@@ -52,6 +52,9 @@ class Setting:
     alias: str | None = None
     #: Added to the OpenAPI description only: what the API says about refusals.
     api_note: str = ""
+    #: The label on the team's schedule (``/team/schedule/``) where ``label``
+    #: speaks of the person's own; empty: ``label`` there too.
+    team_label: str = ""
 
 
 # -- value shapes: JSON schema constraints from the limits in schema.values --
@@ -229,6 +232,7 @@ class ScheduleSettings(BaseModel):
             _("Dates with no peak hours, one a line, written like 2026-10-08."),
             v.parse_dates,
             alias="holidays",
+            team_label=_("The team's days off"),
         ),
     ] = Field(default_factory=list)
     extra_workdays: Annotated[
@@ -241,6 +245,7 @@ class ScheduleSettings(BaseModel):
             ),
             v.parse_dates,
             api_note="A date also in extra_holidays is refused with 422.",
+            team_label=_("Days the team works anyway"),
         ),
     ] = Field(default_factory=list)
     off_duty_reply: Annotated[
@@ -472,9 +477,13 @@ def parsers_of(declaration: Declaration = ScheduleSettings) -> dict[str, Callabl
     return {name: setting.parse for name, setting in settings_of(declaration).items()}
 
 
-def labels_of(declaration: Declaration = ScheduleSettings) -> dict[str, str]:
-    """English labels, marked for translation (``gettext`` them to show)."""
-    return {name: setting.label for name, setting in settings_of(declaration).items()}
+def labels_of(declaration: Declaration = ScheduleSettings, *, team: bool = False) -> dict[str, str]:
+    """English labels, marked for translation (``gettext`` them to show); with
+    ``team``, as the team's schedule names them (``Setting.team_label``)."""
+    return {
+        name: (setting.team_label if team and setting.team_label else setting.label)
+        for name, setting in settings_of(declaration).items()
+    }
 
 
 def aliases_of(declaration: Declaration = ScheduleSettings) -> dict[str, str]:

@@ -144,11 +144,11 @@ _AUDIT_CHARS = 60
 
 
 def _audit_key(subject: str, key: str) -> str:
-    # A team's schedule save names its settings as a person's does.
+    # A team's schedule save names its settings as the team's schedule page does.
     if subject in ("schedule", "team"):
         from curfew_core.schedules.declaration import labels_of
 
-        label = labels_of().get(key)
+        label = labels_of(team=subject == "team").get(key)
         if label is not None:
             return _(label)
     words = _AUDIT_KEYS.get(key)

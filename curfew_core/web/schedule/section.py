@@ -67,10 +67,28 @@ class FormSection:
 
 #: Each setting's label, from the declaration (translated when shown).
 FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of().items()}
+#: As the team's schedule names them (``Setting.team_label``).
+TEAM_FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of(team=True).items()}
+#: The settings the team's schedule names otherwise.
+_TEAM_OWN_LABELS = frozenset(
+    key for key, label in labels_of(team=True).items() if label != labels_of()[key]
+)
 
 
-def labelled(errors: dict[str, str]) -> list[tuple[str, str]]:
-    return [(str(FIELD_LABELS.get(key, key)), message) for key, message in errors.items()]
+def labelled(errors: dict[str, str], *, team: bool = False) -> list[tuple[str, str]]:
+    names = TEAM_FIELD_LABELS if team else FIELD_LABELS
+    return [(str(names.get(key, key)), message) for key, message in errors.items()]
+
+
+def for_team(form: ScheduleForm) -> None:
+    """The form's fields named as the team's schedule names them, where a
+    person's label speaks of their own (``Setting.team_label``)."""
+    settings_form = form.settings
+    for key in _TEAM_OWN_LABELS:
+        if key in settings_form.fields:
+            settings_form.fields[key].label = TEAM_FIELD_LABELS[key]
+            # A bound field made before keeps the label it saw.
+            settings_form._bound_fields_cache.pop(key, None)  # type: ignore[attr-defined]
 
 
 def with_choices(form: ScheduleForm) -> None:

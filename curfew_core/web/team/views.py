@@ -42,7 +42,7 @@ from curfew_core.web.schedule import contexts, saving, schedule_form, team_line
 from curfew_core.web.schedule.keys import SCHEDULE_KEYS
 from curfew_core.web.schedule.saving import Saved, Shown
 from curfew_core.web.schedule.schedule_form import ScheduleForm
-from curfew_core.web.schedule.section import FIELD_LABELS, labelled, with_choices
+from curfew_core.web.schedule.section import FIELD_LABELS, for_team, labelled, with_choices
 from curfew_core.web.shell import (
     HTMX_INVALID,
     access_of,
@@ -414,6 +414,7 @@ def _schedule_context(
 ) -> dict[str, Any]:
     """What ``curfew/schedule.html`` needs, read from the team's schedule."""
     config, _version = team_line.schedule_of(membership.team)
+    for_team(form)
     now = timezone.now()
     preview = contexts.preview(config, form, at=now, params=request.GET)
     form.with_spare_rows()
@@ -426,8 +427,9 @@ def _schedule_context(
         membership=membership,
         form=form,
         errors=form.errors,
-        error_list=labelled(form.errors),
+        error_list=labelled(form.errors, team=True),
         preview=preview,
+        team_schedule=True,
         live_errors=form.errors,
         state_order=words.STATE_ORDER,
         state_names=words.STATE_NAMES,
