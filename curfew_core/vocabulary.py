@@ -26,7 +26,7 @@ from django.utils.translation import gettext, gettext_lazy, override
 # re-exported here beside the names, as the displays' vocabulary.
 from curfew_core.engine import State, progress_percent
 from curfew_core.engine.decide import PRETEND_MARK, REASON_WEEKDAYS
-from curfew_core.engine.team import OWN_MARK, TEAM_MARK
+from curfew_core.engine.team import BY_MEMBER, BY_TEAM, OWN_MARK, TEAM_MARK
 
 T = TypeVar("T")
 
@@ -170,6 +170,10 @@ _PLAIN = {
     "time machine": gettext_lazy("pretending"),
     "dry run: would clamp": gettext_lazy("only watching: would have shortened the answer"),
     "dry run: would short-circuit": gettext_lazy("only watching: would have answered for the AI"),
+    # One side only watching while the other acts (``engine.team.combine``):
+    # the call was acted on, by the other side.
+    BY_TEAM: gettext_lazy("only watching, but your team's schedule acts"),
+    BY_MEMBER: gettext_lazy("only watching, but your own schedule acts"),
 }
 #: Said in reasons and beside the capsule's state alike (``CAPSULE_WORDS``).
 _BUDGET = gettext_lazy("answers up to %(n)s tokens")

@@ -77,3 +77,16 @@ def test_the_team_line_joins_english_sentences_with_a_space(page: PageClient, us
     _member(user)
     line = _team_line(page.get("/").content.decode())
     assert re.search(r"it wins\. \S", line), line
+
+
+def test_a_dry_run_the_other_side_overrides_is_said() -> None:
+    """The engine's reason when one side only watches and the other acts
+    (engine.team.BY_TEAM, BY_MEMBER): said in words, in both languages."""
+    member = "dry run overridden: the team's schedule acts · team: lights out"
+    team = "lights out · team: dry run overridden: the member's own schedule acts"
+    with translation.override("en"):
+        assert reason_words(member).startswith("only watching, but your team's schedule acts")
+        assert reason_words(team).endswith("team: only watching, but your own schedule acts")
+    with translation.override(ZH):
+        for reason in (member, team):
+            assert "overridden" not in reason_words(reason)
