@@ -19,4 +19,7 @@ urlpatterns = [
 ]
 
 # Never Django's bare HTML: an uncaught error is answered in the door's shape.
+handler400 = "curfew_core.edge.outage.bad_request"
+handler403 = "curfew_core.edge.outage.forbidden"
+handler404 = "curfew_core.edge.outage.not_found"
 handler500 = "curfew_core.edge.outage.server_error"

@@ -6,7 +6,12 @@ database outage raised anywhere in a view becomes a 503 with ``Retry-After``
 in the shape of the door it hit (``OutageMiddleware``), and any other
 uncaught exception, or one raised by a middleware after the view, is
 answered by ``server_error`` (``handler500``) in the same shapes, never
-Django's bare HTML, debug off or on.
+Django's bare HTML, debug off or on. A path Django does not know, a
+refusal (``PermissionDenied``) or a bad request on a door Django serves in
+the API's shape (``/api/`` outside the edge's routes, the probes, the
+capsule's state) is answered in that shape too (``not_found``,
+``forbidden``, ``bad_request``: ``handler404`` …); on the pages, by the
+site's own 404, 403 and 400 pages.
 
 Which shape is the door's dialect, from the one door table (``edge.doors``).
 """
@@ -20,8 +25,9 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
+from django.views import defaults
 
-from curfew_core.edge.dialects import OUTAGES
+from curfew_core.edge.dialects import OUTAGES, PAGE
 from curfew_core.edge.doors import DOORS
 from curfew_core.edge.http_headers import EMBED_POLICY
 from curfew_core.store.outage_log import Notice
@@ -97,3 +103,50 @@ def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpRespons
         response._has_been_logged = True  # type: ignore[attr-defined]  # said above, once
         return response
     return door_answer(request, 500)
+
+
+def _refused(
+    request: HttpRequest,
+    status: int,
+    message: str,
+    code: str,
+    page: Callable[[], HttpResponse],
+) -> HttpResponse:
+    """``page()`` on the pages door; elsewhere the door's own refusal."""
+    dialect = DOORS.door_for(request.path_info).dialect
+    if dialect is PAGE:
+        return page()
+    return dialect.refusal(status, message, code=code)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler404``, in the shape of ``request``'s door."""
+    return _refused(
+        request,
+        404,
+        "no such endpoint",
+        "not_found",
+        lambda: defaults.page_not_found(request, exception),
+    )
+
+
+def forbidden(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler403``, in the shape of ``request``'s door."""
+    return _refused(
+        request,
+        403,
+        "not allowed",
+        "forbidden",
+        lambda: defaults.permission_denied(request, exception),
+    )
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler400``, in the shape of ``request``'s door."""
+    return _refused(
+        request,
+        400,
+        "bad request",
+        "invalid_request",
+        lambda: defaults.bad_request(request, exception),
+    )
