@@ -13,6 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import TestCase
 
+from curfew_core.models import Team
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.teams import member_add, team_create, team_schedule_update
 from curfew_core.services.tokens import token_create
@@ -88,3 +89,13 @@ def test_no_note_unless_ticked_in_a_team(page: PageClient, user: User, team: boo
     else:
         schedule_update(user=user, changes={"dry_run": True}, source="test")
     assert NOTE not in _replies(page)
+
+
+def test_a_team_whose_curfew_is_off_has_no_note(page: PageClient, user: User) -> None:
+    """The team's side holds nothing back: Only watch holds back all there is."""
+    _setup(user, team_watches=False)
+    team = Team.objects.get(name="acme")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        team_schedule_update(team=team, changes={"enabled": False})
+    assert NOTE not in _replies(page)
+    assert _verdict(user)["action"] == "pass"

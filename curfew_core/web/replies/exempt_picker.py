@@ -74,8 +74,9 @@ def dry_run_void(
     """Whether "Only watch" (``watching``, as the form shows it) leaves the
     team's part acting: asked of the engine, the member's side with Only watch
     on is a dry run but the two sides combined are not (``combine`` dry-runs a
-    member only when the team's side is one too)."""
-    if not watching or team is None:
+    member only when the team's side is one too). A team whose curfew is off
+    holds nothing back, so its side acts on nothing."""
+    if not watching or team is None or not team.schedule.enabled:
         return False
     own, theirs = member_sides(
         now, replace(schedule, dry_run=True), RequestContext(), Overrides(), team
