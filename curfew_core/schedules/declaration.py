@@ -55,6 +55,8 @@ class Setting:
     #: The label on the team's schedule (``/team/schedule/``) where ``label``
     #: speaks of the person's own; empty: ``label`` there too.
     team_label: str = ""
+    #: The help text there, where ``help`` speaks of the person's own AI.
+    team_help: str = ""
 
 
 # -- value shapes: JSON schema constraints from the limits in schema.values --
@@ -113,6 +115,9 @@ class ScheduleSettings(BaseModel):
             _("Off: your AI works normally at every hour."),
             v.parse_bool,
             alias="enabled",
+            team_help=_(
+                "Off: the team's schedule holds nothing back; each member's own still applies."
+            ),
         ),
     ] = True
     timezone: Annotated[
@@ -134,6 +139,7 @@ class ScheduleSettings(BaseModel):
             _("Your AI is back at work: the night ends."),
             v.parse_time,
             alias="wakeUp",
+            team_help=_("The members' AI is back at work: the team's night ends."),
         ),
     ] = "09:00"
     curfew_start: Annotated[
@@ -152,6 +158,7 @@ class ScheduleSettings(BaseModel):
             _("From here until it wakes, your AI is asleep: no model calls."),
             v.parse_time,
             alias="lightsOut",
+            team_help=_("From here until it wakes, the members' AI is asleep: no model calls."),
         ),
     ] = "03:00"
     weekdays: Annotated[
@@ -195,6 +202,10 @@ class ScheduleSettings(BaseModel):
             _("Your AI stays off during your provider's busy, full-price hours on workdays."),
             v.parse_bool,
             alias="peakShift",
+            team_help=_(
+                "The members' AI stays off during the provider's busy, full-price hours on"
+                " workdays."
+            ),
         ),
     ] = True
     peak_windows: Annotated[
@@ -214,6 +225,7 @@ class ScheduleSettings(BaseModel):
             _("Saturdays and Sundays are like holidays: your AI works all day."),
             v.parse_bool,
             alias="weekendValley",
+            team_help=_("Saturdays and Sundays are like holidays: the members' AI works all day."),
         ),
     ] = True
     holiday_calendar: Annotated[
@@ -246,6 +258,10 @@ class ScheduleSettings(BaseModel):
             v.parse_dates,
             api_note="A date also in extra_holidays is refused with 422.",
             team_label=_("Days the team works anyway"),
+            team_help=_(
+                "Weekend or holiday dates that keep their peak hours, written like 2026-10-10;"
+                " the team's win over the calendar's."
+            ),
         ),
     ] = Field(default_factory=list)
     off_duty_reply: Annotated[

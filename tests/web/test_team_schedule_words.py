@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from django.utils import translation
 
 from curfew_core.models import Team
-from curfew_core.schedules.declaration import labels_of
+from curfew_core.schedules.declaration import labels_of, settings_of
 from curfew_core.services import teams as team_services
 from curfew_core.web.words import _audit_key
 from tests.web.conftest import PageClient
@@ -67,3 +67,21 @@ def test_the_team_audit_names_the_teams_setting() -> None:
         assert _audit_key("team", "extra_holidays") == "The team's days off"
         assert _audit_key("schedule", "extra_holidays") == "Your own days off"
     assert labels_of(team=True)["timezone"] == labels_of()["timezone"]
+
+
+@pytest.mark.usefixtures("team")
+def test_the_team_schedule_explains_the_members_ai_not_yours(page: PageClient) -> None:
+    """The help texts that speak of the person's own AI say the members' there
+    (``Setting.team_help``); the person's page keeps its own (the control)."""
+    team_html = unescape(page.get("/team/schedule/").content.decode())
+    own_html = unescape(page.get("/schedule/").content.decode())
+    told = {name: s for name, s in settings_of().items() if s.team_help}
+    assert {"enabled", "wake_up", "lights_out", "peak_shift", "extra_workdays"} <= told.keys()
+    with translation.override("en"):
+        for setting in told.values():
+            assert setting.help not in team_html, setting.help
+            assert setting.team_help in team_html, setting.team_help
+            assert setting.help in own_html
+            assert setting.team_help not in own_html
+    assert "your peak-hours reply" not in team_html
+    assert "your peak-hours reply" in own_html

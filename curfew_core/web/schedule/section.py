@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from curfew_core.schedules import config as schedule_config
-from curfew_core.schedules.declaration import labels_of
+from curfew_core.schedules.declaration import labels_of, settings_of
 from curfew_core.selectors import web as web_selectors
 from curfew_core.services.schedules import StaleVersion, schedule_update
 from curfew_core.web import words
@@ -73,6 +73,12 @@ TEAM_FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of(team=T
 _TEAM_OWN_LABELS = frozenset(
     key for key, label in labels_of(team=True).items() if label != labels_of()[key]
 )
+#: The help texts the team's schedule says otherwise (``Setting.team_help``).
+_TEAM_HELP = {
+    key: gettext_lazy(setting.team_help)
+    for key, setting in settings_of().items()
+    if setting.team_help
+}
 
 
 def labelled(errors: dict[str, str], *, team: bool = False) -> list[tuple[str, str]]:
@@ -81,14 +87,18 @@ def labelled(errors: dict[str, str], *, team: bool = False) -> list[tuple[str, s
 
 
 def for_team(form: ScheduleForm) -> None:
-    """The form's fields named as the team's schedule names them, where a
-    person's label speaks of their own (``Setting.team_label``)."""
+    """The form's fields named and explained as the team's schedule does, where
+    a person's words speak of their own (``Setting.team_label``, ``team_help``)."""
     settings_form = form.settings
     for key in _TEAM_OWN_LABELS:
         if key in settings_form.fields:
             settings_form.fields[key].label = TEAM_FIELD_LABELS[key]
-            # A bound field made before keeps the label it saw.
-            settings_form._bound_fields_cache.pop(key, None)  # type: ignore[attr-defined]
+    for key, help_text in _TEAM_HELP.items():
+        if key in settings_form.fields:
+            settings_form.fields[key].help_text = help_text
+    for key in _TEAM_OWN_LABELS | _TEAM_HELP.keys():
+        # A bound field made before keeps the label it saw.
+        settings_form._bound_fields_cache.pop(key, None)  # type: ignore[attr-defined]
 
 
 def with_choices(form: ScheduleForm) -> None:
