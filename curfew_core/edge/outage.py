@@ -105,48 +105,22 @@ def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpRespons
     return door_answer(request, 500)
 
 
-def _refused(
-    request: HttpRequest,
-    status: int,
-    message: str,
-    code: str,
-    page: Callable[[], HttpResponse],
-) -> HttpResponse:
-    """``page()`` on the pages door; elsewhere the door's own refusal."""
-    dialect = DOORS.door_for(request.path_info).dialect
-    if dialect is PAGE:
-        return page()
-    return dialect.refusal(status, message, code=code)
+def _door_refusal(
+    status: int, message: str, code: str, page: Callable[[HttpRequest, Exception], HttpResponse]
+) -> Callable[[HttpRequest, Exception], HttpResponse]:
+    """A ``handler4xx``: ``page`` (Django's view of the site's template) on the
+    pages door; elsewhere the door's own refusal."""
+
+    def handler(request: HttpRequest, exception: Exception) -> HttpResponse:
+        dialect = DOORS.door_for(request.path_info).dialect
+        if dialect is PAGE:
+            return page(request, exception)
+        return dialect.refusal(status, message, code=code)
+
+    return handler
 
 
-def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """``handler404``, in the shape of ``request``'s door."""
-    return _refused(
-        request,
-        404,
-        "no such endpoint",
-        "not_found",
-        lambda: defaults.page_not_found(request, exception),
-    )
-
-
-def forbidden(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """``handler403``, in the shape of ``request``'s door."""
-    return _refused(
-        request,
-        403,
-        "not allowed",
-        "forbidden",
-        lambda: defaults.permission_denied(request, exception),
-    )
-
-
-def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """``handler400``, in the shape of ``request``'s door."""
-    return _refused(
-        request,
-        400,
-        "bad request",
-        "invalid_request",
-        lambda: defaults.bad_request(request, exception),
-    )
+#: ``handler404``, ``handler403`` and ``handler400``, in the shape of the request's door.
+not_found = _door_refusal(404, "no such endpoint", "not_found", defaults.page_not_found)
+forbidden = _door_refusal(403, "not allowed", "forbidden", defaults.permission_denied)
+bad_request = _door_refusal(400, "bad request", "invalid_request", defaults.bad_request)
