@@ -281,6 +281,8 @@ CAPSULE_WORDS = {
     # An overtime in force while the engine's state is not working normally
     # (a team's night the team's policy keeps): said beside the state.
     "overtime_held": gettext_lazy("overtime does not lift your team's night"),
+    # The same, where what the team keeps is its peak hours (off duty).
+    "overtime_held_peak": gettext_lazy("overtime does not lift your team's peak hours"),
     "disabled": _PLAIN["curfew disabled"],
     "budget": _BUDGET,
     "until": gettext_lazy("until %(at)s"),

@@ -19,7 +19,7 @@ import math
 import threading
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
-from typing import Any, cast, get_args
+from typing import Any, Literal, cast, get_args
 
 from curfew_client.wire import (
     ActionName,
@@ -766,8 +766,19 @@ def overtime_held(verdict: Verdict) -> bool:
     return verdict.override == "overtime" and verdict.state is not State.ON_DUTY
 
 
+def overtime_held_by(verdict: Verdict) -> Literal["peak", "night"] | None:
+    """What keeps an overtime in force from holding (``overtime_held``): the
+    team's peak hours (off duty) or its night (sleepy, asleep); ``None`` when
+    it holds. The capsule and the Now card say it in these words."""
+    if not overtime_held(verdict):
+        return None
+    return "peak" if verdict.state is State.OFF_DUTY else "night"
+
+
 #: What a capsule's payload adds to the API's state fields: the words it shows.
-CAPSULE_WORDS = frozenset({"percent", "names", "face", "reasons", "next", "words", "overtime_held"})
+CAPSULE_WORDS = frozenset(
+    {"percent", "names", "face", "reasons", "next", "words", "overtime_held", "overtime_held_by"}
+)
 #: The capsule's 24-hour band, sent only to capsules that ask (``band=24h``).
 CAPSULE_BAND = "band"
 #: The values ``band`` may take (one today: the whole local day).
@@ -859,6 +870,7 @@ def bundle_capsule_payload(
     # An overtime in force that does not hold: the capsule names the
     # engine's state, the overtime beside it.
     payload["overtime_held"] = overtime_held(verdict)
+    payload["overtime_held_by"] = overtime_held_by(verdict)
     # What changes next and when, with the heads-up's words (``selectors.heads_up``).
     # The engine's next change with the user's full inputs (a team's side too);
     # under pretend, from the pretended moment the capsule's clock counts from.

@@ -230,7 +230,9 @@
       parts.push(say(s, "replies", { reply: s.reply }));
     }
     if (held && key === s.state) {
-      parts.push(say(s, "overtime_held"));
+      // What holds it, the team's peak hours or its night (the server says
+      // which: overtime_held_by), as the Overview's headline says.
+      parts.push(say(s, s.overtime_held_by === "peak" ? "overtime_held_peak" : "overtime_held"));
     }
     if (s.dry_run) {
       parts.push(say(s, "dry_run"));

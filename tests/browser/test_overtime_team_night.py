@@ -138,3 +138,29 @@ def test_the_members_schedule_page_draws_what_gateways_get(
             path=str(Path(artifacts_dir) / f"member-schedule-{lang}.png"), full_page=True
         )
         watched.assert_clean()
+
+
+def test_the_capsule_says_peak_hours_where_the_team_keeps_its_peak(
+    browser: Any, served_app: ServedApp, member: str
+) -> None:
+    """An overtime at the team's peak hours (14:30 on a Monday) is held as at
+    its night; the capsule says what holds it, the peak hours, as the
+    Overview's headline does, not "your team's night"."""
+    api_post(served_app, member, "/api/v1/overrides", {"auto": True})
+    api_post(
+        served_app, member, "/api/v1/overrides", {"debug": "2026-12-07 14:30", "duration": "1h"}
+    )
+    api_post(served_app, member, "/api/v1/overrides", {"overtime": "30m"})
+    state = api(served_app, member, "GET", "/api/v1/state")
+    assert (state["state"], state["override"]) == ("off-duty", "overtime")
+    for watched in _open(browser, served_app, lang="en"):
+        page = support.sign_in(watched.page, served_app, MEMBER, PASSWORD)
+        page.goto(f"{served_app.base_url}/integrations/")
+        wait_until(page, f"({CAPSULE_LABEL})() !== null")
+        capsule_state, label, detail = page.evaluate(CAPSULE_LABEL)
+        assert capsule_state == "off-duty"
+        assert label.startswith("Off for peak hours")
+        assert "overtime does not lift your team's peak hours" in detail
+        assert "night" not in detail
+        watched.assert_clean()
+    api_post(served_app, member, "/api/v1/overrides", {"auto": True})

@@ -99,3 +99,5 @@ def test_the_capsule_has_words_for_an_overtime_the_team_keeps() -> None:
     words = capsule_words()
     assert words["en"]["overtime_held"] == "overtime does not lift your team's night"
     assert words["zh"]["overtime_held"] != words["en"]["overtime_held"]
+    assert words["en"]["overtime_held_peak"] == "overtime does not lift your team's peak hours"
+    assert words["zh"]["overtime_held_peak"] == "加班不解除团队的高峰时段"

@@ -29,7 +29,7 @@ from curfew_core.engine.clock import to_wall
 from curfew_core.engine.effective import Side, Stretch
 from curfew_core.engine.schedule import Schedule
 from curfew_core.selectors.outlook import Outlook
-from curfew_core.selectors.verdicts import overtime_held
+from curfew_core.selectors.verdicts import overtime_held, overtime_held_by
 from curfew_core.selectors.web import PlanRow, band_day, holiday_display_name
 from curfew_core.vocabulary import STATE_NAMES, STATE_WORDS, progress_percent
 from curfew_core.web.words import reason_words
@@ -209,8 +209,8 @@ def _tomorrow(at: dt.datetime, schedule: Schedule, team: Schedule | None) -> str
 
 
 #: Said after the state's headline when an overtime is in force and does not
-#: hold (``selectors.verdicts.overtime_held``), by the engine's state that
-#: holds: the team's peak hours (off duty), else its night (sleepy, asleep).
+#: hold (``selectors.verdicts.overtime_held``), by what holds it
+#: (``overtime_held_by``): the team's peak hours, else its night.
 OVERTIME_HELD = gettext_lazy("Your overtime does not lift your team's night.")
 OVERTIME_HELD_PEAK = gettext_lazy("Your overtime does not lift your team's peak hours.")
 
@@ -220,7 +220,7 @@ def _headline(verdict: Verdict) -> str:
         # The engine's state is what holds (the team's night): told as such.
         return _("%(headline)s %(held)s") % {
             "headline": _state_headline(verdict),
-            "held": OVERTIME_HELD_PEAK if verdict.state is State.OFF_DUTY else OVERTIME_HELD,
+            "held": OVERTIME_HELD_PEAK if overtime_held_by(verdict) == "peak" else OVERTIME_HELD,
         }
     if verdict.override == "overtime":
         return _("Overtime: your AI works normally, whatever the schedule says.")
