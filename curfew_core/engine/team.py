@@ -208,10 +208,11 @@ def combine(own: Verdict, team: Verdict) -> Verdict:
     state = _harsher_state(own.state, team.state)
     override, override_until = _override_told(own, team)
     progress, budget = _winding_told(state, acting, own, team)
-    dry_run = own.dry_run and team.dry_run
-    # One side only watching, the other acting: the call is acted on, so the
-    # watching side's "would" is not what happened (its reason says so).
+    # A dry run where a side only watches and nobody acts: a side that acts
+    # overrides the other's (its "would" is not what happened: its reason says
+    # so); a team whose curfew is off, or that passes, leaves the member's.
     acted = action is not Action.PASS
+    dry_run = (own.dry_run or team.dry_run) and not acted
     return new_verdict(
         state=state,
         schedule_state=_harsher_state(own.schedule_state, team.schedule_state),
@@ -255,6 +256,13 @@ def _acted_on(reason: str, said: str) -> str:
     return " · ".join(
         said if part.startswith(DRY_RUN_MARK) else part for part in reason.split(" · ")
     )
+
+
+def dry_run_holds(team: TeamSide) -> bool:
+    """Whether a member's own dry run ("Only watch") holds back everything in
+    ``team``: the team's side never acts (its curfew off, or only watching
+    too), so ``combine`` never overrides it."""
+    return not team.schedule.enabled or team.schedule.dry_run
 
 
 def _max_tokens(action: Action, own: Verdict, team: Verdict) -> int | None:

@@ -1,6 +1,6 @@
 """QA "looker" finding 1: a team member's "Only watch" holds nothing back only
-when the team only watches too (``engine.team.combine``: a member's verdict is
-a dry run when both sides' are). Ticked by a member of a team that does not
+when the team never acts (``engine.team.dry_run_holds``: its curfew off, or
+only watching too; ``combine``). Ticked by a member of a team that does not
 only watch, the Replies page says so beside the box, read from the engine's
 two sides, and the verdict agrees. Controls: a team that only watches too,
 the box unticked, a person in no team."""

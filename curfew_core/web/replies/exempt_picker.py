@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import QueryDict
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from curfew_core.engine import Overrides, Schedule, TeamSide
+from curfew_core.engine import TeamSide
 from curfew_core.engine.clock import to_wall
 from curfew_core.engine.schedule import RequestContext, purpose_key
-from curfew_core.engine.team import combine, member_sides, team_lets_exempt
+from curfew_core.engine.team import dry_run_holds, team_lets_exempt
 from curfew_core.selectors.exemptions import Seen, seen_callers
 from curfew_core.web.activity.words import origin_word
 
@@ -68,20 +68,11 @@ def subagents_void(team: TeamSide | None, spared: bool) -> bool:
     return spared and team is not None and not team_lets_exempt(team, RequestContext(subagent=True))
 
 
-def dry_run_void(
-    team: TeamSide | None, schedule: Schedule, watching: bool, now: dt.datetime
-) -> bool:
+def dry_run_void(team: TeamSide | None, watching: bool) -> bool:
     """Whether "Only watch" (``watching``, as the form shows it) leaves the
-    team's part acting: asked of the engine, the member's side with Only watch
-    on is a dry run but the two sides combined are not (``combine`` dry-runs a
-    member only when the team's side is one too). A team whose curfew is off
-    holds nothing back, so its side acts on nothing."""
-    if not watching or team is None or not team.schedule.enabled:
-        return False
-    own, theirs = member_sides(
-        now, replace(schedule, dry_run=True), RequestContext(), Overrides(), team
-    )
-    return own.dry_run and not combine(own, theirs).dry_run
+    team's part acting: the engine's own rule (``engine.team.dry_run_holds``:
+    a team that acts overrides a member's dry run where it acts)."""
+    return watching and team is not None and not dry_run_holds(team)
 
 
 def _lines(text: str) -> list[str]:

@@ -44,7 +44,7 @@ def _exempt_picks(user: Any, form: ScheduleForm, tz_name: str) -> dict[str, Any]
     return {
         **offered,
         "subagents_void": exempt_picker.subagents_void(team, spared),
-        "dry_run_void": exempt_picker.dry_run_void(team, bundle.schedule, watching, timezone.now()),
+        "dry_run_void": exempt_picker.dry_run_void(team, watching),
     }
 
 
