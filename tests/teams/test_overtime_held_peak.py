@@ -13,10 +13,9 @@ from collections.abc import Iterator
 import pytest
 from django.utils import translation
 
-from curfew_core.engine import Overrides, State, TeamPolicy, TeamSide
-from curfew_core.schedules import config as schedule_config
-from curfew_core.selectors.outlook import Outlook
+from curfew_core.engine import Overrides, State
 from curfew_core.web.schedule import story
+from tests.teams.held_overtime import member_outlook
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
 #: A Wednesday 10:00: the team's peak hours (the default peak), its night over.
@@ -32,11 +31,9 @@ TEAM_NIGHT = {
 
 
 def _told(at: dt.datetime) -> tuple[State, str]:
-    own = schedule_config.build(schedule_config.default_config())
-    team = schedule_config.build({**schedule_config.default_config(), **TEAM_NIGHT})
-    side = TeamSide(team, TeamPolicy(member_overtime=dt.timedelta(0)))
-    overrides = Overrides(overtime_until=at + dt.timedelta(minutes=30))
-    outlook = Outlook(at, own, overrides, side, at)
+    outlook = member_outlook(
+        at, Overrides(overtime_until=at + dt.timedelta(minutes=30)), TEAM_NIGHT
+    )
     verdict = outlook.verdict(at)
     assert verdict.override == "overtime"
     return verdict.state, story.tell(verdict, outlook).headline

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 import pytest
 from django.utils import translation
 
-from curfew_core.engine import Overrides, State, TeamPolicy, TeamSide
-from curfew_core.schedules import config as schedule_config
+from curfew_core.engine import Overrides, State
 from curfew_core.selectors.outlook import Outlook
 from curfew_core.web.schedule import story
+from tests.teams.held_overtime import member_outlook
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
 #: A Wednesday 01:30: the team is asleep (its lights-out 22:00), one's own night winding.
@@ -40,10 +40,7 @@ def _english() -> Iterator[None]:
 
 
 def _outlook(overrides: Overrides, minutes: int) -> Outlook:
-    own = schedule_config.build(schedule_config.default_config())
-    team = schedule_config.build({**schedule_config.default_config(), **TEAM_NIGHT})
-    side = TeamSide(team, TeamPolicy(member_overtime=dt.timedelta(minutes=minutes)))
-    return Outlook(AT, own, overrides, side, AT if overrides.overtime_until else None)
+    return member_outlook(AT, overrides, TEAM_NIGHT, minutes)
 
 
 def test_each_step_the_team_holds_tells_the_teams_state_not_overtime() -> None:

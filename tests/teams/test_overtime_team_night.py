@@ -12,12 +12,13 @@ from collections.abc import Iterator
 import pytest
 from django.utils import translation
 
-from curfew_core.engine import Overrides, State, TeamPolicy, TeamSide
+from curfew_core.engine import Overrides, State
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.heads_up import next_payload
 from curfew_core.selectors.outlook import Outlook
 from curfew_core.vocabulary import capsule_words
 from curfew_core.web.schedule import story
+from tests.teams.held_overtime import member_outlook
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
 #: A Monday 21:10, in the team's winding (own night starts at 23:00).
@@ -37,10 +38,7 @@ def _english() -> Iterator[None]:
 
 
 def _outlook(now: dt.datetime, overrides: Overrides, minutes: int) -> Outlook:
-    own = schedule_config.build(schedule_config.default_config())
-    team = schedule_config.build({**schedule_config.default_config(), **TEAM_NIGHT})
-    side = TeamSide(team, TeamPolicy(member_overtime=dt.timedelta(minutes=minutes)))
-    return Outlook(now, own, overrides, side, now if overrides.overtime_until else None)
+    return member_outlook(now, overrides, TEAM_NIGHT, minutes)
 
 
 def test_the_headline_tells_the_teams_night_through_an_overtime() -> None:
