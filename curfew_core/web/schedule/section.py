@@ -69,10 +69,8 @@ class FormSection:
 FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of().items()}
 #: As the team's schedule names them (``Setting.team_label``).
 TEAM_FIELD_LABELS = {key: gettext_lazy(label) for key, label in labels_of(team=True).items()}
-#: The settings the team's schedule names otherwise.
-_TEAM_OWN_LABELS = frozenset(
-    key for key, label in labels_of(team=True).items() if label != labels_of()[key]
-)
+#: The settings the team's schedule names otherwise (``Setting.team_label``).
+_TEAM_OWN_LABELS = frozenset(key for key, setting in settings_of().items() if setting.team_label)
 #: The help texts the team's schedule says otherwise (``Setting.team_help``).
 _TEAM_HELP = {
     key: gettext_lazy(setting.team_help)
