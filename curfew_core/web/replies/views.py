@@ -24,8 +24,7 @@ def _exempt_picks(user: Any, form: ScheduleForm, tz_name: str) -> dict[str, Any]
         setting: settings_form.typed(setting, source.get(setting))
         for setting, _pick, _seen in exempt_picker.PICKERS.values()
     }
-    bundle = bundle_for(user.pk)
-    team = bundle.team
+    team = bundle_for(user.pk).team
     offered = exempt_picker.picks(
         user_id=user.pk,
         now=timezone.now(),
