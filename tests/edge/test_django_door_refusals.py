@@ -30,6 +30,22 @@ def test_a_path_django_does_not_know_on_an_api_door_is_json(path: str) -> None:
     _api_error(Client().get(path), 404, "not_found")
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/%ff%fe%00x",  # not UTF-8, a NUL
+        "/healthz/" + "a" * 20_000,  # huge
+        "/api/..%2f..%2fetc%2fpasswd",  # a path that tries to escape
+        "/embed/state/%c0%af",  # an overlong slash
+    ],
+)
+def test_a_hostile_path_on_an_api_door_is_the_apis_json(path: str) -> None:
+    response = Client().get(path)
+    assert response.status_code in (400, 404)
+    assert response["Content-Type"] == "application/json"
+    assert "error" in json.loads(response.content)
+
+
 def test_a_missing_page_is_the_sites_page() -> None:
     """The control: the pages door keeps its HTML 404."""
     response = Client().get("/no-such-page/")
