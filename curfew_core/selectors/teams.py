@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Sum
+from django.db.models import Q, Sum
 
 from curfew_core.engine import State
 from curfew_core.engine.clock import to_wall
@@ -50,6 +50,7 @@ __all__ = [
     "member_user_id",
     "members_page",
     "membership_of",
+    "open_invite_filter",
     "open_invites",
     "overridden_settings",
     "team_audit",
@@ -367,20 +368,24 @@ def team_decisions(*, team: Team, limit: int = 50) -> list[dict[str, Any]]:
 # -- invites and the audit ----------------------------------------------------------------
 
 
+def open_invite_filter(now: datetime) -> Q:
+    """What makes an invite open at ``now``: not used, not revoked, not yet
+    expired. The one rule the team page's list, the join page and
+    ``services.teams.invite_accept`` all ask, so none can offer an invite
+    another would refuse."""
+    return Q(used_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now)
+
+
 def open_invites(*, team: Team, now: datetime) -> list[TeamInvite]:
     return list(
-        TeamInvite.objects.filter(
-            team=team, used_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now
-        ).order_by("-created_at")
+        TeamInvite.objects.filter(open_invite_filter(now), team=team).order_by("-created_at")
     )
 
 
 def invite_team(*, digest: str, now: datetime) -> Team | None:
     """The team an open invite (by its digest) is for, or ``None``."""
     invite = (
-        TeamInvite.objects.filter(
-            digest=digest, used_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now
-        )
+        TeamInvite.objects.filter(open_invite_filter(now), digest=digest)
         .select_related("team")
         .first()
     )

@@ -37,7 +37,7 @@ from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.account import preferred_language
 from curfew_core.selectors.bundles import refresh_team
 from curfew_core.selectors.spoken import preset_key, why_replies
-from curfew_core.selectors.teams import forget_member_name
+from curfew_core.selectors.teams import forget_member_name, open_invite_filter
 from curfew_core.services import events
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record, changed_fields, moment
@@ -425,15 +425,10 @@ def invite_accept(
     invite = (
         TeamInvite.objects.select_for_update()
         .select_related("team")
-        .filter(digest=invite_digest(raw or ""))
+        .filter(open_invite_filter(now), digest=invite_digest(raw or ""))
         .first()
     )
-    if (
-        invite is None
-        or invite.used_at is not None
-        or invite.revoked_at is not None
-        or invite.expires_at <= now
-    ):
+    if invite is None:
         raise TeamError(
             "this invite link is not valid: it was used, revoked or has expired; ask an "
             "admin of the team for a new one",
