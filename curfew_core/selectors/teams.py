@@ -94,6 +94,8 @@ def team_by_id(team_id: int) -> Team | None:
 
 
 def is_admin(*, team_id: int, user_id: int) -> bool:
+    """Whether the user is an admin of the team (``services.teams`` asks it
+    before every admin's change)."""
     return TeamMembership.objects.filter(
         team_id=team_id, user_id=user_id, role=TeamMembership.Role.ADMIN
     ).exists()

@@ -37,7 +37,7 @@ from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.account import preferred_language
 from curfew_core.selectors.bundles import refresh_team
 from curfew_core.selectors.spoken import preset_key, why_replies
-from curfew_core.selectors.teams import forget_member_name, open_invite_filter
+from curfew_core.selectors.teams import forget_member_name, is_admin, open_invite_filter
 from curfew_core.services import events
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record, changed_fields, moment
@@ -138,7 +138,7 @@ def _team_audit(
 def _require_admin(team: Team, actor: User | None) -> None:
     if actor is None:
         return
-    if not TeamMembership.objects.filter(team=team, user=actor, role=Role.ADMIN).exists():
+    if not is_admin(team_id=team.pk, user_id=actor.pk):
         raise NotTeamAdmin(team)
 
 
