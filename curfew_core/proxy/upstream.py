@@ -859,13 +859,10 @@ async def _relay(
                 )
                 if not sse:
                     raise AnswerTooLarge(f"{_where(str(url))}: larger than {cap} bytes")
-                if scrub.mid_event:
-                    yield b"\n\n"
-                yield protocol.broken(
-                    protocol.error(
-                        502, _too_large_message(cap), "upstream_too_large", type="upstream_error"
-                    )
-                )
+                for part in _error_end(
+                    scrub, protocol, _too_large_message(cap), "upstream_too_large"
+                ):
+                    yield part
                 return
             out = scrub.feed(chunk)
             if out:
@@ -887,24 +884,25 @@ async def _relay(
             if last:
                 yield last
             raise AnswerBrokenOff(f"{_where(str(url))}: broken off upstream") from None
-        # SDKs raise on an SSE error event, instead of taking a cut-off answer
-        # for a complete one. The part of an event that did arrive is dropped:
-        # it ran into the error event (``data: {"choidata: {"error"…``), and
-        # the client read one broken event instead of the error.
-        if scrub.mid_event:
-            yield b"\n\n"
-        yield protocol.broken(
-            protocol.error(
-                502,
-                "the upstream provider broke off the answer",
-                "upstream_broken",
-                type="upstream_error",
-            )
-        )
+        for part in _error_end(
+            scrub, protocol, "the upstream provider broke off the answer", "upstream_broken"
+        ):
+            yield part
     finally:
         stall.disarm()
         release()
         call.end(complete)
+
+
+def _error_end(scrub: _StreamScrub, protocol: WireProtocol, message: str, code: str) -> list[bytes]:
+    """What ends a relayed event stream the upstream failed (too large, broken
+    off): the door's own 502 error event, on which SDKs raise instead of
+    taking a cut-off answer for a complete one. The part of an event that did
+    arrive is dropped, and one already under way is closed first: it would
+    run into the error event (``data: {"choidata: {"error"…``), and the client
+    would read one broken event instead of the error."""
+    error = protocol.broken(protocol.error(502, message, code, type="upstream_error"))
+    return [b"\n\n", error] if scrub.mid_event else [error]
 
 
 # -- a stored response's path (the Responses API, issue 11) ---------------------

@@ -182,6 +182,24 @@ async def test_an_endless_stream_ends_with_the_doors_error_event(
 
 
 @pytest.mark.timeout(60)
+async def test_an_event_cut_at_the_cap_is_closed_before_the_error_event(
+    token: str, capped: HostileUpstream
+) -> None:
+    """One endless line, longer than the scrub holds back (1 MiB), so part of
+    its event has gone out when the cap (3 MiB here) cuts it: the event is
+    closed first, or the error event would run into it and no client could
+    read the error."""
+    capped.reset("endless-line")
+    with override_settings(CURFEW_UPSTREAM_MAX_ANSWER_BYTES=3 * CAP):
+        relayed, ended_by = await read_all(await call(token, "chat", STREAM))
+    assert ended_by is None
+    assert relayed.startswith(b"data: xxx")
+    last = relayed.rstrip(b"\n").rsplit(b"\n\n", 1)[-1].decode()
+    assert last.startswith("data: {")
+    assert "3145728 bytes" in json.loads(last.removeprefix("data: "))["error"]["message"]
+
+
+@pytest.mark.timeout(60)
 async def test_a_stream_within_the_cap_is_relayed_whole(
     token: str, capped: HostileUpstream
 ) -> None:
