@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
+from curfew_core.engine import State
 from curfew_core.schedules.messages import Message, message_of
 from curfew_core.vocabulary import (
     STATE_HINTS,
@@ -23,12 +25,35 @@ __all__ = [
     "STATE_HINTS",
     "STATE_NAMES",
     "STATE_ORDER",
+    "TEAM_STATE_HINTS",
+    "band_words",
     "localized",
     "localized_errors",
     "override_error",
     "reason_part",
     "reason_words",
 ]
+
+
+#: The legend's hints on the team's schedule, which sets every member's day
+#: (and which no member's own schedule can loosen): a hint that speaks of the
+#: reader's own AI says the members' there; the others are the same words.
+TEAM_STATE_HINTS: dict[str, Promise] = {
+    **STATE_HINTS,
+    State.ON_DUTY.value: gettext_lazy("the members' AI answers as usual"),
+}
+
+
+def band_words(*, team: bool = False) -> dict[str, Any]:
+    """What the day band (``_band.html``) names its states with: a person's
+    words, or with ``team`` the team's schedule's (``TEAM_STATE_HINTS``;
+    ``team_schedule`` also picks the team's words in the band's tags)."""
+    return {
+        "state_order": STATE_ORDER,
+        "state_names": STATE_NAMES,
+        "state_hints": TEAM_STATE_HINTS if team else STATE_HINTS,
+        "team_schedule": team,
+    }
 
 
 def localized(message: str) -> str:

@@ -276,10 +276,12 @@ def preview(
     )
 
 
-def preview_context(preview: Preview, form: ScheduleForm, keys: Iterable[str]) -> dict[str, Any]:
+def preview_context(
+    preview: Preview, form: ScheduleForm, keys: Iterable[str], *, team: bool = False
+) -> dict[str, Any]:
     """What the schedule form's preview fragment is drawn from (a person's
     form and a team's alike): the preview, the form's problems by field in
-    ``keys``, and the states' words."""
+    ``keys``, and the states' words (the team's, with ``team``: ``band_words``)."""
     return {
         "preview": preview,
         "form": form,
@@ -287,8 +289,6 @@ def preview_context(preview: Preview, form: ScheduleForm, keys: Iterable[str]) -
         "row_problems": preview.candidate.row_problems,
         "field_errors": [(key, preview.candidate.errors.get(key, "")) for key in keys],
         "oob": True,
-        "state_order": words.STATE_ORDER,
-        "state_names": words.STATE_NAMES,
-        "state_hints": words.STATE_HINTS,
+        **words.band_words(team=team),
         "hours": range(25),
     }

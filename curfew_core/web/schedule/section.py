@@ -147,9 +147,7 @@ def _form_context(
         curves=["linear", "step", "ease_in"],
         presets=presets.persona_presets(),
         reply_presets=presets.reply_presets(),
-        state_order=words.STATE_ORDER,
-        state_names=words.STATE_NAMES,
-        state_hints=words.STATE_HINTS,
+        **words.band_words(),
         hours=range(25),
         **extra,
     )

@@ -68,9 +68,7 @@ def _overview_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
         # The scrubber sits on the shown moment, to the quarter hour.
         scrub_minute=(status["as_of_local"].hour * 60 + status["as_of_local"].minute) // 15 * 15,
         band_error=day[2],
-        state_order=words.STATE_ORDER,
-        state_names=words.STATE_NAMES,
-        state_hints=words.STATE_HINTS,
+        **words.band_words(),
         hours=range(25),
         **extra,
     )

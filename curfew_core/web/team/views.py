@@ -429,11 +429,9 @@ def _schedule_context(
         errors=form.errors,
         error_list=labelled(form.errors, team=True),
         preview=preview,
-        team_schedule=True,
         live_errors=form.errors,
-        state_order=words.STATE_ORDER,
-        state_names=words.STATE_NAMES,
-        state_hints=words.STATE_HINTS,
+        # The team's words where a person's speak of their own AI.
+        **words.band_words(team=True),
         hours=range(25),
         form_action=reverse("team-schedule"),
         preview_action=reverse("team-schedule-preview"),
@@ -498,7 +496,7 @@ def team_schedule_preview(request: HttpRequest, membership: Any) -> HttpResponse
     form = schedule_form.form_from_post(request.POST, SCHEDULE_KEYS)
     config, _version = team_line.schedule_of(membership.team)
     preview = contexts.preview(config, form, at=timezone.now(), params=request.POST)
-    context = contexts.preview_context(preview, form, SCHEDULE_KEYS)
+    context = contexts.preview_context(preview, form, SCHEDULE_KEYS, team=True)
     return rendered(request, "curfew/schedule.html#preview-response", context)
 
 
