@@ -17,7 +17,7 @@ from curfew_core.schema.decisions import (
     SavingsAnswer,
 )
 from curfew_core.schema.verdict_request import MAX_SCOPE_TEXT
-from curfew_core.selectors.ledger import MAX_PER_PAGE
+from curfew_core.selectors.ledger import DEFAULT_PER_PAGE, MAX_PAGE, MAX_PER_PAGE
 
 
 def ledger_schemas() -> dict[str, dict[str, Any]]:
@@ -59,11 +59,11 @@ def ledger_paths() -> dict[str, Any]:
                         {"enum": ["pass", "clamp", "short-circuit"]},
                         "only this action's",
                     ),
-                    _query("page", {"type": "integer", "minimum": 1, "maximum": 100_000}, "1"),
+                    _query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, "1"),
                     _query(
                         "per_page",
                         {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE},
-                        "50 by default",
+                        f"{DEFAULT_PER_PAGE} by default",
                     ),
                 ],
                 "responses": {

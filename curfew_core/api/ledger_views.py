@@ -29,14 +29,19 @@ from curfew_core.schema.decisions import (
 from curfew_core.schema.errors import not_a_member, not_a_username
 from curfew_core.schema.verdict_request import MAX_SCOPE_TEXT, RequestError, parse_instant
 from curfew_core.selectors import teams as team_reads
-from curfew_core.selectors.ledger import MAX_PER_PAGE, decisions_page, savings_between
+from curfew_core.selectors.ledger import (
+    DEFAULT_PER_PAGE,
+    MAX_PAGE,
+    MAX_PER_PAGE,
+    decisions_page,
+    savings_between,
+)
 from curfew_core.selectors.tokens import TokenIdentity, TokenKind
 from curfew_core.selectors.users import is_username
 from curfew_core.services.ledger import decisions_write
 
 #: The savings range when none is given.
 DEFAULT_RANGE = timedelta(days=30)
-MAX_PAGE = 100_000
 
 
 def _json(body: str) -> HttpResponse:
@@ -105,7 +110,7 @@ def _decisions(request: EdgeRequest, identity: TokenIdentity) -> HttpResponse:
     if action is not None and action not in actions:
         errors["action"] = f"must be one of {', '.join(actions)}"
     page = whole_param(query, "page", 1, MAX_PAGE, errors)
-    per_page = whole_param(query, "per_page", 50, MAX_PER_PAGE, errors)
+    per_page = whole_param(query, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE, errors)
     since, until = _range(query, errors)
     found = decisions_page(
         user_id=user_id,

@@ -7,6 +7,8 @@ from typing import Any, get_args
 from curfew_core.api.openapi_parts import AUTHED, WITH_BODY, answer, errors, json_body, ref
 from curfew_core.engine.effective import Side
 from curfew_core.engine.verdict import State
+from curfew_core.selectors.teams import DEFAULT_PER_PAGE, MAX_PAGE, MAX_PER_PAGE
+from curfew_core.services.teams import MAX_MEMBER_OVERTIME_MINUTES, MAX_OVERTIME_MINUTES
 
 #: The engine's states, from their one declaration (``engine.verdict.State``).
 _STATE = {"type": "string", "enum": [state.value for state in State]}
@@ -21,7 +23,7 @@ _POLICY = {
     "member_overtime_minutes": {
         "type": "integer",
         "minimum": 0,
-        "maximum": 1440,
+        "maximum": MAX_MEMBER_OVERTIME_MINUTES,
         "description": "how long a member's own overtime may lift the team's night; 0: never",
     },
 }
@@ -136,7 +138,7 @@ def team_paths(
                                         "minutes": {
                                             "type": "integer",
                                             "minimum": 1,
-                                            "maximum": 1440,
+                                            "maximum": MAX_OVERTIME_MINUTES,
                                         }
                                     },
                                     "required": ["minutes"],
@@ -179,8 +181,10 @@ def team_paths(
                 "description": "For the team's admins (their own token) and the team key; "
                 "a plain member gets a 403.",
                 "parameters": [
-                    _whole("page", 1_000_000, "the page, from 1"),
-                    _whole("per_page", 200, "members a page (default 50)"),
+                    _whole("page", MAX_PAGE, "the page, from 1"),
+                    _whole(
+                        "per_page", MAX_PER_PAGE, f"members a page (default {DEFAULT_PER_PAGE})"
+                    ),
                     {
                         "name": "role",
                         "in": "query",

@@ -19,7 +19,6 @@ from django.utils import timezone
 from curfew_core.api.errors import ApiError, config_refused, invalid, json_object
 from curfew_core.api.views import popped_version, query_of, whole_param
 from curfew_core.edge.request import EdgeRequest
-from curfew_core.engine.overrides import MAX_OVERTIME
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.values import show, whole_number
 from curfew_core.selectors import teams as team_reads
@@ -27,6 +26,7 @@ from curfew_core.selectors.teams import Team
 from curfew_core.selectors.tokens import TokenIdentity, TokenKind
 from curfew_core.selectors.users import user_by_id
 from curfew_core.services.teams import (
+    MAX_OVERTIME_MINUTES,
     POLICY_FIELDS,
     TeamError,
     policy_changes,
@@ -106,9 +106,6 @@ def overtime(request: EdgeRequest) -> HttpResponse:
     return _overtime(request, request.the_caller().identity)
 
 
-_MAX_MINUTES = int(MAX_OVERTIME.total_seconds() // 60)
-
-
 def _overtime(request: EdgeRequest, identity: TokenIdentity) -> HttpResponse:
     """Release night: ``{"minutes": N}`` lifts the team's schedule for every
     member for N minutes (each member's own still holds); ``{"end": true}``
@@ -133,9 +130,11 @@ def _overtime(request: EdgeRequest, identity: TokenIdentity) -> HttpResponse:
         errors.setdefault("body", 'send one of {"minutes": N} and {"end": true}')
     elif "end" in body and end is not True:
         errors["end"] = f"must be true to end the team's overtime, not {show(end)}"
-    elif "minutes" in body and not 1 <= (whole_number(minutes) or 0) <= _MAX_MINUTES:
+    elif "minutes" in body and not 1 <= (whole_number(minutes) or 0) <= MAX_OVERTIME_MINUTES:
         # ``whole_number``: 30.0 is a JSON Schema integer too (schemathesis sent 1119.0).
-        errors["minutes"] = f"must be a whole number from 1 to {_MAX_MINUTES}, not {show(minutes)}"
+        errors["minutes"] = (
+            f"must be a whole number from 1 to {MAX_OVERTIME_MINUTES}, not {show(minutes)}"
+        )
     if errors:
         raise invalid(errors)
     try:
@@ -177,7 +176,7 @@ def _members(request: EdgeRequest, identity: TokenIdentity) -> HttpResponse:
     for key in query:
         if key not in _QUERY:
             errors[key[:64] or "query"] = f"is not a query parameter here; use {', '.join(_QUERY)}"
-    page = whole_param(query, "page", 1, 1_000_000, errors)
+    page = whole_param(query, "page", 1, team_reads.MAX_PAGE, errors)
     per_page = whole_param(
         query, "per_page", team_reads.DEFAULT_PER_PAGE, team_reads.MAX_PER_PAGE, errors
     )

@@ -14,8 +14,11 @@ from curfew_core.ledger.savings import Bucket, Prices, Savings, check_prices, pr
 from curfew_core.models import Decision, DecisionHour, PriceTable
 from curfew_core.schema.decisions import DecisionRow
 
-#: The most decisions one page holds.
+#: The most decisions one page holds, and one page's when none is asked for.
 MAX_PER_PAGE = 200
+DEFAULT_PER_PAGE = 50
+#: The highest page of decisions the API takes.
+MAX_PAGE = 100_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from curfew_core.store.cache_policy import lifetime
 
 __all__ = [
     "DEFAULT_PER_PAGE",
+    "MAX_PAGE",
     "MAX_PER_PAGE",
     "MemberPage",
     "MemberRow",
@@ -67,6 +68,8 @@ __all__ = [
 #: A page of members is at most this long (the API's ``per_page`` bound).
 MAX_PER_PAGE = 200
 DEFAULT_PER_PAGE = 50
+#: The highest page of members the API takes.
+MAX_PAGE = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,8 +47,11 @@ log = logging.getLogger("curfew.teams")
 
 Role = TeamMembership.Role
 ROLES = tuple(Role.values)
+#: The longest release night (a team's overtime), in the whole minutes the
+#: API takes and its document states.
+MAX_OVERTIME_MINUTES = int(MAX_OVERTIME.total_seconds() // 60)
 #: The longest a team may let a member's own overtime lift its night.
-MAX_MEMBER_OVERTIME_MINUTES = int(MAX_OVERTIME.total_seconds() // 60)
+MAX_MEMBER_OVERTIME_MINUTES = MAX_OVERTIME_MINUTES
 #: An invite link works once, within this long.
 INVITE_LIFETIME = timedelta(days=7)
 #: The policy settings of a team, beside its schedule's declared settings.
