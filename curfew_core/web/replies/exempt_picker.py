@@ -23,7 +23,7 @@ from typing import Any
 
 from django.http import QueryDict
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 
 from curfew_core.engine import TeamSide
 from curfew_core.engine.clock import to_wall
@@ -68,11 +68,33 @@ def subagents_void(team: TeamSide | None, spared: bool) -> bool:
     return spared and team is not None and not team_lets_exempt(team, RequestContext(subagent=True))
 
 
+def team_acts(team: TeamSide | None) -> bool:
+    """Whether the person's team acts whatever their own "Only watch" says:
+    the engine's own rule (``engine.team.dry_run_holds``: a team that acts
+    overrides a member's dry run where it acts)."""
+    return team is not None and not dry_run_holds(team)
+
+
 def dry_run_void(team: TeamSide | None, watching: bool) -> bool:
     """Whether "Only watch" (``watching``, as the form shows it) leaves the
-    team's part acting: the engine's own rule (``engine.team.dry_run_holds``:
-    a team that acts overrides a member's dry run where it acts)."""
-    return watching and team is not None and not dry_run_holds(team)
+    team's part acting (``team_acts``)."""
+    return watching and team_acts(team)
+
+
+#: "Only watch"'s help for a member whose team acts (``team_acts``): the
+#: declared help says it "holds nothing back", which is so only where no
+#: team acts (``Setting.help`` of ``dry_run``).
+DRY_RUN_HELP_TEAM_ACTS = gettext_lazy(
+    "Curfew decides and reports what your own schedule would do, and holds none of it back."
+    " Your team's schedule still acts: at its hours your calls are still held back."
+)
+
+
+def dry_run_help(team: TeamSide | None) -> str | None:
+    """The help of "Only watch" where the declared one is untrue for the
+    person (their ``team`` acts), in the active language; ``None`` where it
+    holds."""
+    return str(DRY_RUN_HELP_TEAM_ACTS) if team_acts(team) else None
 
 
 def _lines(text: str) -> list[str]:

@@ -40,6 +40,11 @@ def _exempt_picks(user: Any, form: ScheduleForm, tz_name: str) -> dict[str, Any]
             # keeps the initial it saw: let it be made again.
             settings_form._bound_fields_cache.pop(setting, None)  # type: ignore[attr-defined]
     watching = bool(settings_form.typed("dry_run", source.get("dry_run")))
+    help_text = exempt_picker.dry_run_help(team)
+    if help_text is not None and "dry_run" in settings_form.fields:
+        # "Holds nothing back" is untrue where the team acts: the engine says so.
+        settings_form.fields["dry_run"].help_text = help_text
+        settings_form._bound_fields_cache.pop("dry_run", None)  # type: ignore[attr-defined]
     return {
         **offered,
         "subagents_void": exempt_picker.subagents_void(team, spared),
