@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from curfew_core.api.openapi_parts import WITH_BODY, answer, errors, json_body, model_schemas, ref
+from curfew_core.api.openapi_parts import (
+    WITH_BODY,
+    answer,
+    errors,
+    json_body,
+    model_schemas,
+    query_parameter,
+    ref,
+    whole_parameter,
+)
 from curfew_core.schedules.override_commands import INSTANT_PATTERN
 from curfew_core.schedules.values import TEXT_PATTERN
 from curfew_core.schema.decisions import (
@@ -24,20 +33,10 @@ def ledger_schemas() -> dict[str, dict[str, Any]]:
     return model_schemas(DecisionBatch, DecisionPageAnswer, ReportAnswer, SavingsAnswer)
 
 
-def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "query",
-        "required": False,
-        "schema": schema,
-        "description": description,
-    }
-
-
 _INSTANT = {"type": "string", "maxLength": 64, "pattern": INSTANT_PATTERN, "format": "date-time"}
 _RANGE = [
-    _query("from", _INSTANT, "from this instant (inclusive), RFC 3339 with its offset"),
-    _query("to", _INSTANT, "until this instant (exclusive); must be after from"),
+    query_parameter("from", _INSTANT, "from this instant (inclusive), RFC 3339 with its offset"),
+    query_parameter("to", _INSTANT, "until this instant (exclusive); must be after from"),
 ]
 
 
@@ -49,22 +48,18 @@ def ledger_paths() -> dict[str, Any]:
                 "kept for the retention, 30 days by default)",
                 "parameters": [
                     *_RANGE,
-                    _query(
+                    query_parameter(
                         "session_id",
                         {"type": "string", "maxLength": MAX_SCOPE_TEXT, "pattern": TEXT_PATTERN},
                         "only this session's",
                     ),
-                    _query(
+                    query_parameter(
                         "action",
                         {"enum": ["pass", "clamp", "short-circuit"]},
                         "only this action's",
                     ),
-                    _query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, "1"),
-                    _query(
-                        "per_page",
-                        {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE},
-                        f"{DEFAULT_PER_PAGE} by default",
-                    ),
+                    whole_parameter("page", MAX_PAGE, "1"),
+                    whole_parameter("per_page", MAX_PER_PAGE, f"{DEFAULT_PER_PAGE} by default"),
                 ],
                 "responses": {
                     "200": answer("a page", ref("DecisionPage")),

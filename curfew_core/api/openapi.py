@@ -36,6 +36,7 @@ from curfew_core.api.openapi_parts import (
     errors,
     json_body,
     model_schemas,
+    query_parameter,
     ref,
 )
 from curfew_core.edge.declare import Door
@@ -219,14 +220,12 @@ def _operations() -> dict[str, dict[str, Any]]:
             "get": {
                 "summary": "What a status display needs",
                 "parameters": [
-                    {
-                        "name": "user",
-                        "in": "query",
-                        "required": False,
-                        "description": "with a team key: the member asked for (or the "
+                    query_parameter(
+                        "user",
+                        {"type": "string", "minLength": 1, "maxLength": 150},
+                        "with a team key: the member asked for (or the "
                         "X-Curfew-User header); a personal token's own person otherwise",
-                        "schema": {"type": "string", "minLength": 1, "maxLength": 150},
-                    }
+                    )
                 ],
                 "responses": {
                     "200": answer("state", ref("State")),

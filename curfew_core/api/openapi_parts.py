@@ -36,6 +36,22 @@ def answer(description: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"description": description, "content": json_body(schema)}
 
 
+def query_parameter(
+    name: str, schema: dict[str, Any], description: str | None = None
+) -> dict[str, Any]:
+    """A query parameter (none of the API's is required)."""
+    parameter: dict[str, Any] = {"name": name, "in": "query", "required": False, "schema": schema}
+    if description is not None:
+        parameter["description"] = description
+    return parameter
+
+
+def whole_parameter(name: str, upper: int, description: str) -> dict[str, Any]:
+    """A query parameter ``api.views.whole_param`` reads: a whole number from 1
+    to ``upper`` (a page, a page's length)."""
+    return query_parameter(name, {"type": "integer", "minimum": 1, "maximum": upper}, description)
+
+
 RETRY_AFTER = {
     "Retry-After": {
         "description": "seconds to wait before trying again",

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from curfew_core.api.openapi_parts import AUTHED, WITH_BODY, answer, errors, json_body, ref
+from curfew_core.api.openapi_parts import (
+    AUTHED,
+    WITH_BODY,
+    answer,
+    errors,
+    json_body,
+    query_parameter,
+    ref,
+    whole_parameter,
+)
 from curfew_core.engine.effective import Side
 from curfew_core.engine.verdict import State
 from curfew_core.selectors.teams import DEFAULT_PER_PAGE, MAX_PAGE, MAX_PER_PAGE
@@ -68,16 +77,6 @@ def team_schemas() -> dict[str, dict[str, Any]]:
             },
             "required": ["team", "members", "page", "per_page", "total", "next_page"],
         },
-    }
-
-
-def _whole(name: str, upper: int, description: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "query",
-        "required": False,
-        "description": description,
-        "schema": {"type": "integer", "minimum": 1, "maximum": upper},
     }
 
 
@@ -181,16 +180,11 @@ def team_paths(
                 "description": "For the team's admins (their own token) and the team key; "
                 "a plain member gets a 403.",
                 "parameters": [
-                    _whole("page", MAX_PAGE, "the page, from 1"),
-                    _whole(
+                    whole_parameter("page", MAX_PAGE, "the page, from 1"),
+                    whole_parameter(
                         "per_page", MAX_PER_PAGE, f"members a page (default {DEFAULT_PER_PAGE})"
                     ),
-                    {
-                        "name": "role",
-                        "in": "query",
-                        "required": False,
-                        "schema": {"type": "string", "enum": ["admin", "member"]},
-                    },
+                    query_parameter("role", {"type": "string", "enum": ["admin", "member"]}),
                 ],
                 "responses": {
                     "200": answer("a page of members", ref("TeamMembers")),
