@@ -1,13 +1,17 @@
 """What the callback's Gemini handling rests on, pinned against LiteLLM itself
 (in process, in front of a local fake Gemini): its ``generateContent`` takes a
-string mock and sends nothing upstream, its stream does not (so the callback
-refuses an off-duty stream rather than mocking it), and its proxy routes hand
-the pre-call hook the call types the callback checks."""
+string mock and sends nothing upstream; its stream does not (it would call
+upstream), so the callback answers an off-duty stream through the HTTP client
+LiteLLM's Gemini handler takes, handed over in ``async_pre_call_deployment_hook``,
+and sends the call nowhere should that client ever be dropped; and its proxy
+routes hand the pre-call hook the call types the callback checks."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +22,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 import litellm.google_genai as google_genai
-from curfew_client import litellm_hook
+from curfew_client import gemini_shapes, litellm_hook
 from litellm.types.utils import CallTypes
 
 from curfew_testkit.fake_gemini import FakeGemini
@@ -59,12 +63,13 @@ async def test_litellms_generate_content_mock_sends_nothing_upstream(fake: FakeG
     assert len(fake.model_posts()) == 1
 
 
-async def test_litellms_gemini_stream_ignores_a_mock_so_the_hook_must_refuse_it(
+async def test_litellms_gemini_stream_ignores_a_mock_so_the_hook_cannot_mock_it(
     fake: FakeGemini,
 ) -> None:
     # Were the callback to mock an off-duty stream, the call would still go
-    # upstream: this is why it refuses one (and why this test must keep passing
-    # until LiteLLM mocks streams too; then the callback may answer them).
+    # upstream: this is why it answers one through the call's own HTTP client
+    # (below) instead (and why this test must keep passing until LiteLLM mocks
+    # streams too; then the callback may mock them as it mocks the rest).
     stream = await google_genai.agenerate_content_stream(
         **call(fake, mock_response="。", stream=True)
     )
@@ -128,3 +133,111 @@ async def test_litellm_logs_an_answered_generate_content_as_a_zero_usage_success
     payload = logging_obj.model_call_details["standard_logging_object"]
     assert payload["total_tokens"] == 0
     assert payload["status"] == "success"
+
+
+# -- an off-duty stream, answered in process ---------------------------------------
+#
+# LiteLLM's proxy sends a Gemini stream through its router, whose deployment
+# names Google's address and key; the callback's pre-call hook has the call's
+# ``data``, its deployment hook the router's ``kwargs`` just before the send.
+
+
+STREAM_CALL = "agenerate_content_stream"
+
+
+def router(fake: FakeGemini) -> Any:
+    """LiteLLM's router with one Gemini deployment in front of the fake, as
+    the proxy's ``config.yaml`` makes it."""
+    from litellm import Router
+
+    deployment = {"model": MODEL, "api_base": fake.base_url, "api_key": "AIza-real-key"}
+    return Router(model_list=[{"model_name": "gemini-2.5-flash", "litellm_params": deployment}])
+
+
+def proxy_call(call_id: str) -> dict[str, Any]:
+    """``data`` as the proxy's stream route hands it to the pre-call hook."""
+    return {
+        "model": "gemini-2.5-flash",
+        "contents": CONTENTS,
+        "stream": True,
+        "litellm_call_id": call_id,
+        "proxy_server_request": {"headers": {"x-curfew-session": call_id}},
+    }
+
+
+def off_duty_hook(reply: str = "睡吧。") -> litellm_hook.CurfewHook:
+    from tests.litellm.test_litellm_hook import Curfew, verdict
+
+    return Curfew(verdict("lights-out", reply=reply)).hook()
+
+
+async def drained(call: Any) -> list[Any]:
+    """A stream's chunks, the call awaited first."""
+    stream = await call
+    return [chunk async for chunk in stream]
+
+
+def decoded_events(chunks: list[Any]) -> list[dict[str, Any]]:
+    text = b"".join(c if isinstance(c, bytes) else str(c).encode() for c in chunks).decode()
+    return [json.loads(line[len("data: ") :]) for line in text.splitlines() if line.strip()]
+
+
+async def test_an_off_duty_stream_is_answered_by_the_callback_through_litellms_router(
+    fake: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import litellm
+
+    hook = off_duty_hook()
+    # As the config's ``callbacks:`` installs it (the deployment hook is LiteLLM's
+    # ``async_pre_call_deployment_hook``, called for ``litellm.callbacks``).
+    monkeypatch.setattr(litellm, "callbacks", [hook])
+    data = await hook.async_pre_call_hook(None, None, proxy_call("stream-1"), STREAM_CALL)
+    assert data is not None
+    stream = await router(fake).agenerate_content_stream(**data)
+    found = decoded_events([chunk async for chunk in stream])
+    assert fake.requests == []
+    (event,) = found
+    (candidate,) = event["candidates"]
+    assert candidate["content"]["parts"] == [{"text": "睡吧。"}]
+    assert candidate["finishReason"] == "STOP"
+    assert event["usageMetadata"] == gemini_shapes.zero_usage()
+
+
+async def test_an_on_duty_stream_through_the_same_router_reaches_upstream(
+    fake: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The control: the same router and callback, on duty, send the stream.
+    import litellm
+
+    from tests.litellm.test_litellm_hook import Curfew, verdict
+
+    hook = Curfew(verdict("on-duty")).hook()
+    monkeypatch.setattr(litellm, "callbacks", [hook])
+    data = await hook.async_pre_call_hook(None, None, proxy_call("stream-2"), STREAM_CALL)
+    assert data is not None
+    stream = await router(fake).agenerate_content_stream(**data)
+    found = decoded_events([chunk async for chunk in stream])
+    texts = [event["candidates"][0]["content"]["parts"][0]["text"] for event in found]
+    assert "".join(texts) == "Hello there"
+    (post,) = fake.model_posts()
+    assert json.loads(post.body)["contents"] == CONTENTS
+    assert post.headers.get("x-goog-api-key") == "AIza-real-key"
+
+
+async def test_an_off_duty_stream_whose_client_litellm_dropped_fails_and_sends_nothing(
+    fake: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Were a LiteLLM to stop calling the deployment hook (or to drop the client
+    # it hands over), the call goes where the pre-call hook pointed it, an
+    # address that resolves nowhere, with no key: an error, never upstream.
+    import litellm
+
+    hook = off_duty_hook()
+    monkeypatch.setattr(litellm, "callbacks", [])  # the deployment hook is never called
+    data = await hook.async_pre_call_hook(None, None, proxy_call("stream-3"), STREAM_CALL)
+    assert data is not None
+    assert data["api_base"] == litellm_hook.NOWHERE
+    # LiteLLM maps the connect error its own way (an InternalServerError), naming the address.
+    with pytest.raises(Exception, match=re.escape("curfew-answers.invalid")):
+        await drained(router(fake).agenerate_content_stream(**data))
+    assert fake.requests == []

@@ -4,10 +4,10 @@ in front of a fake Google: before the callback knew LiteLLM's Gemini call
 types, every one of these calls went upstream unchecked.
 
 Off duty ``generateContent`` gets Curfew's Gemini answer (zero
-``usageMetadata``) and the fake sees nothing; a stream is refused in Gemini's
-error shape (LiteLLM's stream route has no mock), the fake seeing nothing
-either; winding the fake sees the clamp, the thinking kept within it and the
-persona; on duty it sees the body as sent (the control group)."""
+``usageMetadata``) and the fake sees nothing (an off-duty stream is answered
+too: ``test_litellm_gemini_stream.py``); winding the fake sees the clamp, the
+thinking kept within it and the persona; on duty it sees the body as sent (the
+control group)."""
 
 from __future__ import annotations
 
@@ -78,23 +78,6 @@ def test_off_duty_generate_content_is_answered_by_curfew_with_zero_usage(
     (entry,) = proxy.ledger(scope["X-Curfew-Session"])
     assert entry["tokens"] == [0, 0], entry
     assert not entry["cost"], entry
-
-
-@pytest.mark.parametrize("query", ["alt=sse", ""], ids=["sse", "json-array"])
-def test_an_off_duty_gemini_stream_is_refused_and_sends_nothing(
-    proxy: LiteLLMProxy, query: str
-) -> None:
-    proxy.curfew.travel(LIGHTS_OUT)
-    response = post(proxy, STREAM, {"contents": CONTENTS}, session(), query)
-    assert response.status_code == 503, response.text
-    error = response.json()["error"]
-    assert error["code"] == 503
-    assert error["status"] == "UNAVAILABLE"
-    assert "lights-out" in error["message"]
-    assert response.headers["x-curfew-state"] == "lights-out"
-    assert response.headers["x-should-retry"] == "false"
-    assert int(response.headers["retry-after"]) >= 1
-    assert sent(proxy) == []
 
 
 @pytest.mark.parametrize(("path", "query"), [(GENERATE, ""), (STREAM, "alt=sse")])

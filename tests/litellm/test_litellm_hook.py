@@ -408,30 +408,107 @@ async def test_off_duty_gemini_is_mocked_then_answered_in_geminis_shape(call_typ
     assert (await hook.async_logging_hook(logged, None, call_type))[0]["response_cost"] == 0
 
 
+def sse_objects(payload: bytes) -> list[dict[str, Any]]:
+    """An event stream's objects (``data:`` lines, as the google-genai SDK reads them)."""
+    lines = payload.decode().splitlines()
+    return [json.loads(line.removeprefix("data: ")) for line in lines if line.strip()]
+
+
 @pytest.mark.parametrize("call_type", ["agenerate_content_stream", "generate_content_stream"])
-async def test_an_off_duty_gemini_stream_is_refused_never_passed(call_type: str) -> None:
-    # LiteLLM's stream route ignores mock_response: a mock would still call upstream.
+async def test_an_off_duty_gemini_stream_is_sent_nowhere_and_answered_by_its_own_client(
+    call_type: str,
+) -> None:
+    # LiteLLM's stream route ignores mock_response: a mock would still call
+    # upstream. So the call is pointed nowhere, and just before LiteLLM sends
+    # it, handed an HTTP client whose transport answers with Curfew's stream.
     curfew = Curfew(verdict("lights-out", reply="睡吧。"))
+    hook = curfew.hook()
+    data = await call(hook, gemini(stream=True), call_type)
+    assert len(curfew.asked) == 1
+    assert data["api_base"] == hook_module.NOWHERE
+    assert data["api_key"] == hook_module.NO_KEY
+    assert data["stream"] is True  # still LiteLLM's stream route: no mock, no plain call
+    assert "mock_response" not in data
+    headers = await hook.async_post_call_response_headers_hook(data, None, None)
+    assert headers == {"X-Curfew-State": "lights-out", "X-Curfew-Action": "short-circuit"}
+    # LiteLLM's router, just before the send: the deployment's address and key.
+    routed = {
+        "model": "gemini/gemini-2.5-flash",
+        "litellm_call_id": "call-1",
+        "api_base": "https://generativelanguage.googleapis.com",
+        "api_key": "AIza-real-key",
+        "contents": GEMINI["contents"],
+    }
+    kwargs = await hook.async_pre_call_deployment_hook(dict(routed), None)
+    assert kwargs is not None
+    assert kwargs["api_base"] == hook_module.NOWHERE
+    assert kwargs["api_key"] == hook_module.NO_KEY
+    assert kwargs["contents"] == GEMINI["contents"]
+    client = kwargs["client"]
+    assert isinstance(client, hook_module.ANSWERING_CLIENT)
+    url = f"{hook_module.NOWHERE}/models/gemini-2.5-flash:streamGenerateContent"
+    sent = await client.post(url=url, json={}, stream=True)
+    assert sent.status_code == 200
+    assert sent.headers["content-type"].startswith("text/event-stream")
+    (event,) = sse_objects(await sent.aread())
+    assert event["candidates"][0]["content"]["parts"] == [{"text": "睡吧。"}]
+    assert event["candidates"][0]["finishReason"] == "STOP"
+    assert event["usageMetadata"] == gemini_shapes.zero_usage()
+    assert event["modelVersion"] == "gemini-2.5-flash"
+    # Every other call goes as LiteLLM routed it.
+    other = await hook.async_pre_call_deployment_hook({**routed, "litellm_call_id": "call-2"}, None)
+    assert other is None
+    # LiteLLM's ledger records it as zero.
+    logged = {"litellm_call_id": "call-1", "response_cost": 0.01}
+    assert (await hook.async_logging_hook(logged, None, call_type))[0]["response_cost"] == 0
+
+
+async def test_an_on_duty_gemini_stream_keeps_its_address_and_client() -> None:
+    # The control: a passing verdict leaves the stream and its routing alone.
+    hook = Curfew(verdict("on-duty")).hook()
+    data = await call(hook, gemini(stream=True), "agenerate_content_stream")
+    assert "api_base" not in data
+    assert "api_key" not in data
+    routed = {"litellm_call_id": "call-1", "api_base": "https://google", "api_key": "k"}
+    assert await hook.async_pre_call_deployment_hook(dict(routed), None) is None
+
+
+async def test_fail_closed_answers_a_gemini_stream_too() -> None:
+    curfew = Curfew(error=httpx.ConnectError("refused"))
+    hook = curfew.hook("fail_closed")
+    data = await call(hook, gemini(stream=True), "agenerate_content_stream")
+    assert data["api_base"] == hook_module.NOWHERE
+    headers = await hook.async_post_call_response_headers_hook(data, None, None)
+    assert headers is not None
+    assert headers["X-Curfew-State"] == "unchecked"
+    kwargs = await hook.async_pre_call_deployment_hook({"litellm_call_id": "call-1"}, None)
+    assert kwargs is not None
+    answer = await kwargs["client"].post(url=hook_module.NOWHERE, json={}, stream=True)
+    (event,) = sse_objects(await answer.aread())
+    assert event["usageMetadata"] == gemini_shapes.zero_usage()
+
+
+async def test_a_litellm_that_takes_no_transport_refuses_an_off_duty_gemini_stream(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No HTTP client can be handed over: refused in Gemini's error shape, never passed.
+    monkeypatch.setattr(hook_module, "ANSWERING_CLIENT", None)
     data = gemini(stream=True)
+    hook = Curfew(verdict("lights-out", reply="睡吧。")).hook()
     with pytest.raises(CurfewRefusal) as raised:
-        await call(curfew.hook(), data, call_type)
+        await call(hook, data, "agenerate_content_stream")
     refusal = raised.value
     assert int(refusal.code) == 503
     error = refusal.to_dict()
     assert error["code"] == 503
     assert error["status"] == "UNAVAILABLE"
     assert "lights-out" in error["message"]
+    assert "takes no transport" in error["message"]
     assert refusal.headers["X-Should-Retry"] == "false"
     assert int(refusal.headers["Retry-After"]) > 3600
     assert refusal.headers["X-Curfew-State"] == "lights-out"
     assert "mock_response" not in data
-
-
-async def test_fail_closed_refuses_a_gemini_stream_too() -> None:
-    curfew = Curfew(error=httpx.ConnectError("refused"))
-    with pytest.raises(CurfewRefusal) as raised:
-        await call(curfew.hook("fail_closed"), gemini(stream=True), "agenerate_content_stream")
-    assert raised.value.headers["X-Curfew-State"] == "unchecked"
+    assert "api_base" not in data
 
 
 @pytest.mark.parametrize("call_type", ["agenerate_content", "agenerate_content_stream"])

@@ -48,12 +48,23 @@ way (read from LiteLLM's own source, proven against the real proxy in
   string mock and success hook; LiteLLM's success logging, which reads the
   call's httpx response (its mock sets none), is handed Curfew's answer, so the
   call is logged as a zero-usage success, not as an ERROR. A *stream* cannot
-  be: LiteLLM's Gemini stream route ignores ``mock_response`` (it would call
-  upstream), and asked as a plain call it fails. So an off-duty Gemini stream
-  is refused, loudly: a 503 in Gemini's error shape (``{"error": {"code",
-  "message", "status"}}``, which the google-genai SDK raises) with
-  ``Retry-After`` and ``X-Should-Retry: false``, as embeddings are. Winding
-  clamps ``maxOutputTokens`` and the thinking budget/level
+  be mocked: LiteLLM's Gemini stream route ignores ``mock_response`` (it would
+  call upstream), and asked as a plain call it fails. So an off-duty Gemini
+  stream is answered where LiteLLM would reach Google: the pre-call hook points
+  the call at an address that resolves nowhere (``NOWHERE``, ``.invalid``),
+  and LiteLLM's ``async_pre_call_deployment_hook``, called just before the
+  request is sent, hands the call an HTTP client of its own
+  (``AsyncHTTPHandler(transport=…)``, the ``client`` LiteLLM's Gemini handler
+  takes) whose transport answers in process with Curfew's Gemini stream
+  (``gemini_shapes``: one event, the reply, ``finishReason``, ``usageMetadata``
+  all zero). LiteLLM relays those events as it relays Google's, and logs the
+  call from them: a zero-usage success. Nothing leaves the process; were a
+  LiteLLM to stop honouring that client, the call would fail at the address
+  that resolves nowhere, never reach upstream. A LiteLLM whose HTTP handler
+  takes no transport refuses such a stream instead: a 503 in Gemini's error
+  shape (``{"error": {"code", "message", "status"}}``) with ``Retry-After``
+  and ``X-Should-Retry: false``, as embeddings are. Winding clamps
+  ``maxOutputTokens`` and the thinking budget/level
   (``gemini_shapes.apply_verdict``) and appends the persona to
   ``systemInstruction``, in both routes.
 - on duty, exempt, dry run: the request is not touched.
@@ -75,6 +86,7 @@ calls are still enforced.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import re
@@ -130,6 +142,11 @@ CALL_KINDS: Mapping[str, Kind] = {
 
 #: The Gemini call types that stream (``:streamGenerateContent``).
 GEMINI_STREAMS = frozenset({"agenerate_content_stream", "generate_content_stream"})
+#: Where an off-duty Gemini stream is sent: nowhere (``.invalid`` never
+#: resolves, RFC 2606), with no key. Its own transport answers it in process;
+#: were it ever not used, the call fails here instead of reaching upstream.
+NOWHERE = "http://curfew-answers.invalid"
+NO_KEY = "curfew-answers-no-key"
 
 STATE_HEADER = "X-Curfew-State"
 ACTION_HEADER = "X-Curfew-Action"
@@ -159,6 +176,53 @@ class _Pending:
     shape: shapes.Shape | shapes.ShapeModule
     body: dict[str, Any]
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _CannedStream:
+    """An off-duty Gemini stream's answer, waiting for LiteLLM to send the call."""
+
+    payload: bytes
+    content_type: str
+
+
+class AnswerTransport(httpx.AsyncBaseTransport):
+    """The upstream of one off-duty Gemini stream, in process: whatever
+    LiteLLM sends it is answered with Curfew's stream; nothing leaves the
+    process."""
+
+    def __init__(self, payload: bytes, content_type: str) -> None:
+        self._payload = payload
+        self._content_type = content_type
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        return httpx.Response(
+            200, content=self._payload, headers={"content-type": self._content_type}
+        )
+
+
+def _answering_client_class() -> Any | None:
+    """LiteLLM's ``AsyncHTTPHandler``, when it takes a transport of its own
+    (``None`` otherwise: then an off-duty Gemini stream is refused)."""
+    try:
+        from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+    except ImportError:  # pragma: no cover - every LiteLLM this supports has it
+        return None
+    parameters = inspect.signature(AsyncHTTPHandler.__init__).parameters
+    return AsyncHTTPHandler if "transport" in parameters else None
+
+
+#: ``None``: this LiteLLM cannot be handed an in-process upstream.
+ANSWERING_CLIENT = _answering_client_class()
+
+
+def answering_client(payload: bytes, content_type: str) -> Any:
+    """The ``client`` LiteLLM's Gemini handler sends an off-duty stream
+    through: its transport answers with ``payload``."""
+    if ANSWERING_CLIENT is None:
+        raise RuntimeError("this LiteLLM's AsyncHTTPHandler takes no transport")
+    return ANSWERING_CLIENT(transport=AnswerTransport(payload, content_type))
 
 
 class CurfewRefusal(ProxyException):
@@ -531,6 +595,10 @@ class CurfewHook(CustomLogger):
         self._member_from_key = member_from_key
         self._headers: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._pending: OrderedDict[str, _Pending] = OrderedDict()
+        #: Off-duty Gemini streams, answered when LiteLLM sends them. Kept, not
+        #: taken, at the send: LiteLLM's router retries a call through the same
+        #: deployment hook, and each attempt must be answered here too.
+        self._streams: OrderedDict[str, _CannedStream] = OrderedDict()
         #: Calls answered here: LiteLLM's own ledger must record them as zero too.
         self._canned: OrderedDict[str, bool] = OrderedDict()
         self._logged: set[str] = set()
@@ -664,7 +732,7 @@ class CurfewHook(CustomLogger):
         stream: bool = False,
     ) -> dict[str, Any]:
         if kind == "gemini" and stream:
-            raise self._gemini_stream_refusal(verdict)
+            return self._gemini_stream(data, verdict, text, call_id)
         if kind == "embeddings":
             now = datetime.now(UTC)
             body, headers = openai_shapes.embeddings_refusal(
@@ -697,11 +765,29 @@ class CurfewHook(CustomLogger):
         data.pop("stream_options", None)
         return data
 
+    def _gemini_stream(
+        self, data: dict[str, Any], verdict: CurfewVerdict, text: str, call_id: str
+    ) -> dict[str, Any]:
+        """An off-duty Gemini stream: LiteLLM's stream route has no mock
+        (``mock_response`` would still call upstream), so the call is sent
+        nowhere and answered by its own transport
+        (``async_pre_call_deployment_hook``) with Curfew's Gemini stream.
+        Always an event stream: LiteLLM asks Google for one (``alt=sse``)
+        and relays it as one, whatever the client's ``alt``."""
+        if not call_id or ANSWERING_CLIENT is None:
+            raise self._gemini_stream_refusal(verdict)
+        shape = gemini_shapes.GeminiCall(str(data.get("model") or ""), stream=True, alt_sse=True)
+        payload, content_type = shape.short_circuit_body(data, text)
+        self._remember(self._streams, call_id, _CannedStream(payload, content_type))
+        data["api_base"] = NOWHERE
+        data["api_key"] = NO_KEY
+        return data
+
     @staticmethod
     def _gemini_stream_refusal(verdict: CurfewVerdict) -> CurfewRefusal:
-        """An off-duty Gemini stream's answer: LiteLLM's stream route has no
-        mock (``mock_response`` would still call upstream), so it is refused
-        in Gemini's error shape, never passed."""
+        """An off-duty Gemini stream's answer when this LiteLLM cannot be
+        handed an in-process upstream (its ``AsyncHTTPHandler`` takes no
+        transport): refused in Gemini's error shape, never passed."""
         now = datetime.now(UTC)
         _, headers = openai_shapes.embeddings_refusal(
             verdict.state, openai_shapes.retry_after_seconds(verdict.valid_until, now)
@@ -709,15 +795,32 @@ class CurfewHook(CustomLogger):
         status = openai_shapes.EMBEDDINGS_REFUSAL_STATUS
         message = (
             f"the curfew is {verdict.state}: this LiteLLM proxy answers no Gemini stream "
-            "while it lasts (streamGenerateContent cannot be answered without calling "
-            "upstream); call generateContent for the curfew's answer, or retry after "
-            "the Retry-After seconds"
+            "while it lasts (this LiteLLM's HTTP handler takes no transport, so "
+            "streamGenerateContent cannot be answered without calling upstream); call "
+            "generateContent for the curfew's answer, or retry after the Retry-After seconds"
         )
         return CurfewRefusal(
             status,
             gemini_shapes.error_body(status, message),
             {**headers, STATE_HEADER: verdict.checked_state, ACTION_HEADER: verdict.action},
         )
+
+    async def async_pre_call_deployment_hook(
+        self, kwargs: dict[str, Any], call_type: Any
+    ) -> dict[str, Any] | None:
+        """An off-duty Gemini stream, just before LiteLLM sends it: its HTTP
+        client is one whose transport answers with Curfew's stream, and its
+        address still resolves nowhere. Any other call: untouched."""
+        call_id = kwargs.get("litellm_call_id")
+        canned = self._streams.get(call_id) if isinstance(call_id, str) else None
+        if canned is None:
+            return None
+        return {
+            **kwargs,
+            "client": answering_client(canned.payload, canned.content_type),
+            "api_base": NOWHERE,
+            "api_key": NO_KEY,
+        }
 
     async def async_post_call_success_hook(
         self, data: dict[str, Any], user_api_key_dict: Any, response: Any
