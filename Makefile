@@ -152,7 +152,7 @@ clients: $(VENV)/.dev
 	mkdir -p $(CLIENTS)/npm
 	npm install --silent --no-audit --no-fund --prefix $(CLIENTS)/npm $(CLIENTS_NPM)
 	test -x $(CLIENTS)/py-venv/bin/python || $(PYTHON) -m venv $(CLIENTS)/py-venv
-	$(CLIENTS)/py-venv/bin/pip install --quiet --disable-pip-version-check llm openai anthropic 'pydantic-ai-slim[openai]' openai-agents './client[litellm]'
+	$(CLIENTS)/py-venv/bin/pip install --quiet --disable-pip-version-check llm openai anthropic 'pydantic-ai-slim[openai]' openai-agents google-genai './client[litellm]'
 	test -x $(CLIENTS)/aider-venv/bin/python || $(PYTHON) -m venv $(CLIENTS)/aider-venv
 	$(CLIENTS)/aider-venv/bin/pip install --quiet --disable-pip-version-check aider-chat
 	$(PY) -m tests.clients.run --write docs/clients.md $(if $(CLIENTS_ONLY),--only $(CLIENTS_ONLY))

@@ -64,7 +64,7 @@ from curfew_core.web.integrations import tool_setups
 from curfew_testkit.fake_anthropic import FakeAnthropic
 from curfew_testkit.fake_upstream import FakeUpstream, Recorded, RecordingFake
 from curfew_testkit.server import ROOT, ServedApp, free_port, wait_for_http
-from tests.clients import agents, harness_hooks, team
+from tests.clients import agents, gemini, harness_hooks, team
 from tests.clients.tee import Tee
 
 SCRATCH = ROOT / ".local" / "clients"
@@ -160,6 +160,8 @@ class Tool:
     extra_check: Callable[[str, str], list[str]] | None = None
     #: More words for the table, from what the user saw.
     extra_words: Callable[[str, str], str] | None = None
+    #: A gateway's client script (``LITELLM_CLIENT`` when unset).
+    client: str | None = None
 
 
 @dataclass
@@ -425,7 +427,7 @@ CLIENT_VERSION = Tool(
 #: Not a member of the team (the gateway client's team-key rows ask for it too).
 STRANGER = "not-a-member"
 
-TOOLS = (
+TOOLS: tuple[Tool, ...] = (
     Tool("claude-code", "claude-code", "anthropic", claude, [_bin(NPM_BIN, "claude"), "--version"]),
     Tool("codex", "codex", "openai", codex, [_bin(NPM_BIN, "codex"), "--version"]),
     Tool("opencode", "opencode", "openai", opencode, [_bin(NPM_BIN, "opencode"), "--version"]),
@@ -512,7 +514,25 @@ AGENTS = (
         extra_words=agents.words,
     ),
 )
-TOOLS = (*TOOLS, *AGENTS)
+#: Google's own SDK through the LiteLLM proxy (``gemini.py``): last, so the
+#: rows of earlier runs keep their order.
+GOOGLE_GENAI = Tool(
+    "google-genai",
+    "litellm",
+    "gemini",
+    lambda context: [],  # the proxy is started once; its client is gemini.CLIENT
+    [
+        _bin(PY_BIN, "python"),
+        "-c",
+        "import importlib.metadata as m; "
+        "print('google-genai', m.version('google-genai'), 'via litellm', m.version('litellm'))",
+    ],
+    gateway=True,
+    extra_check=gemini.check,
+    extra_words=gemini.words,
+    client=gemini.CLIENT,
+)
+TOOLS = (*TOOLS, *AGENTS, GOOGLE_GENAI)
 NOT_RUN = {
     "cursor": "not run: Cursor is a desktop app, on no package registry, and it calls the "
     "base URL from Cursor's own servers, which cannot reach this machine",
@@ -538,6 +558,8 @@ class Bench:
         # The usual fake, but a forced tool gets a call to it (the agents' rows).
         self.openai: FakeUpstream = agents.ToolCallingFake().start()
         self.anthropic = FakeAnthropic().start()
+        # Google, behind LiteLLM's gemini/ deployment (the google-genai row).
+        self.gemini = gemini.GeminiFake().start()
         self.app = ServedApp(
             workdir,
             env={
@@ -573,8 +595,14 @@ class Bench:
         #: More LiteLLM proxies: with the team key, and in front of no Curfew.
         self.gateways: dict[str, Gateway] = {}
 
-    def fakes(self) -> tuple[RecordingFake, ...]:
-        return (self.openai, self.anthropic)
+    def fakes(self) -> tuple[RecordingFake | gemini.GeminiFake, ...]:
+        return (self.openai, self.anthropic, self.gemini)
+
+    def fake_for(self, protocol: str) -> RecordingFake | gemini.GeminiFake:
+        """The upstream a tool of ``protocol`` reaches."""
+        if protocol == "anthropic":
+            return self.anthropic
+        return self.gemini if protocol == "gemini" else self.openai
 
     def tee_for(self, tool: Tool, gateway: str = "") -> Tee:
         if tool.gateway and gateway in self.gateways:
@@ -644,6 +672,8 @@ class Bench:
         )
         # The one substitution: the provider is the recording fake, not DeepSeek.
         text = text.replace("https://api.deepseek.com/v1", f"{self.openai.base_url}/v1")
+        # And a Gemini model, as a user with one adds it, at the fake Google.
+        text = gemini.with_gemini(text, self.gemini.base_url)
         if self.control:
             text = without_curfew(text)  # the control group: LiteLLM past Curfew too
         config.write_text(text + "\n", encoding="utf-8")
@@ -652,6 +682,7 @@ class Bench:
         port = free_port()
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
         env.update({**QUIET_ENV, **exports, "DEEPSEEK_API_KEY": "sk-upstream-fake"})
+        env.update(gemini.KEY_ENV)
         log = open(workdir / "litellm.log", "ab")  # noqa: SIM115 - the child's for its life
         process = subprocess.Popen(
             [
@@ -697,6 +728,7 @@ class Bench:
         self.app.stop()
         self.openai.stop()
         self.anthropic.stop()
+        self.gemini.stop()
 
 
 def without_curfew(config: str) -> str:
@@ -727,6 +759,10 @@ def _budget(body: Any) -> int | None:
     for name in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         if isinstance(body.get(name), int):
             return int(body[name])
+    # Gemini's: in its generation config.
+    config = body.get("generationConfig")
+    if isinstance(config, dict) and isinstance(config.get("maxOutputTokens"), int):
+        return int(config["maxOutputTokens"])
     return None
 
 
@@ -734,6 +770,25 @@ def _has_persona(body: Any, persona: str) -> bool:
     if not persona:
         return False
     return json.dumps(persona, ensure_ascii=False)[1:-1] in json.dumps(body, ensure_ascii=False)
+
+
+def _system_part(body: Any, protocol: str) -> Any:
+    """Where a protocol keeps the system text the persona must be added to
+    (Gemini: ``systemInstruction``); the whole body for the others."""
+    if protocol == "gemini":
+        return body.get("systemInstruction") if isinstance(body, dict) else None
+    return body
+
+
+def _call_name(route: str) -> str:
+    """A call's name for the table: the route's last part (Gemini's method,
+    ``…/models/m:generateContent``, by its method alone)."""
+    return route.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+
+
+#: The reply each protocol's fake upstream gives (the user must see it on duty).
+UPSTREAM_SAYS = {"gemini": gemini.UPSTREAM_SAYS}
+UPSTREAM_REPLY = "Hello from the fake"
 
 
 def _purpose(sent: Recorded) -> str:
@@ -801,30 +856,44 @@ def check(
             body = _body(r)
             budget = _budget(body)
             before = _budget(_body(asked[index])) if index < len(asked) else None
-            persona_added = _has_persona(body, persona)
+            persona_added = _has_persona(_system_part(body, tool.protocol), persona)
+            where = " in systemInstruction" if tool.protocol == "gemini" else ""
             reached_words.append(
-                f"{r.route.rsplit('/', 1)[-1]}: budget {before if before is not None else 'unset'}"
-                f" → {budget}{' + persona' if persona_added else ''}"
+                f"{_call_name(r.route)}: budget {before if before is not None else 'unset'}"
+                f" → {budget}{' + persona' + where if persona_added else ''}"
             )
             if budget is None or ceiling is None or budget > ceiling:
                 problems.append(f"{r.route}: budget {budget} not clamped to {ceiling}")
             if not persona_added:
                 problems.append(f"{r.route}: no persona")
     else:
-        if "Hello from the fake" not in seen:
+        if UPSTREAM_SAYS.get(tool.protocol, UPSTREAM_REPLY) not in seen:
             problems.append("the upstream's reply is not shown")
         if not main and not helper_hits:
             problems.append("nothing reached the upstream")
-        for r in main:
+        asked = [s for s in _model_calls(sent) if s.body not in helpers]
+        for index, r in enumerate(main):
             if tool.gateway:
                 body = _body(r)
+                before = _budget(_body(asked[index])) if index < len(asked) else None
                 if _has_persona(body, persona):
                     problems.append(f"{r.route}: persona on duty")
-                if _budget(body) not in (None, 500):
-                    problems.append(f"{r.route}: budget changed to {_budget(body)}")
-                reached_words.append(
-                    f"{r.route.rsplit('/', 1)[-1]}: budget {_budget(body)}, no persona"
-                )
+                if _budget(body) not in (None, before):
+                    problems.append(f"{r.route}: budget {before} changed to {_budget(body)}")
+                if tool.protocol == "gemini":
+                    # Google's own fields pass as the SDK sent them.
+                    call = asked[index] if index < len(asked) else None
+                    for name in gemini.changed(_body(call) if call else None, body):
+                        problems.append(f"{r.route}: {name} not as sent")
+                    if call is not None and call.query != r.query:
+                        problems.append(f"{r.route}: query {r.query!r}, sent {call.query!r}")
+                    query = f", query ?{r.query}" if r.query else ""
+                    reached_words.append(
+                        f"{_call_name(r.route)}: {', '.join(gemini.FIELDS)} as sent{query}"
+                        ", no persona"
+                    )
+                    continue
+                reached_words.append(f"{_call_name(r.route)}: budget {_budget(body)}, no persona")
                 continue
             twins = [s for s in sent if s.body == r.body and s.route == r.route]
             if not twins:
@@ -883,7 +952,7 @@ def run_tool(
     commands = tool.commands(context)
     if tool.gateway:
         client = work / "client.py"
-        client.write_text(LITELLM_CLIENT.replace("{model}", MODEL), encoding="utf-8")
+        client.write_text((tool.client or LITELLM_CLIENT).replace("{model}", MODEL), "utf-8")
         master_key = bench.gateways[gateway].master_key if gateway else bench.master_key
         commands = [
             [
@@ -921,8 +990,7 @@ def run_tool(
             break
     time.sleep(1.0)  # a tool's helper call may land just after its answer
     sent = list(tee.requests)
-    fake = bench.anthropic if tool.protocol == "anthropic" else bench.openai
-    reached = list(fake.requests)
+    reached = list(bench.fake_for(tool.protocol).requests)
     verdict = bench.verdict(member=with_team)
     problems, helpers, words = check(tool, state, sent, reached, seen, code, verdict, bench.persona)
     if tool.extra_check is not None:
@@ -1075,7 +1143,8 @@ def version(tool: Tool) -> str:
 
 def _shown(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    curfew = [line for line in lines if "Curfew" in line or "Hello from the fake" in line]
+    marks = ("Curfew", UPSTREAM_REPLY, *UPSTREAM_SAYS.values())
+    curfew = [line for line in lines if any(mark in line for mark in marks)]
     shown = " / ".join(curfew[:2] or lines[-1:])
     return shown.replace("|", "\\|")[:90] or "(nothing)"
 
@@ -1100,7 +1169,13 @@ def table(results: list[Result], versions: dict[str, str], seconds: float) -> st
         '(`tool_choice: "required"`) force a tool call: off duty each must stop after one '
         "request with zero usage, its own refusal error (`ContentFilterError`, "
         "`ModelRefusalError`) carrying the reply, rather than ask again; winding and on duty "
-        "the fake upstream calls the forced tool. Rows marked **team key** run again with a "
+        "the fake upstream calls the forced tool. `google-genai` is Google's own SDK through the "
+        "LiteLLM proxy, a `gemini/` model added to its config in front of a recording fake "
+        "Google and the SDK pointed at the proxy (`http_options`: its address, "
+        '`api_version="v1beta"`), one `generate_content` and one `generate_content_stream` call '
+        "each run: off duty both must be finished turns (`STOP`) showing Curfew's reply with a "
+        "usage of zero, winding `maxOutputTokens` clamped and the persona in `systemInstruction`. "
+        "Rows marked **team key** run again with a "
         "team key, each tool "
         "naming its member as [Team keys in tools](manual.md#team-keys-in-tools) says "
         "(`X-Curfew-User`), held to the same checks, and every call must name the member; "
