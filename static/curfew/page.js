@@ -312,3 +312,35 @@ document.documentElement.classList.add("js");
     }
   });
 })();
+
+/* A person's Save, Revoke or search answered with one of the site's whole
+   error pages (a key revoked in another tab: 404; a form whose page expired:
+   403; a server error or outage: 500, 503) shows it as following a link
+   would: the error page's main takes this page's main. Swapped where the
+   form aimed its fragment, it was a page inside a card (a second top bar,
+   the form gone); a 5xx was not swapped at all (base.html's htmx-config),
+   so nothing showed. A form's own refusal (422: its fields flagged; 409:
+   saved elsewhere) is a fragment and is swapped where it was aimed. Only
+   what a person set off: a poll or a live preview keeps its own target. */
+(function () {
+  "use strict";
+  var WHOLE_PAGE = /^\s*<!doctype html/i;
+
+  function byPerson(config) {
+    var event = config && config.triggeringEvent;
+    return !!event && event.isTrusted === true && (event.type === "submit" || event.type === "click");
+  }
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var detail = event.detail;
+    var xhr = detail.xhr;
+    var main = document.getElementById("main");
+    if (!xhr || xhr.status < 400 || !main || !byPerson(detail.requestConfig)) return;
+    var text = typeof detail.serverResponse === "string" ? detail.serverResponse : "";
+    if (!WHOLE_PAGE.test(text) || text.indexOf('id="main"') === -1) return;
+    detail.shouldSwap = true;
+    detail.target = main;
+    detail.selectOverride = "#main";
+    detail.swapOverride = "outerHTML";
+  });
+})();
