@@ -3,10 +3,13 @@ a member whose team acts (``engine.team.dry_run_holds`` false: the team's
 curfew on and not only watching) that is untrue: their own dry run watches,
 the team's rules still hold their calls back. The help reads the engine's
 rule, ticked or not, in en and zh; and the verdict agrees. Controls: a team
-that only watches too, a team whose curfew is off, a person in no team."""
+that only watches too, a team whose curfew is off, a person in no team.
+The note beside a ticked box no longer says it all again."""
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from typing import Any
 
 import pytest
@@ -59,6 +62,13 @@ def _hint(page: PageClient, **extra: Any) -> str:
     return after.split('<p class="hint">', 1)[1].split("</p>", 1)[0]
 
 
+def _note(page: PageClient) -> str:
+    """The note beside a ticked "Only watch", as read (tags dropped)."""
+    html: str = page.get("/replies/").content.decode()
+    note = html.split("data-dry-run-void>", 1)[1].split("</span>\n", 1)[0]
+    return " ".join(re.sub(r"<[^>]+>", " ", unescape(note)).split())
+
+
 def _verdict(user: User) -> dict[str, Any]:
     token = token_create(user=user)[1]
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -80,6 +90,12 @@ def test_a_member_whose_team_acts_is_told_the_team_still_acts(
     if watching:
         # What the help says is what gateways get: held back by the team.
         assert _verdict(user)["action"] != "pass"
+        # The note beside the ticked box says who can change that, and does
+        # not say again what the help says.
+        assert (
+            _note(page)
+            == "your team still acts The team's admins can make the team only watch too."
+        )
 
 
 def test_it_speaks_chinese(page: PageClient, user: User) -> None:
