@@ -2,37 +2,80 @@
 proxy set up with Curfew's callback, its ``gemini/`` model in front of the test
 kit's recording fake Google (``FakeGemini``).
 
-The proxy's declared config (``tool_setups``, "LiteLLM") has one OpenAI-shaped
-model; a user with Gemini adds a ``gemini/`` entry (:func:`with_gemini`), and
-points the SDK at the proxy with ``http_options`` (:data:`CLIENT`): the
-proxy's address as ``base_url`` and ``api_version="v1beta"`` (the SDK's default
-path meets LiteLLM's GET ``/v1/models/{model}``, a 405), LiteLLM's key as the
-API key. The script makes one ``generate_content`` and one
-``generate_content_stream`` call and prints, for each, the text the user sees
-and one line ``<call> finish=<reason> usage=<prompt>/<candidates>/<total>``
-that :func:`check` reads: off duty both must be finished turns (``STOP``) with
-Curfew's reply and a usage of zero; winding and on duty the fake's answer.
+Set up as the Integrations page says (``tool_setups``, "LiteLLM"): the proxy's
+declared config has the ``gemini/`` entry, pointed here at the fake Google
+(:func:`at_fake`, as the DeepSeek entry is pointed at the fake OpenAI), its key
+read from the variable the entry names (:data:`KEY_ENV`); the user's script
+(:data:`CLIENT`) is the declared google-genai snippet, LiteLLM's address and key
+the proxy's under test, the member named by ``X-Curfew-User`` with a team key.
+The snippet makes one ``generate_content`` call, the script one
+``generate_content_stream`` call more with the snippet's client and config,
+and prints, for each, the text the user sees and one line ``<call>
+finish=<reason> usage=<prompt>/<candidates>/<total>`` that :func:`check` reads:
+off duty both must be finished turns (``STOP``) with Curfew's reply and a usage
+of zero; winding and on duty the fake's answer.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import yaml
 
+from curfew_core.web.integrations import tool_setups
 from curfew_testkit.fake_gemini import FakeGemini
 
-#: The model the SDK asks for, and LiteLLM's deployment of it (the fake's own).
-MODEL = "gemini-2.5-flash"
-#: The deployment's key, read by LiteLLM from its environment (the fake checks none).
-KEY_ENV = {"GEMINI_API_KEY": "AIza-fake-gemini-key"}
+#: The declared google-genai snippet, as the page shows it (it has no Curfew
+#: address or key to fill in: it asks LiteLLM's proxy).
+SNIPPET = tool_setups.setup("litellm").snippet("genai").render(base_url="", token="")
+#: The model the SDK asks for, and LiteLLM's deployment of it.
+MODEL = tool_setups.GEMINI_MODEL
+
+
+def _declared_budget(snippet: str) -> int:
+    found = re.search(r"max_output_tokens=(\d+)", snippet)
+    if found is None:
+        raise ValueError("the declared google-genai snippet asks for no max_output_tokens")
+    return int(found.group(1))
+
+
+#: The budget the snippet asks for: above any winding ceiling, so a clamp shows.
+BUDGET = _declared_budget(SNIPPET)
+
+
+def _gemini_entries(loaded: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``gemini/`` deployments of a loaded LiteLLM config."""
+    models = loaded.get("model_list")
+    if not isinstance(models, list):
+        raise ValueError("the LiteLLM config has no model_list")
+    found = [
+        entry["litellm_params"]
+        for entry in models
+        if str(entry.get("litellm_params", {}).get("model", "")).startswith("gemini/")
+    ]
+    if not found:
+        raise ValueError("the LiteLLM config has no gemini/ model")
+    return found
+
+
+def _key_env() -> dict[str, str]:
+    config = tool_setups.setup("litellm").snippet("config").render(base_url="", token="")
+    names = {
+        str(params.get("api_key", "")).removeprefix("os.environ/")
+        for params in _gemini_entries(yaml.safe_load(config))
+    }
+    return dict.fromkeys(sorted(names), "AIza-fake-gemini-key")
+
+
+#: The Gemini deployment's key, in the variable its declared entry names
+#: (``GEMINI_API_KEY``; the fake checks none).
+KEY_ENV = _key_env()
 #: What the fake Google answers (``FakeGemini``: "Hello" + " there" when streamed).
 UPSTREAM_SAYS = "Hello there"
 #: The calls the script makes, in order.
 CALLS = ("generate_content", "generate_content_stream")
-#: The budget the script asks for: above any winding ceiling, so a clamp shows.
-BUDGET = 4096
 
 
 class GeminiFake(FakeGemini):
@@ -43,45 +86,40 @@ class GeminiFake(FakeGemini):
         self.fail_with = None
 
 
-def with_gemini(config: str, api_base: str) -> str:
-    """LiteLLM's proxy config with a ``gemini/`` deployment of :data:`MODEL`
-    added to its model list, at ``api_base`` (the fake Google), its key from
-    the environment as the declared entry's is; the rest as it was."""
+def at_fake(config: str, api_base: str) -> str:
+    """LiteLLM's proxy config with its declared ``gemini/`` deployments sent to
+    ``api_base`` (the fake Google) instead of Google; the rest as declared."""
     loaded: dict[str, Any] = yaml.safe_load(config)
-    models = loaded.get("model_list")
-    if not isinstance(models, list):
-        raise ValueError("the LiteLLM config has no model_list")
-    entry = {
-        "model_name": MODEL,
-        "litellm_params": {
-            "model": f"gemini/{MODEL}",
-            "api_base": api_base,
-            "api_key": f"os.environ/{next(iter(KEY_ENV))}",
-        },
-    }
-    loaded["model_list"] = [*models, entry]
+    for params in _gemini_entries(loaded):
+        params["api_base"] = api_base
     return yaml.safe_dump(loaded, sort_keys=False).rstrip("\n")
 
 
-#: The user's script: argv base_url (the proxy), LiteLLM's key, the prompt,
-#: and with a team key the member (named by ``X-Curfew-User``, as the other
-#: clients of the proxy name it).
-CLIENT = f"""
+def _once(text: str, old: str, new: str) -> str:
+    if text.count(old) != 1:
+        raise ValueError(f"the declared google-genai snippet has not one {old}: {text}")
+    return text.replace(old, new)
+
+
+def script(snippet: str) -> str:
+    """The user's script from the declared ``snippet``: argv's base_url (the
+    proxy's tee), LiteLLM's key, the prompt, and with a team key the member
+    (named by ``X-Curfew-User`` in the client's headers, as the other clients of
+    the proxy name it); LiteLLM's address and key in the snippet are these."""
+    setup = _once(snippet, json.dumps(tool_setups.LITELLM_PROXY_URL), "base_url")
+    setup = _once(setup, json.dumps(tool_setups.LITELLM_KEY), "key")
+    setup = _once(setup, 'api_version="v1beta"', 'api_version="v1beta", headers=member')
+    return HEAD + setup + "\n" + TAIL
+
+
+HEAD = """
 import sys
 
-from google import genai
-from google.genai import types
-
 base_url, key, prompt = sys.argv[1:4]
-member = {{"X-Curfew-User": sys.argv[4]}} if len(sys.argv) > 4 else {{}}
-client = genai.Client(
-    api_key=key,
-    http_options=types.HttpOptions(base_url=base_url, api_version="v1beta", headers=member),
-)
-config = types.GenerateContentConfig(
-    system_instruction="Answer briefly.", max_output_tokens={BUDGET}
-)
+member = {"X-Curfew-User": sys.argv[4]} if len(sys.argv) > 4 else {}
 
+"""
+TAIL = f"""
 
 def said(call, text, last, chunks=None):
     usage = last.usage_metadata
@@ -96,7 +134,6 @@ def said(call, text, last, chunks=None):
     print(f"{{call}} finish={{finish}} usage={{counts}}{{more}}")
 
 
-reply = client.models.generate_content(model="{MODEL}", contents=prompt, config=config)
 said("generate_content", reply.text, reply)
 text, chunks, last = "", 0, None
 for chunk in client.models.generate_content_stream(
@@ -107,6 +144,8 @@ for chunk in client.models.generate_content_stream(
     last = chunk
 said("generate_content_stream", text, last, chunks)
 """
+#: The user's script (:func:`script` of the declared snippet).
+CLIENT = script(SNIPPET)
 
 #: What a Gemini request asks for: LiteLLM rebuilds the body it sends Google
 #: (it adds ``model`` and ``tools``), these it must pass as the SDK sent them.

@@ -670,10 +670,10 @@ class Bench:
             .snippet("config")
             .render(base_url=curfew_url, token=token, model=MODEL)
         )
-        # The one substitution: the provider is the recording fake, not DeepSeek.
+        # The only substitution: the providers are the recording fakes, not DeepSeek
+        # and Google (the declared gemini/ entry has no api_base: Google's own).
         text = text.replace("https://api.deepseek.com/v1", f"{self.openai.base_url}/v1")
-        # And a Gemini model, as a user with one adds it, at the fake Google.
-        text = gemini.with_gemini(text, self.gemini.base_url)
+        text = gemini.at_fake(text, self.gemini.base_url)
         if self.control:
             text = without_curfew(text)  # the control group: LiteLLM past Curfew too
         config.write_text(text + "\n", encoding="utf-8")

@@ -1,13 +1,16 @@
-"""``make clients``'s google-genai row, held without the SDK: the proxy config
-it adds a Gemini model to, the script's lines it reads, and the row's checks
-passing a good run and failing a bad one (the control)."""
+"""``make clients``'s google-genai row, held without the SDK: the declared proxy
+config's Gemini model at the fake Google, the script made of the declared
+snippet, the script's lines it reads, and the row's checks passing a good run
+and failing a bad one (the control)."""
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
 import httpx
+import pytest
 import yaml
 
 from curfew_core.web.integrations import tool_setups
@@ -63,23 +66,77 @@ def checked(state: str, sent: list[Recorded], arrived: list[Recorded], seen: str
     return problems + gemini.check(state, seen)
 
 
-def test_the_config_gets_a_gemini_model_and_keeps_the_declared_one() -> None:
-    loaded = yaml.safe_load(gemini.with_gemini(declared(), "http://127.0.0.1:9"))
+def test_the_declared_gemini_model_is_sent_to_the_fake_and_the_rest_kept() -> None:
+    loaded = yaml.safe_load(gemini.at_fake(declared(), "http://127.0.0.1:9"))
     before = yaml.safe_load(declared())
-    assert loaded["model_list"][:-1] == before["model_list"]
-    assert loaded["model_list"][-1] == {
+    [entry] = [e for e in before["model_list"] if e["model_name"] == gemini.MODEL]
+    # Declared as a user writes it: Google's own address, the key from the environment.
+    assert entry == {
         "model_name": gemini.MODEL,
         "litellm_params": {
             "model": f"gemini/{gemini.MODEL}",
-            "api_base": "http://127.0.0.1:9",
             "api_key": "os.environ/GEMINI_API_KEY",
         },
     }
+    assert gemini.KEY_ENV.keys() == {"GEMINI_API_KEY"}
+    at = before["model_list"].index(entry)
+    assert loaded["model_list"][at]["litellm_params"] == {
+        **entry["litellm_params"],
+        "api_base": "http://127.0.0.1:9",
+    }
+    others = [e for i, e in enumerate(loaded["model_list"]) if i != at]
+    assert others == [e for e in before["model_list"] if e is not entry]
     # Curfew's callback stays, and the control group still takes it out.
     assert loaded["litellm_settings"] == before["litellm_settings"]
-    control = yaml.safe_load(run.without_curfew(gemini.with_gemini(declared(), "http://h")))
+    control = yaml.safe_load(run.without_curfew(gemini.at_fake(declared(), "http://h")))
     assert "litellm_settings" not in control
-    assert control["model_list"][-1]["model_name"] == gemini.MODEL
+    assert control["model_list"][at]["model_name"] == gemini.MODEL
+
+
+def test_a_config_without_a_gemini_model_is_not_run() -> None:
+    # The control: the row must not quietly add what the page does not declare.
+    without = yaml.safe_load(declared())
+    without["model_list"] = [e for e in without["model_list"] if e["model_name"] != gemini.MODEL]
+    with pytest.raises(ValueError, match="no gemini/ model"):
+        gemini.at_fake(yaml.safe_dump(without), "http://h")
+
+
+def _client_call(code: str) -> ast.Call:
+    [found] = [
+        node
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "genai.Client"
+    ]
+    return found
+
+
+def test_the_script_is_the_declared_snippet_at_the_proxy_under_test() -> None:
+    snippet = tool_setups.setup("litellm").snippet("genai").template
+    assert snippet == gemini.SNIPPET
+    # The proxy's address and key come from argv, the member's header with a team key.
+    client = _client_call(gemini.CLIENT)
+    given = {k.arg: ast.unparse(k.value) for k in client.keywords}
+    assert given == {
+        "api_key": "key",
+        "http_options": "types.HttpOptions(base_url=base_url, api_version='v1beta', "
+        "headers=member)",
+    }
+    assert tool_setups.LITELLM_PROXY_URL not in gemini.CLIENT
+    assert tool_setups.LITELLM_KEY not in gemini.CLIENT
+    # Everything else as the page says it, line for line.
+    changed = ("api_key=", "base_url=", "api_version=")
+    for line in snippet.splitlines():
+        if not line.lstrip().startswith(changed):
+            assert line in gemini.CLIENT.splitlines(), line
+    compile(gemini.CLIENT, "client.py", "exec")
+    assert gemini.BUDGET == 4096
+    assert f"max_output_tokens={gemini.BUDGET}" in snippet
+
+
+def test_a_snippet_that_does_not_ask_the_proxy_is_refused() -> None:
+    snippet = gemini.SNIPPET.replace(tool_setups.LITELLM_PROXY_URL, "http://127.0.0.1:8000")
+    with pytest.raises(ValueError, match="localhost:4000"):
+        gemini.script(snippet)
 
 
 def test_the_script_s_lines_are_read_per_call() -> None:

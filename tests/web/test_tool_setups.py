@@ -6,18 +6,25 @@ exactly what the declaration writes."""
 
 from __future__ import annotations
 
+import ast
 import gettext
 import html
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+import yaml
 from curfew_cli import hooks
 from django.conf import settings
 from django.test import override_settings
 from django.urls import reverse
 from django.utils import translation
+from django.utils.functional import Promise
 
 from curfew_core.web.integrations import tool_setups
 from tests.web.conftest import PageClient
@@ -100,6 +107,13 @@ def test_chinese_for_every_tool_setup_text() -> None:
         catalogue = gettext.GNUTranslations(handle)
     with translation.override("en"):
         texts = [str(text) for tool in tool_setups.SETUPS for text in (tool.what, tool.helpers)]
+        # And each snippet's place that is words, not a file's name ("Shell").
+        texts += [
+            str(snippet.where)
+            for tool in tool_setups.SETUPS
+            for snippet in tool.snippets
+            if isinstance(snippet.where, Promise)
+        ]
     missing = [text for text in texts if catalogue.gettext(text) == text]
     assert missing == []
 
@@ -145,3 +159,64 @@ def test_the_hooks_rows_log_in_to_this_server_and_run_the_command(
     assert all(found == [f"curfew hook {tool}"] for found in commands.values())
     # Only Claude Code has a status line setting.
     assert ("statusLine" in declared) is (tool == "claude-code")
+
+
+def _keywords(code: str, function: str) -> dict[str, str]:
+    """The keywords of the one call of ``function`` in ``code``, as written."""
+    [call] = [
+        node
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == function
+    ]
+    return {given.arg or "**": ast.unparse(given.value) for given in call.keywords}
+
+
+def test_litellm_declares_a_gemini_model_and_the_google_genai_client_for_it() -> None:
+    """Google's SDK asks LiteLLM's proxy, not Curfew: a ``gemini/`` model in the
+    proxy's config, and the SDK at the proxy's address on Gemini's v1beta routes
+    (its default path meets LiteLLM's ``GET /v1/models/{model}``, a 405) with a
+    LiteLLM key. ``make clients`` runs this very setup (its google-genai row)."""
+    litellm = tool_setups.setup("litellm")
+    config = yaml.safe_load(
+        litellm.snippet("config").render(base_url=f"http://{HOST}", token="cfw_x")
+    )
+    [gemini] = [
+        entry
+        for entry in config["model_list"]
+        if entry["litellm_params"]["model"].startswith("gemini/")
+    ]
+    assert gemini == {
+        "model_name": tool_setups.GEMINI_MODEL,
+        "litellm_params": {
+            "model": f"gemini/{tool_setups.GEMINI_MODEL}",
+            "api_key": "os.environ/GEMINI_API_KEY",
+        },
+    }
+    code = litellm.snippet("genai").render(base_url=f"http://{HOST}", token="cfw_x")
+    assert _keywords(code, "genai.Client") == {
+        "api_key": repr(tool_setups.LITELLM_KEY),
+        "http_options": "types.HttpOptions("
+        f"base_url={tool_setups.LITELLM_PROXY_URL!r}, api_version='v1beta')",
+    }
+    asked = _keywords(code, "client.models.generate_content")
+    assert asked["model"] == repr(gemini["model_name"])
+    # Not Curfew's address or key: the proxy's callback has those.
+    assert HOST not in code
+    assert "cfw_x" not in code
+    assert 'api_version "v1beta"' in str(litellm.what)
+
+
+def test_the_google_genai_client_asks_where_litellms_proxy_listens() -> None:
+    """``litellm --config config.yaml`` (the declared shell line, no --port)
+    listens on its default port: the one the snippet's address names."""
+    assert "--port" not in tool_setups.LITELLM_ENV
+    asked = (
+        "from litellm.proxy.proxy_cli import run_server; "
+        "print(next(p.default for p in run_server.params if p.name == 'port'))"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-c", asked], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert urlsplit(tool_setups.LITELLM_PROXY_URL).port == int(done.stdout.split()[-1])

@@ -230,13 +230,26 @@ message = client.messages.create(
 # A helper call (a title, a summary): exempt when its purpose is listed.
 titles = client.with_options(default_headers={"X-Curfew-Purpose": "title"})"""
 
-LITELLM_CONFIG = """\
+#: A Gemini model behind LiteLLM's proxy: its ``gemini/`` entry in the proxy's
+#: config, and the model the google-genai snippet asks for.
+GEMINI_MODEL = "gemini-2.5-flash"
+#: Where ``litellm --config`` listens unless told otherwise, and a key of its
+#: own: the proxy's clients (the google-genai SDK) use these, not Curfew's
+#: address and gateway key (the proxy's callback has those).
+LITELLM_PROXY_URL = "http://localhost:4000"
+LITELLM_KEY = "sk-your-litellm-key"
+
+LITELLM_CONFIG = f"""\
 model_list:
-  - model_name: {model}
+  - model_name: {{model}}
     litellm_params:
-      model: openai/{model}
+      model: openai/{{model}}
       api_base: https://api.deepseek.com/v1
       api_key: os.environ/DEEPSEEK_API_KEY
+  - model_name: {GEMINI_MODEL}
+    litellm_params:
+      model: gemini/{GEMINI_MODEL}
+      api_key: os.environ/GEMINI_API_KEY
 litellm_settings:
   callbacks: ["curfew_client.litellm_hook.curfew"]"""
 
@@ -258,6 +271,35 @@ reply = litellm.completion(
     messages=[{"role": "user", "content": "hi"}],
     # A helper call: extra_headers={"X-Curfew-Purpose": "title"}
 )"""
+
+#: Google's google-genai SDK at LiteLLM's proxy: LiteLLM serves Gemini's routes
+#: at ``/v1beta/models/…``, so ``api_version="v1beta"`` (with a base URL of its
+#: own the SDK asks ``/v1/models/…``, which LiteLLM has only as ``GET
+#: /v1/models/{model}``: a 405); LiteLLM's key as the API key.
+GENAI_SDK = f"""\
+from google import genai
+from google.genai import types
+
+# LiteLLM's proxy and a LiteLLM key, not Curfew's; Gemini's routes are v1beta.
+client = genai.Client(
+    api_key="{LITELLM_KEY}",
+    http_options=types.HttpOptions(
+        base_url="{LITELLM_PROXY_URL}",
+        api_version="v1beta",
+    ),
+)
+config = types.GenerateContentConfig(
+    system_instruction="Answer briefly.",
+    max_output_tokens=4096,
+)
+reply = client.models.generate_content(
+    model="{GEMINI_MODEL}",
+    contents="hi",
+    config=config,
+)
+# Streamed the same way: client.models.generate_content_stream(...)
+# A helper call: config=types.GenerateContentConfig(
+#     http_options=types.HttpOptions(headers={{"X-Curfew-Purpose": "title"}}))"""
 
 CURSOR_SETTINGS = """\
 Cursor Settings → Models → API Keys
@@ -552,17 +594,22 @@ SETUPS: tuple[ToolSetup, ...] = (
             "The proxy asks Curfew before each call through one callback (install it from a "
             "Curfew checkout: it is not on the package index). The library talks to Curfew's "
             "own proxy like any OpenAI client. LiteLLM's proxy does not start without "
-            "LITELLM_MASTER_KEY; changes reach it within a second (CURFEW_PUSH=0 turns that off)."
+            "LITELLM_MASTER_KEY; changes reach it within a second (CURFEW_PUSH=0 turns that off). "
+            "A Gemini model is a gemini/ entry of the same config, its key in GEMINI_API_KEY. "
+            "Google's google-genai SDK asks LiteLLM's proxy, not Curfew: the proxy's address as "
+            'base_url with api_version "v1beta" (without it LiteLLM answers 405), and a LiteLLM '
+            "key as api_key."
         ),
         (
             Snippet("config", "config.yaml", "yaml", LITELLM_CONFIG),
             Snippet("env", SHELL, "sh", LITELLM_ENV),
             Snippet("library", _("Python, the library"), "python", LITELLM_LIBRARY),
+            Snippet("genai", _("Python, Gemini through the proxy"), "python", GENAI_SDK),
         ),
         _(
             "Labelled by its clients: the proxy's callback reads X-Curfew-Session, "
             "X-Curfew-Purpose and X-Curfew-Subagent from each request; the library sends them "
-            "as extra_headers."
+            "as extra_headers, the google-genai SDK as http_options headers."
         ),
         labelled=True,
     ),
