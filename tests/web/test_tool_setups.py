@@ -195,8 +195,12 @@ def test_litellm_declares_a_gemini_model_and_the_google_genai_client_for_it() ->
     code = litellm.snippet("genai").render(base_url=f"http://{HOST}", token="cfw_x")
     assert _keywords(code, "genai.Client") == {
         "api_key": repr(tool_setups.LITELLM_KEY),
-        "http_options": "types.HttpOptions("
-        f"base_url={tool_setups.LITELLM_PROXY_URL!r}, api_version='v1beta')",
+        "http_options": "proxy",
+    }
+    assert "\nproxy = types.HttpOptions(" in code
+    assert _keywords(code, "types.HttpOptions") == {
+        "base_url": repr(tool_setups.LITELLM_PROXY_URL),
+        "api_version": "'v1beta'",
     }
     asked = _keywords(code, "client.models.generate_content")
     assert asked["model"] == repr(gemini["model_name"])

@@ -280,14 +280,12 @@ GENAI_SDK = f"""\
 from google import genai
 from google.genai import types
 
-# LiteLLM's proxy and a LiteLLM key, not Curfew's; Gemini's routes are v1beta.
-client = genai.Client(
-    api_key="{LITELLM_KEY}",
-    http_options=types.HttpOptions(
-        base_url="{LITELLM_PROXY_URL}",
-        api_version="v1beta",
-    ),
+# LiteLLM's proxy, not Curfew: its address and key, Gemini's v1beta routes.
+proxy = types.HttpOptions(
+    base_url="{LITELLM_PROXY_URL}",
+    api_version="v1beta",
 )
+client = genai.Client(api_key="{LITELLM_KEY}", http_options=proxy)
 config = types.GenerateContentConfig(
     system_instruction="Answer briefly.",
     max_output_tokens=4096,
