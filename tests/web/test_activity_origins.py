@@ -43,7 +43,8 @@ def test_a_new_protocols_origin_is_named_without_a_web_edit() -> None:
 def _origin_cell(html: str) -> str:
     row = re.search(r"<tr data-action=.*?</tr>", html, re.S)
     assert row is not None, "no ledger line on the page"
-    cells = re.findall(r'<td data-label="[^"]*">(.*?)</td>', row.group(0), re.S)
+    # Any attributes after the label (a cell's class): the cells, not their markup.
+    cells = re.findall(r'<td data-label="[^"]*"[^>]*>(.*?)</td>', row.group(0), re.S)
     assert cells, row.group(0)
     return " | ".join(re.sub(r"<[^>]+>", "", cell).strip() for cell in cells)
 
