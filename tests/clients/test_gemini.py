@@ -5,7 +5,6 @@ and failing a bad one (the control)."""
 
 from __future__ import annotations
 
-import ast
 import json
 from typing import Any
 
@@ -16,6 +15,7 @@ import yaml
 from curfew_core.web.integrations import tool_setups
 from curfew_testkit.fake_upstream import Recorded
 from tests.clients import gemini, run
+from tests.code_calls import keywords_of
 
 PERSONA = "You are winding down for the night."
 ROUTE = f"/v1beta/models/{gemini.MODEL}:generateContent"
@@ -101,22 +101,12 @@ def test_a_config_without_a_gemini_model_is_not_run() -> None:
         gemini.at_fake(yaml.safe_dump(without), "http://h")
 
 
-def _keywords(code: str, function: str) -> dict[str, str]:
-    """The keywords of the one call of ``function`` in ``code``, as written."""
-    [call] = [
-        node
-        for node in ast.walk(ast.parse(code))
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == function
-    ]
-    return {given.arg or "**": ast.unparse(given.value) for given in call.keywords}
-
-
 def test_the_script_is_the_declared_snippet_at_the_proxy_under_test() -> None:
     snippet = tool_setups.setup("litellm").snippet("genai").template
     assert snippet == gemini.SNIPPET
     # The proxy's address and key come from argv, the member's header with a team key.
-    assert _keywords(gemini.CLIENT, "genai.Client") == {"api_key": "key", "http_options": "proxy"}
-    assert _keywords(gemini.CLIENT, "types.HttpOptions") == {
+    assert keywords_of(gemini.CLIENT, "genai.Client") == {"api_key": "key", "http_options": "proxy"}
+    assert keywords_of(gemini.CLIENT, "types.HttpOptions") == {
         "base_url": "base_url",
         "api_version": "'v1beta'",
         "headers": "member",

@@ -20,13 +20,11 @@ from django.utils import translation
 from curfew_core.schedules.declaration import settings_of
 from curfew_core.services.schedules import schedule_update
 from curfew_core.services.teams import member_add, team_create, team_schedule_update
-from curfew_core.services.tokens import token_create
 from curfew_core.web.replies.exempt_picker import DRY_RUN_HELP_TEAM_ACTS
-from curfew_testkit.asgi_client import Client
 from tests.web.conftest import PageClient
+from tests.web.test_team_dry_run_note import verdict_at_night
 
 #: The team's night, a Wednesday 04:00: the team is asleep.
-AT_NIGHT = "2026-09-30T04:00:00+08:00"
 ZH = "zh-CN,zh;q=0.9"
 
 
@@ -69,15 +67,6 @@ def _note(page: PageClient) -> str:
     return " ".join(re.sub(r"<[^>]+>", " ", unescape(note)).split())
 
 
-def _verdict(user: User) -> dict[str, Any]:
-    token = token_create(user=user)[1]
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    answer = client.post("/api/v1/verdict", {"at": AT_NIGHT}, content_type="application/json")
-    assert answer.status_code == 200, answer.content
-    got: dict[str, Any] = answer.json()
-    return got
-
-
 @pytest.mark.parametrize("watching", [True, False])
 def test_a_member_whose_team_acts_is_told_the_team_still_acts(
     page: PageClient, user: User, watching: bool
@@ -89,7 +78,7 @@ def test_a_member_whose_team_acts_is_told_the_team_still_acts(
     assert hint.replace("&#x27;", "'") == _acts()
     if watching:
         # What the help says is what gateways get: held back by the team.
-        assert _verdict(user)["action"] != "pass"
+        assert verdict_at_night(user)["action"] != "pass"
         # The note beside the ticked box says who can change that, and does
         # not say again what the help says.
         assert (
@@ -114,10 +103,10 @@ def test_where_no_team_acts_it_holds_nothing_back(
     _team(user, changes)
     _watch(user, True)
     assert _hint(page) == _declared()
-    assert _verdict(user)["action"] == "pass"
+    assert verdict_at_night(user)["action"] == "pass"
 
 
 def test_a_person_in_no_team_keeps_the_declared_help(page: PageClient, user: User) -> None:
     _watch(user, True)
     assert _hint(page) == _declared()
-    assert _verdict(user)["action"] == "pass"
+    assert verdict_at_night(user)["action"] == "pass"

@@ -46,7 +46,7 @@ def _scope(html: str) -> str:
     return html.split('class="card fs-scope"')[1].split("</fieldset>")[0]
 
 
-def _verdict(user: User) -> dict[str, Any]:
+def verdict_at_night(user: User) -> dict[str, Any]:
     token = token_create(user=user)[1]
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     answer = client.post("/api/v1/verdict", {"at": AT_NIGHT}, content_type="application/json")
@@ -64,7 +64,7 @@ def test_only_watch_in_a_team_that_acts_says_the_team_still_acts(
     assert "your team still acts" in scope
     assert "The team's admins can make the team only watch" in scope
     # What the page says is what the gateways get: no dry run, held back.
-    verdict = _verdict(user)
+    verdict = verdict_at_night(user)
     assert verdict["dry_run"] is False
     assert verdict["action"] != "pass"
 
@@ -79,7 +79,7 @@ def test_it_speaks_chinese(page: PageClient, user: User) -> None:
 def test_a_team_that_only_watches_too_has_no_note(page: PageClient, user: User) -> None:
     _setup(user, team_watches=True)
     assert NOTE not in _replies(page)
-    assert _verdict(user)["dry_run"] is True
+    assert verdict_at_night(user)["dry_run"] is True
 
 
 @pytest.mark.parametrize("team", [True, False])
@@ -98,4 +98,4 @@ def test_a_team_whose_curfew_is_off_has_no_note(page: PageClient, user: User) ->
     with TestCase.captureOnCommitCallbacks(execute=True):
         team_schedule_update(team=team, changes={"enabled": False})
     assert NOTE not in _replies(page)
-    assert _verdict(user)["action"] == "pass"
+    assert verdict_at_night(user)["action"] == "pass"

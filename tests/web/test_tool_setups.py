@@ -6,7 +6,6 @@ exactly what the declaration writes."""
 
 from __future__ import annotations
 
-import ast
 import gettext
 import html
 import json
@@ -27,6 +26,7 @@ from django.utils import translation
 from django.utils.functional import Promise
 
 from curfew_core.web.integrations import tool_setups
+from tests.code_calls import keywords_of
 from tests.web.conftest import PageClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,16 +161,6 @@ def test_the_hooks_rows_log_in_to_this_server_and_run_the_command(
     assert ("statusLine" in declared) is (tool == "claude-code")
 
 
-def _keywords(code: str, function: str) -> dict[str, str]:
-    """The keywords of the one call of ``function`` in ``code``, as written."""
-    [call] = [
-        node
-        for node in ast.walk(ast.parse(code))
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == function
-    ]
-    return {given.arg or "**": ast.unparse(given.value) for given in call.keywords}
-
-
 def test_litellm_declares_a_gemini_model_and_the_google_genai_client_for_it() -> None:
     """Google's SDK asks LiteLLM's proxy, not Curfew: a ``gemini/`` model in the
     proxy's config, and the SDK at the proxy's address on Gemini's v1beta routes
@@ -193,16 +183,16 @@ def test_litellm_declares_a_gemini_model_and_the_google_genai_client_for_it() ->
         },
     }
     code = litellm.snippet("genai").render(base_url=f"http://{HOST}", token="cfw_x")
-    assert _keywords(code, "genai.Client") == {
+    assert keywords_of(code, "genai.Client") == {
         "api_key": repr(tool_setups.LITELLM_KEY),
         "http_options": "proxy",
     }
     assert "\nproxy = types.HttpOptions(" in code
-    assert _keywords(code, "types.HttpOptions") == {
+    assert keywords_of(code, "types.HttpOptions") == {
         "base_url": repr(tool_setups.LITELLM_PROXY_URL),
         "api_version": "'v1beta'",
     }
-    asked = _keywords(code, "client.models.generate_content")
+    asked = keywords_of(code, "client.models.generate_content")
     assert asked["model"] == repr(gemini["model_name"])
     # Not Curfew's address or key: the proxy's callback has those.
     assert HOST not in code
