@@ -155,14 +155,27 @@ def router(fake: FakeGemini) -> Any:
 
 
 def proxy_call(call_id: str) -> dict[str, Any]:
-    """``data`` as the proxy's stream route hands it to the pre-call hook."""
-    return {
+    """``data`` as the proxy's stream route hands it to the pre-call hook: with
+    the call's own logging object, made as the proxy makes it before its
+    pre-call hooks (``function_setup``), which the router then hands the
+    deployment hook."""
+    from datetime import UTC, datetime
+
+    from litellm.litellm_core_utils.rules import Rules
+    from litellm.utils import function_setup
+
+    data: dict[str, Any] = {
         "model": "gemini-2.5-flash",
         "contents": CONTENTS,
         "stream": True,
         "litellm_call_id": call_id,
         "proxy_server_request": {"headers": {"x-curfew-session": call_id}},
     }
+    logging_obj, _ = function_setup(
+        original_function=STREAM_CALL, rules_obj=Rules(), start_time=datetime.now(UTC), **data
+    )
+    data["litellm_logging_obj"] = logging_obj
+    return data
 
 
 def off_duty_hook(reply: str = "睡吧。") -> litellm_hook.CurfewHook:

@@ -77,11 +77,26 @@ class Curfew:
         return CurfewHook(client)
 
 
+class LoggingObject:
+    """LiteLLM's logging object of one call (``data["litellm_logging_obj"]``,
+    set before the pre-call hooks) as the hook reads it: its
+    ``model_call_details``, which LiteLLM hands ``async_logging_hook`` as its
+    kwargs. A deep copy of a request (a test's "before") is still that call.
+    ``tests/litellm/test_litellm_call_id.py`` uses LiteLLM's own."""
+
+    def __init__(self, call_id: str) -> None:
+        self.model_call_details: dict[str, Any] = {"litellm_call_id": call_id}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LoggingObject:
+        return self
+
+
 def request(headers: dict[str, str] | None = None, **body: Any) -> dict[str, Any]:
     """``data`` as the proxy hands it to the hook."""
     return {
         "model": "fake-model",
         "litellm_call_id": "call-1",
+        "litellm_logging_obj": LoggingObject("call-1"),
         "metadata": {"user_api_key_user_id": "u"},
         "proxy_server_request": {"headers": {"host": "proxy", **(headers or {})}},
         **body,
@@ -95,6 +110,24 @@ async def call(hook: CurfewHook, data: dict[str, Any], call_type: str) -> Any:
     return await hook.async_pre_call_hook(
         user_api_key_dict=None, cache=None, data=data, call_type=call_type
     )
+
+
+def logged(data: dict[str, Any], **details: Any) -> dict[str, Any]:
+    """What LiteLLM hands ``async_logging_hook`` for the call of ``data``: its
+    ``model_call_details``."""
+    found: dict[str, Any] = data["litellm_logging_obj"].model_call_details
+    found.update(details)
+    return found
+
+
+def routed(data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """What LiteLLM hands ``async_pre_call_deployment_hook`` for the call of
+    ``data``: kwargs of its own, with the call's id and logging object."""
+    return {
+        "litellm_call_id": data["litellm_call_id"],
+        "litellm_logging_obj": data["litellm_logging_obj"],
+        **kwargs,
+    }
 
 
 async def answered(hook: CurfewHook, data: dict[str, Any]) -> Any:
@@ -237,19 +270,17 @@ async def test_off_duty_anthropic_streams_the_messages_events() -> None:
 
 async def test_litellms_ledger_records_an_answered_call_as_zero() -> None:
     hook = Curfew(verdict("off-duty")).hook()
-    await call(hook, request(**CHAT), "acompletion")
+    data = await call(hook, request(**CHAT), "acompletion")
     invented = {"prompt_tokens": 2095, "completion_tokens": 503, "total_tokens": 2598}
-    logged = {
-        "litellm_call_id": "call-1",
-        "response_cost": 0.01,
-        "standard_logging_object": {**invented, "response_cost": 0.01},
-    }
-    kwargs, _ = await hook.async_logging_hook(copy.deepcopy(logged), None, "acompletion")
+    spent = {"response_cost": 0.01, "standard_logging_object": {**invented, "response_cost": 0.01}}
+    kwargs, _ = await hook.async_logging_hook(
+        logged(data, **copy.deepcopy(spent)), None, "acompletion"
+    )
     assert kwargs["response_cost"] == 0
     payload = kwargs["standard_logging_object"]
     assert [payload[key] for key in (*invented, "response_cost")] == [0, 0, 0, 0]
     # The control: a call the hook let through is logged as LiteLLM saw it.
-    other = {**copy.deepcopy(logged), "litellm_call_id": "call-2"}
+    other = {"litellm_call_id": "call-2", **copy.deepcopy(spent)}
     assert (await hook.async_logging_hook(copy.deepcopy(other), None, "acompletion"))[0] == other
 
 
@@ -404,8 +435,8 @@ async def test_off_duty_gemini_is_mocked_then_answered_in_geminis_shape(call_typ
     headers = await hook.async_post_call_response_headers_hook(data, None, None)
     assert headers == {"X-Curfew-State": "off-duty", "X-Curfew-Action": "short-circuit"}
     # LiteLLM's ledger records the mock's invented usage as zero.
-    logged = {"litellm_call_id": "call-1", "response_cost": 0.01}
-    assert (await hook.async_logging_hook(logged, None, call_type))[0]["response_cost"] == 0
+    spent = logged(data, response_cost=0.01)
+    assert (await hook.async_logging_hook(spent, None, call_type))[0]["response_cost"] == 0
 
 
 def sse_objects(payload: bytes) -> list[dict[str, Any]]:
@@ -432,14 +463,14 @@ async def test_an_off_duty_gemini_stream_is_sent_nowhere_and_answered_by_its_own
     headers = await hook.async_post_call_response_headers_hook(data, None, None)
     assert headers == {"X-Curfew-State": "lights-out", "X-Curfew-Action": "short-circuit"}
     # LiteLLM's router, just before the send: the deployment's address and key.
-    routed = {
-        "model": "gemini/gemini-2.5-flash",
-        "litellm_call_id": "call-1",
-        "api_base": "https://generativelanguage.googleapis.com",
-        "api_key": "AIza-real-key",
-        "contents": GEMINI["contents"],
-    }
-    kwargs = await hook.async_pre_call_deployment_hook(dict(routed), None)
+    sent_as = routed(
+        data,
+        model="gemini/gemini-2.5-flash",
+        api_base="https://generativelanguage.googleapis.com",
+        api_key="AIza-real-key",
+        contents=GEMINI["contents"],
+    )
+    kwargs = await hook.async_pre_call_deployment_hook(dict(sent_as), None)
     assert kwargs is not None
     assert kwargs["api_base"] == hook_module.NOWHERE
     assert kwargs["api_key"] == hook_module.NO_KEY
@@ -456,11 +487,11 @@ async def test_an_off_duty_gemini_stream_is_sent_nowhere_and_answered_by_its_own
     assert event["usageMetadata"] == gemini_shapes.zero_usage()
     assert event["modelVersion"] == "gemini-2.5-flash"
     # Every other call goes as LiteLLM routed it.
-    other = await hook.async_pre_call_deployment_hook({**routed, "litellm_call_id": "call-2"}, None)
-    assert other is None
+    other = {**sent_as, "litellm_call_id": "call-2", "litellm_logging_obj": LoggingObject("call-2")}
+    assert await hook.async_pre_call_deployment_hook(other, None) is None
     # LiteLLM's ledger records it as zero.
-    logged = {"litellm_call_id": "call-1", "response_cost": 0.01}
-    assert (await hook.async_logging_hook(logged, None, call_type))[0]["response_cost"] == 0
+    spent = logged(data, response_cost=0.01)
+    assert (await hook.async_logging_hook(spent, None, call_type))[0]["response_cost"] == 0
 
 
 async def test_an_on_duty_gemini_stream_keeps_its_address_and_client() -> None:
@@ -469,8 +500,8 @@ async def test_an_on_duty_gemini_stream_keeps_its_address_and_client() -> None:
     data = await call(hook, gemini(stream=True), "agenerate_content_stream")
     assert "api_base" not in data
     assert "api_key" not in data
-    routed = {"litellm_call_id": "call-1", "api_base": "https://google", "api_key": "k"}
-    assert await hook.async_pre_call_deployment_hook(dict(routed), None) is None
+    sent_as = routed(data, api_base="https://google", api_key="k")
+    assert await hook.async_pre_call_deployment_hook(sent_as, None) is None
 
 
 async def test_fail_closed_answers_a_gemini_stream_too() -> None:
@@ -481,7 +512,7 @@ async def test_fail_closed_answers_a_gemini_stream_too() -> None:
     headers = await hook.async_post_call_response_headers_hook(data, None, None)
     assert headers is not None
     assert headers["X-Curfew-State"] == "unchecked"
-    kwargs = await hook.async_pre_call_deployment_hook({"litellm_call_id": "call-1"}, None)
+    kwargs = await hook.async_pre_call_deployment_hook(routed(data), None)
     assert kwargs is not None
     answer = await kwargs["client"].post(url=hook_module.NOWHERE, json={}, stream=True)
     (event,) = sse_objects(await answer.aread())

@@ -75,6 +75,17 @@ verdict (``fail_open`` passing, ``fail_closed`` answering). The hook never
 breaks LiteLLM: the client answers outages by policy, and anything unexpected
 in the hook is logged and answered by the same policy.
 
+What the callback keeps of a call between its hooks (its labels, a
+short-circuit's answer, an off-duty Gemini stream's in-process upstream, that
+it cost nothing) is kept with LiteLLM's own logging object of that call
+(``data["litellm_logging_obj"]``, whose ``model_call_details`` LiteLLM hands
+the deployment hook, each attempt of its router's retries, and
+``async_logging_hook``), never by ``litellm_call_id``: LiteLLM's proxy takes
+that id from the client's ``x-litellm-call-id`` header, so calls may share it
+and a client could pick another's. A hook that finds no state of its own
+leaves the call as LiteLLM has it: no call the pre-call hook did not answer is
+answered here or logged as costing nothing.
+
 With a team key (``cft_…``) as ``CURFEW_TOKEN``, each call names its member
 (``member_of``): the request first (``X-Curfew-User``, the body's ``user``,
 ``metadata.user_id``, LiteLLM's end-user id), then LiteLLM's user of a virtual
@@ -147,6 +158,9 @@ GEMINI_STREAMS = frozenset({"agenerate_content_stream", "generate_content_stream
 #: were it ever not used, the call fails here instead of reaching upstream.
 NOWHERE = "http://curfew-answers.invalid"
 NO_KEY = "curfew-answers-no-key"
+#: Why an off-duty Gemini stream is refused rather than answered in process.
+NO_TRANSPORT = "this LiteLLM's HTTP handler takes no transport"
+NO_LOGGING_OBJECT = "this LiteLLM gave the call no logging object to keep its answer with"
 
 STATE_HEADER = "X-Curfew-State"
 ACTION_HEADER = "X-Curfew-Action"
@@ -154,9 +168,15 @@ ACTION_HEADER = "X-Curfew-Action"
 #: Curfew's own proxy labels a refusal with (``edge.dialects.labelled``).
 UNKNOWN_STATE = "unknown"
 NO_ACTION = "none"
-#: Calls remembered between the pre-call hook and the answer's hooks. Bounded:
-#: a call whose answer never comes (a client gone) must not leak.
+#: Requests remembered between the pre-call hook and their answer's headers
+#: (``CurfewHook._open``). Bounded: a request whose answer never comes (a
+#: client gone) must not leak.
 MAX_REMEMBERED = 4096
+#: Where a call's state is kept: a key of LiteLLM's own per-call logging
+#: object's ``model_call_details`` (``data["litellm_logging_obj"]``), which
+#: LiteLLM hands every hook of that call, and ``async_logging_hook`` as its
+#: kwargs. Its value is a ``_Call``, which no JSON body can make.
+CALL_STATE = "curfew_call"
 
 
 #: The shape module that answers each call type off duty, as Curfew's proxy does.
@@ -184,6 +204,51 @@ class _CannedStream:
 
     payload: bytes
     content_type: str
+
+
+class _Call:
+    """What the callback keeps of one call between its hooks: its labels
+    (``X-Curfew-State`` / ``-Action``), a short-circuit's answer waiting to be
+    written, an off-duty Gemini stream's in-process upstream, and whether
+    LiteLLM's ledger must record it as costing nothing.
+
+    Kept with the call itself (``CALL_STATE``), never by LiteLLM's
+    ``litellm_call_id``: the proxy takes that id from the client's
+    ``x-litellm-call-id`` header (``resolve_litellm_call_id``), so two calls
+    may share it, and a client could choose another's. A copy of LiteLLM's
+    call details (its loggers make some) is the same call: copying keeps this
+    object, not a twin of it."""
+
+    __slots__ = ("canned", "labels", "pending", "stream")
+
+    def __init__(self) -> None:
+        self.labels: dict[str, str] | None = None
+        self.pending: _Pending | None = None
+        self.stream: _CannedStream | None = None
+        #: Answered here: LiteLLM's own ledger must record it as zero.
+        self.canned = False
+
+    def __copy__(self) -> _Call:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Call:
+        return self
+
+    def __repr__(self) -> str:  # LiteLLM's debug logs print its call details
+        return "<curfew call>"
+
+
+def _details(holder: Mapping[str, Any]) -> dict[str, Any] | None:
+    """LiteLLM's ``model_call_details`` of the call whose request (or
+    deployment kwargs) is ``holder``: its logging object's, or ``None``."""
+    details = getattr(holder.get("litellm_logging_obj"), "model_call_details", None)
+    return details if isinstance(details, dict) else None
+
+
+def _state_in(details: Mapping[str, Any] | None) -> _Call | None:
+    """The call's state in LiteLLM's call details: only the hook's own object."""
+    found = details.get(CALL_STATE) if details is not None else None
+    return found if isinstance(found, _Call) else None
 
 
 class AnswerTransport(httpx.AsyncBaseTransport):
@@ -593,14 +658,12 @@ class CurfewHook(CustomLogger):
         #: A virtual key's user is the member, whatever the request names
         #: (``bound_member``); ``None``: ``CURFEW_MEMBER_FROM_KEY`` decides.
         self._member_from_key = member_from_key
-        self._headers: OrderedDict[str, dict[str, str]] = OrderedDict()
-        self._pending: OrderedDict[str, _Pending] = OrderedDict()
-        #: Off-duty Gemini streams, answered when LiteLLM sends them. Kept, not
-        #: taken, at the send: LiteLLM's router retries a call through the same
-        #: deployment hook, and each attempt must be answered here too.
-        self._streams: OrderedDict[str, _CannedStream] = OrderedDict()
-        #: Calls answered here: LiteLLM's own ledger must record them as zero too.
-        self._canned: OrderedDict[str, bool] = OrderedDict()
+        #: Each checked request's state by the identity of its ``data`` (held,
+        #: so no other request can have that identity), for the one hook
+        #: LiteLLM hands no logging object: an error answer's headers (its
+        #: ``post_call_failure_hook`` drops ``litellm_logging_obj`` from the
+        #: request first). Dropped when the answer's headers are written.
+        self._open: OrderedDict[int, tuple[dict[str, Any], _Call]] = OrderedDict()
         self._logged: set[str] = set()
         _quiet_refusals()
 
@@ -678,43 +741,57 @@ class CurfewHook(CustomLogger):
         kind = CALL_KINDS.get(str(call_type))
         if kind is None:
             return data
+        # The call's state, on LiteLLM's logging object of this call (set
+        # before the pre-call hooks: ``common_request_processing.py``).
+        call = _Call()
+        details = _details(data)
+        if details is not None:
+            details[CALL_STATE] = call
+        answered = data
         try:
-            verdict = await self._verdict(kind, data, user_api_key_dict)
-        except ScopeHeaderError as exc:  # the client's mistake, said as Curfew's proxy says it
-            raise HTTPException(status_code=400, detail={"error": str(exc)}) from exc
-        except CurfewRefused as exc:  # this call's own refusal: its answer, never an outage
-            self._label(data, UNKNOWN_STATE, NO_ACTION)
-            detail = {"error": refused_message(exc, team_key=self.client.team_key)}
-            raise HTTPException(status_code=exc.status, detail=detail) from exc
-        except CurfewUnavailable as exc:  # policy "raise": the operator asked for an error
-            raise HTTPException(status_code=503, detail={"error": str(exc)}) from exc
-        except Exception as exc:  # the hook must never break the proxy: policy answers
-            verdict = self._failed(exc)
-        stream = str(call_type) in GEMINI_STREAMS
-        try:
-            return self._act(kind, data, verdict, stream=stream)
-        except (HTTPException, CurfewRefusal):  # answers, not failures of the hook
-            raise
-        except Exception as exc:  # e.g. a shape module missing: policy answers
-            return self._act(kind, data, self._failed(exc), stream=stream)
-
-    def _label(self, data: Mapping[str, Any], state: str, action: str) -> None:
-        """What the answer to this call will say in ``X-Curfew-State`` / ``-Action``."""
-        call_id = str(data.get("litellm_call_id") or "")
-        if call_id:
-            self._remember(self._headers, call_id, {STATE_HEADER: state, ACTION_HEADER: action})
+            try:
+                verdict = await self._verdict(kind, data, user_api_key_dict)
+            except ScopeHeaderError as exc:  # the client's mistake, said as Curfew's proxy says it
+                raise HTTPException(status_code=400, detail={"error": str(exc)}) from exc
+            except CurfewRefused as exc:  # this call's own refusal: its answer, never an outage
+                call.labels = {STATE_HEADER: UNKNOWN_STATE, ACTION_HEADER: NO_ACTION}
+                detail = {"error": refused_message(exc, team_key=self.client.team_key)}
+                raise HTTPException(status_code=exc.status, detail=detail) from exc
+            except CurfewUnavailable as exc:  # policy "raise": the operator asked for an error
+                raise HTTPException(status_code=503, detail={"error": str(exc)}) from exc
+            except Exception as exc:  # the hook must never break the proxy: policy answers
+                verdict = self._failed(exc)
+            stream = str(call_type) in GEMINI_STREAMS
+            try:
+                answered = self._act(kind, data, verdict, call, stream=stream)
+            except (HTTPException, CurfewRefusal):  # answers, not failures of the hook
+                raise
+            except Exception as exc:  # e.g. a shape module missing: policy answers
+                answered = self._act(kind, data, self._failed(exc), call, stream=stream)
+            return answered
+        finally:
+            # The request LiteLLM goes on with (this one, or the clamped copy):
+            # its error answer's headers are asked for with it alone.
+            self._remember(self._open, id(answered), (answered, call))
 
     def _act(
-        self, kind: Kind, data: dict[str, Any], verdict: CurfewVerdict, *, stream: bool = False
+        self,
+        kind: Kind,
+        data: dict[str, Any],
+        verdict: CurfewVerdict,
+        call: _Call,
+        *,
+        stream: bool = False,
     ) -> dict[str, Any]:
-        call_id = str(data.get("litellm_call_id") or "")
+        # Anew: a first try that failed half-way (then answered by policy) leaves nothing.
+        call.pending = call.stream = None
+        call.canned = False
         # ``unchecked`` when the policy answered without a verdict (fail_open passing).
-        self._label(data, verdict.checked_state, verdict.action)
+        call.labels = {STATE_HEADER: verdict.checked_state, ACTION_HEADER: verdict.action}
         if verdict.short_circuit:
             text = verdict.reply if verdict.reply is not None else "。"
-            data = self._short_circuit(kind, data, verdict, text, call_id, stream=stream)
-            if call_id:
-                self._remember(self._canned, call_id, True)
+            data = self._short_circuit(kind, data, verdict, text, call, stream=stream)
+            call.canned = True
             return data
         if verdict.action == "clamp" and kind != "embeddings":
             # An embedding has no reply to clamp and no system prompt: it passes.
@@ -727,12 +804,12 @@ class CurfewHook(CustomLogger):
         data: dict[str, Any],
         verdict: CurfewVerdict,
         text: str,
-        call_id: str,
+        call: _Call,
         *,
         stream: bool = False,
     ) -> dict[str, Any]:
         if kind == "gemini" and stream:
-            return self._gemini_stream(data, verdict, text, call_id)
+            return self._gemini_stream(data, verdict, text, call)
         if kind == "embeddings":
             now = datetime.now(UTC)
             body, headers = openai_shapes.embeddings_refusal(
@@ -743,8 +820,6 @@ class CurfewHook(CustomLogger):
                 body,
                 {**headers, STATE_HEADER: verdict.checked_state, ACTION_HEADER: verdict.action},
             )
-        if not call_id:
-            raise RuntimeError("LiteLLM gave this call no litellm_call_id")
         # The request as the client sent it: the answer is shaped by it (stream,
         # n, response_format, text.format, the Responses settings it echoes);
         # a Gemini call's by its call (``generateContent``: one JSON object).
@@ -753,7 +828,7 @@ class CurfewHook(CustomLogger):
             if kind == "gemini"
             else ANSWER_SHAPES[kind]
         )
-        self._remember(self._pending, call_id, _Pending(shape, dict(data), text))
+        call.pending = _Pending(shape, _request_fields(data), text)
         if isinstance(shape, gemini_shapes.GeminiCall):
             _give_gemini_logging_its_response(data, shape, text)
         # LiteLLM's string mock guarantees no upstream request; its answer is
@@ -766,28 +841,35 @@ class CurfewHook(CustomLogger):
         return data
 
     def _gemini_stream(
-        self, data: dict[str, Any], verdict: CurfewVerdict, text: str, call_id: str
+        self, data: dict[str, Any], verdict: CurfewVerdict, text: str, call: _Call
     ) -> dict[str, Any]:
         """An off-duty Gemini stream: LiteLLM's stream route has no mock
         (``mock_response`` would still call upstream), so the call is sent
         nowhere and answered by its own transport
         (``async_pre_call_deployment_hook``) with Curfew's Gemini stream.
         Always an event stream: LiteLLM asks Google for one (``alt=sse``)
-        and relays it as one, whatever the client's ``alt``."""
-        if not call_id or ANSWERING_CLIENT is None:
-            raise self._gemini_stream_refusal(verdict)
+        and relays it as one, whatever the client's ``alt``. The answer is kept
+        with the call (``_Call.stream``) and found there at each send: LiteLLM's
+        router retries a call through the same deployment hook, with the same
+        logging object, and each attempt must be answered here too. A call
+        with no logging object could not be found at the send: refused."""
+        if ANSWERING_CLIENT is None:
+            raise self._gemini_stream_refusal(verdict, NO_TRANSPORT)
+        if _details(data) is None:
+            raise self._gemini_stream_refusal(verdict, NO_LOGGING_OBJECT)
         shape = gemini_shapes.GeminiCall(str(data.get("model") or ""), stream=True, alt_sse=True)
         payload, content_type = shape.short_circuit_body(data, text)
-        self._remember(self._streams, call_id, _CannedStream(payload, content_type))
+        call.stream = _CannedStream(payload, content_type)
         data["api_base"] = NOWHERE
         data["api_key"] = NO_KEY
         return data
 
     @staticmethod
-    def _gemini_stream_refusal(verdict: CurfewVerdict) -> CurfewRefusal:
+    def _gemini_stream_refusal(verdict: CurfewVerdict, why: str) -> CurfewRefusal:
         """An off-duty Gemini stream's answer when this LiteLLM cannot be
-        handed an in-process upstream (its ``AsyncHTTPHandler`` takes no
-        transport): refused in Gemini's error shape, never passed."""
+        handed an in-process upstream (``why``: its ``AsyncHTTPHandler`` takes
+        no transport, or the call has no logging object to find its answer
+        on at the send): refused in Gemini's error shape, never passed."""
         now = datetime.now(UTC)
         _, headers = openai_shapes.embeddings_refusal(
             verdict.state, openai_shapes.retry_after_seconds(verdict.valid_until, now)
@@ -795,8 +877,8 @@ class CurfewHook(CustomLogger):
         status = openai_shapes.EMBEDDINGS_REFUSAL_STATUS
         message = (
             f"the curfew is {verdict.state}: this LiteLLM proxy answers no Gemini stream "
-            "while it lasts (this LiteLLM's HTTP handler takes no transport, so "
-            "streamGenerateContent cannot be answered without calling upstream); call "
+            f"while it lasts ({why}, so streamGenerateContent cannot be answered without "
+            "calling upstream); call "
             "generateContent for the curfew's answer, or retry after the Retry-After seconds"
         )
         return CurfewRefusal(
@@ -810,9 +892,10 @@ class CurfewHook(CustomLogger):
     ) -> dict[str, Any] | None:
         """An off-duty Gemini stream, just before LiteLLM sends it: its HTTP
         client is one whose transport answers with Curfew's stream, and its
-        address still resolves nowhere. Any other call: untouched."""
-        call_id = kwargs.get("litellm_call_id")
-        canned = self._streams.get(call_id) if isinstance(call_id, str) else None
+        address still resolves nowhere. Any other call: untouched (its state is
+        found on its own logging object, never by its call id)."""
+        call = _state_in(_details(kwargs))
+        canned = call.stream if call is not None else None
         if canned is None:
             return None
         return {
@@ -826,11 +909,14 @@ class CurfewHook(CustomLogger):
         self, data: dict[str, Any], user_api_key_dict: Any, response: Any
     ) -> Any:
         """A short-circuit's answer: Curfew's proxy's own bytes for the request,
-        JSON or the protocol's event stream as the client asked."""
-        call_id = str(data.get("litellm_call_id") or "")
-        pending = self._pending.pop(call_id, None) if call_id else None
-        if pending is None:
+        JSON or the protocol's event stream as the client asked. Once: the
+        call's answer is taken. A call the pre-call hook did not answer keeps
+        LiteLLM's answer, whatever call id it shares with one it did."""
+        call = self._call_of(data)
+        pending = call.pending if call is not None else None
+        if call is None or pending is None:
             return response
+        call.pending = None
         try:
             shape = shapes.module(pending.shape)
             payload, content_type = shape.short_circuit_body(pending.body, pending.text)
@@ -838,7 +924,10 @@ class CurfewHook(CustomLogger):
             log.exception("curfew LiteLLM hook could not write the answer")
             return response
         # A response object of our own is sent as it is, so it carries our headers itself.
-        headers = {**self._headers.get(call_id, {}), "x-litellm-call-id": call_id}
+        headers = dict(call.labels or {})
+        call_id = str(data.get("litellm_call_id") or "")
+        if call_id:
+            headers["x-litellm-call-id"] = call_id
         if not content_type.startswith("text/event-stream"):
             return Response(payload, media_type=content_type, headers=headers)
 
@@ -855,19 +944,23 @@ class CurfewHook(CustomLogger):
         request_headers: dict[str, str] | None = None,
         litellm_call_info: dict[str, object] | None = None,
     ) -> dict[str, str] | None:
-        """``X-Curfew-State`` and ``X-Curfew-Action`` on every answer (errors too)."""
-        call_id = str(data.get("litellm_call_id") or "")
-        headers = self._headers.get(call_id) if call_id else None
-        return dict(headers) if headers else None
+        """``X-Curfew-State`` and ``X-Curfew-Action`` on every answer (errors too):
+        the call's own labels; none for a call the hook did not check."""
+        call = self._call_of(data)
+        self._forget(data)  # its answer is written: the request need not be held
+        labels = call.labels if call is not None else None
+        return dict(labels) if labels else None
 
     async def async_logging_hook(
         self, kwargs: dict[str, Any], result: Any, call_type: str
     ) -> tuple[dict[str, Any], Any]:
         """A call answered here cost nothing: LiteLLM's ledger (the payload its
         spend tracking reads) says zero, whatever usage its mock path invented
-        (the Anthropic string mock claims thousands of tokens)."""
-        call_id = kwargs.get("litellm_call_id")
-        if isinstance(call_id, str) and self._canned.pop(call_id, False):
+        (the Anthropic string mock claims thousands of tokens). ``kwargs`` is
+        the call's ``model_call_details``: only the hook's own state there says
+        so; any other call is logged at the cost LiteLLM found."""
+        call = _state_in(kwargs)
+        if call is not None and call.canned:
             kwargs["response_cost"] = 0.0
             payload = kwargs.get("standard_logging_object")
             if isinstance(payload, dict):
@@ -878,12 +971,34 @@ class CurfewHook(CustomLogger):
 
     # -- internals ------------------------------------------------------------------
 
+    def _call_of(self, data: Mapping[str, Any]) -> _Call | None:
+        """The state of the call whose request is ``data``: on its logging
+        object; else (LiteLLM dropped it, as its failure path does) by the
+        request itself, the very object the pre-call hook handed back."""
+        call = _state_in(_details(data))
+        if call is not None:
+            return call
+        held = self._open.get(id(data))
+        return held[1] if held is not None and held[0] is data else None
+
+    def _forget(self, data: Mapping[str, Any]) -> None:
+        held = self._open.get(id(data))
+        if held is not None and held[0] is data:
+            del self._open[id(data)]
+
     @staticmethod
-    def _remember(store: OrderedDict[str, Any], key: str, value: Any) -> None:
+    def _remember(store: OrderedDict[Any, Any], key: Any, value: Any) -> None:
         store[key] = value
         store.move_to_end(key)
         while len(store) > MAX_REMEMBERED:
             store.popitem(last=False)
+
+
+def _request_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The request as the client asked it, for its answer to be shaped by:
+    without LiteLLM's logging object (which holds the call's state, so a copy
+    of it there would hold itself)."""
+    return {key: value for key, value in data.items() if key != "litellm_logging_obj"}
 
 
 def _give_gemini_logging_its_response(
