@@ -176,16 +176,16 @@ class AsyncCurfewClient(BaseCurfewClient[httpx.AsyncBaseTransport]):
                     async with http.stream(
                         "POST", self.decisions_url, json=report, timeout=REPORT_TIMEOUT
                     ) as response:
-                        # Read (bounded, then dropped): an endless answer must not fill memory.
+                        # Read bounded: an endless answer must not fill memory.
                         length = response.headers.get("Content-Length")
-                        await aread_answer(response.aiter_bytes(), length=length)
+                        content = await aread_answer(response.aiter_bytes(), length=length)
                 except asyncio.CancelledError:
                     raise  # the batch stays in the outbox: sent again with the same ids
                 except Exception as exc:  # whatever it was, the batch waits for a retry
                     reports.failed(self._clock(), exc)
                     return
                 status, advised = response.status_code, response.headers.get("Retry-After")
-                if not reports.answered(self._clock(), status, advised):
+                if not reports.answered(self._clock(), status, advised, content):
                     return
         except asyncio.CancelledError:
             raise

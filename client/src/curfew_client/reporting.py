@@ -20,8 +20,12 @@ retried batch carries the same ids, and the server stores each id once), and
 sends at most ``interval`` seconds apart or as soon as ``batch`` are waiting.
 5xx, 429 and network errors keep the batch and retry it with exponential
 backoff, never sooner than the server's ``Retry-After``; any other refusal
-(a revoked token, a bad field) drops the batch, counted and logged. Nothing
-here raises into the caller.
+(a revoked token, a bad field) drops the batch, counted and logged. A refusal
+that names decisions one by one (``fields``: ``decisions[n].user``, a member
+who left a team key's team since their verdict was cached) drops only those:
+the server stores none of a refused batch, so the others are sent again at
+once, with the same ids (one member's refusal never costs the others' decisions).
+Nothing here raises into the caller.
 
 The shape of one report mirrors the server's ``DecisionReport``
 (``curfew_core/schema/decisions.py``), which this distribution cannot import
@@ -32,9 +36,11 @@ module's payloads against the served OpenAPI document, so they cannot drift.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
 import random
+import re
 import secrets
 import weakref
 from collections import deque
@@ -216,8 +222,11 @@ class DecisionLog:
         if left:
             log.warning("%d decision(s) not reported: the curfew server did not take them", left)
 
-    def answered(self, now: float, status: int, retry_header: str | None) -> bool:
-        """The server's answer to the outbox; whether to go on sending."""
+    def answered(
+        self, now: float, status: int, retry_header: str | None, content: bytes = b""
+    ) -> bool:
+        """The server's answer to the outbox (``content``: its body, read
+        bounded); whether to go on sending."""
         batch = self.outbox or []
         if 200 <= status < 300:
             self.delivered += len(batch)
@@ -226,6 +235,20 @@ class DecisionLog:
         if status == 429 or status >= 500:
             self._backoff(now, f"HTTP {status}", retry_after(retry_header))
             return False
+        named = refused_decisions(status, content, len(batch))
+        if named is not None and len(named) < len(batch):
+            # Only those decisions: the server stored none of the batch, so
+            # the rest go again now, with the same ids.
+            self.refused += len(named)
+            self.outbox = [decision for n, decision in enumerate(batch) if n not in named]
+            log.warning(
+                "curfew server refused %d of a report's %d decision(s) (HTTP %d); "
+                "those dropped, the rest sent again",
+                len(named),
+                len(batch),
+                status,
+            )
+            return True
         self.refused += len(batch)
         if status == 404:
             # A server from before the ledger: said once, and no more reports.
@@ -297,6 +320,34 @@ class DecisionLog:
     def waiting(self) -> int:
         """Decisions not yet acknowledged (queued, or in the batch being sent)."""
         return len(self.pending) + len(self.outbox or ())
+
+
+#: A refusal's field that names one decision of the batch (``decisions[3].user``);
+#: at most four digits (a batch holds at most ``MAX_BATCH``).
+_ONE_DECISION = re.compile(r"decisions\[(\d{1,4})\]\.")
+
+
+def refused_decisions(status: int, content: bytes, size: int) -> set[int] | None:
+    """The decisions of a batch of ``size`` that the server's refusal
+    (``status`` 400 or 422, the API's error with its ``fields``) names one by
+    one, by their place in the batch; ``None`` when it names anything else,
+    or nothing (then the whole batch is refused)."""
+    if status not in (400, 422):
+        return None
+    try:
+        body = json.loads(content)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    fields = body.get("fields") if isinstance(body, dict) else None
+    if not isinstance(fields, dict) or not fields:
+        return None
+    named: set[int] = set()
+    for field in fields:
+        found = _ONE_DECISION.match(field)
+        if found is None or int(found.group(1)) >= size:
+            return None
+        named.add(int(found.group(1)))
+    return named
 
 
 _forks: weakref.WeakSet[DecisionLog] = weakref.WeakSet()

@@ -137,8 +137,8 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
                         "POST", self.decisions_url, json={"decisions": batch}, timeout=timeout
                     ) as response:
                         status, advised = response.status_code, response.headers.get("Retry-After")
-                        # Read (bounded, then dropped): an endless answer must not fill memory.
-                        read_answer(
+                        # Read bounded: an endless answer must not fill memory.
+                        content = read_answer(
                             response.iter_bytes(),
                             length=response.headers.get("Content-Length"),
                             deadline=time.monotonic() + timeout,
@@ -146,7 +146,7 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
                 except Exception as exc:  # whatever it was, the batch waits for a retry
                     reports.failed(self._clock(), exc)
                     return
-                if not reports.answered(self._clock(), status, advised):
+                if not reports.answered(self._clock(), status, advised, content):
                     return
         except Exception:  # reporting never raises into the gateway
             return
