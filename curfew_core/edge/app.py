@@ -203,8 +203,9 @@ class Edge:
             headers.raw(b"content-length"),
             door.credential(headers) if door.credential is not None else None,
         )
-        if key is not None:
+        if key is not None and known.head.redirect is None:
             # Unhashable (a server's lists): ``get`` answered None, setting raises.
+            # A redirect names this request's path and query: never kept (``Heads``).
             with contextlib.suppress(TypeError):
                 self._known[key] = known
         return known

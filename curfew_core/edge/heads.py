@@ -3,7 +3,8 @@
 The edge answers its doors without Django's handler and middleware; what that
 middleware did that still applies to an API answer is done here with
 Django's own methods, once per distinct request head (a deployment sees a
-handful): the ``Host`` check (``ALLOWED_HOSTS``), the HTTPS redirect, and the
+handful): the ``Host`` check (``ALLOWED_HOSTS``), the HTTPS redirect (made for
+each request it answers: it names that request's path and query), and the
 answer headers (HSTS, ``nosniff``, ``X-Frame-Options``, and a content policy
 that allows nothing: a JSON or SSE answer is never a page, so the referrer and
 opener policies a page needs are left out, ``http_headers.HTML_ONLY``).
@@ -65,7 +66,11 @@ class Heads:
         head = self._heads.get(key)
         if head is None:
             head = self._decide(scope)
-            self._heads[key] = head
+            if head.redirect is None:
+                # A redirect names the request's own path and query (a
+                # Gemini client's ``?key=``): made anew for each request,
+                # never answered to the next head like it.
+                self._heads[key] = head
         return head
 
     def clear(self) -> None:
