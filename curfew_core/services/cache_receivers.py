@@ -30,6 +30,7 @@ from django.db.models.signals import post_delete, post_save, pre_save
 from curfew_core.models import AccountPreference, Override, Schedule, Team, TeamMembership
 from curfew_core.selectors.bundles import refresh_team
 from curfew_core.selectors.teams import forget_member_name
+from curfew_core.services import events
 from curfew_core.services.after_commit import after_commit, on_commit_once
 
 log = logging.getLogger("curfew.after_commit")
@@ -92,7 +93,11 @@ def _remember_name(sender: type[Any], instance: Any, **kwargs: Any) -> None:
 
 
 def _user_renamed(sender: type[Any], instance: Any, **kwargs: Any) -> None:
-    """A renamed member: the team key must not find them by the old name."""
+    """A renamed member: the team key must not find them by the old name, and
+    its change streams drop what gateways keep under either name (a gateway
+    keeps a team key's verdicts per member name until ``valid_until`` while
+    its stream is live). A person alone's verdict does not depend on their
+    name: nothing is told."""
     old = instance.__dict__.pop(_OLD_NAME, None)
     if old is None or old == instance.get_username():
         return
@@ -108,6 +113,10 @@ def _forget_names_after_commit(user_id: int, names: list[tuple[int, str]]) -> No
     def steps() -> None:
         for team_id, name in names:
             forget_member_name(team_id, name)  # never raises
+        # After the names are forgotten: a gateway that asks again at once is
+        # answered for the new name, and refused for the old one.
+        for team_id, name in names:
+            events.publish_member_changed(team_id, user_id, name)  # never raises
 
     on_commit_once(("names", user_id, tuple(names)), steps)
 
