@@ -45,8 +45,13 @@ def _user_rows_changed(sender: type[Any], instance: Any, **kwargs: Any) -> None:
 
 
 def _membership_changed(sender: type[Any], instance: TeamMembership, **kwargs: Any) -> None:
-    """Joined, left or changed a team: the user's rows, and the team key's name."""
+    """Joined, left or changed a team: the user's rows, and the team key's name.
+    A member who left is told to the team key's change streams by name: the
+    steps above tell only the user's new team (none), and a gateway keeps a
+    team key's verdicts per name until ``valid_until`` while its stream is
+    live (a join is told by those steps)."""
     user_id, team_id = instance.user_id, instance.team_id
+    left = kwargs.get("signal") is post_delete
     after_commit(user_id=user_id)
 
     def steps() -> None:
@@ -65,8 +70,10 @@ def _membership_changed(sender: type[Any], instance: TeamMembership, **kwargs: A
             return
         if name is not None:
             forget_member_name(team_id, name)  # never raises
+            if left:  # after the name is forgotten: asked again, it is refused
+                events.publish_member_changed(team_id, user_id, name)  # never raises
 
-    on_commit_once(("member", user_id, team_id), steps)
+    on_commit_once(("member", user_id, team_id, left), steps)
 
 
 def _team_changed(sender: type[Any], instance: Team, **kwargs: Any) -> None:

@@ -1,4 +1,4 @@
-"""A member renamed while a gateway with a team key keeps their verdict.
+"""A member renamed (or removed) while a gateway with a team key keeps their verdict.
 
 The gateway keeps a team key's verdicts per member name, and with its change
 stream live it keeps them until ``valid_until`` (up to a day), dropping one
@@ -85,3 +85,36 @@ def test_a_renamed_members_old_name_is_dropped_by_a_pushed_gateway(served: Serve
     finally:
         pushed.close()
         control.close()
+
+
+LEAVE = (
+    "from django.contrib.auth.models import User\n"
+    "from curfew_core.models import Team\n"
+    "from curfew_core.services.teams import member_remove\n"
+    "alice, boss = User.objects.get(username='alice'), User.objects.get(username='boss')\n"
+    "member_remove(team=Team.objects.get(name='acme'), user=alice, actor=boss)\n"
+)
+
+
+def test_a_member_who_left_is_dropped_by_a_pushed_gateway(served: ServedApp) -> None:
+    """The same for a member removed from the team: the team key no longer
+    answers for them, and the gateway no longer serves them its verdict."""
+    key = served.manage("shell", "-c", TEAM).stdout.strip().splitlines()[-1]
+    pushed = CurfewClient(served.base_url, key, push=True, timeout=5.0, report_decisions=False)
+    try:
+        eventually(lambda: pushed.cache.pushed, "the change stream is live")
+        kept = pushed.verdict(session_id="s", user="alice")
+        assert kept.origin == "server", kept.reason
+        assert pushed.verdict(session_id="s", user="alice") is kept  # cached
+
+        served.manage("shell", "-c", LEAVE)
+
+        def dropped() -> bool:
+            return not [entry for entry in pushed.cache.entries if entry[3] == "alice"]
+
+        eventually(dropped, "the pushed gateway drops the verdict of who left")
+        with pytest.raises(CurfewRefused) as refused:
+            pushed.verdict(session_id="s", user="alice")
+        assert refused.value.status == 404
+    finally:
+        pushed.close()
