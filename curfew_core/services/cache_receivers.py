@@ -10,8 +10,9 @@ a management command, a cascade (a deleted user's or team's rows). What a
 verdict reads (``selectors.bundles``): the user's ``Schedule``, ``Override``,
 ``AccountPreference`` and ``TeamMembership``, their ``Team``, and the token
 (``services.token_receivers``); a team key names its member by username
-(``selectors.teams.member_key``), so a member leaving or a user renamed forgets
-that name too.
+(``selectors.teams.member_key``), so a member leaving, deleted or renamed
+forgets that name too, and tells the team key's change streams the name (a
+gateway keeps a team key's verdicts per name while its stream is live).
 
 Not covered, bounded by the freshness alone: a bulk ``QuerySet.update()`` or
 SQL, which send no signal (docs/subsystems/caching.md). Connected in
@@ -25,7 +26,7 @@ import logging
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models.signals import post_delete, post_save, pre_save
+from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
 
 from curfew_core.models import AccountPreference, Override, Schedule, Team, TeamMembership
 from curfew_core.selectors.bundles import refresh_team
@@ -116,6 +117,18 @@ def _user_renamed(sender: type[Any], instance: Any, **kwargs: Any) -> None:
         _forget_names_after_commit(instance.pk, names)
 
 
+def _user_deleting(sender: type[Any], instance: Any, **kwargs: Any) -> None:
+    """A member deleted: their membership goes with them, and after the commit
+    no user is left to read the name from (``_membership_changed``), so it is
+    read now: the team key must not find them, and its change streams drop
+    what gateways keep under their name."""
+    team_id = (
+        TeamMembership.objects.filter(user_id=instance.pk).values_list("team_id", flat=True).first()
+    )
+    if team_id is not None:
+        _forget_names_after_commit(instance.pk, [(team_id, instance.get_username())])
+
+
 def _forget_names_after_commit(user_id: int, names: list[tuple[int, str]]) -> None:
     def steps() -> None:
         for team_id, name in names:
@@ -144,3 +157,4 @@ def connect() -> None:
     user = get_user_model()
     pre_save.connect(_remember_name, sender=user, dispatch_uid="curfew-user-name-before")
     post_save.connect(_user_renamed, sender=user, dispatch_uid="curfew-user-renamed")
+    pre_delete.connect(_user_deleting, sender=user, dispatch_uid="curfew-user-deleting")

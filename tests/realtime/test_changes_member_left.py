@@ -19,10 +19,11 @@ from tests.realtime.test_changes_rename import WAIT, _events_within, _team
 from tests.realtime.test_changes_stream import (
     _streams_closed,
     each_layer,
+    fresh_layer,
     open_stream,
 )
 
-__all__ = ["_streams_closed", "each_layer"]
+__all__ = ["_streams_closed", "each_layer", "fresh_layer"]
 db = sync_to_async
 
 
@@ -42,6 +43,25 @@ async def test_a_member_who_left_is_named_on_the_team_keys_stream(
     assert (await stream.chunk()).startswith(b"event: ready")
 
     await db(_removed)(alice)
+
+    told = await _events_within(stream, WAIT)
+    assert ("change", {"user": "alice"}) in told, told
+    await stream.close()
+
+
+@pytest.mark.usefixtures("fresh_layer", "transactional_db")
+async def test_a_member_deleted_is_named_on_the_team_keys_stream(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Their membership goes with them (a cascade): their name is read before
+    the delete, since after the commit there is no user to read it from."""
+    monkeypatch.setattr(changes, "HEARTBEAT_SECONDS", 0.2)
+    alice, key = await db(_team)()
+    stream = open_stream(key)
+    await stream.start()
+    assert (await stream.chunk()).startswith(b"event: ready")
+
+    await db(alice.delete)()
 
     told = await _events_within(stream, WAIT)
     assert ("change", {"user": "alice"}) in told, told
