@@ -955,19 +955,16 @@ class CurfewHook(CustomLogger):
         self, kwargs: dict[str, Any], result: Any, call_type: str
     ) -> tuple[dict[str, Any], Any]:
         """A call answered here cost nothing: LiteLLM's ledger (the payload its
-        spend tracking reads) says zero, whatever usage its mock path invented
-        (the Anthropic string mock claims thousands of tokens). ``kwargs`` is
-        the call's ``model_call_details``: only the hook's own state there says
-        so; any other call is logged at the cost LiteLLM found."""
-        call = _state_in(kwargs)
-        if call is not None and call.canned:
-            kwargs["response_cost"] = 0.0
-            payload = kwargs.get("standard_logging_object")
-            if isinstance(payload, dict):
-                payload.update(
-                    response_cost=0.0, prompt_tokens=0, completion_tokens=0, total_tokens=0
-                )
-        return kwargs, result
+        spend tracking reads) says zero (``_zero_if_canned``)."""
+        return _zero_if_canned(kwargs), result
+
+    def logging_hook(
+        self, kwargs: dict[str, Any], result: Any, call_type: str
+    ) -> tuple[dict[str, Any], Any]:
+        """The same for LiteLLM's sync loggers (``Logging.success_handler``
+        runs this before its built-in string callbacks, such as langfuse or
+        s3, read the call's details): zero for a call answered here."""
+        return _zero_if_canned(kwargs), result
 
     # -- internals ------------------------------------------------------------------
 
@@ -992,6 +989,22 @@ class CurfewHook(CustomLogger):
         store.move_to_end(key)
         while len(store) > MAX_REMEMBERED:
             store.popitem(last=False)
+
+
+def _zero_if_canned(details: dict[str, Any]) -> dict[str, Any]:
+    """A call answered here cost nothing: its logged details say zero cost and
+    zero tokens, whatever usage LiteLLM's mock path invented (the Anthropic
+    string mock claims thousands of tokens). ``details`` is the call's
+    ``model_call_details`` (or LiteLLM's copy of it for its loggers): only the
+    hook's own state there says so; any other call keeps the cost LiteLLM
+    found."""
+    call = _state_in(details)
+    if call is not None and call.canned:
+        details["response_cost"] = 0.0
+        payload = details.get("standard_logging_object")
+        if isinstance(payload, dict):
+            payload.update(response_cost=0.0, prompt_tokens=0, completion_tokens=0, total_tokens=0)
+    return details
 
 
 def _request_fields(data: Mapping[str, Any]) -> dict[str, Any]:
