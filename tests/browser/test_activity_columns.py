@@ -19,9 +19,13 @@ from tests.browser.support import Watched, api_post, assert_fits
 pytestmark = pytest.mark.browser
 
 USER = "web-activity-columns"
+USER_LONG = "web-activity-columns-long"
 PASSWORD = "correct horse battery"
 #: A team member's reason: their own side and the team's, long enough to wrap.
 REASON = "winding 21% · budget 1662 · team: winding 21% · team: budget 1662"
+
+#: A session id far wider than its column can be.
+LONG_SESSION = "agent-run-" + "5f0c2e9a7b1d4c3e" * 5
 
 #: The short columns: when, budget, tokens used, origin.
 SHORT_CELLS = ", ".join(f"#decision-table td:nth-child({n})" for n in (1, 5, 6, 7))
@@ -45,7 +49,7 @@ def seeded(served_app: ServedApp) -> str:
             "at": (now - dt.timedelta(minutes=n + 1)).isoformat(),
             "state": "winding",
             "action": "clamp",
-            "session_id": f"chat-{n}",
+            "session_id": f"chat-{'abc'[n]}",
             "reason": REASON,
             "budget_before": 4000,
             "budget_after": 1662,
@@ -57,7 +61,33 @@ def seeded(served_app: ServedApp) -> str:
     return token
 
 
-def _activity(browser: Any, app: ServedApp, *, width: int, lang: str) -> tuple[Any, Watched]:
+@pytest.fixture(scope="module")
+def seeded_long(served_app: ServedApp) -> str:
+    """Another person, whose sessions include one with a long id (beside the
+    short ones its width would otherwise hide)."""
+    token = served_app.create_user(USER_LONG, PASSWORD)
+    at = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(minutes=1)
+    decisions = [
+        {
+            "id": f"columns-long-{n}",
+            "at": (at - dt.timedelta(minutes=n)).isoformat(),
+            "state": "winding",
+            "action": "clamp",
+            "session_id": session,
+            "reason": REASON,
+            "budget_before": 4000,
+            "budget_after": 1662,
+        }
+        for n, session in enumerate(["chat-a", LONG_SESSION])
+    ]
+    answer = api_post(served_app, token, "/api/v1/decisions", {"decisions": decisions})
+    assert answer["stored"] == len(decisions)
+    return token
+
+
+def _activity(
+    browser: Any, app: ServedApp, *, width: int, lang: str, user: str = USER
+) -> tuple[Any, Watched]:
     context = support.open_context(
         browser,
         width=width,
@@ -68,7 +98,7 @@ def _activity(browser: Any, app: ServedApp, *, width: int, lang: str) -> tuple[A
         has_touch=width < 600,
     )
     watched = Watched(context.new_page())
-    support.sign_in(watched.page, app, USER, PASSWORD)
+    support.sign_in(watched.page, app, user, PASSWORD)
     watched.page.goto(f"{app.base_url}/activity/")
     watched.page.wait_for_selector("#decision-table")
     return context, watched
@@ -87,6 +117,42 @@ def test_headings_and_short_cells_keep_to_one_line_on_a_desktop(
         # The reason is what takes the slack: it wraps, nothing spills.
         assert page.evaluate(WRAPPED, "#decision-table td.reason") != []
         assert_fits(page, inside="#decision-table")
+        watched.assert_clean()
+    finally:
+        context.close()
+
+
+@pytest.mark.usefixtures("seeded")
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_short_session_id_keeps_whole(browser: Any, served_app: ServedApp, lang: str) -> None:
+    # The session column is as narrow as its heading: "chat-a" broke at its
+    # hyphen ("chat-" / "a") in zh.
+    context, watched = _activity(browser, served_app, width=1280, lang=lang)
+    try:
+        page = watched.page
+        cells = "#decision-table td:nth-child(2)"
+        texts = [t.strip() for t in page.locator(cells).all_inner_texts()]
+        assert texts == ["chat-a", "chat-b", "chat-c"]
+        assert page.evaluate(WRAPPED, cells) == []
+        assert_fits(page, inside="#decision-table")
+        watched.assert_clean()
+    finally:
+        context.close()
+
+
+@pytest.mark.usefixtures("seeded_long")
+@pytest.mark.parametrize(("lang", "width"), [("en", 1280), ("zh", 1280), ("zh", 390)])
+def test_a_long_session_id_breaks_inside_the_card(
+    browser: Any, served_app: ServedApp, lang: str, width: int
+) -> None:
+    context, watched = _activity(browser, served_app, width=width, lang=lang, user=USER_LONG)
+    try:
+        page = watched.page
+        wrapped = page.evaluate(WRAPPED, "#decision-table td:nth-child(2)")
+        assert [t for t in wrapped if t.startswith("agent-run-")] != []
+        assert [t for t in wrapped if t.startswith("chat-")] == []
+        assert_fits(page, inside="#decision-table")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
         watched.assert_clean()
     finally:
         context.close()
