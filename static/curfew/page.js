@@ -331,13 +331,40 @@ document.documentElement.classList.add("js");
     return !!event && event.isTrusted === true && (event.type === "submit" || event.type === "click");
   }
 
+  /* A 5xx that is not one of the site's pages (a proxy's bare 502, an empty
+     503): nothing is swapped, so the form keeps what the person filled in,
+     and a line above it says it did not go through (body's data-not-saved,
+     in the page's language). The person's next Save or click takes the
+     line away (not a poll or a live preview). */
+  function notSaved(detail) {
+    var words = document.body && document.body.getAttribute("data-not-saved");
+    var elt = detail.requestConfig && detail.requestConfig.elt;
+    var anchor = elt && elt.closest ? elt.closest("form") || elt : null;
+    if (!words || !anchor || !anchor.parentNode) return;
+    var line = document.createElement("p");
+    line.className = "not-saved";
+    line.setAttribute("role", "alert");
+    line.textContent = words;
+    anchor.parentNode.insertBefore(line, anchor);
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (!byPerson(event.detail && event.detail.requestConfig)) return;
+    document.querySelectorAll("p.not-saved").forEach(function (line) {
+      line.remove();
+    });
+  });
+
   document.addEventListener("htmx:beforeSwap", function (event) {
     var detail = event.detail;
     var xhr = detail.xhr;
     var main = document.getElementById("main");
     if (!xhr || xhr.status < 400 || !main || !byPerson(detail.requestConfig)) return;
     var text = typeof detail.serverResponse === "string" ? detail.serverResponse : "";
-    if (!WHOLE_PAGE.test(text) || text.indexOf('id="main"') === -1) return;
+    if (!WHOLE_PAGE.test(text) || text.indexOf('id="main"') === -1) {
+      if (xhr.status >= 500) notSaved(detail);
+      return;
+    }
     detail.shouldSwap = true;
     detail.target = main;
     detail.selectOverride = "#main";

@@ -168,3 +168,68 @@ def test_a_refused_save_flags_the_field_in_place(
         assert page.locator("input[name=curfew_start]").input_value() == before
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(
+    ("lang", "status", "body", "words"),
+    [
+        (
+            "en",
+            502,
+            "<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>",
+            "nothing was saved",
+        ),
+        (
+            "zh",
+            502,
+            "<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>",
+            "什么都没有保存",
+        ),
+        ("en", 503, "", "Please try again"),
+    ],
+    ids=["en-502", "zh-502", "en-empty-503"],
+)
+def test_a_bare_server_error_on_save_says_it_did_not_go_through(
+    browser: Any, served_app: ServedApp, user: str, lang: str, status: int, body: str, words: str
+) -> None:
+    """A 5xx that is not one of the site's pages (a proxy's 502, an empty
+    503) was not swapped and showed nothing: the person thought it saved.
+    Now a line above the form says it did not go through, in their
+    language; the form keeps what they filled in, and the next try clears
+    the line."""
+    context, watched = _open(browser, served_app, lang)
+    try:
+        page = watched.page
+        page.goto(f"{served_app.base_url}/schedule/")
+        before = page.locator("input[name=curfew_start]").input_value()
+        wanted = "21:15" if before != "21:15" else "21:45"
+
+        def _fail(route: Any) -> None:
+            if route.request.method == "POST" and route.request.url.endswith("/schedule/"):
+                route.fulfill(status=status, content_type="text/html", body=body)
+            else:
+                route.continue_()
+
+        page.route("**/schedule/**", _fail)
+        _save_time(page, wanted)
+        support.wait_until(page, "document.querySelector('p.not-saved[role=alert]') !== null")
+        line = page.locator("p.not-saved")
+        assert line.count() == 1
+        assert words in line.inner_text()
+        assert line.is_visible()
+        # Nothing swapped: the form is whole and keeps the person's value.
+        assert page.locator("#schedule-form").count() == 1
+        assert page.locator("input[name=curfew_start]").input_value() == wanted
+        assert page.evaluate(BARS) == 1
+        assert "Bad Gateway" not in page.inner_text("body")
+        # The next try (the server answering again) takes the line away.
+        page.unroute("**/schedule/**")
+        with page.expect_response(
+            lambda r: r.request.method == "POST" and r.url.endswith("/schedule/")
+        ):
+            page.click("#save-schedule")
+        support.wait_until(page, "document.querySelector('p.not-saved') === null")
+        page.goto(f"{served_app.base_url}/schedule/")
+        assert page.locator("input[name=curfew_start]").input_value() == wanted
+    finally:
+        context.close()
