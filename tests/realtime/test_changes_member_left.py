@@ -15,12 +15,11 @@ from django.contrib.auth.models import User
 from curfew_core.models import Team
 from curfew_core.realtime import changes
 from curfew_core.services.teams import member_remove
-from tests.realtime.test_changes_rename import WAIT, _events_within, _team
+from tests.realtime.test_changes_rename import WAIT, _events_within, _team, ready_stream
 from tests.realtime.test_changes_stream import (
     _streams_closed,
     each_layer,
     fresh_layer,
-    open_stream,
 )
 
 __all__ = ["_streams_closed", "each_layer", "fresh_layer"]
@@ -38,9 +37,7 @@ async def test_a_member_who_left_is_named_on_the_team_keys_stream(
 ) -> None:
     monkeypatch.setattr(changes, "HEARTBEAT_SECONDS", 0.2)
     alice, key = await db(_team)()
-    stream = open_stream(key)
-    assert (await stream.start())["status"] == 200
-    assert (await stream.chunk()).startswith(b"event: ready")
+    stream = await ready_stream(key)
 
     await db(_removed)(alice)
 
@@ -57,9 +54,7 @@ async def test_a_member_deleted_is_named_on_the_team_keys_stream(
     the delete, since after the commit there is no user to read it from."""
     monkeypatch.setattr(changes, "HEARTBEAT_SECONDS", 0.2)
     alice, key = await db(_team)()
-    stream = open_stream(key)
-    await stream.start()
-    assert (await stream.chunk()).startswith(b"event: ready")
+    stream = await ready_stream(key)
 
     await db(alice.delete)()
 

@@ -57,6 +57,14 @@ async def _events_within(stream: Stream, seconds: float) -> list[tuple[str, obje
     return seen
 
 
+async def ready_stream(token: str) -> Stream:
+    """``token``'s change stream, opened and past its ``ready`` event."""
+    stream = open_stream(token)
+    assert (await stream.start())["status"] == 200
+    assert (await stream.chunk()).startswith(b"event: ready")
+    return stream
+
+
 def _team() -> tuple[User, str]:
     boss, alice = (User.objects.create_user(name) for name in ("boss", "alice"))
     acme = team_create(name="acme", admin=boss)
@@ -75,9 +83,7 @@ async def test_a_renamed_member_is_named_on_the_team_keys_stream(
 ) -> None:
     monkeypatch.setattr(changes, "HEARTBEAT_SECONDS", 0.2)
     alice, key = await db(_team)()
-    stream = open_stream(key)
-    assert (await stream.start())["status"] == 200
-    assert (await stream.chunk()).startswith(b"event: ready")
+    stream = await ready_stream(key)
 
     await db(_rename)(alice, "alicia")
 
@@ -96,9 +102,7 @@ async def test_a_save_that_keeps_the_name_tells_the_team_key_nothing(
     """The control: a member's save that renames nobody (an e-mail) is no change."""
     monkeypatch.setattr(changes, "HEARTBEAT_SECONDS", 0.2)
     alice, key = await db(_team)()
-    stream = open_stream(key)
-    await stream.start()
-    assert (await stream.chunk()).startswith(b"event: ready")
+    stream = await ready_stream(key)
     alice.email = "alice@example.com"
     await db(alice.save)()
     assert await _events_within(stream, 1.0) == []
@@ -113,9 +117,7 @@ async def test_a_person_alone_renamed_hears_nothing_on_their_own_stream(
     monkeypatch.setattr(changes, "HEARTBEAT_SECONDS", 0.2)
     ada = await db(User.objects.create_user)("ada")
     _, raw = await db(token_create)(user=ada, name="gateway")
-    stream = open_stream(raw)
-    await stream.start()
-    assert (await stream.chunk()).startswith(b"event: ready")
+    stream = await ready_stream(raw)
     await db(_rename)(ada, "ada-lovelace")
     assert await _events_within(stream, 1.0) == []
     await stream.close()
