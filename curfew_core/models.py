@@ -378,3 +378,28 @@ class TeamInvite(models.Model):
 
     def __str__(self) -> str:
         return f"invite {self.prefix}… to {self.team.name}"
+
+
+class StoredResponse(models.Model):
+    """Whose a response the upstream stores is (OpenAI's Responses API keeps
+    each one it makes, ``store`` defaulting to true, for 30 days): the person a
+    passed ``POST /v1/responses`` was served as, recorded once the upstream
+    answered with its id (``proxy.stored_owner``). Only that person may read,
+    delete or continue it through the proxy; an id without a row is, to
+    everyone, an id the upstream does not know (``docs/security.md``).
+
+    Written by ``services.stored_responses`` (never before the upstream is
+    asked), pruned with the ledger once the upstream no longer keeps it."""
+
+    #: The upstream's id: one plain segment of at most 256 characters
+    #: (``proxy.upstream.response_path``), so the key is the id itself.
+    response_id = models.CharField(max_length=256, primary_key=True)
+    #: The person a team key asked for, or a personal token's owner.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="curfew_stored_responses"
+    )
+    #: When the upstream answered: what the prune goes by.
+    created_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"response {self.response_id} of {self.user_id}"

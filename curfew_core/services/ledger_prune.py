@@ -37,6 +37,7 @@ from django.db import connection
 from django.utils import timezone
 
 from curfew_core.services.ledger import decisions_prune
+from curfew_core.services.stored_responses import stored_response_cutoff, stored_responses_prune
 
 log = logging.getLogger("curfew.ledger")
 
@@ -93,7 +94,9 @@ def _exclusive() -> Iterator[bool]:
 def prune_if_due(*, now: datetime | None = None, clock: float | None = None) -> int | None:
     """Prune past the retention if this process has not in the last hour and
     no other process is, or did this hour. Returns how many decisions went,
-    or None when it was not this process's turn."""
+    or None when it was not this process's turn. The owners of stored
+    responses past the upstream's retention go in the same turn
+    (``services.stored_responses``)."""
     global _last
     moment = time.monotonic() if clock is None else clock
     with _lock:
@@ -105,9 +108,15 @@ def prune_if_due(*, now: datetime | None = None, clock: float | None = None) -> 
     with _exclusive() as mine:
         if not mine:
             return None
-        before = retention_cutoff(now or timezone.now())
+        moment_now = now or timezone.now()
+        before = retention_cutoff(moment_now)
         started = time.monotonic()
         deleted = decisions_prune(before=before)
+        # The owners of stored responses the upstream no longer keeps: the
+        # same hourly turn, so no other thread or schedule.
+        owners = stored_responses_prune(before=stored_response_cutoff(moment_now))
+    if owners:
+        log.info("stored responses: pruned %d owner record(s) past the upstream's", owners)
     if deleted:
         log.info(
             "ledger: pruned %d decision(s) older than %s in %.1f s",

@@ -35,6 +35,11 @@ from curfew_core.selectors.verdicts import decide_for, state_payload
 from curfew_core.services.ledger import decisions_prune
 from curfew_core.services.overrides import override_apply
 from curfew_core.services.schedules import schedule_update
+from curfew_core.services.stored_responses import (
+    STORED_RESPONSE_DAYS,
+    stored_response_cutoff,
+    stored_responses_prune,
+)
 from curfew_core.services.teams import (
     TeamError,
     member_add,
@@ -198,7 +203,8 @@ class Command(BaseCommand):
         prune = actions.add_parser(
             "prune",
             help="delete raw decisions older than the retention "
-            "(CURFEW_LEDGER_RETENTION_DAYS, default 30); hourly totals are kept",
+            "(CURFEW_LEDGER_RETENTION_DAYS, default 30); hourly totals are kept; also "
+            "the owners of stored responses past the upstream's 30 days",
         )
         prune.add_argument(
             "--days", type=int, default=None, help="keep this many days instead (at least 1)"
@@ -393,8 +399,14 @@ class Command(BaseCommand):
         keep = django_settings.CURFEW_LEDGER_RETENTION_DAYS if days is None else days
         if keep < 1:
             raise CommandError(f"--days must be at least 1, not {keep}")
-        deleted = decisions_prune(before=timezone.now() - timedelta(days=keep))
+        now = timezone.now()
+        deleted = decisions_prune(before=now - timedelta(days=keep))
         self.stdout.write(f"pruned {deleted} decision(s) older than {keep} day(s)")
+        # Past the upstream's retention, whatever --days says of the ledger.
+        owners = stored_responses_prune(before=stored_response_cutoff(now))
+        self.stdout.write(
+            f"pruned {owners} stored response owner(s) older than {STORED_RESPONSE_DAYS} day(s)"
+        )
 
     def _demo(self, username: str, password: str, token_file: Path | None) -> None:
         """The demo login and its API token, the same run after run.
