@@ -21,6 +21,7 @@ from curfew_testkit.fake_openai_more import STORED_RESPONSE_ID
 from curfew_testkit.fake_upstream import FakeUpstream, Recorded
 from tests.proxy import rawhttp
 from tests.proxy.conftest import ANTHROPIC_KEY, UPSTREAM_KEY, Proxy
+from tests.proxy.owners import own
 from tests.proxy.test_proxy_gates import ON_DUTY, WINDING
 
 CHAT = b'{"model": "m",  "messages": [{"role": "user", "content": "hi"}], "max_tokens": 9000}'
@@ -139,6 +140,8 @@ def test_every_header_but_the_dropped_ones_arrives_as_sent(
     proxy: Proxy, upstream: FakeUpstream, anthropic_upstream: FakeAnthropic, name: str
 ) -> None:
     door = DOORS[name]
+    if name == "stored response":
+        own(proxy.app, "proxy-ada", STORED_RESPONSE_ID)  # only its maker reads it
     proxy.travel(ON_DUTY)
     headers = [*_credentials(door, proxy), *PASSED, *DROPPED]
     if door.body:
@@ -221,6 +224,8 @@ def test_the_query_string_arrives_after_the_fixed_path(
 ) -> None:
     """Claude Code's ``/v1/messages?beta=true`` and any client's query."""
     door = DOORS[name]
+    if name == "stored response":
+        own(proxy.app, "proxy-ada", STORED_RESPONSE_ID)  # only its maker reads it
     proxy.travel(ON_DUTY)
     query = "beta=true&api-version=2025-04-01&q=a%2Fb+c&empty="
     response = rawhttp.request(

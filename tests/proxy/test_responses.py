@@ -20,6 +20,7 @@ from curfew_testkit.fake_reply import REPLY_TEXT, REPLY_WORDS
 from curfew_testkit.fake_upstream import FakeUpstream
 from tests.proxy import rawhttp
 from tests.proxy.conftest import UPSTREAM_KEY, Proxy
+from tests.proxy.owners import own
 from tests.proxy.test_proxy_gates import (
     LIGHTS_OUT,
     OFF_DUTY,
@@ -394,6 +395,7 @@ async def test_async_on_duty_stream_is_relayed(
 def test_a_stored_response_is_read_and_deleted_whatever_the_hour(
     proxy: Proxy, upstream: FakeUpstream
 ) -> None:
+    own(proxy.app, "proxy-ada", STORED_RESPONSE_ID)  # made through the proxy by its user
     proxy.travel(OFF_DUTY)  # reading one is not a model call
     client = sdk(proxy)
     raw = client.responses.with_raw_response.retrieve(STORED_RESPONSE_ID)

@@ -4,7 +4,9 @@ an id nobody stored, ids of odd characters, an upstream that answers 404 or
 off duty; with a personal token and with a team key. Each is one clear answer
 in OpenAI's error shape, and nothing but ``/v1/responses/<id>`` ever reaches
 the upstream. (Traversals sent as raw bytes to a served proxy, and the
-forwarding whatever the hour, are ``test_responses``'.)
+forwarding whatever the hour, are ``test_responses``'.) The ids forwarded here
+are the caller's own (``own``): anyone else's is refused before the upstream
+(``test_stored_response_owner``).
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.contrib.auth.models import User
 from django.test import override_settings
+from django.utils import timezone
 
+from curfew_core.services.stored_responses import stored_response_record
 from curfew_testkit.asgi_client import AsyncClient
 from curfew_testkit.server import free_port
 from tests.proxy.hostile_upstream import HostileUpstream
@@ -48,6 +53,16 @@ def served(hostile: HostileUpstream) -> Iterator[HostileUpstream]:
 
 async def make_token(name: str, clock: str) -> str:
     return await sync_to_async(token_at)(name, clock)
+
+
+async def own(username: str, response_id: str) -> None:
+    """``response_id`` is ``username``'s, as if made through the proxy."""
+
+    def record() -> None:
+        user_id = User.objects.get(username=username).pk
+        stored_response_record(response_id=response_id, user_id=user_id, at=timezone.now())
+
+    await sync_to_async(record)()
 
 
 async def stored(method: str, path: str, token: str, **headers: str) -> Any:
@@ -98,6 +113,7 @@ async def test_an_upstream_error_is_relayed_in_openai_shape(
 ) -> None:
     served.reset("status", status=status)
     token = await make_token("unknown", "20:00")
+    await own("unknown", "resp_nobody_stored")
     response = await stored(method, "/v1/responses/resp_nobody_stored", token)
     assert openai_error(response, status)["message"] == "nope"
     assert response["X-Curfew-Action"] == "pass"
@@ -112,6 +128,7 @@ async def test_an_upstream_html_page_becomes_an_openai_error(
     502 of a CDN): the client's SDK gets an OpenAI error with the status."""
     served.reset("html", status=404)
     token = await make_token("html", "20:00")
+    await own("html", "resp_1")
     response = await stored(method, "/v1/responses/resp_1", token)
     error = openai_error(response, 404)
     assert error["code"] == "upstream_error"
@@ -126,6 +143,7 @@ async def test_an_upstream_that_never_answers_is_a_504(
 ) -> None:
     served.reset("hang")
     token = await make_token("hang", "20:00")
+    await own("hang", "resp_1")
     response = await stored(method, "/v1/responses/resp_1", token)
     assert openai_error(response, 504)["code"] == "upstream_timeout"
 
@@ -133,6 +151,7 @@ async def test_an_upstream_that_never_answers_is_a_504(
 @pytest.mark.parametrize("method", METHODS)
 async def test_an_upstream_that_is_gone_is_a_502(served: HostileUpstream, method: str) -> None:
     token = await make_token("gone", "20:00")
+    await own("gone", "resp_1")
     with override_settings(CURFEW_UPSTREAM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1"):
         response = await stored(method, "/v1/responses/resp_1", token)
     assert openai_error(response, 502)["code"] == "upstream_unreachable"
@@ -147,6 +166,7 @@ async def test_off_duty_a_stored_response_is_still_forwarded(
     curfew has nothing to hold back (and a gateway cleaning up at night must
     not fail); the answer says the state, and ``pass``."""
     token = await make_token(f"night-{clock[:2]}", clock)
+    await own(f"night-{clock[:2]}", "resp_1")
     response = await stored(method, "/v1/responses/resp_1", token)
     assert response.status_code == 200
     assert response["X-Curfew-State"] == state
@@ -160,6 +180,11 @@ def team_key(transactional_db: None) -> str:
     token_at("boss", "20:00")
     run("team", "create", "acme", "--admin", "boss")
     run("team", "add", "acme", "alice")
+    stored_response_record(
+        response_id="resp_1",
+        user_id=User.objects.get(username="alice").pk,
+        at=timezone.now(),
+    )
     return last_line(run("team-token", "acme"))
 
 

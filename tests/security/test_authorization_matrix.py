@@ -29,6 +29,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from curfew_core.models import ApiToken, Schedule
+from curfew_core.services.stored_responses import stored_response_record
 from curfew_core.services.teams import team_create, team_token_create
 from curfew_core.services.tokens import token_create, token_revoke
 from curfew_testkit.asgi_client import Client
@@ -71,6 +72,8 @@ LIVE_API = frozenset({OWN_API, OTHER_API})
 #: take the team key; naming no member (as the matrix sends) it gets a 400
 #: saying how, past authentication (the change stream: every member's).
 GATEWAY = LIVE_API | {TEAM_KEY}
+#: A gateway's door to one of ada's own objects: her token, or the team key.
+ADA_GATEWAY = frozenset({OWN_API, TEAM_KEY})
 
 
 @dataclass(frozen=True)
@@ -128,8 +131,10 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/models", GATEWAY),
     Route("GET", "/v1/models/deepseek-chat", GATEWAY),
     Route("POST", "/v1/responses", GATEWAY, body={"model": "m", "input": "hi"}),
-    Route("GET", "/v1/responses/resp_123", GATEWAY),
-    Route("DELETE", "/v1/responses/resp_123", GATEWAY),
+    # A stored response is its maker's (ada's resp_123): anyone else's is
+    # the upstream's "no such id", a 404; the team key names no member (400).
+    Route("GET", "/v1/responses/resp_123", ADA_GATEWAY, owned_by_ada=True),
+    Route("DELETE", "/v1/responses/resp_123", ADA_GATEWAY, owned_by_ada=True),
     Route("POST", "/v1/embeddings", GATEWAY, body={"model": "m", "input": "hi"}),
     Route("POST", "/v1/completions", GATEWAY, body={"model": "m", "prompt": "hi"}),
     # Anthropic's door takes the same API tokens (as a Bearer here, x-api-key elsewhere).
@@ -367,6 +372,8 @@ def world() -> World:
     target_row, _ = token_create(user=ada, name="target")
     team = team_create(name="lab", admin=ada)
     _, team_key = team_token_create(team=team)
+    # A response ada made through the proxy.
+    stored_response_record(response_id="resp_123", user_id=ada.pk, at=timezone.now())
     return World(
         ada=ada,
         grace=grace,
