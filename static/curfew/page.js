@@ -331,21 +331,35 @@ document.documentElement.classList.add("js");
     return !!event && event.isTrusted === true && (event.type === "submit" || event.type === "click");
   }
 
-  /* A 5xx that is not one of the site's pages (a proxy's bare 502, an empty
-     503): nothing is swapped, so the form keeps what the person filled in,
-     and a line above it says it did not go through (body's data-not-saved,
-     in the page's language). The person's next Save or click takes the
-     line away (not a poll or a live preview). */
-  function notSaved(detail) {
-    var words = document.body && document.body.getAttribute("data-not-saved");
-    var elt = detail.requestConfig && detail.requestConfig.elt;
-    var anchor = elt && elt.closest ? elt.closest("form") || elt : null;
-    if (!words || !anchor || !anchor.parentNode) return;
+  /* What a person set off that did not go through: a 5xx that is not one of
+     the site's pages (a proxy's bare 502, an empty 503), or no answer at all
+     (the server down or refusing, the browser offline: htmx's sendError).
+     Nothing is swapped, so the form keeps what the person filled in, and a
+     line beside what failed says it did not go through, in the page's
+     language (body's data-not-saved[-unreached]). The line goes where the
+     person looks: a Save's in its save bar (sticky, on screen, where the
+     form's top may not be); any other form's above it. The person's next
+     Save or click takes it away (not a poll or a live preview). htmx sets no
+     request timeout here (base.html's htmx-config): a slow answer still
+     comes, so htmx:timeout is not one of these. */
+  function notDone(detail, unreached) {
+    var config = detail.requestConfig;
+    var elt = (config && config.elt) || detail.elt;
+    var form = elt && elt.closest ? elt.closest("form") || elt : null;
+    var body = document.body;
+    if (!form || !form.parentNode || !body) return;
+    var words = body.getAttribute("data-not-saved" + (unreached ? "-unreached" : ""));
+    if (!words) return;
     var line = document.createElement("p");
     line.className = "not-saved";
     line.setAttribute("role", "alert");
     line.textContent = words;
-    anchor.parentNode.insertBefore(line, anchor);
+    var bar = elt.closest("[data-savebar]");
+    if (bar) {
+      bar.insertBefore(line, bar.firstChild);
+    } else {
+      form.parentNode.insertBefore(line, form);
+    }
   }
 
   document.addEventListener("htmx:beforeRequest", function (event) {
@@ -355,6 +369,11 @@ document.documentElement.classList.add("js");
     });
   });
 
+  document.addEventListener("htmx:sendError", function (event) {
+    var detail = event.detail;
+    if (detail && byPerson(detail.requestConfig)) notDone(detail, true);
+  });
+
   document.addEventListener("htmx:beforeSwap", function (event) {
     var detail = event.detail;
     var xhr = detail.xhr;
@@ -362,7 +381,7 @@ document.documentElement.classList.add("js");
     if (!xhr || xhr.status < 400 || !main || !byPerson(detail.requestConfig)) return;
     var text = typeof detail.serverResponse === "string" ? detail.serverResponse : "";
     if (!WHOLE_PAGE.test(text) || text.indexOf('id="main"') === -1) {
-      if (xhr.status >= 500) notSaved(detail);
+      if (xhr.status >= 500) notDone(detail, false);
       return;
     }
     detail.shouldSwap = true;
