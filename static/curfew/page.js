@@ -336,9 +336,12 @@ document.documentElement.classList.add("js");
      (the server down or refusing, the browser offline: htmx's sendError).
      Nothing is swapped, so the form keeps what the person filled in, and a
      line beside what failed says it did not go through, in the page's
-     language (body's data-not-saved[-unreached]). The line goes where the
-     person looks: a Save's in its save bar (sticky, on screen, where the
-     form's top may not be); any other form's above it. The person's next
+     language (body's data-not-<what>[-unreached]; <what> is the form's
+     data-not-done, "saved" unless it says otherwise, as a Revoke does). The
+     line goes where the person looks: a Save's in its save bar (sticky, on
+     screen, where the form's top may not be); a form in a table row's
+     (a Revoke's) in a row of its own under it, as wide as the row, not in
+     the button's narrow cell; any other form's above it. The person's next
      Save or click takes it away (not a poll or a live preview). htmx sets no
      request timeout here (base.html's htmx-config): a slow answer still
      comes, so htmx:timeout is not one of these. */
@@ -348,15 +351,30 @@ document.documentElement.classList.add("js");
     var form = elt && elt.closest ? elt.closest("form") || elt : null;
     var body = document.body;
     if (!form || !form.parentNode || !body) return;
-    var words = body.getAttribute("data-not-saved" + (unreached ? "-unreached" : ""));
+    var what = form.getAttribute("data-not-done") || "saved";
+    var suffix = unreached ? "-unreached" : "";
+    var words = body.getAttribute("data-not-" + what + suffix) || body.getAttribute("data-not-saved" + suffix);
     if (!words) return;
     var line = document.createElement("p");
     line.className = "not-saved";
     line.setAttribute("role", "alert");
     line.textContent = words;
     var bar = elt.closest("[data-savebar]");
+    var row = form.closest("tr");
     if (bar) {
       bar.insertBefore(line, bar.firstChild);
+    } else if (row && row.parentNode) {
+      var under = document.createElement("tr");
+      under.className = "not-saved-row";
+      var cell = document.createElement("td");
+      var span = 0;
+      Array.prototype.forEach.call(row.cells, function (c) {
+        span += c.colSpan || 1;
+      });
+      cell.colSpan = Math.max(span, 1);
+      cell.appendChild(line);
+      under.appendChild(cell);
+      row.parentNode.insertBefore(under, row.nextSibling);
     } else {
       form.parentNode.insertBefore(line, form);
     }
@@ -364,7 +382,7 @@ document.documentElement.classList.add("js");
 
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (!byPerson(event.detail && event.detail.requestConfig)) return;
-    document.querySelectorAll("p.not-saved").forEach(function (line) {
+    document.querySelectorAll("tr.not-saved-row, p.not-saved").forEach(function (line) {
       line.remove();
     });
   });

@@ -1,12 +1,14 @@
-"""A person's Save that does not go through says so, beside what failed,
-in real headless Chromium, in en and zh.
+"""A person's Save or Revoke that does not go through says so, beside what
+failed, in real headless Chromium, in en and zh.
 
 Two ways it fails: the server cannot be reached at all (down, connection
 refused, offline: htmx's ``sendError``, not a response), and a bare 5xx (a
 proxy's 502, not one of the site's pages). A network failure showed nothing,
-so a Save looked done; a 5xx's line was above the form, scrolled away from
-the Save pressed in the save bar. Now: the form keeps what was typed, the
-line is in the save bar, on screen; the next try takes it away.
+so a Save looked done. A Revoke's failure said "nothing was saved" (nothing
+is saved by a Revoke) inside the narrow cell of its button, a word or two a
+line. Now: the form keeps what was typed; a Save's line is in its save bar
+(on screen beside the button, not above a form scrolled away); a Revoke's is
+under its own key's row, as wide as the row; the next try takes it away.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ USER = "web-send-failures"
 #: What the line says, by language and way of failing.
 UNREACHED = {"en": "could not be reached", "zh": "连不上服务器"}
 NOT_SAVED = {"en": "nothing was saved", "zh": "什么都没有保存"}
+NOT_REVOKED = {"en": "nothing was revoked", "zh": "什么都没有吊销"}
 DID_NOT_GO = {"en": "did not go through", "zh": "没有成功"}
 
 LINE = "p.not-saved[role=alert]"
+KEYS = "document.querySelectorAll('#tokens tr[data-token-id]').length"
 
 
 @pytest.fixture(scope="module")
@@ -117,5 +121,66 @@ def test_a_save_that_does_not_go_through_says_so_in_its_save_bar(
         support.wait_until(page, "document.querySelector('p.not-saved') === null")
         page.goto(f"{served_app.base_url}/schedule/")
         assert page.locator("input[name=curfew_start]").input_value() == wanted
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    ("lang", "width", "how"),
+    [
+        ("en", 1280, "502"),
+        ("zh", 1280, "502"),
+        ("en", 1280, "abort"),
+        ("zh", 390, "abort"),
+        ("zh", 390, "502"),
+    ],
+)
+def test_a_revoke_that_does_not_go_through_says_so_under_its_row(
+    browser: Any, served_app: ServedApp, user: str, lang: str, width: int, how: str
+) -> None:
+    context, watched = _open(browser, served_app, lang, width)
+    try:
+        page = watched.page
+        page.on("dialog", lambda dialog: dialog.accept())
+        page.goto(f"{served_app.base_url}/integrations/")
+        for name in ("first", "second"):
+            page.fill("#token-name", f"{how} {width} {name}")
+            with page.expect_response(lambda r: r.request.method == "POST"):
+                page.locator("#token-create").click()
+            page.wait_for_selector("#new-token-value")
+        page.goto(f"{served_app.base_url}/integrations/")
+        keys = page.evaluate(KEYS)
+        row = page.locator("#tokens tr[data-token-id]").first
+        token_id = row.get_attribute("data-token-id")
+        page.route(f"**/tokens/{token_id}/revoke/", _failing(how))
+        row.locator("button[type=submit]").click()
+        support.wait_until(page, f"document.querySelector({LINE!r}) !== null")
+        line = page.locator(LINE)
+        assert line.count() == 1
+        words = line.inner_text()
+        assert (UNREACHED if how == "abort" else DID_NOT_GO)[lang] in words
+        assert NOT_REVOKED[lang] in words
+        assert NOT_SAVED[lang] not in words
+        # Under the row whose Revoke failed, not squeezed into its button's cell.
+        under = page.evaluate(
+            """(id) => { const row = document.querySelector(`tr[data-token-id="${id}"]`);
+              const next = row.nextElementSibling;
+              return !!next && !row.querySelector('p.not-saved')
+                && !!next.querySelector('p.not-saved'); }""",
+            token_id,
+        )
+        assert under, "the line is not in the row under the failed key's row"
+        box, table = page.evaluate(
+            """() => [document.querySelector('p.not-saved').getBoundingClientRect().width,
+              document.querySelector('#key-list').getBoundingClientRect().width]"""
+        )
+        assert box >= min(table, 300) * 0.6, f"line squeezed: {box}px in a {table}px table"
+        assert_fits(page, inside="#tokens")
+        assert page.evaluate(KEYS) == keys
+        # The server answers again: the Revoke goes through and the line goes.
+        page.unroute(f"**/tokens/{token_id}/revoke/")
+        page.locator(f'tr[data-token-id="{token_id}"] button[type=submit]').click()
+        support.wait_until(page, f"{KEYS} === {keys - 1}")
+        assert page.locator("p.not-saved").count() == 0
     finally:
         context.close()
