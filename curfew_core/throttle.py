@@ -20,6 +20,9 @@ Five rules, each a ``limits`` rate read from settings (``""`` turns one off;
   address (a NAT, a cloud egress), switch off a whole gateway fleet;
 - ``token-rate``: requests per live token (sliding window counter, O(1) per
   token), generous by default so a gateway fleet never meets it in normal use.
+  A team key's call that names its member counts on (key, member), each
+  member's rate their own: one member's burst is that member's 429, never
+  the whole team's (``edge.team_caller``).
 
 A refusal while over a limit is not counted again, so a limit lifts by itself
 one window after the last counted failure. A successful sign-in counts nothing.
@@ -47,7 +50,7 @@ from typing import Any
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.http import HttpRequest
-from limits import RateLimitItem, WindowStats, parse
+from limits import RateLimitItem, parse
 from limits.storage import MemoryStorage, RedisStorage, Storage
 from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
@@ -461,14 +464,16 @@ def note_token_failure(address: str) -> Refusal | None:
     return _token_failure_refusal(item, address)
 
 
-def hit_token_rate(token_id: int) -> Refusal | None:
-    """Count one request of a live token: one Redis command, or a refusal."""
+def hit_token_rate(token_id: int, member: int | None = None) -> Refusal | None:
+    """Count one request of a live token: one Redis command, or a refusal.
+    ``member``: the user a team key's call is for (their own rate through the
+    key, ``edge.team_caller``); ``None``: the token's own."""
     item = _rule("CURFEW_TOKEN_RATE")
     if item is None:
         return None
     limiters = _limiters()
     if isinstance(limiters.storage, RedisStorage):
-        window = _TokenWindow.now(item, token_id)
+        window = _TokenWindow.now(item, token_id, member)
         client: Any = limiters.storage.storage
         if window.known_previous is None:
             with client.pipeline(transaction=False) as pipe:
@@ -483,33 +488,37 @@ def hit_token_rate(token_id: int) -> Refusal | None:
         if refusal is not None:
             client.decr(window.current)  # a refusal is not counted
         return refusal
-    key = str(token_id)
+    key = rate_key(token_id, member)
     if limiters.sliding.hit(item, TOKEN_RATE, key):
         return None
-    return _rate_refusal(item, limiters.sliding.get_window_stats(item, TOKEN_RATE, key))
+    stats = limiters.sliding.get_window_stats(item, TOKEN_RATE, key)
+    return _rate_refusal_in(item, _seconds_until(stats.reset_time), member=member is not None)
 
 
-def _rate_refusal(item: RateLimitItem, stats: WindowStats) -> Refusal:
-    return _rate_refusal_in(item, _seconds_until(stats.reset_time))
+def rate_key(token_id: int, member: int | None = None) -> str:
+    """Whose count a request is, in the key the rate keeps it under: the
+    token's id, or a team key's id and the member's user id (``7:42``)."""
+    return str(token_id) if member is None else f"{token_id}:{member}"
 
 
-def _rate_refusal_in(item: RateLimitItem, seconds: int) -> Refusal:
-    return Refusal(
-        TOKEN_RATE,
-        seconds,
-        f"this token is over its rate of {item.amount} requests per "
-        f"{item.get_expiry()} s; retry in {seconds} s",
-    )
+def _rate_refusal_in(item: RateLimitItem, seconds: int, *, member: bool = False) -> Refusal:
+    rate = f"rate of {item.amount} requests per {item.get_expiry()} s"
+    if member:
+        said = f"this member is over their {rate} through the team key"
+    else:
+        said = f"this token is over its {rate}"
+    return Refusal(TOKEN_RATE, seconds, f"{said}; retry in {seconds} s")
 
 
 # -- a token's rate on Redis: one command a request -----------------------------------
-#: Each token's window as this process last opened it: its number and the
-#: previous window's final count (read once a window per token per process).
+#: Each token's window (or a team key's member's) as this process last opened
+#: it: its number and the previous window's final count (read once a window
+#: per token per process).
 #: As many as the local layer holds: an LRU cycled through more tokens than it
 #: keeps never hits, and every verdict then opened its own window (10,000 did,
 #: with 10,012 tokens in bench.cold_path).
 _WINDOWS_KEPT = local_layer.LOCAL_LAYER_SIZE
-_windows: LRU[int, tuple[int, int]] = LRU(maxsize=_WINDOWS_KEPT)
+_windows: LRU[str, tuple[int, int]] = LRU(maxsize=_WINDOWS_KEPT)
 _windows_lock = threading.Lock()
 
 
@@ -519,7 +528,9 @@ class _TokenWindow:
     aligned to the clock, so a warm request is one atomic ``INCR``.
 
     A window of the rule's length counts each token's requests under a key of
-    its own (``…:token-rate:<token>:<window>``); the estimate is the current
+    its own (``…:token-rate:<amount>:<period>:<token>:<window>``; a team key's
+    call for a member, ``…:<token>:<member>:<window>``, the member's user id:
+    each member's rate is their own); the estimate is the current
     count plus the previous window's, weighted by how much of it still lies
     within one window of now. The previous window is closed, so its count is
     read once per window (with the ``SET … NX EX`` that gives the current one
@@ -534,24 +545,26 @@ class _TokenWindow:
     elapsed: float
     current: str
     previous: str
-    token_id: int
+    #: ``rate_key``'s: the token, or a team key's member (``<token>:<member>``).
+    who: str
     known_previous: int | None
 
     @classmethod
-    def now(cls, item: RateLimitItem, token_id: int) -> _TokenWindow:
+    def now(cls, item: RateLimitItem, token_id: int, member: int | None = None) -> _TokenWindow:
         period = int(item.get_expiry())
         moment = time.time()
         number = int(moment // period)
-        base = f"{settings.REDIS_PREFIX}:throttle:{TOKEN_RATE}:{item.amount}:{period}:{token_id}"
+        who = rate_key(token_id, member)
+        base = f"{settings.REDIS_PREFIX}:throttle:{TOKEN_RATE}:{item.amount}:{period}:{who}"
         with _windows_lock:
-            known = _windows.get(token_id)
+            known = _windows.get(who)
         return cls(
             period,
             number,
             moment - number * period,
             f"{base}:{number}",
             f"{base}:{number - 1}",
-            token_id,
+            who,
             known[1] if known is not None and known[0] == number else None,
         )
 
@@ -564,7 +577,7 @@ class _TokenWindow:
         previous = int(replies[2] or 0)
         self.known_previous = previous
         with _windows_lock:
-            _windows[self.token_id] = (self.number, previous)
+            _windows[self.who] = (self.number, previous)
         return int(replies[1])
 
     def judge(self, item: RateLimitItem, count: int) -> Refusal | None:
@@ -574,7 +587,8 @@ class _TokenWindow:
         # may not be followed by one more at the next one's start.
         if previous * weight + count <= item.amount:
             return None
-        return _rate_refusal_in(item, self._seconds_to_room(item.amount, previous, count - 1))
+        seconds = self._seconds_to_room(item.amount, previous, count - 1)
+        return _rate_refusal_in(item, seconds, member=":" in self.who)
 
     def _seconds_to_room(self, limit: int, previous: int, current: int) -> int:
         """Seconds until one more request fits (``current``: counted so far):
@@ -596,7 +610,7 @@ def _forget_windows() -> None:
         _windows.clear()
 
 
-async def ahit_token_rate(token_id: int) -> Refusal | None:
+async def ahit_token_rate(token_id: int, member: int | None = None) -> Refusal | None:
     """``hit_token_rate`` from the event loop: with Redis, the same count on the
     same keys with this loop's client (no thread hop; one ``INCR``); in
     memory, the sync limiter itself (a dict, no I/O)."""
@@ -604,8 +618,8 @@ async def ahit_token_rate(token_id: int) -> Refusal | None:
     if item is None:
         return None
     if not hot_setting("REDIS_URL"):
-        return hit_token_rate(token_id)
-    window = _TokenWindow.now(item, token_id)
+        return hit_token_rate(token_id, member)
+    window = _TokenWindow.now(item, token_id, member)
     client = async_cache.client()
     if window.known_previous is None:
         async with client.pipeline(transaction=False) as pipe:

@@ -450,11 +450,13 @@ CURFEW_GEMINI_UPSTREAM_API_KEY = env_str(
     help="the key sent to that provider as `x-goog-api-key`; never shown",
 )
 #: Upstream calls one token may have open at once in one process (beyond: 429),
-#: so no single client can hold the whole connection pool.
+#: so no single client can hold the whole connection pool. Through a team key,
+#: each member the calls name has a share of their own.
 CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN = env_int(
     "CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN",
     16,
-    help="upstream calls one token may have open at once, per process (beyond: 429)",
+    help="upstream calls one token may have open at once, per process (beyond: 429); "
+    "through a team key, each member's own",
 )
 #: Upstream connections per process, and how long a call waits for a free one
 #: before answering 503 (short: a full pool is an overload, not a slow network).
@@ -579,10 +581,11 @@ CURFEW_TOKEN_FAILURES_PER_ADDRESS = env_rate(
     help="unknown or revoked tokens per client address before they are answered 429",
 )
 #: Requests per live token (all doors together); far above a gateway fleet's use.
+#: Through a team key, each member the calls name has a rate of their own.
 CURFEW_TOKEN_RATE = env_rate(
     "CURFEW_TOKEN_RATE",
     "6000/minute",
-    help="requests per live token, all doors together",
+    help="requests per live token, all doors together; through a team key, each member's own",
 )
 CURFEW_THROTTLE_REDIS_CONNECTIONS = env_int(
     "CURFEW_THROTTLE_REDIS_CONNECTIONS",

@@ -13,7 +13,8 @@ one pipeline, end to end, with no Django handler or middleware:
    cache on the event loop or with one hop to a pooled thread
    (``edge.caller``): a missing or unknown token is a 401 before a byte of
    the body is read, a throttle a 429, an outage a 503; a team key as the
-   route takes one (``Route.team_key``);
+   route takes one (``Route.team_key``), its rate counted once the body
+   says which member the call is for (``edge.team_caller``);
 4. **body**: read and counted against the limit (a chunked body declares
    none: past it, a 413);
 5. **handler**: the route's, given an :class:`~curfew_core.edge.request.EdgeRequest`
@@ -310,10 +311,11 @@ class Edge:
         request = EdgeRequest(scope, door, method, path, headers, body, caller, dict(params))
         if caller is not None and team_caller.is_team(caller):
             # A team key: served as the member it names (issue 26), or as
-            # itself where the route takes it so.
+            # itself where the route takes it so; its rate counted on whom
+            # it is for (the member's own, or the key's).
             try:
                 member = (
-                    None
+                    await team_caller.as_itself(request)
                     if route.team_key == "itself"
                     else await team_caller.member_caller(
                         request, required=route.team_key == "member"

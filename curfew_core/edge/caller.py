@@ -11,7 +11,10 @@ no database. When they are not, it takes one hop to a pooled thread
 token, the user's rows and their team's in one query (issue 40), handed what
 the warm read already found so nothing is read twice; a token that is not live
 counts against the address (``throttle.note_token_failure``). Either way the
-rate is counted exactly once per request.
+rate is counted exactly once per request: a personal token's here, a team
+key's once the edge knows which member the call is for (``edge.team_caller``:
+each member's rate their own, the key's for a call that names nobody), so one
+member's burst is never the whole team's 429.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from curfew_core import throttle
 from curfew_core.edge.threads import run_sync
 from curfew_core.selectors import bundles, tokens
 from curfew_core.selectors.bundles import UserBundle, cached_bundle, likely_team, rows_fresh
-from curfew_core.selectors.tokens import Seen, TokenIdentity
+from curfew_core.selectors.tokens import Seen, TokenIdentity, TokenKind
 from curfew_core.store import async_cache, cache_policy
 from curfew_core.store.cache_policy import bundle_key, team_key, token_key
 from curfew_core.store.memos import LRU
@@ -36,6 +39,9 @@ class Caller:
 
     identity: TokenIdentity
     bundle: UserBundle
+    #: A team key's call for the member it names (``edge.team_caller``): its
+    #: rate and upstream slots are that member's own (``share``).
+    for_member: bool = False
 
     @property
     def token_id(self) -> int:
@@ -44,6 +50,18 @@ class Caller:
     @property
     def user_id(self) -> int:
         return self.identity.user_id
+
+
+#: A team key's kind: its rate is counted when the member is known, not here.
+_TEAM = str(TokenKind.TEAM)
+
+
+def share(caller: Caller) -> tuple[int, int | None]:
+    """Whose share of the rate and the upstream slots a call uses: the token's
+    (``token, None``), or, through a team key naming a member, that member's
+    own (``key, member's user id``), as if they used a token of their own."""
+    identity = caller.identity
+    return identity.token_id, identity.user_id if caller.for_member else None
 
 
 #: Where a request comes from, as the throttles count it, or how to work it
@@ -140,8 +158,11 @@ async def _warm(raw: str | None, kind: str) -> Caller | Seen | None:
 
 
 async def _count(identity: TokenIdentity) -> None:
-    """The token's use: noted for its batched ``last_used_at``, and its rate."""
+    """The token's use: noted for its batched ``last_used_at``, and its rate
+    (a team key's is counted once its member is named: ``edge.team_caller``)."""
     tokens.note_used(identity.token_id)
+    if identity.kind == _TEAM:
+        return
     refusal = await throttle.ahit_token_rate(identity.token_id)
     if refusal is not None:
         raise throttle.Throttled(refusal)
@@ -151,7 +172,8 @@ def _cold(raw: str | None, address: Address, kind: str, seen: Seen | None) -> Ca
     """The cold path (on a thread): the token, its user's rows and their
     team's in one query, then one counter, as ``throttle.identify_throttled``
     counts (the token's rate when live, the address's failures when not; a
-    missing token counts nothing)."""
+    missing token counts nothing; a team key's rate once its member is named,
+    ``edge.team_caller``)."""
     if not raw:
         return None
     identity, bundle = tokens.identify_with_bundle(raw, kind=kind, seen=seen)
@@ -161,6 +183,8 @@ def _cold(raw: str | None, address: Address, kind: str, seen: Seen | None) -> Ca
         if refusal is not None:
             raise throttle.Throttled(refusal)
         return None
+    if identity.kind == _TEAM:
+        return Caller(identity, bundle)
     refusal = throttle.hit_token_rate(identity.token_id)
     if refusal is not None:
         raise throttle.Throttled(refusal)

@@ -16,6 +16,14 @@ A route says how it takes a team key (``Route.team_key`` in the door
 table): the change stream needs no member (without one it streams every
 member's changes, ``realtime.changes``), the team API and the decisions read
 the key as itself.
+
+The rate (``CURFEW_TOKEN_RATE``) is counted here for a team key, once per
+request, not when the token is checked (``edge.caller``): a call for a member
+on (key, member), so each member has the rate their own token would have,
+and one member's burst is their own 429, never the team's; a call that names
+nobody, or a name refused (not a username, not in the team), on the key
+itself, never on a member. The proxy's upstream slots follow the same rule
+(``edge.caller.share``).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from urllib.parse import parse_qs
 
 from django.http.response import HttpResponseBase
 
+from curfew_core import throttle
 from curfew_core.edge.caller import Caller
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.threads import run_sync
@@ -251,7 +260,9 @@ def _cold_member(
 def _as_member(caller: Caller, user_id: int, bundle: UserBundle) -> Caller:
     identity = caller.identity
     return Caller(
-        TokenIdentity(identity.token_id, user_id, identity.kind, identity.team_id), bundle
+        TokenIdentity(identity.token_id, user_id, identity.kind, identity.team_id),
+        bundle,
+        for_member=True,
     )
 
 
@@ -289,7 +300,32 @@ async def member_caller(
     request: EdgeRequest, *, required: bool = True
 ) -> Caller | HttpResponseBase | None:
     """The member a team key's request asks for, as a caller; the door's
-    refusal; or ``None`` when it names none and none is ``required``."""
+    refusal; or ``None`` when it names none and none is ``required``. The
+    request is counted on that member's rate, or on the key's own when it
+    names none or a name is refused (over it: the door's 429)."""
+    found = await _named_caller(request, required=required)
+    member = found if isinstance(found, Caller) else None
+    caller = member or request.the_caller()
+    refusal = await throttle.ahit_token_rate(
+        caller.identity.token_id, None if member is None else member.user_id
+    )
+    if refusal is not None:
+        return request.door.dialect.rate_limited(refusal)
+    return found
+
+
+async def as_itself(request: EdgeRequest) -> HttpResponseBase | None:
+    """A team key taken as itself (the team API, the decisions): counted on
+    the key's own rate; the door's 429 over it, else ``None``."""
+    refusal = await throttle.ahit_token_rate(request.the_caller().identity.token_id)
+    if refusal is not None:
+        return request.door.dialect.rate_limited(refusal)
+    return None
+
+
+async def _named_caller(
+    request: EdgeRequest, *, required: bool
+) -> Caller | HttpResponseBase | None:
     caller = request.the_caller()
     team_id = caller.identity.team_id
     dialect = request.door.dialect

@@ -5,12 +5,16 @@ a per-token bound one client with a few hundred slow calls holds all of it and
 everyone else waits. A call takes a slot before it goes upstream and gives it
 back when its answer has ended (or the client went away); a token with no free
 slot is told 429 at once. Per process on purpose: the pool it protects is per
-process too.
+process too. A team key's call for a member holds a slot of that member's
+own share, ``(key, member)`` (``proxy.forward``), as their own token would.
 """
 
 from __future__ import annotations
 
 import threading
+
+#: Whose share a slot is of: a token's id, or a team key's and a member's.
+Holder = int | tuple[int, int]
 
 
 class Slot:
@@ -19,7 +23,7 @@ class Slot:
 
     __slots__ = ("_owner", "_released", "token_id")
 
-    def __init__(self, owner: Slots, token_id: int) -> None:
+    def __init__(self, owner: Slots, token_id: Holder) -> None:
         self._owner = owner
         self.token_id = token_id
         self._released = False
@@ -31,9 +35,9 @@ class Slot:
 class Slots:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._held: dict[int, int] = {}
+        self._held: dict[Holder, int] = {}
 
-    def take(self, token_id: int, limit: int) -> Slot | None:
+    def take(self, token_id: Holder, limit: int) -> Slot | None:
         """A slot for ``token_id``, or ``None`` when it already holds ``limit``."""
         with self._lock:
             held = self._held.get(token_id, 0)
@@ -42,7 +46,7 @@ class Slots:
             self._held[token_id] = held + 1
         return Slot(self, token_id)
 
-    def held(self, token_id: int) -> int:
+    def held(self, token_id: Holder) -> int:
         with self._lock:
             return self._held.get(token_id, 0)
 

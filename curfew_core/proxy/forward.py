@@ -1,6 +1,7 @@
-"""A call forwarded upstream within the token's share of upstream slots, with
-the operator's key, or (where the operator allows it) the caller's own
-provider credential."""
+"""A call forwarded upstream within the token's share of upstream slots (a
+team key's member's own share, as their own token would have), with the
+operator's key, or (where the operator allows it) the caller's own provider
+credential."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.conf import settings
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge import dialects
+from curfew_core.edge.caller import share
 from curfew_core.edge.http_headers import CURFEW_TOKEN_RAW, CallerCredential, caller_credential
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.hot_settings import setting
@@ -71,7 +73,9 @@ async def forward(
     what ``passing`` lets through of ``request`` (its headers and query),
     holding one of the token's upstream slots until the answer ends; a token
     that holds all of its share gets a 429 at once instead (in the upstream
-    protocol's shape: the client speaks it).
+    protocol's shape: the client speaks it). Through a team key the share is
+    the member's the call names (``edge.caller.share``): one member's open
+    calls never leave the rest of the team without a slot.
 
     A caller that sent its Curfew token in ``X-Curfew-Token`` beside a
     credential of its own (:func:`own_credential`) has that credential sent
@@ -83,11 +87,13 @@ async def forward(
     if own is not None and not credentials_allowed():
         return not_allowed(request.door.dialect)
     limit = int(settings.CURFEW_UPSTREAM_CONCURRENCY_PER_TOKEN)
-    slot = slots.take(token_id, limit)
+    member = None if request.caller is None else share(request.caller)[1]
+    slot = slots.take(token_id if member is None else (token_id, member), limit)
     if slot is None:
+        whose = "this token" if member is None else "this member, through the team key,"
         refused = upstream.gateway_error(
             429,
-            f"this token already has {limit} requests open upstream; retry when one ends",
+            f"{whose} already has {limit} requests open upstream; retry when one ends",
             "too_many_concurrent_requests",
             type="rate_limit_error",
             protocol=protocol,
