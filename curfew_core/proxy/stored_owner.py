@@ -260,6 +260,11 @@ def recorded(response: HttpResponseBase, user_id: int) -> HttpResponseBase:
                         writing = _start(scan.found, user_id)
                 yield chunk
         finally:
+            # The upstream's connection and slot first (a relay cut short
+            # holds them no longer than before), then the owner's write.
+            aclose = getattr(inner, "aclose", None)
+            if aclose is not None:
+                await aclose()
             if writing is None:
                 found = scan.finish()
                 if found is not None:
@@ -267,9 +272,6 @@ def recorded(response: HttpResponseBase, user_id: int) -> HttpResponseBase:
             if writing is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.shield(writing)
-            aclose = getattr(inner, "aclose", None)
-            if aclose is not None:
-                await aclose()
 
     response.streaming_content = relayed()
     return response

@@ -322,3 +322,22 @@ def test_the_prune_command_prunes_owners_too(transactional_db: None) -> None:
     call_command("curfew", "prune")
     assert response_owner("resp_old") is None
     assert response_owner("resp_new") == user.pk
+
+
+async def test_a_callers_own_credential_is_left_to_the_upstream(served: HostileUpstream) -> None:
+    """Sent with the caller's own provider key (where the operator allows
+    it), a response is in the caller's own upstream account: the upstream
+    answers its ids to that key alone, so nothing is recorded or checked."""
+    ada = await make_token("ada")
+    own = {"X-Curfew-Token": ada, "Authorization": "Bearer sk-adas-own-key-1234"}
+    with override_settings(CURFEW_PROXY_CALLER_CREDENTIALS=True):
+        client = AsyncClient()
+        made = await client.post(
+            "/v1/responses", json.dumps(CREATE), content_type="application/json", headers=own
+        )
+        assert made.status_code == 200
+        await body_of(made)
+        assert await owner_of(MADE) is None
+        read = await client.get("/v1/responses/resp_made_elsewhere", headers=own)
+        assert read.status_code == 200
+    assert served.paths == ["/v1/responses", "/v1/responses/resp_made_elsewhere"]
