@@ -36,7 +36,9 @@ class Route:
     methods: tuple[str, ...]
     #: ``module.function``: ``async (EdgeRequest) -> HttpResponseBase``.
     handler: str
-    #: A live token is checked (and its rate counted) before the body is read.
+    #: A live token is checked before the body is read, and a personal
+    #: token's rate counted; a team key's rate is counted once the request
+    #: names its member, which may be in the body (``edge.team_caller``).
     token: bool = True
     #: The answer may take long (an upstream call, a stream): a client that
     #: goes away cancels it.
