@@ -57,10 +57,18 @@ way (read from LiteLLM's own source, proven against the real proxy in
   (``AsyncHTTPHandler(transport=…)``, the ``client`` LiteLLM's Gemini handler
   takes) whose transport answers in process with Curfew's Gemini stream
   (``gemini_shapes``: one event, the reply, ``finishReason``, ``usageMetadata``
-  all zero). LiteLLM relays those events as it relays Google's, and logs the
-  call from them: a zero-usage success. Nothing leaves the process; were a
-  LiteLLM to stop honouring that client, the call would fail at the address
-  that resolves nowhere, never reach upstream. A LiteLLM whose HTTP handler
+  all zero), and makes it a ``gemini/`` call whatever its deployment
+  (``ANSWERING_PROVIDER``): a ``vertex_ai/`` deployment's handler would first
+  fetch Google's OAuth token (its service account's ``token_uri``, or the
+  metadata server: ``VertexBase.get_access_token_async``, called by
+  ``VertexAIGoogleGenAIConfig.get_auth_token_and_url`` after this hook), the
+  ``gemini/`` one needs none. LiteLLM relays those events as it relays
+  Google's, and logs the call from them: a zero-usage success. Nothing leaves
+  the process, not even for a token (the mocked call types never reach a
+  provider's handler, so load no credentials either:
+  ``tests/litellm/test_vertex_off_duty.py``); were a LiteLLM to stop honouring
+  that client, the call would fail at the address that resolves nowhere,
+  never reach upstream. A LiteLLM whose HTTP handler
   takes no transport refuses such a stream instead: a 503 in Gemini's error
   shape (``{"error": {"code", "message", "status"}}``) with ``Retry-After``
   and ``X-Should-Retry: false``, as embeddings are. Winding clamps
@@ -158,6 +166,12 @@ GEMINI_STREAMS = frozenset({"agenerate_content_stream", "generate_content_stream
 #: were it ever not used, the call fails here instead of reaching upstream.
 NOWHERE = "http://curfew-answers.invalid"
 NO_KEY = "curfew-answers-no-key"
+#: The provider an off-duty Gemini stream is sent as, whatever its deployment's:
+#: LiteLLM's ``gemini/`` handler needs no credentials (``VertexBase.
+#: _ensure_access_token_async`` returns none for it), while a ``vertex_ai/``
+#: deployment's handler loads and refreshes Google's (a token request to the
+#: service account's ``token_uri``, or the metadata server) before the send.
+ANSWERING_PROVIDER = "gemini"
 #: Why an off-duty Gemini stream is refused rather than answered in process.
 NO_TRANSPORT = "this LiteLLM's HTTP handler takes no transport"
 NO_LOGGING_OBJECT = "this LiteLLM gave the call no logging object to keep its answer with"
@@ -891,8 +905,10 @@ class CurfewHook(CustomLogger):
         self, kwargs: dict[str, Any], call_type: Any
     ) -> dict[str, Any] | None:
         """An off-duty Gemini stream, just before LiteLLM sends it: its HTTP
-        client is one whose transport answers with Curfew's stream, and its
-        address still resolves nowhere. Any other call: untouched (its state is
+        client is one whose transport answers with Curfew's stream, its
+        address still resolves nowhere, and it is a ``gemini/`` call, which
+        loads no credentials (a ``vertex_ai/`` deployment's would ask Google
+        for a token before the send). Any other call: untouched (its state is
         found on its own logging object, never by its call id)."""
         call = _state_in(_details(kwargs))
         canned = call.stream if call is not None else None
@@ -900,6 +916,10 @@ class CurfewHook(CustomLogger):
             return None
         return {
             **kwargs,
+            # A ``gemini/`` call, whatever the deployment: a ``vertex_ai/``
+            # one would fetch Google's OAuth token before the send.
+            "model": f"{ANSWERING_PROVIDER}/{_model_name(kwargs.get('model'))}",
+            "custom_llm_provider": ANSWERING_PROVIDER,
             "client": answering_client(canned.payload, canned.content_type),
             "api_base": NOWHERE,
             "api_key": NO_KEY,
@@ -989,6 +1009,14 @@ class CurfewHook(CustomLogger):
         store.move_to_end(key)
         while len(store) > MAX_REMEMBERED:
             store.popitem(last=False)
+
+
+def _model_name(model: Any) -> str:
+    """A deployment's model without its provider or path
+    (``vertex_ai/gemini-2.5-flash``, ``vertex_ai/projects/…/models/gemini-2.5-flash``:
+    ``gemini-2.5-flash``), for an off-duty stream sent as a ``gemini/`` call."""
+    name = str(model or "").rstrip("/").rsplit("/", 1)[-1]
+    return name or "gemini"
 
 
 def _zero_if_canned(details: dict[str, Any]) -> dict[str, Any]:
