@@ -58,8 +58,6 @@ DEPLOYMENTS = (SERVICE_ACCOUNT, ADC)
 PROJECT = "curfew-test"
 LOCATION = "us-central1"
 CONTENTS = [{"role": "user", "parts": [{"text": "hi"}]}]
-#: LiteLLM's Vertex AI loads its credentials with google-auth, which LiteLLM does not require.
-NO_GOOGLE_AUTH = "google-auth is not installed (LiteLLM's Vertex AI credentials need it)"
 MESSAGES = [{"role": "user", "content": "hi"}]
 
 
@@ -157,7 +155,6 @@ class VertexProxy:
 
 @pytest.fixture(scope="module")
 def vertex_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VertexProxy]:
-    pytest.importorskip("google.auth", reason=NO_GOOGLE_AUTH)
     workdir = Path(tmp_path_factory.mktemp("litellm-vertex"))
     vertex = FakeGemini().start()
     google = FakeGoogleAuth().start()
@@ -365,7 +362,6 @@ def test_on_duty_the_same_calls_reach_the_token_endpoint_and_the_model(
 @pytest.fixture
 def google(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeGoogleAuth]:
     """The recording token endpoint (and metadata server) for LiteLLM in this process."""
-    pytest.importorskip("google.auth", reason=NO_GOOGLE_AUTH)
     fake = FakeGoogleAuth().start()
     metadata = fake.base_url.removeprefix("http://")
     monkeypatch.setenv("GCE_METADATA_HOST", metadata)
