@@ -55,6 +55,7 @@ from curfew_core.edge.dialects import labelled
 from curfew_core.edge.threads import run_sync
 from curfew_core.engine import Verdict
 from curfew_core.proxy import upstream
+from curfew_core.proxy.stream_lines import StreamLines
 from curfew_core.selectors.stored_responses import response_owner
 from curfew_core.services.stored_responses import stored_response_forget, stored_response_record
 
@@ -62,8 +63,6 @@ log = logging.getLogger("curfew.proxy")
 
 #: A JSON answer whose head does not name its id is parsed whole, up to this.
 MAX_JSON_SCAN = 4 * 2**20
-#: An event-stream line longer than this is skipped while looking for the id.
-MAX_LINE_SCAN = MAX_JSON_SCAN
 #: The events whose ``response`` carries the id (the first one found wins).
 _ID_EVENTS = (b'"response.created"', b'"response.in_progress"', b'"response.completed"')
 #: ``{"id": "resp_…"`` at the head of a JSON answer (OpenAI names it first).
@@ -143,8 +142,8 @@ class IdScan:
     def __init__(self, *, sse: bool) -> None:
         self.sse = sse
         self.found: str | None = None
-        self._pending = b""
-        self._skipping = False
+        #: An event stream's lines (one past ``stream_lines.MAX_LINE``: skipped).
+        self._lines = StreamLines()
         self._body: list[bytes] = []
         self._size = 0
 
@@ -160,18 +159,7 @@ class IdScan:
                     if head is not None:
                         self._set(head.group(1).decode("utf-8", "replace"))
             return
-        if self._skipping:
-            at = chunk.find(b"\n")
-            if at < 0:
-                return
-            self._skipping = False
-            chunk = chunk[at + 1 :]
-        lines = (self._pending + chunk).split(b"\n")
-        self._pending = lines.pop()
-        if len(self._pending) > MAX_LINE_SCAN:
-            self._pending = b""
-            self._skipping = True
-        for line in lines:
+        for line in self._lines.feed(chunk):
             self._line(line)
             if self.found is not None:
                 return
@@ -186,7 +174,7 @@ class IdScan:
             if isinstance(answer, dict) and isinstance(answer.get("id"), str):
                 self._set(answer["id"])
         if self.found is None and self.sse:
-            self._line(self._pending)
+            self._line(self._lines.take_rest())
         self._body = []
         return self.found
 

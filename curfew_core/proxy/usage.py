@@ -26,14 +26,11 @@ from curfew_core.engine import Verdict
 from curfew_core.ledger.entry import MAX_STORED, verdict_entry
 from curfew_core.protocols import anthropic, openai
 from curfew_core.protocols.base import Path, Usage, at
+from curfew_core.proxy.stream_lines import StreamLines
 from curfew_core.services.ledger_recorder import record
 
 #: A JSON answer larger than this is relayed without reading its usage.
 MAX_JSON_SCAN = 4 * 2**20
-#: An event-stream line longer than this is relayed without reading it for
-#: usage (a ``response.completed`` event carries the whole answer, so lines of
-#: megabytes are honest; an endless one must not be held whole).
-MAX_LINE_SCAN = MAX_JSON_SCAN
 #: What a scan reads when not told a protocol: OpenAI's names and Anthropic's
 #: (both call it ``usage``).
 ANY_USAGE = Usage(
@@ -91,9 +88,8 @@ class UsageScan:
         self._holders = ("", *names.within)
         self.input: int | None = None
         self.output: int | None = None
-        self._pending = b""
-        #: Inside a line past ``MAX_LINE_SCAN``: skipped up to its end.
-        self._skipping = False
+        #: An event stream's lines (one past ``stream_lines.MAX_LINE``: not read).
+        self._lines = StreamLines()
         self._body: list[bytes] = []
         self._size = 0
 
@@ -103,18 +99,7 @@ class UsageScan:
             if self._size <= MAX_JSON_SCAN:
                 self._body.append(chunk)
             return
-        if self._skipping:
-            at = chunk.find(b"\n")
-            if at < 0:
-                return
-            self._skipping = False
-            chunk = chunk[at + 1 :]
-        lines = (self._pending + chunk).split(b"\n")
-        self._pending = lines.pop()
-        if len(self._pending) > MAX_LINE_SCAN:
-            self._pending = b""
-            self._skipping = True
-        for line in lines:
+        for line in self._lines.feed(chunk):
             if line.startswith(b"data:") and self._marker in line:
                 self._take(line[5:])
 
@@ -161,9 +146,10 @@ class UsageScan:
         if not self.sse and self._body and self._size <= MAX_JSON_SCAN:
             self._take_last_usage(b"".join(self._body))
             self._body = []
-        if self.sse and self._pending.startswith(b"data:"):
-            self._take(self._pending[5:])
-            self._pending = b""
+        if self.sse:
+            last = self._lines.take_rest()
+            if last.startswith(b"data:"):
+                self._take(last[5:])
         return self.input, self.output
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from curfew_core.proxy import usage
+from curfew_core.proxy import stream_lines
 from curfew_core.proxy.usage import UsageScan
 from curfew_testkit.asgi_client import AsyncClient
 from tests.proxy.hostile_upstream import CHUNK, EVENT, HostileUpstream, wait_for
@@ -236,7 +236,7 @@ def test_the_usage_scan_holds_at_most_a_bounded_line() -> None:
     scan.feed(b"data: ")
     for _ in range(50 * 1024 * 1024 // CHUNK):
         scan.feed(piece)
-        assert len(scan._pending) <= usage.MAX_LINE_SCAN + CHUNK
+        assert len(scan._lines.rest) <= stream_lines.MAX_LINE + CHUNK
     scan.feed(b'\ndata: {"usage": {"prompt_tokens": 3, "completion_tokens": 4}}\n\n')
     assert scan.tokens == (3, 4)
 
