@@ -534,7 +534,8 @@ class _TokenWindow:
     count plus the previous window's, weighted by how much of it still lies
     within one window of now. The previous window is closed, so its count is
     read once per window (with the ``SET … NX EX`` that gives the current one
-    its expiry, in the same pipelined round trip), then every request is one
+    its expiry, in the same round trip: a pipeline on a thread, the event
+    loop's batch, ``_COUNT_EACH``, on the loop), then every request is one
     ``INCR``: Redis counts for every worker, so the limit is exact across
     them. A request over the limit is taken back (``DECR``): refusals are not
     counted.
@@ -574,11 +575,15 @@ class _TokenWindow:
         pipe.get(self.previous)
 
     def opened(self, replies: list[Any]) -> int:
-        previous = int(replies[2] or 0)
-        self.known_previous = previous
-        with _windows_lock:
-            _windows[self.who] = (self.number, previous)
+        self.remember(None if replies[2] is None else int(replies[2]))
         return int(replies[1])
+
+    def remember(self, previous: int | None) -> None:
+        """The previous window's final count, read as this one was opened
+        (``None``: no key was kept, nothing counted then)."""
+        self.known_previous = previous or 0
+        with _windows_lock:
+            _windows[self.who] = (self.number, self.known_previous)
 
     def judge(self, item: RateLimitItem, count: int) -> Refusal | None:
         previous = self.known_previous or 0
@@ -621,13 +626,15 @@ async def ahit_token_rate(token_id: int, member: int | None = None) -> Refusal |
         return hit_token_rate(token_id, member)
     window = _TokenWindow.now(item, token_id, member)
     client = async_cache.client()
+    batch = _batch_for(client)
     if window.known_previous is None:
-        async with client.pipeline(transaction=False) as pipe:
-            window.opening(pipe)
-            replies = await pipe.execute()
-        count = window.opened(replies)
+        # Opened in the batch's round trip too (``_COUNT_EACH``): a gateway
+        # naming thousands of members, or thousands of users each asking a
+        # few times a minute, open a window on most of their requests.
+        count, previous = await batch.count(window.current, (window.previous, 3 * window.period))
+        window.remember(previous)
     else:
-        count = await _batch_for(client).incr(window.current)
+        count = await batch.incr(window.current)
         if count == 1:  # the window's key was gone (a reset, Redis restarted)
             await client.expire(window.current, 3 * window.period)
     refusal = window.judge(item, count)
@@ -640,14 +647,32 @@ async def ahit_token_rate(token_id: int, member: int | None = None) -> Refusal |
 #: requests count on many tokens (10,000 users, each their own) is one
 #: command, not one a token. Each key is still counted atomically, as a lone
 #: ``INCRBY`` is; the keys need not share a Redis Cluster slot only because
-#: the project speaks to one Redis (``REDIS_URL``), never a cluster.
-_INCR_EACH = """
-local counts = {}
-for i, key in ipairs(KEYS) do
-  counts[i] = redis.call('INCRBY', key, ARGV[i])
+#: the project speaks to one Redis (``REDIS_URL``), never a cluster. A key
+#: whose window this process opens (its ``ARGV[n + 1 + i]``, the window's
+#: expiry, is not 0) gets ``_TokenWindow.opening``'s ``SET … NX EX`` first,
+#: and its previous window's count (the next of the keys past the first
+#: ``n``) is read with it: each answer is ``{count, previous}``.
+_COUNT_EACH = """
+local n = tonumber(ARGV[1])
+local answers = {}
+local previous_key = n
+for i = 1, n do
+  local expiry = tonumber(ARGV[n + 1 + i])
+  local previous = false
+  if expiry > 0 then
+    redis.call('SET', KEYS[i], 0, 'EX', expiry, 'NX')
+    previous_key = previous_key + 1
+    previous = redis.call('GET', KEYS[previous_key])
+  end
+  answers[i] = {redis.call('INCRBY', KEYS[i], ARGV[1 + i]), previous}
 end
-return counts
+return answers
 """
+
+
+#: A key's count with a request, and its previous window's count when the
+#: request opened the window (``None`` otherwise, or when none was kept).
+Counted = tuple[int, int | None]
 
 
 class _IncrBatch:
@@ -657,21 +682,35 @@ class _IncrBatch:
     in a row would have got (the total less ``n - 1`` … the total), so the
     limit stays exact; a gateway's token is one key, so under load a round
     trip is one command whatever its requests, and many tokens' requests
-    are one script (``_INCR_EACH``: in redis-py's client, a pipeline costs
-    about 10 µs of CPU a command, a script's keys next to nothing). Alone, a
-    request sends its own at once."""
+    are one script (``_COUNT_EACH``: in redis-py's client, a pipeline costs
+    about 10 µs of CPU a command, a script's keys next to nothing), windows
+    this process opens included (:meth:`count`). Alone, a request sends its
+    own at once."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
-        self.waiting: dict[str, list[asyncio.Future[int]]] = {}
+        self.waiting: dict[str, list[asyncio.Future[Counted]]] = {}
+        #: The keys whose window is opened in this round trip: their previous
+        #: window's key and the expiry the current one is given.
+        self.opening: dict[str, tuple[str, int]] = {}
         self.sending = False
         # redis-py's script: loaded on first use, and again after a restart
         # forgot it (``NOSCRIPT``).
-        self.incr_each = client.register_script(_INCR_EACH)
+        self.count_each = client.register_script(_COUNT_EACH)
 
     async def incr(self, key: str) -> int:
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        """``key``'s count, this request counted."""
+        count, _ = await self.count(key)
+        return count
+
+    async def count(self, key: str, opening: tuple[str, int] | None = None) -> Counted:
+        """``key``'s count with this request, and, when ``opening`` (the
+        previous window's key, the expiry) opens its window, the previous
+        window's count (``None``: none was kept)."""
+        future: asyncio.Future[Counted] = asyncio.get_running_loop().create_future()
         self.waiting.setdefault(key, []).append(future)
+        if opening is not None:
+            self.opening[key] = opening
         if not self.sending:
             self.sending = True
             # A context of its own: the sender outlives the request that started it.
@@ -682,14 +721,9 @@ class _IncrBatch:
         try:
             while self.waiting:
                 batch, self.waiting = self.waiting, {}
+                opening, self.opening = self.opening, {}
                 try:
-                    if len(batch) == 1:
-                        ((key, futures),) = batch.items()
-                        replies = [await self.client.incrby(key, len(futures))]
-                    else:
-                        replies = await self.incr_each(
-                            keys=list(batch), args=[len(futures) for futures in batch.values()]
-                        )
+                    replies = await self._counted(batch, opening)
                 except Exception as error:
                     for futures in batch.values():
                         _answer(futures, error)
@@ -699,20 +733,43 @@ class _IncrBatch:
         finally:
             self.sending = False
 
+    async def _counted(
+        self, batch: dict[str, list[asyncio.Future[Counted]]], opening: dict[str, tuple[str, int]]
+    ) -> list[Counted]:
+        """Each key's total after this round trip, and its previous window's
+        count where it was opened: one ``INCRBY`` for one key already open,
+        else one ``_COUNT_EACH``."""
+        if len(batch) == 1 and not opening:
+            ((key, futures),) = batch.items()
+            return [(int(await self.client.incrby(key, len(futures))), None)]
+        keys = list(batch)
+        answers = await self.count_each(
+            keys=keys + [opening[key][0] for key in keys if key in opening],
+            args=[
+                len(keys),
+                *(len(futures) for futures in batch.values()),
+                *(opening[key][1] if key in opening else 0 for key in keys),
+            ],
+        )
+        return [
+            (int(total), None if previous is None else int(previous)) for total, previous in answers
+        ]
 
-def _answer(futures: list[asyncio.Future[int]], reply: Any) -> None:
+
+def _answer(futures: list[asyncio.Future[Counted]], reply: Counted | Exception) -> None:
     """Each waiting request's own count of a shared ``INCRBY`` (its place in
-    the row), or the error. A request gone meanwhile is skipped: its count
-    stands, as a single ``INCR``'s would."""
+    the row) and the previous window's, or the error. A request gone
+    meanwhile is skipped: its count stands, as a single ``INCR``'s would."""
     if isinstance(reply, Exception):
         for future in futures:
             if not future.done():
                 future.set_exception(reply)
         return
-    first = int(reply) - len(futures) + 1
+    total, previous = reply
+    first = total - len(futures) + 1
     for place, future in enumerate(futures):
         if not future.done():
-            future.set_result(first + place)
+            future.set_result((first + place, previous))
 
 
 _batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _IncrBatch] = (
