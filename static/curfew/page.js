@@ -359,11 +359,21 @@ document.documentElement.classList.add("js");
     line.className = "not-saved";
     line.setAttribute("role", "alert");
     line.textContent = words;
+    var put = place(line, elt, form);
+    var address = elt.getAttribute("hx-post");
+    if (put && (elt.id || address)) kept.push({ node: put, line: line, id: elt.id, address: address });
+  }
+
+  /* Puts a line beside what failed (see above); what went into the page:
+     the line, or the row made for it. */
+  function place(line, elt, form) {
     var bar = elt.closest("[data-savebar]");
     var row = form.closest("tr");
     if (bar) {
       bar.insertBefore(line, bar.firstChild);
-    } else if (row && row.parentNode) {
+      return line;
+    }
+    if (row && row.parentNode) {
       var under = document.createElement("tr");
       under.className = "not-saved-row";
       var cell = document.createElement("td");
@@ -375,16 +385,47 @@ document.documentElement.classList.add("js");
       cell.appendChild(line);
       under.appendChild(cell);
       row.parentNode.insertBefore(under, row.nextSibling);
-    } else {
-      form.parentNode.insertBefore(line, form);
+      return under;
     }
+    form.parentNode.insertBefore(line, form);
+    return line;
+  }
+
+  /* A swap nobody set off (the Team page's members card re-read when a
+     member's state changes, a poll) replaces the form a line stood beside,
+     and the line with it, seconds after it said so: nothing had gone
+     through all the same. Each line is put back beside its form in what
+     came in (found by the id of what was pressed, or else by its address,
+     hx-post: a member's row's forms have their member's), or dropped with
+     its form. */
+  var kept = [];
+
+  function putBack() {
+    kept = kept.filter(function (entry) {
+      if (entry.node.isConnected) return true;
+      var found = entry.id ? document.getElementById(entry.id) : null;
+      if (!entry.id) {
+        document.querySelectorAll("[hx-post]").forEach(function (candidate) {
+          if (!found && candidate.getAttribute("hx-post") === entry.address) found = candidate;
+        });
+      }
+      var form = found && (found.closest("form") || found);
+      if (!form || !form.parentNode) return false;
+      entry.node = place(entry.line, found, form);
+      return true;
+    });
   }
 
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (!byPerson(event.detail && event.detail.requestConfig)) return;
+    kept = [];
     document.querySelectorAll("tr.not-saved-row, p.not-saved").forEach(function (line) {
       line.remove();
     });
+  });
+
+  document.addEventListener("htmx:afterSwap", function () {
+    if (kept.length) putBack();
   });
 
   document.addEventListener("htmx:sendError", function (event) {

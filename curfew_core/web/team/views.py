@@ -168,7 +168,9 @@ def team_page(request: HttpRequest, membership: Any) -> HttpResponse:
     """The team now: members and their states (admins), what the team sets (everyone)."""
     _number, problem = _page_number(request)
     status = invalid_status(request) if problem else 200
-    return rendered(request, TEMPLATE, _context(request, membership), status=status)
+    # The members card's own re-read and its pager (htmx, ?page=): the card alone,
+    # not a whole page inside it.
+    return _render(request, membership, status=status)
 
 
 def _back(request: HttpRequest, text: str, *, anchor: str = "") -> HttpResponse:
