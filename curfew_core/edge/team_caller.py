@@ -36,7 +36,7 @@ from urllib.parse import parse_qs
 from django.http.response import HttpResponseBase
 
 from curfew_core import throttle
-from curfew_core.edge.caller import Caller
+from curfew_core.edge.caller import Caller, share
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.threads import run_sync
 from curfew_core.protocols.base import at
@@ -304,23 +304,22 @@ async def member_caller(
     request is counted on that member's rate, or on the key's own when it
     names none or a name is refused (over it: the door's 429)."""
     found = await _named_caller(request, required=required)
-    member = found if isinstance(found, Caller) else None
-    caller = member or request.the_caller()
-    refusal = await throttle.ahit_token_rate(
-        caller.identity.token_id, None if member is None else member.user_id
-    )
-    if refusal is not None:
-        return request.door.dialect.rate_limited(refusal)
-    return found
+    counted = found if isinstance(found, Caller) else request.the_caller()
+    return await _rate_refusal(request, counted) or found
 
 
 async def as_itself(request: EdgeRequest) -> HttpResponseBase | None:
     """A team key taken as itself (the team API, the decisions): counted on
     the key's own rate; the door's 429 over it, else ``None``."""
-    refusal = await throttle.ahit_token_rate(request.the_caller().identity.token_id)
-    if refusal is not None:
-        return request.door.dialect.rate_limited(refusal)
-    return None
+    return await _rate_refusal(request, request.the_caller())
+
+
+async def _rate_refusal(request: EdgeRequest, caller: Caller) -> HttpResponseBase | None:
+    """Count ``caller``'s request on its share of the rate (``share``: the
+    member's own, or the key's), the share its upstream slots are held on
+    too; the door's 429 over it, else ``None``."""
+    refusal = await throttle.ahit_token_rate(*share(caller))
+    return None if refusal is None else request.door.dialect.rate_limited(refusal)
 
 
 async def _named_caller(
