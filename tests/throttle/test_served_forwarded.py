@@ -102,8 +102,14 @@ def test_make_run_starts_uvicorn_with_its_proxy_headers_off() -> None:
     # the flag uvicorn believes loopback's X-Forwarded-For, as bin/serve's did.
     from curfew_core.management.commands.runserver import uvicorn_argv
 
+    # --no-print-directory: started from a make of its own (``make pytest-app``),
+    # make would print "Leaving directory" after the last command.
     done = subprocess.run(
-        ["make", "-n", "run", "PORT=8123"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "--no-print-directory", "-n", "run", "PORT=8123"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     lines = done.stdout.replace("\\\n", " ").splitlines()  # one line per command
     assert "manage.py runserver 127.0.0.1:8123" in lines[-1], done.stdout
