@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import json
 import os
 import secrets
 import shutil
@@ -15,6 +16,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,23 +201,49 @@ class ServedApp:
         self.manage("collectstatic", "--no-input", "-v0")
 
     def create_user(self, username: str, password: str = "correct horse battery") -> str:
-        """Make a user with a password; returns a fresh API token for them.
+        """Make a user with a password; returns a fresh API token for them."""
+        return self.create_users(username, password=password)[username]
 
-        One process (a Django start is most of a served test's setup): the
-        token is made as ``manage.py curfew token`` makes it. The benches also
-        serve an older commit beside this one (``--baseline``), whose audit
-        keyword was still ``door``: the script asks the code it runs against."""
-        script = (
-            "import inspect\n"
+    def create_users(
+        self,
+        *usernames: str,
+        password: str = "correct horse battery",
+        then: Sequence[tuple[str, ...]] = (),
+    ) -> dict[str, str]:
+        """Make users with one password, then run the ``manage.py`` commands
+        ``then`` in order (each parsed and run as its command line would be:
+        Django's ``call_command``); a fresh API token for each user, by name.
+
+        One process for all of it (a Django start is most of a served test's
+        setup), and the password hashed once for all (each hash is a quarter
+        of a second of PBKDF2; signing in still checks it in full): each token
+        is made as ``manage.py curfew token`` makes it. The benches also serve
+        an older commit beside this one (``--baseline``), whose audit keyword
+        was still ``door``: the script asks the code it runs against."""
+        answer = self.manage(
+            "shell",
+            "-c",
+            "import contextlib, inspect, io, json\n"
+            "from django.contrib.auth.hashers import make_password\n"
             "from django.contrib.auth.models import User\n"
+            "from django.core.management import call_command\n"
             "from curfew_core.services.tokens import token_create\n"
             "names = inspect.signature(token_create).parameters\n"
             "kw = 'channel' if 'channel' in names else 'door'\n"
-            f"u, _ = User.objects.get_or_create(username={username!r})\n"
-            f"u.set_password({password!r}); u.save()\n"
-            "print(token_create(user=u, name='', kind='api', **{kw: 'command'})[1])\n"
+            f"encoded = make_password({password!r})\n"
+            "made = []\n"
+            f"for name in {list(usernames)!r}:\n"
+            "    u, _ = User.objects.get_or_create(username=name)\n"
+            "    u.password = encoded; u.save()\n"
+            "    made.append(token_create(user=u, name='', kind='api', **{kw: 'command'})[1])\n"
+            # What the commands print is not kept (a failure fails the call).
+            f"for args in {[list(command) for command in then]!r}:\n"
+            "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "        call_command(*args, stdout=out)\n"
+            "print(json.dumps(made))\n",
         )
-        return self.manage("shell", "-c", script).stdout.strip().splitlines()[-1]
+        made = json.loads(answer.stdout.strip().splitlines()[-1])
+        return dict(zip(usernames, made, strict=True))
 
     def command(self) -> list[str]:
         if self.workers is not None:

@@ -179,19 +179,27 @@ def served_team_member(
     """A team made as the manual says, from a terminal (``curfew team create``
     and ``add``), its schedule's ``night`` changes saved by the service; the
     member's own API key."""
-    token = app.create_user(member, password)
-    app.create_user(admin, password)
-    app.manage("curfew", "team", "create", team, "--admin", admin)
-    app.manage("curfew", "team", "add", team, member)
-    save_team_schedule(app, team, night)
-    return token
+    tokens = app.create_users(
+        member,
+        admin,
+        password=password,
+        then=(
+            ("curfew", "team", "create", team, "--admin", admin),
+            ("curfew", "team", "add", team, member),
+            ("shell", "-c", _team_schedule_script(team, night)),
+        ),
+    )
+    return tokens[member]
 
 
 def save_team_schedule(app: ServedApp, team: str, changes: dict[str, Any]) -> None:
     """``changes`` to the team's schedule, saved by the service in the served app."""
-    script = (
+    app.manage("shell", "-c", _team_schedule_script(team, changes))
+
+
+def _team_schedule_script(team: str, changes: dict[str, Any]) -> str:
+    return (
         "from curfew_core.selectors.teams import team_by_name\n"
         "from curfew_core.services.teams import team_schedule_update\n"
         f"team_schedule_update(team=team_by_name({team!r}), changes={changes!r})\n"
     )
-    app.manage("shell", "-c", script)

@@ -39,11 +39,16 @@ MEMBERS = ("tp-bob", "tp-cat", "tp-dan")
 def team(served_app: ServedApp) -> dict[str, str]:
     """The team: its admin and three members, each with their own API token;
     the team's curfew starts at 21:00, before the members' own 23:00."""
-    tokens = {name: served_app.create_user(name, PASSWORD) for name in (ADMIN, *MEMBERS)}
-    # As the manual says a team is made, from a terminal.
-    served_app.manage("curfew", "team", "create", TEAM, "--admin", ADMIN)
-    for name in MEMBERS:
-        served_app.manage("curfew", "team", "add", TEAM, name)
+    # As the manual says a team is made, from a terminal (its commands in one process).
+    tokens = served_app.create_users(
+        ADMIN,
+        *MEMBERS,
+        password=PASSWORD,
+        then=(
+            ("curfew", "team", "create", TEAM, "--admin", ADMIN),
+            *(("curfew", "team", "add", TEAM, name) for name in MEMBERS),
+        ),
+    )
     save_team_schedule(served_app, TEAM, {"curfew_start": "21:00"})
     return tokens
 

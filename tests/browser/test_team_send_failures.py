@@ -50,10 +50,14 @@ LINE = "p.not-saved[role=alert]"
 def team(served_app: ServedApp) -> dict[str, str]:
     """The team: its admin and its members, each with their own API key."""
     names = (ADMIN, PUSHER, *REMOVED, *ROLED, *KEPT)
-    tokens = {name: served_app.create_user(name, PASSWORD) for name in names}
-    served_app.manage("curfew", "team", "create", TEAM, "--admin", ADMIN)
-    for name in names[1:]:
-        served_app.manage("curfew", "team", "add", TEAM, name)
+    tokens = served_app.create_users(
+        *names,
+        password=PASSWORD,
+        then=(
+            ("curfew", "team", "create", TEAM, "--admin", ADMIN),
+            *(("curfew", "team", "add", TEAM, name) for name in names[1:]),
+        ),
+    )
     return tokens
 
 
