@@ -29,8 +29,11 @@ from curfew_core.models import ApiToken, Decision, DecisionHour, Schedule
 from curfew_core.schedules import config as schedule_config
 
 
-def _zone(config: dict[str, Any] | None) -> zoneinfo.ZoneInfo:
-    name = (config or {}).get("timezone") or schedule_config.DEFAULTS["timezone"]
+def _zone(name: Any) -> zoneinfo.ZoneInfo:
+    """A schedule's zone by the name it stores (the default's where it stores
+    none, or one this machine does not know)."""
+    if not isinstance(name, str) or not name:
+        name = schedule_config.DEFAULTS["timezone"]
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -289,10 +292,12 @@ def _upsert_by_copy(
 
 def _hours(batch: Batch) -> list[tuple[Any, ...]]:
     """The batch's tallies summed per user, local hour, state and action."""
+    # Only each schedule's zone is read (the database takes it out of the
+    # JSON): a flush at thousands of users decoded each one's whole schedule.
     zones = {
-        user_id: _zone(config)
-        for user_id, config in Schedule.objects.filter(user_id__in=_ids(batch.users())).values_list(
-            "user_id", "config"
+        user_id: _zone(name)
+        for user_id, name in Schedule.objects.filter(user_id__in=_ids(batch.users())).values_list(
+            "user_id", "config__timezone"
         )
     }
     default_zone = _zone(None)
