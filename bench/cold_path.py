@@ -15,7 +15,12 @@ busy machine slows all alike. Rows, ``POST /api/v1/verdict``:
 - ``N users``: ``--users`` personal tokens in turn (each user comes back once
   every ``N / throughput`` seconds: past the freshness bound, the cold path);
 - ``a member's own token``: one member of the team, their own token;
-- ``team key, M members``: one team key naming each of ``--members`` in turn.
+- ``M members' own tokens``: each of the ``--members`` with their own token,
+  in turn (what the team key stands in for);
+- ``team key, M members``: one team key naming each of ``--members`` in turn,
+  against the member's own token (issue 40's reference) and against the
+  members' own tokens in turn (like for like: each member a rate, a cached
+  entry and ledger rows of their own, whichever token names them).
 
 ``--fresh`` and ``--conn-max-age`` set ``CURFEW_CACHE_FRESH_SECONDS`` and
 ``CONN_MAX_AGE`` for both checkouts; unset, each checkout runs its own
@@ -65,9 +70,10 @@ BODY = {"max_tokens": 4096}
 #: The warm-up pass asks every token of a row once, for at most this long.
 WARM_SECONDS = 300
 
-#: Run in the served checkout's ``manage.py shell``: the users, their tokens
-#: (raw values known to the bench, stored as ``token_create`` stores them), a
-#: team with its key; prints the raw tokens as JSON.
+#: Run in the served checkout's ``manage.py shell``: the users, each with a
+#: saved schedule, their tokens (raw values known to the bench, stored as
+#: ``token_create`` stores them), a team with its key; prints the raw tokens
+#: as JSON.
 SEED = """
 import hashlib, json
 from django.contrib.auth.models import User
@@ -85,6 +91,19 @@ ids = dict(User.objects.filter(username__in=names + members).values_list("userna
 TeamMembership.objects.bulk_create(
     [TeamMembership(team=team, user_id=ids[n]) for n in members[1:]], batch_size=2000
 )
+# Each with a saved schedule, as people who set their nights have (a row the
+# first save makes): its zone and one weekday's own night.
+from curfew_core.models import Schedule
+from curfew_core.services.schedules import schedule_update
+schedule_update(
+    user=admin,
+    changes={{"timezone": "Asia/Shanghai", "weekdays": {{"fri": {{"curfew_start": "23:30"}}}}}},
+    source="bench",
+)
+saved = Schedule.objects.get(user=admin).config
+Schedule.objects.bulk_create(
+    [Schedule(user_id=ids[n], config=saved) for n in names + members[1:]], batch_size=2000
+)
 raws = {{n: f"cfw_cold{{i:07d}}" for i, n in enumerate(names + members)}}
 ApiToken.objects.bulk_create(
     [ApiToken(user_id=ids[n], name="bench", prefix=r[:12], digest=digest(r))
@@ -95,6 +114,7 @@ print(json.dumps({{
     "users": [raws[n] for n in names],
     "member": raws[members[0]],
     "members": members,
+    "member_tokens": [raws[n] for n in members],
     "team": team_token_create(team=team)[1],
 }}))
 """
@@ -119,6 +139,8 @@ class Row:
     #: Each request's (token, body), taken in turn by all connections.
     calls: list[tuple[str, bytes]]
     reference: str | None = None
+    #: A second reference (the team key's: the members' own tokens in turn).
+    like: str | None = None
     at: int = 0
     rates: list[float] = field(default_factory=list)
     p50s: list[float] = field(default_factory=list)
@@ -276,6 +298,12 @@ def main() -> int:
                 ),
                 Row("member", "a member's own token", [(made["member"], body)]),
                 Row(
+                    "members",
+                    f"{args.members:,} members' own tokens in turn",
+                    [(t, body) for t in made["member_tokens"]],
+                    reference="member",
+                ),
+                Row(
                     "team",
                     f"team key, {args.members:,} members in turn",
                     [
@@ -283,6 +311,7 @@ def main() -> int:
                         for member in made["members"]
                     ],
                     reference="member",
+                    like="members",
                 ),
             ]
         sent = {
@@ -336,21 +365,22 @@ def main() -> int:
         f"{args.connections} connections, {args.rounds} rounds of {args.seconds:g}s (medians); "
         f"load average at the start {started_load}, at the end {loadavg()}",
         "",
-        "| checkout | row | req/s | x reference | p50 ms | p99 ms | DB transactions a verdict "
-        "| errors |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| checkout | row | req/s | x reference | x members' own tokens | p50 ms | p99 ms "
+        "| DB transactions a verdict | errors |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, _ in sites:
         rates = {row.key: statistics.median(row.rates) for row in table[name]}
         for row in table[name]:
             against = f"{rates[row.key] / rates[row.reference]:.2f}" if row.reference else ""
+            like = f"{rates[row.key] / rates[row.like]:.2f}" if row.like else ""
             lines.append(
-                f"| {name} | {row.label} | {rates[row.key]:,.0f} | {against} | "
+                f"| {name} | {row.label} | {rates[row.key]:,.0f} | {against} | {like} | "
                 f"{statistics.median(row.p50s):.1f} | {statistics.median(row.p99s):.1f} | "
                 f"{statistics.median(row.queries):.2f} | {row.errors} |"
             )
             if row.samples:
-                lines.append(f"|  | first errors: {row.samples} | | | | | | |")
+                lines.append(f"|  | first errors: {row.samples} | | | | | | | |")
     text = "\n".join(lines)
     print(text)
     if args.write:
