@@ -355,7 +355,9 @@ def served_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
     Production-like: debug off, collectstatic's hashed and compressed files
     served by whitenoise. Tests reach it only as a client would.
     """
-    app = ServedApp(tmp_path_factory.mktemp("served"))
+    # A stop waits at most 2 s for what is still open (a page's socket, a
+    # capsule's): the session's last stop waited out 10 s and a kill.
+    app = ServedApp(tmp_path_factory.mktemp("served"), graceful_seconds=2)
     app.prepare()
     app.start()
     yield app
