@@ -196,6 +196,15 @@ DATABASE_POOL_SIZE = env_int(
     help="PostgreSQL connections a process keeps in its pool (0: none; then `CONN_MAX_AGE` "
     "decides)",
 )
+#: How long a request's thread waits for one of the pool's connections when
+#: every one is lent, or PostgreSQL refuses new ones, before it fails as a
+#: stalled database does (a 503 in the door's shape).
+DATABASE_POOL_WAIT = env_float(
+    "CURFEW_DATABASE_POOL_WAIT",
+    5.0,
+    help="seconds a request waits for a connection of the PostgreSQL pool when none is free "
+    "(PostgreSQL away: then its 503)",
+)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A PostgreSQL that accepts and never answers (frozen, a half-open path)
     # is an error within seconds, not a wait forever: libpq has no bound of
@@ -213,7 +222,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             # fails as a stalled database does (a 503 in the door's shape).
             # /readyz waits less (``health.views.PROBE_SECONDS``): with
             # PostgreSQL refusing, the pool has none to lend at all.
-            "timeout": 5,
+            "timeout": DATABASE_POOL_WAIT,
         }
         # Lent only after a round trip proved it alive: a connection PostgreSQL
         # closed (a restart, an outage) is replaced, never handed to a request.

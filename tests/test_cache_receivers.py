@@ -255,6 +255,8 @@ def test_postgresql_reads_through_a_pool_of_live_connections() -> None:
     assert seen["pool"] == {"min_size": 2, "max_size": 40, "timeout": 5}
     assert (seen["conn_max_age"], seen["health"], seen["connect_timeout"]) == (0, True, 5)
     assert _settings(DATABASE_URL=url, CURFEW_DATABASE_POOL="8")["pool"]["max_size"] == 8
+    # How long a thread waits for a free connection (PostgreSQL away: then its 503).
+    assert _settings(DATABASE_URL=url, CURFEW_DATABASE_POOL_WAIT="1.5")["pool"]["timeout"] == 1.5
     # No pool: CONN_MAX_AGE keeps a connection per thread instead (Django's rule).
     assert _settings(DATABASE_URL=url, CURFEW_DATABASE_POOL="0")["pool"] is None
     kept = _settings(DATABASE_URL=url, CONN_MAX_AGE="60")

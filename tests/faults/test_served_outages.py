@@ -164,7 +164,8 @@ def redis_refused(tmp_path_factory: pytest.TempPathFactory, static_root: str) ->
 def database_down(tmp_path_factory: pytest.TempPathFactory, static_root: str) -> Iterator[Outage]:
     outage = _outage(
         tmp_path_factory.mktemp("database-down"),
-        {"DATABASE_URL": UNREACHABLE_DATABASE_URL},
+        # Each request waits this long for a connection before its 503 (5 s by default).
+        {"DATABASE_URL": UNREACHABLE_DATABASE_URL, "CURFEW_DATABASE_POOL_WAIT": "1"},
         prepared_env={"REDIS_URL": "", "CURFEW_STATIC_ROOT": static_root},
     )
     yield outage

@@ -40,6 +40,8 @@ def database_unreachable(tmp_path: Path, anthropic_upstream: FakeAnthropic) -> I
         env={
             **_env(anthropic_upstream),
             "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/curfew",
+            # Each call waits this long for a connection before its 503 (5 s by default).
+            "CURFEW_DATABASE_POOL_WAIT": "1",
         },
     )
     app.start()

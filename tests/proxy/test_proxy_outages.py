@@ -64,6 +64,8 @@ def database_unreachable(tmp_path: Path, upstream: FakeUpstream) -> Iterator[Ser
         env={
             "REDIS_URL": "",
             "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/curfew",
+            # Each call waits this long for a connection before its 503 (5 s by default).
+            "CURFEW_DATABASE_POOL_WAIT": "1",
             "CURFEW_UPSTREAM_BASE_URL": f"{upstream.base_url}/v1",
             "CURFEW_MANIFEST_STATIC": "0",
         },
