@@ -50,7 +50,7 @@ typecheck: $(VENV)/.dev
 # The suite runs in one process per core (pytest-xdist; PYTEST_WORKERS=0 runs
 # it in one process). This is safe: each worker has its own test database
 # (pytest-django's suffix) and its own Redis namespace (curfew_site/settings_test.py).
-# --dist loadgroup keeps each module on one worker (its servers start once) and
+# --dist loadfile keeps each module on one worker (its servers start once) and
 # hands the slow modules out first, the browser tests last (tests/conftest.py);
 # pyproject.toml sets it. The engine's suite runs once, without Django.
 # Timings and the long runs (make fuzz, make soak): docs/test-suite.md.

@@ -129,22 +129,18 @@ def _module(item: pytest.Item) -> str:
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> Iterator[None]:
-    """The grouping and the order of a run.
+    """The order of a run.
 
-    - Each module is one ``xdist_group`` (``make test`` runs ``--dist
-      loadgroup``): a module's own servers, users and fixtures are made once,
-      on one worker, as in a run in one process. A test's own mark wins. (Set
-      before pytest-xdist reads the marks.)
-    - Then, after every other plugin's reordering (pytest's, pytest-django's),
-      the order pytest-xdist hands the groups out in: slow modules first
-      (``SLOW_MODULES``), the rest in collection order, and browser tests
-      last: Playwright's sync API keeps an event loop in the main thread for
-      the session, which async tests after it would trip over. In a parallel
-      run a worker is sent them only once nothing else is left.
+    Each module runs on one worker (``make test`` runs ``--dist loadfile``):
+    a module's own servers, users and fixtures are made once, as in a run in
+    one process (``tests/test_suite_grouping.py`` proves it). After every
+    other plugin's reordering (pytest's, pytest-django's), the order
+    pytest-xdist hands the modules out in: slow modules first
+    (``SLOW_MODULES``), the rest in collection order, and browser tests last:
+    Playwright's sync API keeps an event loop in the main thread for the
+    session, which async tests after it would trip over. In a parallel run a
+    worker is sent them only once nothing else is left.
     """
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_module(item)))
     yield
 
     def key(item: pytest.Item) -> tuple[bool, int, str]:
