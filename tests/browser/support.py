@@ -128,6 +128,22 @@ def sign_in(
     return page
 
 
+def failing_posts(how: str) -> Any:
+    """A route handler (``page.route``): a POST fails ``how`` ("abort": no
+    answer at all, as a server down or a browser offline; "502": a proxy's
+    bare page); anything else goes to the server."""
+
+    def handle(route: Any) -> None:
+        if route.request.method != "POST":
+            route.continue_()
+        elif how == "abort":
+            route.abort("connectionrefused")
+        else:
+            route.fulfill(status=502, content_type="text/html", body="bad gateway")
+
+    return handle
+
+
 def api(app: ServedApp, token: str, method: str, path: str, body: Any = None) -> Any:
     """Call ``app``'s JSON API with a gateway key, as a client would; the decoded answer."""
     request = urllib.request.Request(

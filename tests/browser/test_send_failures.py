@@ -19,7 +19,7 @@ import pytest
 
 from curfew_testkit.server import ServedApp
 from tests.browser import support
-from tests.browser.support import Watched, assert_fits, open_context
+from tests.browser.support import Watched, assert_fits, failing_posts, open_context
 
 pytestmark = pytest.mark.browser
 
@@ -57,21 +57,6 @@ def _open(browser: Any, app: ServedApp, lang: str, width: int) -> tuple[Any, Wat
     return context, watched
 
 
-def _failing(how: str) -> Any:
-    """A route handler: a POST fails ``how`` ("abort": no answer at all;
-    "502": a proxy's bare page); anything else goes to the server."""
-
-    def handle(route: Any) -> None:
-        if route.request.method != "POST":
-            route.continue_()
-        elif how == "abort":
-            route.abort("connectionrefused")
-        else:
-            route.fulfill(status=502, content_type="text/html", body="bad gateway")
-
-    return handle
-
-
 def _on_screen(page: Any, selector: str) -> bool:
     return bool(
         page.evaluate(
@@ -95,7 +80,7 @@ def test_a_save_that_does_not_go_through_says_so_in_its_save_bar(
         page.goto(f"{served_app.base_url}/schedule/")
         before = page.locator("input[name=curfew_start]").input_value()
         wanted = "21:15" if before != "21:15" else "21:45"
-        page.route("**/schedule/", _failing(how))
+        page.route("**/schedule/", failing_posts(how))
         page.locator("input[name=curfew_start]").fill(wanted)
         page.click("#save-schedule")
         support.wait_until(page, f"document.querySelector({LINE!r}) !== null")
@@ -152,7 +137,7 @@ def test_a_revoke_that_does_not_go_through_says_so_under_its_row(
         keys = page.evaluate(KEYS)
         row = page.locator("#tokens tr[data-token-id]").first
         token_id = row.get_attribute("data-token-id")
-        page.route(f"**/tokens/{token_id}/revoke/", _failing(how))
+        page.route(f"**/tokens/{token_id}/revoke/", failing_posts(how))
         row.locator("button[type=submit]").click()
         support.wait_until(page, f"document.querySelector({LINE!r}) !== null")
         line = page.locator(LINE)

@@ -22,7 +22,7 @@ import pytest
 
 from curfew_testkit.server import ServedApp
 from tests.browser import support
-from tests.browser.support import Watched, api_post, assert_fits, open_context
+from tests.browser.support import Watched, api_post, assert_fits, failing_posts, open_context
 
 pytestmark = pytest.mark.browser
 
@@ -95,21 +95,6 @@ def _as_admin(browser: Any, app: ServedApp, lang: str, width: int) -> tuple[Any,
         landing="#members",
     )
     return context, watched
-
-
-def _failing(how: str) -> Any:
-    """A route handler: a POST fails ``how`` ("abort": no answer at all;
-    "502": a proxy's bare page); anything else goes to the server."""
-
-    def handle(route: Any) -> None:
-        if route.request.method != "POST":
-            route.continue_()
-        elif how == "abort":
-            route.abort("connectionrefused")
-        else:
-            route.fulfill(status=502, content_type="text/html", body="bad gateway")
-
-    return handle
 
 
 def _no_csp_violation(page: Any) -> None:
@@ -197,7 +182,7 @@ def test_a_remove_that_does_not_go_through_says_nothing_was_changed(
     try:
         page = watched.page
         user_id = _user_id(page, member)
-        page.route(f"**/team/members/{user_id}/remove/**", _failing(how))
+        page.route(f"**/team/members/{user_id}/remove/**", failing_posts(how))
         page.locator(f"{_row(member)} button.btn-danger-quiet").click()
         _says_not_changed(page, lang, how)
         assert _under_its_row(page, member), "the line is not under the member's row"
@@ -244,7 +229,7 @@ def test_a_role_change_that_does_not_go_through_says_nothing_was_changed(
         before = page.locator(select).input_value()
         wanted = "admin" if before != "admin" else "member"
         user_id = _user_id(page, member)
-        page.route(f"**/team/members/{user_id}/role/**", _failing(how))
+        page.route(f"**/team/members/{user_id}/role/**", failing_posts(how))
         page.select_option(select, wanted)
         page.locator(f"{_row(member)} .team-role-form button").click()
         _says_not_changed(page, lang, how)
@@ -295,7 +280,7 @@ def test_the_line_stays_when_the_members_card_reads_itself_again(
         )
         user_id = _user_id(page, member)
         address = f"**/team/members/{user_id}/{what}/**"
-        page.route(address, _failing(how))
+        page.route(address, failing_posts(how))
         if what == "role":
             page.select_option(f"{_row(member)} select", "admin")
             page.locator(f"{_row(member)} .team-role-form button").click()
@@ -358,7 +343,7 @@ def test_other_changes_that_do_not_go_through_say_nothing_was_changed(
         page = watched.page
         support.sign_in(page, served_app, SOLO, PASSWORD)
         page.goto(f"{served_app.base_url}{start}")
-        page.route(address, _failing(how))
+        page.route(address, failing_posts(how))
         page.click(button)
         _says_not_changed(page, lang, how)
         assert page.locator(LINE).is_visible()
