@@ -202,20 +202,19 @@ def served_team_member(
         then=(
             ("curfew", "team", "create", team, "--admin", admin),
             ("curfew", "team", "add", team, member),
-            ("shell", "-c", _team_schedule_script(team, night)),
+            team_schedule_command(team, night),
         ),
     )
     return tokens[member]
 
 
-def save_team_schedule(app: ServedApp, team: str, changes: dict[str, Any]) -> None:
-    """``changes`` to the team's schedule, saved by the service in the served app."""
-    app.manage("shell", "-c", _team_schedule_script(team, changes))
-
-
-def _team_schedule_script(team: str, changes: dict[str, Any]) -> str:
+def team_schedule_command(team: str, changes: dict[str, Any]) -> tuple[str, ...]:
+    """The ``manage.py`` command that saves ``changes`` to the team's schedule
+    by the service (for ``ServedApp.create_users``' ``then`` too)."""
     return (
+        "shell",
+        "-c",
         "from curfew_core.selectors.teams import team_by_name\n"
         "from curfew_core.services.teams import team_schedule_update\n"
-        f"team_schedule_update(team=team_by_name({team!r}), changes={changes!r})\n"
+        f"team_schedule_update(team=team_by_name({team!r}), changes={changes!r})\n",
     )

@@ -21,7 +21,7 @@ from tests.browser.support import (
     api_post,
     assert_fits,
     open_context,
-    save_team_schedule,
+    team_schedule_command,
     wait_until,
 )
 
@@ -47,9 +47,9 @@ def team(served_app: ServedApp) -> dict[str, str]:
         then=(
             ("curfew", "team", "create", TEAM, "--admin", ADMIN),
             *(("curfew", "team", "add", TEAM, name) for name in MEMBERS),
+            team_schedule_command(TEAM, {"curfew_start": "21:00"}),
         ),
     )
-    save_team_schedule(served_app, TEAM, {"curfew_start": "21:00"})
     return tokens
 
 
