@@ -18,6 +18,7 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from curfew_core.edge.app import Edge  # noqa: E402
+from curfew_core.edge.lifespan import lifespan  # noqa: E402
 from curfew_core.realtime.guard import CapsuleGuard  # noqa: E402
 from curfew_core.realtime.routing import websocket_urlpatterns  # noqa: E402
 
@@ -27,5 +28,7 @@ application = ProtocolTypeRouter(
         # Session sockets must come from ALLOWED_HOSTS (no cross-site WebSocket
         # hijacking); embed-token sockets from any page (see realtime/guard.py).
         "websocket": CapsuleGuard(URLRouter(websocket_urlpatterns)),
+        # A server's stop writes the ledger's and the tokens' last batches.
+        "lifespan": lifespan,
     }
 )

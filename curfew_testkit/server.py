@@ -97,6 +97,10 @@ def wait_for_http(
     raise RuntimeError(f"{label} not ready in {timeout}s: {log_path.read_text()[-2000:]}")
 
 
+#: The site's ASGI application, as ``make run`` and ``bin/serve`` serve it.
+SITE_APP = "curfew_site.asgi:application"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -125,7 +129,7 @@ class ServedApp:
         workers: int | None = None,
         graceful_seconds: float | None = None,
         root: Path = ROOT,
-        app: str = "curfew_site.asgi:application",
+        app: str = SITE_APP,
     ):
         #: The checkout served (another one's, for a benchmark's baseline).
         self.root = root
@@ -257,8 +261,10 @@ class ServedApp:
             "127.0.0.1",
             "--port",
             str(self.port),
+            # As bin/serve: the site's stop writes its last batches
+            # (edge.lifespan); another app (the benches' floor) has none.
             "--lifespan",
-            "off",
+            "on" if self.app == SITE_APP else "off",
             "--no-access-log",
             # As make run and bin/serve: the app alone decides whose
             # X-Forwarded-For to believe (curfew_core/throttle.py).

@@ -9,5 +9,6 @@
 - ``caller``: the live token and its user's rows, warm or with one thread hop;
 - ``threads``: the shared pool that hop goes to;
 - ``request``: what a handler is given; ``send``: its answer over ASGI;
-- ``scope``: an ASGI scope read in every shape the spec allows.
+- ``scope``: an ASGI scope read in every shape the spec allows;
+- ``lifespan``: a server's stop writes the process's last batches.
 """

@@ -322,6 +322,8 @@ def likely_user(token_digest: str) -> int | None:
 
 _used: dict[int, float] = {}
 _used_lock = threading.Lock()
+#: Held through a write of the noted uses: one write at a time.
+_used_flush_lock = threading.Lock()
 _used_wake = threading.Event()
 _writer: threading.Thread | None = None
 _writer_pid = 0
@@ -349,7 +351,15 @@ def note_used(token_id: int) -> None:
 def flush_used() -> int:
     """Write every noted use now, on the caller's thread and connection
     (tests; the exit hook); how many tokens were written. Never raises
-    (bookkeeping): a refused batch is kept for the next try."""
+    (bookkeeping): a refused batch is kept for the next try. A write under
+    way on another thread (the writer, woken by the stop signal) is waited
+    for first: the stop's write must not find nothing noted and let the
+    process end while that write still waits for the database."""
+    with _used_flush_lock:
+        return _write_noted()
+
+
+def _write_noted() -> int:
     with _used_lock:
         taken = dict(_used)
         _used.clear()
@@ -411,7 +421,7 @@ def _start_writer() -> None:
         _writer_pid = os.getpid()
         _threaded = True
         _writer.start()
-    atexit.register(_flush_quietly)
+    atexit.register(flush_used_quietly)
     if threading.current_thread() is threading.main_thread():
         _watch_stop_signals()
 
@@ -420,10 +430,12 @@ def _write_loop() -> None:
     while True:
         _used_wake.wait(0.05 if _draining else USED_FLUSH_SECONDS)
         _used_wake.clear()
-        _flush_quietly()
+        flush_used_quietly()
 
 
-def _flush_quietly() -> None:
+def flush_used_quietly() -> None:
+    """``flush_used``, a failure logged: the writer's tick, the exit hook
+    and the stop's write (``edge.lifespan``)."""
     try:
         close_old_connections()
         flush_used()
@@ -454,7 +466,7 @@ def _chained(previous: Any) -> Callable[[int, FrameType | None], None]:
         if callable(previous):
             previous(signum, frame)
         elif previous == signal.SIG_DFL:
-            worker = threading.Thread(target=_flush_quietly, name="curfew-token-use-stop")
+            worker = threading.Thread(target=flush_used_quietly, name="curfew-token-use-stop")
             worker.start()
             worker.join(timeout=10)
             signal.signal(signum, signal.SIG_DFL)

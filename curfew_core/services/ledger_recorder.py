@@ -16,10 +16,12 @@ its token or carries a gateway's own id waits as it is: the flusher finds its
 user and drops a repeated report, once per batch.
 
 A stop signal is not a crash: uvicorn's workers drain their requests and then
-die of the re-raised SIGTERM, where no exit hook runs. So the first record
-also chains the stop signals' handlers (from the main thread, or through the
-ASGI server's loop), and once one arrives every record wakes the flusher at
-once (``tests/ledger/test_served_exit.py``).
+die of the re-raised SIGTERM, where no exit hook runs. So the site's ASGI
+lifespan ``shutdown`` writes the batch and the server waits for it
+(``edge.lifespan``, ``tests/ledger/test_served_exit.py``). For a server
+without the lifespan, the first record also chains the stop signals' handlers
+(from the main thread, or through the ASGI server's loop), and once one
+arrives every record wakes the flusher at once.
 
 ``flush()`` writes everything buffered now, on the caller's thread and
 connection: tests call it (inside their own transaction, which the flusher's
@@ -366,12 +368,14 @@ def _watch_stop_signals() -> None:
 def _flush_in_thread() -> None:
     """``flush`` on a thread of its own and wait for it: the caller may be an
     event loop's thread, where Django refuses database calls."""
-    worker = threading.Thread(target=_flush_quietly, name="curfew-ledger-stop")
+    worker = threading.Thread(target=flush_quietly, name="curfew-ledger-stop")
     worker.start()
     worker.join(timeout=30)
 
 
-def _flush_quietly() -> None:
+def flush_quietly() -> None:
+    """``flush``, a failure logged (its rows kept), the connection closed:
+    the stop's write (``edge.lifespan``) and the stop signal's."""
     try:
         flush()
     except Exception:

@@ -1,7 +1,7 @@
 """A served app stopped the way a process manager stops it (SIGTERM to
 ``bin/serve``, two uvicorn workers) writes every decision it buffered: the
-flusher is set to wait 100 s, so only each worker's exit hook can have written
-them (uvicorn spawns its workers, which leave through ``sys.exit``)."""
+flusher is set to wait 100 s, so only each worker's stop can have written
+them (its ASGI lifespan's ``shutdown``, ``edge.lifespan``)."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ def uvicorn_argv(host: str, port: int, *, reload: bool) -> list[str]:
             argv += ["--reload-dir", str(settings.BASE_DIR / folder)]
     # --no-proxy-headers: uvicorn would believe X-Forwarded-For from 127.0.0.1,
     # letting anything on this machine pick its own address (see bin/serve).
-    return [*argv, "--lifespan", "off", "--no-proxy-headers", "--host", host, "--port", str(port)]
+    return [*argv, "--lifespan", "on", "--no-proxy-headers", "--host", host, "--port", str(port)]
 
 
 class Command(BaseCommand):
