@@ -1,9 +1,10 @@
 """Whitenoise's hashed, compressed static storage, with brotli kept fast on
 large files.
 
-plotly.js is 4.8 MB; brotli's top quality takes over 20 s on it (twice: the
-plain and the hashed copy) for about 10 % smaller output than quality 9,
-which takes under a second. Small files keep the top quality.
+plotly.js's full bundle was 4.8 MB (the pages now load its basic bundle, 1.2
+MB): brotli's top quality took over 20 s on it (twice: the plain and the
+hashed copy) for about 10 % smaller output than quality 9, which took under a
+second. Small files keep the top quality.
 
 Whitenoise compresses every file again on every collectstatic, even over a
 folder that holds the very same files: 15 s of CPU per run here. A compressed

@@ -63,7 +63,7 @@ def test_stylesheet_and_scripts_are_served_hashed_and_whole(served_app: ServedAp
     scripts = re.findall(r'<script src="([^"]+)"', schedule.text)
     names = " ".join(scripts)
     for wanted in (
-        "plotly/plotly.min.",
+        "vendor/plotly/plotly-basic.min.",
         "curfew/settings.",
         "curfew/page.",
         "django_htmx/htmx-2.min.",
@@ -79,4 +79,4 @@ def test_stylesheet_and_scripts_are_served_hashed_and_whole(served_app: ServedAp
         assert isinstance(source, str), name
         assert len(response.content) == Path(source).stat().st_size > 100, src
     plotly = next(s for s in scripts if "plotly" in s)
-    assert "plotly.js v" in client.get(plotly).text[:400]
+    assert "plotly.js (basic - minified) v" in client.get(plotly).text[:400]
