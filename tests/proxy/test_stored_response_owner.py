@@ -69,11 +69,30 @@ async def call(method: str, path: str, token: str, body: Any = None, **headers: 
     client = AsyncClient()
     sent = {"Authorization": f"Bearer {token}", **headers}
     if method == "POST":
-        return await client.post(
+        response = await client.post(
             path, json.dumps(body), content_type="application/json", headers=sent
         )
-    send = client.get if method == "GET" else client.delete
-    return await send(path, headers=sent)
+    else:
+        send = client.get if method == "GET" else client.delete
+        response = await send(path, headers=sent)
+    return await settled(response)
+
+
+async def settled(response: Any) -> Any:
+    """The answer with a streamed body read to its end (and kept, to read
+    again): the app goes on relaying a stream nobody reads in a task of its
+    own, and a relayed create writes its owner on another thread as it ends.
+    A test that left a 200 unread ended while that write was still going,
+    and the teardown's flush of the in-memory SQLite met it ("database table
+    is locked", once in a full run)."""
+    if getattr(response, "streaming", False):
+        body = await body_of(response)
+
+        async def again() -> Any:
+            yield body
+
+        response.streaming_content = again()
+    return response
 
 
 async def create(token: str, **headers: str) -> Any:
@@ -124,6 +143,17 @@ async def owner_of(response_id: str) -> int | None:
 
 async def user_id(name: str) -> int:
     return await sync_to_async(lambda: User.objects.get(username=name).pk)()
+
+
+async def test_a_call_here_ends_with_the_apps_own_work(served: HostileUpstream) -> None:
+    """``call`` returns once the app's task is over, owner's write included
+    (``settled``), so no write of one test runs into the next one's flush."""
+    ada = await make_token("ada")
+    response = await call("POST", "/v1/responses", ada, CREATE)
+    assert response.streaming  # the control: a relayed stream, read in a task of its own
+    assert response.task.done()
+    assert await owner_of(MADE) == await user_id("ada")
+    assert json.loads(await body_of(response))["id"] == MADE  # still readable
 
 
 async def test_only_the_maker_reads_deletes_and_continues(served: HostileUpstream) -> None:
