@@ -164,13 +164,14 @@ def _clear_cache() -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _static_collected_once_per_run(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The served apps' collectstatic runs once per run, for every worker: in
-    the run's own temporary folder, which pytest-xdist's workers share."""
+def _served_setup_once_per_run(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The served apps' collectstatic, and the migration of a new database,
+    run once per run, for every worker: in the run's own temporary folder,
+    which pytest-xdist's workers share."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent  # popen-gwN's parent: this run's, shared by its workers
-    server.shared_static_dir = base / "collected-static"
+    server.shared_dir = base / "curfew-served-setup"
 
 
 def _close_old_connections_outside_test_transactions() -> None:
