@@ -356,31 +356,29 @@ def flush_used() -> int:
     for first: the stop's write must not find nothing noted and let the
     process end while that write still waits for the database."""
     with _used_flush_lock:
-        return _write_noted()
-
-
-def _write_noted() -> int:
-    with _used_lock:
-        taken = dict(_used)
-        _used.clear()
-    if not taken:
-        return 0
-    try:
-        for at, ids in _by_second(taken):
-            when = datetime.fromtimestamp(at, UTC)
-            for first in range(0, len(ids), _USED_PER_UPDATE):
-                # One statement, outside a transaction: each stands alone.
-                ApiToken.objects.filter(id__in=ids[first : first + _USED_PER_UPDATE]).update(
-                    last_used_at=when
-                )
-    except DatabaseError:
-        log.warning("could not write the last use of %s tokens; kept for the next try", len(taken))
         with _used_lock:
-            for token_id, at in taken.items():
-                if len(_used) < _USED_KEPT and _used.get(token_id, 0.0) < at:
-                    _used[token_id] = at
-        return 0
-    return len(taken)
+            taken = dict(_used)
+            _used.clear()
+        if not taken:
+            return 0
+        try:
+            for at, ids in _by_second(taken):
+                when = datetime.fromtimestamp(at, UTC)
+                for first in range(0, len(ids), _USED_PER_UPDATE):
+                    # One statement, outside a transaction: each stands alone.
+                    ApiToken.objects.filter(id__in=ids[first : first + _USED_PER_UPDATE]).update(
+                        last_used_at=when
+                    )
+        except DatabaseError:
+            log.warning(
+                "could not write the last use of %s tokens; kept for the next try", len(taken)
+            )
+            with _used_lock:
+                for token_id, at in taken.items():
+                    if len(_used) < _USED_KEPT and _used.get(token_id, 0.0) < at:
+                        _used[token_id] = at
+            return 0
+        return len(taken)
 
 
 def _by_second(taken: dict[int, float]) -> list[tuple[float, list[int]]]:
