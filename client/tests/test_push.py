@@ -8,7 +8,9 @@ The server is an ``httpx.MockTransport``: ``/verdict`` answers and counts,
 from __future__ import annotations
 
 import asyncio
+import http.server
 import queue
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -244,3 +246,41 @@ def test_backoff_grows_and_a_refused_token_waits_longest(status: int, longest: b
         assert all(delay >= LONGEST_RETRY / 2 for delay in delays)
     else:
         assert delays[0] <= 0.5 < delays[2]
+
+
+class QuietStream(http.server.BaseHTTPRequestHandler):
+    """A real server's change stream between heartbeats: ``ready``, then
+    nothing (the server's next heartbeat is 15 s away) until the client goes."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(READY), READY))
+        self.wfile.flush()
+        self.rfile.read(1)  # until the client's side is gone
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_close_wakes_a_stream_waiting_for_its_next_heartbeat() -> None:
+    """Over a real socket a read waits in the kernel: closing the client's
+    connections from another thread did not wake it, and ``close()`` waited
+    out its two-second join with the stream's thread still blocked."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), QuietStream)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        gateway = CurfewClient(f"http://127.0.0.1:{server.server_address[1]}", "t", push=True)
+        wait_for(lambda: gateway.cache.pushed, "the stream is live")
+        gateway.close()
+        assert gateway._push_thread is not None
+        assert not gateway._push_thread.is_alive()  # ended within close(), not left blocked
+        assert not gateway.cache.pushed
+    finally:
+        server.shutdown()
+        server.server_close()

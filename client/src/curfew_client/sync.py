@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
+import socket
 import threading
 import time
 from types import TracebackType
@@ -31,6 +33,8 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
         )
         self._stop = threading.Event()
         self._push_thread: threading.Thread | None = None
+        #: The change stream's answer while it is read (``close`` shuts it down).
+        self._push_response: httpx.Response | None = None
         if self.feed is not None:
             # A daemon: a gateway that never calls close() still exits.
             self._push_thread = threading.Thread(
@@ -178,11 +182,15 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
                 raise StreamRefused(
                     response.status_code, retry_after(response.headers.get("Retry-After"))
                 )
-            feed.connected()
-            for chunk in response.iter_bytes():  # lines bounded by the feed (MAX_LINE)
-                if self._stop.is_set():
-                    return
-                feed.chunk(chunk)
+            self._push_response = response
+            try:
+                feed.connected()
+                for chunk in response.iter_bytes():  # lines bounded by the feed (MAX_LINE)
+                    if self._stop.is_set():
+                        return
+                    feed.chunk(chunk)
+            finally:
+                self._push_response = None
 
     def close(self) -> None:
         """Stop the change stream, send the decisions still waiting (for at
@@ -199,7 +207,10 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
             self.reports.running = False  # the last try's failure is not "retrying"
             self._send_reports(final=True, deadline=time.monotonic() + FLUSH_TIMEOUT)
             self.reports.given_up()
-        # Closing the connections also wakes the stream's blocked read.
+        # The stream's read waits for the next heartbeat (15 s): closing the
+        # connections does not wake a read blocked in another thread, shutting
+        # its socket down does (close() waited out its 2 s join before).
+        _shut_down(self._push_response)
         self._http.close()
         if self._push_thread is not None and self._push_thread is not threading.current_thread():
             self._push_thread.join(timeout=2.0)
@@ -214,3 +225,15 @@ class CurfewClient(BaseCurfewClient[httpx.BaseTransport]):
         trace: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _shut_down(response: httpx.Response | None) -> None:
+    """Wake a read blocked on ``response``'s connection (from another
+    thread): shut its socket down, as closing it would not."""
+    if response is None:
+        return
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
