@@ -12,11 +12,18 @@ lock across the stop to prove it).
 
 Servers without the lifespan protocol (Daphne) keep the older net: the stop
 signal wakes both writers at once (their ``_watch_stop_signals``).
+
+The stop waits at most ``STOP_WRITE_SECONDS`` for them: a database that
+accepts and never answers must not hold a process manager's stop for ever
+(what is still unwritten then is said in the log).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,6 +31,11 @@ from curfew_core.selectors import tokens
 from curfew_core.services import ledger_recorder
 
 Message = dict[str, Any]
+
+log = logging.getLogger(__name__)
+
+#: How long a stop waits for the last writes.
+STOP_WRITE_SECONDS = 10.0
 
 
 def write_what_is_noted() -> None:
@@ -39,12 +51,43 @@ async def lifespan(
     send: Callable[[Message], Awaitable[None]],
 ) -> None:
     """The ``lifespan`` scope: nothing to do at start; at the end, the writes
-    (on a thread: Django refuses database calls on the event loop's)."""
+    (on a thread: Django refuses database calls on the event loop's), for at
+    most ``STOP_WRITE_SECONDS``."""
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
-            await asyncio.to_thread(write_what_is_noted)
+            try:
+                await asyncio.wait_for(_on_a_thread(write_what_is_noted), STOP_WRITE_SECONDS)
+            except TimeoutError:
+                log.warning(
+                    "stop: the last ledger and token-use writes did not finish in %s s; "
+                    "the process ends without them",
+                    STOP_WRITE_SECONDS,
+                )
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+async def _on_a_thread(work: Callable[[], object]) -> None:
+    """``work()`` on a daemon thread of its own, awaited. Not the loop's
+    executor (``asyncio.to_thread``): the loop's end joins those threads,
+    so a write past the bound would still have held the process."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def run() -> None:
+        try:
+            work()
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop ended meanwhile
+                loop.call_soon_threadsafe(_settle, done)
+
+    threading.Thread(target=run, name="curfew-stop-writes", daemon=True).start()
+    await done
+
+
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
