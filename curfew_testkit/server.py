@@ -23,10 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_collected: Path | None = None
-_collecting = threading.Lock()
-_migrated: Path | None = None
-_migrating = threading.Lock()
+#: What ``_once`` made in this process, by name.
+_made: dict[str, Path] = {}
+_making = threading.Lock()
 
 #: A folder the processes of one test run share (its pytest-xdist workers; set
 #: by tests/conftest.py): collectstatic and the migration of a new database
@@ -36,15 +35,33 @@ shared_dir: Path | None = None
 MIGRATE = ("migrate", "--no-input", "-v0")
 
 
-def _collectstatic(env: dict[str, str], folder: Path) -> None:
+def _manage(env: dict[str, str], *args: str) -> None:
+    """``manage.py`` of this checkout with ``env``; raises when it fails."""
     subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"],
+        [sys.executable, "manage.py", *args],
         cwd=ROOT,
-        env={**env, "CURFEW_STATIC_ROOT": str(folder), "CURFEW_MANIFEST_STATIC": "1"},
+        env=env,
         capture_output=True,
         check=True,
         timeout=300,
     )
+
+
+def _once(name: str, make: Callable[[Path], None]) -> Path:
+    """A file or folder ``name`` that ``make`` makes: once per test process,
+    or once per run with ``shared_dir``."""
+    with _making:
+        made = _made.get(name)
+        if made is None:
+            if shared_dir is not None:
+                made = _made_once(shared_dir, name, make)
+            else:
+                folder = Path(tempfile.mkdtemp(prefix="curfew-made-"))
+                atexit.register(shutil.rmtree, folder, ignore_errors=True)
+                made = folder / name
+                make(made)
+            _made[name] = made
+        return made
 
 
 def _made_once(shared: Path, name: str, make: Callable[[Path], None]) -> Path:
@@ -74,29 +91,14 @@ def collected_static(env: dict[str, str]) -> Path:
     ``bin/serve``'s) still runs, over files it finds current, and keeps their
     compressed copies (``web.storage``), so it takes two seconds instead of
     fifteen of brotli."""
-    global _collected
-    with _collecting:
-        if _collected is None:
-            if shared_dir is not None:
-                _collected = _made_once(
-                    shared_dir, "collected", lambda folder: _collectstatic(env, folder)
-                )
-            else:
-                folder = Path(tempfile.mkdtemp(prefix="curfew-static-"))
-                atexit.register(shutil.rmtree, folder, ignore_errors=True)
-                _collectstatic(env, folder)
-                _collected = folder
-        return _collected
-
-
-def _migrate_into(env: dict[str, str], database: Path) -> None:
-    subprocess.run(
-        [sys.executable, "manage.py", *MIGRATE],
-        cwd=ROOT,
-        env={**env, "DATABASE_URL": f"sqlite:///{database}"},
-        capture_output=True,
-        check=True,
-        timeout=300,
+    return _once(
+        "collected",
+        lambda folder: _manage(
+            {**env, "CURFEW_STATIC_ROOT": str(folder), "CURFEW_MANIFEST_STATIC": "1"},
+            "collectstatic",
+            "--no-input",
+            "-v0",
+        ),
     )
 
 
@@ -107,19 +109,10 @@ def migrated_database(env: dict[str, str]) -> Path:
     schema does not depend on the settings): a migration from nothing is two
     to three seconds of a Django start and 40 migrations, and most served
     tests begin with one."""
-    global _migrated
-    with _migrating:
-        if _migrated is None:
-            if shared_dir is not None:
-                _migrated = _made_once(
-                    shared_dir, "migrated.sqlite3", lambda file: _migrate_into(env, file)
-                )
-            else:
-                folder = Path(tempfile.mkdtemp(prefix="curfew-migrated-"))
-                atexit.register(shutil.rmtree, folder, ignore_errors=True)
-                _migrate_into(env, folder / "migrated.sqlite3")
-                _migrated = folder / "migrated.sqlite3"
-        return _migrated
+    return _once(
+        "migrated.sqlite3",
+        lambda file: _manage({**env, "DATABASE_URL": f"sqlite:///{file}"}, *MIGRATE),
+    )
 
 
 def wait_for_http(
