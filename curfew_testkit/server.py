@@ -259,7 +259,7 @@ class ServedApp:
 
     def prepare(self) -> None:
         """Migrate the database and collect static files (hashed, compressed)."""
-        self.manage("migrate", "--no-input", "-v0")
+        self.manage(*MIGRATE)
         self.manage("collectstatic", "--no-input", "-v0")
 
     def create_user(self, username: str, password: str = "correct horse battery") -> str:
