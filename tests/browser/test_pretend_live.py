@@ -137,8 +137,9 @@ def test_a_signed_out_capsule_says_so(
         page = sign_in(shown.new_page(), served_app, user, PASSWORD)
         page.goto(f"{served_app.base_url}/embed/")
         wait_until(page, f"{CAPSULE_LABEL} !== null && {CAPSULE_LABEL} !== ''")
-        # Another browser signs every other session out: this one's capsule closes.
-        elsewhere = sign_in(other.new_page(), served_app, user, PASSWORD)
+        # Another browser (a session of its own, through the form) signs every
+        # other session out: this one's capsule closes.
+        elsewhere = sign_in(other.new_page(), served_app, user, PASSWORD, form=True)
         elsewhere.goto(f"{served_app.base_url}/account/")
         elsewhere.click("#sign-out-others")
         elsewhere.wait_for_selector("#sessions .banner-success")
