@@ -17,7 +17,7 @@ README is read here, and each of its names is checked against the checkout:
   class) defines, and so does ``path/file.py:Name``; a name whose first part is
   none of ours (``json.dumps``, ``cachetools.LRUCache``) is not ours to check;
 - a private name (``_steady``) is defined somewhere in the checkout;
-- a module constant said with its number (``FLUSH_ROWS`` (1,000), or
+- a module constant said with its number (``FLUSH_ROWS`` (5,000), or
   ``LEAD_MINUTES`` = 10) holds that number in the code.
 
 Numbers are held where they are made: generated pages (configuration, clients,
@@ -203,7 +203,7 @@ _FILE_LIKE = re.compile(r"\.(py|md|html|js|css|json|toml|txt|in|yaml|yml)$")
 _DOTTED = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(.*\))?$")
 _FILE_NAME = re.compile(r"^([\w./-]+\.py):([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?(?:\(.*\))?$")
 #: A number said with the constant or setting that holds it: ```NAME` (30``
-#: (the name first), or ``1,000 decisions (`FLUSH_ROWS``` and ``30 hours,
+#: (the name first), or ``5,000 decisions (`FLUSH_ROWS``` and ``30 hours,
 #: `HORIZON``` (the number first, a few words between); the name may be
 #: qualified (``heads_up.LEAD_MINUTES``).
 _NAME_THEN_NUMBER = re.compile(r"`(?:[\w.]+\.)?([A-Z][A-Z0-9_]+)` \((\d[\d,]*(?:\.\d+)?)")
@@ -350,7 +350,7 @@ def _defaults() -> dict[str, str]:
 @functools.cache
 def _constants() -> dict[str, frozenset[float]]:
     """Each module-level constant of the checkout's packages whose value is a
-    number (``FLUSH_ROWS = 1_000``, ``LEAD_MINUTES = 10``, ``HORIZON =
+    number (``FLUSH_ROWS = 5_000``, ``LEAD_MINUTES = 10``, ``HORIZON =
     timedelta(hours=30)`` as 30), by name: its values."""
     import ast
 
@@ -426,7 +426,7 @@ def test_control_the_names_and_numbers_are_checked(tmp_path: Path) -> None:
         "`json.dumps` `engine/decide.py:decide` `engine/decide.py:no_such_rule` "
         "`_steady` `_no_such_helper`\n"
         "`CURFEW_LEDGER_RETENTION_DAYS` (30) `CURFEW_LEDGER_RETENTION_DAYS` (31) "
-        "`FLUSH_ROWS` (1,000) `FLUSH_ROWS` (999) 10 minutes, one constant "
+        "`FLUSH_ROWS` (5,000) `FLUSH_ROWS` (999) 10 minutes, one constant "
         "(`heads_up.LEAD_MINUTES`) 11 minutes (`heads_up.LEAD_MINUTES`)\n"
     )
     assert _problems_of_names(page) == [
