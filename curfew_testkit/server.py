@@ -33,21 +33,27 @@ _making = threading.Lock()
 shared_dir: Path | None = None
 #: ``manage.py migrate`` as a served app's setup runs it.
 MIGRATE = ("migrate", "--no-input", "-v0")
+#: And collectstatic, over a copy of the run's collected folder (``seed_static``).
+COLLECTSTATIC = ("collectstatic", "--no-input", "-v0")
 
 
-def _manage(env: dict[str, str], *args: str) -> None:
-    """``manage.py`` of this checkout with ``env``; raises when it fails."""
-    subprocess.run(
+def _manage(
+    root: Path, env: dict[str, str], *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """``manage.py`` of the checkout at ``root`` with ``env``; raises when it
+    fails, unless not ``check``."""
+    return subprocess.run(
         [sys.executable, "manage.py", *args],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         capture_output=True,
-        check=True,
+        text=True,
+        check=check,
         timeout=300,
     )
 
 
-def _once(name: str, make: Callable[[Path], None]) -> Path:
+def _once(name: str, make: Callable[[Path], object]) -> Path:
     """A file or folder ``name`` that ``make`` makes: once per test process,
     or once per run with ``shared_dir``."""
     with _making:
@@ -64,7 +70,7 @@ def _once(name: str, make: Callable[[Path], None]) -> Path:
         return made
 
 
-def _made_once(shared: Path, name: str, make: Callable[[Path], None]) -> Path:
+def _made_once(shared: Path, name: str, make: Callable[[Path], object]) -> Path:
     """``shared / name``, made by ``make`` in the first process that asks,
     under a lock the others wait on (they would otherwise each spend the
     same time)."""
@@ -94,10 +100,9 @@ def collected_static(env: dict[str, str]) -> Path:
     return _once(
         "collected",
         lambda folder: _manage(
+            ROOT,
             {**env, "CURFEW_STATIC_ROOT": str(folder), "CURFEW_MANIFEST_STATIC": "1"},
-            "collectstatic",
-            "--no-input",
-            "-v0",
+            *COLLECTSTATIC,
         ),
     )
 
@@ -111,7 +116,7 @@ def migrated_database(env: dict[str, str]) -> Path:
     tests begin with one."""
     return _once(
         "migrated.sqlite3",
-        lambda file: _manage({**env, "DATABASE_URL": f"sqlite:///{file}"}, *MIGRATE),
+        lambda file: _manage(ROOT, {**env, "DATABASE_URL": f"sqlite:///{file}"}, *MIGRATE),
     )
 
 
@@ -227,7 +232,7 @@ class ServedApp:
             shutil.copytree(collected_static(self.env), static)
 
     def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        if args[:1] == ("collectstatic",):
+        if args[:1] == COLLECTSTATIC[:1]:
             self.seed_static()
         if args == MIGRATE and self._new_own_database():
             # What migrate would make of it: a copy of the run's migrated database.
@@ -237,15 +242,7 @@ class ServedApp:
             ):
                 made.backup(own)
             return subprocess.CompletedProcess([sys.executable, "manage.py", *args], 0, "", "")
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=self.root,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=check,
-            timeout=300,
-        )
+        return _manage(self.root, self.env, *args, check=check)
 
     def _new_own_database(self) -> bool:
         """Whether this app's database is its own SQLite file, not made yet,
@@ -260,7 +257,7 @@ class ServedApp:
     def prepare(self) -> None:
         """Migrate the database and collect static files (hashed, compressed)."""
         self.manage(*MIGRATE)
-        self.manage("collectstatic", "--no-input", "-v0")
+        self.manage(*COLLECTSTATIC)
 
     def create_user(self, username: str, password: str = "correct horse battery") -> str:
         """Make a user with a password; returns a fresh API token for them."""
