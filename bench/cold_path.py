@@ -60,7 +60,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from bench.record import loadavg, machine, versions
+from bench.record import loadavg, machine, published, versions
 from curfew_testkit.loadgen import is_verdict, read_response
 from curfew_testkit.server import ROOT, ServedApp
 
@@ -382,10 +382,7 @@ def main() -> int:
             if row.samples:
                 lines.append(f"|  | first errors: {row.samples} | | | | | | | |")
     text = "\n".join(lines)
-    print(text)
-    if args.write:
-        with args.write.open("a") as out:
-            out.write("\n" + text + "\n")
+    published(text, args.write)
     return 0
 
 

@@ -32,7 +32,7 @@ import psycopg
 import redis
 
 from bench.edge_floor import VERDICT_BODY, Row, loadgen_slice, wrk_slice
-from bench.record import loadavg, machine, versions
+from bench.record import loadavg, machine, published, versions
 from curfew_testkit.server import ROOT, ServedApp
 
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
@@ -167,10 +167,7 @@ def main() -> int:
             f"{commands.get(row.key, 0):.1f} | {row.errors} |"
         )
     text = "\n".join(lines)
-    print(text)
-    if args.write:
-        with args.write.open("a") as out:
-            out.write("\n" + text + "\n")
+    published(text, args.write)
     return 0
 
 

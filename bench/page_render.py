@@ -15,11 +15,11 @@ renderers, and the ratio. ``--write FILE`` appends the run (markdown) to FILE.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
+
+from bench.record import django_on_sqlite, loadavg, machine, published, revision, versions
 
 PAGES = ("/", "/schedule/", "/replies/", "/integrations/", "/activity/", "/account/", "/team/")
 BASELINE = "django.forms.renderers.DjangoTemplates"
@@ -32,24 +32,13 @@ def main() -> int:
     parser.add_argument("--write", type=Path, metavar="FILE")
     args, _ = parser.parse_known_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="curfew-page-render-bench-"))
-    os.environ["DJANGO_SETTINGS_MODULE"] = "curfew_site.settings_test"
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'db.sqlite3'}"
-    os.environ["CURFEW_LOG_LEVEL"] = "WARNING"
-    os.environ["ALLOWED_HOSTS"] = "testserver"
-    os.environ.pop("REDIS_URL", None)
-    import django
-
-    django.setup()
+    django_on_sqlite("curfew-page-render-bench-")
     from django.conf import settings
     from django.contrib.auth.models import User
-    from django.core.management import call_command
     from django.test import Client, override_settings
 
-    from bench.record import loadavg, machine, revision, versions
     from curfew_core.services.teams import team_create
 
-    call_command("migrate", "--no-input", verbosity=0)
     admin = User.objects.create_user("bench-admin")
     team_create(name="bench", admin=admin)
     client = Client()
@@ -91,10 +80,7 @@ def main() -> int:
         now = statistics.median(times[(path, configured)])
         lines.append(f"| `{path}` | {before:.1f} | {now:.1f} | {now / before:.2f} |")
     text = "\n".join(lines)
-    print(text)
-    if args.write:
-        with args.write.open("a") as out:
-            out.write("\n" + text + "\n")
+    published(text, args.write)
     return 0
 
 

@@ -3,6 +3,9 @@
 - ``machine``, ``versions``, ``revision``, ``loadavg``: what a run was measured
   on, by which code, under what load (every page says it, ``make bench`` too);
 - ``run_facts``: those facts as a recorded run's fields (with its date and name);
+- ``published``: a run's table printed, and appended to its page (``--write``);
+- ``django_on_sqlite``: Django set up in the bench's own process on a new SQLite
+  file, migrated (the in-process benches: no server, no Redis);
 - ``Page``: a page that keeps every run (edge_floor, proxy_throughput,
   capsule_fanout). Each run is stored in the page itself, as JSON in an HTML
   comment after its section, so the next run reads them all back and writes
@@ -84,6 +87,33 @@ def revision() -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return f"{head}+changes" if dirty else head
+
+
+def published(text: str, page: Path | None) -> None:
+    """``text`` (a run's table) printed, and appended to ``page`` if one is named."""
+    print(text)
+    if page is not None:
+        with page.open("a") as out:
+            out.write("\n" + text + "\n")
+
+
+def django_on_sqlite(prefix: str) -> None:
+    """Django with the test settings in this process, on a new SQLite file in a
+    folder named ``prefix…``, no Redis, logging warnings only, migrated."""
+    import tempfile
+
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    os.environ["DJANGO_SETTINGS_MODULE"] = "curfew_site.settings_test"
+    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'db.sqlite3'}"
+    os.environ["CURFEW_LOG_LEVEL"] = "WARNING"
+    os.environ["ALLOWED_HOSTS"] = "testserver"
+    os.environ.pop("REDIS_URL", None)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", "--no-input", verbosity=0)
 
 
 def loadavg() -> str:

@@ -14,11 +14,10 @@ the median of ``--rounds`` asks, and the queries each made.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import tempfile
 import time
-from pathlib import Path
+
+from bench.record import django_on_sqlite
 
 
 def main() -> int:
@@ -27,18 +26,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     args, _ = parser.parse_known_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="curfew-teampage-bench-"))
-    os.environ["DJANGO_SETTINGS_MODULE"] = "curfew_site.settings_test"
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'db.sqlite3'}"
-    os.environ["CURFEW_LOG_LEVEL"] = "WARNING"
-    os.environ["ALLOWED_HOSTS"] = "testserver"
-    os.environ.pop("REDIS_URL", None)
-    import django
-
-    django.setup()
+    django_on_sqlite("curfew-teampage-bench-")
     from django.contrib.auth.models import User
     from django.core.cache import cache
-    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -46,7 +36,6 @@ def main() -> int:
     from curfew_core.models import TeamMembership
     from curfew_core.services.teams import team_create
 
-    call_command("migrate", "--no-input", verbosity=0)
     admin = User.objects.create_user("bench-admin")
     team = team_create(name="bench", admin=admin)
     unusable = "!"  # no password signs in as a bench member
