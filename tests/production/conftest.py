@@ -49,7 +49,7 @@ def admin(sql: str, *names: str) -> None:
     import psycopg
     from psycopg import sql as pgsql
 
-    query = pgsql.SQL(sql).format(*(pgsql.Identifier(n) for n in names))  # type: ignore[arg-type]
+    query = pgsql.SQL(sql).format(*(pgsql.Identifier(n) for n in names))
     with psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=5) as conn:
         conn.execute(query)
 
