@@ -2,8 +2,8 @@
 
     python -m bench.page_render [--rounds 7] [--asks 5] [--write FILE]
 
-Django's test client asks for each signed-in page with a form (and the Team
-page, as a team's admin) in this process (no server), on a SQLite file, the
+Django's test client asks for each section of the site (``web.sections``;
+the Team page too: signed in as a team's admin) in this process (no server), on a SQLite file, the
 clock running. Each round asks every page ``--asks`` times with Django's
 template renderer for form widgets (``django.forms.renderers.DjangoTemplates``,
 Django's default, the baseline) and as many times with the one the settings
@@ -21,7 +21,6 @@ from pathlib import Path
 
 from bench.record import django_on_sqlite, loadavg, machine, published, revision, versions
 
-PAGES = ("/", "/schedule/", "/replies/", "/integrations/", "/activity/", "/account/", "/team/")
 BASELINE = "django.forms.renderers.DjangoTemplates"
 
 
@@ -36,14 +35,17 @@ def main() -> int:
     from django.conf import settings
     from django.contrib.auth.models import User
     from django.test import Client, override_settings
+    from django.urls import reverse
 
     from curfew_core.services.teams import team_create
+    from curfew_core.web.sections import SECTIONS
 
     admin = User.objects.create_user("bench-admin")
     team_create(name="bench", admin=admin)
     client = Client()
     client.force_login(admin)
     configured = settings.FORM_RENDERER
+    pages = [reverse(section.url_name) for section in SECTIONS]
     started_load = loadavg()
 
     def ask(path: str) -> float:
@@ -54,14 +56,14 @@ def main() -> int:
         return took * 1000
 
     times: dict[tuple[str, str], list[float]] = {}
-    for path in PAGES:  # each page once with each, before any is timed
+    for path in pages:  # each page once with each, before any is timed
         for renderer in (BASELINE, configured):
             with override_settings(FORM_RENDERER=renderer):
                 ask(path)
     for _ in range(args.rounds):
         for renderer in (BASELINE, configured):
             with override_settings(FORM_RENDERER=renderer):
-                for path in PAGES:
+                for path in pages:
                     times.setdefault((path, renderer), []).extend(
                         ask(path) for _ in range(args.asks)
                     )
@@ -75,7 +77,7 @@ def main() -> int:
         f"`{configured.rsplit('.', 1)[1]}` ms (`FORM_RENDERER`) | x |",
         "|---|---:|---:|---:|",
     ]
-    for path in PAGES:
+    for path in pages:
         before = statistics.median(times[(path, BASELINE)])
         now = statistics.median(times[(path, configured)])
         lines.append(f"| `{path}` | {before:.1f} | {now:.1f} | {now / before:.2f} |")

@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,8 +101,6 @@ def published(text: str, page: Path | None) -> None:
 def django_on_sqlite(prefix: str) -> None:
     """Django with the test settings in this process, on a new SQLite file in a
     folder named ``prefix…``, no Redis, logging warnings only, migrated."""
-    import tempfile
-
     workdir = Path(tempfile.mkdtemp(prefix=prefix))
     os.environ["DJANGO_SETTINGS_MODULE"] = "curfew_site.settings_test"
     os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'db.sqlite3'}"

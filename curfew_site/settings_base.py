@@ -166,7 +166,7 @@ TEMPLATES = [
 ]
 # Form widgets render through Django's Jinja2 renderer and its own copies of the
 # widget templates: the same markup (tests/web/test_form_renderer.py), and the
-# Schedule page's 63 inputs and 254 options in a third of the time
+# Schedule page's 63 inputs and 254 options in about half the time
 # (bench/page_render.py, docs/subsystems/layout.md). The pages stay Django templates.
 FORM_RENDERER = "django.forms.renderers.Jinja2"
 

@@ -18,15 +18,18 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import override_settings
+from django.urls import reverse
 from django.utils import timezone
 
 from curfew_core.services.teams import team_create
+from curfew_core.web.sections import SECTIONS
 from tests.web.conftest import PageClient
 
 NOW = dt.datetime(2026, 9, 29, 11, 0, tzinfo=dt.UTC)
 DJANGO_TEMPLATES = "django.forms.renderers.DjangoTemplates"
-#: Every signed-in page with a form, and the sign-in page's.
-PAGES = ("/", "/schedule/", "/replies/", "/integrations/", "/activity/", "/account/")
+#: Every section of the site (``web.sections``): a person's, and a team's.
+PERSONS = [section.url_name for section in SECTIONS if not section.members_only]
+TEAMS = [section.url_name for section in SECTIONS if section.members_only]
 #: A form's own fields, where a page has one.
 FIELD = re.compile(r"<(?:input|select|textarea|option)\b")
 
@@ -56,17 +59,18 @@ def test_the_setting_is_jinja2s_renderer() -> None:
     assert settings.FORM_RENDERER == "django.forms.renderers.Jinja2"
 
 
-@pytest.mark.parametrize("path", PAGES)
-def test_a_persons_page_is_the_same_page(page: PageClient, path: str) -> None:
-    before, now = _both(page, path)
-    assert len(FIELD.findall(now)) > 0, f"{path}: no form field rendered"
+@pytest.mark.parametrize("name", PERSONS)
+def test_a_persons_page_is_the_same_page(page: PageClient, name: str) -> None:
+    before, now = _both(page, reverse(name))
+    assert len(FIELD.findall(now)) > 0, f"{name}: no form field rendered"
     assert now == before
 
 
-def test_a_team_admins_page_is_the_same_page(user: User) -> None:
+@pytest.mark.parametrize("name", TEAMS)
+def test_a_team_admins_page_is_the_same_page(user: User, name: str) -> None:
     team_create(name="renderers", admin=user)
-    before, now = _both(PageClient(user), "/team/")
-    assert len(FIELD.findall(now)) > 0
+    before, now = _both(PageClient(user), reverse(name))
+    assert len(FIELD.findall(now)) > 0, f"{name}: no form field rendered"
     assert now == before
 
 
