@@ -3,10 +3,10 @@ every page with a form is the same page it was with Django's template renderer.
 
 Django ships both sets of widget templates and keeps them in step; the pages
 themselves stay Django templates. Only white space between tags and the
-spelling of an escaped apostrophe (``&#39;``, Django's ``&#x27;``) may differ:
-a browser reads both alike. The clock is pinned, so both renders of a page
-tell the same time; the CSRF token is masked anew on every render, so its
-value is left out.
+spelling of an escaped apostrophe or quote (``&#39;`` and ``&#34;``, Django's
+``&#x27;`` and ``&quot;``) may differ: a browser reads both alike. The
+clock is pinned, so both renders of a page tell the same time; the CSRF token
+is masked anew on every render, so its value is left out.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
+from curfew_core.services.schedules import schedule_update
 from curfew_core.services.teams import team_create
 from curfew_core.web.sections import SECTIONS
 from tests.web.conftest import PageClient
@@ -42,7 +43,7 @@ def _pinned_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 def _markup(text: str) -> str:
     text = re.sub(r'(name="csrfmiddlewaretoken" value=")[^"]+', r"\1…", text)
     text = re.sub(r'("X-CSRFToken": ")[^"]+', r"\1…", text)
-    text = text.replace("&#39;", "&#x27;")
+    text = text.replace("&#39;", "&#x27;").replace("&#34;", "&quot;")
     return re.sub(r">\s+<", "><", re.sub(r"\s+", " ", text))
 
 
@@ -78,3 +79,16 @@ def test_the_sign_in_page_is_the_same_page(anonymous: PageClient) -> None:
     before, now = _both(anonymous, "/login/")
     assert 'name="password"' in now
     assert now == before
+
+
+def test_a_saved_text_with_markup_is_escaped_alike(user: User) -> None:
+    # An attacker's words in a field the page draws back into an <input value>.
+    words = 'Off "now"\'s <script>alert(1)</script> & <b>ok</b>'
+    schedule_update(user=user, changes={"off_duty_reply": words}, source="api")
+    client = PageClient(user)
+    with override_settings(FORM_RENDERER=DJANGO_TEMPLATES):
+        before = client.get(reverse("settings-replies")).content.decode()
+    now = client.get(reverse("settings-replies")).content.decode()
+    assert "<script>alert" not in now
+    assert 'value="Off &#34;now&#34;&#39;s &lt;script&gt;alert(1)&lt;/script&gt; &amp;' in now
+    assert _markup(now) == _markup(before)
