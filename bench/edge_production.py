@@ -1,14 +1,19 @@
 """The warm verdict in production's configuration against the server's floor (issue 40).
 
     python -m bench.edge_production [--seconds 4] [--rounds 3] [--connections 32]
-                                    [--baseline DIR] [--write docs/benchmarks/edge_production.md]
+                                    [--baseline DIR] [--served-by {serve,uvicorn}]
+                                    [--write docs/benchmarks/edge_production.md]
 
 ``bench.edge_floor`` measures SQLite and the process-local cache. Companies run
-``bin/serve`` on PostgreSQL and Redis: here, side by side in one run and with
-identical uvicorn flags (one worker each), the raw ASGI hello-world (the
-floor) and the warm ``POST /api/v1/verdict`` of this checkout on a throwaway
+``bin/serve`` on PostgreSQL and Redis: here, side by side in one run, the raw
+ASGI hello-world (the floor, one uvicorn worker with the site's flags) and
+the warm ``POST /api/v1/verdict`` of this checkout served by ``bin/serve``
+with one worker (its production settings behind a TLS proxy, its app factory
+and its collector's settings, ``curfew_site.serve``), on a throwaway
 PostgreSQL database and a Redis namespace of its own, with the token's rate
-counted (a generous rate, so it counts and never refuses), and, with
+counted (a generous rate, so it counts and never refuses). ``--served-by
+uvicorn`` serves the site as the floor is served instead (``curfew_site.asgi``
+under plain uvicorn, as every run before 2026-12-06 did). With
 ``--baseline DIR`` (another checkout, e.g. ``git archive <commit> | tar -x``),
 that checkout's warm verdict in the same configuration. Each row also
 reports the Redis commands one warm verdict costs (``MONITOR``, filtered by
@@ -36,6 +41,8 @@ from bench.record import loadavg, machine, published, versions
 from curfew_testkit.server import ROOT, ServedApp
 
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
+#: How the site is served (``--served-by``), as each run's line says.
+SERVED_BY = {"serve": "bin/serve", "uvicorn": "plain uvicorn (curfew_site.asgi)"}
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
@@ -81,6 +88,12 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout to serve beside this one")
     parser.add_argument("--write", type=Path, metavar="FILE")
     parser.add_argument(
+        "--served-by",
+        choices=("serve", "uvicorn"),
+        default="serve",
+        help="the site by bin/serve with one worker (production), or by plain uvicorn",
+    )
+    parser.add_argument(
         "--token-rate",
         default="100000000/minute",
         help="CURFEW_TOKEN_RATE of the served apps (counted, never refusing; 'off': not counted)",
@@ -114,6 +127,7 @@ def main() -> int:
                 Path(tempfile.mkdtemp(prefix=f"curfew-{name}-")),
                 env={**env, "CURFEW_REDIS_PREFIX": prefix},
                 root=root,
+                workers=1 if args.served_by == "serve" else None,
             )
             if name == "this":
                 site.manage("migrate", "--no-input", "-v0")
@@ -126,13 +140,17 @@ def main() -> int:
                     f"POST /api/v1/verdict (warm), {name}",
                     "POST",
                     site.base_url + "/api/v1/verdict",
-                    {"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+                    {
+                        "Authorization": f"Bearer {token}",
+                        "Content-Type": "application/json",
+                        **site.client_headers,
+                    },
                     VERDICT_BODY,
                     verdict=True,
                 )
             )
         for server in servers:
-            server.start()
+            server.start(timeout=180)
         for row in rows:
             slice_of(row, connections=8, seconds=1)  # warm-up
         commands = {row.key: commands_per_verdict(row, prefixes[row.key]) for row in rows[1:]}
@@ -153,6 +171,7 @@ def main() -> int:
     floor_rate = statistics.median(rows[0].rates)
     lines = [
         f"{machine()}; {versions()}; PostgreSQL + Redis, one uvicorn worker each, "
+        f"the site served by {SERVED_BY[args.served_by]}, "
         f"{args.connections} connections, {args.rounds} rounds of {args.seconds}s (medians); "
         f"load average {started_load}",
         "",
