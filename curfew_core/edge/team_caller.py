@@ -10,7 +10,10 @@ member's, through the same handlers, with the member's rows (warm: one
 cache read, as a personal token's). A name that is not a member of the key's
 team is refused in the door's own shape, a 404 that says nothing of who
 else exists; a request naming nobody is a 400 saying how to name one, and so
-is a ``metadata.user_id`` that is no username at all (Claude Code's own id).
+is a ``metadata.user_id`` that is no username at all (Claude Code's own id);
+one whose body is itself the reason (no JSON object, a member field holding
+no text) is a 400 saying what is wrong with the body, in the words a personal
+token's same body gets.
 
 A route says how it takes a team key (``Route.team_key`` in the door
 table): the change stream needs no member (without one it streams every
@@ -40,6 +43,7 @@ from curfew_core.edge.caller import Caller, share
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.threads import run_sync
 from curfew_core.protocols.base import at
+from curfew_core.schema import bodies
 from curfew_core.schema.errors import not_a_member, not_a_username
 from curfew_core.selectors import bundles
 from curfew_core.selectors import teams as team_reads
@@ -332,6 +336,10 @@ async def _named_caller(
     if name is None:
         if not required:
             return None
+        problem = _body_problem(request)
+        if problem is not None:
+            message, param = problem
+            return dialect.refusal(400, message, code="invalid_request", param=param)
         return dialect.refusal(
             400,
             "a team key asks for one member: name them in the X-Curfew-User header "
@@ -357,6 +365,28 @@ async def _named_caller(
     if member is None or member.bundle.team_id != team_id:
         return _not_member(request, name)
     return member
+
+
+def _body_problem(request: EdgeRequest) -> tuple[str, str | None] | None:
+    """Why a body its door reads a member from named nobody, when the body is
+    the reason: it is no JSON object (``schema.bodies``' words, as the door
+    says them to a personal token), or a member field holds something other
+    than text; and the field to name (``None``: the body). ``None`` for a
+    body that simply names no one (or none to read: the header's door)."""
+    fields = request.door.dialect.member_fields
+    body = request.body
+    if not fields or not body.strip() or len(body) > MAX_SEARCHED_BODY:
+        return None
+    try:
+        data = bodies.json_object(body)
+    except bodies.BadBody as exc:
+        return str(exc), None
+    for path, _ in fields:
+        value = at(data, path)
+        if value is not None and not isinstance(value, str):
+            field = ".".join(path)
+            return f"{field} must be a member's username (text), not {type(value).__name__}", field
+    return None
 
 
 def _not_member(request: EdgeRequest, name: str) -> HttpResponseBase:

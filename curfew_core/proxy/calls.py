@@ -40,7 +40,7 @@ from curfew_core.edge.scope import ScopeHeaders
 from curfew_core.engine import Action, RequestContext, Verdict
 from curfew_core.protocols.base import WireProtocol
 from curfew_core.protocols.openai import OPENAI
-from curfew_core.proxy import bodies, usage
+from curfew_core.proxy import usage
 from curfew_core.proxy.forward import (
     NOT_ALLOWED_CODE,
     NOT_ALLOWED_MESSAGE,
@@ -49,6 +49,7 @@ from curfew_core.proxy.forward import (
     own_credential,
 )
 from curfew_core.proxy.judge import Judged, judge
+from curfew_core.schema import bodies
 
 #: ``(request body, canned text) -> (payload, content type)``.
 ShortCircuit = Callable[[Mapping[str, Any], str], tuple[bytes, str]]
