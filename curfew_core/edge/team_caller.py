@@ -40,6 +40,7 @@ from django.http.response import HttpResponseBase
 
 from curfew_core import throttle
 from curfew_core.edge.caller import Caller, share
+from curfew_core.edge.dialects import Dialect
 from curfew_core.edge.request import EdgeRequest
 from curfew_core.edge.threads import run_sync
 from curfew_core.protocols.base import at
@@ -340,12 +341,7 @@ async def _named_caller(
         if problem is not None:
             message, param = problem
             return dialect.refusal(400, message, code="invalid_request", param=param)
-        return dialect.refusal(
-            400,
-            "a team key asks for one member: name them in the X-Curfew-User header "
-            "(or the body's user field; state: ?user=)",
-            code="invalid_request",
-        )
+        return dialect.refusal(400, _names_nobody(dialect), code="invalid_request")
     if not is_username(name):
         # One rule for member names at every door, before any lookup: a name no
         # account could have (NUL, a lone surrogate, a tool's own id) is this
@@ -367,21 +363,28 @@ async def _named_caller(
     return member
 
 
+def _names_nobody(dialect: Dialect) -> str:
+    """How to name a member, at a door whose dialect is ``dialect``: the
+    header everywhere, and the body's fields where its protocol has some."""
+    fields = " or ".join(".".join(path) for path, _ in dialect.member_fields)
+    where = f" (or the body's {fields} field; state: ?user=)" if fields else ""
+    return f"a team key asks for one member: name them in the X-Curfew-User header{where}"
+
+
 def _body_problem(request: EdgeRequest) -> tuple[str, str | None] | None:
-    """Why a body its door reads a member from named nobody, when the body is
-    the reason: it is no JSON object (``schema.bodies``' words, as the door
-    says them to a personal token), or a member field holds something other
-    than text; and the field to name (``None``: the body). ``None`` for a
-    body that simply names no one (or none to read: the header's door)."""
-    fields = request.door.dialect.member_fields
+    """Why a request with a body named nobody, when the body is the reason:
+    it is no JSON object (``schema.bodies``' words, as the door says them to
+    a personal token: every door a team key names a member at takes one), or
+    a member field holds something other than text; and the field to name
+    (``None``: the body). ``None`` for a body that simply names no one."""
     body = request.body
-    if not fields or not body.strip() or len(body) > MAX_SEARCHED_BODY:
+    if not body.strip() or len(body) > MAX_SEARCHED_BODY:
         return None
     try:
         data = bodies.json_object(body)
     except bodies.BadBody as exc:
         return str(exc), None
-    for path, _ in fields:
+    for path, _ in request.door.dialect.member_fields:
         value = at(data, path)
         if value is not None and not isinstance(value, str):
             field = ".".join(path)

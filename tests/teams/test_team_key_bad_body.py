@@ -7,8 +7,9 @@ name them in the X-Curfew-User header": the member is looked for before the
 door reads the body, and such a body names nobody. A personal token's same
 body is told the real problem. Now the team key's answer names it too, in the
 door's own shape; a well-formed body that names nobody still gets the
-naming answer (the control), and a named member with a bad body is told by
-the door itself, as before.
+naming answer (the control), which names only the places that door reads a
+member from (Gemini's was told of a body field it has not), and a named
+member with a bad body is told by the door itself, as before.
 """
 
 from __future__ import annotations
@@ -23,13 +24,20 @@ from tests.teams.test_team_key_doors import CHAT, MESSAGES, team
 
 __all__ = ["team"]
 
-PATHS = {"verdict": "/api/v1/verdict", "chat": "/v1/chat/completions", "messages": "/v1/messages"}
+PATHS = {
+    "verdict": "/api/v1/verdict",
+    "chat": "/v1/chat/completions",
+    "messages": "/v1/messages",
+    "gemini": "/v1beta/models/gemini-2.5-flash:generateContent",
+}
+GEMINI = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
 #: Each bad body, and the words its answer must say (the door's own words for it).
 BAD = {
     "not JSON": (b"nope", "not valid JSON"),
     "a list": (b"[1]", "must be a JSON object, not list"),
 }
-#: A member field holding no text, per door: where that door reads a member.
+#: A member field holding no text, per door: where that door reads a member
+#: (Gemini's body has none: it is named in the header).
 NOT_TEXT = {
     "verdict": ({"user": 5}, "user"),
     "chat": ({**CHAT, "user": 5}, "user"),
@@ -39,7 +47,11 @@ NAMES_NOBODY = "a team key asks for one member"
 
 
 def _send(token: str, door: str, body: bytes, **headers: str) -> Any:
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}", **headers)
+    # Gemini's SDK sends its key as x-goog-api-key; the others a bearer token.
+    if door == "gemini":
+        client = Client(HTTP_X_GOOG_API_KEY=token, **headers)
+    else:
+        client = Client(HTTP_AUTHORIZATION=f"Bearer {token}", **headers)
     return client.post(PATHS[door], body, content_type="application/json")
 
 
@@ -49,7 +61,7 @@ def _message(door: str, answer: Any) -> str:
     if door == "messages":
         assert body["type"] == "error", body
         return str(body["error"]["message"])
-    if door == "chat":
+    if door in ("chat", "gemini"):
         return str(body["error"]["message"])
     return str(body["message"]) + json.dumps(body.get("fields", {}))
 
@@ -71,7 +83,7 @@ def test_a_team_keys_bad_body_is_told_what_is_wrong(
     assert NAMES_NOBODY not in said
 
 
-@pytest.mark.parametrize("door", sorted(PATHS))
+@pytest.mark.parametrize("door", sorted(NOT_TEXT))
 def test_a_member_field_with_no_text_is_named(team: dict[str, Any], door: str) -> None:
     body, field = NOT_TEXT[door]
     answer = _send(team["key"], door, json.dumps(body).encode())
@@ -85,10 +97,14 @@ def test_a_member_field_with_no_text_is_named(team: dict[str, Any], door: str) -
 def test_control_a_good_body_naming_nobody_is_asked_for_a_member(
     team: dict[str, Any], door: str
 ) -> None:
-    body = {"verdict": {}, "chat": CHAT, "messages": MESSAGES}[door]
+    body = {"verdict": {}, "chat": CHAT, "messages": MESSAGES, "gemini": GEMINI}[door]
     answer = _send(team["key"], door, json.dumps(body).encode())
     assert answer.status_code == 400, answer.content[:300]
-    assert NAMES_NOBODY in _message(door, answer)
+    said = _message(door, answer)
+    assert NAMES_NOBODY in said
+    # Each door names the places it reads a member from, and only those.
+    assert ("the body's" in said) == (door != "gemini"), said
+    assert ("metadata.user_id" in said) == (door == "messages"), said
 
 
 @pytest.mark.parametrize("door", sorted(PATHS))
