@@ -292,7 +292,9 @@ class Edge:
                 await send_response(send, dialect.unavailable(), extra, close=True)
                 return
             if caller is None:
-                await send_response(send, dialect.unauthorized(raw), extra, close=True)
+                await send_response(
+                    send, dialect.unauthorized(raw, route.token_kind), extra, close=True
+                )
                 return
         # A body that came whole with its first message (most do) is read here.
         message = await receive()

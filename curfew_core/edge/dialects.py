@@ -35,6 +35,7 @@ from curfew_core.engine import Action, Verdict
 from curfew_core.protocols import anthropic, openai
 from curfew_core.protocols.base import ErrorBody, Refusals, WireProtocol
 from curfew_core.schema.errors import api_error_body
+from curfew_core.selectors import tokens
 
 log = logging.getLogger("curfew.edge")
 R = TypeVar("R", bound=HttpResponseBase)
@@ -63,6 +64,17 @@ API_WORDS = Refusals(
     failed=FAILED_MESSAGE,
 )
 
+
+#: Why a token of ours is refused where its kind is not taken
+#: (``Dialect.unauthorized``): a team key at one person's own routes, an embed
+#: token at any token door. Every door says it alike.
+NOT_TAKEN: dict[str, str] = {
+    tokens.TokenKind.TEAM: (
+        "a team key is not taken here: this route is one person's own settings; "
+        "use their own API token"
+    ),
+    tokens.TokenKind.EMBED: ("an embed token only shows a status capsule: use an API token here"),
+}
 
 #: ``(status, message, code, param, OpenAI's error type) -> the answer``.
 Answer = Callable[[int, str, str, "str | None", str], HttpResponse]
@@ -213,8 +225,14 @@ class Dialect:
         """A refusal in this dialect, labelled as the door labels."""
         return self._done(self.error(status, message, code=code, param=param, **kind))
 
-    def unauthorized(self, raw_token: str | None) -> HttpResponse:
+    def unauthorized(self, raw_token: str | None, taken: str = tokens.GATEWAY) -> HttpResponse:
+        """401 for a route taking ``taken`` tokens: none sent, one of ours of
+        a kind not taken here (said by its prefix alone, whether it is live
+        or not), or else unknown or revoked."""
         message = self.words.missing if raw_token is None else self.words.unknown
+        minted = None if raw_token is None else tokens.minted_kind(raw_token)
+        if minted is not None and not tokens.takes(taken, minted):
+            message = NOT_TAKEN.get(minted, message)
         return self.refusal(401, message, code=self.words.unauthorized_code)
 
     def too_large(self, limit: int) -> HttpResponse:

@@ -68,6 +68,28 @@ class TokenIdentity:
 #: alone: a team key changes nobody's schedule.
 GATEWAY = "gateway"
 _GATEWAY_KINDS = frozenset({ApiToken.Kind.API, ApiToken.Kind.TEAM})
+#: Each kind's raw prefix (``services.tokens`` mints with it): a raw token
+#: says what kind it was made as, with no lookup.
+PREFIXES: dict[str, str] = {
+    ApiToken.Kind.API: "cfw_",
+    ApiToken.Kind.EMBED: "cfe_",
+    ApiToken.Kind.TEAM: "cft_",
+}
+
+
+def takes(kind: str, token_kind: str) -> bool:
+    """Whether a route asking for ``kind`` (a token kind, or ``GATEWAY``)
+    takes a token of ``token_kind``."""
+    return token_kind == kind or (kind == GATEWAY and token_kind in _GATEWAY_KINDS)
+
+
+def minted_kind(raw: str) -> str | None:
+    """The kind ``raw`` was made as, by its prefix alone (``None``: no prefix
+    of ours). Says nothing of whether such a token exists."""
+    for kind, prefix in PREFIXES.items():
+        if raw.startswith(prefix):
+            return kind
+    return None
 
 
 #: Digests of the raw tokens seen lately: a gateway sends the same token call
@@ -281,7 +303,7 @@ def cached_identity(token_digest: str, cached: object, *, kind: str) -> TokenIde
     token_kind: str
     team_id: int | None
     token_id, user_id, token_kind, _, team_id = cached  # type: ignore[misc]
-    if token_kind != kind and not (kind == GATEWAY and token_kind in _GATEWAY_KINDS):
+    if not takes(kind, token_kind):
         return None
     with _memo_lock:
         _users[token_digest] = user_id

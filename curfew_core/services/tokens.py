@@ -9,12 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from curfew_core.models import ApiToken, AuditEntry, Team
-from curfew_core.selectors.tokens import digest
+from curfew_core.selectors.tokens import PREFIXES, digest
 from curfew_core.services.after_commit import after_commit
 from curfew_core.services.audit import audit_record
-
-#: Each kind's raw prefix (a team key's too): a found token says what it is.
-_PREFIX = {ApiToken.Kind.API: "cfw_", ApiToken.Kind.EMBED: "cfe_", ApiToken.Kind.TEAM: "cft_"}
 
 
 def token_mint(
@@ -24,7 +21,7 @@ def token_mint(
     digest and displayed prefix are. Inside the caller's transaction, which
     audits it (``audited``); a person's own tokens and a team's keys are made
     here alike."""
-    raw = _PREFIX[ApiToken.Kind(kind)] + secrets.token_urlsafe(32)
+    raw = PREFIXES[ApiToken.Kind(kind)] + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, kind=kind, team=team, name=name[:100], prefix=raw[:12], digest=digest(raw)
     )

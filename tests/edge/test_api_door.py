@@ -73,10 +73,10 @@ def _get(raw: str, path: str) -> Any:
 
 def test_a_team_key_is_taken_as_each_route_says(team_key: tuple[User, str]) -> None:
     _, raw = team_key
-    # refused: no token there, as an unknown one.
+    # refused: no token there, and told so (tests/teams/test_wrong_kind_of_token.py).
     own = _get(raw, "/api/v1/schedule")
     assert own.status_code == 401
-    assert own.json()["message"] == "unknown or revoked token"
+    assert own.json()["message"].startswith("a team key is not taken here")
     # member: it must name one.
     state = _get(raw, "/api/v1/state")
     assert state.status_code == 400
