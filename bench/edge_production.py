@@ -17,7 +17,10 @@ under plain uvicorn, as every run before 2026-12-06 did). With
 ``--baseline DIR`` (another checkout, e.g. ``git archive <commit> | tar -x``),
 that checkout's warm verdict in the same configuration. Each row also
 reports the Redis commands one warm verdict costs (``MONITOR``, filtered by
-its namespace). ``--write FILE`` appends the run (markdown) to FILE.
+its namespace), and the server's own CPU a request (``/proc``, user and
+system): on a shared machine the floor's throughput moves with the host, and
+the ratio with it; the CPU a request moves less. ``--write FILE`` appends the
+run (markdown) to FILE.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import statistics
 import tempfile
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +41,19 @@ import psycopg
 import redis
 
 from bench.edge_floor import VERDICT_BODY, Row, loadgen_slice, wrk_slice
-from bench.record import loadavg, machine, published, versions
+from bench.record import cpu_seconds, loadavg, machine, published, versions
 from curfew_testkit.server import ROOT, ServedApp
 
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
 #: How the site is served (``--served-by``), as each run's line says.
 SERVED_BY = {"serve": "bin/serve", "uvicorn": "plain uvicorn (curfew_site.asgi)"}
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _pid(server: ServedApp) -> int:
+    """The served app's process (``bin/serve`` with one worker ``exec``s it)."""
+    assert server.process is not None, "started"
+    return server.process.pid
 
 
 def commands_per_verdict(row: Row, prefix: str, requests: int = 20) -> float:
@@ -112,6 +122,8 @@ def main() -> int:
     }
     servers: list[ServedApp] = []
     rows: list[Row] = []
+    #: Each row's server CPU a request (µs), a round each.
+    used: dict[str, list[float]] = defaultdict(list)
     prefixes: dict[str, str] = {}
     started_load = loadavg()
     try:
@@ -154,11 +166,17 @@ def main() -> int:
         for row in rows:
             slice_of(row, connections=8, seconds=1)  # warm-up
         commands = {row.key: commands_per_verdict(row, prefixes[row.key]) for row in rows[1:]}
+        seconds = max(1, args.seconds)
         for _ in range(max(1, args.rounds)):
-            for row in rows:
+            for row, server in zip(rows, servers, strict=True):
+                pid = _pid(server)
+                before = cpu_seconds(pid)
                 rate, p50, p99, errors = slice_of(
-                    row, connections=args.connections, seconds=max(1, args.seconds)
+                    row, connections=args.connections, seconds=seconds
                 )
+                # The server's own CPU a request: what it costs, whatever wrk,
+                # PostgreSQL or the host took of the cores meanwhile.
+                used[row.key].append((cpu_seconds(pid) - before) / (rate * seconds) * 1e6)
                 row.rates.append(rate)
                 row.p50s.append(p50)
                 row.p99s.append(p99)
@@ -169,21 +187,25 @@ def main() -> int:
         with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     floor_rate = statistics.median(rows[0].rates)
+    floor_cpu = statistics.median(used[rows[0].key])
     lines = [
         f"{machine()}; {versions()}; PostgreSQL + Redis, one uvicorn worker each, "
         f"the site served by {SERVED_BY[args.served_by]}, "
         f"{args.connections} connections, {args.rounds} rounds of {args.seconds}s (medians); "
         f"load average {started_load}",
         "",
-        "| row | req/s | x floor | p50 ms | p99 ms | Redis commands a verdict | errors |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| row | req/s | x floor | p50 ms | p99 ms | Redis commands a verdict | errors "
+        "| server CPU µs a request | x floor by CPU |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         rate = statistics.median(row.rates)
         lines.append(
             f"| {row.label} | {rate:,.0f} | {rate / floor_rate:.2f} | "
             f"{statistics.median(row.p50s):.2f} | {statistics.median(row.p99s):.2f} | "
-            f"{commands.get(row.key, 0):.1f} | {row.errors} |"
+            f"{commands.get(row.key, 0):.1f} | {row.errors} | "
+            f"{statistics.median(used[row.key]):.0f} | "
+            f"{floor_cpu / statistics.median(used[row.key]):.2f} |"
         )
     text = "\n".join(lines)
     published(text, args.write)
