@@ -11,7 +11,10 @@ the warm ``POST /api/v1/verdict`` of this checkout served by ``bin/serve``
 with one worker (its production settings behind a TLS proxy, its app factory
 and its collector's settings, ``curfew_site.serve``), on a throwaway
 PostgreSQL database and a Redis namespace of its own, with the token's rate
-counted (a generous rate, so it counts and never refuses). ``--served-by
+counted (a generous rate, so it counts and never refuses), and a second
+floor: a raw ASGI app answering the verdict's own exchange (its request, and
+this checkout's answer's headers and length: ``hello.shaped``, as
+``bench.edge_floor`` serves it). ``--served-by
 uvicorn`` serves the site as the floor is served instead (``curfew_site.asgi``
 under plain uvicorn, as every run before 2026-12-06 did). With
 ``--baseline DIR`` (another checkout, e.g. ``git archive <commit> | tar -x``),
@@ -26,6 +29,7 @@ run (markdown) to FILE.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import shutil
@@ -40,7 +44,7 @@ from typing import Any
 import psycopg
 import redis
 
-from bench.edge_floor import VERDICT_BODY, Row, loadgen_slice, wrk_slice
+from bench.edge_floor import APPS, VERDICT_BODY, Row, check_answer, loadgen_slice, wrk_slice
 from bench.record import cpu_seconds, loadavg, machine, published, versions
 from curfew_testkit.server import ROOT, ServedApp
 
@@ -163,9 +167,30 @@ def main() -> int:
             )
         for server in servers:
             server.start(timeout=180)
+        # A second floor: a raw app answering the verdict's own exchange (its
+        # request, and an answer with this checkout's headers and length),
+        # served with the floor's flags: what the server alone costs for it.
+        shaped = ServedApp(
+            Path(tempfile.mkdtemp(prefix="curfew-shaped-")),
+            env={**env, "CURFEW_HELLO_SHAPE": json.dumps(check_answer(rows[1]))},
+            app=APPS["shaped"],
+        )
+        shaped.start()
+        servers.insert(1, shaped)
+        rows.insert(
+            1,
+            Row(
+                "shaped",
+                "raw ASGI app, the verdict's exchange",
+                "POST",
+                shaped.base_url + "/api/v1/verdict",
+                rows[1].headers,
+                VERDICT_BODY,
+            ),
+        )
         for row in rows:
             slice_of(row, connections=8, seconds=1)  # warm-up
-        commands = {row.key: commands_per_verdict(row, prefixes[row.key]) for row in rows[1:]}
+        commands = {row.key: commands_per_verdict(row, prefixes[row.key]) for row in rows[2:]}
         seconds = max(1, args.seconds)
         for _ in range(max(1, args.rounds)):
             for row, server in zip(rows, servers, strict=True):
@@ -207,6 +232,13 @@ def main() -> int:
             f"{statistics.median(used[row.key]):.0f} | "
             f"{floor_cpu / statistics.median(used[row.key]):.2f} |"
         )
+    exchange = statistics.median(rows[1].rates) / statistics.median(rows[2].rates)
+    lines += [
+        "",
+        f"This checkout's warm verdict against the raw app answering its exchange: "
+        f"{1 / exchange:.2f}x by throughput, "
+        f"{statistics.median(used['shaped']) / statistics.median(used['this']):.2f}x by CPU.",
+    ]
     text = "\n".join(lines)
     published(text, args.write)
     return 0
