@@ -183,6 +183,30 @@ def check_answer(row: Row) -> dict[str, Any]:
     return {"headers": headers, "length": len(body)}
 
 
+def shaped_floor(verdict: Row, env: dict[str, str]) -> tuple[ServedApp, Row]:
+    """The server's floor for ``verdict``'s own exchange, started: a raw app
+    (``hello.shaped``) answering its request with its answer's headers and
+    length, under the floor's flags; and the row that asks it as ``verdict``
+    asks its own server."""
+    shape = json.dumps(check_answer(verdict))
+    shaped = ServedApp(
+        Path(tempfile.mkdtemp(prefix="curfew-shaped-")),
+        env={**env, "CURFEW_HELLO_SHAPE": shape},
+        app=APPS["shaped"],
+    )
+    shaped.start()
+    path = urlsplit(verdict.url).path
+    row = Row(
+        "shaped",
+        "raw ASGI app, the verdict's exchange",
+        "POST",
+        shaped.base_url + path,
+        verdict.headers,
+        VERDICT_BODY,
+    )
+    return shaped, row
+
+
 def callgrind_counts(
     rows: list[Row], site: ServedApp, env: dict[str, str], count: int
 ) -> tuple[dict[str, float], dict[str, float]]:
@@ -479,26 +503,10 @@ def main() -> int:
             ),
             Row("state", "GET /api/v1/state (warm)", "GET", site.base_url + "/api/v1/state", auth),
         ]
-        shape = check_answer(rows[2])
-        # The server's floor for the verdict's own exchange: its request, and
-        # an answer with its headers and length (``hello.shaped``).
-        env["CURFEW_HELLO_SHAPE"] = json.dumps(shape)
-        shaped = ServedApp(
-            Path(tempfile.mkdtemp(prefix="curfew-shaped-")), env=env, app=APPS["shaped"]
-        )
+        shaped, shaped_row = shaped_floor(rows[2], env)
+        env["CURFEW_HELLO_SHAPE"] = shaped.env["CURFEW_HELLO_SHAPE"]
         servers.append(shaped)
-        shaped.start()
-        rows.insert(
-            1,
-            Row(
-                "shaped",
-                "raw ASGI app, the verdict's exchange",
-                "POST",
-                shaped.base_url + "/api/v1/verdict",
-                rows[2].headers,
-                VERDICT_BODY,
-            ),
-        )
+        rows.insert(1, shaped_row)
         for row in rows:
             check_answer(row)
             slice_of(row, connections=min(8, args.connections), seconds=1)  # warm-up

@@ -29,7 +29,6 @@ run (markdown) to FILE.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import secrets
 import shutil
@@ -44,7 +43,7 @@ from typing import Any
 import psycopg
 import redis
 
-from bench.edge_floor import APPS, VERDICT_BODY, Row, check_answer, loadgen_slice, wrk_slice
+from bench.edge_floor import VERDICT_BODY, Row, loadgen_slice, shaped_floor, wrk_slice
 from bench.record import cpu_seconds, loadavg, machine, published, versions
 from curfew_testkit.server import ROOT, ServedApp
 
@@ -170,24 +169,9 @@ def main() -> int:
         # A second floor: a raw app answering the verdict's own exchange (its
         # request, and an answer with this checkout's headers and length),
         # served with the floor's flags: what the server alone costs for it.
-        shaped = ServedApp(
-            Path(tempfile.mkdtemp(prefix="curfew-shaped-")),
-            env={**env, "CURFEW_HELLO_SHAPE": json.dumps(check_answer(rows[1]))},
-            app=APPS["shaped"],
-        )
-        shaped.start()
+        shaped, shaped_row = shaped_floor(rows[1], env)
         servers.insert(1, shaped)
-        rows.insert(
-            1,
-            Row(
-                "shaped",
-                "raw ASGI app, the verdict's exchange",
-                "POST",
-                shaped.base_url + "/api/v1/verdict",
-                rows[1].headers,
-                VERDICT_BODY,
-            ),
-        )
+        rows.insert(1, shaped_row)
         for row in rows:
             slice_of(row, connections=8, seconds=1)  # warm-up
         commands = {row.key: commands_per_verdict(row, prefixes[row.key]) for row in rows[2:]}
