@@ -28,6 +28,8 @@ from django.db import DatabaseError
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.template import loader
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy
 from redis.exceptions import RedisError
 
 from curfew_core import throttle
@@ -36,6 +38,7 @@ from curfew_core.protocols import anthropic, openai
 from curfew_core.protocols.base import ErrorBody, Refusals, WireProtocol
 from curfew_core.schema.errors import api_error_body
 from curfew_core.selectors import tokens
+from curfew_core.store.outage_log import Notice
 
 log = logging.getLogger("curfew.edge")
 R = TypeVar("R", bound=HttpResponseBase)
@@ -138,16 +141,54 @@ def protocol_error(protocol: WireProtocol) -> ErrorAnswer:
 openai_error = protocol_error(openai.OPENAI)
 
 
+#: Said once while the pages' own error pages cannot be drawn (``_page``).
+_unrendered = Notice(log, logging.ERROR)
+#: A page's last answer when its template cannot be drawn: the words of
+#: 500.html, 503.html and 413.html, without the stylesheet.
+_PLAIN_PAGES = {
+    500: (
+        gettext_lazy("Something went wrong"),
+        gettext_lazy(
+            "Curfew could not answer this request. The error has been logged; "
+            "try again, or go back to the settings page."
+        ),
+    ),
+    503: (
+        gettext_lazy("Temporarily unavailable"),
+        gettext_lazy(
+            "Curfew cannot reach its storage right now. Nothing you saved is lost; "
+            "try again in a few seconds."
+        ),
+    ),
+    413: (
+        gettext_lazy("Request too large"),
+        gettext_lazy("A form sent here may be at most %(limit_kb)s KB. Nothing was saved."),
+    ),
+}
+
+
 def _page(status: int, message: str, code: str, param: str | None, type: str) -> HttpResponse:
     """A styled page with the app's own stylesheet; standalone templates (no
-    ``request.user``, no database): it must render while storage is down."""
-    if status == 413:
-        return HttpResponse(
-            loader.render_to_string("413.html", {"limit_kb": int(param or 0) // 1024}),
-            status=413,
-        )
-    template = "503.html" if status == 503 else "500.html"
-    return HttpResponse(loader.render_to_string(template), status=status)
+    ``request.user``, no database): it must render while storage is down.
+    If it cannot be drawn at all (static files never collected: the
+    manifest has no stylesheet to name), the same words go out plain, never
+    the server's bare 500; said once in the log."""
+    template, context = {
+        413: ("413.html", {"limit_kb": int(param or 0) // 1024}),
+        503: ("503.html", {}),
+    }.get(status, ("500.html", {}))
+    try:
+        return HttpResponse(loader.render_to_string(template, context), status=status)
+    except Exception:
+        _unrendered.failed("%s could not be rendered: answered plain", template, exc_info=True)
+    title, text = _PLAIN_PAGES.get(status, _PLAIN_PAGES[500])
+    plain = format_html(
+        '<!doctype html><meta charset="utf-8"><title>{} · Curfew</title><h1>{}</h1><p>{}</p>',
+        title,
+        title,
+        str(text) % context,
+    )
+    return HttpResponse(plain, status=status)
 
 
 page_error = ErrorAnswer("page", _page)

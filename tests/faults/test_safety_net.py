@@ -7,10 +7,13 @@ any other uncaught exception is a 500; both in the shape of the door, debug off.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
 
+from curfew_core.edge import dialects
+from curfew_core.store.outage_log import Notice
 from curfew_testkit.asgi_client import Client
 
 pytestmark = [pytest.mark.urls("tests.faults.urls"), pytest.mark.django_db]
@@ -142,6 +145,37 @@ def test_page_door(fault, status):
     assert_page(response, status)
     assert_retry(response, status)
     assert "frame-ancestors 'self'" in response["Content-Security-Policy"]
+
+
+@pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("bug", 500)])
+def test_a_page_door_without_collected_static_files_still_answers_a_page(
+    fault: str,
+    status: int,
+    tmp_path: Any,
+    settings: Any,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found from outside (2026-12-06): served with the manifest's storage and
+    no ``collectstatic`` (``bin/serve run`` without ``prepare``), every page
+    failed, and so did the error page (its stylesheet's ``{% static %}``):
+    uvicorn's bare ``text/plain`` 500. The last answer now goes out plain,
+    without its stylesheet, and says why in the log (once: each test's
+    notice is its own)."""
+    monkeypatch.setattr(dialects, "_unrendered", Notice(dialects.log, logging.ERROR))
+    settings.STATIC_ROOT = str(tmp_path)
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"},
+    }
+    response = get(f"/boom/{fault}")
+    assert response.status_code == status
+    assert response["Content-Type"].startswith("text/html")
+    text = response.content.decode()
+    title = "Temporarily unavailable" if status == 503 else "Something went wrong"
+    assert f"<h1>{title}</h1>" in text
+    assert_retry(response, status)
+    assert "could not be rendered" in caplog.text
 
 
 @pytest.mark.parametrize(("fault", "status"), [("redis", 503), ("bug", 500)])
