@@ -176,6 +176,11 @@ def team_schedule(team: Team) -> dict[str, Any]:
     }
 
 
+def team_zone(team: Team) -> zoneinfo.ZoneInfo:
+    """The zone the team's own schedule keeps (its saved one, else the default)."""
+    return zoneinfo.ZoneInfo(schedule_config.with_defaults(team.config)["timezone"])
+
+
 def overridden_settings(*, team: Team, user_id: int) -> list[dict[str, Any]]:
     """Which of a member's own settings the team's are harsher than, each
     with both values: what a member page says in words."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from argparse import ArgumentParser
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,13 @@ from curfew_core.schedules.values import text_problem
 from curfew_core.selectors.bundles import bundle_for
 from curfew_core.selectors.heads_up import next_change
 from curfew_core.selectors.outlook import curfew_applies, outlook_of
-from curfew_core.selectors.teams import MAX_PER_PAGE, Team, members_page, team_by_name
+from curfew_core.selectors.teams import (
+    MAX_PER_PAGE,
+    Team,
+    members_page,
+    team_by_name,
+    team_zone,
+)
 from curfew_core.selectors.tokens import live_token_matches, live_token_prefixes
 from curfew_core.selectors.users import user_by_name
 from curfew_core.selectors.verdicts import decide_for, state_payload
@@ -88,6 +94,11 @@ _SIDES = {
 }
 
 
+def _wall(at: datetime, zone: tzinfo) -> str:
+    """``at`` as a wall clock in ``zone``: ``2026-12-02 23:00``."""
+    return to_wall(at, zone).strftime("%Y-%m-%d %H:%M")
+
+
 def _next_line(user: User, now: datetime) -> str:
     """``next: winding (Winding down) at 2026-12-02 23:00``: the engine's next
     change with the user's full inputs, as the page and the capsule say it
@@ -102,7 +113,7 @@ def _next_line(user: User, now: datetime) -> str:
     change = next_change(outlook_of(bundle, now=now, at=verdict.debug_at))
     if change is None:
         return ""
-    when = to_wall(change.at, bundle.schedule.timezone).strftime("%Y-%m-%d %H:%M")
+    when = _wall(change.at, bundle.schedule.timezone)
     line = f"next: {_named(change.state.value)} at {when}"
     if verdict.debug_at is not None:
         line += " on the pretended clock"
@@ -377,19 +388,25 @@ class Command(BaseCommand):
             duration = None if text == "clear" else parse_duration(text)
             team = team_overtime_set(team=team, now=now, duration=duration, channel="command")
             until = team.overtime_until
+            zone = team_zone(team)
             self.stdout.write(
-                f"{team.name}: team overtime until {until.isoformat()}"
+                f"{team.name}: team overtime until {_wall(until, zone)} ({zone.key})"
                 if until is not None
                 else f"{team.name}: team overtime ended"
             )
         elif what == "show":
             page = members_page(team=team, now=now, per_page=MAX_PER_PAGE)
-            self.stdout.write(f"team {team.name}: {page.total} member(s)")
+            # Wall times, as ``status`` and the Team card say them: on the
+            # team's clock (each member's own may differ), named once.
+            zone = team_zone(team)
+            self.stdout.write(
+                f"team {team.name}: {page.total} member(s), times on the team's clock ({zone.key})"
+            )
             for row in page.rows:
                 coming = (
                     "no change within 30 h"
                     if row.next is None
-                    else f"next {row.next.state.value} at {row.next.at.isoformat()}"
+                    else f"next {row.next.state.value} at {_wall(row.next.at, zone)}"
                 )
                 self.stdout.write(
                     f"  {row.username} ({row.role}): {row.state.value} — {row.reason}; {coming}"
