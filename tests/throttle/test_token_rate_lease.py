@@ -1,0 +1,171 @@
+"""A token's rate on Redis, counted ahead (issue 40): a warm request takes a
+lease, ``INCRBY n`` for itself and the next ``n - 1`` of its token, which its
+process then serves with no round trip. Only what fits under the limit is
+kept, so no worker lets a token past its rate; near the limit every request
+is counted as it comes (``tests/throttle/test_token_rate_redis.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from unittest import mock
+
+import pytest
+import redis
+from django.test import override_settings
+
+from curfew_core import throttle
+from curfew_core.store import async_cache
+
+pytestmark = pytest.mark.redis
+
+#: 60 s windows; 00:00:30 into one of them.
+START = 1_800_000_000.0 - (1_800_000_000.0 % 60) + 30
+
+
+@pytest.fixture
+def prefix(redis_url: str) -> Iterator[str]:
+    name = f"lease-test-{uuid.uuid4().hex[:12]}"
+    with override_settings(REDIS_URL=redis_url, REDIS_PREFIX=name):
+        throttle.reset()
+        yield name
+        throttle.reset()
+
+
+def counts(url: str, prefix: str) -> dict[int, int]:
+    """Each window's count on Redis, by the window's number."""
+    client = redis.Redis.from_url(url)
+    return {
+        int(key.decode().rsplit(":", 1)[-1]): int(client.get(key) or 0)
+        for key in client.scan_iter(match=f"{prefix}:throttle:token-rate:*")
+    }
+
+
+def at(moment: float) -> Any:
+    return mock.patch("curfew_core.throttle.time.time", return_value=moment)
+
+
+def _spy_commands(client: Any) -> list[tuple[Any, ...]]:
+    sent: list[tuple[Any, ...]] = []
+    execute = client.execute_command
+
+    async def spied(*args: Any, **kwargs: Any) -> Any:
+        sent.append(args)
+        return await execute(*args, **kwargs)
+
+    client.execute_command = spied
+    return sent
+
+
+def test_a_lease_serves_the_next_requests_without_a_round_trip(prefix: str, redis_url: str) -> None:
+    async def hits() -> tuple[list[bool], list[tuple[Any, ...]]]:
+        try:
+            first = [await throttle.ahit_token_rate(7) is None for _ in range(2)]
+            sent = _spy_commands(async_cache.client())
+            rest = [await throttle.ahit_token_rate(7) is None for _ in range(63)]
+            return first + rest, sent
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6400/minute"), at(START):
+        passed, sent = asyncio.run(hits())
+    assert passed == [True] * 65
+    # The first opened the window (one count); the second took a lease of 64
+    # (a 32nd of the room, at most 64): the next 63 asked Redis nothing.
+    assert sent == []
+    assert list(counts(redis_url, prefix).values()) == [65]
+
+
+def test_near_the_limit_each_request_is_counted_as_it_comes(prefix: str, redis_url: str) -> None:
+    """The control: a limit with less room than two leases' share leases
+    nothing, every request one ``INCRBY 1`` (as before leases)."""
+
+    async def hits() -> tuple[list[bool], list[tuple[Any, ...]]]:
+        try:
+            await throttle.ahit_token_rate(7)
+            sent = _spy_commands(async_cache.client())
+            return [await throttle.ahit_token_rate(7) is None for _ in range(40)], sent
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="40/minute"), at(START):
+        passed, sent = asyncio.run(hits())
+    assert passed == [True] * 39 + [False]
+    assert [(trip[0], trip[2]) for trip in sent if trip[0] == "INCRBY"] == [("INCRBY", 1)] * 40
+    assert list(counts(redis_url, prefix).values()) == [40]
+
+
+def test_no_worker_lets_a_token_past_its_rate(prefix: str, redis_url: str) -> None:
+    """Two workers (each its own event loop and buckets) on one token until
+    each is refused: exactly the limit passed, and Redis holds just that
+    (the part of a lease that did not fit taken back)."""
+    passed: list[int] = []
+    go = threading.Barrier(2)
+
+    def worker() -> None:
+        async def hammer() -> int:
+            try:
+                go.wait()
+                served = 0
+                while await throttle.ahit_token_rate(7) is None:
+                    served += 1
+                    if served % 7 == 0:
+                        await asyncio.sleep(0)
+                return served
+            finally:
+                await async_cache.aclose()
+
+        passed.append(asyncio.run(hammer()))
+
+    with override_settings(CURFEW_TOKEN_RATE="3000/minute"), at(START):
+        threads = [threading.Thread(target=worker) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    assert len(passed) == 2
+    assert all(passed), passed  # each worker served some
+    assert sum(passed) == 3000
+    assert list(counts(redis_url, prefix).values()) == [3000]
+
+
+def test_a_lease_not_served_goes_back_when_the_next_window_opens(
+    prefix: str, redis_url: str
+) -> None:
+    async def hits() -> None:
+        try:
+            with at(START):
+                for _ in range(3):  # the opening, a lease of 64, one of it served
+                    assert await throttle.ahit_token_rate(7) is None
+            with at(START + 60):
+                # Five at once as the window turns: the lease goes back once.
+                passed = await asyncio.gather(*(throttle.ahit_token_rate(7) for _ in range(5)))
+                assert passed == [None] * 5
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6400/minute"):
+        asyncio.run(hits())
+    number = int(START // 60)
+    # The old window keeps the three served, not the 62 leased and unserved.
+    assert counts(redis_url, prefix) == {number: 3, number + 1: 5}
+
+
+def test_a_lease_is_never_more_than_what_fits(prefix: str, redis_url: str) -> None:
+    """A lease asked as the window fills keeps only what fits; the request
+    past it is refused and its count taken back."""
+
+    async def hits() -> list[bool]:
+        try:
+            return [await throttle.ahit_token_rate(7) is None for _ in range(3000)]
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="2100/minute"), at(START):
+        passed = asyncio.run(hits())
+    assert passed.count(True) == 2100
+    assert passed.index(False) == 2100
+    assert list(counts(redis_url, prefix).values()) == [2100]
