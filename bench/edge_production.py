@@ -200,7 +200,8 @@ def main() -> int:
     lines = [
         f"{machine()}; {versions()}; PostgreSQL + Redis, one uvicorn worker each, "
         f"the site served by {SERVED_BY[args.served_by]}, "
-        f"{args.connections} connections, {args.rounds} rounds of {args.seconds}s (medians); "
+        f"{args.connections} connection{'s' if args.connections != 1 else ''}, "
+        f"{args.rounds} rounds of {args.seconds}s (medians); "
         f"load average {started_load}",
         "",
         "| row | req/s | x floor | p50 ms | p99 ms | Redis commands a verdict | errors "
