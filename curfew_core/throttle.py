@@ -667,6 +667,7 @@ class _Bucket:
     #: turn of the event loop serves every connection's request, so a round
     #: trip to Redis takes a few turns: with half a lease in reserve the bucket
     #: still ran dry before the next one landed, a tenth of the requests.
+    #: 0: none asked ahead (no lease yet, or the last one asked ahead failed).
     refill_at: int = 0
 
 
@@ -703,7 +704,7 @@ async def ahit_token_rate(token_id: int, member: int | None = None) -> Refusal |
         and bucket.number == int(time.time() // int(item.get_expiry()))
     ):
         left = bucket.left = bucket.left - 1  # counted on Redis already, by a lease
-        if left <= bucket.refill_at and not bucket.leasing:
+        if left <= bucket.refill_at and bucket.refill_at and not bucket.leasing:
             bucket.leasing = True
             asyncio.get_running_loop().create_task(
                 _lease_ahead(batch, who, bucket, item, token_id, member),
@@ -787,6 +788,7 @@ async def _lease_ahead(
             bucket.refill_at = fit
     except Exception:  # the next dry bucket's request meets it
         log.debug("token rate: a lease ahead failed", exc_info=True)
+        bucket.refill_at = 0  # not asked ahead again: the next lease is a request's own
     finally:
         bucket.leasing = False
 

@@ -187,3 +187,38 @@ def test_a_lease_is_never_more_than_what_fits(prefix: str, redis_url: str) -> No
     assert passed.count(True) == 2100
     assert passed.index(False) == 2100
     assert list(counts(redis_url, prefix).values()) == [2100]
+
+
+def test_a_lease_ahead_that_fails_leaves_the_outage_to_the_next_dry_request(
+    prefix: str, redis_url: str
+) -> None:
+    """The lease asked in the background meets Redis down: nothing leaks
+    from it (no request fails for it, no task error), the bucket serves what
+    it holds, and the request that finds it dry meets the outage itself."""
+    errors: list[dict[str, Any]] = []
+
+    async def hits() -> tuple[int, str]:
+        asyncio.get_running_loop().set_exception_handler(lambda _, context: errors.append(context))
+        try:
+            assert await throttle.ahit_token_rate(7) is None  # the window opened
+            assert await throttle.ahit_token_rate(7) is None  # a lease of 100
+            down = redis.exceptions.ConnectionError("Redis is down")
+            with mock.patch.object(throttle._IncrBatch, "count", side_effect=down) as count:
+                served = 0
+                try:
+                    while True:
+                        assert await throttle.ahit_token_rate(7) is None
+                        served += 1
+                        await asyncio.sleep(0)  # the lease ahead runs, and fails
+                except redis.exceptions.ConnectionError as exc:
+                    # Asked ahead once (not again by every request after it), then the dry one.
+                    assert count.call_count == 2
+                    return served, str(exc)
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
+        served, said = asyncio.run(hits())
+    assert served == 99  # the lease's rest, all of it
+    assert said == "Redis is down"
+    assert errors == []
