@@ -711,40 +711,76 @@ async def ahit_token_rate(token_id: int, member: int | None = None) -> Refusal |
                 context=contextvars.Context(),
             )
         return None
+    return await _count_now(batch, who, bucket, item, token_id, member)
+
+
+async def _count_now(
+    batch: _IncrBatch,
+    who: str,
+    bucket: _Bucket | None,
+    item: RateLimitItem,
+    token_id: int,
+    member: int | None,
+) -> Refusal | None:
+    """A request's own count, its bucket dry (or none yet, or another
+    window's): the window opened, or a lease (a single count while one is on
+    its way, or where there is little room), what does not fit taken back."""
     window = _TokenWindow.now(item, token_id, member)
     if bucket is not None and bucket.number != window.number:
-        unserved, bucket.left = bucket.left, 0  # given back once, whoever asks meanwhile
-        if unserved > 0 and bucket.number == window.number - 1:
-            # Unserved, it would weigh on this window as the previous one's count.
-            await client.decrby(bucket.key, unserved)
+        await _give_back(batch.client, bucket, window.number)
         bucket = None
     units = 1
+    leasing = None
     if bucket is not None and not bucket.leasing and window.known_previous is not None:
         units = window.lease(item, bucket.total, bucket.previous)
-    if units > 1:
-        bucket.leasing = True  # type: ignore[union-attr]
-    try:
-        if window.known_previous is None:
-            # Opened in the batch's round trip too (``_COUNT_EACH``): a gateway
-            # naming thousands of members, or thousands of users each asking a
-            # few times a minute, open a window on most of their requests.
-            count, previous = await batch.count(
-                window.current, (window.previous, 3 * window.period)
-            )
-            window.remember(previous)
-        else:
-            count, _ = await batch.count(window.current, units=units)
-            if count == 1:  # the window's key was gone (a reset, Redis restarted)
-                await client.expire(window.current, 3 * window.period)
-    finally:
         if units > 1:
-            bucket.leasing = False  # type: ignore[union-attr]
+            leasing = bucket
+            leasing.leasing = True
+    try:
+        count = await _count_in(batch, window, units)
+    finally:
+        if leasing is not None:
+            leasing.leasing = False
     fit = window.fitting(item, count, units)
     if fit < units:
         # What does not fit is taken back: a refusal is not counted.
-        await client.decrby(window.current, units - fit)
+        await batch.client.decrby(window.current, units - fit)
     if fit == 0:
         return window.judge(item, count)
+    _keep(batch, who, window, count, fit, leased=units > 1)
+    return None
+
+
+async def _give_back(client: Any, bucket: _Bucket, number: int) -> None:
+    """A bucket of an earlier window: its unserved lease taken back from the
+    window just closed (it would weigh on window ``number`` as the previous
+    one's count), once, whoever asks meanwhile."""
+    unserved, bucket.left = bucket.left, 0
+    if unserved > 0 and bucket.number == number - 1:
+        await client.decrby(bucket.key, unserved)
+
+
+async def _count_in(batch: _IncrBatch, window: _TokenWindow, units: int) -> int:
+    """``window``'s count with these ``units`` (the first of them), the
+    window opened if this process has not yet."""
+    if window.known_previous is None:
+        # Opened in the batch's round trip too (``_COUNT_EACH``): a gateway
+        # naming thousands of members, or thousands of users each asking a
+        # few times a minute, open a window on most of their requests.
+        count, previous = await batch.count(window.current, (window.previous, 3 * window.period))
+        window.remember(previous)
+        return count
+    count, _ = await batch.count(window.current, units=units)
+    if count == 1:  # the window's key was gone (a reset, Redis restarted)
+        await batch.client.expire(window.current, 3 * window.period)
+    return count
+
+
+def _keep(
+    batch: _IncrBatch, who: str, window: _TokenWindow, count: int, fit: int, *, leased: bool
+) -> None:
+    """The ``fit`` counts from ``count`` on: the first this request's, the
+    rest served later from ``who``'s bucket."""
     total = count + fit - 1
     held = batch.buckets.get(who)
     if held is not None and held.number == window.number:
@@ -754,9 +790,8 @@ async def ahit_token_rate(token_id: int, member: int | None = None) -> Refusal |
         held = batch.buckets[who] = _Bucket(
             window.number, window.current, fit - 1, total, window.known_previous or 0
         )
-    if units > 1:
+    if leased:
         held.refill_at = fit
-    return None
 
 
 async def _lease_ahead(

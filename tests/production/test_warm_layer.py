@@ -1,6 +1,6 @@
 """The process's layer in front of Redis (issue 40): a warm verdict reads no
 network, a change made through one process reaches a warm verdict on another
-within the push's time, and its token rate is one Redis command."""
+within the push's time, and its token rate at most one Redis command (a lease's)."""
 
 from __future__ import annotations
 

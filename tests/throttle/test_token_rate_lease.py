@@ -19,11 +19,9 @@ from django.test import override_settings
 
 from curfew_core import throttle
 from curfew_core.store import async_cache
+from tests.throttle.test_token_rate_redis import START, _spy_commands, at
 
 pytestmark = pytest.mark.redis
-
-#: 60 s windows; 00:00:30 into one of them.
-START = 1_800_000_000.0 - (1_800_000_000.0 % 60) + 30
 
 
 @pytest.fixture
@@ -42,22 +40,6 @@ def counts(url: str, prefix: str) -> dict[int, int]:
         int(key.decode().rsplit(":", 1)[-1]): int(client.get(key) or 0)
         for key in client.scan_iter(match=f"{prefix}:throttle:token-rate:*")
     }
-
-
-def at(moment: float) -> Any:
-    return mock.patch("curfew_core.throttle.time.time", return_value=moment)
-
-
-def _spy_commands(client: Any) -> list[tuple[Any, ...]]:
-    sent: list[tuple[Any, ...]] = []
-    execute = client.execute_command
-
-    async def spied(*args: Any, **kwargs: Any) -> Any:
-        sent.append(args)
-        return await execute(*args, **kwargs)
-
-    client.execute_command = spied
-    return sent
 
 
 def test_a_lease_serves_the_next_requests_without_a_round_trip(prefix: str, redis_url: str) -> None:
