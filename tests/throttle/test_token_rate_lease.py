@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
-from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
@@ -19,18 +17,10 @@ from django.test import override_settings
 
 from curfew_core import throttle
 from curfew_core.store import async_cache
-from tests.throttle.test_token_rate_redis import START, _spy_commands, at
+from tests.throttle.test_token_rate_redis import START, _spy_commands, at, on_redis
 
 pytestmark = pytest.mark.redis
-
-
-@pytest.fixture
-def prefix(redis_url: str) -> Iterator[str]:
-    name = f"lease-test-{uuid.uuid4().hex[:12]}"
-    with override_settings(REDIS_URL=redis_url, REDIS_PREFIX=name):
-        throttle.reset()
-        yield name
-        throttle.reset()
+__all__ = ["on_redis"]  # the fixture, used by name (each test sets its own rate)
 
 
 def counts(url: str, prefix: str) -> dict[int, int]:
@@ -42,7 +32,9 @@ def counts(url: str, prefix: str) -> dict[int, int]:
     }
 
 
-def test_a_lease_serves_the_next_requests_without_a_round_trip(prefix: str, redis_url: str) -> None:
+def test_a_lease_serves_the_next_requests_without_a_round_trip(
+    on_redis: str, redis_url: str
+) -> None:
     async def hits() -> tuple[list[bool], int, list[tuple[Any, ...]]]:
         try:
             first = [await throttle.ahit_token_rate(7) is None for _ in range(2)]
@@ -71,10 +63,10 @@ def test_a_lease_serves_the_next_requests_without_a_round_trip(prefix: str, redi
     # one lease kept in reserve.
     assert at_once == 63
     assert [(trip[0], trip[2]) for trip in sent] == [("INCRBY", 98)]
-    assert list(counts(redis_url, prefix).values()) == [1 + 100 + 98]
+    assert list(counts(redis_url, on_redis).values()) == [1 + 100 + 98]
 
 
-def test_near_the_limit_each_request_is_counted_as_it_comes(prefix: str, redis_url: str) -> None:
+def test_near_the_limit_each_request_is_counted_as_it_comes(on_redis: str, redis_url: str) -> None:
     """The control: a limit with less room than two leases' share leases
     nothing, every request one ``INCRBY 1`` (as before leases)."""
 
@@ -90,10 +82,10 @@ def test_near_the_limit_each_request_is_counted_as_it_comes(prefix: str, redis_u
         passed, sent = asyncio.run(hits())
     assert passed == [True] * 39 + [False]
     assert [(trip[0], trip[2]) for trip in sent if trip[0] == "INCRBY"] == [("INCRBY", 1)] * 40
-    assert list(counts(redis_url, prefix).values()) == [40]
+    assert list(counts(redis_url, on_redis).values()) == [40]
 
 
-def test_no_worker_lets_a_token_past_its_rate(prefix: str, redis_url: str) -> None:
+def test_no_worker_lets_a_token_past_its_rate(on_redis: str, redis_url: str) -> None:
     """Two workers (each its own event loop and buckets) on one token, asking
     more than its rate between them: what they served and what they still
     hold counted ahead is exactly the limit, and Redis holds just that (the
@@ -129,11 +121,11 @@ def test_no_worker_lets_a_token_past_its_rate(prefix: str, redis_url: str) -> No
     assert sum(passed + held for passed, held in served) == 3000
     # Held ahead at the end: at most two leases each, small this near the limit.
     assert sum(passed for passed, _ in served) >= 3000 - 2 * 2 * 3000 // 64
-    assert list(counts(redis_url, prefix).values()) == [3000]
+    assert list(counts(redis_url, on_redis).values()) == [3000]
 
 
 def test_a_lease_not_served_goes_back_when_the_next_window_opens(
-    prefix: str, redis_url: str
+    on_redis: str, redis_url: str
 ) -> None:
     async def hits() -> None:
         try:
@@ -151,10 +143,10 @@ def test_a_lease_not_served_goes_back_when_the_next_window_opens(
         asyncio.run(hits())
     number = int(START // 60)
     # The old window keeps the three served, not the 98 leased and unserved.
-    assert counts(redis_url, prefix) == {number: 3, number + 1: 5}
+    assert counts(redis_url, on_redis) == {number: 3, number + 1: 5}
 
 
-def test_a_lease_is_never_more_than_what_fits(prefix: str, redis_url: str) -> None:
+def test_a_lease_is_never_more_than_what_fits(on_redis: str, redis_url: str) -> None:
     """A lease asked as the window fills keeps only what fits; the request
     past it is refused and its count taken back."""
 
@@ -168,11 +160,11 @@ def test_a_lease_is_never_more_than_what_fits(prefix: str, redis_url: str) -> No
         passed = asyncio.run(hits())
     assert passed.count(True) == 2100
     assert passed.index(False) == 2100
-    assert list(counts(redis_url, prefix).values()) == [2100]
+    assert list(counts(redis_url, on_redis).values()) == [2100]
 
 
 def test_a_lease_ahead_that_fails_leaves_the_outage_to_the_next_dry_request(
-    prefix: str, redis_url: str
+    on_redis: str, redis_url: str
 ) -> None:
     """The lease asked in the background meets Redis down: nothing leaks
     from it (no request fails for it, no task error), the bucket serves what
