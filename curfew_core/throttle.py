@@ -588,30 +588,33 @@ class _TokenWindow:
         with _windows_lock:
             _windows[self.who] = (self.number, self.known_previous)
 
-    def lease(self, item: RateLimitItem, total: int, previous: int) -> int:
+    def _weighed(self) -> float:
+        """The previous window's count as it weighs now: by how much of that
+        window still lies within one window of now. Not rounded down
+        (``limits`` floors it): a burst at a window's end may not be followed
+        by one more at the next one's start."""
+        return (self.known_previous or 0) * (1.0 - self.elapsed / self.period)
+
+    def lease(self, item: RateLimitItem, total: int) -> int:
         """How many requests to count at once: ``1/LEASE_SHARE`` of the room
         left after ``total`` (this window's count as last seen) and the
-        previous window's weighted ``previous``, at most ``LEASE_MOST``, at
-        least 1."""
-        room = item.amount - previous * (1.0 - self.elapsed / self.period) - total
+        previous window's weight, at most ``LEASE_MOST``, at least 1."""
+        room = item.amount - self._weighed() - total
         return max(1, min(LEASE_MOST, int(room // LEASE_SHARE)))
 
     def fitting(self, item: RateLimitItem, first: int, units: int) -> int:
         """How many of ``units`` requests counted as ``first``, ``first + 1``…
         fit under the limit, each judged as ``judge`` judges one."""
-        weighed = (self.known_previous or 0) * (1.0 - self.elapsed / self.period)
+        weighed = self._weighed()
         fit = 0
         while fit < units and weighed + first + fit <= item.amount:
             fit += 1
         return fit
 
     def judge(self, item: RateLimitItem, count: int) -> Refusal | None:
-        previous = self.known_previous or 0
-        weight = 1.0 - self.elapsed / self.period
-        # Not rounded down (``limits`` floors it): a burst at a window's end
-        # may not be followed by one more at the next one's start.
-        if previous * weight + count <= item.amount:
+        if self._weighed() + count <= item.amount:
             return None
+        previous = self.known_previous or 0
         seconds = self._seconds_to_room(item.amount, previous, count - 1)
         return _rate_refusal_in(item, seconds, member=":" in self.who)
 
@@ -658,8 +661,6 @@ class _Bucket:
     left: int
     #: The window's count on Redis as this process last saw it, with its leases.
     total: int
-    #: The previous window's final count (``_TokenWindow.known_previous``).
-    previous: int
     #: Whether a lease is on its way: others meanwhile count one at a time.
     leasing: bool = False
     #: The next lease is asked, in the background, once ``left`` is down to
@@ -669,6 +670,15 @@ class _Bucket:
     #: still ran dry before the next one landed, a tenth of the requests.
     #: 0: none asked ahead (no lease yet, or the last one asked ahead failed).
     refill_at: int = 0
+
+    def hold(self, more: int, total: int, leased: int) -> None:
+        """``more`` requests counted for later, the window's count seen as
+        ``total``; after a lease of ``leased`` (0: none), the next is asked
+        when that many are left."""
+        self.left += more
+        self.total = max(self.total, total)
+        if leased:
+            self.refill_at = leased
 
 
 async def ahit_token_rate(token_id: int, member: int | None = None) -> Refusal | None:
@@ -732,22 +742,18 @@ async def _count_now(
     units = 1
     leasing = None
     if bucket is not None and not bucket.leasing and window.known_previous is not None:
-        units = window.lease(item, bucket.total, bucket.previous)
+        units = window.lease(item, bucket.total)
         if units > 1:
             leasing = bucket
             leasing.leasing = True
     try:
-        count = await _count_in(batch, window, units)
+        count, fit = await _fitted(batch, item, window, units)
     finally:
         if leasing is not None:
             leasing.leasing = False
-    fit = window.fitting(item, count, units)
-    if fit < units:
-        # What does not fit is taken back: a refusal is not counted.
-        await batch.client.decrby(window.current, units - fit)
     if fit == 0:
         return window.judge(item, count)
-    _keep(batch, who, window, count, fit, leased=units > 1)
+    _keep(batch, who, window, count, fit, leased=fit if units > 1 else 0)
     return None
 
 
@@ -758,6 +764,19 @@ async def _give_back(client: Any, bucket: _Bucket, number: int) -> None:
     unserved, bucket.left = bucket.left, 0
     if unserved > 0 and bucket.number == number - 1:
         await client.decrby(bucket.key, unserved)
+
+
+async def _fitted(
+    batch: _IncrBatch, item: RateLimitItem, window: _TokenWindow, units: int
+) -> tuple[int, int]:
+    """``units`` requests counted in ``window`` (``_count_in``): the count of
+    the first, and how many fit under the limit; what does not fit is taken
+    back at once (a refusal is not counted)."""
+    count = await _count_in(batch, window, units)
+    fit = window.fitting(item, count, units)
+    if fit < units:
+        await batch.client.decrby(window.current, units - fit)
+    return count, fit
 
 
 async def _count_in(batch: _IncrBatch, window: _TokenWindow, units: int) -> int:
@@ -777,21 +796,14 @@ async def _count_in(batch: _IncrBatch, window: _TokenWindow, units: int) -> int:
 
 
 def _keep(
-    batch: _IncrBatch, who: str, window: _TokenWindow, count: int, fit: int, *, leased: bool
+    batch: _IncrBatch, who: str, window: _TokenWindow, count: int, fit: int, *, leased: int
 ) -> None:
     """The ``fit`` counts from ``count`` on: the first this request's, the
-    rest served later from ``who``'s bucket."""
-    total = count + fit - 1
+    rest served later from ``who``'s bucket (``leased``: as ``_Bucket.hold``)."""
     held = batch.buckets.get(who)
-    if held is not None and held.number == window.number:
-        held.left += fit - 1
-        held.total = max(held.total, total)
-    else:
-        held = batch.buckets[who] = _Bucket(
-            window.number, window.current, fit - 1, total, window.known_previous or 0
-        )
-    if leased:
-        held.refill_at = fit
+    if held is None or held.number != window.number:
+        held = batch.buckets[who] = _Bucket(window.number, window.current, 0, 0)
+    held.hold(fit - 1, count + fit - 1, leased)
 
 
 async def _lease_ahead(
@@ -802,25 +814,24 @@ async def _lease_ahead(
     token_id: int,
     member: int | None,
 ) -> None:
-    """The bucket's next lease, asked while half the last is left (in the
-    background: no request waits for it). Counted and fitted as a request's
-    lease is; a bucket forgotten meanwhile (the window turned, the counts
-    were reset) drops it, counted: at worst early refusals, never late ones.
+    """The bucket's next lease, asked while a whole lease is still left (in
+    the background: no request waits for it). Counted and fitted as a
+    request's lease is; a bucket forgotten meanwhile (the window
+    turned, the counts were reset) drops it, counted: at worst early
+    refusals, never late ones.
     A failure is left to the next request that finds the bucket dry, which
     meets it as an outage (503) itself."""
     try:
         window = _TokenWindow.now(item, token_id, member)
         if window.number != bucket.number or window.known_previous is None:
             return
-        units = window.lease(item, bucket.total, bucket.previous)
+        units = window.lease(item, bucket.total)
         count, _ = await batch.count(window.current, units=units)
         fit = window.fitting(item, count, units)
         if fit < units:
             await batch.client.decrby(window.current, units - fit)
         if fit and batch.buckets.get(who) is bucket:
-            bucket.left += fit
-            bucket.total = max(bucket.total, count + fit - 1)
-            bucket.refill_at = fit
+            bucket.hold(fit, count + fit - 1, fit)
     except Exception:  # the next dry bucket's request meets it
         log.debug("token rate: a lease ahead failed", exc_info=True)
         bucket.refill_at = 0  # not asked ahead again: the next lease is a request's own
