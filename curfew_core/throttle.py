@@ -816,7 +816,7 @@ async def _lease_ahead(
 ) -> None:
     """The bucket's next lease, asked while a whole lease is still left (in
     the background: no request waits for it). Counted and fitted as a
-    request's lease is; a bucket forgotten meanwhile (the window
+    request's lease is (``_fitted``); a bucket forgotten meanwhile (the window
     turned, the counts were reset) drops it, counted: at worst early
     refusals, never late ones.
     A failure is left to the next request that finds the bucket dry, which
@@ -825,11 +825,7 @@ async def _lease_ahead(
         window = _TokenWindow.now(item, token_id, member)
         if window.number != bucket.number or window.known_previous is None:
             return
-        units = window.lease(item, bucket.total)
-        count, _ = await batch.count(window.current, units=units)
-        fit = window.fitting(item, count, units)
-        if fit < units:
-            await batch.client.decrby(window.current, units - fit)
+        count, fit = await _fitted(batch, item, window, window.lease(item, bucket.total))
         if fit and batch.buckets.get(who) is bucket:
             bucket.hold(fit, count + fit - 1, fit)
     except Exception:  # the next dry bucket's request meets it

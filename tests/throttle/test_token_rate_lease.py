@@ -196,3 +196,28 @@ def test_a_lease_ahead_that_fails_leaves_the_outage_to_the_next_dry_request(
     assert served == 99  # the lease's rest, all of it
     assert said == "Redis is down"
     assert errors == []
+
+
+def test_a_lease_ahead_that_finds_its_key_gone_gives_it_an_expiry(
+    on_redis: str, redis_url: str
+) -> None:
+    """Redis restarted (or an operator cleared the counts) while a bucket still
+    held a lease: the lease asked ahead makes the window's key anew, and gives
+    it the window's expiry, as a request's own count does."""
+    client = redis.Redis.from_url(redis_url)
+
+    async def hits() -> None:
+        try:
+            assert await throttle.ahit_token_rate(7) is None  # the window opened
+            assert await throttle.ahit_token_rate(7) is None  # a lease of 100
+            client.delete(*client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
+            assert await throttle.ahit_token_rate(7) is None  # served; the next asked ahead
+            await asyncio.sleep(0.1)  # the lease ahead lands
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
+        asyncio.run(hits())
+    keys = list(client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
+    assert [int(client.get(key) or 0) for key in keys] == [98]  # made anew by the lease ahead
+    assert 0 < client.ttl(keys[0]) <= 180
