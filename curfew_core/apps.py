@@ -9,6 +9,8 @@ class CurfewCoreConfig(AppConfig):
     def ready(self) -> None:
         # Imported here, once the models are: Django's documented place for
         # connecting receivers (apps are loaded before any model exists).
+        # ``checks`` registers Curfew's system checks by being imported.
+        from curfew_core import checks  # noqa: F401
         from curfew_core.realtime import signals
         from curfew_core.services import cache_receivers, token_receivers
         from curfew_core.store import local_layer

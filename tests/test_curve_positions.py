@@ -1,26 +1,21 @@
 """The curve belongs to the night (issue 39): a schedule keeps its curve's
 places through the wind-down, so moving the night and back gives the same
-anchors to the minute, a night without wind-down keeps the shape for when one
-returns, and migration 0010 gives every stored config its places."""
+anchors to the minute, and a night without wind-down keeps the shape for when one
+returns. (Migration 0010, which gave every stored config its places, is part of
+release 2026-12-04's squashed schema now: ``tests/test_migrations.py``.)"""
 
 from __future__ import annotations
 
-import importlib
 from fractions import Fraction
 from typing import Any
 
 import pytest
-from django.apps import apps as django_apps
-from django.contrib.auth.models import User
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from curfew_core.engine import format_wall, parse_wall
-from curfew_core.models import Schedule, ScheduleRevision, Team
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.config import POSITIONS, ConfigError, apply_changes, build
-
-migration = importlib.import_module("curfew_core.migrations.0010_curve_positions")
 
 DEFAULT = schedule_config.default_config()
 DEFAULT_ANCHORS = [["23:00", 2048], ["00:00", 1600], ["01:00", 800], ["02:00", 320], ["03:00", 64]]
@@ -150,76 +145,6 @@ def test_moving_the_night_any_way_and_back_gives_the_same_anchors(
     assert build(back).fractions == build(first).fractions
     if window:
         assert back["anchors"] == first["anchors"]
-
-
-# -- migration 0010 -----------------------------------------------------------------
-
-
-def _old(config: dict[str, Any]) -> dict[str, Any]:
-    """A config as stored before places were kept."""
-    return {key: value for key, value in config.items() if key != POSITIONS}
-
-
-def test_the_migration_reads_places_as_the_engine_read_the_clock_times() -> None:
-    moved = _old(apply_changes(DEFAULT, {"curfew_start": "22:30"}))
-    # 22:30 to 03:00 is 270 minutes; 23:38 is 68 of them in, as it says.
-    assert migration.positions(moved) == ["0", "34/135", "1/2", "203/270", "1"]
-    # No wind-down: the anchors' own span stands in, as the engine read it.
-    flat = {**_old(DEFAULT), "curfew_start": "03:00", "lights_out": "03:00"}
-    assert migration.positions(flat) == ["0", "1/4", "1/2", "3/4", "1"]
-    # Whatever the row, its places are the very fractions the engine used.
-    for config in (moved, flat, _old(DEFAULT)):
-        converted = migration.convert(config)
-        full = schedule_config.with_defaults(converted)
-        assert build(full).fractions == build(schedule_config.with_defaults(config)).fractions
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        {"anchors": [["25:00", 10]]},
-        {"anchors": "23:00"},
-        {"anchors": [["23:00", 10], ["23:00", 20]], "curfew_start": "23:00", "lights_out": "03:00"},
-        {"anchors": [[None, 10]]},
-        {"curfew_start": "22:00"},
-        ["not", "a", "config"],
-    ],
-)
-def test_a_row_that_does_not_read_is_left_as_it_was(bad: Any) -> None:
-    assert migration.positions(bad) is None
-    assert migration.convert(bad) is bad
-
-
-@pytest.mark.django_db
-def test_the_migration_converts_every_stored_config_past_a_bad_row() -> None:
-    moved = _old(apply_changes(DEFAULT, {"curfew_start": "22:30"}))
-    users = [User.objects.create_user(f"u{n}") for n in range(3)]
-    good = Schedule.objects.create(user=users[0], config=moved)
-    bad = Schedule.objects.create(user=users[1], config={"anchors": [["nope", 1]]})
-    plain = Schedule.objects.create(user=users[2], config={"curve": "step"})
-    revision = ScheduleRevision.objects.create(schedule=good, version=1, config=moved, source="t")
-    team = Team.objects.create(name="night owls", config=_old(DEFAULT))
-
-    migration.keep_places(django_apps, None)
-
-    good.refresh_from_db()
-    assert good.config == {**moved, POSITIONS: migration.positions(moved)}
-    assert good.config["anchors"] == moved["anchors"]  # the clock times kept
-    bad.refresh_from_db()
-    assert bad.config == {"anchors": [["nope", 1]]}
-    plain.refresh_from_db()
-    assert plain.config == {"curve": "step"}
-    revision.refresh_from_db()
-    assert POSITIONS in revision.config
-    team.refresh_from_db()
-    assert team.config[POSITIONS] == ["0", "1/4", "1/2", "3/4", "1"]
-    # From here on, 22:30 -> 23:00 lands on the whole hours again.
-    back = apply_changes(good.config, {"curfew_start": "23:00"})
-    assert [at for at, _ in back["anchors"]] == ["23:00", "00:00", "01:00", "02:00", "03:00"]
-
-    migration.drop_places(django_apps, None)
-    good.refresh_from_db()
-    assert good.config == moved
 
 
 def test_new_tokens_on_a_night_without_wind_down_keep_the_shape() -> None:

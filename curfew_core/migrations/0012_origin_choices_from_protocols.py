@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     are not a database constraint, so no SQL runs and no row is touched."""
 
     dependencies = [
-        ("curfew_core", "0011_decision_keyset_indexes"),
+        ("curfew_core", "0001_release_2026_12_04"),
     ]
 
     operations = [

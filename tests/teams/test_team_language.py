@@ -7,12 +7,10 @@ that chose the terse ones keeps them. Each gate with its control."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.apps import apps
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import override_settings
@@ -22,7 +20,6 @@ from curfew_core.engine.schedule import (
     DEFAULT_PERSONA_EN,
     DEFAULT_PERSONA_ZH,
 )
-from curfew_core.models import AuditEntry, Team
 from curfew_core.schedules import config as schedule_config
 from curfew_core.selectors.bundles import bundle_for, bundles_for
 from curfew_core.services.account import language_set
@@ -172,49 +169,6 @@ def test_a_new_team_starts_with_the_replies_that_say_why(transactional_db: None)
     other = team_create(name="ab", admin=english)
     assert other.config["off_duty_reply"] == "Curfew: peak hours until {until}."
     assert other.config["tired_persona"] == DEFAULT_PERSONA_EN
-
-
-# -- migration 0009: existing teams ------------------------------------------------------
-
-MIGRATION = importlib.import_module("curfew_core.migrations.0009_team_replies_say_why")
-
-
-def test_the_migration_gives_untouched_teams_the_replies_that_say_why(
-    transactional_db: None,
-) -> None:
-    def old_team(name: str) -> Team:
-        admin = User.objects.create_user(f"{name}-admin")
-        team = team_create(name=name, admin=admin)
-        # As made before issue 39: the declared defaults, the terse seed.
-        Team.objects.filter(pk=team.pk).update(config=schedule_config.default_config())
-        return Team.objects.get(pk=team.pk)
-
-    untouched, chose, night_only = old_team("untouched"), old_team("chose"), old_team("night")
-    # An admin chose the terse ones (saved over the why-ones, then back): audited.
-    team_schedule_update(team=chose, changes={"lights_out_reply": "zzz"})
-    team_schedule_update(team=chose, changes={"lights_out_reply": "明天再说。"})
-    # Another saved its night only: its replies are still the untouched seed.
-    team_schedule_update(team=night_only, changes=TEAM_NIGHT)
-    before = {team.name: Team.objects.get(pk=team.pk).version for team in (untouched, night_only)}
-
-    MIGRATION.say_why(apps, None)
-
-    for name in ("untouched", "night"):
-        team = Team.objects.get(name=name)
-        assert team.config["lights_out_reply"] == "Curfew: lights out until {until}."
-        assert team.config["off_duty_reply"] == "Curfew: peak hours until {until}."
-        assert team.version == before[name] + 1
-        entry = AuditEntry.objects.filter(team=team).latest("id")
-        assert (entry.actor_name, entry.channel) == ("system", "system")
-        assert set(entry.changes["fields"]) == {"off_duty_reply", "lights_out_reply"}
-    kept = Team.objects.get(name="chose")
-    # Control: the reply chosen stays terse; the one never touched says why.
-    assert kept.config["lights_out_reply"] == "明天再说。"
-    assert kept.config["off_duty_reply"] == "Curfew: peak hours until {until}."
-    # Run again: nothing more to do.
-    versions = dict(Team.objects.values_list("name", "version"))
-    MIGRATION.say_why(apps, None)
-    assert dict(Team.objects.values_list("name", "version")) == versions
 
 
 def test_a_page_of_members_reads_each_in_their_language(acme: dict[str, Any]) -> None:
