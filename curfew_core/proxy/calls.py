@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from curfew_client.scope import (
     PURPOSE_HEADER,
@@ -51,10 +51,21 @@ from curfew_core.proxy.forward import (
 from curfew_core.proxy.judge import Judged, judge
 from curfew_core.schema import bodies
 
-#: ``(request body, canned text) -> (payload, content type)``.
-ShortCircuit = Callable[[Mapping[str, Any], str], tuple[bytes, str]]
-#: ``(request body, verdict) -> the body to send upstream``.
-Apply = Callable[[Mapping[str, Any], Verdict], dict[str, Any]]
+
+class Shapes(Protocol):
+    """A route's two answers in its protocol: a shape module of
+    ``curfew_client``'s (``responses_shapes``, ``anthropic_shapes``) or a
+    call's own (``gemini_shapes.GeminiCall``), gateways' very rules."""
+
+    def short_circuit_body(self, body: Mapping[str, Any], text: str, /) -> tuple[bytes, str]:
+        """The canned answer to ``body``: ``(payload, content type)``."""
+        ...
+
+    def apply_verdict(self, body: Mapping[str, Any], verdict: Verdict, /) -> dict[str, Any]:
+        """The clamp: the body to send upstream (``body`` is not modified)."""
+        ...
+
+
 #: ``(request headers, body) -> the purpose of a helper call it recognises``.
 PurposeOf = Callable[[Any, Mapping[str, Any]], "str | None"]
 
@@ -109,8 +120,7 @@ class ModelEndpoint:
     #: Where it goes upstream (``upstream``'s paths).
     path: tuple[str, ...]
     #: The canned answer in its protocol, and the clamp.
-    short_circuit: ShortCircuit
-    apply: Apply
+    shapes: Shapes
     #: Its wire protocol: the upstream, the budget's and usage's names.
     protocol: WireProtocol = OPENAI
     #: Recognises a helper call's purpose when the caller named none
@@ -262,7 +272,7 @@ def answered_here(call: Call, endpoint: ModelEndpoint) -> HttpResponseBase | Non
     verdict = call.verdict
     if not short_circuits(verdict) or verdict.reply is None:
         return None
-    payload, content_type = endpoint.short_circuit(call.body, verdict.reply)
+    payload, content_type = endpoint.shapes.short_circuit_body(call.body, verdict.reply)
     answer = HttpResponse(payload, content_type=content_type)
     answer["Cache-Control"] = "no-cache"
     recording(call, endpoint.name, protocol=endpoint.protocol)(0, 0)
@@ -270,7 +280,7 @@ def answered_here(call: Call, endpoint: ModelEndpoint) -> HttpResponseBase | Non
 
 
 async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> HttpResponseBase:
-    """Short-circuit (:func:`answered_here`), clamp (``endpoint.apply``) and
+    """Short-circuit (:func:`answered_here`), clamp (``endpoint.shapes``) and
     forward, or forward the very bytes (with ``request``'s headers and query,
     as ``passing`` lets them through, either way).
 
@@ -287,7 +297,9 @@ async def act(call: Call, endpoint: ModelEndpoint, request: EdgeRequest) -> Http
         # Untouched means the very bytes the client sent.
         content = call.raw
     else:
-        content = json.dumps(endpoint.apply(call.body, verdict), ensure_ascii=False).encode()
+        content = json.dumps(
+            endpoint.shapes.apply_verdict(call.body, verdict), ensure_ascii=False
+        ).encode()
     response = await forward(
         request, call.judged.token_id, "POST", endpoint.path, content, protocol=endpoint.protocol
     )

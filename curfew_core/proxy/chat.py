@@ -24,17 +24,23 @@ from curfew_core.proxy import calls, upstream
 from curfew_core.proxy.forward import forward
 
 
-def _clamped(body: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
-    # Read per request: the operator's setting (or a test's override) as it is now.
-    return apply_verdict(body, verdict, budget_key=settings.CURFEW_UPSTREAM_BUDGET_KEY)
+class _ChatShapes:
+    """``openai_shapes``, with the budget sent under the names the operator's
+    upstream reads."""
+
+    short_circuit_body = staticmethod(short_circuit_body)
+
+    @staticmethod
+    def apply_verdict(body: Mapping[str, Any], verdict: Verdict, /) -> dict[str, Any]:
+        # Read per request: the operator's setting (or a test's override) as it is now.
+        return apply_verdict(body, verdict, budget_key=settings.CURFEW_UPSTREAM_BUDGET_KEY)
 
 
 CHAT = calls.ModelEndpoint(
     name="chat",
     what="a chat completions JSON object",
     path=openai.CHAT_COMPLETIONS,
-    short_circuit=short_circuit_body,
-    apply=_clamped,
+    shapes=_ChatShapes(),
 )
 
 

@@ -63,8 +63,7 @@ async def _model_call(request: EdgeRequest, method: str) -> HttpResponseBase:
         name="gemini",
         what=WHAT,
         path=path,
-        short_circuit=shape.short_circuit_body,
-        apply=shape.apply_verdict,
+        shapes=shape,
         protocol=gemini.GEMINI,
     )
     return await calls.act(call, endpoint, request)

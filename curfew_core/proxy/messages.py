@@ -32,8 +32,7 @@ MESSAGES = calls.ModelEndpoint(
     name="messages",
     what="a Messages API JSON object",
     path=anthropic.MESSAGES,
-    short_circuit=anthropic_shapes.short_circuit_body,
-    apply=anthropic_shapes.apply_verdict,
+    shapes=anthropic_shapes,
     protocol=anthropic.ANTHROPIC,
     purpose_of=helper_calls.claude_code_purpose,
 )

@@ -75,8 +75,7 @@ COMPLETIONS = calls.ModelEndpoint(
     name="completions",
     what="a completions JSON object",
     path=openai.COMPLETIONS,
-    short_circuit=completions_shapes.short_circuit_body,
-    apply=completions_shapes.apply_verdict,
+    shapes=completions_shapes,
 )
 
 

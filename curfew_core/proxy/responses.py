@@ -37,8 +37,7 @@ RESPONSES = calls.ModelEndpoint(
     name="responses",
     what="a Responses API JSON object",
     path=openai.RESPONSES,
-    short_circuit=responses_shapes.short_circuit_body,
-    apply=responses_shapes.apply_verdict,
+    shapes=responses_shapes,
 )
 
 

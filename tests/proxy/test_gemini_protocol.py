@@ -149,11 +149,10 @@ def _sent(body: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
         name="gemini",
         what="",
         path=(),
-        short_circuit=shape.short_circuit_body,
-        apply=shape.apply_verdict,
+        shapes=shape,
         protocol=protocols.gemini.GEMINI,
     )
-    return endpoint.apply(body, verdict)  # type: ignore[arg-type]
+    return endpoint.shapes.apply_verdict(body, verdict)
 
 
 #: ``(thinkingConfig sent, verdict, thinkingConfig forwarded)``: the one rule,
