@@ -6,16 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from curfew_core.api.openapi_parts import (
-    WITH_BODY,
-    answer,
-    errors,
-    json_body,
-    model_schemas,
-    query_parameter,
-    ref,
-    whole_parameter,
-)
+from curfew_core.api import openapi_parts as parts
+from curfew_core.engine import Action
 from curfew_core.schedules.override_commands import INSTANT_PATTERN
 from curfew_core.schedules.values import TEXT_PATTERN
 from curfew_core.schema.decisions import (
@@ -30,13 +22,15 @@ from curfew_core.selectors.ledger import DEFAULT_PER_PAGE, MAX_PAGE, MAX_PER_PAG
 
 
 def ledger_schemas() -> dict[str, dict[str, Any]]:
-    return model_schemas(DecisionBatch, DecisionPageAnswer, ReportAnswer, SavingsAnswer)
+    return parts.model_schemas(DecisionBatch, DecisionPageAnswer, ReportAnswer, SavingsAnswer)
 
 
 _INSTANT = {"type": "string", "maxLength": 64, "pattern": INSTANT_PATTERN, "format": "date-time"}
 _RANGE = [
-    query_parameter("from", _INSTANT, "from this instant (inclusive), RFC 3339 with its offset"),
-    query_parameter("to", _INSTANT, "until this instant (exclusive); must be after from"),
+    parts.query_parameter(
+        "from", _INSTANT, "from this instant (inclusive), RFC 3339 with its offset"
+    ),
+    parts.query_parameter("to", _INSTANT, "until this instant (exclusive); must be after from"),
 ]
 
 
@@ -48,31 +42,36 @@ def ledger_paths() -> dict[str, Any]:
                 "kept for the retention, 30 days by default)",
                 "parameters": [
                     *_RANGE,
-                    query_parameter(
+                    parts.query_parameter(
                         "session_id",
                         {"type": "string", "maxLength": MAX_SCOPE_TEXT, "pattern": TEXT_PATTERN},
                         "only this session's",
                     ),
-                    query_parameter(
+                    parts.query_parameter(
                         "action",
-                        {"enum": ["pass", "clamp", "short-circuit"]},
+                        {"enum": [action.value for action in Action]},
                         "only this action's",
                     ),
-                    whole_parameter("page", MAX_PAGE, "1"),
-                    whole_parameter("per_page", MAX_PER_PAGE, f"{DEFAULT_PER_PAGE} by default"),
+                    parts.whole_parameter("page", MAX_PAGE, "1"),
+                    parts.whole_parameter(
+                        "per_page", MAX_PER_PAGE, f"{DEFAULT_PER_PAGE} by default"
+                    ),
                 ],
                 "responses": {
-                    "200": answer("a page", ref("DecisionPage")),
-                    **errors(400, 401, 422, 429, 503),
+                    "200": parts.answer("a page", parts.ref("DecisionPage")),
+                    **parts.errors(400, 401, 422, 429, 503),
                 },
             },
             "post": {
                 "summary": f"A gateway reports up to {MAX_BATCH} decisions it made from its "
                 "cached verdict; each id is stored once, so a retried report is no double",
-                "requestBody": {"required": True, "content": json_body(ref("DecisionBatch"))},
+                "requestBody": {
+                    "required": True,
+                    "content": parts.json_body(parts.ref("DecisionBatch")),
+                },
                 "responses": {
-                    "200": answer("stored", ref("DecisionReportAnswer")),
-                    **errors(*WITH_BODY, 422),
+                    "200": parts.answer("stored", parts.ref("DecisionReportAnswer")),
+                    **parts.errors(*parts.WITH_BODY, 422),
                 },
             },
         },
@@ -82,8 +81,8 @@ def ledger_paths() -> dict[str, Any]:
                 "days by default): requests not sent, tokens not generated, money",
                 "parameters": list(_RANGE),
                 "responses": {
-                    "200": answer("savings", ref("Savings")),
-                    **errors(400, 401, 422, 429, 503),
+                    "200": parts.answer("savings", parts.ref("Savings")),
+                    **parts.errors(400, 401, 422, 429, 503),
                 },
             }
         },

@@ -19,21 +19,14 @@ from curfew_core.selectors import ledger_page
 from curfew_core.selectors import web as web_selectors
 from curfew_core.selectors.audit import audit_recent
 from curfew_core.services.prices import price_table_set
+from curfew_core.web import shell
 from curfew_core.web.activity import chart, export, prices, totals, words
 from curfew_core.web.activity.query import PER_PAGE, LedgerQuery, parse_query
-from curfew_core.web.shell import (
-    base_context,
-    invalid_status,
-    is_htmx,
-    login_required_page,
-    rendered,
-    user_of,
-)
 
 ACTIVITY = "curfew/activity.html"
 
 
-@login_required_page
+@shell.login_required_page
 @require_GET
 def activity(request: HttpRequest) -> HttpResponse:
     """What the curfew did (the decision ledger: chart, totals, recent
@@ -42,7 +35,7 @@ def activity(request: HttpRequest) -> HttpResponse:
     query = parse_query(request.GET)
     status = 200
     if query.problems:
-        status = invalid_status(request)
+        status = shell.invalid_status(request)
     return _render_activity(request, query, status=status)
 
 
@@ -53,7 +46,7 @@ def _render_activity(
     status: int = 200,
     price_form: prices.PriceForm | None = None,
 ) -> HttpResponse:
-    user = user_of(request)
+    user = shell.user_of(request)
     tz_name = web_selectors.saved_schedule(user).config["timezone"]
     period = ledger_page.period_of(query.days, now=timezone.now(), tz_name=tz_name)
     # The chart and the totals follow the session filter, as the list below them
@@ -76,7 +69,7 @@ def _render_activity(
     saved_before = ledger_selectors.savings_of(
         user_id=user.pk, buckets=before.buckets, typical_of=every_before.buckets
     )
-    context = base_context(
+    context = shell.base_context(
         request,
         "activity",
         timezone=tz_name,
@@ -119,17 +112,17 @@ def _render_activity(
         audit=audit_recent(user, 100, tz=tz_name),
     )
     template = ACTIVITY
-    if is_htmx(request) and request.method == "GET":
+    if shell.is_htmx(request) and request.method == "GET":
         template = f"{ACTIVITY}#ledger"
-    return rendered(request, template, context, status=status)
+    return shell.rendered(request, template, context, status=status)
 
 
-@login_required_page
+@shell.login_required_page
 @require_GET
 def activity_export(request: HttpRequest) -> StreamingHttpResponse:
     """The decisions of the chosen period and filter as CSV, streamed."""
     query = parse_query(request.GET)
-    user = user_of(request)
+    user = shell.user_of(request)
     tz_name = web_selectors.saved_schedule(user).config["timezone"]
     period = ledger_page.period_of(query.days, now=timezone.now(), tz_name=tz_name)
     chunk = export.export_chunker(user_id=user.pk, period=period, query=query)
@@ -149,11 +142,11 @@ def activity_export(request: HttpRequest) -> StreamingHttpResponse:
     return response
 
 
-@login_required_page
+@shell.login_required_page
 @require_POST
 def activity_prices(request: HttpRequest) -> HttpResponse:
     """Save the price table; a refused field is flagged and nothing changes."""
-    user = user_of(request)
+    user = shell.user_of(request)
     form = prices.PriceForm(request.POST)
     query = parse_query(request.GET)
     if form.is_valid():
