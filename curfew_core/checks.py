@@ -18,6 +18,9 @@ APP = "curfew_core"
 #: The migration that stands for release 2026-12-04's eleven (issue 43).
 SQUASHED = "0001_release_2026_12_04"
 RELEASE = "2026-12-04"
+#: The release's commit (``git checkout c65df72``); any later one before the
+#: squash brings a database as far.
+RELEASE_COMMIT = "c65df72"
 
 
 def replaced() -> list[str]:
@@ -59,9 +62,9 @@ def upgraded_through_the_release(
                     " migrations from there on (they are squashed into"
                     f" {SQUASHED}). Nothing was changed.",
                     hint=(
-                        f"Install release {RELEASE}, run `bin/serve prepare` (or"
-                        " `manage.py migrate`) with it, then install this release"
-                        " and run it again (CHANGELOG.md, Upgrading)."
+                        f"Install release {RELEASE} (commit {RELEASE_COMMIT}), run"
+                        " `bin/serve prepare` (or `manage.py migrate`) with it, then"
+                        " install this release and run it again (CHANGELOG.md, Upgrading)."
                     ),
                     id="curfew_core.E001",
                 )

@@ -90,7 +90,7 @@ def test_a_database_from_before_the_release_is_stopped_before_anything_changes(
     errors = [e for e in checks.upgraded_through_the_release(databases=["default"])]
     assert [e.id for e in errors] == ["curfew_core.E001"]
     assert "stopped at Curfew's migration 0008_teams" in errors[0].msg
-    assert "Install release 2026-12-04" in (errors[0].hint or "")
+    assert "Install release 2026-12-04 (commit c65df72)" in (errors[0].hint or "")
     with pytest.raises(SystemCheckError, match=r"curfew_core\.E001"):
         call_command("migrate", verbosity=0, skip_checks=False)  # as from the shell
     assert _curfew_rows() == rows  # nothing changed
