@@ -22,7 +22,7 @@ import pytest
 from django.core.checks import run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
-from django.db import connection
+from django.db import OperationalError, connection
 from django.db.migrations.recorder import MigrationRecorder
 
 from curfew_core import checks
@@ -129,6 +129,19 @@ def test_manage_py_migrate_stops_a_database_from_before_the_release(tmp_path: Pa
         count = db.execute("SELECT count(*) FROM django_migrations").fetchone()[0]
     assert tables - {"sqlite_sequence"} == {"django_migrations"}  # nothing made
     assert count == 8
+
+
+def test_a_database_out_of_reach_is_left_to_migrate_to_report(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check says nothing of a database it cannot read (``migrate`` then
+    fails on its connection as it always did), rather than crash the checks."""
+
+    def unreachable(self: MigrationRecorder) -> bool:
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(MigrationRecorder, "has_table", unreachable)
+    assert checks.upgraded_through_the_release(databases=["default"]) == []
 
 
 @pytest.mark.django_db
