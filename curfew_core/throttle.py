@@ -646,6 +646,12 @@ def _forget_windows() -> None:
 LEASE_SHARE = 64
 #: …and at most this many requests: one Redis command a lease.
 LEASE_MOST = 256
+#: A bucket not drawn on for this long (one look of ``_IncrBatch.sweep`` to
+#: the next, so up to twice this) gives its unserved lease back: its token's
+#: requests went to another worker (a gateway's connection moved), and what
+#: this one holds would otherwise weigh on the token until the window ends,
+#: refusing it early elsewhere (a window of an hour or a day, for such rates).
+LEASE_IDLE_SECONDS = 5.0
 
 
 @dataclass(slots=True)
@@ -670,6 +676,8 @@ class _Bucket:
     #: still ran dry before the next one landed, a tenth of the requests.
     #: 0: none asked ahead (no lease yet, or the last one asked ahead failed).
     refill_at: int = 0
+    #: ``(left, total)`` at the idle sweep's last look (``_IncrBatch.sweep``).
+    looked: tuple[int, int] | None = None
 
     def hold(self, more: int, total: int, leased: int) -> None:
         """``more`` requests counted for later, the window's count seen as
@@ -737,7 +745,7 @@ async def _count_now(
     its way, or where there is little room), what does not fit taken back."""
     window = _TokenWindow.now(item, token_id, member)
     if bucket is not None and bucket.number != window.number:
-        await _give_back(batch.client, bucket, window.number)
+        await _give_back(batch, bucket, window.number)
         bucket = None
     units = 1
     leasing = None
@@ -757,13 +765,13 @@ async def _count_now(
     return None
 
 
-async def _give_back(client: Any, bucket: _Bucket, number: int) -> None:
+async def _give_back(batch: _IncrBatch, bucket: _Bucket, number: int) -> None:
     """A bucket of an earlier window: its unserved lease taken back from the
     window just closed (it would weigh on window ``number`` as the previous
     one's count), once, whoever asks meanwhile."""
     unserved, bucket.left = bucket.left, 0
     if unserved > 0 and bucket.number == number - 1:
-        await client.decrby(bucket.key, unserved)
+        await batch.take_back(bucket.key, unserved)
 
 
 async def _fitted(
@@ -804,6 +812,8 @@ def _keep(
     if held is None or held.number != window.number:
         held = batch.buckets[who] = _Bucket(window.number, window.current, 0, 0)
     held.hold(fit - 1, count + fit - 1, leased)
+    if held.left > 0:
+        batch.watch_idle()
 
 
 async def _lease_ahead(
@@ -828,6 +838,7 @@ async def _lease_ahead(
         count, fit = await _fitted(batch, item, window, window.lease(item, bucket.total))
         if fit and batch.buckets.get(who) is bucket:
             bucket.hold(fit, count + fit - 1, fit)
+            batch.watch_idle()
     except Exception:  # the next dry bucket's request meets it
         log.debug("token rate: a lease ahead failed", exc_info=True)
         bucket.refill_at = 0  # not asked ahead again: the next lease is a request's own
@@ -862,6 +873,18 @@ return answers
 """
 
 
+#: ``DECRBY`` only where the key still is: an unserved lease taken back from
+#: a window whose key Redis no longer holds (restarted, or the counts reset)
+#: would make it anew, negative and with no expiry (kept for good, and read
+#: as the next window's previous count: room past the limit).
+_TAKE_BACK = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('DECRBY', KEYS[1], ARGV[1])
+end
+return false
+"""
+
+
 #: A key's count with a request, and its previous window's count when the
 #: request opened the window (``None`` otherwise, or when none was kept).
 Counted = tuple[int, int | None]
@@ -892,7 +915,47 @@ class _IncrBatch:
         # redis-py's script: loaded on first use, and again after a restart
         # forgot it (``NOSCRIPT``).
         self.count_each = client.register_script(_COUNT_EACH)
+        self.take_back_script = client.register_script(_TAKE_BACK)
         self.buckets: LRU[str, _Bucket] = LRU(maxsize=_WINDOWS_KEPT)
+        #: This loop's sweep of idle buckets, while any holds a lease.
+        self.sweeper: asyncio.Task[None] | None = None
+
+    async def take_back(self, key: str, units: int) -> None:
+        """``units`` counted on ``key`` and not served, taken back (``_TAKE_BACK``)."""
+        await self.take_back_script(keys=[key], args=[units])
+
+    def watch_idle(self) -> None:
+        """This loop's idle sweep (``sweep``), started unless it runs."""
+        if self.sweeper is None or self.sweeper.done():
+            self.sweeper = asyncio.get_running_loop().create_task(
+                self.sweep(), context=contextvars.Context()
+            )
+
+    async def sweep(self) -> None:
+        """Every ``LEASE_IDLE_SECONDS``, each bucket no request has drawn on
+        since the last look gives its unserved lease back; it ends once no
+        bucket holds any (a request's lease starts it again). No cost on a
+        request's path: a bucket is idle when its ``(left, total)`` has not
+        moved between two looks."""
+        while True:
+            await asyncio.sleep(LEASE_IDLE_SECONDS)
+            holding = False
+            for _, bucket in self.buckets.items():  # a list: safe across awaits
+                if bucket.left <= 0:
+                    continue
+                mark = (bucket.left, bucket.total)
+                if bucket.leasing or bucket.looked != mark:
+                    bucket.looked = mark
+                    holding = True
+                    continue
+                unserved, bucket.left = bucket.left, 0
+                bucket.refill_at = 0
+                try:
+                    await self.take_back(bucket.key, unserved)
+                except Exception:  # counted still: at worst early refusals
+                    log.debug("token rate: an idle lease was not given back", exc_info=True)
+            if not holding:
+                return
 
     async def count(
         self, key: str, opening: tuple[str, int] | None = None, *, units: int = 1

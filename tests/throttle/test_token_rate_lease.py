@@ -221,3 +221,74 @@ def test_a_lease_ahead_that_finds_its_key_gone_gives_it_an_expiry(
     keys = list(client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
     assert [int(client.get(key) or 0) for key in keys] == [98]  # made anew by the lease ahead
     assert 0 < client.ttl(keys[0]) <= 180
+
+
+def test_an_idle_lease_goes_back_and_a_drawn_on_one_stays(
+    on_redis: str, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token whose requests stopped coming to this process (its gateway's
+    connection moved to another worker) has its unserved lease given back
+    within two looks of the sweep, so it weighs on nobody else until the
+    window ends; the control, a token still drawn on between looks, keeps
+    its own. The sweep then ends."""
+    monkeypatch.setattr(throttle, "LEASE_IDLE_SECONDS", 0.05)
+
+    async def hits() -> tuple[int, int, int, bool]:
+        try:
+            for token in (7, 8):
+                for _ in range(2):  # the window opened, then a lease of 100
+                    assert await throttle.ahit_token_rate(token) is None
+            batch = throttle._batch_for(async_cache.client())
+            served = 2
+            for _ in range(15):  # token 8 drawn on between looks; token 7 not
+                await asyncio.sleep(0.02)
+                assert await throttle.ahit_token_rate(8) is None
+                served += 1
+            kept = batch.buckets[throttle.rate_key(7, None)].left
+            held = batch.buckets[throttle.rate_key(8, None)].left
+            await asyncio.sleep(0.2)  # token 8 idle too: both given back
+            sweeper = batch.sweeper
+            return kept, held, served, sweeper is not None and sweeper.done()
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
+        kept, held, served, ended = asyncio.run(hits())
+    assert kept == 0  # token 7's 99 went back
+    assert held > 0  # token 8's stayed while it was drawn on
+    # Redis keeps what each served, not what they held.
+    assert sorted(counts_by_token(redis_url, on_redis).values()) == sorted([2, served])
+    assert ended
+
+
+def test_a_lease_given_back_after_a_restart_makes_no_key(on_redis: str, redis_url: str) -> None:
+    """Redis lost the window's key while a bucket held a lease: giving the
+    lease back as the next window opens makes no key (a ``DECRBY`` would make
+    it anew, negative and kept for good, and the next window would read it
+    as its previous count: room past the limit)."""
+    client = redis.Redis.from_url(redis_url)
+
+    async def hits() -> None:
+        try:
+            with at(START):
+                for _ in range(2):  # the window opened, then a lease of 100
+                    assert await throttle.ahit_token_rate(7) is None
+            client.delete(*client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
+            with at(START + 60):
+                assert await throttle.ahit_token_rate(7) is None  # the lease goes back
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6400/minute"):
+        asyncio.run(hits())
+    number = int(START // 60)
+    assert counts(redis_url, on_redis) == {number + 1: 1}
+
+
+def counts_by_token(url: str, prefix: str) -> dict[str, int]:
+    """Each token's count on Redis (one window), by the key's token."""
+    client = redis.Redis.from_url(url)
+    return {
+        key.decode().rsplit(":", 2)[-2]: int(client.get(key) or 0)
+        for key in client.scan_iter(match=f"{prefix}:throttle:token-rate:*")
+    }
