@@ -136,6 +136,7 @@ def test_a_lease_not_served_goes_back_when_the_next_window_opens(
                 # Five at once as the window turns: the lease goes back once.
                 passed = await asyncio.gather(*(throttle.ahit_token_rate(7) for _ in range(5)))
                 assert passed == [None] * 5
+                await asyncio.sleep(0.05)  # given back in the background
         finally:
             await async_cache.aclose()
 
@@ -276,6 +277,7 @@ def test_a_lease_given_back_after_a_restart_makes_no_key(on_redis: str, redis_ur
             client.delete(*client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
             with at(START + 60):
                 assert await throttle.ahit_token_rate(7) is None  # the lease goes back
+                await asyncio.sleep(0.05)  # in the background
         finally:
             await async_cache.aclose()
 
@@ -292,3 +294,32 @@ def counts_by_token(url: str, prefix: str) -> dict[str, int]:
         key.decode().rsplit(":", 2)[-2]: int(client.get(key) or 0)
         for key in client.scan_iter(match=f"{prefix}:throttle:token-rate:*")
     }
+
+
+def test_the_windows_first_request_does_not_wait_for_the_give_back(
+    on_redis: str, redis_url: str
+) -> None:
+    """A lease's rest goes back in the background as the next window opens:
+    the request that finds it (the token's first of the window) is answered
+    even while the give-back has not landed (here: never does)."""
+
+    async def hits() -> bool:
+        try:
+            with at(START):
+                for _ in range(2):  # the window opened, then a lease of 100
+                    assert await throttle.ahit_token_rate(7) is None
+            stuck = asyncio.Event()
+
+            async def never(*_: Any) -> None:
+                await stuck.wait()
+
+            with (
+                mock.patch.object(throttle._IncrBatch, "take_back", side_effect=never),
+                at(START + 60),
+            ):
+                return await asyncio.wait_for(throttle.ahit_token_rate(7), 2) is None
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6400/minute"):
+        assert asyncio.run(hits())
