@@ -776,7 +776,7 @@ def _give_back(batch: _IncrBatch, bucket: _Bucket, number: int) -> None:
     unserved, bucket.left = bucket.left, 0
     if unserved > 0 and bucket.number == number - 1:
         asyncio.get_running_loop().create_task(
-            batch.give_back(bucket.key, unserved), context=contextvars.Context()
+            batch.give_back([(bucket.key, unserved)]), context=contextvars.Context()
         )
 
 
@@ -879,16 +879,22 @@ return answers
 """
 
 
-#: ``DECRBY`` only where the key still is: an unserved lease taken back from
-#: a window whose key Redis no longer holds (restarted, or the counts reset)
-#: would make it anew, negative and with no expiry (kept for good, and read
-#: as the next window's previous count: room past the limit).
+#: ``DECRBY`` of each key by its amount, only where the key still is: an
+#: unserved lease taken back from a window whose key Redis no longer holds
+#: (restarted, or the counts reset) would make it anew, negative and with no
+#: expiry (kept for good, and read as the next window's previous count: room
+#: past the limit). Many keys in one command: an idle sweep gives back every
+#: token's lease at once.
 _TAKE_BACK = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return redis.call('DECRBY', KEYS[1], ARGV[1])
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('DECRBY', KEYS[i], ARGV[i])
+  end
 end
-return false
+return #KEYS
 """
+#: The most leases one ``_TAKE_BACK`` gives back (Redis runs a script alone).
+_TAKE_BACK_MOST = 1000
 
 
 #: A key's count with a request, and its previous window's count when the
@@ -926,15 +932,16 @@ class _IncrBatch:
         #: This loop's sweep of idle buckets, while any holds a lease.
         self.sweeper: asyncio.Task[None] | None = None
 
-    async def take_back(self, key: str, units: int) -> None:
-        """``units`` counted on ``key`` and not served, taken back (``_TAKE_BACK``)."""
-        await self.take_back_script(keys=[key], args=[units])
-
-    async def give_back(self, key: str, units: int) -> None:
-        """``take_back`` as a lease's rest is given back, off a request's path:
-        a failure leaves it counted (at worst early refusals), said at debug."""
+    async def give_back(self, leases: list[tuple[str, int]]) -> None:
+        """Each ``(key, units)`` counted and not served, taken back
+        (``_TAKE_BACK``, ``_TAKE_BACK_MOST`` a command), off a request's path:
+        a failure leaves them counted (at worst early refusals), said at debug."""
         try:
-            await self.take_back(key, units)
+            for start in range(0, len(leases), _TAKE_BACK_MOST):
+                chunk = leases[start : start + _TAKE_BACK_MOST]
+                await self.take_back_script(
+                    keys=[key for key, _ in chunk], args=[units for _, units in chunk]
+                )
         except Exception:
             log.debug("token rate: a lease was not given back", exc_info=True)
 
@@ -954,7 +961,8 @@ class _IncrBatch:
         while True:
             await asyncio.sleep(LEASE_IDLE_SECONDS)
             holding = False
-            for _, bucket in self.buckets.items():  # a list: safe across awaits
+            idle: list[tuple[str, int]] = []
+            for _, bucket in self.buckets.items():
                 if bucket.left <= 0:
                     continue
                 mark = (bucket.left, bucket.total)
@@ -962,9 +970,10 @@ class _IncrBatch:
                     bucket.looked = mark
                     holding = True
                     continue
-                unserved, bucket.left = bucket.left, 0
-                bucket.refill_at = 0
-                await self.give_back(bucket.key, unserved)
+                idle.append((bucket.key, bucket.left))
+                bucket.left = bucket.refill_at = 0
+            if idle:
+                await self.give_back(idle)
             if not holding:
                 return
 

@@ -314,7 +314,7 @@ def test_the_windows_first_request_does_not_wait_for_the_give_back(
                 await stuck.wait()
 
             with (
-                mock.patch.object(throttle._IncrBatch, "take_back", side_effect=never),
+                mock.patch.object(throttle._IncrBatch, "give_back", side_effect=never),
                 at(START + 60),
             ):
                 return await asyncio.wait_for(throttle.ahit_token_rate(7), 2) is None
@@ -323,3 +323,27 @@ def test_the_windows_first_request_does_not_wait_for_the_give_back(
 
     with override_settings(CURFEW_TOKEN_RATE="6400/minute"):
         assert asyncio.run(hits())
+
+
+def test_the_sweep_gives_back_every_idle_lease_in_one_command(
+    on_redis: str, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many tokens gone idle together (a crowd of gateways moved on) cost one
+    round trip, not one a token."""
+    monkeypatch.setattr(throttle, "LEASE_IDLE_SECONDS", 0.05)
+
+    async def hits() -> list[tuple[Any, ...]]:
+        try:
+            for token in range(1, 31):
+                for _ in range(2):  # the window opened, then a lease of 100
+                    assert await throttle.ahit_token_rate(token) is None
+            sent = _spy_commands(async_cache.client())
+            await asyncio.sleep(0.2)  # two looks: every lease idle
+            return sent
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
+        sent = asyncio.run(hits())
+    assert [trip[0] for trip in sent] == ["EVALSHA"]
+    assert sorted(counts_by_token(redis_url, on_redis).values()) == [2] * 30
