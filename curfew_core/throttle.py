@@ -606,7 +606,12 @@ class _TokenWindow:
         """How many of ``units`` requests counted as ``first``, ``first + 1``…
         fit under the limit, each judged as ``judge`` judges one."""
         weighed = self._weighed()
-        fit = 0
+        # The run of those that fit, from the first: worked out, then checked
+        # on the very sums the loop below makes (a lease is up to
+        # ``LEASE_MOST``: a loop over each was a tenth of a cold verdict).
+        fit = min(units, max(0, math.floor(item.amount - weighed - first) + 1))
+        while fit > 0 and weighed + first + (fit - 1) > item.amount:
+            fit -= 1
         while fit < units and weighed + first + fit <= item.amount:
             fit += 1
         return fit
@@ -670,10 +675,17 @@ class _Bucket:
     #: Whether a lease is on its way: others meanwhile count one at a time.
     leasing: bool = False
     #: The next lease is asked, in the background, once ``left`` is down to
-    #: this (the last lease's size: one lease kept in reserve). Under load a
-    #: turn of the event loop serves every connection's request, so a round
-    #: trip to Redis takes a few turns: with half a lease in reserve the bucket
-    #: still ran dry before the next one landed, a tenth of the requests.
+    #: this. After a lease asked ahead, its size: the token drew a lease down
+    #: while the next was on its way, so one lease is kept in reserve (under
+    #: load a turn of the event loop serves every connection's request, and a
+    #: round trip to Redis takes a few turns: with half a lease in reserve
+    #: the bucket still ran dry before the next one landed, a tenth of the
+    #: requests). After a request's own lease (the bucket was dry, or new),
+    #: half its size: how fast the token draws is not known yet, and a
+    #: token asked a few times a window (10,000 users, each every few
+    #: seconds) would otherwise ask a second lease on its very next request,
+    #: a round trip for nothing (issue 40: two of them a token after each
+    #: idle sweep, most of the Redis commands at 10,000 users).
     #: 0: none asked ahead (no lease yet, or the last one asked ahead failed).
     refill_at: int = 0
     #: ``(left, total)`` at the idle sweep's last look (``_IncrBatch.sweep``).
@@ -681,8 +693,8 @@ class _Bucket:
 
     def hold(self, more: int, total: int, leased: int) -> None:
         """``more`` requests counted for later, the window's count seen as
-        ``total``; after a lease of ``leased`` (0: none), the next is asked
-        when that many are left."""
+        ``total``; the next lease is asked when ``leased`` are left (0: as
+        before, ``refill_at``)."""
         self.left += more
         self.total = max(self.total, total)
         if leased:
@@ -761,7 +773,7 @@ async def _count_now(
             leasing.leasing = False
     if fit == 0:
         return window.judge(item, count)
-    _keep(batch, who, window, count, fit, leased=fit if units > 1 else 0)
+    _keep(batch, who, window, count, fit, leased=max(1, fit // 2) if units > 1 else 0)
     return None
 
 

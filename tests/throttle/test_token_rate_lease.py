@@ -14,6 +14,7 @@ from unittest import mock
 import pytest
 import redis
 from django.test import override_settings
+from limits import parse
 
 from curfew_core import throttle
 from curfew_core.store import async_cache
@@ -64,6 +65,57 @@ def test_a_lease_serves_the_next_requests_without_a_round_trip(
     assert at_once == 63
     assert [(trip[0], trip[2]) for trip in sent] == [("INCRBY", 98)]
     assert list(counts(redis_url, on_redis).values()) == [1 + 100 + 98]
+
+
+def test_a_token_asked_a_few_times_a_window_takes_one_lease_not_two(
+    on_redis: str, redis_url: str
+) -> None:
+    """A request's own lease asks the next only once half of it is drawn: a
+    token asked a few times a window (10,000 users, each every few seconds)
+    costs its window's opening and one lease, not a second lease on its very
+    next request. The control: a token that draws past half its lease has the
+    next asked ahead, in the background."""
+
+    async def hits(draws: int) -> list[tuple[Any, ...]]:
+        try:
+            assert await throttle.ahit_token_rate(7) is None  # the window opened
+            assert await throttle.ahit_token_rate(7) is None  # a lease of 100
+            sent = _spy_commands(async_cache.client())
+            for _ in range(draws):
+                assert await throttle.ahit_token_rate(7) is None
+                await asyncio.sleep(0)  # a lease asked ahead would run here
+            await asyncio.sleep(0.1)
+            return sent
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
+        few = asyncio.run(hits(48))
+    assert few == []  # 51 of the lease's 99 left: nothing asked
+    throttle.reset()
+    with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
+        more = asyncio.run(hits(49))
+    assert [(trip[0], trip[2]) for trip in more] == [("INCRBY", 98)]  # 50 left: asked ahead
+
+
+@pytest.mark.parametrize("amount", [1, 7, 100, 6401])
+def test_what_fits_of_a_lease_is_what_one_at_a_time_would_pass(amount: int) -> None:
+    """``_TokenWindow.fitting`` works the run out; the oracle judges each
+    count in turn, as ``judge`` does a request's, over previous counts and
+    instants that make the weight a fraction."""
+    oracle_runs = 0
+    for previous in (0, 1, 3, amount - 1, amount, 2 * amount + 3):
+        for elapsed in (0.0, 0.1, 17.3, 29.99, 59.9):
+            window = throttle._TokenWindow(60, 1, elapsed, "now", "before", "7", max(previous, 0))
+            weighed = window._weighed()
+            for first in (1, 2, amount // 2 or 1, amount, amount + 1):
+                for units in (1, 2, 64, 256):
+                    oracle = 0
+                    while oracle < units and weighed + first + oracle <= amount:
+                        oracle += 1
+                    assert window.fitting(parse(f"{amount}/minute"), first, units) == oracle
+                    oracle_runs += oracle
+    assert oracle_runs > 0  # some of it fits somewhere: not a test of nothing
 
 
 def test_near_the_limit_each_request_is_counted_as_it_comes(on_redis: str, redis_url: str) -> None:
@@ -212,7 +264,8 @@ def test_a_lease_ahead_that_finds_its_key_gone_gives_it_an_expiry(
             assert await throttle.ahit_token_rate(7) is None  # the window opened
             assert await throttle.ahit_token_rate(7) is None  # a lease of 100
             client.delete(*client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
-            assert await throttle.ahit_token_rate(7) is None  # served; the next asked ahead
+            for _ in range(49):  # served, down to half the lease: the next asked ahead
+                assert await throttle.ahit_token_rate(7) is None
             await asyncio.sleep(0.1)  # the lease ahead lands
         finally:
             await async_cache.aclose()
