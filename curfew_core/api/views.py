@@ -74,6 +74,7 @@ def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) ->
             session=context.session_id,
             purpose=context.purpose,
             budget_before=context.max_tokens,
+            zone=bundle.config["timezone"],
         )
     # The user's zone (a team member's own): the one ``reason`` is told in.
     return verdict_json(result, now=at or now, timezone=bundle.config["timezone"])

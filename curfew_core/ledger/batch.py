@@ -82,11 +82,16 @@ class Batch:
 
     Not thread-safe by itself: the recorder adds under its lock."""
 
-    __slots__ = ("_at", "rows", "tallies")
+    __slots__ = ("_at", "rows", "tallies", "zones")
 
     def __init__(self, at_value: AtValue) -> None:
         self.rows: list[Row] = []
         self.tallies: dict[TallyKey, list[int]] = {}
+        #: Each user's zone as their decisions were made in it, where the
+        #: recording door knew it (the verdict door: the user's bundle): the
+        #: writer files their tallies under its local hours without reading
+        #: their schedule (``services.ledger._hours``). The latest wins.
+        self.zones: dict[int, str] = {}
         #: An instant (and its minute) as the database stores it
         #: (``services.ledger.at_value``).
         self._at = at_value
@@ -126,6 +131,7 @@ class Batch:
         self.rows.extend(newer.rows)
         for key, sums in newer.tallies.items():
             self._add_sums(key, sums)
+        self.zones.update(newer.zones)
 
     def bounded(self, limit: int) -> int:
         """Keep at most ``limit`` raw rows (an outage outlasting the buffer):
@@ -150,6 +156,8 @@ class Batch:
         (``minute_of`` reads its minute back from the stored instant)."""
         first = Batch(self._at)
         rest = Batch(self._at)
+        first.zones = dict(self.zones)
+        rest.zones = dict(self.zones)
         half = len(self.rows) // 2
         for row in self.rows[:half]:
             first._count(row, minute_of(row[1]))
@@ -222,9 +230,9 @@ class Batch:
     def users(self) -> set[int]:
         return {key[0] for key in self.tallies}
 
-    def only_users(self, kept: set[int]) -> None:
-        """Forget the decisions of users not in ``kept`` (deleted meanwhile)."""
-        if self.users() <= kept:
+    def without_users(self, gone: set[int]) -> None:
+        """Forget the decisions of the users in ``gone`` (deleted meanwhile)."""
+        if not gone:
             return
-        self.rows = [row for row in self.rows if row[0] in kept]
-        self.tallies = {key: sums for key, sums in self.tallies.items() if key[0] in kept}
+        self.rows = [row for row in self.rows if row[0] not in gone]
+        self.tallies = {key: sums for key, sums in self.tallies.items() if key[0] not in gone}

@@ -169,6 +169,7 @@ def record_verdict(
     session: str | None,
     purpose: str | None,
     budget_before: int | None,
+    zone: str | None = None,
 ) -> None:
     """Twin of ``record(verdict_entry(verdict, origin=origin, at=at,
     user_id=user_id, ...))`` (``record`` above, ``ledger.entry``'s rules and
@@ -179,7 +180,8 @@ def record_verdict(
     second with it against 5,043 without (+10.1 %, side by side in one run,
     load 4.4); every twin of the verdict path together +6.1 % and +6.5 % in
     both row orders. ``tests/ledger/test_record_verdict.py`` holds the two
-    batch for batch equal."""
+    batch for batch equal. ``zone``: the user's, the verdict decided in it
+    (kept in ``Batch.zones``: the writer files their hours by it)."""
     global _batch
     if not setting("CURFEW_LEDGER"):
         return
@@ -230,6 +232,8 @@ def record_verdict(
             batch = _batch = _new_batch()
         rows = batch.rows
         rows.append(row)
+        if zone is not None:
+            batch.zones[user_id] = zone
         sums = batch.tallies.get(key)
         if sums is None:
             sums = batch.tallies[key] = [0, 0, 0, 0, 0, 0, 0, 0]

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from curfew_core.ledger.entry import Entry
 from curfew_core.ledger.hours import local_hour
-from curfew_core.models import Decision, DecisionHour
+from curfew_core.models import Decision, DecisionHour, Schedule
 from curfew_core.services import ledger_recorder as recorder
 from curfew_core.services.ledger import decisions_prune
 from curfew_core.services.schedules import schedule_update
@@ -89,6 +89,62 @@ def test_the_repeated_hour_of_a_fall_back_night_is_two_hours(user: User) -> None
         datetime(2026, 10, 25, 0, 0, tzinfo=UTC),
         datetime(2026, 10, 25, 1, 0, tzinfo=UTC),
     ]
+
+
+def _schedule_reads(queries: CaptureQueriesContext) -> int:
+    table = Schedule._meta.db_table
+    return sum(table in query["sql"] for query in queries.captured_queries)
+
+
+def test_the_verdict_doors_zone_files_its_hours_with_no_schedule_read(user: User) -> None:
+    """The verdict door tells the recorder the zone it decided in: the flush
+    files the hours in it and reads no schedule (issue 40: at 10,000 users
+    that read was a tenth of a verdict). The control: the same decision
+    recorded as an entry, with no zone, reads the user's schedule, and its
+    hour is the schedule's (Berlin's, where the door said Kolkata's)."""
+    from curfew_core.engine import RequestContext
+    from curfew_core.selectors.verdicts import verdict_for
+
+    schedule_update(user=user, changes={"timezone": "Europe/Berlin"}, source="test")
+    verdict, _ = verdict_for(user_id=user.pk, now=T0, request=RequestContext(max_tokens=4096))
+    recorder.record_verdict(
+        verdict,
+        origin="verdict",
+        at=T0,
+        user_id=user.pk,
+        session=None,
+        purpose=None,
+        budget_before=4096,
+        zone="Asia/Kolkata",
+    )
+    with CaptureQueriesContext(connection) as queries:
+        assert recorder.flush() == 1
+    assert _schedule_reads(queries) == 0
+    [hour] = DecisionHour.objects.all()
+    assert (hour.local_date, hour.local_hour) == (date(2026, 9, 29), 21)  # 21:00 IST
+    assert hour.hour_start == datetime(2026, 9, 29, 15, 30, tzinfo=UTC)
+
+    DecisionHour.objects.all().delete()
+    recorder.record(entry(user, T0))
+    with CaptureQueriesContext(connection) as queries:
+        assert recorder.flush() == 1
+    assert _schedule_reads(queries) == 1
+    [hour] = DecisionHour.objects.all()
+    assert (hour.local_date, hour.local_hour) == (date(2026, 9, 29), 17)  # 17:00 CEST
+
+
+def test_a_deleted_users_decisions_are_dropped_and_the_rest_stored(user: User) -> None:
+    """A user deleted between their decision and its flush: their rows and
+    hours go, the others' are stored (the database names only the missing)."""
+    other = User.objects.create_user("other")
+    recorder.record(entry(user))
+    recorder.record(entry(other))
+    other_id = other.pk
+    other.delete()
+    assert recorder.flush() == 1
+    assert list(Decision.objects.values_list("user_id", flat=True)) == [user.pk]
+    assert list(DecisionHour.objects.values_list("user_id", flat=True)) == [user.pk]
+    assert not Decision.objects.filter(user_id=other_id).exists()
 
 
 def test_a_spring_forward_night_skips_its_missing_hour() -> None:
