@@ -336,13 +336,14 @@ def _hours(batch: Batch) -> list[tuple[Any, ...]]:
             zones[user_id] = _zone(name)
     default_zone = _zone(None)
     hours: dict[tuple[int, datetime, str, str], list[Any]] = {}
-    hour_of: dict[tuple[zoneinfo.ZoneInfo, datetime], Any] = {}
+    # By zone and minute: most of a flush's thousands of tallies share a few.
+    hour_of: dict[tuple[zoneinfo.ZoneInfo, int], Any] = {}
     for (user_id, epoch_minute, state, action), sums in batch.tallies.items():
         zone = zones.get(user_id, default_zone)
-        minute = datetime.fromtimestamp(epoch_minute * 60, UTC)
-        local = hour_of.get((zone, minute))
+        local = hour_of.get((zone, epoch_minute))
         if local is None:
-            local = hour_of[zone, minute] = local_hour(minute, zone)
+            minute = datetime.fromtimestamp(epoch_minute * 60, UTC)
+            local = hour_of[zone, epoch_minute] = local_hour(minute, zone)
         key = (user_id, local.start, state, action)
         hour = hours.get(key)
         if hour is None:
