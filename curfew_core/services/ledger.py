@@ -459,9 +459,16 @@ def decisions_write_status(xact: int) -> str:
 
 def _write(entries: Sequence[Entry], batch: Batch | None) -> int:
     stored = Batch(at_value())
-    if batch is not None:
+    resolved = _resolved(entries)
+    if batch is not None and not resolved:
+        # Read as it is: nothing below changes a batch's rows or tallies in
+        # place (``without_users`` makes new ones), so the recorder's batch is
+        # kept whole if this fails, with no copy made of each of its thousands
+        # of tallies (one a user and minute) at 10,000 users.
+        stored.rows, stored.tallies, stored.zones = batch.rows, batch.tallies, batch.zones
+    elif batch is not None:
         stored.absorb(batch)  # a copy: if this fails, the recorder keeps the batch whole
-    for user_id, entry in _resolved(entries):
+    for user_id, entry in resolved:
         stored.add(entry, user_id)
     if not stored.rows:
         return 0

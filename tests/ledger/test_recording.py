@@ -147,6 +147,40 @@ def test_a_deleted_users_decisions_are_dropped_and_the_rest_stored(user: User) -
     assert not Decision.objects.filter(user_id=other_id).exists()
 
 
+def test_a_write_that_fails_leaves_the_batch_it_was_given_as_it_was(
+    user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer reads the recorder's batch without copying it: a write that
+    fails after a deleted user's decisions were set aside (the rows and
+    tallies it goes on with are new ones) leaves the batch as it was, to be
+    written whole on the next try."""
+    from django.db import DatabaseError
+
+    from curfew_core.ledger.batch import Batch
+    from curfew_core.services import ledger as ledger_service
+
+    gone = User.objects.create_user("gone")
+    batch = Batch(ledger_service.at_value())
+    batch.zones[user.pk] = "Asia/Shanghai"
+    for who in (user, gone):
+        batch.add(entry(who), who.pk)
+    rows, tallies = list(batch.rows), {key: list(sums) for key, sums in batch.tallies.items()}
+    gone.delete()
+
+    def refused(hours: object) -> None:
+        raise DatabaseError("refused")
+
+    monkeypatch.setattr(ledger_service, "_upsert", refused)
+    with pytest.raises(DatabaseError):
+        ledger_service.decisions_write(batch=batch)
+    assert batch.rows == rows
+    assert {key: list(sums) for key, sums in batch.tallies.items()} == tallies
+    assert len(rows) == 2  # the control: the deleted user's decision is still in it
+    monkeypatch.undo()
+    assert ledger_service.decisions_write(batch=batch) == 1  # the deleted user's set aside
+    assert Decision.objects.get().user_id == user.pk
+
+
 def test_a_spring_forward_night_skips_its_missing_hour() -> None:
     berlin = ZoneInfo("Europe/Berlin")
     # 2026-03-29: 02:00 CET -> 03:00 CEST. 00:59 UTC is 01:59 CET; 01:00 UTC is 03:00 CEST.
