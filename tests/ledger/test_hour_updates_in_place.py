@@ -6,15 +6,15 @@ updates to stay on it, writing no index (a heap-only update)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from curfew_core.ledger.entry import Entry
 from curfew_core.models import DecisionHour
 from curfew_core.services import ledger_recorder as recorder
+from tests.ledger.test_recording import T0, entry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,7 +24,6 @@ on_postgres = pytest.mark.skipif(
 TABLE = DecisionHour._meta.db_table
 #: Enough rows to fill pages: with a few, any page has room, fillfactor or not.
 USERS = 400
-T0 = datetime(2026, 9, 29, 15, 30, tzinfo=UTC)
 
 
 def indexed_columns() -> list[list[str]]:
@@ -58,18 +57,7 @@ def test_a_flush_adding_to_an_hour_updates_its_row_in_place() -> None:
 
     def flush(second: int) -> None:
         for user in users:
-            recorder.record(
-                Entry(
-                    at=T0 + timedelta(seconds=second),
-                    state="winding",
-                    action="clamp",
-                    origin="chat",
-                    user_id=user.pk,
-                    reason="winding",
-                    budget_before=4096,
-                    budget_after=1824,
-                )
-            )
+            recorder.record(entry(user, T0 + timedelta(seconds=second)))
         assert recorder.flush() == len(users)
 
     def counts() -> tuple[int, int]:
