@@ -608,7 +608,7 @@ class _TokenWindow:
         weighed = self._weighed()
         # The run of those that fit, from the first: worked out, then checked
         # on the very sums the loop below makes (a lease is up to
-        # ``LEASE_MOST``: a loop over each was a tenth of a cold verdict).
+        # ``LEASE_MOST``: a step each, on the event loop, for every lease).
         fit = min(units, max(0, math.floor(item.amount - weighed - first) + 1))
         while fit > 0 and weighed + first + (fit - 1) > item.amount:
             fit -= 1

@@ -64,6 +64,9 @@ def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) ->
     context = asked.context
     # ``context`` is the one object ``api.hot`` keeps for this body.
     result, _ = decide_for(bundle, now=now, request=context, at=at, repeated=True)
+    # The user's zone (a team member's own): the one ``reason`` is told in,
+    # and the one the ledger files the decision's hour in.
+    zone = bundle.config["timezone"]
     if at is None:
         # ``record(verdict_entry(...))`` without the entry in between.
         record_verdict(
@@ -74,10 +77,9 @@ def verdict_body(bundle: UserBundle, asked: VerdictRequest, *, now: datetime) ->
             session=context.session_id,
             purpose=context.purpose,
             budget_before=context.max_tokens,
-            zone=bundle.config["timezone"],
+            zone=zone,
         )
-    # The user's zone (a team member's own): the one ``reason`` is told in.
-    return verdict_json(result, now=at or now, timezone=bundle.config["timezone"])
+    return verdict_json(result, now=at or now, timezone=zone)
 
 
 def popped_version(changes: dict[str, Any]) -> int | None:
