@@ -17,6 +17,13 @@ hours, mostly idle): its inbox and its "writable" flag hold no empty deques
 handshake request and response are dropped once the handshake is answered.
 Its behaviour is uvicorn's (``tests/production`` runs ``bin/serve``).
 
+``--http curfew_site.serve:OneWriteHttpProtocol`` is uvicorn's httptools
+protocol writing a response's head and its body in one system call
+(:class:`HeldHead`): uvicorn writes the head the moment the app sends it,
+then the body, so a short answer (a verdict is a few hundred bytes) cost two
+``send`` calls and two TCP segments, and woke the client twice (aiohttp's
+server joins them the same way: its pull request 10991).
+
 ``python -m curfew_site.serve`` is uvicorn's own command line, with one change
 to its supervisor of several workers (:class:`DrainingMultiprocess`): told to
 stop, it stops listening too. uvicorn's supervisor keeps the listening socket
@@ -34,6 +41,7 @@ import importlib
 from collections import deque
 from typing import Any
 
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.supervisors import Multiprocess
 
@@ -129,6 +137,85 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
             # The handshake is answered: its parsed request and response are not read again.
             self.request = None  # type: ignore[assignment]
             self.response = None  # type: ignore[assignment]
+
+
+class HeldHead:
+    """A connection's transport that sends what is written in one turn of the
+    event loop in one write: the first write of a turn is held, the next goes
+    out with it, and whatever is still held when the turn ends is written
+    then (``call_soon``). Nothing waits past its turn, so a streamed answer's
+    chunks and a head whose body comes later go out as before; only a head
+    and a body written together (every whole answer: uvicorn sends the body
+    in the same turn as the head) become one ``send``. Closing writes what
+    is held first; aborting drops it, as it drops the transport's buffer."""
+
+    __slots__ = ("held", "loop", "transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport = transport
+        self.loop = loop
+        self.held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        held = self.held
+        if held is None:
+            self.held = bytes(data)
+            self.loop.call_soon(self.flush)
+            return
+        self.held = None
+        if len(data) <= _JOINED:
+            self.transport.write(held + data)
+        else:
+            self.transport.writelines((held, data))
+
+    def writelines(self, lines: Any) -> None:
+        self.flush()
+        self.transport.writelines(lines)
+
+    def flush(self) -> None:
+        held = self.held
+        if held is not None:
+            self.held = None
+            if not self.transport.is_closing():  # the peer went away meanwhile
+                self.transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self.transport.write_eof()
+
+    def abort(self) -> None:
+        self.held = None
+        self.transport.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return self.transport.get_write_buffer_size() + len(self.held or b"")
+
+    def __getattr__(self, name: str) -> Any:
+        # Everything else (extra info, reading paused and resumed, ...) is the transport's.
+        return getattr(self.transport, name)
+
+
+#: A body up to this size is joined to its head (one copy); a longer one is
+#: handed over beside it (``writelines``: still one system call).
+_JOINED = 16 * 1024
+
+
+class OneWriteHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, its writes through :class:`HeldHead`."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(HeldHead(transport, self.loop))  # type: ignore[arg-type]
+
+    def handle_websocket_upgrade(self) -> None:
+        # The socket's next protocol gets the transport itself.
+        held: Any = self.transport
+        held.flush()
+        self.transport = held.transport
+        super().handle_websocket_upgrade()
 
 
 class DrainingMultiprocess(Multiprocess):

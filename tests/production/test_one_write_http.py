@@ -1,0 +1,218 @@
+"""bin/serve's HTTP protocol writes a response's head with its body in one
+system call (``curfew_site/serve.py``: ``OneWriteHttpProtocol``, ``HeldHead``);
+the served suites (``tests/production``) run it whole behind ``bin/serve``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from curfew_site.serve import HeldHead, OneWriteHttpProtocol
+
+
+class Transport:
+    """What a protocol writes, a write a call."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        assert not self.closed, "written after close"
+        self.writes.append(bytes(data))
+
+    def writelines(self, lines: Any) -> None:
+        self.write(b"".join(lines))
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.aborted = self.closed = True
+
+    def write_eof(self) -> None:
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 5555)}.get(name, default)
+
+
+async def test_a_head_and_its_body_written_in_one_turn_are_one_write():
+    transport = Transport()
+    held = HeldHead(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+    held.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+    assert transport.writes == []
+    held.write(b"{}")
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"]
+    await asyncio.sleep(0)
+    assert len(transport.writes) == 1, "nothing more at the turn's end"
+
+
+async def test_a_head_alone_goes_out_when_the_turn_ends_and_a_stream_as_it_comes():
+    transport = Transport()
+    held = HeldHead(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+    held.write(b"head")
+    await asyncio.sleep(0)
+    assert transport.writes == [b"head"]
+    held.write(b"chunk 1")
+    await asyncio.sleep(0)
+    held.write(b"chunk 2")
+    await asyncio.sleep(0)
+    assert transport.writes == [b"head", b"chunk 1", b"chunk 2"]
+
+
+async def test_a_long_body_goes_beside_its_head_and_order_is_kept():
+    transport = Transport()
+    held = HeldHead(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+    body = b"x" * (64 * 1024)
+    held.write(b"head")
+    held.write(body)
+    held.write(b"next head")
+    held.writelines([b"a", b"b"])
+    assert transport.writes == [b"head" + body, b"next head", b"ab"]
+    assert held.get_write_buffer_size() == 0
+
+
+async def test_close_writes_what_is_held_first_and_abort_drops_it():
+    transport = Transport()
+    held = HeldHead(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+    held.write(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+    assert held.get_write_buffer_size() == len(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+    held.close()
+    assert transport.writes == [b"HTTP/1.1 400 Bad Request\r\n\r\n"]
+    assert transport.closed
+    await asyncio.sleep(0)
+    assert len(transport.writes) == 1
+
+    dropped = Transport()
+    held = HeldHead(dropped, asyncio.get_running_loop())  # type: ignore[arg-type]
+    held.write(b"head")
+    held.abort()
+    await asyncio.sleep(0)
+    assert dropped.writes == []
+    assert dropped.aborted
+
+
+async def test_a_peer_gone_before_the_turn_ends_is_not_written_to():
+    transport = Transport()
+    held = HeldHead(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+    held.write(b"head")
+    transport.closed = True  # the connection was lost in the same turn
+    await asyncio.sleep(0)
+    assert transport.writes == []
+    assert held.get_extra_info("peername") == ("127.0.0.1", 5555), "the rest is the transport's"
+
+
+class Counted:
+    """The server's transport, its writes counted (as system calls)."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+        self.transport.write(data)
+
+    def writelines(self, lines: Any) -> None:
+        self.write(b"".join(lines))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+def counting(base: type[HttpToolsProtocol], seen: list[Counted]) -> type[HttpToolsProtocol]:
+    class Counting(base):  # type: ignore[valid-type, misc]
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            counted = Counted(transport)
+            seen.append(counted)
+            super().connection_made(counted)  # type: ignore[arg-type]
+
+    return Counting
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    await receive()
+    headers = [(b"content-type", b"application/json")]
+    if scope["path"] == "/stream":
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await asyncio.sleep(0.01)
+        await send({"type": "http.response.body", "body": b'{"part": 1}', "more_body": True})
+        await asyncio.sleep(0.01)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    body = b'{"state": "on-duty"}'
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def served(protocol: type[HttpToolsProtocol], paths: list[str]) -> list[bytes]:
+    """Each path asked on one kept-alive connection to a uvicorn serving
+    ``app`` with ``protocol``; the answers as read."""
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, http=protocol, lifespan="off", log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        answers = []
+        for path in paths:
+            writer.write(f"GET {path} HTTP/1.1\r\nhost: testserver\r\n\r\n".encode())
+            head = await reader.readuntil(b"\r\n\r\n")
+            if b"transfer-encoding: chunked" in head:
+                rest = await reader.readuntil(b"0\r\n\r\n")
+            else:
+                length = int(head.split(b"content-length: ")[1].split(b"\r\n")[0])
+                rest = await reader.readexactly(length)
+            answers.append(head + rest)
+        writer.close()
+        return answers
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+@pytest.mark.parametrize(
+    ("protocol", "writes"),
+    [(HttpToolsProtocol, 2), (OneWriteHttpProtocol, 1)],
+    ids=["uvicorn's own (control)", "bin/serve's"],
+)
+async def test_a_whole_answer_is_one_write_on_the_wire(protocol, writes):
+    seen: list[Counted] = []
+    answers = await served(counting(protocol, seen), ["/verdict", "/verdict"])
+    assert len(answers) == 2
+    for answer in answers:
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert answer.endswith(b'\r\n\r\n{"state": "on-duty"}')
+    (connection,) = seen
+    assert len(connection.writes) == 2 * writes
+    assert b"".join(connection.writes).count(b"HTTP/1.1 200 OK") == 2
+
+
+async def test_a_streamed_answer_goes_out_as_it_comes():
+    seen: list[Counted] = []
+    (answer,) = await served(counting(OneWriteHttpProtocol, seen), ["/stream"])
+    assert b"transfer-encoding: chunked" in answer
+    assert answer.endswith(b'\r\n\r\nb\r\n{"part": 1}\r\n0\r\n\r\n')
+    # The head at its turn's end, then each chunk in its own turn.
+    assert len(seen[0].writes) == 3
