@@ -30,6 +30,10 @@ Not vouched for, because a later instant reads differently there:
 
 The stretch ends at the next local minute, since the reason names it.
 
+A team member's verdict (``decide_member``: their side and the team's,
+combined) stands where both sides stand (``steady_member``), neither of them
+winding, and until the member's overtime stops lifting the team's night.
+
 Pure, standard library only, like ``decide`` (``tests/engine/test_engine_steady.py``
 checks its promise against ``decide`` itself, near offset changes too).
 """
@@ -42,6 +46,7 @@ from curfew_core.engine.clock import next_transition
 from curfew_core.engine.decide import HORIZON, winding_clock
 from curfew_core.engine.overrides import Overrides
 from curfew_core.engine.schedule import Schedule
+from curfew_core.engine.team import TeamSide, member_lift, team_overrides
 from curfew_core.engine.verdict import State, Verdict, new_verdict, progress_percent
 
 _SECOND = timedelta(seconds=1)
@@ -142,3 +147,38 @@ def steady(
     if clock is None:
         return None
     return Stretch(now, until, clock, progress_percent(verdict.progress))
+
+
+def steady_member(
+    verdict: Verdict,
+    own: Verdict,
+    theirs: Verdict,
+    now: datetime,
+    schedule: Schedule,
+    overrides: Overrides,
+    team: TeamSide,
+    *,
+    member_overtime_from: datetime | None = None,
+) -> Stretch | None:
+    """``steady`` for a team member: the stretch after ``now`` that decides
+    ``verdict`` again, or ``None``. ``verdict`` is ``decide_member``'s at
+    ``now``, ``own`` and ``theirs`` the two sides it combined
+    (``member_sides``, same arguments). Both sides must stand: the stretch is
+    where both do. Not vouched for while either side winds (the combined
+    progress follows whichever side acts). Cut where the member's overtime
+    stops lifting the team's night (``team_overrides`` reads the instant
+    there)."""
+    if verdict.progress is not None or own.progress is not None or theirs.progress is not None:
+        return None
+    mine = steady(own, now, schedule, overrides)
+    if mine is None:
+        return None
+    read_with = team_overrides(team, overrides, now=now, member_overtime_from=member_overtime_from)
+    ours = steady(theirs, now, team.schedule, read_with)
+    if ours is None:
+        return None
+    until = min(mine.until, ours.until)
+    lift = member_lift(team, overrides, member_overtime_from)
+    if lift is not None and now < lift < until:
+        until = lift
+    return Stretch(now, until)

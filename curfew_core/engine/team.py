@@ -75,6 +75,19 @@ def team_lets_exempt(team: TeamSide, request: RequestContext) -> bool:
     return team.policy.members_may_exempt or scope_exempts(team.schedule, request)
 
 
+def member_lift(
+    team: TeamSide, member: Overrides, member_overtime_from: datetime | None
+) -> datetime | None:
+    """Until when the member's overtime lifts the team's night, as far as the
+    policy lets it (from ``member_overtime_from``, when it was taken), or
+    ``None``: it never does. Before that instant ``team_overrides`` reads
+    the lift, from it on not."""
+    allowed = team.policy.member_overtime
+    if allowed <= timedelta(0) or member.overtime_until is None or member_overtime_from is None:
+        return None
+    return min(member.overtime_until, member_overtime_from + allowed)
+
+
 def team_overrides(
     team: TeamSide,
     member: Overrides,
@@ -87,16 +100,9 @@ def team_overrides(
     lets it lift the team (from ``member_overtime_from``, when it was taken);
     the member's time machine (never its force-off: the member side has it)."""
     until = team.overtime_until
-    allowed = team.policy.member_overtime
-    if (
-        allowed > timedelta(0)
-        and member.overtime_until is not None
-        and member.overtime_until > now
-        and member_overtime_from is not None
-    ):
-        lift = min(member.overtime_until, member_overtime_from + allowed)
-        if lift > now and (until is None or lift > until):
-            until = lift
+    lift = member_lift(team, member, member_overtime_from)
+    if lift is not None and lift > now and (until is None or lift > until):
+        until = lift
     return Overrides(
         overtime_until=until,
         forced_off_until=None,
@@ -118,12 +124,21 @@ def decide_member(
     team's (``combine``); exactly ``decide``'s verdict without a team."""
     if team is None:
         return decide(now, schedule, request, overrides)
-    exempt = scope_exempts(schedule, request) and team_lets_exempt(team, request)
     own, theirs = member_sides(
         now, schedule, request, overrides, team, member_overtime_from=member_overtime_from
     )
+    return member_verdict(own, theirs, schedule, request, team)
+
+
+def member_verdict(
+    own: Verdict, theirs: Verdict, schedule: Schedule, request: RequestContext, team: TeamSide
+) -> Verdict:
+    """``decide_member``'s verdict from its two sides (``member_sides``): the
+    two combined, exempt where both sides allow it."""
     combined = combine(own, theirs)
-    if exempt and combined.state is not State.ON_DUTY:
+    if combined.state is not State.ON_DUTY and (
+        scope_exempts(schedule, request) and team_lets_exempt(team, request)
+    ):
         return _exempted(combined)
     return combined
 

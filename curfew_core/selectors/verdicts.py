@@ -48,7 +48,8 @@ from curfew_core.engine import (
 )
 from curfew_core.engine import day_plan as engine_day_plan
 from curfew_core.engine.clock import to_wall
-from curfew_core.engine.steady import Stretch, steady
+from curfew_core.engine.steady import Stretch, steady, steady_member
+from curfew_core.engine.team import member_sides, member_verdict
 from curfew_core.hot_settings import setting
 from curfew_core.selectors.bundles import UserBundle, bundle_for
 from curfew_core.selectors.heads_up import next_payload
@@ -98,17 +99,20 @@ def decide_for(
     if at is not None:
         now = at
         overrides = overrides.for_what_if()
+    if request is None:
+        request = NO_REQUEST
+    steady_memo = at is None and (repeated or request is NO_REQUEST)
     if bundle.team is None:
-        if request is None:
-            request = NO_REQUEST
-        if at is None and (repeated or request is NO_REQUEST):
+        if steady_memo:
             return _steady_decide(bundle, now, request), bundle
         return decide(now, bundle.schedule, request, overrides), bundle
     # A team member: the harsher of the team's schedule and their own (issue 26).
+    if steady_memo:
+        return _steady_member_decide(bundle, now, request), bundle
     verdict = decide_member(
         now,
         bundle.schedule,
-        request or RequestContext(),
+        request,
         overrides,
         bundle.team,
         member_overtime_from=bundle.overtime_from,
@@ -121,7 +125,9 @@ def decide_for(
 NO_REQUEST = RequestContext()
 
 #: Each user's last verdict per request, with the stretch of instants that
-#: decide it again (``engine.steady``): ``(bundle, request, verdict, stretch)``
+#: decide it again (``engine.steady``; a team member's: ``steady_member``,
+#: where a member's verdict was two decisions and their combination every
+#: time, about twice a personal one's cost): ``(bundle, request, verdict, stretch)``
 #: by the user's id and the request's id (the entry holds the request, so its
 #: id is not reused meanwhile); a user's new bundle replaces the old one's
 #: entry, so the memo holds at most one bundle a user and request. A gateway
@@ -144,22 +150,64 @@ _steady: LRU[tuple[int, int], tuple[UserBundle, RequestContext, Verdict, Stretch
 _memo_lock = threading.Lock()
 
 
-def _steady_decide(bundle: UserBundle, now: datetime, request: RequestContext) -> Verdict:
-    """``decide(now, bundle.schedule, request, bundle.overrides)``, from the
-    last one's verdict inside its steady stretch."""
-    key = (bundle.user_id, id(request))
+def _kept(
+    key: tuple[int, int], bundle: UserBundle, request: RequestContext, now: datetime
+) -> Verdict | None:
+    """The memo's verdict for ``bundle`` and ``request`` at ``now``, inside
+    its steady stretch, or ``None``."""
     with _memo_lock:
         kept = _steady.get(key)
     if kept is not None and kept[0] is bundle and kept[1] is request and now.tzinfo is UTC:
         stretch = kept[3]
         if stretch.since <= now < stretch.until:
-            again = stretch.verdict_at(kept[2], now)
-            if again is not None:
-                return again
+            return stretch.verdict_at(kept[2], now)
+    return None
+
+
+def _steady_decide(bundle: UserBundle, now: datetime, request: RequestContext) -> Verdict:
+    """``decide(now, bundle.schedule, request, bundle.overrides)``, from the
+    last one's verdict inside its steady stretch."""
+    key = (bundle.user_id, id(request))
+    again = _kept(key, bundle, request, now)
+    if again is not None:
+        return again
     schedule = bundle.schedule
     overrides = bundle.overrides
     verdict = decide(now, schedule, request, overrides)
     found = steady(verdict, now, schedule, overrides)
+    if found is not None:
+        with _memo_lock:
+            _steady[key] = (bundle, request, verdict, found)
+    return verdict
+
+
+def _steady_member_decide(bundle: UserBundle, now: datetime, request: RequestContext) -> Verdict:
+    """``decide_member`` for the bundle's member and team, from the last one's
+    verdict inside its steady stretch (``engine.steady.steady_member``): a
+    member's verdict is two decisions and their combination, where a
+    personal one is one."""
+    key = (bundle.user_id, id(request))
+    again = _kept(key, bundle, request, now)
+    if again is not None:
+        return again
+    team = bundle.team
+    assert team is not None, "a member's bundle"
+    schedule = bundle.schedule
+    overrides = bundle.overrides
+    own, theirs = member_sides(
+        now, schedule, request, overrides, team, member_overtime_from=bundle.overtime_from
+    )
+    verdict = member_verdict(own, theirs, schedule, request, team)
+    found = steady_member(
+        verdict,
+        own,
+        theirs,
+        now,
+        schedule,
+        overrides,
+        team,
+        member_overtime_from=bundle.overtime_from,
+    )
     if found is not None:
         with _memo_lock:
             _steady[key] = (bundle, request, verdict, found)

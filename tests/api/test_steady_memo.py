@@ -17,7 +17,9 @@ import pytest
 from cachetools import LRUCache
 
 from curfew_core.engine import Overrides, RequestContext, State, decide
+from curfew_core.engine.team import TeamSide, decide_member, member_sides
 from curfew_core.selectors import verdicts
+from curfew_core.selectors.bundles import UserBundle
 from curfew_core.selectors.verdicts import NO_REQUEST, decide_for, verdict_json
 from tests.api.test_answer_encoding import CONFIGS, bundle
 
@@ -134,3 +136,78 @@ def test_a_users_new_bundle_takes_the_old_ones_place(counted: list[datetime]) ->
     assert again == decide(PEAK + timedelta(seconds=1), saved.schedule, ASKED, saved.overrides)
     assert len(verdicts._steady) == 1
     assert next(iter(verdicts._steady.values()))[0] is saved
+
+
+# -- a team member (issue 26): two sides combined, answered from the memo too ----------
+
+
+def member(config: dict[str, Any], team: TeamSide) -> UserBundle:
+    return dataclasses.replace(bundle(config), team_id=9, team=team)
+
+
+#: A team whose night starts at 21:00 and goes dark at 22:00 (the member's default: 23:00).
+EARLY_TEAM = TeamSide(bundle({"night": {"curfew_start": "21:00", "lights_out": "22:00"}}).schedule)
+
+
+@pytest.fixture
+def sides(monkeypatch: pytest.MonkeyPatch) -> list[datetime]:
+    """The instants a member's two sides were decided at through the selectors."""
+    asked: list[datetime] = []
+
+    def counting(now: datetime, *args: Any, **kwargs: Any) -> Any:
+        asked.append(now)
+        return member_sides(now, *args, **kwargs)
+
+    monkeypatch.setattr(verdicts, "member_sides", counting)
+    verdicts._steady.clear()
+    return asked
+
+
+def test_a_members_later_instant_is_answered_from_the_memo(sides: list[datetime]) -> None:
+    user = member({}, EARLY_TEAM)
+    for seconds in (0, 0.5, 7, 39.999):
+        later = PEAK + timedelta(seconds=seconds)
+        got, _ = decide_for(user, now=later, request=ASKED, repeated=True)
+        truth = decide_member(later, user.schedule, ASKED, user.overrides, EARLY_TEAM)
+        assert got == truth
+        assert verdict_json(got, now=later) == verdict_json(truth, now=later)
+    assert sides == [PEAK]  # both sides were decided once
+    next_minute = PEAK + timedelta(seconds=40)
+    decide_for(user, now=next_minute, request=ASKED, repeated=True)
+    assert sides == [PEAK, next_minute]
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_a_members_week_of_calls_through_the_memo_answers_as_decide_member(name: str) -> None:
+    user = member(CONFIGS[name], EARLY_TEAM)
+    verdicts._steady.clear()
+    moment = PEAK
+    end = PEAK + timedelta(days=7)
+    while moment < end:
+        got, _ = decide_for(user, now=moment, request=ASKED, repeated=True)
+        assert got == decide_member(moment, user.schedule, ASKED, user.overrides, EARLY_TEAM)
+        state, _ = decide_for(user, now=moment)
+        assert state == decide_member(
+            moment, user.schedule, NO_REQUEST, user.overrides, EARLY_TEAM
+        ), moment
+        # A member's verdict is three of a personal one's work: a call a minute or so.
+        moment += timedelta(seconds=61, microseconds=7)
+
+
+def test_a_team_change_is_never_answered_from_the_old_verdict(sides: list[datetime]) -> None:
+    user = member({}, TeamSide(bundle({"peak_shift": False}).schedule))
+    decide_for(user, now=PEAK, request=ASKED, repeated=True)
+    # The team's rows changed: the member's bundle is a new one, decided anew.
+    changed = dataclasses.replace(user, team=EARLY_TEAM)
+    again, _ = decide_for(changed, now=PEAK + timedelta(seconds=1), request=ASKED, repeated=True)
+    assert len(sides) == 2
+    assert again == decide_member(
+        PEAK + timedelta(seconds=1), changed.schedule, ASKED, changed.overrides, EARLY_TEAM
+    )
+    # A what-if and a request made anew neither read the memo nor fill it.
+    fresh = RequestContext(max_tokens=4096, session_id="s", purpose="chat")
+    decide_for(changed, now=PEAK, request=ASKED, at=PEAK + timedelta(seconds=3), repeated=True)
+    decide_for(changed, now=PEAK + timedelta(seconds=2), request=fresh)
+    assert len(sides) == 2
+    assert list(verdicts._steady) == [(changed.user_id, id(ASKED))]
+    assert next(iter(verdicts._steady.values()))[0] is changed
