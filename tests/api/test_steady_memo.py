@@ -9,6 +9,7 @@ an old verdict.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -43,22 +44,28 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[datetime]:
     return asked
 
 
-def test_a_later_instant_of_the_minute_is_answered_from_the_memo(counted: list[datetime]) -> None:
-    user = bundle({})
-    first, _ = decide_for(user, now=PEAK, request=ASKED, repeated=True)
-    assert first.state is State.OFF_DUTY
-    for seconds in (0.5, 7, 39.999):
+def answered_through_a_minute(
+    user: UserBundle, truth: Callable[[datetime], Any], asked: list[datetime]
+) -> None:
+    """``user``'s verdicts through the rest of ``PEAK``'s minute are ``truth``'s,
+    the engine asked once; the next minute (its reason names it) is decided anew."""
+    for seconds in (0, 0.5, 7, 39.999):
         later = PEAK + timedelta(seconds=seconds)
-        again, _ = decide_for(user, now=later, request=ASKED, repeated=True)
-        assert again == decide(later, user.schedule, ASKED, user.overrides)
-        assert verdict_json(again, now=later) == verdict_json(
-            decide(later, user.schedule, ASKED, user.overrides), now=later
-        )
-    assert counted == [PEAK]  # the engine was asked once
-    # The next minute (its reason names it): decided anew.
+        got, _ = decide_for(user, now=later, request=ASKED, repeated=True)
+        assert got.state is State.OFF_DUTY
+        assert got == truth(later)
+        assert verdict_json(got, now=later) == verdict_json(truth(later), now=later)
+    assert asked == [PEAK]
     next_minute = PEAK + timedelta(seconds=40)
     decide_for(user, now=next_minute, request=ASKED, repeated=True)
-    assert counted == [PEAK, next_minute]
+    assert asked == [PEAK, next_minute]
+
+
+def test_a_later_instant_of_the_minute_is_answered_from_the_memo(counted: list[datetime]) -> None:
+    user = bundle({})
+    answered_through_a_minute(
+        user, lambda later: decide(later, user.schedule, ASKED, user.overrides), counted
+    )
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -165,16 +172,11 @@ def sides(monkeypatch: pytest.MonkeyPatch) -> list[datetime]:
 
 def test_a_members_later_instant_is_answered_from_the_memo(sides: list[datetime]) -> None:
     user = member({}, EARLY_TEAM)
-    for seconds in (0, 0.5, 7, 39.999):
-        later = PEAK + timedelta(seconds=seconds)
-        got, _ = decide_for(user, now=later, request=ASKED, repeated=True)
-        truth = decide_member(later, user.schedule, ASKED, user.overrides, EARLY_TEAM)
-        assert got == truth
-        assert verdict_json(got, now=later) == verdict_json(truth, now=later)
-    assert sides == [PEAK]  # both sides were decided once
-    next_minute = PEAK + timedelta(seconds=40)
-    decide_for(user, now=next_minute, request=ASKED, repeated=True)
-    assert sides == [PEAK, next_minute]
+    answered_through_a_minute(
+        user,
+        lambda later: decide_member(later, user.schedule, ASKED, user.overrides, EARLY_TEAM),
+        sides,  # both sides were decided once a minute
+    )
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))

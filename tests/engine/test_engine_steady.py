@@ -35,6 +35,12 @@ def steps(*, apart: int, most: int) -> st.SearchStrategy[list[timedelta]]:
     return st.lists(gap, min_size=20, max_size=most)
 
 
+#: Any day's instant, in UTC: a night is sought from it.
+NIGHTS = st.datetimes(
+    min_value=datetime(1971, 1, 1),  # noqa: DTZ001 - bounds of an aware strategy
+    max_value=datetime(2099, 12, 1),  # noqa: DTZ001
+    timezones=st.just(UTC),
+)
 FRACTIONS = st.lists(st.floats(0, 1, exclude_max=True), min_size=1, max_size=6)
 
 
@@ -131,11 +137,7 @@ def test_a_memo_walked_like_a_gateway_answers_as_decide(
 @PROPERTY
 @given(
     schedule=schedules(),
-    night=st.datetimes(
-        min_value=datetime(1971, 1, 1),  # noqa: DTZ001 - bounds of an aware strategy
-        max_value=datetime(2099, 12, 1),  # noqa: DTZ001
-        timezones=st.just(UTC),
-    ),
+    night=NIGHTS,
     request=REQUESTS,
     steps=steps(apart=9, most=80),
 )

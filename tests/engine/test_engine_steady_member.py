@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_engine_fast_path import fields
 from test_engine_properties import INSTANTS, REQUESTS, overrides_for, schedules
-from test_engine_steady import FRACTIONS, steps
+from test_engine_steady import FRACTIONS, NIGHTS, steps
 from test_engine_team import NIGHT_EARLY, NIGHT_LATE, POLICIES
 
 from curfew_core.engine import Overrides, RequestContext, Schedule, State, Verdict
@@ -93,11 +93,7 @@ def test_any_later_instant_of_a_members_stretch_decides_the_same(
 @given(
     schedule=schedules(),
     team=TEAMS,
-    night=st.datetimes(
-        min_value=datetime(1971, 1, 1),  # noqa: DTZ001 - bounds of an aware strategy
-        max_value=datetime(2099, 12, 1),  # noqa: DTZ001
-        timezones=st.just(UTC),
-    ),
+    night=NIGHTS,
     request=REQUESTS,
     steps=steps(apart=40, most=80),
 )
