@@ -150,7 +150,6 @@ def steady(
 
 
 def steady_member(
-    verdict: Verdict,
     own: Verdict,
     theirs: Verdict,
     now: datetime,
@@ -161,14 +160,14 @@ def steady_member(
     member_overtime_from: datetime | None = None,
 ) -> Stretch | None:
     """``steady`` for a team member: the stretch after ``now`` that decides
-    ``verdict`` again, or ``None``. ``verdict`` is ``decide_member``'s at
-    ``now``, ``own`` and ``theirs`` the two sides it combined
-    (``member_sides``, same arguments). Both sides must stand: the stretch is
-    where both do. Not vouched for while either side winds (the combined
-    progress follows whichever side acts). Cut where the member's overtime
-    stops lifting the team's night (``team_overrides`` reads the instant
-    there)."""
-    if verdict.progress is not None or own.progress is not None or theirs.progress is not None:
+    their verdict again (``decide_member``'s at ``now``, the combination of
+    ``own`` and ``theirs``, the two sides ``member_sides`` gave for the same
+    arguments), or ``None``. Both sides must stand: the stretch is where both
+    do. Not vouched for while either side winds (the combined progress is a
+    winding side's, and follows whichever side acts). Cut where the member's
+    overtime stops lifting the team's night (``team_overrides`` reads the
+    instant there)."""
+    if own.progress is not None or theirs.progress is not None:
         return None
     mine = steady(own, now, schedule, overrides)
     if mine is None:

@@ -199,14 +199,7 @@ def _steady_member_decide(bundle: UserBundle, now: datetime, request: RequestCon
     )
     verdict = member_verdict(own, theirs, schedule, request, team)
     found = steady_member(
-        verdict,
-        own,
-        theirs,
-        now,
-        schedule,
-        overrides,
-        team,
-        member_overtime_from=bundle.overtime_from,
+        own, theirs, now, schedule, overrides, team, member_overtime_from=bundle.overtime_from
     )
     if found is not None:
         with _memo_lock:

@@ -44,9 +44,7 @@ def stretch_of(
     assert fields(verdict) == fields(
         decide_member(now, schedule, request, overrides, team, member_overtime_from=taken)
     ), "the two halves are decide_member"
-    found = steady_member(
-        verdict, own, theirs, now, schedule, overrides, team, member_overtime_from=taken
-    )
+    found = steady_member(own, theirs, now, schedule, overrides, team, member_overtime_from=taken)
     return verdict, found
 
 
