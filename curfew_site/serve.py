@@ -22,7 +22,9 @@ protocol writing a response's head and its body in one system call
 (:class:`HeldHead`): uvicorn writes the head the moment the app sends it,
 then the body, so a short answer (a verdict is a few hundred bytes) cost two
 ``send`` calls and two TCP segments, and woke the client twice (aiohttp's
-server joins them the same way: its pull request 10991).
+server joins them the same way: its pull request 10991). The answers a turn
+of the event loop finished are written together when it ends
+(:class:`Outbox`), not each as it is ready.
 
 ``python -m curfew_site.serve`` is uvicorn's own command line, with one change
 to its supervisor of several workers (:class:`DrainingMultiprocess`): told to
@@ -38,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+import weakref
 from collections import deque
 from typing import Any
 
@@ -139,34 +142,72 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
             self.response = None  # type: ignore[assignment]
 
 
-class HeldHead:
-    """A connection's transport that sends what is written in one turn of the
-    event loop in one write: the first write of a turn is held, the next goes
-    out with it, and whatever is still held when the turn ends is written
-    then (``call_soon``). Nothing waits past its turn, so a streamed answer's
-    chunks and a head whose body comes later go out as before; only a head
-    and a body written together (every whole answer: uvicorn sends the body
-    in the same turn as the head) become one ``send``. Closing writes what
-    is held first; aborting drops it, as it drops the transport's buffer."""
+class Outbox:
+    """One event loop's connections with writes held in the current turn
+    (:class:`HeldHead`), written back to back when it ends: one callback a
+    turn, however many answers it finished.
 
-    __slots__ = ("held", "loop", "transport")
+    Redis writes its replies the same way (``handleClientsWithPendingWrites``
+    before its event loop sleeps). An answer written the moment it is ready
+    wakes a waiting client for each one; a client on the same host (a local
+    proxy, the load generator) then costs the server a wake-up a write, which
+    was a fifth of a warm verdict's CPU on loopback (issue 40). Written
+    together, the first write wakes the client and the rest find it awake."""
+
+    __slots__ = ("loop", "pending")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.pending: list[HeldHead] = []
+
+    def hold(self, head: HeldHead) -> None:
+        self.pending.append(head)
+        if len(self.pending) == 1:
+            self.loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, []
+        for head in pending:
+            head.flush()
+
+
+#: Each event loop's outbox (one a worker; a test may run several loops).
+_outboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Outbox] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def outbox_of(loop: asyncio.AbstractEventLoop) -> Outbox:
+    outbox = _outboxes.get(loop)
+    if outbox is None:
+        outbox = _outboxes[loop] = Outbox(loop)
+    return outbox
+
+
+class HeldHead:
+    """A connection's transport that holds what is written in one turn of the
+    event loop and sends it when the turn ends (:class:`Outbox`), in one
+    write: a head and its body (every whole answer: uvicorn sends the body in
+    the same turn as the head) become one ``send``, and every connection's
+    answers of the turn go out back to back. Nothing waits past its turn, so
+    a streamed answer's chunks and a head whose body comes later go out as
+    before. Closing writes what is held first; aborting drops it, as it drops
+    the transport's buffer."""
+
+    __slots__ = ("held", "outbox", "transport")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self.transport = transport
-        self.loop = loop
-        self.held: bytes | None = None
+        self.outbox = outbox_of(loop)
+        self.held: list[bytes] | None = None
 
     def write(self, data: bytes) -> None:
         held = self.held
         if held is None:
-            self.held = bytes(data)
-            self.loop.call_soon(self.flush)
-            return
-        self.held = None
-        if len(data) <= _JOINED:
-            self.transport.write(held + data)
+            self.held = [bytes(data)]
+            self.outbox.hold(self)
         else:
-            self.transport.writelines((held, data))
+            held.append(bytes(data))
 
     def writelines(self, lines: Any) -> None:
         self.flush()
@@ -176,8 +217,14 @@ class HeldHead:
         held = self.held
         if held is not None:
             self.held = None
-            if not self.transport.is_closing():  # the peer went away meanwhile
-                self.transport.write(held)
+            if self.transport.is_closing():  # the peer went away meanwhile
+                return
+            if len(held) == 1:
+                self.transport.write(held[0])
+            elif sum(map(len, held)) <= _JOINED:
+                self.transport.write(b"".join(held))
+            else:
+                self.transport.writelines(held)
 
     def close(self) -> None:
         self.flush()
@@ -192,15 +239,16 @@ class HeldHead:
         self.transport.abort()
 
     def get_write_buffer_size(self) -> int:
-        return self.transport.get_write_buffer_size() + len(self.held or b"")
+        held = sum(map(len, self.held)) if self.held else 0
+        return self.transport.get_write_buffer_size() + held
 
     def __getattr__(self, name: str) -> Any:
         # Everything else (extra info, reading paused and resumed, ...) is the transport's.
         return getattr(self.transport, name)
 
 
-#: A body up to this size is joined to its head (one copy); a longer one is
-#: handed over beside it (``writelines``: still one system call).
+#: What is held up to this size is joined into one buffer (one copy); more is
+#: handed over as it is (``writelines``: still one system call).
 _JOINED = 16 * 1024
 
 

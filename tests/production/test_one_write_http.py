@@ -48,15 +48,17 @@ class Transport:
         return {"peername": ("127.0.0.1", 5555)}.get(name, default)
 
 
-async def test_a_head_and_its_body_written_in_one_turn_are_one_write():
+async def test_a_head_and_its_body_written_in_one_turn_are_one_write_when_it_ends():
     transport = Transport()
     held = HeldHead(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
     held.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
-    assert transport.writes == []
     held.write(b"{}")
+    assert transport.writes == [], "held until the turn ends"
+    assert held.get_write_buffer_size() == len(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+    await asyncio.sleep(0)
     assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"]
     await asyncio.sleep(0)
-    assert len(transport.writes) == 1, "nothing more at the turn's end"
+    assert len(transport.writes) == 1, "nothing more after it"
 
 
 async def test_a_head_alone_goes_out_when_the_turn_ends_and_a_stream_as_it_comes():
@@ -72,16 +74,40 @@ async def test_a_head_alone_goes_out_when_the_turn_ends_and_a_stream_as_it_comes
     assert transport.writes == [b"head", b"chunk 1", b"chunk 2"]
 
 
-async def test_a_long_body_goes_beside_its_head_and_order_is_kept():
+async def test_every_connections_answers_of_a_turn_go_out_together_when_it_ends():
+    loop = asyncio.get_running_loop()
+    first, second = Transport(), Transport()
+    one = HeldHead(first, loop)  # type: ignore[arg-type]
+    other = HeldHead(second, loop)  # type: ignore[arg-type]
+    one.write(b"head 1")
+    one.write(b"body 1")
+    # More of the turn's work, then another connection's whole answer: the
+    # first is not written as soon as it is whole, but with the second.
+    other.write(b"head 2")
+    other.write(b"body 2")
+    assert first.writes == second.writes == []
+    await asyncio.sleep(0)
+    assert first.writes == [b"head 1body 1"]
+    assert second.writes == [b"head 2body 2"]
+    one.write(b"answer 3")
+    await asyncio.sleep(0)
+    assert first.writes == [b"head 1body 1", b"answer 3"], "the next turn's, in the next"
+
+
+async def test_a_long_answer_goes_out_beside_its_head_and_order_is_kept():
     transport = Transport()
     held = HeldHead(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
     body = b"x" * (64 * 1024)
     held.write(b"head")
     held.write(body)
     held.write(b"next head")
+    assert held.get_write_buffer_size() == len(b"head") + len(body) + len(b"next head")
     held.writelines([b"a", b"b"])
-    assert transport.writes == [b"head" + body, b"next head", b"ab"]
+    # What was held first (one write: writelines), then the lines.
+    assert transport.writes == [b"head" + body + b"next head", b"ab"]
     assert held.get_write_buffer_size() == 0
+    await asyncio.sleep(0)
+    assert len(transport.writes) == 2
 
 
 async def test_close_writes_what_is_held_first_and_abort_drops_it():
