@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import threading
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any, Literal, cast, get_args
 
@@ -216,8 +216,8 @@ def max_age(verdict: Verdict, *, now: datetime) -> int:
 
 def max_age_of(valid_until: datetime, now: datetime, longest: int) -> int:
     """``max_age`` of an expiry and the bound: ``min(valid_until, now + longest) - now``."""
-    until = min(valid_until, now + timedelta(seconds=longest))
-    return max(0, int((until - now).total_seconds()))
+    left = (valid_until - now).total_seconds()
+    return max(0, int(left if left < longest else longest))
 
 
 def _progress(verdict: Verdict) -> float | None:

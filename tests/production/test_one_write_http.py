@@ -242,3 +242,85 @@ async def test_a_streamed_answer_goes_out_as_it_comes():
     assert answer.endswith(b'\r\n\r\nb\r\n{"part": 1}\r\n0\r\n\r\n')
     # The head at its turn's end, then each chunk in its own turn.
     assert len(seen[0].writes) == 3
+
+
+async def keep_alive_served(protocol: type[HttpToolsProtocol], timeout: float) -> Any:
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=0,
+        http=protocol,
+        lifespan="off",
+        log_level="warning",
+        timeout_keep_alive=timeout,  # type: ignore[arg-type]
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    for _ in range(200):
+        if server.started:
+            break
+        await asyncio.sleep(0.01)
+    return server, task, server.servers[0].sockets[0].getsockname()[1]
+
+
+async def ask(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+    writer.write(b"GET /verdict HTTP/1.1\r\nhost: testserver\r\n\r\n")
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = int(head.split(b"content-length: ")[1].split(b"\r\n")[0])
+    return head + await reader.readexactly(length)
+
+
+def keep_alive_timers(loop: asyncio.AbstractEventLoop, monkeypatch: Any) -> list[str]:
+    """The timers the loop is asked for, by their callback's name (asyncio's
+    ``call_later`` is its ``call_at``)."""
+    armed: list[str] = []
+    call_at = loop.call_at
+
+    def counted(when: float, callback: Any, *args: Any, **kwargs: Any) -> Any:
+        armed.append(callback.__name__)
+        return call_at(when, callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_at", counted)
+    return armed
+
+
+@pytest.mark.parametrize(
+    ("protocol", "timers"),
+    [(HttpToolsProtocol, 10), (OneWriteHttpProtocol, 1)],
+    ids=["uvicorn's own (control)", "bin/serve's"],
+)
+async def test_a_connections_answers_arm_its_keep_alive_timer_once(protocol, timers, monkeypatch):
+    server, task, port = await keep_alive_served(protocol, 5)
+    try:
+        armed = keep_alive_timers(asyncio.get_running_loop(), monkeypatch)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for _ in range(10):
+            assert (await ask(reader, writer)).endswith(b'{"state": "on-duty"}')
+        writer.close()
+        keep_alive = [name for name in armed if "keep_alive" in name]
+        assert len(keep_alive) == timers
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+@pytest.mark.parametrize(
+    "protocol", [HttpToolsProtocol, OneWriteHttpProtocol], ids=["uvicorn's own", "bin/serve's"]
+)
+async def test_keep_alive_closes_a_connection_idle_for_the_timeout_and_only_then(protocol):
+    server, task, port = await keep_alive_served(protocol, 0.3)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        # Busy across three timeouts, a request every 0.1 s: kept open.
+        for _ in range(9):
+            await ask(reader, writer)
+            await asyncio.sleep(0.1)
+        assert not reader.at_eof()
+        # Then idle: closed once the timeout has passed since the last answer.
+        started = asyncio.get_running_loop().time()
+        assert await asyncio.wait_for(reader.read(), 3) == b""
+        assert asyncio.get_running_loop().time() - started >= 0.15
+        writer.close()
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
