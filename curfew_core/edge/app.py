@@ -333,7 +333,8 @@ class Edge:
                 return
             if member is not None:
                 request.caller = member
-        elif caller is not None:
+        elif caller is not None and headers.raw(team_caller.MEMBER_HEADER) is not None:
+            # A personal token that names a member (seldom sent): only its own person.
             refused = await own_name.refusal(request)
             if refused is not None:
                 await send_response(send, refused, extra)

@@ -111,9 +111,7 @@ def read_now(keys: Sequence[str]) -> list[Any] | None:
     if not isinstance(backend, SharedRedisCache) or not _layer_on(backend):
         return None
     found = local_layer.read(keys)
-    if any(value is local_layer.MISSING for value in found):
-        return None
-    return found
+    return None if local_layer.MISSING in found else found
 
 
 def _layer_on(backend: SharedRedisCache) -> bool:
