@@ -333,12 +333,14 @@ class Edge:
                 return
             if member is not None:
                 request.caller = member
-        elif caller is not None and headers.raw(team_caller.MEMBER_HEADER) is not None:
+        elif caller is not None:
             # A personal token that names a member (seldom sent): only its own person.
-            refused = await own_name.refusal(request)
-            if refused is not None:
-                await send_response(send, refused, extra)
-                return
+            named = headers.raw(team_caller.MEMBER_HEADER)
+            if named is not None:
+                refused = await own_name.refusal(request, named)
+                if refused is not None:
+                    await send_response(send, refused, extra)
+                    return
         handler = self.handlers[route.handler]
         if route.long:
             await cancelled_on_disconnect(receive, self._answer(handler, request, send, extra))

@@ -18,7 +18,6 @@ from typing import NamedTuple
 from django.http.response import HttpResponseBase
 
 from curfew_core.edge.request import EdgeRequest
-from curfew_core.edge.team_caller import MEMBER_HEADER
 from curfew_core.edge.threads import run_sync
 from curfew_core.schema.errors import not_a_username
 from curfew_core.selectors.users import is_username, username_of
@@ -49,11 +48,9 @@ def check(header: str | None, user_id: int) -> Refusal | None:
     return Refusal(422, "unprocessable", NAMES_ANOTHER)
 
 
-async def refusal(request: EdgeRequest) -> HttpResponseBase | None:
-    """The door's refusal of a personal token's ``X-Curfew-User``, or ``None``."""
-    raw = request.headers.raw(MEMBER_HEADER)
-    if raw is None:
-        return None
+async def refusal(request: EdgeRequest, raw: bytes) -> HttpResponseBase | None:
+    """The door's refusal of a personal token's ``X-Curfew-User`` (``raw``, as
+    sent: the edge asks only when the header is there), or ``None``."""
     header = raw.decode("utf-8", "replace")
     if not header.strip():
         return None
