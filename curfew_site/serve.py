@@ -298,7 +298,7 @@ class OneWriteHttpProtocol(HttpToolsProtocol):
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
-        self.idle_since = None
+        self._unset_keepalive_if_required()
         self.flow.resume_reading()
         if self.pipeline:
             cycle, app = self.pipeline.pop()

@@ -5,6 +5,8 @@ the served suites (``tests/production``) run it whole behind ``bin/serve``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -186,11 +188,18 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def served(protocol: type[HttpToolsProtocol], paths: list[str]) -> list[bytes]:
-    """Each path asked on one kept-alive connection to a uvicorn serving
-    ``app`` with ``protocol``; the answers as read."""
+@contextlib.asynccontextmanager
+async def serving(protocol: type[HttpToolsProtocol], **options: Any) -> AsyncIterator[int]:
+    """A uvicorn serving ``app`` with ``protocol`` (and ``options``, uvicorn's
+    settings) on a free port, for as long as the block runs: its port."""
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, http=protocol, lifespan="off", log_level="warning"
+        app,
+        host="127.0.0.1",
+        port=0,
+        http=protocol,
+        lifespan="off",
+        log_level="warning",
+        **options,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
@@ -199,7 +208,16 @@ async def served(protocol: type[HttpToolsProtocol], paths: list[str]) -> list[by
             if server.started:
                 break
             await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+async def served(protocol: type[HttpToolsProtocol], paths: list[str]) -> list[bytes]:
+    """Each path asked on one kept-alive connection to a uvicorn serving
+    ``app`` with ``protocol``; the answers as read."""
+    async with serving(protocol) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         answers = []
         for path in paths:
@@ -213,9 +231,6 @@ async def served(protocol: type[HttpToolsProtocol], paths: list[str]) -> list[by
             answers.append(head + rest)
         writer.close()
         return answers
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
 
 
 @pytest.mark.parametrize(
@@ -242,25 +257,6 @@ async def test_a_streamed_answer_goes_out_as_it_comes():
     assert answer.endswith(b'\r\n\r\nb\r\n{"part": 1}\r\n0\r\n\r\n')
     # The head at its turn's end, then each chunk in its own turn.
     assert len(seen[0].writes) == 3
-
-
-async def keep_alive_served(protocol: type[HttpToolsProtocol], timeout: float) -> Any:
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        http=protocol,
-        lifespan="off",
-        log_level="warning",
-        timeout_keep_alive=timeout,  # type: ignore[arg-type]
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.01)
-    return server, task, server.servers[0].sockets[0].getsockname()[1]
 
 
 async def ask(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
@@ -290,8 +286,7 @@ def keep_alive_timers(loop: asyncio.AbstractEventLoop, monkeypatch: Any) -> list
     ids=["uvicorn's own (control)", "bin/serve's"],
 )
 async def test_a_connections_answers_arm_its_keep_alive_timer_once(protocol, timers, monkeypatch):
-    server, task, port = await keep_alive_served(protocol, 5)
-    try:
+    async with serving(protocol, timeout_keep_alive=5) as port:
         armed = keep_alive_timers(asyncio.get_running_loop(), monkeypatch)
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         for _ in range(10):
@@ -299,17 +294,13 @@ async def test_a_connections_answers_arm_its_keep_alive_timer_once(protocol, tim
         writer.close()
         keep_alive = [name for name in armed if "keep_alive" in name]
         assert len(keep_alive) == timers
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
 
 
 @pytest.mark.parametrize(
     "protocol", [HttpToolsProtocol, OneWriteHttpProtocol], ids=["uvicorn's own", "bin/serve's"]
 )
 async def test_keep_alive_closes_a_connection_idle_for_the_timeout_and_only_then(protocol):
-    server, task, port = await keep_alive_served(protocol, 0.3)
-    try:
+    async with serving(protocol, timeout_keep_alive=0.3) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         # Busy across three timeouts, a request every 0.1 s: kept open.
         for _ in range(9):
@@ -321,6 +312,3 @@ async def test_keep_alive_closes_a_connection_idle_for_the_timeout_and_only_then
         assert await asyncio.wait_for(reader.read(), 3) == b""
         assert asyncio.get_running_loop().time() - started >= 0.15
         writer.close()
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
