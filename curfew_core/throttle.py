@@ -598,8 +598,14 @@ class _TokenWindow:
     def lease(self, item: RateLimitItem, total: int) -> int:
         """How many requests to count at once: ``1/LEASE_SHARE`` of the room
         left after ``total`` (this window's count as last seen) and the
-        previous window's weight, at most ``LEASE_MOST``, at least 1."""
-        room = item.amount - self._weighed() - total
+        previous window's weight, at most ``LEASE_MOST``, at least 1. Before
+        this process has read the previous window's count (the request that
+        opens the window here reads it in the same round trip), it is taken
+        as the most it can be, the whole rate: the lease is then a share of
+        the room the window surely has (none at its very start, half the rate
+        half-way through), never more than the share of what it has."""
+        previous = item.amount if self.known_previous is None else self.known_previous
+        room = item.amount - previous * (1.0 - self.elapsed / self.period) - total
         return max(1, min(LEASE_MOST, int(room // LEASE_SHARE)))
 
     def fitting(self, item: RateLimitItem, first: int, units: int) -> int:
@@ -680,12 +686,13 @@ class _Bucket:
     #: load a turn of the event loop serves every connection's request, and a
     #: round trip to Redis takes a few turns: with half a lease in reserve
     #: the bucket still ran dry before the next one landed, a tenth of the
-    #: requests). After a request's own lease (the bucket was dry, or new),
-    #: half its size: how fast the token draws is not known yet, and a
-    #: token asked a few times a window (10,000 users, each every few
-    #: seconds) would otherwise ask a second lease on its very next request,
-    #: a round trip for nothing (issue 40: two of them a token after each
-    #: idle sweep, most of the Redis commands at 10,000 users).
+    #: requests). After a request's own lease (the bucket was dry, or new:
+    #: the window's first request here takes one with its opening), half its
+    #: size: how fast the token draws is not known yet, and a token asked a
+    #: few times a window (10,000 users, each every few seconds) would
+    #: otherwise ask a second lease on its very next request, a round trip
+    #: for nothing (issue 40: two of them a token after each idle sweep,
+    #: most of the Redis commands at 10,000 users).
     #: 0: none asked ahead (no lease yet, or the last one asked ahead failed).
     refill_at: int = 0
     #: ``(left, total)`` at the idle sweep's last look (``_IncrBatch.sweep``).
@@ -706,7 +713,9 @@ async def ahit_token_rate(token_id: int, member: int | None = None) -> Refusal |
     itself (a dict, no I/O). With Redis, the same count on the same keys with
     this loop's client (no thread hop), drawn from a local bucket where it can
     be: a request may take a *lease*, ``INCRBY n`` for itself and the next
-    ``n - 1`` requests of its token in this window, which this process then
+    ``n - 1`` requests of its token in this window (the window's first
+    request here takes one with the window's opening, in the same round
+    trip), which this process then
     serves with no round trip, asking the next lease in the background while
     one is still in reserve (``_lease_ahead``). Issue 40: awaiting the round
     trip was about a tenth of a served warm verdict's CPU, and with one
@@ -753,15 +762,24 @@ async def _count_now(
     member: int | None,
 ) -> Refusal | None:
     """A request's own count, its bucket dry (or none yet, or another
-    window's): the window opened, or a lease (a single count while one is on
-    its way, or where there is little room), what does not fit taken back."""
+    window's): a lease, the window opened with it where this process has not
+    yet (a single count while a lease is on its way, or where there is
+    little room), what does not fit taken back. The window's bucket is made
+    before the round trip, so the token's other requests meanwhile see a
+    lease on its way and count one at a time: a window opened by many
+    requests at once takes one lease, not one each (issue 40: a team key
+    through 5,000 members, or 10,000 users, each asked a few times a
+    window, paid two awaited round trips a token and window, the opening's
+    single count and then a lease; now one)."""
     window = _TokenWindow.now(item, token_id, member)
     if bucket is not None and bucket.number != window.number:
         _give_back(batch, bucket, window.number)
         bucket = None
+    if bucket is None:
+        bucket = batch.buckets[who] = _Bucket(window.number, window.current, 0, 0)
     units = 1
     leasing = None
-    if bucket is not None and not bucket.leasing and window.known_previous is not None:
+    if not bucket.leasing:
         units = window.lease(item, bucket.total)
         if units > 1:
             leasing = bucket
@@ -812,7 +830,9 @@ async def _count_in(batch: _IncrBatch, window: _TokenWindow, units: int) -> int:
         # Opened in the batch's round trip too (``_COUNT_EACH``): a gateway
         # naming thousands of members, or thousands of users each asking a
         # few times a minute, open a window on most of their requests.
-        count, previous = await batch.count(window.current, (window.previous, 3 * window.period))
+        count, previous = await batch.count(
+            window.current, (window.previous, 3 * window.period), units=units
+        )
         window.remember(previous)
         return count
     count, _ = await batch.count(window.current, units=units)

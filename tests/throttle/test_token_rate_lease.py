@@ -36,12 +36,12 @@ def counts(url: str, prefix: str) -> dict[int, int]:
 def test_a_lease_serves_the_next_requests_without_a_round_trip(
     on_redis: str, redis_url: str
 ) -> None:
-    async def hits() -> tuple[list[bool], int, list[tuple[Any, ...]]]:
+    async def hits() -> tuple[bool, int, list[tuple[Any, ...]]]:
         try:
-            first = [await throttle.ahit_token_rate(7) is None for _ in range(2)]
+            first = await throttle.ahit_token_rate(7) is None
             sent = _spy_commands(async_cache.client())
             at_once = 0
-            for _ in range(63):
+            for _ in range(49):
                 # Served without waiting: the coroutine ends at its first step.
                 step = throttle.ahit_token_rate(7)
                 try:
@@ -57,30 +57,35 @@ def test_a_lease_serves_the_next_requests_without_a_round_trip(
 
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
         first, at_once, sent = asyncio.run(hits())
-    assert first == [True, True]
-    # The first opened the window (one count); the second took a lease of
-    # 100 (a 64th of the room, at most 256): the next 63 were served at once,
-    # and the next lease (a 64th of what was left) asked in the background,
-    # one lease kept in reserve.
-    assert at_once == 63
-    assert [(trip[0], trip[2]) for trip in sent] == [("INCRBY", 98)]
-    assert list(counts(redis_url, on_redis).values()) == [1 + 100 + 98]
+    assert first
+    # The first opened the window with a lease of 50, in one round trip: a
+    # 64th of the room the window surely has half-way through it (the
+    # previous window's count, read in that same trip, taken as the whole
+    # rate until then). The next 49 were served at once, and the next lease
+    # (a 64th of the room then known: 6,401 less the 50, 99) asked in the
+    # background once half of the first was drawn. Before, the opening was
+    # one count and the second request waited a round trip for its lease.
+    assert at_once == 49
+    assert [(trip[0], trip[2]) for trip in sent] == [("INCRBY", 99)]
+    assert list(counts(redis_url, on_redis).values()) == [50 + 99]
 
 
-def test_a_token_asked_a_few_times_a_window_takes_one_lease_not_two(
+def test_a_token_asked_a_few_times_a_window_takes_one_round_trip(
     on_redis: str, redis_url: str
 ) -> None:
-    """A request's own lease asks the next only once half of it is drawn: a
-    token asked a few times a window (10,000 users, each every few seconds)
-    costs its window's opening and one lease, not a second lease on its very
-    next request. The control: a token that draws past half its lease has the
-    next asked ahead, in the background."""
+    """The window's opening takes a lease with it, and a request's own lease
+    asks the next only once half of it is drawn: a token asked a few times a
+    window (10,000 users, each every few seconds; a team key's members)
+    costs one round trip a window, not a second on its very next request.
+    The control: a token that draws past half its lease has the next asked
+    ahead, in the background."""
 
     async def hits(draws: int) -> list[tuple[Any, ...]]:
         try:
-            assert await throttle.ahit_token_rate(7) is None  # the window opened
-            assert await throttle.ahit_token_rate(7) is None  # a lease of 100
             sent = _spy_commands(async_cache.client())
+            assert await throttle.ahit_token_rate(7) is None  # opened, with a lease of 50
+            assert [trip[0] for trip in sent] == ["EVALSHA"]  # one round trip
+            sent.clear()
             for _ in range(draws):
                 assert await throttle.ahit_token_rate(7) is None
                 await asyncio.sleep(0)  # a lease asked ahead would run here
@@ -90,12 +95,12 @@ def test_a_token_asked_a_few_times_a_window_takes_one_lease_not_two(
             await async_cache.aclose()
 
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
-        few = asyncio.run(hits(48))
-    assert few == []  # 51 of the lease's 99 left: nothing asked
+        few = asyncio.run(hits(23))
+    assert few == []  # 26 of the lease's 49 left: nothing asked
     throttle.reset()
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
-        more = asyncio.run(hits(49))
-    assert [(trip[0], trip[2]) for trip in more] == [("INCRBY", 98)]  # 50 left: asked ahead
+        more = asyncio.run(hits(24))
+    assert [(trip[0], trip[2]) for trip in more] == [("INCRBY", 99)]  # 25 left: asked ahead
 
 
 @pytest.mark.parametrize("amount", [1, 7, 100, 6401])
@@ -116,6 +121,28 @@ def test_what_fits_of_a_lease_is_what_one_at_a_time_would_pass(amount: int) -> N
                     assert window.fitting(parse(f"{amount}/minute"), first, units) == oracle
                     oracle_runs += oracle
     assert oracle_runs > 0  # some of it fits somewhere: not a test of nothing
+
+
+@pytest.mark.parametrize("amount", [40, 6401, 100_000_000])
+def test_an_openings_lease_is_never_more_than_a_share_of_the_room_it_has(amount: int) -> None:
+    """Before the previous window's count is read (the opening reads it in
+    the same round trip), the lease takes that count as the whole rate: at
+    the window's very start it is a single count, and it is never more than
+    a 64th of the room the window has, whatever the count turns out to be
+    (an oracle over every previous count up to the rate)."""
+    item = parse(f"{amount}/minute")
+    for elapsed in (0.0, 0.5, 17.3, 30.0, 59.9):
+        opening = throttle._TokenWindow(60, 1, elapsed, "now", "before", "7", None)
+        units = opening.lease(item, 0)
+        assert units >= 1
+        if elapsed == 0.0:
+            assert units == 1
+        for previous in sorted({0, 1, amount // 3, amount - 1, amount}):
+            known = throttle._TokenWindow(60, 1, elapsed, "now", "before", "7", previous)
+            assert units <= known.lease(item, 0)
+    # Half-way through a minute of 6,401, the room surely there is half of it.
+    half = throttle._TokenWindow(60, 1, 30.0, "now", "before", "7", None)
+    assert half.lease(parse("6401/minute"), 0) == 50
 
 
 def test_near_the_limit_each_request_is_counted_as_it_comes(on_redis: str, redis_url: str) -> None:
@@ -182,10 +209,12 @@ def test_a_lease_not_served_goes_back_when_the_next_window_opens(
     async def hits() -> None:
         try:
             with at(START):
-                for _ in range(3):  # the opening, a lease of 99, one of it served
+                for _ in range(3):  # the opening with a lease of 50, two more of it served
                     assert await throttle.ahit_token_rate(7) is None
             with at(START + 60):
-                # Five at once as the window turns: the lease goes back once.
+                # Five at once as the window turns: the lease goes back once,
+                # and the new window opens with one lease (50), not five:
+                # the four others see it on its way and count one each.
                 passed = await asyncio.gather(*(throttle.ahit_token_rate(7) for _ in range(5)))
                 assert passed == [None] * 5
                 await asyncio.sleep(0.05)  # given back in the background
@@ -195,8 +224,8 @@ def test_a_lease_not_served_goes_back_when_the_next_window_opens(
     with override_settings(CURFEW_TOKEN_RATE="6400/minute"):
         asyncio.run(hits())
     number = int(START // 60)
-    # The old window keeps the three served, not the 98 leased and unserved.
-    assert counts(redis_url, on_redis) == {number: 3, number + 1: 5}
+    # The old window keeps the three served, not the 47 leased and unserved.
+    assert counts(redis_url, on_redis) == {number: 3, number + 1: 50 + 4}
 
 
 def test_a_lease_is_never_more_than_what_fits(on_redis: str, redis_url: str) -> None:
@@ -227,8 +256,7 @@ def test_a_lease_ahead_that_fails_leaves_the_outage_to_the_next_dry_request(
     async def hits() -> tuple[int, str]:
         asyncio.get_running_loop().set_exception_handler(lambda _, context: errors.append(context))
         try:
-            assert await throttle.ahit_token_rate(7) is None  # the window opened
-            assert await throttle.ahit_token_rate(7) is None  # a lease of 100
+            assert await throttle.ahit_token_rate(7) is None  # opened, with a lease of 50
             down = redis.exceptions.ConnectionError("Redis is down")
             with mock.patch.object(throttle._IncrBatch, "count", side_effect=down) as count:
                 served = 0
@@ -246,7 +274,7 @@ def test_a_lease_ahead_that_fails_leaves_the_outage_to_the_next_dry_request(
 
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
         served, said = asyncio.run(hits())
-    assert served == 99  # the lease's rest, all of it
+    assert served == 49  # the lease's rest, all of it
     assert said == "Redis is down"
     assert errors == []
 
@@ -261,10 +289,9 @@ def test_a_lease_ahead_that_finds_its_key_gone_gives_it_an_expiry(
 
     async def hits() -> None:
         try:
-            assert await throttle.ahit_token_rate(7) is None  # the window opened
-            assert await throttle.ahit_token_rate(7) is None  # a lease of 100
+            assert await throttle.ahit_token_rate(7) is None  # opened, with a lease of 50
             client.delete(*client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
-            for _ in range(49):  # served, down to half the lease: the next asked ahead
+            for _ in range(24):  # served, down to half the lease: the next asked ahead
                 assert await throttle.ahit_token_rate(7) is None
             await asyncio.sleep(0.1)  # the lease ahead lands
         finally:
@@ -273,7 +300,7 @@ def test_a_lease_ahead_that_finds_its_key_gone_gives_it_an_expiry(
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
         asyncio.run(hits())
     keys = list(client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
-    assert [int(client.get(key) or 0) for key in keys] == [98]  # made anew by the lease ahead
+    assert [int(client.get(key) or 0) for key in keys] == [99]  # made anew by the lease ahead
     assert 0 < client.ttl(keys[0]) <= 180
 
 
@@ -290,7 +317,7 @@ def test_an_idle_lease_goes_back_and_a_drawn_on_one_stays(
     async def hits() -> tuple[int, int, int, bool]:
         try:
             for token in (7, 8):
-                for _ in range(2):  # the window opened, then a lease of 100
+                for _ in range(2):  # the window opened with a lease of 50
                     assert await throttle.ahit_token_rate(token) is None
             batch = throttle._batch_for(async_cache.client())
             served = 2
@@ -308,7 +335,7 @@ def test_an_idle_lease_goes_back_and_a_drawn_on_one_stays(
 
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
         kept, held, served, ended = asyncio.run(hits())
-    assert kept == 0  # token 7's 99 went back
+    assert kept == 0  # token 7's 48 went back
     assert held > 0  # token 8's stayed while it was drawn on
     # Redis keeps what each served, not what they held.
     assert sorted(counts_by_token(redis_url, on_redis).values()) == sorted([2, served])
@@ -325,7 +352,7 @@ def test_a_lease_given_back_after_a_restart_makes_no_key(on_redis: str, redis_ur
     async def hits() -> None:
         try:
             with at(START):
-                for _ in range(2):  # the window opened, then a lease of 100
+                for _ in range(2):  # the window opened with a lease of 50
                     assert await throttle.ahit_token_rate(7) is None
             client.delete(*client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
             with at(START + 60):
@@ -337,7 +364,8 @@ def test_a_lease_given_back_after_a_restart_makes_no_key(on_redis: str, redis_ur
     with override_settings(CURFEW_TOKEN_RATE="6400/minute"):
         asyncio.run(hits())
     number = int(START // 60)
-    assert counts(redis_url, on_redis) == {number + 1: 1}
+    # The new window's opening lease (50) alone: no key made for the old one.
+    assert counts(redis_url, on_redis) == {number + 1: 50}
 
 
 def counts_by_token(url: str, prefix: str) -> dict[str, int]:
@@ -359,7 +387,7 @@ def test_the_windows_first_request_does_not_wait_for_the_give_back(
     async def hits() -> bool:
         try:
             with at(START):
-                for _ in range(2):  # the window opened, then a lease of 100
+                for _ in range(2):  # the window opened with a lease of 50
                     assert await throttle.ahit_token_rate(7) is None
             stuck = asyncio.Event()
 
@@ -388,7 +416,7 @@ def test_the_sweep_gives_back_every_idle_lease_in_one_command(
     async def hits() -> list[tuple[Any, ...]]:
         try:
             for token in range(1, 31):
-                for _ in range(2):  # the window opened, then a lease of 100
+                for _ in range(2):  # the window opened with a lease of 50
                     assert await throttle.ahit_token_rate(token) is None
             sent = _spy_commands(async_cache.client())
             await asyncio.sleep(0.2)  # two looks: every lease idle
