@@ -687,7 +687,7 @@ class _Bucket:
     #: round trip to Redis takes a few turns: with half a lease in reserve
     #: the bucket still ran dry before the next one landed, a tenth of the
     #: requests). After a request's own lease (the bucket was dry, or new:
-    #: the window's first request here takes one with its opening), half its
+    #: a token back in a new window takes one with its opening), half its
     #: size: how fast the token draws is not known yet, and a token asked a
     #: few times a window (10,000 users, each every few seconds) would
     #: otherwise ask a second lease on its very next request, a round trip
@@ -713,9 +713,9 @@ async def ahit_token_rate(token_id: int, member: int | None = None) -> Refusal |
     itself (a dict, no I/O). With Redis, the same count on the same keys with
     this loop's client (no thread hop), drawn from a local bucket where it can
     be: a request may take a *lease*, ``INCRBY n`` for itself and the next
-    ``n - 1`` requests of its token in this window (the window's first
-    request here takes one with the window's opening, in the same round
-    trip), which this process then
+    ``n - 1`` requests of its token in this window (a token this loop
+    counted in an earlier window takes one with the new window's opening, in
+    the same round trip), which this process then
     serves with no round trip, asking the next lease in the background while
     one is still in reserve (``_lease_ahead``). Issue 40: awaiting the round
     trip was about a tenth of a served warm verdict's CPU, and with one
@@ -762,24 +762,30 @@ async def _count_now(
     member: int | None,
 ) -> Refusal | None:
     """A request's own count, its bucket dry (or none yet, or another
-    window's): a lease, the window opened with it where this process has not
-    yet (a single count while a lease is on its way, or where there is
-    little room), what does not fit taken back. The window's bucket is made
-    before the round trip, so the token's other requests meanwhile see a
-    lease on its way and count one at a time: a window opened by many
-    requests at once takes one lease, not one each (issue 40: a team key
-    through 5,000 members, or 10,000 users, each asked a few times a
-    window, paid two awaited round trips a token and window, the opening's
-    single count and then a lease; now one)."""
+    window's): a lease where this loop has counted the token before, the
+    window opened with it where this process has not yet (a single count
+    while a lease is on its way, or where there is little room), what does
+    not fit taken back.
+
+    A token back in a new window (its bucket an earlier window's) takes its
+    lease with the opening, in one round trip (issue 40: a team key through
+    5,000 members, or 10,000 users, each asked a few times a window, paid
+    two awaited round trips a token and window, the opening's single count
+    and then a lease). Its new bucket is made before the round trip, so the
+    token's other requests meanwhile see a lease on its way and count one at
+    a time: one lease a window, not one each. A token this loop has not
+    counted before is counted once, as before leases: a loop that serves a
+    token once (a thread's own, a test client's) would hold a lease no one
+    serves or gives back, and a gateway's token takes its lease on its
+    second request."""
     window = _TokenWindow.now(item, token_id, member)
     if bucket is not None and bucket.number != window.number:
+        # The token is back in a new window: this loop counted it before.
         _give_back(batch, bucket, window.number)
-        bucket = None
-    if bucket is None:
         bucket = batch.buckets[who] = _Bucket(window.number, window.current, 0, 0)
     units = 1
     leasing = None
-    if not bucket.leasing:
+    if bucket is not None and not bucket.leasing:
         units = window.lease(item, bucket.total)
         if units > 1:
             leasing = bucket

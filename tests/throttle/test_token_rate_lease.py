@@ -18,6 +18,7 @@ from limits import parse
 
 from curfew_core import throttle
 from curfew_core.store import async_cache
+from curfew_core.throttle import Refusal
 from tests.throttle.test_token_rate_redis import START, _spy_commands, at, on_redis
 
 pytestmark = pytest.mark.redis
@@ -36,12 +37,12 @@ def counts(url: str, prefix: str) -> dict[int, int]:
 def test_a_lease_serves_the_next_requests_without_a_round_trip(
     on_redis: str, redis_url: str
 ) -> None:
-    async def hits() -> tuple[bool, int, list[tuple[Any, ...]]]:
+    async def hits() -> tuple[list[bool], int, list[tuple[Any, ...]]]:
         try:
-            first = await throttle.ahit_token_rate(7) is None
+            first = [await throttle.ahit_token_rate(7) is None for _ in range(2)]
             sent = _spy_commands(async_cache.client())
             at_once = 0
-            for _ in range(49):
+            for _ in range(63):
                 # Served without waiting: the coroutine ends at its first step.
                 step = throttle.ahit_token_rate(7)
                 try:
@@ -57,35 +58,30 @@ def test_a_lease_serves_the_next_requests_without_a_round_trip(
 
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
         first, at_once, sent = asyncio.run(hits())
-    assert first
-    # The first opened the window with a lease of 50, in one round trip: a
-    # 64th of the room the window surely has half-way through it (the
-    # previous window's count, read in that same trip, taken as the whole
-    # rate until then). The next 49 were served at once, and the next lease
-    # (a 64th of the room then known: 6,401 less the 50, 99) asked in the
-    # background once half of the first was drawn. Before, the opening was
-    # one count and the second request waited a round trip for its lease.
-    assert at_once == 49
-    assert [(trip[0], trip[2]) for trip in sent] == [("INCRBY", 99)]
-    assert list(counts(redis_url, on_redis).values()) == [50 + 99]
+    assert first == [True, True]
+    # The first opened the window (one count); the second took a lease of
+    # 100 (a 64th of the room, at most 256): the next 63 were served at once,
+    # and the next lease (a 64th of what was left) asked in the background,
+    # one lease kept in reserve.
+    assert at_once == 63
+    assert [(trip[0], trip[2]) for trip in sent] == [("INCRBY", 98)]
+    assert list(counts(redis_url, on_redis).values()) == [1 + 100 + 98]
 
 
-def test_a_token_asked_a_few_times_a_window_takes_one_round_trip(
+def test_a_token_asked_a_few_times_a_window_takes_one_lease_not_two(
     on_redis: str, redis_url: str
 ) -> None:
-    """The window's opening takes a lease with it, and a request's own lease
-    asks the next only once half of it is drawn: a token asked a few times a
-    window (10,000 users, each every few seconds; a team key's members)
-    costs one round trip a window, not a second on its very next request.
-    The control: a token that draws past half its lease has the next asked
-    ahead, in the background."""
+    """A request's own lease asks the next only once half of it is drawn: a
+    token asked a few times a window (10,000 users, each every few seconds)
+    costs its window's opening and one lease, not a second lease on its very
+    next request. The control: a token that draws past half its lease has the
+    next asked ahead, in the background."""
 
     async def hits(draws: int) -> list[tuple[Any, ...]]:
         try:
+            assert await throttle.ahit_token_rate(7) is None  # the window opened
+            assert await throttle.ahit_token_rate(7) is None  # a lease of 100
             sent = _spy_commands(async_cache.client())
-            assert await throttle.ahit_token_rate(7) is None  # opened, with a lease of 50
-            assert [trip[0] for trip in sent] == ["EVALSHA"]  # one round trip
-            sent.clear()
             for _ in range(draws):
                 assert await throttle.ahit_token_rate(7) is None
                 await asyncio.sleep(0)  # a lease asked ahead would run here
@@ -95,12 +91,12 @@ def test_a_token_asked_a_few_times_a_window_takes_one_round_trip(
             await async_cache.aclose()
 
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
-        few = asyncio.run(hits(23))
-    assert few == []  # 26 of the lease's 49 left: nothing asked
+        few = asyncio.run(hits(48))
+    assert few == []  # 51 of the lease's 99 left: nothing asked
     throttle.reset()
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
-        more = asyncio.run(hits(24))
-    assert [(trip[0], trip[2]) for trip in more] == [("INCRBY", 99)]  # 25 left: asked ahead
+        more = asyncio.run(hits(49))
+    assert [(trip[0], trip[2]) for trip in more] == [("INCRBY", 98)]  # 50 left: asked ahead
 
 
 @pytest.mark.parametrize("amount", [1, 7, 100, 6401])
@@ -143,6 +139,58 @@ def test_an_openings_lease_is_never_more_than_a_share_of_the_room_it_has(amount:
     # Half-way through a minute of 6,401, the room surely there is half of it.
     half = throttle._TokenWindow(60, 1, 30.0, "now", "before", "7", None)
     assert half.lease(parse("6401/minute"), 0) == 50
+
+
+def test_a_token_back_in_a_new_window_opens_it_with_its_lease(
+    on_redis: str, redis_url: str
+) -> None:
+    """A token this loop counted in an earlier window (a team key's member, one
+    of 10,000 users, asked a few times a minute) takes its lease with the new
+    window's opening: one round trip a window, where the opening's single
+    count and then a lease on its next request were two."""
+
+    async def hits() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        try:
+            with at(START):
+                assert await throttle.ahit_token_rate(7) is None  # counted here once
+            sent = _spy_commands(async_cache.client())
+            with at(START + 60):
+                assert await throttle.ahit_token_rate(7) is None  # back: opened with a lease
+                opened = list(sent)
+                sent.clear()
+                for _ in range(20):
+                    assert await throttle.ahit_token_rate(7) is None
+            return opened, sent
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6401/minute"):
+        opened, after = asyncio.run(hits())
+    assert [trip[0] for trip in opened] == ["EVALSHA"]  # the opening's script, once
+    assert after == []  # the next 20 from the lease: no round trip
+    number = int(START // 60)
+    # A 64th of the room the new window surely has half-way through (the
+    # previous window's count taken as the whole rate until read): 50.
+    assert counts(redis_url, on_redis) == {number: 1, number + 1: 50}
+
+
+def test_a_loop_that_counts_a_token_once_holds_no_lease(on_redis: str, redis_url: str) -> None:
+    """A token counted by a loop that never serves it again (a thread's own
+    loop, a test client's request) is one count, not a lease nobody serves or
+    gives back: 150 such requests are 150 counts, well under the default
+    rate. (Found by the suite: a lease taken on every loop's first request
+    turned a busy gateway's 150 requests into 429s.)"""
+
+    async def once() -> Refusal | None:
+        try:
+            return await throttle.ahit_token_rate(7)
+        finally:
+            await async_cache.aclose()
+
+    with override_settings(CURFEW_TOKEN_RATE="6000/minute"), at(START):
+        refused = [asyncio.run(once()) for _ in range(150)]
+    assert refused == [None] * 150
+    assert list(counts(redis_url, on_redis).values()) == [150]
 
 
 def test_near_the_limit_each_request_is_counted_as_it_comes(on_redis: str, redis_url: str) -> None:
@@ -209,12 +257,13 @@ def test_a_lease_not_served_goes_back_when_the_next_window_opens(
     async def hits() -> None:
         try:
             with at(START):
-                for _ in range(3):  # the opening with a lease of 50, two more of it served
+                for _ in range(3):  # the opening, a lease of 99, one of it served
                     assert await throttle.ahit_token_rate(7) is None
             with at(START + 60):
                 # Five at once as the window turns: the lease goes back once,
-                # and the new window opens with one lease (50), not five:
-                # the four others see it on its way and count one each.
+                # and the new window opens with one lease (50, a 64th of the
+                # room it surely has), not five: the four others see it on
+                # its way and count one each.
                 passed = await asyncio.gather(*(throttle.ahit_token_rate(7) for _ in range(5)))
                 assert passed == [None] * 5
                 await asyncio.sleep(0.05)  # given back in the background
@@ -224,7 +273,7 @@ def test_a_lease_not_served_goes_back_when_the_next_window_opens(
     with override_settings(CURFEW_TOKEN_RATE="6400/minute"):
         asyncio.run(hits())
     number = int(START // 60)
-    # The old window keeps the three served, not the 47 leased and unserved.
+    # The old window keeps the three served, not the 98 leased and unserved.
     assert counts(redis_url, on_redis) == {number: 3, number + 1: 50 + 4}
 
 
@@ -256,7 +305,8 @@ def test_a_lease_ahead_that_fails_leaves_the_outage_to_the_next_dry_request(
     async def hits() -> tuple[int, str]:
         asyncio.get_running_loop().set_exception_handler(lambda _, context: errors.append(context))
         try:
-            assert await throttle.ahit_token_rate(7) is None  # opened, with a lease of 50
+            assert await throttle.ahit_token_rate(7) is None  # the window opened
+            assert await throttle.ahit_token_rate(7) is None  # a lease of 100
             down = redis.exceptions.ConnectionError("Redis is down")
             with mock.patch.object(throttle._IncrBatch, "count", side_effect=down) as count:
                 served = 0
@@ -274,7 +324,7 @@ def test_a_lease_ahead_that_fails_leaves_the_outage_to_the_next_dry_request(
 
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
         served, said = asyncio.run(hits())
-    assert served == 49  # the lease's rest, all of it
+    assert served == 99  # the lease's rest, all of it
     assert said == "Redis is down"
     assert errors == []
 
@@ -289,9 +339,10 @@ def test_a_lease_ahead_that_finds_its_key_gone_gives_it_an_expiry(
 
     async def hits() -> None:
         try:
-            assert await throttle.ahit_token_rate(7) is None  # opened, with a lease of 50
+            assert await throttle.ahit_token_rate(7) is None  # the window opened
+            assert await throttle.ahit_token_rate(7) is None  # a lease of 100
             client.delete(*client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
-            for _ in range(24):  # served, down to half the lease: the next asked ahead
+            for _ in range(49):  # served, down to half the lease: the next asked ahead
                 assert await throttle.ahit_token_rate(7) is None
             await asyncio.sleep(0.1)  # the lease ahead lands
         finally:
@@ -300,7 +351,7 @@ def test_a_lease_ahead_that_finds_its_key_gone_gives_it_an_expiry(
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
         asyncio.run(hits())
     keys = list(client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
-    assert [int(client.get(key) or 0) for key in keys] == [99]  # made anew by the lease ahead
+    assert [int(client.get(key) or 0) for key in keys] == [98]  # made anew by the lease ahead
     assert 0 < client.ttl(keys[0]) <= 180
 
 
@@ -317,7 +368,7 @@ def test_an_idle_lease_goes_back_and_a_drawn_on_one_stays(
     async def hits() -> tuple[int, int, int, bool]:
         try:
             for token in (7, 8):
-                for _ in range(2):  # the window opened with a lease of 50
+                for _ in range(2):  # the window opened, then a lease of 100
                     assert await throttle.ahit_token_rate(token) is None
             batch = throttle._batch_for(async_cache.client())
             served = 2
@@ -335,7 +386,7 @@ def test_an_idle_lease_goes_back_and_a_drawn_on_one_stays(
 
     with override_settings(CURFEW_TOKEN_RATE="6401/minute"), at(START):
         kept, held, served, ended = asyncio.run(hits())
-    assert kept == 0  # token 7's 48 went back
+    assert kept == 0  # token 7's 99 went back
     assert held > 0  # token 8's stayed while it was drawn on
     # Redis keeps what each served, not what they held.
     assert sorted(counts_by_token(redis_url, on_redis).values()) == sorted([2, served])
@@ -352,7 +403,7 @@ def test_a_lease_given_back_after_a_restart_makes_no_key(on_redis: str, redis_ur
     async def hits() -> None:
         try:
             with at(START):
-                for _ in range(2):  # the window opened with a lease of 50
+                for _ in range(2):  # the window opened, then a lease of 100
                     assert await throttle.ahit_token_rate(7) is None
             client.delete(*client.scan_iter(match=f"{on_redis}:throttle:token-rate:*"))
             with at(START + 60):
@@ -387,7 +438,7 @@ def test_the_windows_first_request_does_not_wait_for_the_give_back(
     async def hits() -> bool:
         try:
             with at(START):
-                for _ in range(2):  # the window opened with a lease of 50
+                for _ in range(2):  # the window opened, then a lease of 100
                     assert await throttle.ahit_token_rate(7) is None
             stuck = asyncio.Event()
 
@@ -416,7 +467,7 @@ def test_the_sweep_gives_back_every_idle_lease_in_one_command(
     async def hits() -> list[tuple[Any, ...]]:
         try:
             for token in range(1, 31):
-                for _ in range(2):  # the window opened with a lease of 50
+                for _ in range(2):  # the window opened, then a lease of 100
                     assert await throttle.ahit_token_rate(token) is None
             sent = _spy_commands(async_cache.client())
             await asyncio.sleep(0.2)  # two looks: every lease idle
