@@ -588,12 +588,14 @@ class _TokenWindow:
         with _windows_lock:
             _windows[self.who] = (self.number, self.known_previous)
 
-    def _weighed(self) -> float:
+    def _weighed(self, unread: int = 0) -> float:
         """The previous window's count as it weighs now: by how much of that
         window still lies within one window of now. Not rounded down
         (``limits`` floors it): a burst at a window's end may not be followed
-        by one more at the next one's start."""
-        return (self.known_previous or 0) * (1.0 - self.elapsed / self.period)
+        by one more at the next one's start. ``unread``: the count taken
+        while this process has not read it (0: as none kept)."""
+        previous = unread if self.known_previous is None else self.known_previous
+        return previous * (1.0 - self.elapsed / self.period)
 
     def lease(self, item: RateLimitItem, total: int) -> int:
         """How many requests to count at once: ``1/LEASE_SHARE`` of the room
@@ -604,8 +606,7 @@ class _TokenWindow:
         as the most it can be, the whole rate: the lease is then a share of
         the room the window surely has (none at its very start, half the rate
         half-way through), never more than the share of what it has."""
-        previous = item.amount if self.known_previous is None else self.known_previous
-        room = item.amount - previous * (1.0 - self.elapsed / self.period) - total
+        room = item.amount - self._weighed(unread=item.amount) - total
         return max(1, min(LEASE_MOST, int(room // LEASE_SHARE)))
 
     def fitting(self, item: RateLimitItem, first: int, units: int) -> int:
