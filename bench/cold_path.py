@@ -15,12 +15,15 @@ busy machine slows all alike. Rows, ``POST /api/v1/verdict``:
 - ``N users``: ``--users`` personal tokens in turn (each user comes back once
   every ``N / throughput`` seconds: past the freshness bound, the cold path);
 - ``a member's own token``: one member of the team, their own token;
-- ``M members' own tokens``: each of the ``--members`` with their own token,
-  in turn (what the team key stands in for);
 - ``team key, M members``: one team key naming each of ``--members`` in turn,
   against the member's own token (issue 40's reference) and against the
   members' own tokens in turn (like for like: each member a rate, a cached
-  entry and ledger rows of their own, whichever token names them).
+  entry and ledger rows of their own, whichever token names them);
+- ``M members' own tokens``: each of the ``--members`` with their own token,
+  in turn (what the team key stands in for).
+
+Each row is measured next to its references, so a ratio's two figures are a
+few seconds apart in every round.
 
 ``--fresh`` and ``--conn-max-age`` set ``CURFEW_CACHE_FRESH_SECONDS`` and
 ``CONN_MAX_AGE`` for both checkouts; unset, each checkout runs its own
@@ -40,13 +43,18 @@ user asked more often than the freshness bound). Each round takes about 75 s
 first-warmed entries outlast 300 s, and the baseline's many-token rows (warmed
 first) go cold in the last rounds while this checkout's do not (seen with
 ``--rounds 5``: 189 req/s and 1.7 transactions a verdict): keep to 3 rounds, or
-run again. Printed:
+run again. Alone (no ``--baseline``) a round takes about 37 s: up to 7 rounds.
+The database is analysed after the seed, as autovacuum would after such a
+load (a server running with autovacuum off, as CI's here, otherwise plans the
+cold path for empty tables). Printed:
 the median req/s over the rounds, each row against its reference (``N users``
 against ``10 users``, the team key against the member's own token; issue 40's
 targets: at least 0.5x and 0.7x), p50/p99, and the database transactions one
 verdict cost (PostgreSQL's ``xact_commit``, read after each slice: every query
 on an autocommit connection is one; a batched ``last_used`` or ledger write
-counts once for its batch). The load average is printed with the numbers.
+counts once for its batch); then each ratio round by round, against the
+reference measured in the same round, and their median. The load average is
+printed with the numbers.
 """
 
 from __future__ import annotations
@@ -236,6 +244,30 @@ def measure(
         row.p99s.append(latencies[min(len(latencies) - 1, round(0.99 * (len(latencies) - 1)))])
 
 
+def paired(sites: list[tuple[str, ServedApp]], table: dict[str, list[Row]]) -> list[str]:
+    """Each ratio round by round: a row against its reference measured in
+    the same round (a few seconds apart, where the medians above may come
+    from different rounds), and the median of those, which a round the
+    machine was slow in moves less."""
+    lines = []
+    for name, _ in sites:
+        rows = {row.key: row for row in table[name]}
+        for row in table[name]:
+            against = ((row.reference, "x reference"), (row.like, "x members' own tokens"))
+            for other, said in against:
+                if other is None:
+                    continue
+                ratios = [a / b for a, b in zip(row.rates, rows[other].rates, strict=True) if b]
+                if not ratios:
+                    continue
+                lines.append(
+                    f"- {name}, {row.label}, {said} round by round: "
+                    + ", ".join(f"{r:.2f}" for r in ratios)
+                    + f" (median {statistics.median(ratios):.2f})"
+                )
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--users", type=int, default=10_000)
@@ -289,6 +321,13 @@ def main() -> int:
             .stdout.strip()
             .splitlines()[-1]
         )
+        # The planner's statistics, as autovacuum would gather them after such
+        # a load (PostgreSQL's default; this machine's CI server runs with it
+        # off): without them the cold path's one query was planned for empty
+        # tables, sequential scans of every token and user (4.5 ms of
+        # PostgreSQL a cold verdict at 5,000 members, about 0.3 ms with them).
+        with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+            conn.execute("ANALYZE")
         body = json.dumps(BODY).encode()
         for name, site in sites:
             configured[name] = site.manage("shell", "-c", SETTINGS).stdout.strip().splitlines()[-1]
@@ -303,12 +342,6 @@ def main() -> int:
                 ),
                 Row("member", "a member's own token", [(made["member"], body)]),
                 Row(
-                    "members",
-                    f"{args.members:,} members' own tokens in turn",
-                    [(t, body) for t in made["member_tokens"]],
-                    reference="member",
-                ),
-                Row(
                     "team",
                     f"team key, {args.members:,} members in turn",
                     [
@@ -317,6 +350,12 @@ def main() -> int:
                     ],
                     reference="member",
                     like="members",
+                ),
+                Row(
+                    "members",
+                    f"{args.members:,} members' own tokens in turn",
+                    [(t, body) for t in made["member_tokens"]],
+                    reference="member",
                 ),
             ]
         sent = {
@@ -386,6 +425,7 @@ def main() -> int:
             )
             if row.samples:
                 lines.append(f"|  | first errors: {row.samples} | | | | | | | |")
+    lines += ["", *paired(sites, table)]
     text = "\n".join(lines)
     published(text, args.write)
     return 0
