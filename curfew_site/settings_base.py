@@ -210,12 +210,30 @@ DATABASE_POOL_WAIT = env_float(
     help="seconds a request waits for a connection of the PostgreSQL pool when none is free "
     "(PostgreSQL away: then its 503)",
 )
+#: The cold path's query (a token, its user's rows and their team's: one
+#: join of seven tables) prepared on each PostgreSQL connection the first
+#: time it runs there, as psycopg can: planning it took PostgreSQL about 2 ms
+#: a cold verdict, running it 0.1 ms (issue 40, ``selectors.prepared``). Off
+#: behind a pooler in transaction mode that does not keep prepared statements
+#: (PgBouncer before 1.21, or without ``max_prepared_statements``).
+DATABASE_PREPARED = env_bool(
+    "CURFEW_DATABASE_PREPARED",
+    True,
+    help="prepare the cold path's query on each PostgreSQL connection (off behind a "
+    "pooler in transaction mode that keeps no prepared statements)",
+)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A PostgreSQL that accepts and never answers (frozen, a half-open path)
     # is an error within seconds, not a wait forever: libpq has no bound of
     # its own, and every warm verdict needing a re-read hung (issue 41).
     # ``?connect_timeout=N`` in DATABASE_URL sets another.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
+    # 0: a statement bound on the server is prepared on its first run; only
+    # ``selectors.prepared``'s cursors bind there (Django's bind in the client,
+    # which psycopg never prepares). ``None``: never (Django's default).
+    DATABASES["default"]["OPTIONS"].setdefault(
+        "prepare_threshold", 0 if DATABASE_PREPARED else None
+    )
     if DATABASE_POOL_SIZE > 0 and not DATABASES["default"]["CONN_MAX_AGE"]:
         DATABASES["default"]["OPTIONS"]["pool"] = {
             # Opened on first use, grown to ``max_size`` by demand (the edge's

@@ -27,6 +27,7 @@ from curfew_core.engine import OverrideError, Overrides, Schedule, TeamPolicy, T
 from curfew_core.models import UNSAVED_VERSION, Team
 from curfew_core.schedules import config as schedule_config
 from curfew_core.schedules.override_commands import check_moment
+from curfew_core.selectors import prepared
 from curfew_core.selectors.spoken import spoken_config, spoken_language
 from curfew_core.store import cache_policy
 from curfew_core.store.cache_policy import bundle_key, lifetime, team_key
@@ -181,7 +182,9 @@ def compiled_rows(name: str, build: Callable[[Any], Any], value: Any) -> list[An
     sql, params, index, compiler, converters = found
     bound = list(params)
     bound[index] = value
-    with conn.cursor() as cursor:
+    # Prepared on PostgreSQL: planning the join cost PostgreSQL about 20
+    # times what running it did (``selectors.prepared``).
+    with prepared.cursor(conn) as cursor:
         cursor.execute(sql, bound)
         rows: list[Any] = cursor.fetchall()
     if converters:
