@@ -54,9 +54,13 @@ def test_a_weekday_night_edited_on_a_saturday_is_the_night_drawn(
     page.click("#night-editor input[name=night_days][value=weekdays] + span")
     page.fill("input[name='wg_curfew_start']", "21:00")
     page.fill("input[name='wg_lights_out']", "01:00")
+    # Both fills drawn: after the first alone the caption already says Sun
+    # 21:00, to Mon 03:00 (a full run caught the assertion below reading that).
     wait_until(
         page,
-        "document.querySelector('#curve-panel .chart-caption').textContent.includes('Sun 21:00')",
+        "document.querySelector('#curve-panel .chart-caption').textContent.includes('Sun 21:00')"
+        " && document.querySelector('#curve-panel .chart-caption').textContent"
+        ".includes('Mon 01:00')",
     )
     assert caption(page).startswith("Answer length from Sun 21:00 to Mon 01:00")
     labels = page.locator("#chart-nights label").all_inner_texts()
