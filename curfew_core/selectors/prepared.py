@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.utils.asyncio import async_unsafe
 
 
 def prepares(connection: BaseDatabaseWrapper) -> bool:
@@ -30,20 +31,22 @@ def prepares(connection: BaseDatabaseWrapper) -> bool:
     )
 
 
+@async_unsafe
 def cursor(connection: BaseDatabaseWrapper) -> Any:
     """A cursor of ``connection`` binding on the server, so its statements
-    are prepared (``prepares``); elsewhere ``connection.cursor()``."""
+    are prepared (``prepares``); elsewhere ``connection.cursor()``. Made as
+    Django's own ``connection.cursor()`` makes one (``_cursor``: the health
+    check, the connection, the wrapper), with psycopg's server-binding cursor
+    where ``create_cursor`` would give the connection's client-binding one."""
     if not prepares(connection):
         return connection.cursor()
     from django.db.backends.postgresql.base import ServerBindingCursor
 
-    # psycopg's own cursor, which binds on the server (django-stubs types it
-    # with no arguments, and ``make_cursor`` as taking Django's wrapper).
+    # Untyped: django-stubs give ``ServerBindingCursor`` no arguments and
+    # leave ``_prepare_cursor`` out.
     factory: Any = ServerBindingCursor
+    django: Any = connection
+    connection.close_if_health_check_failed()
     connection.ensure_connection()
-    connection.validate_thread_sharing()
     with connection.wrap_database_errors:
-        raw = factory(connection.connection)
-    if connection.queries_logged:
-        return connection.make_debug_cursor(raw)
-    return connection.make_cursor(raw)
+        return django._prepare_cursor(factory(connection.connection))
